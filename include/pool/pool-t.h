@@ -1,0 +1,138 @@
+/*
+ * libpool public types.
+ *
+ * Glossary
+ *   pool            a set of fixed-size objects of one type (connections, 16 KiB buffers...).
+ *   pool head       struct pool_head: the description of a pool (name, size, alignment, flags,
+ *                   limit) followed by its buckets. Opaque to users except for the read-mostly
+ *                   part the inline fast path needs (struct pool_head_ro).
+ *   thread cache    per thread and per pool, a LIFO list of free objects plus a count and a
+ *                   limit (struct pool_tcache). Only its own thread touches it on the hot path.
+ *   budget          the bytes one thread may keep in all its thread caches together.
+ *   bucket          one cache line of a pool: the head of a shared free list and the counters
+ *                   allocated/used/needed_avg of the objects whose address hashes to it.
+ *   shared free list  per bucket, a stack of clusters, self-locked by swapping a BUSY marker in.
+ *   cluster         a chain of a few free objects (8 by default) moved with one atomic operation.
+ *   eviction        moving objects out of a thread cache when the thread is over its budget.
+ *   needed_avg      sliding average of `used` over 1024 samples (HAProxy's swrate).
+ *   releasable      objects a pool holds beyond what needed_avg says it needs.
+ *   trim            asking the OS layer to return free memory to the system.
+ *
+ * This header holds types, constants and macros only, and includes only other -t.h headers and
+ * the C library's.
+ */
+#ifndef POOL_POOL_T_H
+#define POOL_POOL_T_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(POOL_BUILDING_LIBRARY)
+#define POOL_API __attribute__((visibility("default")))
+#else
+#define POOL_API
+#endif
+
+#define POOL_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define POOL_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define POOL_NOINLINE    __attribute__((noinline))
+#define POOL_COLD        __attribute__((cold))
+#define POOL_INLINE      static inline __attribute__((always_inline))
+
+/* Creation flags for pool_create() and pool_create_aligned(). */
+#define POOL_F_SHARED     0x0001u  /* may be merged with a compatible pool (see pool_create()) */
+#define POOL_F_EXACT      0x0002u  /* keep the requested size, do not round it up to 8 bytes */
+#define POOL_F_CREATE_MASK (POOL_F_SHARED | POOL_F_EXACT)
+
+/* Allocation flags for pool_alloc_flags(). */
+#define POOL_F_MUST_ZERO  0x0100u  /* return the object filled with zeroes */
+#define POOL_F_NO_POISON  0x0200u  /* do not poison it even when poisoning is on */
+#define POOL_F_NO_FAIL    0x0400u  /* exempt from fault injection (-dMfail) */
+#define POOL_F_ALLOC_MASK (POOL_F_MUST_ZERO | POOL_F_NO_POISON | POOL_F_NO_FAIL)
+
+/* Limits. */
+#define POOL_NAME_MAX          31u           /* longest pool name, in bytes, without the NUL */
+#define POOL_SIZE_MAX          (1ul << 30)   /* largest object layout, in bytes */
+#define POOL_MAX_CACHED_POOLS  256u          /* pools with a thread cache; others have none */
+#define POOL_MAX_THREADS       4096u         /* threads with a cache at once; others have none */
+#define POOL_CLUSTER_DEFAULT   8u            /* objects moved together to/from shared lists */
+#define POOL_AVG_SAMPLES       1024u         /* needed_avg window, as HAProxy's POOL_AVG_SAMPLES */
+
+/* Debugging flags: the bits of pool_debugging (see pool_parse_debugging()). */
+#define POOL_DBG_FAIL        0x0001u  /* random allocation failures */
+#define POOL_DBG_NO_MERGE    0x0002u  /* only pools of the same name merge */
+#define POOL_DBG_COLD_FIRST  0x0004u  /* hand out the oldest cached object first */
+#define POOL_DBG_INTEGRITY   0x0008u  /* fill cached objects with a pattern and check it */
+#define POOL_DBG_NO_GLOBAL   0x0010u  /* bypass the shared free lists */
+#define POOL_DBG_NO_CACHE    0x0020u  /* bypass the thread caches */
+#define POOL_DBG_CALLER      0x0040u  /* store the last caller with each object */
+#define POOL_DBG_TAG         0x0080u  /* store the pool's identity past each object */
+#define POOL_DBG_POISON      0x0100u  /* fill objects handed out with the poison byte */
+#define POOL_DBG_UAF         0x0200u  /* one mapping per object, guard page, quarantine */
+#define POOL_DBG_BACKUP      0x0400u  /* keep a copy of freed objects and compare it */
+#define POOL_DBG_SANITIZER   0x0800u  /* internal: tell ASan/Valgrind about cached objects */
+/* Flags that change the object layout: fixed once the first pool exists. */
+#define POOL_DBG_LAYOUT      (POOL_DBG_CALLER | POOL_DBG_TAG | POOL_DBG_UAF | POOL_DBG_BACKUP)
+/* Flags that take the inline fast path out of the way. */
+#define POOL_DBG_SLOW        (POOL_DBG_FAIL | POOL_DBG_COLD_FIRST | POOL_DBG_INTEGRITY | \
+                              POOL_DBG_NO_CACHE | POOL_DBG_CALLER | POOL_DBG_TAG | \
+                              POOL_DBG_POISON | POOL_DBG_UAF | POOL_DBG_BACKUP | \
+                              POOL_DBG_SANITIZER)
+
+/*
+ * The read-mostly part of a pool head that the inline fast path reads. It is the first member of
+ * struct pool_head; nothing writes it after pool_create() returns except pool_destroy().
+ */
+struct pool_head_ro {
+	uint32_t index;         /* slot of this pool in every thread's cache array, 0: no cache */
+	uint32_t flags;         /* POOL_F_* creation flags in effect */
+	size_t size;            /* usable object size in bytes */
+};
+
+struct pool_head;               /* opaque: defined in src/pool-int.h */
+
+/*
+ * One thread's cache of one pool. Only the owning thread writes it, except at thread exit, in
+ * pool_destroy() and after fork(). `count` is written with relaxed atomic stores (plain moves on
+ * x86) so that statistics may read it from other threads.
+ */
+struct pool_tcache {
+	void *head;             /* LIFO list of free objects linked through their first word */
+	uint32_t count;         /* objects in the list */
+	uint32_t limit;         /* objects this thread may cache for this pool (budget reservation) */
+	uint32_t referenced;    /* set by pool_free(), cleared by eviction's clock hand */
+} __attribute__((aligned(32)));  /* a power of two, so indexing is one shift */
+
+/* A thread's caches of every pool, indexed by struct pool_head_ro.index. Slot 0 is never filled. */
+struct pool_thread_cache {
+	struct pool_tcache tc[POOL_MAX_CACHED_POOLS];
+};
+
+/* Statistics of one pool, filled by pool_get_stats(). Counts are objects unless stated. */
+struct pool_stats {
+	size_t size;            /* usable object size in bytes */
+	size_t align;           /* object alignment in bytes */
+	size_t stride;          /* bytes each object takes including debugging extras */
+	size_t allocated;       /* objects obtained from the OS layer and not given back */
+	size_t used;            /* objects handed out plus objects in thread caches */
+	size_t cached;          /* approximate objects in thread caches */
+	size_t shared_free;     /* objects in the shared free lists */
+	size_t needed_avg;      /* sliding average of used over POOL_AVG_SAMPLES samples */
+	size_t failed;          /* allocations that returned NULL */
+	size_t limit;           /* maximum allocated objects, 0: none */
+	unsigned int users;     /* pool_create() calls merged into this pool */
+	unsigned int flags;     /* POOL_F_* creation flags */
+	unsigned int buckets;   /* shared-list buckets */
+	const char *os_layer;   /* "jemalloc" or "libc": where objects come from */
+	size_t os_allocated;    /* bytes the OS layer has handed out (all users), 0 if unknown */
+	size_t os_resident;     /* bytes the OS layer holds resident, 0 if unknown */
+};
+
+/* Process-wide settings for pool_configure(); 0 in a field keeps the current value. */
+struct pool_config {
+	unsigned int buckets;   /* shared-list buckets per pool: power of two, 1..64 */
+	size_t cache_bytes;     /* per-thread cache budget in bytes, 0 or 4096..1 GiB */
+	unsigned int cluster;   /* objects per cluster, 1..64 */
+};
+
+#endif /* POOL_POOL_T_H */

@@ -1,0 +1,283 @@
+/*
+ * libpool: fixed-size object pools with thread-local caches over bucketed, self-locked shared
+ * free lists, for event-driven servers on many threads.
+ *
+ * Link with `pkg-config --cflags --libs libpool`. Every function here is thread-safe unless its
+ * comment says otherwise. Sizes are in bytes. The library keeps its thread-local state in
+ * initial-exec TLS: link it with the program (or load it at start-up), do not dlopen() it late.
+ */
+#ifndef POOL_POOL_H
+#define POOL_POOL_H
+
+#include <stdio.h>
+#include <pool/pool-t.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The debugging flags in effect (POOL_DBG_*). Read-mostly; change it with pool_parse_debugging(). */
+POOL_API extern unsigned int pool_debugging;
+
+/* The calling thread's caches. Internal to the inline fast path below: do not touch. */
+POOL_API extern __thread struct pool_thread_cache pool_tls_cache
+	__attribute__((tls_model("initial-exec")));
+
+/* ------------------------------------------------------------------------------------------ */
+/* Creating and destroying pools                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * pool_create - create a pool of objects of `size` bytes, aligned like malloc() (16 bytes).
+ * Same as pool_create_aligned(name, size, 0, flags).
+ */
+POOL_API struct pool_head *pool_create(const char *name, size_t size, unsigned int flags);
+
+/*
+ * pool_create_aligned - create (or join, see POOL_F_SHARED) a pool.
+ *
+ * `name`: 1 to 31 bytes of [A-Za-z0-9_.-], copied. `size`: usable bytes per object, 1 to 1 GiB,
+ * rounded up to a multiple of 8 unless POOL_F_EXACT is given (objects always hold at least 16
+ * bytes internally). `align`: 0 for the default (16), else a power of two no larger than the page
+ * size; smaller than 16 is raised to 16. `flags`: POOL_F_SHARED and/or POOL_F_EXACT.
+ *
+ * With POOL_F_SHARED, the call may return an existing POOL_F_SHARED pool instead of a new one
+ * (its `users` count grows by one): same alignment, sizes within 1% or 16 bytes of each other,
+ * and, once that pool has allocated an object, only for exactly the same size. The merged pool
+ * takes the larger size. With the `no-merge` debugging option only pools of the same name merge.
+ *
+ * Returns the pool head, or NULL with errno set: EINVAL for a NULL, empty, too long or badly
+ * formed name, a size of 0, a layout (size plus debugging extras, rounded to the alignment) over
+ * 1 GiB or overflowing, unknown flags, or an alignment that is not a power of two or is larger
+ * than the page size; ENOMEM when the pool head cannot be allocated.
+ * Thread-safe (creation is serialised by a global lock; never on a hot path).
+ */
+POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, size_t align,
+                                               unsigned int flags);
+
+/*
+ * pool_destroy - drop one user of a pool; the last one destroys it.
+ *
+ * Must be called when no other thread allocates from or frees to the pool. When other users
+ * remain (merged pools), returns 0 and changes nothing else. For the last user: drains every
+ * thread's cache of this pool, gives all free objects back to the OS layer and frees the head,
+ * returning 0. If objects are still handed out, returns -1 with errno = EBUSY and leaves the pool
+ * intact and usable. NULL: returns -1 with errno = EINVAL.
+ */
+POOL_API int pool_destroy(struct pool_head *pool);
+
+/*
+ * POOL_DECLARE(var, name, size) - declare `struct pool_head *var`, created before main() (after
+ * POOL_DEBUG was read) and destroyed at exit. If creation fails, the program prints the reason
+ * on stderr and exits with status 1 before main() runs.
+ */
+#define POOL_DECLARE(var, name, size)                                                  \
+	struct pool_head *var;                                                          \
+	__attribute__((constructor(201))) static void pool_declare_init_##var(void)    \
+	{ var = pool__declare_create(name, size); }                                     \
+	__attribute__((destructor(201))) static void pool_declare_exit_##var(void)     \
+	{ pool__declare_destroy(var); }
+
+/* Internal to POOL_DECLARE: create or exit(1) with a message; destroy ignoring EBUSY. */
+POOL_API struct pool_head *pool__declare_create(const char *name, size_t size);
+POOL_API void pool__declare_destroy(struct pool_head *pool);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Allocating and freeing                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Out-of-line slow paths of the inline functions below: do not call them directly. */
+POOL_API void *pool__alloc_slow(struct pool_head *pool, unsigned int flags);
+POOL_API void pool__free_slow(struct pool_head *pool, void *ptr);
+
+/*
+ * pool_alloc_flags - get one object from `pool`.
+ *
+ * `flags`: POOL_F_MUST_ZERO (zero-filled), POOL_F_NO_POISON (never poisoned), POOL_F_NO_FAIL
+ * (exempt from -dMfail). Returns an object of pool_object_size() bytes aligned as requested at
+ * creation, or NULL when the pool is at its limit, the OS layer is out of memory, or fault
+ * injection fired; every NULL is counted in the pool's `failed` counter and errno is set to
+ * ENOMEM. Thread-safe; on the fast path (object in this thread's cache, no debugging) it is a
+ * pop from a thread-local list: no atomic, no lock, no call.
+ */
+POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
+{
+	const struct pool_head_ro *ro = (const struct pool_head_ro *)pool;
+	struct pool_tcache *tc;
+	void **item;
+
+	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) | (flags & POOL_F_MUST_ZERO)))
+		return pool__alloc_slow(pool, flags);
+	tc = &pool_tls_cache.tc[ro->index];
+	item = (void **)tc->head;
+	if (POOL_UNLIKELY(!item))
+		return pool__alloc_slow(pool, flags);
+	tc->head = *item;
+	__atomic_store_n(&tc->count, tc->count - 1, __ATOMIC_RELAXED);
+	return item;
+}
+
+/* pool_alloc - pool_alloc_flags(pool, 0). */
+POOL_INLINE void *pool_alloc(struct pool_head *pool)
+{
+	return pool_alloc_flags(pool, 0);
+}
+
+/* pool_zalloc - pool_alloc_flags(pool, POOL_F_MUST_ZERO): a zero-filled object, or NULL. */
+POOL_INLINE void *pool_zalloc(struct pool_head *pool)
+{
+	return pool__alloc_slow(pool, POOL_F_MUST_ZERO);
+}
+
+/*
+ * pool_free - give `ptr`, obtained from `pool`, back. NULL is a no-op.
+ *
+ * Any thread may free an object allocated by another. The object goes to this thread's cache; a
+ * thread over its cache budget evicts its coldest objects to the shared lists or the OS layer.
+ * Freeing into the wrong pool or twice is undefined unless a debugging check (tag, uaf) is on,
+ * which then aborts with a report naming the pool, the object, the check and the caller.
+ */
+POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
+{
+	const struct pool_head_ro *ro = (const struct pool_head_ro *)pool;
+	struct pool_tcache *tc;
+	uint32_t count;
+
+	if (POOL_UNLIKELY(!ptr))
+		return;
+	tc = &pool_tls_cache.tc[ro->index];
+	count = tc->count;
+	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) || count >= tc->limit)) {
+		pool__free_slow(pool, ptr);
+		return;
+	}
+	*(void **)ptr = tc->head;
+	tc->head = ptr;
+	__atomic_store_n(&tc->count, count + 1, __ATOMIC_RELAXED);
+	tc->referenced = 1;
+}
+
+/*
+ * pool_alloc_bulk - allocate up to `n` objects into objs[0..n-1].
+ * Returns how many were allocated (those come first; the rest of objs is untouched); fewer than
+ * `n` only when an allocation failed (counted as for pool_alloc()). Thread-safe.
+ */
+POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n);
+
+/* pool_free_bulk - pool_free() each of objs[0..n-1] (NULL entries are skipped). Thread-safe. */
+POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Memory return                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * pool_flush - give every object in `pool`'s shared free lists back to the OS layer.
+ * Objects in thread caches and handed out are not touched. A bucket held BUSY by another thread
+ * for longer than a bounded number of retries is skipped. NULL: no-op. Thread-safe.
+ */
+POOL_API void pool_flush(struct pool_head *pool);
+
+/*
+ * pool_gc - release what a pool does not need: objects in its shared free lists beyond
+ * max(used, needed_avg + needed_avg/4) plus a floor of one cluster are given back to the OS
+ * layer, then the OS layer is trimmed (see pool_trim()). NULL: every pool. Never call it on a hot
+ * path: it walks every bucket and may take milliseconds. Thread-safe.
+ */
+POOL_API void pool_gc(struct pool_head *pool);
+
+/*
+ * pool_thread_flush - give the calling thread's cached objects of every pool back to the shared
+ * free lists (or to the OS layer where a pool holds more than it needs). The thread may keep
+ * using pools afterwards. Call it from a thread that goes idle; threads that exit do it
+ * automatically. Only affects the calling thread.
+ */
+POOL_API void pool_thread_flush(void);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Limits, statistics, iteration                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * pool_set_limit - cap the objects `pool` may hold from the OS layer at `max_objects` (0: no
+ * limit). Past the cap, allocations return NULL and count a failure until objects come back.
+ * The cap is exact when set before the pool is shared between threads; set later, allocations
+ * already past the check may exceed it once. Returns 0, or -1 with errno = EINVAL for NULL.
+ */
+POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects);
+
+/*
+ * pool_get_stats - fill *st with `pool`'s counters (see struct pool_stats). Counters are read
+ * without stopping any thread, so they are a consistent-enough snapshot, not an atomic one.
+ * Returns 0, or -1 with errno = EINVAL if pool or st is NULL. Thread-safe.
+ */
+POOL_API int pool_get_stats(const struct pool_head *pool, struct pool_stats *st);
+
+/* pool_name - the pool's name (of its first creator when merged); NULL for NULL. Thread-safe. */
+POOL_API const char *pool_name(const struct pool_head *pool);
+
+/* pool_object_size - usable bytes per object; 0 for NULL. Thread-safe. */
+POOL_API size_t pool_object_size(const struct pool_head *pool);
+
+/*
+ * pool_for_each - call fn(pool, arg) for every pool, in creation order, until fn returns
+ * non-zero. Pools are not created or destroyed while it runs (it holds the pool list lock), so
+ * fn must not call pool_create() or pool_destroy(). Thread-safe.
+ */
+POOL_API void pool_for_each(int (*fn)(struct pool_head *pool, void *arg), void *arg);
+
+/*
+ * pool_configure - set process-wide defaults before the first pool is created: buckets per pool
+ * (power of two, 1..64), per-thread cache budget in bytes (4096..1 GiB), objects per cluster
+ * (1..64); a 0 field keeps the current value. Returns 0, or -1 with errno = EINVAL for a value
+ * out of range or a NULL cfg (nothing is changed), EBUSY once a pool exists.
+ * pool_get_config() fills *cfg with the values in effect.
+ */
+POOL_API int pool_configure(const struct pool_config *cfg);
+POOL_API void pool_get_config(struct pool_config *cfg);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Debugging (src/pool-debug.c)                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * pool_parse_debugging - change the debugging flags from a -dM style string.
+ *
+ * Syntax (HAProxy's -dM): an optional leading number is the poison byte and turns poisoning on
+ * (the empty string: 0x50; a negative number: poisoning off), then comma-separated words applied
+ * left to right, each with a set and a clear form: fail[=<percent 0..100>]/no-fail,
+ * no-merge/merge, cold-first/hot-first, integrity/no-integrity, no-global/global,
+ * no-cache/cache, caller/no-caller, tag/no-tag, poison[=<byte>]/no-poison, uaf/no-uaf,
+ * backup/no-backup, and help. `uaf` implies no-cache unless `cache` follows it.
+ *
+ * The whole string is validated before anything is applied. Returns 0 when applied; 1 when it
+ * held `help`: the table was printed on stdout and nothing changed; -1 with errno = EINVAL and
+ * nothing changed for an unknown word, a malformed value, or a layout option (tag, caller, uaf,
+ * backup) that would change while a pool exists. On -1, if `err` is not NULL, *err receives a
+ * message naming the offending word ("unknown pool debugging option 'bogus'"), allocated with
+ * malloc() (free() it; NULL if that allocation failed); otherwise *err is set to NULL.
+ * Thread-safe: the new word is published atomically; threads see it on their next call.
+ */
+POOL_API int pool_parse_debugging(const char *str, char **err);
+
+/*
+ * pool_debugging_help - print the options table (set and clear names, '*' on the side in effect,
+ * a description each) and examples to `out`. NULL: no-op. Thread-safe.
+ */
+POOL_API void pool_debugging_help(FILE *out);
+
+/*
+ * pool_debugging_show - print the options in effect on one line, in the parser's syntax (e.g.
+ * "no-fail,merge,hot-first,...,poison=0x50,..."), so that it can be fed back to
+ * pool_parse_debugging(). NULL: no-op. Thread-safe.
+ */
+POOL_API void pool_debugging_show(FILE *out);
+
+/* pool_debugging_poison_byte - the byte `poison` fills objects with (0..255). Thread-safe. */
+POOL_API unsigned int pool_debugging_poison_byte(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POOL_POOL_H */

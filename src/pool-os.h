@@ -1,0 +1,37 @@
+/*
+ * OS layer: the only place that gets memory from below (jemalloc by default, the C library with
+ * USE_JEMALLOC=0) or from the kernel (mmap for the use-after-free allocator). Private header.
+ */
+#ifndef POOL_SRC_POOL_OS_H
+#define POOL_SRC_POOL_OS_H
+
+#include <stddef.h>
+
+/* Objects: `size` bytes aligned on `align` (a power of two >= 16). NULL when out of memory. */
+void *pool__os_alloc(size_t size, size_t align);
+/* Give back an object from pool__os_alloc() with the same size and alignment. */
+void pool__os_free(void *ptr, size_t size, size_t align);
+
+/* Metadata (pool heads, tables): zero-filled, `align` a power of two. NULL when out of memory. */
+void *pool__os_meta_alloc(size_t size, size_t align);
+void pool__os_meta_free(void *ptr, size_t size, size_t align);
+
+/* Ask the allocator to return free memory to the system. Never on a hot path. */
+void pool__os_trim(void);
+
+/* "jemalloc" or "libc". */
+const char *pool__os_name(void);
+
+/* Bytes the allocator has handed out and holds resident; 0 where it cannot tell. */
+void pool__os_usage(size_t *allocated, size_t *resident);
+
+/* The system page size in bytes. */
+size_t pool__os_page_size(void);
+
+/* Anonymous private mapping of `len` bytes (page multiple), read-write; NULL on failure. */
+void *pool__os_map(size_t len);
+void pool__os_unmap(void *addr, size_t len);
+/* Make [addr, addr+len) inaccessible (access == 0) or read-write (access != 0); 0 or -1. */
+int pool__os_protect(void *addr, size_t len, int access);
+
+#endif

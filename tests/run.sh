@@ -1,0 +1,29 @@
+#!/bin/sh
+# Runs every test program and script given as arguments, each with its output shown, and ends
+# with one line "check: N passed, N failed, N skipped" (exit 77 means skipped). Exits 1 if any failed. Called by `make check`, which
+# exports BUILD, SAN, USE_JEMALLOC and CC for the scripts.
+passed=0
+failed=0
+skipped=0
+failures=""
+for t in "$@"; do
+	echo "=== $t"
+	case "$t" in
+	*.sh) sh "$t" ;;
+	*) "$t" ;;
+	esac
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		passed=$((passed + 1))
+	elif [ $rc -eq 77 ]; then
+		echo "--- skipped: $t"
+		skipped=$((skipped + 1))
+	else
+		failed=$((failed + 1))
+		failures="$failures $t"
+		echo "--- FAILED ($rc): $t"
+	fi
+done
+[ -n "$failures" ] && echo "failed:$failures"
+echo "check: $passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ]

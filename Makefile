@@ -140,7 +140,7 @@ $(SHARED_LINK): $(SHARED_SO)
 $(BUILD)/tests/%: tests/%.c $(STATIC_LIB) $(wildcard tests/*.h) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(BASE_CFLAGS) -Isrc -Itests $(PC_CFLAGS) -o $@ $< $(STATIC_LIB) \
+	$(Q)$(CC) $(BASE_CFLAGS) -Isrc -Itests $(PC_CFLAGS) -rdynamic -o $@ $< $(STATIC_LIB) \
 		$(ALL_LDFLAGS) $(CHECK_LIBS) $(LIB_LIBS)
 
 tests: $(TEST_BINS)
@@ -150,7 +150,7 @@ tools: $(TOOL_BINS)
 $(BUILD)/tools/%: tools/%.c $(STATIC_LIB) $(wildcard tools/*.h) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(BASE_CFLAGS) -Itools $(PC_CFLAGS) -o $@ $< $(STATIC_LIB) \
+	$(Q)$(CC) $(BASE_CFLAGS) -Itools $(PC_CFLAGS) -rdynamic -o $@ $< $(STATIC_LIB) \
 		$(ALL_LDFLAGS) $(LIB_LIBS) $(TOOL_LIBS_$*)
 
 check: deps lib tests tools

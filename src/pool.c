@@ -97,7 +97,6 @@ atomic_uint pool__integrity_epoch = 1;
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pool_thread_ctx *registry[POOL_MAX_THREADS];
-static unsigned int registry_hint;
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
@@ -184,14 +183,23 @@ unsigned long pool__sum_needed(const struct pool_head *pool)
 	return sum;
 }
 
-/* One opportunistic sample of `used` into the bucket's swrate: a lost race skips a sample. */
+/*
+ * One opportunistic sample of `used` into the bucket's needed_avg (a lost race skips a sample).
+ * It is HAProxy's swrate over POOL_AVG_SAMPLES samples on the way down, but it rises at once to
+ * a new peak: a burst must not make the pool give back, while the burst is being freed, the
+ * objects it will need again at the next burst. It falls by a factor e for every 1024 samples
+ * below it, and the bucket is sampled every time its used count changes.
+ */
 static inline void sample_needed(struct pool_bucket *b, unsigned long used)
 {
 	unsigned long old = atomic_load_explicit(&b->needed_sum, memory_order_relaxed);
+	unsigned long peak = used * POOL_AVG_SAMPLES;
+	unsigned long next = peak > old ? peak : pool__swrate_next(old, POOL_AVG_SAMPLES, used);
 
-	atomic_compare_exchange_strong_explicit(&b->needed_sum, &old,
-	                                        pool__swrate_next(old, POOL_AVG_SAMPLES, used),
-	                                        memory_order_relaxed, memory_order_relaxed);
+	if (next != old)
+		atomic_compare_exchange_strong_explicit(&b->needed_sum, &old, next,
+		                                        memory_order_relaxed,
+		                                        memory_order_relaxed);
 }
 
 static inline void count_used(struct pool_head *pool, const void *obj, long delta)
@@ -454,14 +462,12 @@ static void thread_init(struct pool_thread_ctx *ctx)
 	ctx->hand = 1;
 	ctx->integrity_epoch = atomic_load(&pool__integrity_epoch);
 	ctx->rng = 0;
+	/* the lowest free id: ids stay dense, so per-id tables and hashes stay small */
 	pthread_mutex_lock(&registry_lock);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
-		unsigned int slot = (registry_hint + i) % POOL_MAX_THREADS;
-
-		if (!registry[slot]) {
-			id = slot;
-			registry[slot] = ctx;
-			registry_hint = slot + 1;
+		if (!registry[i]) {
+			id = i;
+			registry[i] = ctx;
 			break;
 		}
 	}

@@ -1,0 +1,42 @@
+/*
+ * POOL_DECLARE: a file-scope pool created before main() and destroyed at exit.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <pool/pool.h>
+
+POOL_DECLARE(declared_pool, "declared", 128)
+POOL_DECLARE(declared_twin, "declared-twin", 128)
+
+START_TEST(test_pool_declare)
+{
+	struct pool_stats st;
+	void *o;
+
+	ck_assert_ptr_nonnull(declared_pool);
+	ck_assert_str_eq(pool_name(declared_pool), "declared");
+	/* declared pools are POOL_F_SHARED: the same size merges */
+	ck_assert_ptr_eq(declared_twin, declared_pool);
+	ck_assert_int_eq(pool_get_stats(declared_pool, &st), 0);
+	ck_assert_uint_eq(st.users, 2);
+	o = pool_alloc(declared_pool);
+	ck_assert_ptr_nonnull(o);
+	pool_free(declared_pool, o);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("declare");
+	TCase *tc = tcase_create("Core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_pool_declare);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,68 @@
+/*
+ * Helpers shared by the Check tests: running a function in a child process and capturing what
+ * it writes on stderr, to check both how it died and the words of its report.
+ */
+#ifndef POOL_TESTS_TESTUTIL_H
+#define POOL_TESTS_TESTUTIL_H
+
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+struct death {
+	int status;             /* from waitpid() */
+	char out[16384];        /* what the child wrote on stderr, NUL-terminated */
+};
+
+/* Run fn(arg) in a child with stderr captured; the child exits 0 if fn returns. */
+static inline void run_child(void (*fn)(void *), void *arg, struct death *d)
+{
+	int fds[2];
+	size_t n = 0;
+	ssize_t r;
+	pid_t pid;
+
+	memset(d, 0, sizeof(*d));
+	ck_assert_int_eq(pipe(fds), 0);
+	fflush(NULL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct sigaction sa;
+
+		/* the report must come from the library, not from a handler of Check's */
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		sigaction(SIGABRT, &sa, NULL);
+		close(fds[0]);
+		dup2(fds[1], 2);
+		fn(arg);
+		_exit(0);
+	}
+	close(fds[1]);
+	while (n < sizeof(d->out) - 1 && (r = read(fds[0], d->out + n, sizeof(d->out) - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fds[0]);
+	d->out[n] = 0;
+	ck_assert_int_eq(waitpid(pid, &d->status, 0), pid);
+}
+
+/* The child must have died of `sig` and its stderr must contain every word of `words`. */
+static inline void expect_death(void (*fn)(void *), void *arg, int sig, const char *const *words)
+{
+	struct death d;
+
+	run_child(fn, arg, &d);
+	ck_assert_msg(WIFSIGNALED(d.status) && WTERMSIG(d.status) == sig,
+	              "expected death by signal %d, got status 0x%x; stderr:\n%s", sig, d.status,
+	              d.out);
+	for (; words && *words; words++)
+		ck_assert_msg(strstr(d.out, *words) != NULL, "report lacks '%s'; stderr:\n%s", *words,
+		              d.out);
+}
+
+#endif

@@ -145,12 +145,12 @@ POOL_API void pool_debugging_help(FILE *out)
 	        "Syntax: [<poison byte>][,<option>[=<value>]]... applied left to right; a leading\n"
 	        "number sets the poison byte and turns poisoning on (empty: 0x50; negative: off).\n"
 	        "'*' marks the side in effect now. (layout) options are fixed once a pool exists.\n\n"
-	        "  %-14s %-14s %s\n", "set", "clear", "description");
+	        "   %-15s  %-15s %s\n", "set", "clear", "description");
 	for (i = 0; i < NB_DBG_OPTIONS; i++) {
 		const struct dbg_option *o = &dbg_options[i];
 		int on = !!(cur & o->flag);
 
-		fprintf(out, "%c %-14s%c %-14s%s\n", on ? '*' : ' ', o->set, on ? ' ' : '*',
+		fprintf(out, "  %c%-15s %c%-15s %s\n", on ? '*' : ' ', o->set, on ? ' ' : '*',
 		        o->clear, o->help);
 	}
 	fprintf(out,
@@ -207,6 +207,7 @@ POOL_API int pool_parse_debugging(const char *str, char **err)
 	if (!*p) {
 		flags |= POOL_DBG_POISON;
 		pbyte = 0x50;
+		goto validated;
 	} else if (isdigit((unsigned char)*p) || (*p == '-' && isdigit((unsigned char)p[1]))) {
 		end = strchr(p, ',');
 		len = end ? (size_t)(end - p) : strlen(p);
@@ -539,9 +540,11 @@ static void r_sym(struct rbuf *r, const void *addr)
 		         strrchr(info.dli_fname, '/') + 1 : info.dli_fname : "?");
 		r_str(r, ")");
 	} else if (dladdr(addr, &info) && info.dli_fname) {
-		r_hex(r, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_fbase), 1);
-		r_str(r, " in ");
+		/* a static function: file(+offset), as backtrace_symbols() writes it, for addr2line */
 		r_str(r, info.dli_fname);
+		r_str(r, "(+");
+		r_hex(r, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_fbase), 1);
+		r_str(r, ")");
 	} else {
 		r_hex(r, (uint64_t)(uintptr_t)addr, 1);
 	}
@@ -797,6 +800,17 @@ void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
 		memset(obj, poison_byte, pool->ro.size);
 }
 
+/* Is `tag` the live tag of an existing pool? (report path: reads the list without the lock) */
+static int tag_names_a_pool(uint64_t tag)
+{
+	const struct pool_head *p;
+
+	for (p = pool__list_head; p; p = p->next)
+		if (live_tag(p) == tag)
+			return 1;
+	return 0;
+}
+
 void pool__debug_on_free(struct pool_head *pool, void *obj, const void *caller)
 {
 	const void *last;
@@ -812,7 +826,7 @@ void pool__debug_on_free(struct pool_head *pool, void *obj, const void *caller)
 			if ((tag & TAG_KIND_MASK) == TAG_FREED_KIND)
 				pool__report("double free (the object's tag says it was already freed)",
 				             pool, obj, caller, live_tag(pool), tag);
-			if ((tag & TAG_KIND_MASK) == TAG_LIVE_KIND)
+			if (tag_names_a_pool(tag))
 				pool__report("free into the wrong pool (the object's tag names another "
 				             "pool)", pool, obj, caller, live_tag(pool), tag);
 			pool__report("tag mismatch: overflow past the end of the object, or not an "

@@ -91,6 +91,26 @@ POOL_API void *pool__alloc_slow(struct pool_head *pool, unsigned int flags);
 POOL_API void pool__free_slow(struct pool_head *pool, void *ptr);
 
 /*
+ * The slow paths record their return address as the caller shown by `caller` debugging and in
+ * reports. The empty asm after each call keeps the compiler from turning it into a jump when
+ * pool_alloc()/pool_free() ends a function, which would show that function's caller instead.
+ * It emits no instruction.
+ */
+POOL_INLINE void *pool__alloc_call(struct pool_head *pool, unsigned int flags)
+{
+	void *obj = pool__alloc_slow(pool, flags);
+
+	__asm__ volatile("" : "+r"(obj));
+	return obj;
+}
+
+POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
+{
+	pool__free_slow(pool, ptr);
+	__asm__ volatile("" ::: "memory");
+}
+
+/*
  * pool_alloc_flags - get one object from `pool`.
  *
  * `flags`: POOL_F_MUST_ZERO (zero-filled), POOL_F_NO_POISON (never poisoned), POOL_F_NO_FAIL
@@ -107,11 +127,11 @@ POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 	void **item;
 
 	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) | (flags & POOL_F_MUST_ZERO)))
-		return pool__alloc_slow(pool, flags);
+		return pool__alloc_call(pool, flags);
 	tc = &pool_tls_cache.tc[ro->index];
 	item = (void **)tc->head;
 	if (POOL_UNLIKELY(!item))
-		return pool__alloc_slow(pool, flags);
+		return pool__alloc_call(pool, flags);
 	tc->head = *item;
 	__atomic_store_n(&tc->count, tc->count - 1, __ATOMIC_RELAXED);
 	return item;
@@ -126,7 +146,7 @@ POOL_INLINE void *pool_alloc(struct pool_head *pool)
 /* pool_zalloc - pool_alloc_flags(pool, POOL_F_MUST_ZERO): a zero-filled object, or NULL. */
 POOL_INLINE void *pool_zalloc(struct pool_head *pool)
 {
-	return pool__alloc_slow(pool, POOL_F_MUST_ZERO);
+	return pool__alloc_call(pool, POOL_F_MUST_ZERO);
 }
 
 /*
@@ -148,7 +168,7 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 	tc = &pool_tls_cache.tc[ro->index];
 	count = tc->count;
 	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) || count >= tc->limit)) {
-		pool__free_slow(pool, ptr);
+		pool__free_call(pool, ptr);
 		return;
 	}
 	*(void **)ptr = tc->head;

@@ -1,0 +1,786 @@
+/*
+ * Debugging flags: the -dM parser and its errors, the help, and every check acting — each
+ * detection as a death test that checks both the signal and the words of the report.
+ *
+ * Check runs every test in a fresh child, where no pool exists yet, so tests may set layout
+ * options first.
+ */
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pool-int.h"
+#include "testutil.h"
+
+static struct pool_stats stats_of(const struct pool_head *pool)
+{
+	struct pool_stats st;
+
+	ck_assert_int_eq(pool_get_stats(pool, &st), 0);
+	return st;
+}
+
+static unsigned int user_flags(void)
+{
+	return pool_debugging & ~POOL_DBG_SANITIZER;
+}
+
+/* Global, not static, so that dladdr() names them in the reports the tests read. */
+void wrong_pool_child(void *arg);
+void overflow_child(void *arg);
+void double_free_child(void *arg);
+void integrity_child(void *arg);
+void integrity_evict_child(void *arg);
+void backup_child(void *arg);
+void uaf_read_child(void *arg);
+void uaf_write_child(void *arg);
+void uaf_guard_child(void *arg);
+void uaf_canary_child(void *arg);
+void uaf_double_child(void *arg);
+void uaf_wrong_pool_child(void *arg);
+void asan_child(void *arg);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Parser                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+START_TEST(test_parse_words)
+{
+	ck_assert_int_eq(pool_parse_debugging("uaf", NULL), 0);
+	ck_assert_uint_eq(user_flags(), POOL_DBG_UAF | POOL_DBG_NO_CACHE);
+	ck_assert_int_eq(pool_parse_debugging("no-uaf,uaf,cache", NULL), 0);
+	ck_assert_uint_eq(user_flags(), POOL_DBG_UAF);      /* left to right: cache re-enabled */
+	ck_assert_int_eq(pool_parse_debugging("no-uaf,tag,caller,integrity,cold-first", NULL), 0);
+	ck_assert_uint_eq(user_flags(), POOL_DBG_TAG | POOL_DBG_CALLER | POOL_DBG_INTEGRITY |
+	                                POOL_DBG_COLD_FIRST);
+	ck_assert_int_eq(pool_parse_debugging("no-tag,no-caller,no-integrity,hot-first,no-merge,"
+	                                      "no-global,backup", NULL), 0);
+	ck_assert_uint_eq(user_flags(), POOL_DBG_NO_MERGE | POOL_DBG_NO_GLOBAL | POOL_DBG_BACKUP);
+	ck_assert_int_eq(pool_parse_debugging("merge,global,no-backup,fail=50", NULL), 0);
+	ck_assert_uint_eq(user_flags(), POOL_DBG_FAIL);
+	ck_assert_int_eq(pool_parse_debugging("no-fail", NULL), 0);
+	ck_assert_uint_eq(user_flags(), 0);
+}
+END_TEST
+
+START_TEST(test_parse_poison_number)
+{
+	ck_assert_int_eq(pool_parse_debugging("", NULL), 0);          /* -dM alone */
+	ck_assert_uint_eq(user_flags(), POOL_DBG_POISON);
+	ck_assert_uint_eq(pool_debugging_poison_byte(), 0x50);
+	ck_assert_int_eq(pool_parse_debugging("0x41", NULL), 0);
+	ck_assert_uint_eq(pool_debugging_poison_byte(), 0x41);
+	ck_assert_int_eq(pool_parse_debugging("-1", NULL), 0);        /* negative: off */
+	ck_assert_uint_eq(user_flags(), 0);
+	ck_assert_int_eq(pool_parse_debugging("7,tag", NULL), 0);
+	ck_assert_uint_eq(user_flags(), POOL_DBG_POISON | POOL_DBG_TAG);
+	ck_assert_uint_eq(pool_debugging_poison_byte(), 7);
+	ck_assert_int_eq(pool_parse_debugging("poison=0xAA", NULL), 0);
+	ck_assert_uint_eq(pool_debugging_poison_byte(), 0xAA);
+}
+END_TEST
+
+/* Each bad string fails with its word in the message and leaves every flag as it was. */
+START_TEST(test_parse_errors)
+{
+	static const struct {
+		const char *str;
+		const char *words;
+	} bad[] = {
+		{ "bogus", "unknown pool debugging option 'bogus'" },
+		{ "tag,bogus", "'bogus'" },
+		{ "tag,,caller", "empty" },
+		{ "uaf,", "empty" },
+		{ "fail=101", "'fail=101'" },
+		{ "fail=x", "'fail=x'" },
+		{ "fail=", "'fail='" },
+		{ "poison=256", "'poison=256'" },
+		{ "no-tag=1", "'no-tag=1'" },
+		{ "tag=1", "takes no value" },
+		{ "300", "invalid poison byte '300'" },
+		{ "12abc,tag", "'12abc'" },
+		{ "help=1", "'help=1'" },
+	};
+	unsigned int before, i;
+	unsigned char pbyte;
+
+	ck_assert_int_eq(pool_parse_debugging("integrity,0", NULL), -1); /* number only first */
+	ck_assert_int_eq(pool_parse_debugging("integrity,poison=0x33", NULL), 0);
+	before = pool_debugging;
+	pbyte = (unsigned char)pool_debugging_poison_byte();
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *err = (char *)1;
+
+		errno = 0;
+		ck_assert_int_eq(pool_parse_debugging(bad[i].str, &err), -1);
+		ck_assert_int_eq(errno, EINVAL);
+		ck_assert_ptr_nonnull(err);
+		ck_assert_msg(strstr(err, bad[i].words) != NULL, "'%s': message '%s' lacks '%s'",
+		              bad[i].str, err, bad[i].words);
+		free(err);
+		ck_assert_uint_eq(pool_debugging, before);
+		ck_assert_uint_eq(pool_debugging_poison_byte(), pbyte);
+	}
+	ck_assert_int_eq(pool_parse_debugging(NULL, NULL), -1);
+	ck_assert_uint_eq(pool_debugging, before);
+}
+END_TEST
+
+START_TEST(test_parse_layout_frozen)
+{
+	char *err = NULL;
+
+	ck_assert_int_eq(pool_parse_debugging("tag", NULL), 0);
+	ck_assert_ptr_nonnull(pool_create("frozen", 64, 0));
+	ck_assert_int_eq(pool_parse_debugging("integrity,no-tag", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "'no-tag'"));
+	ck_assert_ptr_nonnull(strstr(err, "layout"));
+	free(err);
+	ck_assert_uint_eq(user_flags(), POOL_DBG_TAG);         /* integrity was not applied */
+	ck_assert_int_eq(pool_parse_debugging("uaf", &err), -1);
+	free(err);
+	ck_assert_int_eq(pool_parse_debugging("tag,integrity,poison,fail=1,no-fail,cold-first,"
+	                                      "no-cache,cache,no-global,global,no-merge", NULL), 0);
+	ck_assert_uint_eq(user_flags(), POOL_DBG_TAG | POOL_DBG_INTEGRITY | POOL_DBG_POISON |
+	                                POOL_DBG_COLD_FIRST | POOL_DBG_NO_MERGE);
+}
+END_TEST
+
+START_TEST(test_help_and_show)
+{
+	char *buf = NULL, *line;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_int_eq(pool_parse_debugging("tag", NULL), 0);
+	f = open_memstream(&buf, &len);
+	pool_debugging_help(f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "Examples"));
+	ck_assert_ptr_nonnull(strstr(buf, "set"));
+	/* tag is on: its set side is starred; integrity is off: its clear side is */
+	line = strstr(buf, "*tag ");
+	ck_assert_ptr_nonnull(line);
+	ck_assert_ptr_nonnull(strstr(line, " no-tag "));
+	line = strstr(buf, " integrity ");
+	ck_assert_msg(line != NULL && strstr(line, "*no-integrity") == line + 17, "%s", buf);
+	free(buf);
+
+	/* show prints what the parser takes back */
+	buf = NULL;
+	ck_assert_int_eq(pool_parse_debugging("fail=7,poison=0x21", NULL), 0);
+	f = open_memstream(&buf, &len);
+	pool_debugging_show(f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "fail=7"));
+	ck_assert_ptr_nonnull(strstr(buf, "poison=0x21"));
+	ck_assert_ptr_nonnull(strstr(buf, "tag"));
+	buf[strcspn(buf, "\n")] = 0;
+	ck_assert_int_eq(pool_parse_debugging("-1,no-fail,no-tag", NULL), 0);
+	ck_assert_int_eq(pool_parse_debugging(buf, NULL), 0);
+	ck_assert_uint_eq(user_flags(), POOL_DBG_FAIL | POOL_DBG_POISON | POOL_DBG_TAG);
+	free(buf);
+	ck_assert_int_eq(pool_parse_debugging("help", NULL), 1);
+	ck_assert_uint_eq(user_flags(), POOL_DBG_FAIL | POOL_DBG_POISON | POOL_DBG_TAG);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Detections (death tests)                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+static void set_flags(const char *s)
+{
+	char *err = NULL;
+
+	if (pool_parse_debugging(s, &err) != 0) {
+		fprintf(stderr, "setup failed: %s\n", err);
+		_exit(99);
+	}
+}
+
+void wrong_pool_child(void *arg)
+{
+	struct pool_head *a, *b;
+	void *o;
+
+	(void)arg;
+	set_flags("tag");
+	a = pool_create("conn", 64, 0);
+	b = pool_create("stream", 64, 0);
+	o = pool_alloc(a);
+	pool_free(b, o);
+}
+
+START_TEST(test_tag_wrong_pool)
+{
+	static const char *const w[] = { "libpool: FATAL: free into the wrong pool",
+	                                 "in pool 'stream' (64 bytes)", "the found tag is that of "
+	                                 "pool 'conn'", "caller: wrong_pool_child+", "expected tag",
+	                                 "object start", NULL };
+	expect_death(wrong_pool_child, NULL, SIGABRT, w);
+}
+END_TEST
+
+void overflow_child(void *arg)
+{
+	struct pool_head *p;
+	unsigned char *o;
+
+	(void)arg;
+	set_flags("tag");
+	p = pool_create("buf", 24, 0);
+	o = pool_alloc(p);
+	memset(o, 'x', 25);                      /* one byte too many */
+	pool_free(p, o);
+}
+
+START_TEST(test_tag_overflow_one_byte)
+{
+	static const char *const w[] = { "tag mismatch: overflow past the end of the object",
+	                                 "pool 'buf' (24 bytes)", "around the end", "78 78", NULL };
+	expect_death(overflow_child, NULL, SIGABRT, w);
+}
+END_TEST
+
+void double_free_child(void *arg)
+{
+	struct pool_head *p;
+	void *o;
+
+	(void)arg;
+	set_flags("tag,caller");
+	p = pool_create("task", 96, 0);
+	o = pool_alloc(p);
+	pool_free(p, o);
+	pool_free(p, o);
+}
+
+START_TEST(test_tag_double_free)
+{
+	static const char *const w[] = { "double free", "pool 'task' (96 bytes)",
+	                                 "already freed by: double_free_child+",
+	                                 "last caller recorded in the object: double_free_child+",
+	                                 NULL };
+	expect_death(double_free_child, NULL, SIGABRT, w);
+}
+END_TEST
+
+void integrity_child(void *arg)
+{
+	struct pool_head *p;
+	unsigned char *o;
+
+	(void)arg;
+	set_flags("integrity");
+	p = pool_create("sess", 128, 0);
+	o = pool_alloc(p);
+	pool_free(p, o);
+	o[40] = 1;                               /* write after free into a cached object */
+	pool_alloc(p);
+}
+
+START_TEST(test_integrity_write_after_free)
+{
+	static const char *const w[] = { "write after free detected by the integrity check",
+	                                 "pool 'sess' (128 bytes)", "caller: integrity_child+",
+	                                 NULL };
+	expect_death(integrity_child, NULL, SIGABRT, w);
+}
+END_TEST
+
+void integrity_evict_child(void *arg)
+{
+	struct pool_head *p;
+	unsigned char *o;
+
+	(void)arg;
+	set_flags("integrity");
+	p = pool_create("sess", 128, 0);
+	o = pool_alloc(p);
+	pool_free(p, o);
+	o[100] = 1;
+	pool_thread_flush();                     /* checked when evicted too */
+}
+
+START_TEST(test_integrity_on_eviction)
+{
+	static const char *const w[] = { "write after free detected by the integrity check",
+	                                 NULL };
+	expect_death(integrity_evict_child, NULL, SIGABRT, w);
+}
+END_TEST
+
+void backup_child(void *arg)
+{
+	struct pool_head *p;
+	unsigned char *o;
+
+	(void)arg;
+	set_flags("backup");
+	p = pool_create("bk", 64, 0);
+	o = pool_alloc(p);
+	memset(o, 3, 64);
+	pool_free(p, o);
+	o[20] = 4;
+	pool_alloc(p);
+}
+
+START_TEST(test_backup_write_after_free)
+{
+	static const char *const w[] = { "write after free detected by the backup copy",
+	                                 "pool 'bk'", NULL };
+	expect_death(backup_child, NULL, SIGABRT, w);
+}
+END_TEST
+
+void uaf_read_child(void *arg)
+{
+	struct pool_head *p;
+	volatile unsigned char *o;
+	unsigned char c;
+
+	(void)arg;
+	set_flags("uaf");
+	p = pool_create("req", 200, 0);
+	o = pool_alloc(p);
+	o[0] = 1;
+	pool_free(p, (void *)o);
+	c = o[10];                               /* read after free */
+	(void)c;
+}
+
+void uaf_write_child(void *arg)
+{
+	struct pool_head *p;
+	volatile unsigned char *o;
+
+	(void)arg;
+	set_flags("uaf");
+	p = pool_create("req", 200, 0);
+	o = pool_alloc(p);
+	pool_free(p, (void *)o);
+	o[10] = 1;                               /* write after free */
+}
+
+START_TEST(test_uaf_read_and_write_after_free)
+{
+	static const char *const r[] = { "use after free: access to a freed object",
+	                                 "read", "pool 'req' (200 bytes)", "freed by: uaf_read_child+",
+	                                 NULL };
+	static const char *const w[] = { "use after free", "write", "pool 'req'",
+	                                 "caller: uaf_write_child+", NULL };
+	expect_death(uaf_read_child, NULL, SIGABRT, r);
+	expect_death(uaf_write_child, NULL, SIGABRT, w);
+}
+END_TEST
+
+void uaf_guard_child(void *arg)
+{
+	struct pool_head *p;
+	volatile unsigned char *o;
+
+	(void)arg;
+	set_flags("uaf");
+	p = pool_create("guarded", 4096, 0);
+	o = pool_alloc(p);
+	o[4096] = 1;                             /* first byte past the object: the guard page */
+}
+
+START_TEST(test_uaf_guard_page)
+{
+	static const char *const w[] = { "overflow past the end of the object into its guard page",
+	                                 "write", "pool 'guarded' (4096 bytes)", NULL };
+	expect_death(uaf_guard_child, NULL, SIGABRT, w);
+}
+END_TEST
+
+void uaf_canary_child(void *arg)
+{
+	struct pool_head *p;
+	unsigned char *o;
+
+	(void)arg;
+	set_flags("uaf");
+	p = pool_create("under", 64, 0);
+	o = pool_alloc(p);
+	o[-1] = 0;                               /* underflow into the canary */
+	pool_free(p, o);
+}
+
+START_TEST(test_uaf_underflow)
+{
+	static const char *const w[] = { "underflow: the canary before the object was overwritten",
+	                                 "pool 'under'", "caller: uaf_canary_child+", NULL };
+	expect_death(uaf_canary_child, NULL, SIGABRT, w);
+}
+END_TEST
+
+void uaf_double_child(void *arg)
+{
+	struct pool_head *p;
+	void *o;
+
+	(void)arg;
+	set_flags("uaf");
+	p = pool_create("twice", 64, 0);
+	o = pool_alloc(p);
+	pool_free(p, o);
+	pool_free(p, o);
+}
+
+START_TEST(test_uaf_double_free)
+{
+	static const char *const w[] = { "double free (the object is in the use-after-free "
+	                                 "quarantine)", "pool 'twice'", NULL };
+	expect_death(uaf_double_child, NULL, SIGABRT, w);
+}
+END_TEST
+
+void uaf_wrong_pool_child(void *arg)
+{
+	struct pool_head *a, *b;
+	void *o;
+
+	(void)arg;
+	set_flags("uaf");
+	a = pool_create("ua", 64, 0);
+	b = pool_create("ub", 64, 0);
+	o = pool_alloc(a);
+	pool_free(b, o);
+}
+
+START_TEST(test_uaf_wrong_pool)
+{
+	static const char *const w[] = { "free into the wrong pool", "pool 'ub'", NULL };
+	expect_death(uaf_wrong_pool_child, NULL, SIGABRT, w);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Behaviour of the run-time options                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+START_TEST(test_uaf_counts_and_quarantine)
+{
+	struct pool_head *p;
+	void *o[100];
+	int i;
+
+	ck_assert_int_eq(pool_parse_debugging("uaf", NULL), 0);
+	p = pool_create("uafc", 1000, 0);
+	for (i = 0; i < 100; i++) {
+		o[i] = pool_alloc(p);
+		ck_assert_ptr_nonnull(o[i]);
+		/* the object ends where its guard page starts */
+		ck_assert_uint_le((uintptr_t)getpagesize() -
+		                  ((uintptr_t)o[i] + 1000) % (uintptr_t)getpagesize(), 16);
+		memset(o[i], 1, 1000);
+	}
+	ck_assert_uint_eq(stats_of(p).allocated, 100);
+	ck_assert_uint_eq(stats_of(p).used, 100);
+	for (i = 0; i < 100; i++)
+		pool_free(p, o[i]);
+	ck_assert_uint_eq(stats_of(p).allocated, 0);
+	ck_assert_uint_eq(stats_of(p).used, 0);
+	ck_assert_uint_eq(stats_of(p).cached, 0);               /* uaf implies no-cache */
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+START_TEST(test_fail_half)
+{
+	struct pool_head *p;
+	unsigned long nulls = 0;
+	int i;
+
+	ck_assert_int_eq(pool_parse_debugging("fail=50", NULL), 0);
+	p = pool_create("flaky", 64, 0);
+	for (i = 0; i < 100000; i++) {
+		void *o = pool_alloc(p);
+
+		if (!o)
+			nulls++;
+		pool_free(p, o);
+	}
+	ck_assert_uint_gt(nulls, 45000);
+	ck_assert_uint_lt(nulls, 55000);
+	ck_assert_uint_eq(stats_of(p).failed, nulls);            /* every failure counted */
+	ck_assert_uint_le(stats_of(p).allocated, 64);            /* and nothing leaked */
+}
+END_TEST
+
+START_TEST(test_fail_exempt)
+{
+	struct pool_head *p;
+	int i;
+
+	ck_assert_int_eq(pool_parse_debugging("fail=100", NULL), 0);
+	p = pool_create("sturdy", 64, 0);
+	ck_assert_ptr_null(pool_alloc(p));
+	for (i = 0; i < 10000; i++) {
+		void *o = pool_alloc_flags(p, POOL_F_NO_FAIL);
+
+		ck_assert_ptr_nonnull(o);
+		pool_free(p, o);
+	}
+	ck_assert_uint_eq(stats_of(p).failed, 1);
+}
+END_TEST
+
+START_TEST(test_poison_fill)
+{
+	struct pool_head *p;
+	unsigned char *o;
+	int i;
+
+	ck_assert_int_eq(pool_parse_debugging("poison=0xAA", NULL), 0);
+	p = pool_create("poisoned", 100, 0);
+	o = pool_alloc(p);
+	for (i = 0; i < 100; i++)
+		ck_assert_uint_eq(o[i], 0xAA);
+	memset(o, 0, 100);
+	pool_free(p, o);
+	o = pool_alloc(p);                       /* reused objects are poisoned again */
+	for (i = 0; i < 100; i++)
+		ck_assert_uint_eq(o[i], 0xAA);
+	pool_free(p, o);
+	o = pool_zalloc(p);                      /* zeroing wins */
+	for (i = 0; i < 100; i++)
+		ck_assert_uint_eq(o[i], 0);
+	memset(o, 0x11, 100);
+	pool_free(p, o);
+	o = pool_alloc_flags(p, POOL_F_NO_POISON);
+	ck_assert_uint_eq(o[50], 0x11);          /* exempt: left as it was */
+}
+END_TEST
+
+START_TEST(test_cold_first)
+{
+	struct pool_head *p;
+	void *o[4];
+	int i;
+
+	ck_assert_int_eq(pool_parse_debugging("cold-first", NULL), 0);
+	p = pool_create("cold", 64, 0);
+	for (i = 0; i < 4; i++)
+		o[i] = pool_alloc(p);
+	for (i = 0; i < 4; i++)
+		pool_free(p, o[i]);
+	for (i = 0; i < 4; i++)
+		ck_assert_ptr_eq(pool_alloc(p), o[i]);   /* oldest freed first */
+	ck_assert_int_eq(pool_parse_debugging("hot-first", NULL), 0);
+	for (i = 0; i < 4; i++)
+		pool_free(p, o[i]);
+	ck_assert_ptr_eq(pool_alloc(p), o[3]);
+}
+END_TEST
+
+START_TEST(test_no_cache_no_global)
+{
+	struct pool_head *p;
+	void *o[32];
+	int i;
+
+	ck_assert_int_eq(pool_parse_debugging("no-cache", NULL), 0);
+	p = pool_create("nc", 64, 0);
+	for (i = 0; i < 32; i++)
+		o[i] = pool_alloc(p);
+	for (i = 0; i < 32; i++)
+		pool_free(p, o[i]);
+	ck_assert_uint_eq(stats_of(p).cached, 0);               /* nothing in thread caches */
+	ck_assert_uint_eq(stats_of(p).used, 0);
+	ck_assert_uint_eq(stats_of(p).allocated, stats_of(p).shared_free);
+
+	ck_assert_int_eq(pool_parse_debugging("cache,no-global", NULL), 0);
+	for (i = 0; i < 32; i++)
+		o[i] = pool_alloc(p);
+	for (i = 0; i < 32; i++)
+		pool_free(p, o[i]);
+	ck_assert_uint_gt(stats_of(p).cached, 0);
+	pool_thread_flush();
+	/* the 32 new objects were evicted straight to the OS; the old ones were not used */
+	ck_assert_uint_eq(stats_of(p).shared_free, 32);
+	ck_assert_uint_eq(stats_of(p).allocated, 32);
+
+	/* switching no-cache on flushes what a thread cached before */
+	ck_assert_int_eq(pool_parse_debugging("global", NULL), 0);
+	for (i = 0; i < 32; i++)
+		o[i] = pool_alloc(p);
+	for (i = 0; i < 32; i++)
+		pool_free(p, o[i]);
+	ck_assert_uint_gt(stats_of(p).cached, 0);
+	ck_assert_int_eq(pool_parse_debugging("no-cache", NULL), 0);
+	pool_free(p, pool_alloc(p));
+	ck_assert_uint_eq(stats_of(p).cached, 0);
+}
+END_TEST
+
+START_TEST(test_integrity_switched_on_late)
+{
+	struct pool_head *p;
+	void *o[64];
+	int i;
+
+	p = pool_create("late", 256, 0);
+	for (i = 0; i < 64; i++)
+		o[i] = pool_alloc(p);
+	for (i = 0; i < 64; i++)
+		pool_free(p, o[i]);                  /* cached without a pattern */
+	ck_assert_int_eq(pool_parse_debugging("integrity", NULL), 0);
+	for (i = 0; i < 64; i++)                 /* no false report */
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
+	for (i = 0; i < 64; i++)
+		pool_free(p, o[i]);
+	ck_assert_int_eq(pool_parse_debugging("no-integrity", NULL), 0);
+	pool_free(p, pool_alloc(p));
+	ck_assert_int_eq(pool_parse_debugging("integrity", NULL), 0);
+	for (i = 0; i < 64; i++)
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
+	pool_free_bulk(p, o, 64);
+	pool_thread_flush();
+	ck_assert_uint_eq(stats_of(p).used, 0);
+}
+END_TEST
+
+void *alloc_from_here(struct pool_head *p) __attribute__((noinline));
+void *alloc_from_here(struct pool_head *p)
+{
+	return pool_alloc(p);
+}
+
+START_TEST(test_caller_live_table)
+{
+	struct pool_head *p;
+	void *o[5];
+	int i, found = 0;
+
+	ck_assert_int_eq(pool_parse_debugging("caller", NULL), 0);
+	p = pool_create("traced", 64, 0);
+	for (i = 0; i < 5; i++)
+		o[i] = alloc_from_here(p);
+	for (i = 0; i < (int)POOL_CALLER_SLOTS; i++) {
+		uintptr_t c = atomic_load(&p->callers[i].caller);
+		Dl_info info;
+
+		if (c && dladdr((void *)c, &info) && info.dli_sname &&
+		    !strcmp(info.dli_sname, "alloc_from_here")) {
+			ck_assert_int_eq(atomic_load(&p->callers[i].live), 5);
+			found = 1;
+		}
+	}
+	ck_assert(found);
+	for (i = 0; i < 5; i++)
+		pool_free(p, o[i]);
+	for (i = 0; i < (int)POOL_CALLER_SLOTS; i++)
+		ck_assert_int_eq(atomic_load(&p->callers[i].live), 0);
+}
+END_TEST
+
+#if defined(__SANITIZE_ADDRESS__)
+void asan_child(void *arg)
+{
+	struct pool_head *p;
+	volatile unsigned char *o;
+
+	(void)arg;
+	p = pool_create("asan", 64, 0);
+	o = pool_alloc(p);
+	pool_free(p, (void *)o);                 /* cached, caching stays on */
+	o[8] = 1;                                /* write after free */
+}
+
+START_TEST(test_asan_sees_write_after_free)
+{
+	struct death d;
+
+	ck_assert(pool_debugging & POOL_DBG_SANITIZER);
+	run_child(asan_child, NULL, &d);
+	ck_assert_msg(!(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0), "%s", d.out);
+	ck_assert_msg(strstr(d.out, "AddressSanitizer: use-after-poison") != NULL, "%s", d.out);
+	ck_assert_msg(strstr(d.out, "WRITE of size 1") != NULL, "%s", d.out);
+}
+END_TEST
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+
+/* `check_debug --fail-sequence`: print which of 64 allocations fail (POOL_FAIL_SEED test). */
+static int fail_sequence(void)
+{
+	struct pool_head *p = pool_create("seq", 64, 0);
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		void *o = pool_alloc(p);
+
+		putchar(o ? '.' : 'x');
+		pool_free(p, o);
+	}
+	putchar('\n');
+	return 0;
+}
+
+static Suite *debug_suite(void)
+{
+	Suite *s = suite_create("debug");
+	TCase *tc;
+
+	tc = tcase_create("Parser");
+	tcase_add_test(tc, test_parse_words);
+	tcase_add_test(tc, test_parse_poison_number);
+	tcase_add_test(tc, test_parse_errors);
+	tcase_add_test(tc, test_parse_layout_frozen);
+	tcase_add_test(tc, test_help_and_show);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Detect");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_tag_wrong_pool);
+	tcase_add_test(tc, test_tag_overflow_one_byte);
+	tcase_add_test(tc, test_tag_double_free);
+	tcase_add_test(tc, test_integrity_write_after_free);
+	tcase_add_test(tc, test_integrity_on_eviction);
+	tcase_add_test(tc, test_backup_write_after_free);
+	tcase_add_test(tc, test_uaf_read_and_write_after_free);
+	tcase_add_test(tc, test_uaf_guard_page);
+	tcase_add_test(tc, test_uaf_underflow);
+	tcase_add_test(tc, test_uaf_double_free);
+	tcase_add_test(tc, test_uaf_wrong_pool);
+#if defined(__SANITIZE_ADDRESS__)
+	tcase_add_test(tc, test_asan_sees_write_after_free);
+#endif
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Options");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_uaf_counts_and_quarantine);
+	tcase_add_test(tc, test_fail_half);
+	tcase_add_test(tc, test_fail_exempt);
+	tcase_add_test(tc, test_poison_fill);
+	tcase_add_test(tc, test_cold_first);
+	tcase_add_test(tc, test_no_cache_no_global);
+	tcase_add_test(tc, test_integrity_switched_on_late);
+	tcase_add_test(tc, test_caller_live_table);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	SRunner *sr;
+	int failed;
+
+	if (argc > 1 && !strcmp(argv[1], "--fail-sequence"))
+		return fail_sequence();
+	sr = srunner_create(debug_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -460,6 +460,28 @@ static inline int san_on(void)
 	return POOL_UNLIKELY(pool_debugging & POOL_DBG_SANITIZER);
 }
 
+/*
+ * Under ASan, an object being freed that is still poisoned is already free (we poison objects
+ * as they come back and unpoison them as they go out): a double free, caught even without tag.
+ * With tag on, the object is unpoisoned so that the tag check reports it with who freed it.
+ */
+void pool__san_check_free(struct pool_head *pool, void *obj, const void *caller)
+{
+#ifdef POOL_HAVE_ASAN
+	if (__asan_address_is_poisoned(obj)) {
+		if (pool->tag_off && !(pool->layout & POOL_DBG_UAF)) {
+			ASAN_UNPOISON_MEMORY_REGION(obj, pool->stride);
+			return;
+		}
+		pool__report("double free (the object is already free: AddressSanitizer still has "
+		             "it poisoned)", pool, obj, caller, 0, 0);
+	}
+#endif
+	(void)pool;
+	(void)obj;
+	(void)caller;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The crash report                                                                           */
 /* ------------------------------------------------------------------------------------------ */
@@ -1186,6 +1208,17 @@ void pool__uaf_release(struct pool_head *pool)
 			}
 		}
 	}
+	pthread_mutex_unlock(&uaf_lock);
+}
+
+/* fork(): the uaf table lock must not be held by a thread that will not exist in the child. */
+void pool__debug_fork_prepare(void)
+{
+	pthread_mutex_lock(&uaf_lock);
+}
+
+void pool__debug_fork_after(void)
+{
 	pthread_mutex_unlock(&uaf_lock);
 }
 

@@ -156,6 +156,9 @@ void pool__uaf_free(struct pool_head *pool, void *obj, const void *caller);
 void pool__uaf_quarantine(struct pool_head *pool, void *obj, const void *caller);
 /* The pool is destroyed: unmap its quarantined objects. */
 void pool__uaf_release(struct pool_head *pool);
+/* fork(): take the debugging file's locks before, release them after (parent and child). */
+void pool__debug_fork_prepare(void);
+void pool__debug_fork_after(void);
 /* Process-wide defaults from the topology and the environment (src/topology.c). */
 void pool__config_defaults(struct pool_config *cfg);
 
@@ -170,6 +173,8 @@ void pool__san_handout(struct pool_head *pool, void *obj);
 void pool__san_freed(struct pool_head *pool, void *obj);
 void pool__san_noaccess(const void *ptr, size_t len);
 void pool__san_access(const void *ptr, size_t len);
+/* Before a free: abort on an object the sanitizer still sees as free (double free). */
+void pool__san_check_free(struct pool_head *pool, void *obj, const void *caller);
 
 /*
  * The crash report: written to stderr with write(2), never allocating or locking, then abort().

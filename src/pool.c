@@ -808,6 +808,8 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 
 	if (!ptr)
 		return;
+	if (san_on())
+		pool__san_check_free(pool, ptr, caller);
 	if (POOL_UNLIKELY(pool_debugging | pool->layout))
 		pool__debug_on_free(pool, ptr, caller);
 	if (san_on())
@@ -1396,6 +1398,7 @@ static void fork_prepare(void)
 
 	pthread_mutex_lock(&pool__list_lock);
 	pthread_mutex_lock(&registry_lock);
+	pool__debug_fork_prepare();
 	for (p = pool__list_head; p; p = p->next) {
 		for (i = 0; i < p->nbuckets; i++) {
 			struct pool_item *h;
@@ -1421,6 +1424,7 @@ static void fork_restore_heads(void)
 static void fork_parent(void)
 {
 	fork_restore_heads();
+	pool__debug_fork_after();
 	pthread_mutex_unlock(&registry_lock);
 	pthread_mutex_unlock(&pool__list_lock);
 }
@@ -1431,10 +1435,7 @@ static void fork_child(void)
 	unsigned int i, s, max;
 
 	fork_restore_heads();
-	pthread_mutex_init(&registry_lock, NULL);
-	pthread_mutex_init(&pool__list_lock, NULL);
-	if (self->state != POOL_THREAD_NEW)
-		pthread_mutex_init(&self->lock, NULL);
+	pool__debug_fork_after();
 	max = atomic_load(&pool_max_slot);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		struct pool_thread_ctx *ctx = registry[i];
@@ -1451,6 +1452,9 @@ static void fork_child(void)
 		}
 		registry[i] = NULL;
 	}
+	/* the forking thread took both locks in fork_prepare(): it owns them in the child too */
+	pthread_mutex_unlock(&registry_lock);
+	pthread_mutex_unlock(&pool__list_lock);
 }
 
 __attribute__((constructor(101))) static void pool_core_init(void)

@@ -1,0 +1,31 @@
+#!/bin/sh
+# The 48-thread producer/consumer test (and the rest of check_pool's Threads case) under
+# debugging settings, and the reproducibility of fault injection with POOL_FAIL_SEED.
+set -u
+bin="$BUILD/tests/check_pool"
+dbg="$BUILD/tests/check_debug"
+[ -x "$bin" ] && [ -x "$dbg" ] || { echo "missing $bin or $dbg"; exit 1; }
+rc=0
+for mode in "tag,integrity,caller,cold-first" "uaf" "backup,poison" "no-cache,no-global"; do
+	echo "--- POOL_DEBUG=$mode"
+	if ! POOL_DEBUG="$mode" CK_RUN_CASE=Threads "$bin"; then
+		echo "FAILED under POOL_DEBUG=$mode"
+		rc=1
+	fi
+done
+a=$(POOL_DEBUG=fail=30 POOL_FAIL_SEED=7 "$dbg" --fail-sequence)
+b=$(POOL_DEBUG=fail=30 POOL_FAIL_SEED=7 "$dbg" --fail-sequence)
+c=$(POOL_DEBUG=fail=30 POOL_FAIL_SEED=8 "$dbg" --fail-sequence)
+echo "seed 7: $a"
+echo "seed 7: $b"
+echo "seed 8: $c"
+[ "$a" = "$b" ] || { echo "POOL_FAIL_SEED=7 did not repeat the same failures"; rc=1; }
+[ "$a" != "$c" ] || { echo "seeds 7 and 8 gave the same failures"; rc=1; }
+case "$a" in *x*) ;; *) echo "fail=30 failed nothing"; rc=1 ;; esac
+# a bad POOL_DEBUG is refused with the word named, and the program runs on with defaults
+out=$(POOL_DEBUG=tag,bogus "$dbg" --fail-sequence 2>&1)
+case "$out" in
+*"ignoring POOL_DEBUG='tag,bogus': unknown pool debugging option 'bogus'"*) ;;
+*) echo "bad POOL_DEBUG not reported: $out"; rc=1 ;;
+esac
+exit $rc

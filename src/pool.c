@@ -532,15 +532,35 @@ static inline int cache_usable(const struct pool_head *pool, const struct pool_t
 	       !(pool_debugging & POOL_DBG_NO_CACHE) && pool->stride <= ctx->budget;
 }
 
+/* Objects in a cache entry. `room` is the free part of the reservation `limit`. */
+static inline uint32_t tc_count(const struct pool_tcache *tc)
+{
+	return tc->limit - tc->room;
+}
+
+static inline void tc_set_room(struct pool_tcache *tc, uint32_t room)
+{
+	__atomic_store_n(&tc->room, room, __ATOMIC_RELAXED);
+}
+
 static inline void tc_set_count(struct pool_tcache *tc, uint32_t count)
 {
-	__atomic_store_n(&tc->count, count, __ATOMIC_RELAXED);
+	tc_set_room(tc, tc->limit - count);
+}
+
+/* Change the reservation, keeping the objects. */
+static inline void tc_set_limit(struct pool_tcache *tc, uint32_t limit)
+{
+	uint32_t count = tc_count(tc);
+
+	__atomic_store_n(&tc->limit, limit, __ATOMIC_RELAXED);
+	tc_set_room(tc, limit - count);
 }
 
 /* Take the `n` least recently freed objects (the bottom of the LIFO) out of a cache. */
 static void *tc_take_bottom(struct pool_tcache *tc, uint32_t n)
 {
-	uint32_t keep = tc->count - n;
+	uint32_t keep = tc_count(tc) - n;
 	void *list, *p;
 	uint32_t i;
 
@@ -569,8 +589,8 @@ static void tc_evict(struct pool_thread_ctx *ctx, unsigned int slot, uint32_t n)
 		list = tc_take_bottom(tc, n);
 		release_list(pool, ctx, list, 1);
 	}
-	ctx->reserved -= (size_t)(tc->limit - tc->count) * pool->stride;
-	tc->limit = tc->count;
+	ctx->reserved -= (size_t)tc->room * pool->stride;
+	tc_set_limit(tc, tc_count(tc));
 }
 
 /* The clock hand's next victim: a slot with objects whose reference bit is clear; 0 if none. */
@@ -584,7 +604,7 @@ static unsigned int clock_victim(struct pool_thread_ctx *ctx)
 		struct pool_tcache *tc = &ctx->cache->tc[s];
 
 		ctx->hand = s + 1 < max ? s + 1 : 1;
-		if (!s || !tc->count)
+		if (!s || !tc_count(tc))
 			continue;
 		if (tc->referenced) {
 			tc->referenced = 0;
@@ -609,9 +629,9 @@ static int tc_reserve(struct pool_thread_ctx *ctx, unsigned int slot, uint32_t n
 	unsigned int s, max, rounds;
 	int ok = 0;
 
-	if (tc->count + n <= tc->limit)
+	if (n <= tc->room)
 		return 1;
-	want = tc->count + n - tc->limit;
+	want = n - tc->room;
 	grant = want < pool->cluster ? pool->cluster : want;
 	if (ctx->reserved + (size_t)grant * stride <= ctx->budget)
 		goto granted;
@@ -625,11 +645,11 @@ static int tc_reserve(struct pool_thread_ctx *ctx, unsigned int slot, uint32_t n
 	for (s = 1; s < max; s++) {
 		struct pool_tcache *o = &ctx->cache->tc[s];
 
-		if (s != slot && o->limit > o->count)
+		if (s != slot && o->room)
 			tc_evict(ctx, s, 0);
 	}
 	for (rounds = 0; rounds < 4 * max; rounds++) {
-		want = tc->count + n > tc->limit ? tc->count + n - tc->limit : 0;
+		want = n > tc->room ? n - tc->room : 0;
 		if (ctx->reserved + (size_t)want * stride <= ctx->budget) {
 			ok = 1;
 			break;
@@ -638,7 +658,7 @@ static int tc_reserve(struct pool_thread_ctx *ctx, unsigned int slot, uint32_t n
 		if (!s)
 			break;
 		{
-			uint32_t cnt = ctx->cache->tc[s].count;
+			uint32_t cnt = tc_count(&ctx->cache->tc[s]);
 			uint32_t ev = cnt / 2;
 
 			if (ev < pool__slots[s]->cluster)
@@ -649,9 +669,9 @@ static int tc_reserve(struct pool_thread_ctx *ctx, unsigned int slot, uint32_t n
 	pthread_mutex_unlock(&ctx->lock);
 	if (!ok)
 		return 0;
-	grant = tc->count + n > tc->limit ? tc->count + n - tc->limit : 0;
+	grant = n > tc->room ? n - tc->room : 0;
 granted:
-	tc->limit += grant;
+	tc_set_limit(tc, tc->limit + grant);
 	ctx->reserved += (size_t)grant * stride;
 	return 1;
 }
@@ -666,8 +686,8 @@ static void flush_all_caches(struct pool_thread_ctx *ctx)
 	for (s = 1; s < max; s++) {
 		struct pool_tcache *tc = &ctx->cache->tc[s];
 
-		if (tc->count || tc->limit)
-			tc_evict(ctx, s, tc->count);
+		if (tc->limit)
+			tc_evict(ctx, s, tc_count(tc));
 	}
 	pthread_mutex_unlock(&ctx->lock);
 }
@@ -697,7 +717,7 @@ static void tc_push(struct pool_head *pool, struct pool_tcache *tc, void *obj)
 		pool__debug_fill_cached(pool, obj);
 	link_set(obj, 0, tc->head);
 	tc->head = obj;
-	tc_set_count(tc, tc->count + 1);
+	tc_set_room(tc, tc->room - 1);
 	tc->referenced = 1;
 }
 
@@ -708,11 +728,11 @@ static void *tc_pop(struct pool_tcache *tc)
 
 	if (!tc->head)
 		return NULL;
-	if ((pool_debugging & POOL_DBG_COLD_FIRST) && tc->count > 1)
+	if ((pool_debugging & POOL_DBG_COLD_FIRST) && tc_count(tc) > 1)
 		return tc_take_bottom(tc, 1);
 	obj = tc->head;
 	tc->head = link_get(obj, 0);
-	tc_set_count(tc, tc->count - 1);
+	tc_set_room(tc, tc->room + 1);
 	return obj;
 }
 
@@ -1047,6 +1067,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 		if (!pool__slots[s]) {
 			pool__slots[s] = pool;
 			pool->ro.index = s;
+			pool->ro.cache_off = (uint32_t)offsetof(struct pool_thread_cache, tc[s]);
 			if (s + 1 > atomic_load(&pool_max_slot))
 				atomic_store(&pool_max_slot, s + 1);
 			break;
@@ -1090,12 +1111,12 @@ static void drain_all_threads(struct pool_head *pool)
 		tc = &ctx->cache->tc[slot];
 		list = tc->head;
 		tc->head = NULL;
-		tc_set_count(tc, 0);
 		if (ctx == self)
 			ctx->reserved -= (size_t)tc->limit * pool->stride;
 		else
 			atomic_fetch_add(&ctx->credit, (size_t)tc->limit * pool->stride);
-		tc->limit = 0;
+		tc_set_room(tc, 0);
+		__atomic_store_n(&tc->limit, 0, __ATOMIC_RELAXED);
 		tc->referenced = 0;
 		pthread_mutex_unlock(&ctx->lock);
 		if (list)
@@ -1286,10 +1307,17 @@ unsigned long pool__sum_cached(const struct pool_head *pool)
 	if (!slot)
 		return 0;
 	pthread_mutex_lock(&registry_lock);
-	for (i = 0; i < POOL_MAX_THREADS; i++)
-		if (registry[i])
-			sum += __atomic_load_n(&registry[i]->cache->tc[slot].count,
-			                       __ATOMIC_RELAXED);
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		const struct pool_tcache *tc;
+		uint32_t limit, room;
+
+		if (!registry[i])
+			continue;
+		tc = &registry[i]->cache->tc[slot];
+		limit = __atomic_load_n(&tc->limit, __ATOMIC_RELAXED);
+		room = __atomic_load_n(&tc->room, __ATOMIC_RELAXED);
+		sum += room < limit ? limit - room : 0;    /* racy reads: never below 0 */
+	}
 	pthread_mutex_unlock(&registry_lock);
 	return sum;
 }
@@ -1448,7 +1476,7 @@ static void fork_child(void)
 			if (tc->head && pool__slots[s])
 				release_list(pool__slots[s], self, tc->head, 0);
 			tc->head = NULL;
-			tc->count = tc->limit = 0;
+			tc->room = tc->limit = 0;
 		}
 		registry[i] = NULL;
 	}

@@ -84,6 +84,7 @@
  * struct pool_head; nothing writes it after pool_create() returns except pool_destroy().
  */
 struct pool_head_ro {
+	uint32_t cache_off;     /* byte offset of this pool's entry in struct pool_thread_cache */
 	uint32_t index;         /* slot of this pool in every thread's cache array, 0: no cache */
 	uint32_t flags;         /* POOL_F_* creation flags in effect */
 	size_t size;            /* usable object size in bytes */
@@ -93,15 +94,15 @@ struct pool_head;               /* opaque: defined in src/pool-int.h */
 
 /*
  * One thread's cache of one pool. Only the owning thread writes it, except at thread exit, in
- * pool_destroy() and after fork(). `count` is written with relaxed atomic stores (plain moves on
- * x86) so that statistics may read it from other threads.
+ * pool_destroy() and after fork(). It holds limit - room objects. Statistics read `room` and
+ * `limit` from other threads with relaxed loads (see POOL_TC_ROOM_ADD in pool.h).
  */
 struct pool_tcache {
 	void *head;             /* LIFO list of free objects linked through their first word */
-	uint32_t count;         /* objects in the list */
+	uint32_t room;          /* objects pool_free() may still push: limit - objects in the list */
 	uint32_t limit;         /* objects this thread may cache for this pool (budget reservation) */
 	uint32_t referenced;    /* set by pool_free(), cleared by eviction's clock hand */
-} __attribute__((aligned(32)));  /* a power of two, so indexing is one shift */
+} __attribute__((aligned(32)));
 
 /* A thread's caches of every pool, indexed by struct pool_head_ro.index. Slot 0 is never filled. */
 struct pool_thread_cache {

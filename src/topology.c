@@ -1,50 +1,446 @@
 /*
- * Topology and process-wide defaults: the number of shared-list buckets per pool and the
- * per-thread cache budget, with their environment overrides POOL_BUCKETS and POOL_CACHE_SIZE.
+ * Topology and process-wide defaults.
+ *
+ * The machine is read once with hwloc (I/O objects filtered out), or from the XML file named by
+ * HWLOC_XMLFILE, or, when hwloc fails, from sysconf(). From it come the defaults of the number of
+ * shared-list buckets per pool and of the per-thread cache budget (formulas and reasons above
+ * pool_topology() in include/pool/pool.h and in doc/tuning.md), which the environment
+ * (POOL_BUCKETS, POOL_CACHE_SIZE) and then pool_configure() may override. This file is the only
+ * one that calls hwloc.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hwloc.h>
 
 #include "pool-int.h"
+#include "pool-os.h"
+
+static struct pool_topology topo_info;
+static hwloc_topology_t topo_hwloc;       /* NULL with the sysconf() fallback */
+static pthread_once_t topo_once = PTHREAD_ONCE_INIT;
+static char topo_xml_path[4096];
+
+/* ------------------------------------------------------------------------------------------ */
+/* Derived defaults                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The largest power of two <= pus, within POOL_TOPO_BUCKETS_MIN..POOL_TOPO_BUCKETS_MAX. */
+static unsigned int derive_buckets(unsigned int pus)
+{
+	unsigned int b = POOL_TOPO_BUCKETS_MIN;
+
+	while (b < POOL_TOPO_BUCKETS_MAX && b * 2 <= pus)
+		b *= 2;
+	return b;
+}
+
+/* The L2 share of one PU, rounded down to 4 KiB, within POOL_TOPO_CACHE_MIN..MAX. */
+static size_t derive_cache_bytes(size_t l2_per_pu)
+{
+	size_t v = l2_per_pu & ~(size_t)4095;
+
+	if (!l2_per_pu)
+		return POOL_TOPO_CACHE_FALLBACK;
+	if (v < POOL_TOPO_CACHE_MIN)
+		v = POOL_TOPO_CACHE_MIN;
+	if (v > POOL_TOPO_CACHE_MAX)
+		v = POOL_TOPO_CACHE_MAX;
+	return v;
+}
+
+static void derive_defaults(struct pool_topology *t)
+{
+	t->default_buckets = derive_buckets(t->pus);
+	t->default_cache_bytes = derive_cache_bytes(t->l2_per_pu_bytes);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Loading                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+static unsigned int count_type(hwloc_topology_t h, hwloc_obj_type_t type)
+{
+	int n = hwloc_get_nbobjs_by_type(h, type);
+
+	return n > 0 ? (unsigned int)n : 0;
+}
 
 /*
- * Parse a byte count with an optional k/m/g suffix (powers of 1024). Returns 0 and stores it,
- * or -1 for anything else (empty, trailing garbage, overflow).
+ * Size of the first CPU cache of `type`, their count, and the sum of their sizes. Instruction
+ * caches and memory-side caches (KNL's MCDRAM in cache mode, exported by old hwloc as an L3 with
+ * subtype "MemorySideCache") are not CPU data caches and are skipped.
+ */
+static size_t cache_info(hwloc_topology_t h, hwloc_obj_type_t type, unsigned int *count,
+                         size_t *total)
+{
+	unsigned int i, kept = 0, n = count_type(h, type);
+	size_t first = 0, sum = 0;
+
+	for (i = 0; i < n; i++) {
+		hwloc_obj_t o = hwloc_get_obj_by_type(h, type, i);
+
+		if (!o || !o->attr || o->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION)
+			continue;
+		if (o->subtype && !strcmp(o->subtype, "MemorySideCache"))
+			continue;
+		if (!kept++)
+			first = (size_t)o->attr->cache.size;
+		sum += (size_t)o->attr->cache.size;
+	}
+	if (count)
+		*count = kept;
+	if (total)
+		*total = sum;
+	return first;
+}
+
+/* Fill topo_info from a loaded hwloc topology. */
+static void read_hwloc(hwloc_topology_t h)
+{
+	struct pool_topology *t = &topo_info;
+	hwloc_obj_t l1;
+	size_t l2_total = 0;
+
+	t->pus = count_type(h, HWLOC_OBJ_PU);
+	t->cores = count_type(h, HWLOC_OBJ_CORE);
+	t->packages = count_type(h, HWLOC_OBJ_PACKAGE);
+	t->numa_nodes = count_type(h, HWLOC_OBJ_NUMANODE);
+	if (!t->pus)
+		t->pus = 1;
+	if (!t->cores)
+		t->cores = t->pus;
+	if (!t->packages)
+		t->packages = 1;
+	if (!t->numa_nodes)
+		t->numa_nodes = 1;
+	t->l1d_bytes = cache_info(h, HWLOC_OBJ_L1CACHE, NULL, NULL);
+	t->l2_bytes = cache_info(h, HWLOC_OBJ_L2CACHE, &t->l2_count, &l2_total);
+	t->l3_bytes = cache_info(h, HWLOC_OBJ_L3CACHE, &t->l3_count, NULL);
+	t->l2_per_pu_bytes = l2_total / t->pus;
+	l1 = hwloc_get_obj_by_type(h, HWLOC_OBJ_L1CACHE, 0);
+	t->cache_line = 64;
+	if (l1 && l1->attr && l1->attr->cache.linesize)
+		t->cache_line = l1->attr->cache.linesize;
+}
+
+static size_t sysconf_size(int name)
+{
+	long v = sysconf(name);
+
+	return v > 0 ? (size_t)v : 0;
+}
+
+/* The fallback: what the C library knows, assuming one core and one L2 per PU. */
+static void read_sysconf(void)
+{
+	struct pool_topology *t = &topo_info;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t line = sysconf_size(_SC_LEVEL1_DCACHE_LINESIZE);
+
+	t->pus = n > 0 ? (unsigned int)n : 1;
+	t->cores = t->pus;
+	t->packages = 1;
+	t->numa_nodes = 1;
+	t->cache_line = line ? (unsigned int)line : 64;
+	t->l1d_bytes = sysconf_size(_SC_LEVEL1_DCACHE_SIZE);
+	t->l2_bytes = sysconf_size(_SC_LEVEL2_CACHE_SIZE);
+	t->l3_bytes = sysconf_size(_SC_LEVEL3_CACHE_SIZE);
+	t->l2_count = t->l2_bytes ? t->pus : 0;
+	t->l3_count = t->l3_bytes ? 1 : 0;
+	t->l2_per_pu_bytes = t->l2_bytes;
+}
+
+/* Load with hwloc; returns 0, or -1 with `why` filled and nothing kept. */
+static int load_hwloc(char *why, size_t why_len)
+{
+	hwloc_topology_t h;
+
+	if (hwloc_topology_init(&h) < 0) {
+		snprintf(why, why_len, "hwloc_topology_init: %s", strerror(errno));
+		return -1;
+	}
+	/* CPUs, caches and memory only: PCI and OS devices cost most of the discovery time */
+	hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
+	if (topo_info.xml_file && hwloc_topology_set_xml(h, topo_info.xml_file) < 0) {
+		snprintf(why, why_len, "HWLOC_XMLFILE='%s': %s", topo_info.xml_file,
+		         strerror(errno));
+		hwloc_topology_destroy(h);
+		return -1;
+	}
+	if (hwloc_topology_load(h) < 0) {
+		if (topo_info.xml_file)
+			snprintf(why, why_len, "HWLOC_XMLFILE='%s': %s", topo_info.xml_file,
+			         strerror(errno));
+		else
+			snprintf(why, why_len, "hwloc_topology_load: %s", strerror(errno));
+		hwloc_topology_destroy(h);
+		return -1;
+	}
+	topo_hwloc = h;
+	read_hwloc(h);
+	return 0;
+}
+
+static unsigned long elapsed_us(const struct timespec *a, const struct timespec *b)
+{
+	return (unsigned long)((b->tv_sec - a->tv_sec) * 1000000L +
+	                       (b->tv_nsec - a->tv_nsec) / 1000L);
+}
+
+static void topology_load(void)
+{
+	struct pool_topology *t = &topo_info;
+	const char *xml = getenv("HWLOC_XMLFILE");
+	struct timespec t0, t1;
+	char why[4300];
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (xml && *xml) {
+		snprintf(topo_xml_path, sizeof(topo_xml_path), "%s", xml);
+		t->xml_file = topo_xml_path;
+	}
+	if (load_hwloc(why, sizeof(why)) == 0) {
+		t->source = t->xml_file ? POOL_TOPO_XML : POOL_TOPO_SYSTEM;
+		derive_defaults(t);
+	} else {
+		t->source = POOL_TOPO_SYSCONF;
+		read_sysconf();
+		derive_defaults(t);
+		fprintf(stderr, "libpool: hwloc could not load the topology (%s); using sysconf(): "
+		        "%u PUs, L2 %zu bytes; defaults: %u buckets, %zu bytes of thread cache\n",
+		        why, t->pus, t->l2_bytes, t->default_buckets, t->default_cache_bytes);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	t->load_us = elapsed_us(&t0, &t1);
+}
+
+POOL_API const struct pool_topology *pool_topology(void)
+{
+	pthread_once(&topo_once, topology_load);
+	return &topo_info;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Binding                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Fallback binding: the (index mod n)-th CPU of the process's affinity mask. */
+static int bind_sysconf(unsigned int index)
+{
+	cpu_set_t allowed, one;
+	int cpu, n, err;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		return -1;
+	n = CPU_COUNT(&allowed);
+	if (n <= 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	index %= (unsigned int)n;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		if (index-- == 0)
+			break;
+	}
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	err = pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+POOL_API int pool_topology_bind_thread(unsigned int index)
+{
+	const struct pool_topology *t = pool_topology();
+	hwloc_topology_t h = topo_hwloc;
+	hwloc_obj_t core, pu;
+	int ncores, npus;
+
+	if (t->source == POOL_TOPO_SYSCONF)
+		return bind_sysconf(index);
+	if (t->source == POOL_TOPO_XML || !hwloc_topology_is_thissystem(h)) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	ncores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
+	if (ncores > 0) {
+		core = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, index % (unsigned int)ncores);
+		npus = hwloc_get_nbobjs_inside_cpuset_by_type(h, core->cpuset, HWLOC_OBJ_PU);
+		if (npus <= 0) {
+			errno = EINVAL;
+			return -1;
+		}
+		pu = hwloc_get_obj_inside_cpuset_by_type(h, core->cpuset, HWLOC_OBJ_PU,
+		                                         (index / (unsigned int)ncores) %
+		                                         (unsigned int)npus);
+	} else {
+		npus = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
+		if (npus <= 0) {
+			errno = EINVAL;
+			return -1;
+		}
+		pu = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, index % (unsigned int)npus);
+	}
+	if (!pu) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* hwloc_set_cpubind() returns -1 with errno ENOSYS, EXDEV, EPERM or EINVAL */
+	return hwloc_set_cpubind(h, pu->cpuset, HWLOC_CPUBIND_THREAD) < 0 ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Showing                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A byte count in the largest binary unit that divides it exactly ("48 KiB", "1.5 MiB"). */
+static const char *human(char *buf, size_t len, size_t v)
+{
+	static const char *unit[] = { "bytes", "KiB", "MiB", "GiB" };
+	unsigned int u = 0;
+	double d = (double)v;
+
+	while (u < 3 && d >= 1024.0) {
+		d /= 1024.0;
+		u++;
+	}
+	if (d == (double)(size_t)d)
+		snprintf(buf, len, "%zu %s", (size_t)d, unit[u]);
+	else
+		snprintf(buf, len, "%.1f %s", d, unit[u]);
+	return buf;
+}
+
+POOL_API void pool_topology_show(FILE *out)
+{
+	const struct pool_topology *t;
+	struct pool_config cfg;
+	char a[32], b[32], c[32];
+
+	if (!out)
+		return;
+	t = pool_topology();
+	switch (t->source) {
+	case POOL_TOPO_SYSTEM:
+		fprintf(out, "topology: this machine (hwloc API %u.%u, I/O objects filtered out)",
+		        hwloc_get_api_version() >> 16, (hwloc_get_api_version() >> 8) & 0xff);
+		break;
+	case POOL_TOPO_XML:
+		fprintf(out, "topology: XML file %s (HWLOC_XMLFILE; not this machine)", t->xml_file);
+		break;
+	default:
+		fprintf(out, "topology: sysconf() fallback, hwloc could not load it%s%s%s",
+		        t->xml_file ? " (HWLOC_XMLFILE='" : "", t->xml_file ? t->xml_file : "",
+		        t->xml_file ? "')" : "");
+		break;
+	}
+	fprintf(out, ", loaded in %lu.%03lu ms\n", t->load_us / 1000, t->load_us % 1000);
+	fprintf(out, "  PUs %u, cores %u, packages %u, NUMA nodes %u\n", t->pus, t->cores,
+	        t->packages, t->numa_nodes);
+	fprintf(out, "  cache line %u bytes, L1d %s, L2 %s x %u, L3 %s x %u\n", t->cache_line,
+	        human(a, sizeof(a), t->l1d_bytes), human(b, sizeof(b), t->l2_bytes), t->l2_count,
+	        human(c, sizeof(c), t->l3_bytes), t->l3_count);
+	fprintf(out, "defaults derived from it:\n");
+	fprintf(out, "  buckets per pool    %u  (largest power of two <= %u PUs, within %u..%u)\n",
+	        t->default_buckets, t->pus, POOL_TOPO_BUCKETS_MIN, POOL_TOPO_BUCKETS_MAX);
+	if (t->l2_per_pu_bytes)
+		fprintf(out, "  thread cache budget %s  (L2 per PU %s, rounded down to 4 KiB, "
+		        "within %u..%u KiB)\n", human(a, sizeof(a), t->default_cache_bytes),
+		        human(b, sizeof(b), t->l2_per_pu_bytes), POOL_TOPO_CACHE_MIN / 1024,
+		        POOL_TOPO_CACHE_MAX / 1024);
+	else
+		fprintf(out, "  thread cache budget %s  (no L2 size known)\n",
+		        human(a, sizeof(a), t->default_cache_bytes));
+	pool_get_config(&cfg);
+	fprintf(out, "in effect (after POOL_BUCKETS, POOL_CACHE_SIZE, pool_configure()):\n");
+	fprintf(out, "  buckets per pool    %u\n", cfg.buckets);
+	fprintf(out, "  thread cache budget %s\n", human(a, sizeof(a), cfg.cache_bytes));
+	fprintf(out, "  objects per cluster %u\n", cfg.cluster);
+	fprintf(out, "  OS layer            %s\n", pool__os_name());
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Trim                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+POOL_API void pool_trim(void)
+{
+	pool__os_trim();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Environment overrides                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A plain decimal number, digits only; 0 and stored, or -1. */
+static int parse_count(const char *s, unsigned long *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/*
+ * A byte count: digits with an optional k/m/g suffix (powers of 1024), at most POOL_SIZE_MAX.
+ * Returns 0 and stores it, or -1 for anything else (empty, sign, trailing garbage, overflow).
  */
 static int parse_bytes(const char *s, size_t *out)
 {
 	unsigned long long v;
+	unsigned int shift = 0;
 	char *end;
 
-	if (!s || !*s || *s == '-')
+	if (!s || *s < '0' || *s > '9')
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 10);
 	if (errno || end == s)
 		return -1;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
 	default: break;
 	}
-	if (*end || v > POOL_SIZE_MAX)
+	if (*end || v > (POOL_SIZE_MAX >> shift))
 		return -1;
-	*out = (size_t)v;
+	*out = (size_t)(v << shift);
 	return 0;
 }
 
 void pool__config_defaults(struct pool_config *cfg)
 {
+	const struct pool_topology *t = pool_topology();
 	const char *env;
+	unsigned long n;
 	size_t v;
 
+	cfg->buckets = t->default_buckets;
+	cfg->cache_bytes = t->default_cache_bytes;
 	env = getenv("POOL_BUCKETS");
 	if (env) {
-		if (parse_bytes(env, &v) == 0 && v >= 1 && v <= POOL_BUCKETS_MAX && !(v & (v - 1)))
-			cfg->buckets = (unsigned int)v;
+		if (parse_count(env, &n) == 0 && n >= 1 && n <= POOL_BUCKETS_MAX && !(n & (n - 1)))
+			cfg->buckets = (unsigned int)n;
 		else
 			fprintf(stderr, "libpool: ignoring POOL_BUCKETS='%s': expected a power of two "
 			        "from 1 to %u; keeping %u\n", env, POOL_BUCKETS_MAX, cfg->buckets);

@@ -136,4 +136,43 @@ struct pool_config {
 	unsigned int cluster;   /* objects per cluster, 1..64 */
 };
 
+/* ------------------------------------------------------------------------------------------ */
+/* Topology (src/topology.c)                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Where struct pool_topology came from (its `source`). */
+#define POOL_TOPO_SYSTEM   0u    /* hwloc discovered this machine */
+#define POOL_TOPO_XML      1u    /* hwloc loaded the XML file named by HWLOC_XMLFILE */
+#define POOL_TOPO_SYSCONF  2u    /* hwloc failed: counts from sysconf(), see pool_topology() */
+
+/* Bounds of the derived defaults (see pool_topology() for the formulas). */
+#define POOL_TOPO_BUCKETS_MIN      8u               /* default buckets, lower bound */
+#define POOL_TOPO_BUCKETS_MAX      64u              /* default buckets, upper bound */
+#define POOL_TOPO_CACHE_MIN        (256u * 1024u)   /* default cache budget, bytes, lower */
+#define POOL_TOPO_CACHE_MAX        (2048u * 1024u)  /* default cache budget, bytes, upper */
+#define POOL_TOPO_CACHE_FALLBACK   (512u * 1024u)   /* budget when no L2 size is known */
+
+/*
+ * The machine as pool_topology() saw it, and the defaults derived from it. Sizes in bytes; a
+ * cache level hwloc (or sysconf) does not report has size 0 and count 0.
+ */
+struct pool_topology {
+	unsigned int source;          /* POOL_TOPO_SYSTEM, POOL_TOPO_XML or POOL_TOPO_SYSCONF */
+	const char *xml_file;         /* HWLOC_XMLFILE when set (also if it failed to load), or NULL */
+	unsigned int pus;             /* processing units (hardware threads) usable by the process */
+	unsigned int cores;           /* cores holding those PUs */
+	unsigned int packages;        /* sockets */
+	unsigned int numa_nodes;      /* NUMA nodes (memory), at least 1 */
+	unsigned int cache_line;      /* data cache line size, bytes (64 when unknown) */
+	size_t l1d_bytes;             /* size of one L1 data (or unified) cache */
+	size_t l2_bytes;              /* size of one L2 cache (the first one) */
+	size_t l3_bytes;              /* size of one L3 cache (the first one) */
+	unsigned int l2_count;        /* L2 caches */
+	unsigned int l3_count;        /* L3 caches */
+	size_t l2_per_pu_bytes;       /* sum of all L2 sizes / pus: the input of the cache budget */
+	unsigned int default_buckets; /* derived bucket count (before any override) */
+	size_t default_cache_bytes;   /* derived per-thread cache budget, bytes (before overrides) */
+	unsigned long load_us;        /* wall-clock time the load took, microseconds */
+};
+
 #endif /* POOL_POOL_T_H */

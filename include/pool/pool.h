@@ -316,6 +316,78 @@ POOL_API void pool_debugging_show(FILE *out);
 /* pool_debugging_poison_byte - the byte `poison` fills objects with (0..255). Thread-safe. */
 POOL_API unsigned int pool_debugging_poison_byte(void);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Topology, defaults and trim (src/topology.c)                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * pool_topology - the machine's topology and the defaults derived from it.
+ *
+ * Loaded once, on the first call (the library calls it before its first pool or thread cache),
+ * with hwloc (https://www.open-mpi.org/projects/hwloc/): I/O objects (PCI, OS devices) are
+ * filtered out, so only CPUs, caches and memory are discovered. If HWLOC_XMLFILE is set and not
+ * empty, that XML file is loaded instead of this machine (source POOL_TOPO_XML), as the tests do
+ * with the machines in shared/topologies/. Measured cost of the load, on the 2-PU KVM guest we
+ * develop on: about 1.3 ms (doc/tuning.md); `load_us` holds the time of the actual load.
+ *
+ * If hwloc fails (no memory, a missing or malformed HWLOC_XMLFILE...), the topology comes from
+ * sysconf(): PUs = _SC_NPROCESSORS_ONLN, one core per PU, one package, one NUMA node, the cache
+ * sizes glibc reports (_SC_LEVEL1_DCACHE_SIZE...), one L2 per PU; `source` is POOL_TOPO_SYSCONF
+ * and one message goes to stderr: "libpool: hwloc could not load the topology (<why>); using
+ * sysconf(): ...". It is never printed again.
+ *
+ * Derived defaults (the values before POOL_BUCKETS, POOL_CACHE_SIZE and pool_configure()):
+ *   default_buckets     = the largest power of two <= pus, clamped to 8..64.
+ *     Each thread starts its pushes and pops at its own bucket, so with one bucket per one or
+ *     two PUs two threads rarely meet on one shared-list head. HAProxy measured gains up to 64
+ *     buckets on 80 threads (its shared pool buckets, CONFIG_HAP_POOL_BUCKETS); past 64 the
+ *     stats sums and pool_gc() walks grow with no measured gain. 8 keeps small machines (and their helper
+ *     threads) out of each other's way for 512 bytes per pool.
+ *   default_cache_bytes = l2_per_pu_bytes (sum of L2 sizes / pus), rounded down to 4 KiB,
+ *     clamped to 256 KiB..2 MiB; 512 KiB when no L2 is known.
+ *     A thread cache holds recently freed objects so that the next allocation gets a line that
+ *     is still in this core's private cache; caching more than the L2 share of the hardware
+ *     thread mostly keeps cold memory away from other threads. 512 KiB is HAProxy's per-thread
+ *     default (CONFIG_HAP_POOL_CACHE_SIZE); 256 KiB still holds 16 buffers of 16 KiB (two clusters);
+ *     2 MiB bounds what a thread pins (384 threads x 2 MiB = 768 MiB).
+ *
+ * Returns a pointer to a process-lifetime structure, never NULL. Thread-safe (pthread_once);
+ * the hwloc topology stays loaded for pool_topology_bind_thread().
+ */
+POOL_API const struct pool_topology *pool_topology(void);
+
+/*
+ * pool_topology_bind_thread - bind the calling thread to one PU, chosen round-robin over cores
+ * first, then over the hardware threads of each core: index i goes to core (i mod cores), its
+ * ((i / cores) mod PUs-of-that-core)-th PU, so that the first `cores` threads get a core each.
+ *
+ * Returns 0 when bound. Returns -1 and leaves the thread unbound (the caller carries on) with
+ * errno = ENOTSUP when the topology is not this machine's (loaded from HWLOC_XMLFILE), or the
+ * errno of the failed binding call where binding is not allowed or not supported: EPERM, EINVAL
+ * (the PU is outside the process's allowed CPUs), ENOSYS or EXDEV (hwloc_set_cpubind(3)). With
+ * the sysconf() fallback, index i binds to the (i mod n)-th CPU the process may run on
+ * (pthread_setaffinity_np). Thread-safe.
+ */
+POOL_API int pool_topology_bind_thread(unsigned int index);
+
+/*
+ * pool_topology_show - print to `out` what pool_topology() found (source, PUs, cores, packages,
+ * NUMA nodes, cache line, cache sizes, load time), the defaults derived from it with their
+ * formulas, and the configuration in effect after overrides (pool_get_config()). Used by the
+ * `pools topology` command and `pool-topology`. NULL: no-op. Thread-safe.
+ */
+POOL_API void pool_topology_show(FILE *out);
+
+/*
+ * pool_trim - ask the OS layer to give free memory back to the system: with jemalloc, a purge of
+ * every arena (mallctl "arena.<MALLCTL_ARENAS_ALL>.purge": madvise() of its dirty pages); with
+ * the C library, malloc_trim(0). Pool objects are not touched: pool_gc() releases them first
+ * and then trims. Cost: a system call per run of free pages, proportional to the free memory
+ * the allocator holds; measured in doc/tuning.md (about 0.1 ms with nothing to return, a few
+ * ms after freeing 256 MiB). Never call it on a hot path. Thread-safe; cannot fail.
+ */
+POOL_API void pool_trim(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,127 @@
+/*
+ * pool-topology - show the topology libpool sees and the defaults it derives from it.
+ *
+ *   pool-topology                 pool_topology_show() for this machine (or HWLOC_XMLFILE)
+ *   pool-topology --table F.xml.. a markdown table, one row per hwloc XML file: what libpool
+ *                                 derives on that machine (doc/tuning.md is made with it)
+ *   pool-topology --help
+ *
+ * Each file is loaded in a child process with HWLOC_XMLFILE set, because pool_topology() loads
+ * once per process. Exit status: 0, 1 when a file could not be loaded by hwloc (its row says
+ * so), 2 on bad usage.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <pool/pool.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: pool-topology               show this machine's topology and defaults\n"
+	        "       pool-topology --table FILE.xml...\n"
+	        "                                   markdown table of the defaults derived on each\n"
+	        "                                   hwloc XML topology (loaded via HWLOC_XMLFILE)\n"
+	        "       pool-topology --help\n");
+}
+
+/* "1 MiB", "48 KiB", "1.4 MiB" */
+static void human(char *buf, size_t len, size_t v)
+{
+	static const char *unit[] = { "B", "KiB", "MiB", "GiB" };
+	unsigned int u = 0;
+	double d = (double)v;
+
+	if (!v) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	while (u < 3 && d >= 1024.0) {
+		d /= 1024.0;
+		u++;
+	}
+	if (d == (double)(size_t)d)
+		snprintf(buf, len, "%zu %s", (size_t)d, unit[u]);
+	else
+		snprintf(buf, len, "%.1f %s", d, unit[u]);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* In a child: load `path` and print its row; exit 0, or 1 if hwloc could not load it. */
+static void row_child(const char *path)
+{
+	const struct pool_topology *t;
+	char l1[32], l2[32], l3[32], per[32], budget[32];
+
+	if (setenv("HWLOC_XMLFILE", path, 1) < 0) {
+		perror("setenv");
+		_exit(1);
+	}
+	t = pool_topology();
+	if (t->source != POOL_TOPO_XML) {
+		printf("| %s | (hwloc could not load it) | | | | | | | | | |\n", base_name(path));
+		fflush(stdout);
+		_exit(1);
+	}
+	human(l1, sizeof(l1), t->l1d_bytes);
+	human(l2, sizeof(l2), t->l2_bytes);
+	human(l3, sizeof(l3), t->l3_bytes);
+	human(per, sizeof(per), t->l2_per_pu_bytes);
+	human(budget, sizeof(budget), t->default_cache_bytes);
+	printf("| %s | %u | %u | %u | %u | %s | %s x %u | %s x %u | %s | **%u** | **%s** |\n",
+	       base_name(path), t->packages, t->numa_nodes, t->cores, t->pus, l1, l2, t->l2_count,
+	       l3, t->l3_count, per, t->default_buckets, budget);
+	fflush(stdout);
+	_exit(0);
+}
+
+static int table(int argc, char **argv)
+{
+	int i, status, ret = 0;
+	pid_t pid;
+
+	printf("| topology | packages | NUMA nodes | cores | PUs | L1d | L2 | L3 | L2 per PU "
+	       "| buckets | cache budget |\n");
+	printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	fflush(stdout);
+	for (i = 0; i < argc; i++) {
+		pid = fork();
+		if (pid < 0) {
+			perror("fork");
+			return 1;
+		}
+		if (pid == 0)
+			row_child(argv[i]);
+		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			ret = 1;
+	}
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 1) {
+		pool_topology_show(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--table") && argc > 2)
+		return table(argc - 2, argv + 2);
+	fprintf(stderr, "pool-topology: %s\n", !strcmp(argv[1], "--table") ?
+	        "--table needs at least one XML file" : "unknown option");
+	usage(stderr);
+	return 2;
+}

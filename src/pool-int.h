@@ -39,6 +39,7 @@ struct pool_bucket {
 	atomic_ulong failed;                    /* failures of threads hashed to this bucket */
 	atomic_ulong free_objects;              /* objects sitting in this bucket's free list */
 	struct pool_item *fork_saved;           /* the head, kept here across fork() */
+	atomic_ulong gc_seen_sum;               /* needed_sum at the previous pool_gc() */
 } __attribute__((aligned(POOL_CACHE_LINE)));
 
 /* One pool_create() call merged into a pool, for `pools show detailed`. */

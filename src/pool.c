@@ -51,7 +51,9 @@
  * 6. Memory return. An evicted object whose bucket has allocated > max(used, needed + needed/4)
  *    goes to the OS layer instead of a shared list, so a spike does not pin memory. pool_gc()
  *    gives back what the shared lists hold beyond max(used, needed*5/4) plus one cluster, then
- *    trims the OS layer. needed_avg is sampled every time a bucket's used changes.
+ *    trims the OS layer. needed_avg is sampled every time a bucket's used changes; a bucket
+ *    that took no sample between two pool_gc() calls is idle and its needed_avg is reset to its
+ *    used, since a frozen average would otherwise keep the tail of the spike forever.
  *
  * 7. Threads. A thread gets its context on first use (initial-exec TLS), an id from the registry
  *    (POOL_MAX_THREADS slots, recycled), and a pthread key whose destructor flushes its caches at
@@ -1230,16 +1232,46 @@ POOL_API void pool_flush(struct pool_head *pool)
 		flush_shared(pool);
 }
 
+/*
+ * needed_avg is sampled only when a bucket's used changes, so once a bucket goes idle its average
+ * stays frozen at its value after the spike (up to about POOL_AVG_SAMPLES objects of lag per
+ * bucket, whatever the spike was). A bucket whose needed_sum has not changed since the previous
+ * pool_gc() took no sample in between: it is idle, and its average is brought to its current
+ * used, so that a spike does not pin memory forever. A race with a sampling thread only means
+ * the bucket was not idle: the reset is skipped.
+ */
+static void gc_refresh_idle(struct pool_head *pool)
+{
+	unsigned int i;
+
+	for (i = 0; i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[i];
+		unsigned long sum = atomic_load_explicit(&b->needed_sum, memory_order_relaxed);
+		unsigned long now;
+
+		if (sum == atomic_load_explicit(&b->gc_seen_sum, memory_order_relaxed)) {
+			now = atomic_load_explicit(&b->used, memory_order_relaxed) * POOL_AVG_SAMPLES;
+			if (atomic_compare_exchange_strong_explicit(&b->needed_sum, &sum, now,
+			                                            memory_order_relaxed,
+			                                            memory_order_relaxed))
+				sum = now;
+		}
+		atomic_store_explicit(&b->gc_seen_sum, sum, memory_order_relaxed);
+	}
+}
+
 /* Release what the shared lists hold beyond max(used, needed*5/4) plus one cluster. */
 static void gc_one(struct pool_head *pool)
 {
-	unsigned long alloc = pool__sum_allocated(pool);
-	unsigned long used = pool__sum_used(pool);
-	unsigned long need = pool__sum_needed(pool);
-	unsigned long keep = need + need / 4;
+	unsigned long alloc, used, need, keep;
 	unsigned int i, misses = 0;
 	long excess;
 
+	gc_refresh_idle(pool);
+	alloc = pool__sum_allocated(pool);
+	used = pool__sum_used(pool);
+	need = pool__sum_needed(pool);
+	keep = need + need / 4;
 	if (keep < used)
 		keep = used;
 	keep += pool->cluster;

@@ -221,8 +221,11 @@ POOL_API void pool_flush(struct pool_head *pool);
 /*
  * pool_gc - release what a pool does not need: objects in its shared free lists beyond
  * max(used, needed_avg + needed_avg/4) plus a floor of one cluster are given back to the OS
- * layer, then the OS layer is trimmed (see pool_trim()). NULL: every pool. Never call it on a hot
- * path: it walks every bucket and may take milliseconds. Thread-safe.
+ * layer, then the OS layer is trimmed (see pool_trim()). needed_avg only moves when objects do,
+ * so a bucket that saw no activity since the previous pool_gc() call is idle: its needed_avg is
+ * first reset to its used. Call it periodically (or twice) after load drops to give a spike
+ * back. NULL: every pool. Never call it on a hot path: it walks every bucket and may take
+ * milliseconds. Thread-safe.
  */
 POOL_API void pool_gc(struct pool_head *pool);
 

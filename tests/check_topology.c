@@ -687,6 +687,7 @@ int main(void)
 	SRunner *sr = srunner_create(topology_suite());
 	int failed;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);   /* lines reach the log before a forked test ends */
 	/* HWLOC_XMLFILE or overrides from the caller's environment would change what we check */
 	unsetenv("HWLOC_XMLFILE");
 	unsetenv("POOL_BUCKETS");

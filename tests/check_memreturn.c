@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pool/pool.h>
@@ -63,6 +64,14 @@ static size_t rss_bytes(void)
 	ck_assert_int_eq(fscanf(f, "%lu %lu", &size, &resident), 2);
 	fclose(f);
 	return resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
 static void *spike_thread(void *arg)
@@ -136,6 +145,7 @@ START_TEST(test_spike)
 	pthread_t th[NTHREADS];
 	struct pool_config cfg;
 	size_t base, peak, after, spike_bytes = 0;
+	double t0, t1, t2, t3, t4, t5;
 	size_t p;
 	unsigned int t;
 
@@ -174,13 +184,24 @@ START_TEST(test_spike)
 	 * since creation) and keeps max(used, needed_avg * 5/4) of them; the second sees them idle,
 	 * takes their needed_avg down to their used, and gives back the rest.
 	 */
+	t0 = now_us();
 	pool_gc(NULL);
+	t1 = now_us();
 	log_stats("gc 1");
 	check_gc_bound(&cfg);
+	t2 = now_us();
 	pool_gc(NULL);
+	t3 = now_us();
 	after = rss_bytes();
 	log_stats("gc 2");
 	check_gc_bound(&cfg);
+	t4 = now_us();
+	pool_trim();
+	t5 = now_us();
+	/* measurements for doc/tuning.md, printed, never asserted */
+	printf("check_memreturn: cost (%s): pool_gc(NULL) pass 1 %.2f ms, pass 2 (releases the "
+	       "rest, then trims) %.2f ms, pool_trim() with nothing left to return %.3f ms\n",
+	       pool__os_name(), (t1 - t0) / 1000.0, (t3 - t2) / 1000.0, (t5 - t4) / 1000.0);
 	printf("check_memreturn: spike of %zu MiB of objects; RSS %zu MiB before, %zu MiB at the "
 	       "peak, %zu MiB after pool_gc(NULL): %.1f%% of the spike given back (OS layer %s)\n",
 	       spike_bytes / MiB, base / MiB, peak / MiB, after / MiB,

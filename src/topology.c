@@ -198,10 +198,11 @@ static void topology_load(void)
 {
 	struct pool_topology *t = &topo_info;
 	const char *xml = getenv("HWLOC_XMLFILE");
-	struct timespec t0, t1;
+	struct timespec t0, t1, c0, c1;
 	char why[4300];
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	if (xml && *xml) {
 		snprintf(topo_xml_path, sizeof(topo_xml_path), "%s", xml);
 		t->xml_file = topo_xml_path;
@@ -217,8 +218,10 @@ static void topology_load(void)
 		        "%u PUs, L2 %zu bytes; defaults: %u buckets, %zu bytes of thread cache\n",
 		        why, t->pus, t->l2_bytes, t->default_buckets, t->default_cache_bytes);
 	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	t->load_us = elapsed_us(&t0, &t1);
+	t->load_cpu_us = elapsed_us(&c0, &c1);
 }
 
 POOL_API const struct pool_topology *pool_topology(void)
@@ -346,7 +349,8 @@ POOL_API void pool_topology_show(FILE *out)
 		        t->xml_file ? "')" : "");
 		break;
 	}
-	fprintf(out, ", loaded in %lu.%03lu ms\n", t->load_us / 1000, t->load_us % 1000);
+	fprintf(out, ", loaded in %lu.%03lu ms (%lu.%03lu ms of CPU)\n", t->load_us / 1000,
+	        t->load_us % 1000, t->load_cpu_us / 1000, t->load_cpu_us % 1000);
 	fprintf(out, "  PUs %u, cores %u, packages %u, NUMA nodes %u\n", t->pus, t->cores,
 	        t->packages, t->numa_nodes);
 	fprintf(out, "  cache line %u bytes, L1d %s, L2 %s x %u, L3 %s x %u\n", t->cache_line,

@@ -363,6 +363,51 @@ START_TEST(test_in_use_never_released)
 }
 END_TEST
 
+/*
+ * pool_trim() alone: 64 MiB of 16 KiB objects go back to the OS layer with pool_flush() (which
+ * does not trim), then pool_trim() returns the pages. Its cost is printed for doc/tuning.md.
+ */
+START_TEST(test_trim_returns_pages)
+{
+	size_t n = 64 * MiB / 16384, i;
+	struct pool_head *p = pool_create("trim16k", 16384, 0);
+	void **o = calloc(n, sizeof(void *));
+	size_t base, peak, flushed, trimmed;
+	double t0, t1;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(o);
+	pool_trim();
+	base = rss_bytes();
+	for (i = 0; i < n; i++) {
+		o[i] = pool_alloc(p);
+		ck_assert_ptr_nonnull(o[i]);
+		memset(o[i], 0x3c, 16384);
+	}
+	peak = rss_bytes();
+	for (i = 0; i < n; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	pool_flush(p);
+	flushed = rss_bytes();
+	t0 = now_us();
+	pool_trim();
+	t1 = now_us();
+	trimmed = rss_bytes();
+	printf("check_memreturn: cost (%s): pool_trim() after 64 MiB went back to the OS layer "
+	       "%.2f ms; RSS %zu MiB before, %zu MiB allocated, %zu MiB flushed, %zu MiB trimmed\n",
+	       pool__os_name(), (t1 - t0) / 1000.0, base / MiB, peak / MiB, flushed / MiB,
+	       trimmed / MiB);
+#ifdef SAN_REPLACES_MALLOC
+	printf("check_memreturn: RSS assertion skipped under the sanitizer's allocator\n");
+#else
+	ck_assert_uint_le(trimmed, base + 16 * MiB);
+#endif
+	free(o);
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
 static Suite *memreturn_suite(void)
 {
 	Suite *s = suite_create("memreturn");
@@ -371,6 +416,11 @@ static Suite *memreturn_suite(void)
 	tc = tcase_create("Spike");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_spike);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Trim");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_trim_returns_pages);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("InUse");

@@ -50,6 +50,15 @@ static void human(char *buf, size_t len, size_t v)
 		snprintf(buf, len, "%.1f %s", d, unit[u]);
 }
 
+/* Append " x <count>" to a cache size, unless there is no such cache. */
+static void cache_count(char *buf, size_t len, unsigned int count)
+{
+	size_t used = strlen(buf);
+
+	if (count)
+		snprintf(buf + used, len - used, " x %u", count);
+}
+
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -61,7 +70,7 @@ static const char *base_name(const char *path)
 static void row_child(const char *path)
 {
 	const struct pool_topology *t;
-	char l1[32], l2[32], l3[32], per[32], budget[32];
+	char l1[48], l2[48], l3[48], per[32], budget[32];
 
 	if (setenv("HWLOC_XMLFILE", path, 1) < 0) {
 		perror("setenv");
@@ -78,9 +87,12 @@ static void row_child(const char *path)
 	human(l3, sizeof(l3), t->l3_bytes);
 	human(per, sizeof(per), t->l2_per_pu_bytes);
 	human(budget, sizeof(budget), t->default_cache_bytes);
-	printf("| %s | %u | %u | %u | %u | %s | %s x %u | %s x %u | %s | **%u** | **%s** |\n",
-	       base_name(path), t->packages, t->numa_nodes, t->cores, t->pus, l1, l2, t->l2_count,
-	       l3, t->l3_count, per, t->default_buckets, budget);
+	cache_count(l2, sizeof(l2), t->l2_count);
+	cache_count(l3, sizeof(l3), t->l3_count);
+	printf("| %s | %u x %u cores x %u threads | %u | %u | %u | %s | %s | %s | %s | **%u** | "
+	       "**%s** |\n", base_name(path), t->packages, t->cores / t->packages,
+	       t->pus / t->cores, t->numa_nodes, t->cores, t->pus, l1, l2, l3, per,
+	       t->default_buckets, budget);
 	fflush(stdout);
 	_exit(0);
 }
@@ -90,9 +102,9 @@ static int table(int argc, char **argv)
 	int i, status, ret = 0;
 	pid_t pid;
 
-	printf("| topology | packages | NUMA nodes | cores | PUs | L1d | L2 | L3 | L2 per PU "
+	printf("| topology | machine | NUMA nodes | cores | PUs | L1d | L2 | L3 | L2 per PU "
 	       "| buckets | cache budget |\n");
-	printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+	printf("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 	fflush(stdout);
 	for (i = 0; i < argc; i++) {
 		pid = fork();

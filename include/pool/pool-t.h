@@ -173,6 +173,7 @@ struct pool_topology {
 	unsigned int default_buckets; /* derived bucket count (before any override) */
 	size_t default_cache_bytes;   /* derived per-thread cache budget, bytes (before overrides) */
 	unsigned long load_us;        /* wall-clock time the load took, microseconds */
+	unsigned long load_cpu_us;    /* CPU time (user + system) of the load, microseconds */
 };
 
 #endif /* POOL_POOL_T_H */

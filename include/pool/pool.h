@@ -330,8 +330,9 @@ POOL_API unsigned int pool_debugging_poison_byte(void);
  * with hwloc (https://www.open-mpi.org/projects/hwloc/): I/O objects (PCI, OS devices) are
  * filtered out, so only CPUs, caches and memory are discovered. If HWLOC_XMLFILE is set and not
  * empty, that XML file is loaded instead of this machine (source POOL_TOPO_XML), as the tests do
- * with the machines in shared/topologies/. Measured cost of the load, on the 2-PU KVM guest we
- * develop on: about 1.3 ms (doc/tuning.md); `load_us` holds the time of the actual load.
+ * with the machines in shared/topologies/. Measured cost of the load on the 2-PU KVM guest we
+ * develop on: 2.7-4.3 ms of CPU, 3.6 ms of wall time at best (doc/tuning.md); `load_us` and
+ * `load_cpu_us` hold the times of the actual load.
  *
  * If hwloc fails (no memory, a missing or malformed HWLOC_XMLFILE...), the topology comes from
  * sysconf(): PUs = _SC_NPROCESSORS_ONLN, one core per PU, one package, one NUMA node, the cache
@@ -344,15 +345,15 @@ POOL_API unsigned int pool_debugging_poison_byte(void);
  *     Each thread starts its pushes and pops at its own bucket, so with one bucket per one or
  *     two PUs two threads rarely meet on one shared-list head. HAProxy measured gains up to 64
  *     buckets on 80 threads (its shared pool buckets, CONFIG_HAP_POOL_BUCKETS); past 64 the
- *     stats sums and pool_gc() walks grow with no measured gain. 8 keeps small machines (and their helper
- *     threads) out of each other's way for 512 bytes per pool.
+ *     stats sums and pool_gc() walks grow with no measured gain. 8 keeps small machines (and
+ *     their helper threads) out of each other's way for 512 bytes per pool.
  *   default_cache_bytes = l2_per_pu_bytes (sum of L2 sizes / pus), rounded down to 4 KiB,
  *     clamped to 256 KiB..2 MiB; 512 KiB when no L2 is known.
  *     A thread cache holds recently freed objects so that the next allocation gets a line that
  *     is still in this core's private cache; caching more than the L2 share of the hardware
  *     thread mostly keeps cold memory away from other threads. 512 KiB is HAProxy's per-thread
- *     default (CONFIG_HAP_POOL_CACHE_SIZE); 256 KiB still holds 16 buffers of 16 KiB (two clusters);
- *     2 MiB bounds what a thread pins (384 threads x 2 MiB = 768 MiB).
+ *     default (CONFIG_HAP_POOL_CACHE_SIZE); 256 KiB still holds 16 buffers of 16 KiB (two
+ *     clusters); 2 MiB bounds what a thread pins (384 threads x 2 MiB = 768 MiB).
  *
  * Returns a pointer to a process-lifetime structure, never NULL. Thread-safe (pthread_once);
  * the hwloc topology stays loaded for pool_topology_bind_thread().
@@ -385,9 +386,10 @@ POOL_API void pool_topology_show(FILE *out);
  * pool_trim - ask the OS layer to give free memory back to the system: with jemalloc, a purge of
  * every arena (mallctl "arena.<MALLCTL_ARENAS_ALL>.purge": madvise() of its dirty pages); with
  * the C library, malloc_trim(0). Pool objects are not touched: pool_gc() releases them first
- * and then trims. Cost: a system call per run of free pages, proportional to the free memory
- * the allocator holds; measured in doc/tuning.md (about 0.1 ms with nothing to return, a few
- * ms after freeing 256 MiB). Never call it on a hot path. Thread-safe; cannot fail.
+ * and then trims. Cost: a system call per run of free pages, so it grows with the free memory
+ * the allocator holds; measured (doc/tuning.md): 5-8 us with nothing to return, 8.5 ms with
+ * jemalloc after 64 MiB of 16 KiB objects were freed (glibc returns most at free() already).
+ * Never call it on a hot path. Thread-safe; cannot fail.
  */
 POOL_API void pool_trim(void);
 

@@ -33,3 +33,6 @@ tuning-table: deps $(BUILD)/tools/pool-topology
 		{ echo "tuning-table: markers missing in doc/tuning.md"; exit 1; }
 	$(Q)mv $(BUILD)/tuning.md.new doc/tuning.md
 	@echo "doc/tuning.md: table regenerated from $(TOPOLOGY_DIR)"
+
+# `make install` installs pool-topology and its man page (doc/pool-topology.1) with the others.
+INSTALL_TOOLS += pool-topology

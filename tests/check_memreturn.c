@@ -34,6 +34,22 @@
 #endif
 #endif
 
+/*
+ * ThreadSanitizer's shadow memory made the 272 MiB spike cost 1.5 GiB of RSS, too much for the
+ * shared test machine: under it the spike is a quarter as big (the RSS assertion is skipped
+ * there anyway; every counter assertion runs).
+ */
+#if defined(__SANITIZE_THREAD__)
+#define SPIKE_DIVISOR 4
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SPIKE_DIVISOR 4
+#endif
+#endif
+#ifndef SPIKE_DIVISOR
+#define SPIKE_DIVISOR 1
+#endif
+
 #define NTHREADS 8
 #define MiB (1024ul * 1024ul)
 
@@ -153,14 +169,14 @@ START_TEST(test_spike)
 	for (p = 0; p < NPOOLS; p++) {
 		pools[p] = pool_create(spike_pools[p].name, spike_pools[p].size, 0);
 		ck_assert_ptr_nonnull(pools[p]);
-		nobjs[p] = spike_pools[p].bytes_per_thread / spike_pools[p].size;
-		spike_bytes += NTHREADS * spike_pools[p].bytes_per_thread;
+		nobjs[p] = spike_pools[p].bytes_per_thread / SPIKE_DIVISOR / spike_pools[p].size;
+		spike_bytes += NTHREADS * spike_pools[p].bytes_per_thread / SPIKE_DIVISOR;
 		for (t = 0; t < NTHREADS; t++) {
 			objs[t][p] = calloc(nobjs[p], sizeof(void *));
 			ck_assert_ptr_nonnull(objs[t][p]);
 		}
 	}
-	ck_assert_uint_ge(spike_bytes, 256 * MiB);
+	ck_assert_uint_ge(spike_bytes, 256 * MiB / SPIKE_DIVISOR);
 	pthread_barrier_init(&allocated_bar, NULL, NTHREADS + 1);
 	pthread_barrier_init(&peak_bar, NULL, NTHREADS + 1);
 	pthread_barrier_init(&freed_bar, NULL, NTHREADS / 2 + 1);

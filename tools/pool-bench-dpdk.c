@@ -1,14 +1,19 @@
 /*
  * pool-bench-dpdk - pool-bench's child program for DPDK's rte_mempool (libdpdk-dev).
  *
- * The EAL starts without hugepages, PCI or telemetry, with no shared configuration (no files under
- * /var/run/dpdk): `--no-huge --no-pci --no-shconf --no-telemetry -l 0 -m <MiB>`, sized for the
- * scenario. The pool is an rte_mempool on DPDK's default ring handler; every thread gets its own
- * user-owned cache of 256 objects (rte_mempool_cache_create(), DPDK's usual cache size) and uses
- * rte_mempool_generic_get()/put() with it, which is what an lcore's built-in cache does, but
- * also works on the threads DPDK did not create. `bulk` passes 32 objects to one get and one put.
- * If the EAL cannot start here, the child answers "unavailable" with the EAL's reason.
+ * The EAL starts without hugepages, PCI, telemetry or shared configuration: `--no-huge --no-pci
+ * --no-shconf --no-telemetry -l 0 -m <MiB> --file-prefix=pool-bench-<pid>`, with memory sized
+ * for the scenario; it leaves nothing behind but /var/run/dpdk itself (its empty per-process
+ * runtime directory is removed at exit). The pool is an rte_mempool on DPDK's default ring
+ * handler; every thread gets its own user-owned cache of 256 objects (rte_mempool_cache_create(),
+ * DPDK's usual cache size) and uses rte_mempool_generic_get()/put() with it, which is what an
+ * lcore's built-in cache does, but also works on threads DPDK did not create. `bulk` passes 32
+ * objects to one get and one put. If the EAL cannot start here, the child answers "unavailable"
+ * with the EAL's reason.
  */
+#include <limits.h>
+#include <unistd.h>
+
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
@@ -21,6 +26,16 @@
 
 static struct rte_mempool *bk_mp;
 
+/* Stop the EAL and remove its (empty, per-process) runtime directory. */
+static void eal_cleanup(void)
+{
+	char dir[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%s", rte_eal_get_runtime_dir());
+	rte_eal_cleanup();
+	rmdir(dir);
+}
+
 static int bk_setup(const struct bench_params *bp, char *why, size_t why_len)
 {
 	unsigned int threads = bp->scenario == SC_THREADS ? bp->threads :
@@ -29,9 +44,10 @@ static int bk_setup(const struct bench_params *bp, char *why, size_t why_len)
 	size_t per_thread = BENCH_BATCH + DPDK_CACHE * 2 + BENCH_BULK;
 	size_t nobj = threads * per_thread + BENCH_RING + 1024;
 	size_t mem_mb = (nobj * (bp->size + 256)) / (1024 * 1024) + 128;
-	char mem[32];
+	char mem[32], prefix[48];
 	char *eal_argv[] = { "pool-bench-dpdk", "--no-huge", "--no-pci", "--no-shconf",
-	                     "--no-telemetry", "-l", "0", "-m", mem, "--log-level=*:error", NULL };
+	                     "--no-telemetry", "-l", "0", "-m", mem, "--log-level=*:error",
+	                     prefix, NULL };
 	int eal_argc = (int)(sizeof(eal_argv) / sizeof(eal_argv[0])) - 1;
 
 	if (strcmp(bp->backend, "dpdk") != 0) {
@@ -39,6 +55,7 @@ static int bk_setup(const struct bench_params *bp, char *why, size_t why_len)
 		return -1;
 	}
 	snprintf(mem, sizeof(mem), "%zu", mem_mb);
+	snprintf(prefix, sizeof(prefix), "--file-prefix=pool-bench-%d", (int)getpid());
 	if (rte_eal_init(eal_argc, eal_argv) < 0) {
 		snprintf(why, why_len, "DPDK's EAL cannot start here (--no-huge --no-pci "
 		         "--no-shconf): %s", rte_strerror(rte_errno));
@@ -51,6 +68,7 @@ static int bk_setup(const struct bench_params *bp, char *why, size_t why_len)
 		         bp->size, rte_strerror(rte_errno));
 		return -1;
 	}
+	atexit(eal_cleanup);
 	return 0;
 }
 

@@ -598,52 +598,49 @@ static int write_json(const struct bench_opts *o)
 	return 0;
 }
 
-/* Throughput (million pairs per second) by scenario/size and backend, with gnuplot. */
+/*
+ * Throughput (million pairs per second) by scenario/size and backend, drawn by gnuplot from a
+ * script on its standard input, the data inline (a gnuplot 5 data block): no temporary file.
+ */
 static int write_plot(const struct bench_opts *o)
 {
-	char dir[] = "/tmp/pool-bench.XXXXXX", data[64], script[64], label[32], cmd[200];
 	unsigned int si, b, col = 2;
-	FILE *f;
+	char label[32];
+	FILE *gp;
 	enum row r;
 	int rc;
 
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "pool-bench: mkdtemp: %s\n", strerror(errno));
+	fflush(stdout);
+	gp = popen("gnuplot", "w");
+	if (!gp) {
+		fprintf(stderr, "pool-bench: cannot run gnuplot: %s\n", strerror(errno));
 		return -1;
 	}
-	snprintf(data, sizeof(data), "%s/data", dir);
-	snprintf(script, sizeof(script), "%s/plot.gp", dir);
-	f = fopen(data, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "row");
+	fprintf(gp, "$data << EOD\n# row");
 	for (b = 0; b < BK_COUNT; b++)
 		if (o->backends & (1u << b))
-			fprintf(f, " %s", backends[b].name);
-	fprintf(f, "\n");
+			fprintf(gp, " %s", backends[b].name);
+	fprintf(gp, "\n");
 	for (r = 0; r < ROW_COUNT; r++) {
 		if (!row_wanted(r, o))
 			continue;
 		row_label(r, o, label, sizeof(label));
 		for (si = 0; si < o->nsizes; si++) {
-			fprintf(f, "%s/%zu", label, o->sizes[si]);
+			fprintf(gp, "%s/%zu", label, o->sizes[si]);
 			for (b = 0; b < BK_COUNT; b++)
 				if (o->backends & (1u << b)) {
 					double v = cells[r][si][b].median;
 
 					if (v)
-						fprintf(f, " %.3f", 1e3 / v);
+						fprintf(gp, " %.3f", 1e3 / v);
 					else
-						fprintf(f, " ?");
+						fprintf(gp, " ?");
 				}
-			fprintf(f, "\n");
+			fprintf(gp, "\n");
 		}
 	}
-	fclose(f);
-	f = fopen(script, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "set terminal pngcairo size 1400,600 font ',10'\nset output '%s'\n"
+	fprintf(gp, "EOD\n");
+	fprintf(gp, "set terminal pngcairo size 1400,600 font ',10'\nset output '%s'\n"
 	        "set title 'pool-bench: throughput by scenario/size (higher is better)'\n"
 	        "set ylabel 'million alloc+free pairs per second (log)'\nset logscale y\n"
 	        "set datafile missing '?'\nset style data histograms\n"
@@ -652,19 +649,14 @@ static int write_plot(const struct bench_opts *o)
 	        "plot", o->plot);
 	for (b = 0; b < BK_COUNT; b++)
 		if (o->backends & (1u << b)) {
-			fprintf(f, "%s '%s' using %u%s title '%s'", col > 2 ? "," : "", data, col,
+			fprintf(gp, "%s $data using %u%s title '%s'", col > 2 ? "," : "", col,
 			        col == 2 ? ":xtic(1)" : "", backends[b].name);
 			col++;
 		}
-	fprintf(f, "\n");
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "gnuplot '%s'", script);
-	rc = system(cmd);
-	unlink(data);
-	unlink(script);
-	rmdir(dir);
+	fprintf(gp, "\n");
+	rc = pclose(gp);
 	if (rc != 0) {
-		fprintf(stderr, "pool-bench: gnuplot failed (exit %d); is the Debian package "
+		fprintf(stderr, "pool-bench: gnuplot failed (status %d); is the Debian package "
 		        "'gnuplot' installed?\n", rc);
 		return -1;
 	}

@@ -16,8 +16,10 @@
  *
  *   <program> --child <backend> <scenario> <size> <pairs> <threads>
  *
- * which prints one line on stdout: "ok <nanoseconds per pair>", "unavailable <why>" (exit 3)
- * or "error <why>" (exit 1). A pair is one allocation and one free of the same object.
+ * which prints one line on stdout: "ok <nanoseconds per pair> <pairs timed>", "unavailable
+ * <why>" (exit 3) or "error <why>" (exit 1). A pair is one allocation and one free of the same
+ * object. A measurement times <pairs>, or fewer when it has run for BENCH_BUDGET_NS, after a
+ * warm-up of a tenth of that (at most BENCH_WARM_NS).
  */
 #ifndef POOL_TOOLS_POOL_BENCH_H
 #define POOL_TOOLS_POOL_BENCH_H
@@ -38,6 +40,9 @@
 #define BENCH_RING       1024u    /* pipeline: producer/consumer queue slots */
 #define BENCH_MAX_THREADS 1024u
 #define BENCH_EXIT_UNAVAILABLE 3
+#define BENCH_CHUNK      4096u    /* pairs between two looks at the clock */
+#define BENCH_BUDGET_NS  400e6    /* a measurement stops after this long, pairs or not */
+#define BENCH_WARM_NS    50e6     /* and its warm-up after this long */
 
 enum bench_scenario { SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_COUNT };
 
@@ -180,94 +185,131 @@ static inline void bench_relax(unsigned int *spins)
 	}
 }
 
-static void bench_produce(struct bk_thread *t, struct bench_ring *q, uint64_t n)
+static char bench_end_marker;   /* pipeline: the producer's last message */
+
+static void bench_push(struct bench_ring *q, uint64_t *tail, void *p)
+{
+	unsigned int spins = 0;
+
+	while (*tail - atomic_load_explicit(&q->head, memory_order_acquire) >= BENCH_RING)
+		bench_relax(&spins);
+	q->slot[*tail % BENCH_RING] = p;
+	atomic_store_explicit(&q->tail, ++*tail, memory_order_release);
+}
+
+/* Produce up to n objects, until the deadline; returns how many were sent. */
+static uint64_t bench_produce(struct bk_thread *t, struct bench_ring *q, uint64_t n,
+                              double deadline)
 {
 	uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
 	uint64_t i;
-	unsigned int spins = 0;
 
 	for (i = 0; i < n; i++) {
-		void *p = bk_alloc(t);
+		void *p;
 
+		if (!(i % BENCH_CHUNK) && i && bench_now_ns() >= deadline)
+			break;
+		p = bk_alloc(t);
 		if (!bench_check(p))
-			p = NULL;   /* the consumer skips it; the run reports the failure */
-		else
-			bench_touch(p);
-		while (tail - atomic_load_explicit(&q->head, memory_order_acquire) >= BENCH_RING)
-			bench_relax(&spins);
-		q->slot[tail % BENCH_RING] = p;
-		atomic_store_explicit(&q->tail, ++tail, memory_order_release);
+			break;
+		bench_touch(p);
+		bench_push(q, &tail, p);
 	}
+	bench_push(q, &tail, &bench_end_marker);
+	return i;
 }
 
-static void bench_consume(struct bk_thread *t, struct bench_ring *q, uint64_t n)
+static void bench_consume(struct bk_thread *t, struct bench_ring *q)
 {
 	uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
-	uint64_t i;
 	unsigned int spins = 0;
 
-	for (i = 0; i < n; i++) {
+	for (;;) {
 		void *p;
 
 		while (atomic_load_explicit(&q->tail, memory_order_acquire) == head)
 			bench_relax(&spins);
 		p = q->slot[head % BENCH_RING];
 		atomic_store_explicit(&q->head, ++head, memory_order_release);
-		if (p)
-			bk_free(t, p);
+		if (p == &bench_end_marker)
+			return;
+		bk_free(t, p);
 	}
+}
+
+/*
+ * Run `loop` over up to n pairs in chunks of BENCH_CHUNK, until the deadline passes (so that a
+ * slow backend does not take minutes); returns the pairs done. n is a multiple of the loop's
+ * batch, and so is BENCH_CHUNK.
+ */
+static uint64_t bench_chunks(void (*loop)(struct bk_thread *, uint64_t), struct bk_thread *t,
+                             uint64_t n, double deadline)
+{
+	uint64_t done = 0, c;
+
+	while (done < n && !atomic_load_explicit(&bench_failed, memory_order_relaxed)) {
+		c = n - done < BENCH_CHUNK ? n - done : BENCH_CHUNK;
+		loop(t, c);
+		done += c;
+		if (bench_now_ns() >= deadline)
+			break;
+	}
+	return done;
 }
 
 struct bench_worker {
 	pthread_t thread;
 	struct bk_thread t;
 	const struct bench_params *bp;
-	pthread_barrier_t *barrier;
+	pthread_barrier_t *barriers;  /* [0]: warmed up, [1]: pipeline warm-up drained */
 	struct bench_ring *ring;
 	int role;                   /* pipeline: 0 producer, 1 consumer */
-	uint64_t pairs;
+	uint64_t pairs, done;
 	double start_ns, end_ns;
 } __attribute__((aligned(64)));
 
 static void *bench_worker_main(void *arg)
 {
 	struct bench_worker *w = arg;
-	uint64_t warm = w->pairs / 10 + BENCH_BATCH;
+	uint64_t warm = (w->pairs / 10 / BENCH_BATCH + 1) * BENCH_BATCH;
+	double now = bench_now_ns();
 
 	bk_thread_start(&w->t);
 	if (w->bp->scenario == SC_PIPELINE) {
 		if (w->role == 0)
-			bench_produce(&w->t, w->ring, warm);
+			bench_produce(&w->t, w->ring, warm, now + BENCH_WARM_NS);
 		else
-			bench_consume(&w->t, w->ring, warm);
+			bench_consume(&w->t, w->ring);
 	} else {
-		bench_batch_loop(&w->t, warm);
+		bench_chunks(bench_batch_loop, &w->t, warm, now + BENCH_WARM_NS);
 	}
-	pthread_barrier_wait(w->barrier);
+	pthread_barrier_wait(w->barriers);
 	w->start_ns = bench_now_ns();
 	if (w->bp->scenario == SC_PIPELINE) {
 		if (w->role == 0)
-			bench_produce(&w->t, w->ring, w->pairs);
+			w->done = bench_produce(&w->t, w->ring, w->pairs,
+			                        w->start_ns + BENCH_BUDGET_NS);
 		else
-			bench_consume(&w->t, w->ring, w->pairs);
+			bench_consume(&w->t, w->ring);
 	} else {
-		bench_batch_loop(&w->t, w->pairs);
+		w->done = bench_chunks(bench_batch_loop, &w->t, w->pairs,
+		                       w->start_ns + BENCH_BUDGET_NS);
 	}
 	w->end_ns = bench_now_ns();
 	bk_thread_stop(&w->t);
 	return NULL;
 }
 
-/* Run the threads of `pipeline` (2) or `threads` (bp->threads); returns ns per pair or -1. */
-static double bench_run_threads(const struct bench_params *bp)
+/* Run the threads of `pipeline` (2) or `threads` (bp->threads); ns per pair or -1. */
+static double bench_run_threads(const struct bench_params *bp, uint64_t *done)
 {
 	unsigned int n = bp->scenario == SC_PIPELINE ? 2 : bp->threads, i;
 	struct bench_worker *w = aligned_alloc(64, sizeof(*w) * n);
 	struct bench_ring *ring = aligned_alloc(64, sizeof(*ring));
 	pthread_barrier_t barrier;
-	double start, end = 0;
-	uint64_t total = 0;
+	double start = 0, end = 0;
 
+	*done = 0;
 	if (!w || !ring)
 		return -1;
 	memset(w, 0, sizeof(*w) * n);
@@ -275,7 +317,7 @@ static double bench_run_threads(const struct bench_params *bp)
 	pthread_barrier_init(&barrier, NULL, n + 1);
 	for (i = 0; i < n; i++) {
 		w[i].bp = bp;
-		w[i].barrier = &barrier;
+		w[i].barriers = &barrier;
 		w[i].ring = ring;
 		w[i].role = (int)i;
 		if (bp->scenario == SC_PIPELINE) {
@@ -285,65 +327,65 @@ static double bench_run_threads(const struct bench_params *bp)
 			w[i].pairs = (bp->pairs / n / BENCH_BATCH) * BENCH_BATCH;
 			if (!w[i].pairs)
 				w[i].pairs = BENCH_BATCH;
-			total += w[i].pairs;
 		}
 		if (pthread_create(&w[i].thread, NULL, bench_worker_main, &w[i]) != 0)
 			return -1;
 	}
-	if (bp->scenario == SC_PIPELINE)
-		total = bp->pairs;
 	/* wall time from the first thread's start to the last one's end: the main thread may
 	 * well be descheduled when the barrier opens */
 	pthread_barrier_wait(&barrier);
-	start = 0;
 	for (i = 0; i < n; i++) {
 		pthread_join(w[i].thread, NULL);
 		if (w[i].end_ns > end)
 			end = w[i].end_ns;
 		if (!start || w[i].start_ns < start)
 			start = w[i].start_ns;
+		*done += w[i].done;
 	}
 	pthread_barrier_destroy(&barrier);
 	free(w);
 	free(ring);
-	return (end - start) / (double)total;
+	return *done ? (end - start) / (double)*done : -1;
 }
 
-/* Run one scenario in this process; returns ns per pair, or -1 when allocations failed. */
-static double bench_run(const struct bench_params *bp)
+/* Run one scenario in this process; ns per pair (and *done pairs), or -1 on failure. */
+static double bench_run(const struct bench_params *bp, uint64_t *done)
 {
 	struct bk_thread t = { NULL };
-	uint64_t warm = bp->pairs / 10 + BENCH_BATCH;
-	uint64_t n = bp->pairs;
+	uint64_t n = bp->pairs, warm = bp->pairs / 10 + BENCH_BATCH;
+	void (*loop)(struct bk_thread *, uint64_t);
+	void (*warm_loop)(struct bk_thread *, uint64_t);
+	unsigned int unit;
 	double start, end;
 
 	if (bp->scenario == SC_PIPELINE || bp->scenario == SC_THREADS)
-		return atomic_load(&bench_failed) ? -1 : bench_run_threads(bp);
-	bk_thread_start(&t);
+		return bench_run_threads(bp, done);
 	switch (bp->scenario) {
 	case SC_PAIR:
-		bench_pair_warm(&t, warm);
-		start = bench_now_ns();
-		bench_pair_loop(&t, n);
-		end = bench_now_ns();
+		loop = bench_pair_loop;
+		warm_loop = bench_pair_warm;
+		unit = 1;
 		break;
 	case SC_BATCH:
-		n -= n % BENCH_BATCH;
-		bench_batch_loop(&t, warm);
-		start = bench_now_ns();
-		bench_batch_loop(&t, n);
-		end = bench_now_ns();
+		loop = warm_loop = bench_batch_loop;
+		unit = BENCH_BATCH;
 		break;
 	default:
-		n -= n % BENCH_BULK;
-		bench_bulk_loop(&t, warm);
-		start = bench_now_ns();
-		bench_bulk_loop(&t, n);
-		end = bench_now_ns();
+		loop = warm_loop = bench_bulk_loop;
+		unit = BENCH_BULK;
 		break;
 	}
+	n -= n % unit;
+	if (!n)
+		n = unit;
+	warm -= warm % unit;
+	bk_thread_start(&t);
+	bench_chunks(warm_loop, &t, warm, bench_now_ns() + BENCH_WARM_NS);
+	start = bench_now_ns();
+	*done = bench_chunks(loop, &t, n, start + BENCH_BUDGET_NS);
+	end = bench_now_ns();
 	bk_thread_stop(&t);
-	return (end - start) / (double)n;
+	return (end - start) / (double)*done;
 }
 
 /* The child's main: parse "--child <backend> <scenario> <size> <pairs> <threads>" and run. */
@@ -353,6 +395,7 @@ static int bench_child_main(int argc, char **argv)
 	char why[256] = "";
 	char *end;
 	unsigned long long v;
+	uint64_t done = 0;
 	double ns;
 	int i;
 
@@ -394,12 +437,12 @@ static int bench_child_main(int argc, char **argv)
 		printf("unavailable %s\n", why);
 		return BENCH_EXIT_UNAVAILABLE;
 	}
-	ns = bench_run(&bp);
+	ns = bench_run(&bp, &done);
 	if (ns < 0 || atomic_load(&bench_failed)) {
 		printf("error %s: allocation failed during the %s scenario\n", bp.backend, argv[3]);
 		return 1;
 	}
-	printf("ok %.4f\n", ns);
+	printf("ok %.4f %llu\n", ns, (unsigned long long)done);
 	return 0;
 }
 

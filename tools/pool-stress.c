@@ -1146,6 +1146,15 @@ int main(int argc, char **argv)
 	print_pools(stdout);
 	if (opt.json && write_json(&opt, res, n, ok) < 0)
 		ok = 0;
+	/* every object is back: the pools must go away cleanly */
+	for (i = 0; i < nb_all_pools; i++) {
+		const char *name = pool_name(all_pools[i]);
+
+		if (pool_destroy(all_pools[i]) < 0) {
+			printf("pool-stress: pool_destroy(%s): %s\n", name, strerror(errno));
+			ok = 0;
+		}
+	}
 	printf("\npool-stress: %s\n", ok ? "PASSED" : "FAILED");
 	return ok ? 0 : 1;
 }

@@ -112,6 +112,12 @@ static inline void bk_free_bulk(struct bk_thread *t, void **objs, unsigned int n
 	rte_mempool_generic_put(bk_mp, objs, n, t->priv);
 }
 
+static void bk_teardown(void)
+{
+	rte_mempool_free(bk_mp);
+	bk_mp = NULL;
+}
+
 int main(int argc, char **argv)
 {
 	return bench_child_main(argc, argv);

@@ -102,6 +102,10 @@ static inline void bk_free_bulk(struct bk_thread *t, void **objs, unsigned int n
 		bk_free(t, objs[i]);
 }
 
+static void bk_teardown(void)
+{
+}
+
 int main(int argc, char **argv)
 {
 	return bench_child_main(argc, argv);

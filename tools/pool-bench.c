@@ -90,6 +90,14 @@ static inline void bk_free_bulk(struct bk_thread *t, void **objs, unsigned int n
 	pool_free_bulk(bk_pool, objs, n);
 }
 
+/* Every object is back and every thread gone: the pool goes (LeakSanitizer checks it). */
+static void bk_teardown(void)
+{
+	pool_thread_flush();
+	pool_destroy(bk_pool);
+	bk_pool = NULL;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The parent                                                                                 */
 /* ------------------------------------------------------------------------------------------ */

@@ -71,6 +71,7 @@ static inline void *bk_alloc(struct bk_thread *t);
 static inline void bk_free(struct bk_thread *t, void *p);
 static inline unsigned int bk_alloc_bulk(struct bk_thread *t, void **objs, unsigned int n);
 static inline void bk_free_bulk(struct bk_thread *t, void **objs, unsigned int n);
+static void bk_teardown(void);
 
 static atomic_int bench_failed;
 
@@ -438,6 +439,7 @@ static int bench_child_main(int argc, char **argv)
 		return BENCH_EXIT_UNAVAILABLE;
 	}
 	ns = bench_run(&bp, &done);
+	bk_teardown();
 	if (ns < 0 || atomic_load(&bench_failed)) {
 		printf("error %s: allocation failed during the %s scenario\n", bp.backend, argv[3]);
 		return 1;

@@ -110,7 +110,6 @@ struct run {
 	long spike_rss_peak_kb;
 	int spike_go;
 	unsigned int spike_cycles;
-	double deadline;
 };
 
 struct wl_result {
@@ -500,11 +499,13 @@ static long rss_kb(void)
 static void run_spike(struct worker *w)
 {
 	struct run *r = w->run;
+	double deadline = now_s() + r->opt->seconds;   /* worker 0's: threads are all up */
 	size_t i, n;
 
 	for (;;) {
+		/* at least one cycle, however long starting the threads took */
 		if (w->id == 0)
-			r->spike_go = !stopping(r) && now_s() < r->deadline;
+			r->spike_go = !r->spike_cycles || (!stopping(r) && now_s() < deadline);
 		pthread_barrier_wait(&r->barrier);
 		if (!r->spike_go)
 			break;
@@ -749,8 +750,6 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 	}
 	pthread_barrier_init(&r.barrier, NULL, r.nthreads + (wl == WL_SPIKE ? 0 : 1));
 
-	start = now_s();
-	r.deadline = start + opt->seconds;
 	for (i = 0; i < r.nthreads; i++) {
 		struct worker *w = &r.workers[i];
 

@@ -27,7 +27,7 @@
 
 STRESS_ARGS ?= --threads 48 --seconds 10
 BENCH_ARGS  ?=
-BENCH_PKGS  := libjemalloc2 libgoogle-perftools4 libmimalloc2.0 libdpdk-dev gnuplot valgrind
+BENCH_PKGS  := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libdpdk-dev gnuplot-nox valgrind
 
 .PHONY: stress bench bench-instructions bench-deps
 

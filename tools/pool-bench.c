@@ -115,7 +115,7 @@ static const struct backend_desc {
 	{ "glibc", "pool-bench-malloc", NULL, "libc6", 1 },
 	{ "jemalloc", "pool-bench-malloc", "libjemalloc.so.2", "libjemalloc2", 1 },
 	{ "tcmalloc", "pool-bench-malloc", "libtcmalloc_minimal.so.4",
-	  "libgoogle-perftools4 (libtcmalloc-minimal4)", 1 },
+	  "libtcmalloc-minimal4", 1 },
 	{ "mimalloc", "pool-bench-malloc", "libmimalloc.so.2", "libmimalloc2.0", 1 },
 	{ "dpdk", "pool-bench-dpdk", NULL, "libdpdk-dev (at build time)", 0 },
 };
@@ -306,7 +306,8 @@ static double measure(const struct bench_opts *o, enum backend b, enum row r, si
 	if (rc == 0 && !strncmp(line, "ok ", 3))
 		return strtod(line + 3, NULL);
 	if (!strncmp(line, "unavailable ", 12))
-		snprintf(skipped[b], sizeof(skipped[b]), "%s", line + 12);
+		snprintf(skipped[b], sizeof(skipped[b]), "%.200s (Debian package: %s)", line + 12,
+		         backends[b].package);
 	else {
 		backend_failed[b] = 1;
 		snprintf(skipped[b], sizeof(skipped[b]), "failed (exit %d): %s", rc,

@@ -23,7 +23,8 @@
 #   pool-bench-malloc is linked without libpool and without jemalloc, so that its malloc() is
 #   glibc's unless pool-bench preloads another allocator. pool-bench-dpdk is built with the
 #   flags of `pkg-config libdpdk` (including its -march) when libdpdk-dev is installed; without
-#   it the target only prints why, and pool-bench skips the dpdk backend.
+#   it the target only prints why, and pool-bench skips the dpdk backend. `make install` puts
+#   both children next to pool-bench, where it looks for them.
 
 STRESS_ARGS ?= --threads 48 --seconds 10
 BENCH_ARGS  ?=
@@ -54,6 +55,9 @@ bench-deps:
 	  fi; \
 	fi
 
+# pool-bench runs its children from its own directory: install them next to it.
+INSTALL_TOOLS += pool-bench-malloc
+
 # The general allocators' child: no libpool, no jemalloc, only the C library.
 $(BUILD)/tools/pool-bench-malloc: tools/pool-bench-malloc.c tools/pool-bench.h | deps
 	@mkdir -p $(dir $@)
@@ -62,6 +66,7 @@ $(BUILD)/tools/pool-bench-malloc: tools/pool-bench-malloc.c tools/pool-bench.h |
 
 # DPDK's child, when libdpdk-dev is installed.
 ifneq ($(shell pkg-config --exists libdpdk 2>/dev/null && echo yes),)
+INSTALL_TOOLS += pool-bench-dpdk
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null | sed -e 's/-I/-isystem /g')
 $(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c tools/pool-bench.h | deps
 	@mkdir -p $(dir $@)

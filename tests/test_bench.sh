@@ -88,7 +88,7 @@ elif [ -n "$SAN" ] || echo "${CC:-cc}" | grep -q clang; then
 elif expect 0 "--instructions (callgrind)" "$B" --instructions --pairs 2000 --backend libpool
 then
 	cat "$tmp/out"
-	grep -Eq "^libpool +64 +[0-9]+ +[0-9.]+" "$tmp/out" || fail "no instruction count for libpool"
+	grep -Eq "^libpool +64 +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+" "$tmp/out" || fail "no instruction count for libpool"
 fi
 
 for args in "--reps 0" "--reps 1000" "--backend nope" "--scenario pair,nope" "--size 8" \

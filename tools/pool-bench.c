@@ -11,7 +11,8 @@
  *
  * `--instructions` runs the pair scenario of each backend under valgrind --tool=callgrind,
  * collecting only inside the measured loop (--toggle-collect=bench_pair_loop*), and prints the
- * instructions per allocation+free pair (`make bench-instructions`). libpool's child then
+ * instructions per allocation+free pair (`make bench-instructions`), also net of the same loop
+ * without an allocator (the "loop" scenario of the children). libpool's child then
  * clears POOL_DBG_SANITIZER, which the library sets under any Valgrind tool for Memcheck's sake,
  * so that the count is that of the code that runs outside Valgrind.
  *
@@ -673,84 +674,110 @@ static int write_plot(const struct bench_opts *o)
 	return 0;
 }
 
-/* `--instructions`: the pair loop under callgrind, instructions per pair. */
+/*
+ * One callgrind run of `prog --child backend scenario size pairs 1`, counting only inside the
+ * functions named `toggle`. Returns 0 with *total instructions over *done pairs, or -1 with
+ * the reason in why.
+ */
+static int callgrind_count(const struct bench_opts *o, enum backend b, const char *scenario,
+                           const char *toggle, size_t size, unsigned long long *total,
+                           unsigned long long *done, char *why, size_t why_len)
+{
+	char prog[4200], sz[32], pairs[32], outfile[64], of[96], tg[96], out[4096], line[512];
+	char *argv[13], *endp;
+	const char *res;
+	FILE *f;
+	int rc;
+
+	child_path(b, prog, sizeof(prog));
+	if (access(prog, X_OK) != 0) {
+		snprintf(why, why_len, "%s was not built", backends[b].program);
+		return -1;
+	}
+	snprintf(outfile, sizeof(outfile), "/tmp/pool-bench-callgrind.%d", (int)getpid());
+	snprintf(of, sizeof(of), "--callgrind-out-file=%s", outfile);
+	snprintf(tg, sizeof(tg), "--toggle-collect=%s", toggle);
+	snprintf(sz, sizeof(sz), "%zu", size);
+	snprintf(pairs, sizeof(pairs), "%llu", (unsigned long long)o->pairs);
+	argv[0] = "valgrind";
+	argv[1] = "--tool=callgrind";
+	argv[2] = tg;
+	argv[3] = of;
+	argv[4] = "--quiet";
+	argv[5] = prog;
+	argv[6] = "--child";
+	argv[7] = (char *)backends[b].name;
+	argv[8] = (char *)scenario;
+	argv[9] = sz;
+	argv[10] = pairs;
+	argv[11] = "1";
+	argv[12] = NULL;
+	rc = run_child(argv, backends[b].preload, "POOL_BENCH_CALLGRIND=1", o->verbose, out,
+	               sizeof(out));
+	res = result_line(out);
+	if (rc != 0 || strncmp(res, "ok ", 3) != 0) {
+		snprintf(why, why_len, "%s", rc == 127 || rc < 0 ?
+		         "valgrind could not run (install the Debian package 'valgrind')" :
+		         strncmp(res, "error the child printed", 23) ? res :
+		         "valgrind failed (run with -v to see why)");
+		unlink(outfile);
+		return -1;
+	}
+	*total = 0;
+	f = fopen(outfile, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "summary:", 8) || !strncmp(line, "totals:", 7))
+			*total = strtoull(strchr(line, ':') + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	unlink(outfile);
+	strtod(res + 3, &endp);
+	*done = strtoull(endp, NULL, 10);
+	if (!*done)
+		*done = o->pairs;
+	return 0;
+}
+
+/*
+ * `--instructions`: the pair loop of each backend under callgrind, instructions per pair, and
+ * the same net of the loop's own cost (the "loop" scenario: no allocator, same loop).
+ */
 static int run_instructions(const struct bench_opts *o)
 {
-	char prog[4200], sz[32], pairs[32], outfile[64], of[96], out[4096], line[512];
-	char *argv[16];
+	unsigned long long total, done;
+	double base = 0;
+	char why[512];
 	unsigned int b, si;
 	int bad = 0;
 
-	snprintf(outfile, sizeof(outfile), "/tmp/pool-bench-callgrind.%d", (int)getpid());
-	printf("pool-bench: instructions per alloc+free pair in the pair loop (callgrind; the "
-	       "loop's own increment, compare, branch and one store to the object are included)\n");
-	printf("%-10s %6s %10s %14s %12s\n", "backend", "size", "pairs", "instructions",
-	       "per pair");
+	if (callgrind_count(o, BK_LIBPOOL, "loop", "bench_loop_loop*", 64, &total, &done, why,
+	                    sizeof(why)) == 0)
+		base = (double)total / (double)done;
+	else
+		printf("loop baseline skipped: %s\n", why);
+	printf("pool-bench: instructions per alloc+free pair in the pair loop (callgrind); the "
+	       "loop alone (increment,\ncompare, branch, one store to the object) costs %.2f; "
+	       "\"net\" is per pair minus that\n", base);
+	printf("%-10s %6s %10s %14s %10s %8s\n", "backend", "size", "pairs", "instructions",
+	       "per pair", "net");
 	for (si = 0; si < o->nsizes; si++)
 		for (b = 0; b < BK_COUNT; b++) {
-			const char *res;
-			unsigned long long total = 0, done;
-			FILE *f;
-			int rc;
+			double per;
 
 			if (!(o->backends & (1u << b)))
 				continue;
-			child_path((enum backend)b, prog, sizeof(prog));
-			if (access(prog, X_OK) != 0) {
-				printf("%-10s %6zu skipped: %s was not built\n", backends[b].name,
-				       o->sizes[si], prog);
-				continue;
-			}
-			snprintf(sz, sizeof(sz), "%zu", o->sizes[si]);
-			snprintf(pairs, sizeof(pairs), "%llu", (unsigned long long)o->pairs);
-			argv[0] = "valgrind";
-			argv[1] = "--tool=callgrind";
-			argv[2] = "--toggle-collect=bench_pair_loop*";
-			snprintf(of, sizeof(of), "--callgrind-out-file=%s", outfile);
-			argv[3] = of;
-			argv[4] = "--quiet";
-			argv[5] = prog;
-			argv[6] = "--child";
-			argv[7] = (char *)backends[b].name;
-			argv[8] = "pair";
-			argv[9] = sz;
-			argv[10] = pairs;
-			argv[11] = "1";
-			argv[12] = NULL;
-			rc = run_child(argv, backends[b].preload, "POOL_BENCH_CALLGRIND=1", o->verbose,
-			               out, sizeof(out));
-			res = result_line(out);
-			if (rc != 0 || strncmp(res, "ok ", 3) != 0) {
-				printf("%-10s %6zu skipped: %s\n", backends[b].name, o->sizes[si],
-				       rc == 127 || rc < 0 ? "valgrind could not run (install the Debian "
-				       "package 'valgrind')" : strncmp(res, "error the child printed", 23) ?
-				       res : "valgrind failed (run with -v to see why)");
-				unlink(outfile);
+			if (callgrind_count(o, (enum backend)b, "pair", "bench_pair_loop*",
+			                    o->sizes[si], &total, &done, why, sizeof(why)) < 0) {
+				printf("%-10s %6zu skipped: %s\n", backends[b].name, o->sizes[si], why);
 				if (b == BK_LIBPOOL)
 					bad = 1;
 				continue;
 			}
-			f = fopen(outfile, "r");
-			while (f && fgets(line, sizeof(line), f))
-				if (!strncmp(line, "summary:", 8) || !strncmp(line, "totals:", 7))
-					total = strtoull(strchr(line, ':') + 1, NULL, 10);
-			if (f)
-				fclose(f);
-			unlink(outfile);
-			{
-				char *endp;
-				double per;
-
-				strtod(res + 3, &endp);
-				done = strtoull(endp, NULL, 10);
-				if (!done)
-					done = o->pairs;
-				per = (double)total / (double)done;
-				printf("%-10s %6zu %10llu %14llu %12.2f%s\n", backends[b].name,
-				       o->sizes[si], (unsigned long long)done, total, per,
-				       b == BK_LIBPOOL ? (per <= 20 ? "  (target <= 20: met)" :
-				                          "  (target <= 20: MISSED)") : "");
-			}
+			per = (double)total / (double)done;
+			printf("%-10s %6zu %10llu %14llu %10.2f %8.2f%s\n", backends[b].name,
+			       o->sizes[si], done, total, per, per - base,
+			       b == BK_LIBPOOL ? (per - base <= 20 ? "  (target net <= 20: met)" :
+			                          "  (target net <= 20: MISSED)") : "");
 		}
 	return bad ? 1 : 0;
 }
@@ -838,7 +865,7 @@ int main(int argc, char **argv)
 {
 	static const char *const bk_names[BK_COUNT] = { "libpool", "glibc", "jemalloc", "tcmalloc",
 	                                                "mimalloc", "dpdk" };
-	struct bench_opts o = { .scenarios = (1u << SC_COUNT) - 1,
+	struct bench_opts o = { .scenarios = (1u << SC_LOOP) - 1,
 	                        .backends = (1u << BK_COUNT) - 1, .sizes = { 64, 192, 16384 },
 	                        .nsizes = 3, .reps = 5, .pairs = 0, .threads = 48 };
 	ssize_t len;
@@ -859,7 +886,7 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--instructions")) {
 			o.instructions = 1;
 		} else if ((v = opt_value(argc, argv, &i, "--scenario"))) {
-			o.scenarios = parse_names(v, bench_scenario_names, SC_COUNT, "unknown scenario");
+			o.scenarios = parse_names(v, bench_scenario_names, SC_LOOP, "unknown scenario");
 		} else if ((v = opt_value(argc, argv, &i, "--backend"))) {
 			o.backends = parse_names(v, bk_names, BK_COUNT, "unknown backend");
 		} else if ((v = opt_value(argc, argv, &i, "--size"))) {

@@ -44,10 +44,11 @@
 #define BENCH_BUDGET_NS  400e6    /* a measurement stops after this long, pairs or not */
 #define BENCH_WARM_NS    50e6     /* and its warm-up after this long */
 
-enum bench_scenario { SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_COUNT };
+enum bench_scenario { SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_LOOP, SC_COUNT };
 
+/* "loop" is not a scenario of the table: the pair loop without an allocator (see below). */
 static const char *const bench_scenario_names[SC_COUNT] = {
-	"pair", "batch", "bulk", "pipeline", "threads"
+	"pair", "batch", "bulk", "pipeline", "threads", "loop"
 };
 
 struct bench_params {
@@ -117,6 +118,25 @@ static inline __attribute__((always_inline)) void bench_pair_body(struct bk_thre
 static BENCH_NOINLINE void bench_pair_loop(struct bk_thread *t, uint64_t n)
 {
 	bench_pair_body(t, n);
+}
+
+/*
+ * The pair loop with no allocator: the same object every time, its address passed through an
+ * empty asm so that the compiler cannot see it is constant. pool-bench --instructions counts it
+ * to subtract what the loop costs by itself (increment, compare, branch, the store).
+ */
+static BENCH_NOINLINE void bench_loop_loop(struct bk_thread *t, uint64_t n)
+{
+	static uint64_t object[8] __attribute__((aligned(64)));
+	uint64_t i;
+
+	(void)t;
+	for (i = 0; i < n; i++) {
+		void *p = object;
+
+		__asm__ __volatile__("" : "+r"(p));
+		bench_touch(p);
+	}
 }
 
 /*
@@ -366,6 +386,11 @@ static double bench_run(const struct bench_params *bp, uint64_t *done)
 		loop = bench_pair_loop;
 		warm_loop = bench_pair_warm;
 		unit = 1;
+		break;
+	case SC_LOOP:
+		loop = warm_loop = bench_loop_loop;
+		unit = 1;
+		warm = 0;   /* nothing to warm, and callgrind would count it in the loop */
 		break;
 	case SC_BATCH:
 		loop = warm_loop = bench_batch_loop;

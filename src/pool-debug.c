@@ -1050,6 +1050,8 @@ void *pool__uaf_alloc(struct pool_head *pool)
 	base = pool__os_map(map_len);
 	if (!base)
 		goto fail;
+	/* a fresh mapping may reuse addresses whose ASan shadow still says "poisoned by user" */
+	pool__san_access(base, data_len);
 	guard = base + data_len;
 	if (pool__os_protect(guard, map_len - data_len, 0) < 0)
 		goto fail_unmap;

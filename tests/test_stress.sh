@@ -1,0 +1,103 @@
+#!/bin/sh
+# pool-stress, briefly: 48 threads on every workload, plain and under a few POOL_DEBUG settings
+# (tag,integrity,caller,cold-first; uaf; fail=5; no-cache), the canary self-test, the JSON output
+# and the usage errors. Asserts exit statuses and output, never a time. Sanitizer builds (SAN set)
+# run shorter workloads. Env (from make check): BUILD, SAN.
+BUILD=${BUILD:-build/cc}
+B=$BUILD/tools/pool-stress
+if [ ! -x "$B" ]; then
+	echo "test_stress: $B is missing (run make first)"
+	exit 1
+fi
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+if [ -n "$SAN" ]; then
+	secs=0.3; dbg_secs=0.2
+else
+	secs=2; dbg_secs=0.5
+fi
+failures=0
+
+fail() {
+	echo "FAIL: $*"
+	failures=$((failures + 1))
+}
+
+# expect <status> <description> <command...>: run it, show its output on failure
+expect() {
+	want=$1; desc=$2; shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne "$want" ]; then
+		fail "$desc: exit $rc, expected $want"
+		tail -n 30 "$tmp/out" "$tmp/err"
+		return 1
+	fi
+	echo "ok: $desc"
+	return 0
+}
+
+# The main job, briefly: every workload, 48 threads, JSON results.
+if expect 0 "48 threads, every workload, ${secs}s each" \
+	"$B" --threads 48 --seconds "$secs" --json "$tmp/stress.json"; then
+	for wl in local pipeline bleed mixed spike; do
+		grep -q "^$wl  *48 .* ok$" "$tmp/out" || fail "no passing summary line for $wl"
+	done
+	grep -q "^pools show" "$tmp/out" || fail "no pools show at the end"
+	grep -q "PASSED" "$tmp/out" || fail "no PASSED line"
+	if command -v python3 >/dev/null 2>&1; then
+		python3 - "$tmp/stress.json" <<'PY' || fail "JSON results are wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["result"] == "ok" and d["threads"] == 48, d
+names = [w["name"] for w in d["workloads"]]
+assert names == ["local", "pipeline", "bleed", "mixed", "spike"], names
+for w in d["workloads"]:
+    assert w["ok"] and w["operations"] > 0, w
+for p in d["pools"]:
+    assert p["used"] == 0 and p["allocated"] == p["shared_free"], p
+assert "after_gc" in d["workloads"][4]["spike"]
+PY
+	fi
+	# not a terminal: no progress line (it is drawn with carriage returns)
+	if grep -q "$(printf '\r')" "$tmp/out"; then fail "progress line written to a non-terminal"; fi
+fi
+
+# Debugging settings, from POOL_DEBUG and from -dM.
+for d in tag,integrity,caller,cold-first uaf no-cache; do
+	if expect 0 "POOL_DEBUG=$d" env POOL_DEBUG="$d" "$B" --threads 48 --seconds "$dbg_secs"; then
+		grep -q "debugging: .*$(echo "$d" | cut -d, -f1)" "$tmp/out" ||
+			fail "POOL_DEBUG=$d not in effect"
+	fi
+done
+if expect 0 "-dMfail=5 (allocation failures are counted, not taken for corruption)" \
+	"$B" --threads 48 --seconds "$dbg_secs" -dMfail=5 --json "$tmp/fail.json"; then
+	grep -q "debugging: fail=5" "$tmp/out" || fail "-dMfail=5 not in effect"
+	if command -v python3 >/dev/null 2>&1; then
+		python3 -c "import json,sys; d=json.load(open(sys.argv[1])); \
+assert sum(w['failures'] for w in d['workloads']) > 0" "$tmp/fail.json" ||
+			fail "-dMfail=5 produced no counted failure"
+	fi
+fi
+
+# The canary catches a corrupted object: report and exit 1.
+if expect 1 "deliberate corruption is caught" \
+	"$B" --threads 4 --seconds 5 --workload local --self-test-corruption 1000; then
+	grep -q "CORRUPTION in workload 'local': checksum mismatch" "$tmp/err" ||
+		fail "no corruption report"
+	grep -q "first word differing from the pattern" "$tmp/err" || fail "no offset in the report"
+fi
+
+# Bad usage: message, usage text, exit 2.
+for args in "--threads 0" "--threads 1025" "--threads x" "--seconds 0" "--seconds abc" \
+	"--workload local,nope" "--bogus" "-dMbogus" "--threads" "--json="; do
+	# shellcheck disable=SC2086
+	if expect 2 "usage error: $args" "$B" $args; then
+		grep -q "^usage: pool-stress" "$tmp/err" || fail "$args: no usage text"
+	fi
+done
+expect 0 "--help" "$B" --help && { grep -q "^usage: pool-stress" "$tmp/out" || fail "help"; }
+
+echo "test_stress: $failures failure(s)"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,112 @@
+/*
+ * pool-bench-malloc - pool-bench's child program for the general allocators: glibc, jemalloc,
+ * tcmalloc and mimalloc, each through plain malloc()/free().
+ *
+ * This program links neither libpool nor jemalloc (mk/stress.mk builds it by itself), so
+ * malloc() is glibc's unless the parent put an allocator in LD_PRELOAD: libjemalloc.so.2,
+ * libtcmalloc_minimal.so.4 or libmimalloc.so.2. Each allocator thus runs the way a program
+ * would use it as its malloc, with its own thread caches. Before measuring, the child checks
+ * that the allocator it was asked for is the one that answers malloc() (the dynamic loader only
+ * warns when a preload is missing), and answers "unavailable" otherwise.
+ *
+ * None of these allocators has a bulk API, so `bulk` allocates and frees 32 objects one by one.
+ */
+#include <dlfcn.h>
+
+#include "pool-bench.h"
+
+static size_t bk_size;
+
+/* A symbol only the allocator exports, to tell which one is loaded; NULL for glibc. */
+static const char *marker_of(const char *backend)
+{
+	if (strcmp(backend, "jemalloc") == 0)
+		return "mallocx";
+	if (strcmp(backend, "tcmalloc") == 0)
+		return "tc_malloc";
+	if (strcmp(backend, "mimalloc") == 0)
+		return "mi_malloc";
+	return NULL;
+}
+
+static int bk_setup(const struct bench_params *bp, char *why, size_t why_len)
+{
+	static const char *const others[] = { "jemalloc", "tcmalloc", "mimalloc" };
+	const char *marker;
+	unsigned int i;
+
+	if (strcmp(bp->backend, "glibc") != 0 && !marker_of(bp->backend)) {
+		snprintf(why, why_len, "pool-bench-malloc serves glibc, jemalloc, tcmalloc and "
+		         "mimalloc, not '%s'", bp->backend);
+		return -1;
+	}
+	marker = marker_of(bp->backend);
+	if (marker && !dlsym(RTLD_DEFAULT, marker)) {
+		snprintf(why, why_len, "%s is not loaded (LD_PRELOAD='%s'); install its Debian "
+		         "package (see doc/benchmarks.md)", bp->backend,
+		         getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
+		return -1;
+	}
+	for (i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
+		if (strcmp(others[i], bp->backend) == 0)
+			continue;
+		if (dlsym(RTLD_DEFAULT, marker_of(others[i]))) {
+			snprintf(why, why_len, "%s is loaded in a run meant for %s", others[i],
+			         bp->backend);
+			return -1;
+		}
+	}
+	bk_size = bp->size;
+	return 0;
+}
+
+static void bk_thread_start(struct bk_thread *t)
+{
+	(void)t;
+}
+
+static void bk_thread_stop(struct bk_thread *t)
+{
+	(void)t;
+}
+
+static inline void *bk_alloc(struct bk_thread *t)
+{
+	(void)t;
+	return malloc(bk_size);
+}
+
+static inline void bk_free(struct bk_thread *t, void *p)
+{
+	(void)t;
+	free(p);
+}
+
+static inline unsigned int bk_alloc_bulk(struct bk_thread *t, void **objs, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		objs[i] = bk_alloc(t);
+		if (!objs[i])
+			break;
+	}
+	return i;
+}
+
+static inline void bk_free_bulk(struct bk_thread *t, void **objs, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		bk_free(t, objs[i]);
+}
+
+static void bk_teardown(void)
+{
+}
+
+int main(int argc, char **argv)
+{
+	return bench_child_main(argc, argv);
+}

@@ -1,0 +1,1159 @@
+/*
+ * pool-stress - the 48+ thread stress harness of libpool (`make stress`).
+ *
+ * Runs one or several workloads (local, pipeline, bleed, mixed, spike; see doc/stress.md), each
+ * for --seconds on --threads threads. Every object carries a canary written right after
+ * allocation and verified right before it is freed:
+ *
+ *   word 0  allocating thread (low 32 bits) and usable size of the pool (high 32 bits)
+ *   word 1  that thread's sequence number for the object
+ *   word 2  checksum over the whole object (every 64-bit word but this one)
+ *   word 3+ a pattern derived from (thread, sequence number)
+ *
+ * so an object handed out twice, written after free, overlapped by a neighbour or returned with
+ * foreign content fails the check: the run stops with a report on stderr and exit status 1.
+ * After each workload, once every worker thread has exited (which flushes its thread caches),
+ * each of its pools must have used == 0 and allocated == shared_free (every object held from the
+ * OS layer sits in a shared free list); otherwise the harness says what is wrong and exits 1.
+ *
+ * Allocation failures (NULL, e.g. under -dMfail=<percent> or when the OS layer is out of
+ * memory) are expected and counted, never taken for corruption.
+ *
+ * Exit status: 0 all workloads passed, 1 corruption or wrong accounting, 2 bad usage.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pool/pool.h>
+
+#define MAX_THREADS      1024u
+#define MAX_SECONDS      86400.0
+#define MAX_POOLS_PER_WL 8u
+#define LOCAL_DEPTH      256u     /* local: live objects per thread, at most */
+#define UAF_DEPTH        32u      /* ... with -dMuaf, which maps every object on its own */
+#define MIXED_BIG_SIZE   (2u << 20)
+#define MIXED_BIG_LIVE   8u       /* mixed: 2 MiB objects live at once over all threads */
+#define SPIKE_OBJ_SIZE   1024u
+#define SPIKE_BYTES      (64u << 20)  /* spike: working set over all threads at its peak */
+#define SPIKE_UAF_OBJS   4096u    /* ... in objects with -dMuaf */
+#define CANARY_WORDS     3u
+
+enum workload { WL_LOCAL, WL_PIPELINE, WL_BLEED, WL_MIXED, WL_SPIKE, WL_COUNT };
+
+static const char *const wl_names[WL_COUNT] = { "local", "pipeline", "bleed", "mixed", "spike" };
+
+struct options {
+	unsigned int threads;
+	double seconds;
+	unsigned int workloads;     /* bit per enum workload, run in enum order */
+	const char *json;
+	long corrupt_after;         /* --self-test-corruption: ops before the deliberate overwrite */
+};
+
+/* A bounded single-producer single-consumer ring (pipeline). */
+struct ring {
+	_Atomic size_t head;        /* next slot to read, written by the consumer */
+	char pad1[64 - sizeof(size_t)];
+	_Atomic size_t tail;        /* next slot to write, written by the producer */
+	char pad2[64 - sizeof(size_t)];
+	size_t mask;
+	void **slot;
+};
+
+/* A bounded multi-producer inbox (bleed), under a mutex. */
+struct inbox {
+	pthread_mutex_t lock;
+	size_t count, cap;
+	void **slot;
+} __attribute__((aligned(64)));
+
+struct run;
+
+struct worker {
+	pthread_t thread;
+	unsigned int id;
+	struct run *run;
+	uint64_t rng;
+	uint64_t seq;
+	_Atomic uint64_t ops;       /* allocations plus frees; read by the progress line */
+	_Atomic uint64_t failures;  /* allocations that returned NULL */
+	void **live;                /* scratch array of live objects */
+	size_t live_cap;
+} __attribute__((aligned(64)));
+
+struct run {
+	const struct options *opt;
+	enum workload wl;
+	unsigned int nthreads;
+	struct pool_head *pools[MAX_POOLS_PER_WL];
+	size_t sizes[MAX_POOLS_PER_WL];
+	unsigned int npools;
+	atomic_int stop;
+	pthread_barrier_t barrier;
+	struct worker *workers;
+	struct ring *rings;         /* pipeline */
+	struct inbox *inboxes;      /* bleed */
+	size_t queue_cap;
+	size_t depth;               /* local/mixed: batch depth at most */
+	atomic_uint big_live;       /* mixed: 2 MiB objects live */
+	size_t spike_per_thread;
+	size_t spike_peak_allocated;   /* spike: written by worker 0 between barriers */
+	long spike_rss_peak_kb;
+	int spike_go;
+	unsigned int spike_cycles;
+};
+
+struct wl_result {
+	const char *name;
+	double elapsed;
+	uint64_t ops, failures;
+	int ok;
+	char error[512];
+	/* spike only */
+	int has_spike;
+	size_t peak_allocated, before_gc, after_gc, needed_avg, keep_bound;
+	long rss_peak_kb, rss_after_kb;
+	unsigned int cycles;
+};
+
+static int uaf_on;
+static atomic_long corrupt_countdown = -1;   /* --self-test-corruption: allocations left */
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* xorshift64* (Vigna, "An experimental exploration of Marsaglia's xorshift generators", 2016). */
+static inline uint64_t rng_next(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+static inline size_t rng_below(uint64_t *s, size_t n)
+{
+	return (size_t)(rng_next(s) % n);
+}
+
+/* The pattern word `i` of object (thread, seq): splitmix64's finaliser over a per-object seed. */
+static inline uint64_t pattern_word(uint64_t seed, size_t i)
+{
+	uint64_t z = seed + (uint64_t)i * UINT64_C(0x9E3779B97F4A7C15);
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+static inline uint64_t object_seed(uint64_t w0, uint64_t seq)
+{
+	return (w0 << 1) ^ (seq * UINT64_C(0xD6E8FEB86659FD93));
+}
+
+/* Checksum over every word but word 2: a multiply-xor fold (FNV-1a's shape on 64-bit words). */
+static uint64_t checksum(const uint64_t *w, size_t nwords)
+{
+	uint64_t h = UINT64_C(0xCBF29CE484222325);
+	size_t i;
+
+	for (i = 0; i < nwords; i++) {
+		if (i == 2)
+			continue;
+		h ^= w[i];
+		h *= UINT64_C(0x100000001B3);
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+static void canary_write(struct worker *w, void *obj, size_t size)
+{
+	uint64_t *wd = obj;
+	size_t n = size / 8, i;
+	uint64_t seq = ++w->seq;
+	uint64_t seed;
+
+	wd[0] = (uint64_t)w->id | ((uint64_t)size << 32);
+	wd[1] = seq;
+	seed = object_seed(wd[0], seq);
+	for (i = CANARY_WORDS; i < n; i++)
+		wd[i] = pattern_word(seed, i);
+	wd[2] = checksum(wd, n);
+}
+
+/* Print what is wrong with `obj` and stop the whole process with exit status 1. */
+static void __attribute__((noreturn)) canary_report(struct worker *w, const char *what,
+                                                     const void *obj, size_t size)
+{
+	const uint64_t *wd = obj;
+	size_t n = size / 8, i, bad = n;
+	uint64_t seed = object_seed(wd[0], wd[1]);
+
+	for (i = CANARY_WORDS; i < n; i++)
+		if (wd[i] != pattern_word(seed, i)) {
+			bad = i;
+			break;
+		}
+	fprintf(stderr,
+	        "pool-stress: CORRUPTION in workload '%s': %s\n"
+	        "  object %p of %zu bytes, checked by thread %u before freeing it\n"
+	        "  canary: allocating thread %u, size %llu, sequence %llu, "
+	        "checksum stored 0x%016llx, computed 0x%016llx\n",
+	        wl_names[w->run->wl], what, obj, size, w->id, (unsigned int)(wd[0] & 0xffffffffu),
+	        (unsigned long long)(wd[0] >> 32), (unsigned long long)wd[1],
+	        (unsigned long long)wd[2], (unsigned long long)checksum(wd, n));
+	if (bad < n)
+		fprintf(stderr, "  first word differing from the pattern: offset %zu, found 0x%016llx, "
+		        "expected 0x%016llx\n", bad * 8, (unsigned long long)wd[bad],
+		        (unsigned long long)pattern_word(seed, bad));
+	fprintf(stderr, "pool-stress: stopping the run (exit 1)\n");
+	fflush(NULL);
+	_exit(1);
+}
+
+static void canary_check(struct worker *w, const void *obj, size_t size)
+{
+	const uint64_t *wd = obj;
+	size_t n = size / 8;
+
+	if ((wd[0] >> 32) != size)
+		canary_report(w, "size in the canary is not the pool's", obj, size);
+	if ((wd[0] & 0xffffffffu) >= w->run->nthreads)
+		canary_report(w, "allocating thread in the canary does not exist", obj, size);
+	if (checksum(wd, n) != wd[2])
+		canary_report(w, "checksum mismatch", obj, size);
+}
+
+static inline void count_ops(struct worker *w, uint64_t n)
+{
+	atomic_store_explicit(&w->ops, atomic_load_explicit(&w->ops, memory_order_relaxed) + n,
+	                      memory_order_relaxed);
+}
+
+/* Allocate from pool `pi` of the run and write the canary; NULL failures are counted. */
+static void *obj_alloc(struct worker *w, unsigned int pi)
+{
+	struct run *r = w->run;
+	void *p = pool_alloc(r->pools[pi]);
+
+	count_ops(w, 1);
+	if (!p) {
+		atomic_store_explicit(&w->failures,
+		                      atomic_load_explicit(&w->failures, memory_order_relaxed) + 1,
+		                      memory_order_relaxed);
+		return NULL;
+	}
+	canary_write(w, p, r->sizes[pi]);
+	/* --self-test-corruption: overwrite one byte of a live object to prove the check works */
+	if (r->opt->corrupt_after >= 0 &&
+	    atomic_fetch_sub_explicit(&corrupt_countdown, 1, memory_order_relaxed) == 0)
+		((unsigned char *)p)[r->sizes[pi] - 1] ^= 0x5a;
+	return p;
+}
+
+static void obj_free(struct worker *w, unsigned int pi, void *p)
+{
+	struct run *r = w->run;
+
+	canary_check(w, p, r->sizes[pi]);
+	pool_free(r->pools[pi], p);
+	count_ops(w, 1);
+}
+
+static inline int stopping(struct run *r)
+{
+	return atomic_load_explicit(&r->stop, memory_order_relaxed);
+}
+
+/* Pointers in scratch arrays carry the pool index in their low 3 bits (objects are 16-aligned). */
+static inline void *tag_ptr(void *p, unsigned int pi)
+{
+	return (void *)((uintptr_t)p | pi);
+}
+
+static inline void *untag_ptr(void *t, unsigned int *pi)
+{
+	*pi = (unsigned int)((uintptr_t)t & 7u);
+	return (void *)((uintptr_t)t & ~(uintptr_t)7u);
+}
+
+static void free_tagged(struct worker *w, void *t)
+{
+	unsigned int pi;
+	void *p = untag_ptr(t, &pi);
+
+	obj_free(w, pi, p);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Workloads                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* local: random batch depths on one thread, freed LIFO or FIFO, over two pools. */
+static void run_local(struct worker *w)
+{
+	struct run *r = w->run;
+	size_t i, n, d;
+
+	while (!stopping(r)) {
+		d = 1 + rng_below(&w->rng, r->depth);
+		for (n = 0, i = 0; i < d; i++) {
+			unsigned int pi = (unsigned int)rng_below(&w->rng, r->npools);
+			void *p = obj_alloc(w, pi);
+
+			if (p)
+				w->live[n++] = tag_ptr(p, pi);
+		}
+		if (rng_next(&w->rng) & 1) {
+			while (n)
+				free_tagged(w, w->live[--n]);
+		} else {
+			for (i = 0; i < n; i++)
+				free_tagged(w, w->live[i]);
+		}
+	}
+}
+
+static int ring_push(struct ring *q, void *p)
+{
+	size_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
+	size_t h = atomic_load_explicit(&q->head, memory_order_acquire);
+
+	if (t - h > q->mask)
+		return 0;
+	q->slot[t & q->mask] = p;
+	atomic_store_explicit(&q->tail, t + 1, memory_order_release);
+	return 1;
+}
+
+static void *ring_pop(struct ring *q)
+{
+	size_t h = atomic_load_explicit(&q->head, memory_order_relaxed);
+	size_t t = atomic_load_explicit(&q->tail, memory_order_acquire);
+	void *p;
+
+	if (h == t)
+		return NULL;
+	p = q->slot[h & q->mask];
+	atomic_store_explicit(&q->head, h + 1, memory_order_release);
+	return p;
+}
+
+/* pipeline: allocate here, free on the next thread of the ring, through a bounded queue. */
+static void run_pipeline(struct worker *w)
+{
+	struct run *r = w->run;
+	struct ring *out = &r->rings[(w->id + 1) % r->nthreads];
+	struct ring *in = &r->rings[w->id];
+	void *pending = NULL;
+	void *p;
+	int i, progress;
+
+	while (!stopping(r)) {
+		progress = 0;
+		for (i = 0; i < 16; i++) {
+			if (!pending)
+				pending = obj_alloc(w, 0);
+			if (!pending || !ring_push(out, pending))
+				break;
+			pending = NULL;
+			progress = 1;
+		}
+		for (i = 0; i < 32 && (p = ring_pop(in)); i++) {
+			obj_free(w, 0, p);
+			progress = 1;
+		}
+		if (!progress)
+			sched_yield();
+	}
+	if (pending)
+		obj_free(w, 0, pending);
+	pthread_barrier_wait(&r->barrier);   /* no producer is left: drain what we were sent */
+	while ((p = ring_pop(in)))
+		obj_free(w, 0, p);
+}
+
+/* bleed: hand objects to random other threads, which free them (Larson's server pattern). */
+static void run_bleed(struct worker *w)
+{
+	struct run *r = w->run;
+	struct inbox *mine = &r->inboxes[w->id];
+	size_t i, k, n;
+
+	while (!stopping(r)) {
+		k = 1 + rng_below(&w->rng, 16);
+		for (i = 0; i < k; i++) {
+			void *p = obj_alloc(w, 0);
+			struct inbox *to;
+			int given = 0;
+
+			if (!p)
+				continue;
+			to = &r->inboxes[r->nthreads > 1 ?
+			                 (w->id + 1 + rng_below(&w->rng, r->nthreads - 1)) % r->nthreads :
+			                 w->id];
+			pthread_mutex_lock(&to->lock);
+			if (to->count < to->cap) {
+				to->slot[to->count++] = p;
+				given = 1;
+			}
+			pthread_mutex_unlock(&to->lock);
+			if (!given)
+				obj_free(w, 0, p);
+		}
+		pthread_mutex_lock(&mine->lock);
+		n = mine->count;
+		memcpy(w->live, mine->slot, n * sizeof(void *));
+		mine->count = 0;
+		pthread_mutex_unlock(&mine->lock);
+		for (i = 0; i < n; i++)
+			obj_free(w, 0, w->live[i]);
+		if (!n)
+			sched_yield();
+	}
+	pthread_barrier_wait(&r->barrier);   /* nobody sends any more: drain the inbox */
+	for (i = 0; i < mine->count; i++)
+		obj_free(w, 0, mine->slot[i]);
+	mine->count = 0;
+}
+
+/*
+ * mixed: batches over pools from 32 bytes to 16 KiB plus some 2 MiB objects, while worker 0
+ * flushes the 2 MiB pool and runs pool_gc() every 20 ms, so large objects go back to the OS
+ * layer while other threads pop from the same pool.
+ */
+static void run_mixed(struct worker *w)
+{
+	struct run *r = w->run;
+	unsigned int big = r->npools - 1;
+	double next_gc = now_s() + 0.02;
+	size_t i, n, d;
+
+	while (!stopping(r)) {
+		void *bigp = NULL;
+
+		d = 1 + rng_below(&w->rng, r->depth);
+		if (rng_below(&w->rng, 16) == 0) {
+			if (atomic_fetch_add(&r->big_live, 1) < MIXED_BIG_LIVE)
+				bigp = obj_alloc(w, big);
+			if (!bigp)
+				atomic_fetch_sub(&r->big_live, 1);
+		}
+		for (n = 0, i = 0; i < d; i++) {
+			unsigned int pi = (unsigned int)rng_below(&w->rng, big);
+			void *p = obj_alloc(w, pi);
+
+			if (p)
+				w->live[n++] = tag_ptr(p, pi);
+		}
+		while (n)
+			free_tagged(w, w->live[--n]);
+		if (bigp) {
+			obj_free(w, big, bigp);
+			atomic_fetch_sub(&r->big_live, 1);
+		}
+		if (w->id == 0 && now_s() >= next_gc) {
+			pool_flush(r->pools[big]);
+			pool_gc(NULL);
+			next_gc = now_s() + 0.02;
+		}
+	}
+}
+
+static long rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = -1, res = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+		res = -1;
+	fclose(f);
+	return res < 0 ? -1 : res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/*
+ * spike: all threads grow a large working set together, worker 0 notes the peak, everybody drops
+ * it and flushes its caches, and worker 0 runs pool_gc(). Four barriers a cycle keep the phases
+ * apart; worker 0 alone decides whether another cycle starts.
+ */
+static void run_spike(struct worker *w)
+{
+	struct run *r = w->run;
+	double deadline = now_s() + r->opt->seconds;   /* worker 0's: threads are all up */
+	size_t i, n;
+
+	for (;;) {
+		/* at least one cycle, however long starting the threads took */
+		if (w->id == 0)
+			r->spike_go = !r->spike_cycles || (!stopping(r) && now_s() < deadline);
+		pthread_barrier_wait(&r->barrier);
+		if (!r->spike_go)
+			break;
+		for (n = 0; n < r->spike_per_thread; n++)
+			w->live[n] = obj_alloc(w, 0);   /* NULL when it failed: skipped below */
+		pthread_barrier_wait(&r->barrier);
+		if (w->id == 0) {
+			struct pool_stats st;
+			long rss = rss_kb();
+
+			pool_get_stats(r->pools[0], &st);
+			if (st.allocated > r->spike_peak_allocated)
+				r->spike_peak_allocated = st.allocated;
+			if (rss > r->spike_rss_peak_kb)
+				r->spike_rss_peak_kb = rss;
+			r->spike_cycles++;
+		}
+		pthread_barrier_wait(&r->barrier);
+		for (i = 0; i < n; i++)
+			if (w->live[i])
+				obj_free(w, 0, w->live[i]);
+		pool_thread_flush();
+		pthread_barrier_wait(&r->barrier);
+		if (w->id == 0)
+			pool_gc(r->pools[0]);
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct run *r = w->run;
+
+	pthread_barrier_wait(&r->barrier);
+	switch (r->wl) {
+	case WL_LOCAL: run_local(w); break;
+	case WL_PIPELINE: run_pipeline(w); break;
+	case WL_BLEED: run_bleed(w); break;
+	case WL_MIXED: run_mixed(w); break;
+	case WL_SPIKE: run_spike(w); break;
+	case WL_COUNT: break;
+	}
+	return NULL;   /* the thread's caches are flushed by the library at exit */
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Running one workload                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+static struct pool_head *all_pools[WL_COUNT * MAX_POOLS_PER_WL];
+static unsigned int nb_all_pools;
+
+static int add_pool(struct run *r, const char *name, size_t size)
+{
+	struct pool_head *p = pool_create(name, size, 0);
+
+	if (!p) {
+		fprintf(stderr, "pool-stress: cannot create pool '%s' of %zu bytes: %s\n", name, size,
+		        strerror(errno));
+		return -1;
+	}
+	r->pools[r->npools] = p;
+	r->sizes[r->npools] = pool_object_size(p);
+	r->npools++;
+	all_pools[nb_all_pools++] = p;
+	return 0;
+}
+
+static int setup_pools(struct run *r)
+{
+	static const size_t mixed_sizes[] = { 32, 64, 256, 1024, 4096, 16384 };
+	char name[32];
+	size_t i;
+
+	switch (r->wl) {
+	case WL_LOCAL:
+		return add_pool(r, "stress-local-64", 64) || add_pool(r, "stress-local-1k", 1024);
+	case WL_PIPELINE:
+		return add_pool(r, "stress-pipeline", 256);
+	case WL_BLEED:
+		return add_pool(r, "stress-bleed", 128);
+	case WL_MIXED:
+		for (i = 0; i < sizeof(mixed_sizes) / sizeof(mixed_sizes[0]); i++) {
+			snprintf(name, sizeof(name), "stress-mixed-%zu", mixed_sizes[i]);
+			if (add_pool(r, name, mixed_sizes[i]))
+				return -1;
+		}
+		return add_pool(r, "stress-mixed-2m", MIXED_BIG_SIZE);
+	case WL_SPIKE:
+		return add_pool(r, "stress-spike", SPIKE_OBJ_SIZE);
+	case WL_COUNT:
+		break;
+	}
+	return -1;
+}
+
+/* Append a message to res->error, separated by "; ", truncated to fit. */
+static void __attribute__((format(printf, 2, 3))) add_error(struct wl_result *res,
+                                                            const char *fmt, ...)
+{
+	size_t len = strlen(res->error);
+	va_list ap;
+
+	if (len && len + 2 < sizeof(res->error)) {
+		strcpy(res->error + len, "; ");
+		len += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(res->error + len, sizeof(res->error) - len, fmt, ap);
+	va_end(ap);
+}
+
+/* After every worker exited: used == 0 and allocated == shared_free in each pool of the run. */
+static int check_accounting(const struct run *r, struct wl_result *res)
+{
+	unsigned int i;
+	int ok = 1;
+
+	for (i = 0; i < r->npools; i++) {
+		struct pool_stats st;
+
+		pool_get_stats(r->pools[i], &st);
+		if (st.used != 0) {
+			ok = 0;
+			add_error(res, "pool '%s': used=%zu after every thread exited (expected 0)",
+			          pool_name(r->pools[i]), st.used);
+		}
+		if (st.allocated != st.shared_free) {
+			ok = 0;
+			add_error(res, "pool '%s': allocated=%zu but the shared free lists hold %zu "
+			          "(expected equal)", pool_name(r->pools[i]), st.allocated,
+			          st.shared_free);
+		}
+	}
+	return ok;
+}
+
+/*
+ * spike, after the workers exited: pool_gc() must bring `allocated` down to what the pool's
+ * contract keeps (max(used, needed_avg * 5/4) plus one cluster), and below the peak when the
+ * peak was above that.
+ */
+static int check_spike(struct run *r, struct wl_result *res)
+{
+	struct pool_config cfg;
+	struct pool_stats st;
+	size_t bound;
+
+	pool_get_config(&cfg);
+	pool_get_stats(r->pools[0], &st);
+	res->has_spike = 1;
+	res->cycles = r->spike_cycles;
+	res->peak_allocated = r->spike_peak_allocated;
+	res->before_gc = st.allocated;
+	res->rss_peak_kb = r->spike_rss_peak_kb;
+	pool_gc(r->pools[0]);
+	pool_get_stats(r->pools[0], &st);
+	res->after_gc = st.allocated;
+	res->needed_avg = st.needed_avg;
+	res->rss_after_kb = rss_kb();
+	bound = st.needed_avg + st.needed_avg / 4;
+	if (bound < st.used)
+		bound = st.used;
+	bound += cfg.cluster;
+	res->keep_bound = bound;
+	if (st.allocated > bound) {
+		add_error(res, "pool_gc() left allocated=%zu above what the pool needs "
+		          "(max(used, needed_avg*5/4) + cluster = %zu)", st.allocated, bound);
+		return 0;
+	}
+	if (res->peak_allocated > bound && res->after_gc >= res->peak_allocated) {
+		add_error(res, "memory did not come back: allocated=%zu after pool_gc(), peak %zu",
+		          res->after_gc, res->peak_allocated);
+		return 0;
+	}
+	return 1;
+}
+
+static uint64_t total_ops(const struct run *r)
+{
+	uint64_t s = 0;
+	unsigned int i;
+
+	for (i = 0; i < r->nthreads; i++)
+		s += atomic_load_explicit(&r->workers[i].ops, memory_order_relaxed);
+	return s;
+}
+
+static int run_workload(const struct options *opt, enum workload wl, struct wl_result *res)
+{
+	struct run r;
+	unsigned int i;
+	double start, end, t, last_t;
+	uint64_t last_ops = 0;
+	int tty = isatty(STDOUT_FILENO);
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	memset(res, 0, sizeof(*res));
+	res->name = wl_names[wl];
+	r.opt = opt;
+	r.wl = wl;
+	r.nthreads = opt->threads;
+	r.depth = uaf_on ? UAF_DEPTH : (wl == WL_MIXED ? 64 : LOCAL_DEPTH);
+	r.queue_cap = uaf_on ? 32 : 256;
+	if (setup_pools(&r))
+		return -1;
+
+	r.workers = aligned_alloc(64, sizeof(*r.workers) * r.nthreads);
+	if (!r.workers)
+		return -1;
+	memset(r.workers, 0, sizeof(*r.workers) * r.nthreads);
+	if (wl == WL_SPIKE) {
+		size_t total = uaf_on ? SPIKE_UAF_OBJS : SPIKE_BYTES / SPIKE_OBJ_SIZE;
+
+		r.spike_per_thread = total / r.nthreads ? total / r.nthreads : 1;
+	}
+	if (wl == WL_PIPELINE) {
+		r.rings = aligned_alloc(64, sizeof(*r.rings) * r.nthreads);
+		if (!r.rings)
+			return -1;
+		memset(r.rings, 0, sizeof(*r.rings) * r.nthreads);
+		for (i = 0; i < r.nthreads; i++) {
+			r.rings[i].mask = r.queue_cap - 1;
+			r.rings[i].slot = calloc(r.queue_cap, sizeof(void *));
+			if (!r.rings[i].slot)
+				return -1;
+		}
+	}
+	if (wl == WL_BLEED) {
+		r.inboxes = aligned_alloc(64, sizeof(*r.inboxes) * r.nthreads);
+		if (!r.inboxes)
+			return -1;
+		for (i = 0; i < r.nthreads; i++) {
+			pthread_mutex_init(&r.inboxes[i].lock, NULL);
+			r.inboxes[i].count = 0;
+			r.inboxes[i].cap = r.queue_cap;
+			r.inboxes[i].slot = calloc(r.queue_cap, sizeof(void *));
+			if (!r.inboxes[i].slot)
+				return -1;
+		}
+	}
+	pthread_barrier_init(&r.barrier, NULL, r.nthreads + (wl == WL_SPIKE ? 0 : 1));
+
+	for (i = 0; i < r.nthreads; i++) {
+		struct worker *w = &r.workers[i];
+
+		w->id = i;
+		w->run = &r;
+		w->rng = UINT64_C(0x9E3779B97F4A7C15) * (i + 1) ^ (uint64_t)wl << 56;
+		w->live_cap = wl == WL_SPIKE ? r.spike_per_thread : (r.queue_cap > LOCAL_DEPTH ?
+		                                                     r.queue_cap : LOCAL_DEPTH);
+		w->live = calloc(w->live_cap, sizeof(void *));
+		if (!w->live)
+			return -1;
+		err = pthread_create(&w->thread, NULL, worker_main, w);
+		if (err) {
+			fprintf(stderr, "pool-stress: cannot start thread %u: %s\n", i, strerror(err));
+			exit(1);
+		}
+	}
+	/* the spike workers synchronise among themselves; the others wait for main to start */
+	if (wl != WL_SPIKE)
+		pthread_barrier_wait(&r.barrier);
+	start = now_s();
+	end = start + opt->seconds;
+	last_t = start;
+	while ((t = now_s()) < end) {
+		double left = end - t;
+		struct timespec ts;
+
+		if (left > 0.2)
+			left = 0.2;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)(left * 1e9);
+		nanosleep(&ts, NULL);
+		if (tty) {
+			uint64_t ops = total_ops(&r);
+
+			t = now_s();
+			printf("\r  %-9s %5.1f/%.1fs  %10.0f ops/s", wl_names[wl], t - start,
+			       opt->seconds, (double)(ops - last_ops) / (t - last_t));
+			fflush(stdout);
+			last_ops = ops;
+			last_t = t;
+		}
+	}
+	atomic_store(&r.stop, 1);
+	if (wl == WL_PIPELINE || wl == WL_BLEED) {
+		/* the workers' drain barrier counts main too */
+		pthread_barrier_wait(&r.barrier);
+	}
+	for (i = 0; i < r.nthreads; i++)
+		pthread_join(r.workers[i].thread, NULL);
+	res->elapsed = now_s() - start;
+	if (tty)
+		printf("\r%60s\r", "");
+	pool_thread_flush();
+
+	for (i = 0; i < r.nthreads; i++) {
+		res->ops += atomic_load(&r.workers[i].ops);
+		res->failures += atomic_load(&r.workers[i].failures);
+		free(r.workers[i].live);
+	}
+	res->ok = 1;
+	if (wl == WL_SPIKE && !check_spike(&r, res))
+		res->ok = 0;
+	if (!check_accounting(&r, res))
+		res->ok = 0;
+
+	pthread_barrier_destroy(&r.barrier);
+	if (r.rings) {
+		for (i = 0; i < r.nthreads; i++)
+			free(r.rings[i].slot);
+		free(r.rings);
+	}
+	if (r.inboxes) {
+		for (i = 0; i < r.nthreads; i++) {
+			pthread_mutex_destroy(&r.inboxes[i].lock);
+			free(r.inboxes[i].slot);
+		}
+		free(r.inboxes);
+	}
+	free(r.workers);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Output                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+static void print_summary(const struct options *opt, const struct wl_result *res, unsigned int n)
+{
+	unsigned int i;
+
+	printf("\n%-9s %7s %8s %14s %14s %16s %10s  %s\n", "workload", "threads", "seconds",
+	       "operations", "ops/s", "ops/s/thread", "failures", "result");
+	for (i = 0; i < n; i++) {
+		double rate = res[i].elapsed > 0 ? (double)res[i].ops / res[i].elapsed : 0;
+
+		printf("%-9s %7u %8.2f %14llu %14.0f %16.0f %10llu  %s\n", res[i].name, opt->threads,
+		       res[i].elapsed, (unsigned long long)res[i].ops, rate, rate / opt->threads,
+		       (unsigned long long)res[i].failures, res[i].ok ? "ok" : "FAILED");
+	}
+	for (i = 0; i < n; i++) {
+		if (res[i].has_spike)
+			printf("\nspike: %u cycles; allocated objects: peak %zu, before pool_gc %zu, "
+			       "after %zu (needed_avg %zu, keep bound %zu); RSS %ld KiB -> %ld KiB\n",
+			       res[i].cycles, res[i].peak_allocated, res[i].before_gc, res[i].after_gc,
+			       res[i].needed_avg, res[i].keep_bound, res[i].rss_peak_kb,
+			       res[i].rss_after_kb);
+		if (!res[i].ok)
+			printf("%s: FAILED: %s\n", res[i].name, res[i].error);
+	}
+}
+
+/* The debugging options in effect, in the parser's syntax, without the newline (malloc'd). */
+static char *debugging_text(void)
+{
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *mf = open_memstream(&txt, &len);
+
+	if (!mf)
+		return NULL;
+	pool_debugging_show(mf);
+	if (fclose(mf) != 0) {
+		free(txt);
+		return NULL;
+	}
+	if (len && txt[len - 1] == '\n')
+		txt[len - 1] = 0;
+	return txt;
+}
+
+/* Our "pools show": one line per pool with the counters the accounting checks. */
+static void print_pools(FILE *out)
+{
+	char *dbg = debugging_text();
+	unsigned int i;
+
+	fprintf(out, "\npools show (debugging: %s)\n", dbg ? dbg : "?");
+	fprintf(out, "%-18s %8s %10s %8s %8s %12s %11s %8s\n", "pool", "size", "allocated",
+	        "used", "cached", "shared_free", "needed_avg", "failed");
+	for (i = 0; i < nb_all_pools; i++) {
+		struct pool_stats st;
+
+		pool_get_stats(all_pools[i], &st);
+		fprintf(out, "%-18s %8zu %10zu %8zu %8zu %12zu %11zu %8zu\n", pool_name(all_pools[i]),
+		        st.size, st.allocated, st.used, st.cached, st.shared_free, st.needed_avg,
+		        st.failed);
+	}
+	free(dbg);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static int write_json(const struct options *opt, const struct wl_result *res, unsigned int n,
+                      int ok)
+{
+	FILE *f = fopen(opt->json, "w");
+	char *dbg;
+	unsigned int i;
+
+	if (!f) {
+		fprintf(stderr, "pool-stress: cannot write '%s': %s\n", opt->json, strerror(errno));
+		return -1;
+	}
+	dbg = debugging_text();
+	fprintf(f, "{\n  \"threads\": %u,\n  \"seconds\": %g,\n  \"debugging\": ", opt->threads,
+	        opt->seconds);
+	json_string(f, dbg ? dbg : "");
+	free(dbg);
+	fprintf(f, ",\n  \"result\": \"%s\",\n  \"workloads\": [\n", ok ? "ok" : "failed");
+	for (i = 0; i < n; i++) {
+		double rate = res[i].elapsed > 0 ? (double)res[i].ops / res[i].elapsed : 0;
+
+		fprintf(f, "    {\"name\": \"%s\", \"elapsed_s\": %.3f, \"operations\": %llu, "
+		        "\"ops_per_s\": %.0f, \"ops_per_s_per_thread\": %.0f, \"failures\": %llu, "
+		        "\"ok\": %s, \"error\": ", res[i].name, res[i].elapsed,
+		        (unsigned long long)res[i].ops, rate, rate / opt->threads,
+		        (unsigned long long)res[i].failures, res[i].ok ? "true" : "false");
+		json_string(f, res[i].error);
+		if (res[i].has_spike)
+			fprintf(f, ", \"spike\": {\"cycles\": %u, \"peak_allocated\": %zu, "
+			        "\"before_gc\": %zu, \"after_gc\": %zu, \"needed_avg\": %zu, "
+			        "\"keep_bound\": %zu, \"rss_peak_kb\": %ld, \"rss_after_kb\": %ld}",
+			        res[i].cycles, res[i].peak_allocated, res[i].before_gc, res[i].after_gc,
+			        res[i].needed_avg, res[i].keep_bound, res[i].rss_peak_kb,
+			        res[i].rss_after_kb);
+		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+	}
+	fprintf(f, "  ],\n  \"pools\": [\n");
+	for (i = 0; i < nb_all_pools; i++) {
+		struct pool_stats st;
+
+		pool_get_stats(all_pools[i], &st);
+		fprintf(f, "    {\"name\": ");
+		json_string(f, pool_name(all_pools[i]));
+		fprintf(f, ", \"size\": %zu, \"allocated\": %zu, \"used\": %zu, \"cached\": %zu, "
+		        "\"shared_free\": %zu, \"needed_avg\": %zu, \"failed\": %zu}%s\n", st.size,
+		        st.allocated, st.used, st.cached, st.shared_free, st.needed_avg, st.failed,
+		        i + 1 < nb_all_pools ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+	if (fclose(f) != 0) {
+		fprintf(stderr, "pool-stress: cannot write '%s': %s\n", opt->json, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Command line                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: pool-stress [--threads N] [--seconds S] [--workload LIST] [--json FILE]\n"
+	        "                   [-dM<options>] [--self-test-corruption OPS]\n"
+	        "  --threads N        worker threads, 1..%u (default 48)\n"
+	        "  --seconds S        seconds per workload, 0.1..%.0f, decimals allowed (default 10)\n"
+	        "  --workload LIST    comma-separated among local,pipeline,bleed,mixed,spike\n"
+	        "                     (default: all of them in turn)\n"
+	        "  --json FILE        also write the results as JSON to FILE\n"
+	        "  -dM<options>       pool debugging options, as POOL_DEBUG (-dMhelp lists them)\n"
+	        "  --self-test-corruption OPS\n"
+	        "                     overwrite one byte of a live object after OPS allocations, to\n"
+	        "                     prove the canary check stops the run (exits 1)\n"
+	        "  -h, --help         this text\n"
+	        "Exit status: 0 passed, 1 corruption or wrong accounting, 2 bad usage.\n",
+	        MAX_THREADS, MAX_SECONDS);
+}
+
+static void __attribute__((noreturn)) bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "pool-stress: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	usage(stderr);
+	exit(2);
+}
+
+static int parse_workloads(const char *s, unsigned int *mask)
+{
+	char buf[256], *tok, *save = NULL;
+	unsigned int i;
+
+	if (strlen(s) >= sizeof(buf) || !*s)
+		return -1;
+	strcpy(buf, s);
+	*mask = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (i = 0; i < WL_COUNT; i++)
+			if (strcmp(tok, wl_names[i]) == 0)
+				break;
+		if (i == WL_COUNT)
+			return -1;
+		*mask |= 1u << i;
+	}
+	return *mask ? 0 : -1;
+}
+
+/* The value of option argv[*i] (either --opt=value or --opt value); NULL if it has none. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (strncmp(argv[*i], name, len) == 0 && argv[*i][len] == '=')
+		return argv[*i] + len + 1;
+	if (strcmp(argv[*i], name) == 0) {
+		if (*i + 1 >= argc)
+			bad_usage("option '%s' needs a value", name);
+		return argv[++*i];
+	}
+	return NULL;
+}
+
+static int is_opt(const char *arg, const char *name)
+{
+	size_t len = strlen(name);
+
+	return strncmp(arg, name, len) == 0 && (arg[len] == 0 || arg[len] == '=');
+}
+
+static void parse_args(int argc, char **argv, struct options *opt)
+{
+	const char *v;
+	char *end;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			exit(0);
+		} else if (strncmp(argv[i], "-dM", 3) == 0) {
+			char *err = NULL;
+			int rc = pool_parse_debugging(argv[i] + 3, &err);
+
+			if (rc == 1)
+				exit(0);
+			if (rc < 0) {
+				fprintf(stderr, "pool-stress: %s\n", err ? err : "bad -dM option");
+				free(err);
+				usage(stderr);
+				exit(2);
+			}
+		} else if (is_opt(argv[i], "--threads")) {
+			unsigned long n;
+
+			v = opt_value(argc, argv, &i, "--threads");
+			errno = 0;
+			n = strtoul(v, &end, 10);
+			if (errno || end == v || *end || *v == '-' || n < 1 || n > MAX_THREADS)
+				bad_usage("--threads: '%s' is not a number from 1 to 1024", v);
+			opt->threads = (unsigned int)n;
+		} else if (is_opt(argv[i], "--seconds")) {
+			double s;
+
+			v = opt_value(argc, argv, &i, "--seconds");
+			errno = 0;
+			s = strtod(v, &end);
+			if (errno || end == v || *end || !(s >= 0.1 && s <= MAX_SECONDS))
+				bad_usage("--seconds: '%s' is not a number of seconds from 0.1 to 86400",
+				          v);
+			opt->seconds = s;
+		} else if (is_opt(argv[i], "--workload")) {
+			v = opt_value(argc, argv, &i, "--workload");
+			if (parse_workloads(v, &opt->workloads))
+				bad_usage("--workload: '%s' is not a comma-separated list of local, "
+				          "pipeline, bleed, mixed, spike", v);
+		} else if (is_opt(argv[i], "--json")) {
+			v = opt_value(argc, argv, &i, "--json");
+			if (!*v)
+				bad_usage("--json needs a file name%s", "");
+			opt->json = v;
+		} else if (is_opt(argv[i], "--self-test-corruption")) {
+			long n;
+
+			v = opt_value(argc, argv, &i, "--self-test-corruption");
+			errno = 0;
+			n = strtol(v, &end, 10);
+			if (errno || end == v || *end || n < 0)
+				bad_usage("--self-test-corruption: '%s' is not a count of operations", v);
+			opt->corrupt_after = n;
+		} else {
+			bad_usage("unknown option '%s'", argv[i]);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct options opt = { .threads = 48, .seconds = 10, .workloads = 0, .json = NULL,
+	                       .corrupt_after = -1 };
+	struct wl_result res[WL_COUNT];
+	unsigned int i, n = 0;
+	char *dbg;
+	int ok = 1;
+
+	parse_args(argc, argv, &opt);
+	if (!opt.workloads)
+		opt.workloads = (1u << WL_COUNT) - 1;
+	uaf_on = !!(pool_debugging & POOL_DBG_UAF);
+	atomic_store(&corrupt_countdown, opt.corrupt_after);
+
+	dbg = debugging_text();
+	printf("pool-stress: %u threads, %.1f s per workload, debugging: %s\n", opt.threads,
+	       opt.seconds, dbg ? dbg : "?");
+	free(dbg);
+	fflush(stdout);
+	for (i = 0; i < WL_COUNT; i++) {
+		if (!(opt.workloads & (1u << i)))
+			continue;
+		if (run_workload(&opt, (enum workload)i, &res[n]) < 0) {
+			fprintf(stderr, "pool-stress: cannot set up workload '%s'\n", wl_names[i]);
+			return 1;
+		}
+		if (!res[n].ok)
+			ok = 0;
+		n++;
+	}
+	print_summary(&opt, res, n);
+	print_pools(stdout);
+	if (opt.json && write_json(&opt, res, n, ok) < 0)
+		ok = 0;
+	/* every object is back: the pools must go away cleanly */
+	for (i = 0; i < nb_all_pools; i++) {
+		const char *name = pool_name(all_pools[i]);
+
+		if (pool_destroy(all_pools[i]) < 0) {
+			printf("pool-stress: pool_destroy(%s): %s\n", name, strerror(errno));
+			ok = 0;
+		}
+	}
+	printf("\npool-stress: %s\n", ok ? "PASSED" : "FAILED");
+	return ok ? 0 : 1;
+}

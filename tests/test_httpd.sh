@@ -92,6 +92,10 @@ $CLIENT bad "$port" || fail "bad input"
 $CLIENT flood "$port" 10000 || fail "flood"
 no_object_in_use
 stop
+# The flood must have gone past the fd limit: the server refused some connections itself.
+refused=$(sed -n 's/.*total: .* accepted, \([0-9]*\) refused.*/\1/p' "$tmp/err")
+[ "${refused:-0}" -gt 0 ] || fail "the flood did not exhaust the server's descriptors"
+echo "flood: the server refused $refused connections past its fd limit and kept serving"
 
 # 2. Random allocation failures: connections close, nothing leaks.
 start 1024 --threads 2 --timeout 1 --cli "$tmp/cli.sock" -dMfail=5

@@ -2,10 +2,9 @@
 #
 # Targets
 #   make demo            build the tools, then for pools and for --malloc in turn: start
-#                        pool-httpd on 127.0.0.1 (ephemeral port, CLI socket in a temporary
-#                        directory), run wrk, print wrk's summary, print `pools show byusage`
-#                        through the CLI socket with tools/pools (pools run only), stop the
-#                        server; end with one line comparing requests per second. Every server
+#                        pool-httpd on 127.0.0.1 (ephemeral port), run wrk, print wrk's
+#                        summary, stop the server and print its final `pools show` (pools run
+#                        only); end with one line comparing requests per second. Every server
 #                        it starts is stopped, also when a step fails or on Ctrl-C.
 #                        Needs wrk (Debian package wrk).
 #

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The body of `make demo` (see mk/demo.mk):
 #   sh mk/demo.sh BUILD DURATION CONNS WRK_THREADS PATH "HTTPD_OPTS"
-# Runs pool-httpd with pools, then with --malloc, under wrk; prints wrk's summaries, `pools show
-# byusage` for the pools run, and a one-line comparison. Stops every server it started, also on
+# Runs pool-httpd with pools, then with --malloc, under wrk; prints wrk's summaries, the server's
+# final `pools show` for the pools run, and a one-line comparison. Stops every server it started, also on
 # failure or interruption.
 BUILD=$1
 DURATION=$2
@@ -11,13 +11,10 @@ WRK_THREADS=$4
 URLPATH=$5
 HTTPD_OPTS=$6
 HTTPD=$BUILD/tools/pool-httpd
-POOLS=$BUILD/tools/pools
 
 command -v wrk >/dev/null 2>&1 ||
 	{ echo "demo: wrk is not installed (Debian: apt-get install -y wrk)"; exit 1; }
-for t in "$HTTPD" "$POOLS"; do
-	[ -x "$t" ] || { echo "demo: $t is not built"; exit 1; }
-done
+[ -x "$HTTPD" ] || { echo "demo: $HTTPD is not built"; exit 1; }
 
 tmp=$(mktemp -d /tmp/pool-demo.XXXXXX)
 pid=
@@ -42,7 +39,7 @@ run() {
 	label=$1
 	shift
 	# shellcheck disable=SC2086
-	"$HTTPD" --cli "$tmp/cli.sock" "$@" $HTTPD_OPTS >"$tmp/out" 2>"$tmp/err" &
+	"$HTTPD" "$@" $HTTPD_OPTS >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
 	port=
 	i=0
@@ -59,11 +56,8 @@ run() {
 	cat "$tmp/wrk"
 	rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$tmp/wrk")
 	[ -n "$rps" ] || { echo "demo: no Requests/sec in wrk's output"; exit 1; }
-	if [ "$label" = pools ]; then
-		echo "--- pools -S <cli socket> show byusage"
-		"$POOLS" -S "$tmp/cli.sock" show byusage || { echo "demo: pools failed"; exit 1; }
-	fi
 	stop_server || { cat "$tmp/err"; echo "demo: the server did not stop cleanly"; exit 1; }
+	sed -n '/final pools show/,$p' "$tmp/out"
 	grep "total:" "$tmp/err"
 	echo
 }

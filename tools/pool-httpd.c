@@ -968,7 +968,7 @@ static void usage(FILE *out)
 	        "  --port <port>        TCP port, 0 for an ephemeral one (default 0); the port is\n"
 	        "                       printed on stdout as 'port=<n>'\n"
 	        "  --threads <n>        worker threads, each with its own listener (default: one\n"
-	        "                       per processing unit)\n"
+	        "                       per online CPU)\n"
 	        "  --timeout <seconds>  close connections idle or stuck that long (default 10)\n"
 	        "  --malloc             take objects from malloc()/free() instead of pools\n"
 	        "  -dM<options>         libpool debugging options (-dMhelp lists them)\n"

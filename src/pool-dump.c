@@ -155,6 +155,11 @@ static int parse_args(FILE *out, const char *args, struct dump_args *a)
 		for (s = SORT_NAME; s <= SORT_USAGE; s++) {
 			if (!word_is(w, len, sorts[s]))
 				continue;
+			if (sort_word && word_is(sort_word, sort_len, sorts[s])) {
+				arg_error(out, "Option '", w, len, "' given twice in 'pools show'. "
+				          "Try 'help'.\n");
+				return -1;
+			}
 			if (sort_word) {
 				conflict_error(out, w, len, sort_word, sort_len);
 				return -1;
@@ -167,6 +172,11 @@ static int parse_args(FILE *out, const char *args, struct dump_args *a)
 		if (matched)
 			continue;
 		if (word_is(w, len, "json") || word_is(w, len, "prometheus")) {
+			if (fmt_word && fmt_len == len && !memcmp(fmt_word, w, len)) {
+				arg_error(out, "Option '", w, len, "' given twice in 'pools show'. "
+				          "Try 'help'.\n");
+				return -1;
+			}
 			if (fmt_word) {
 				conflict_error(out, w, len, fmt_word, fmt_len);
 				return -1;
@@ -636,7 +646,7 @@ POOL_API int pool_dump(FILE *out, const char *args)
 	struct dump_args a;
 	struct dump_snapshot s;
 	size_t matched;
-	int limited = 0;
+	int limited = 0, werr;
 
 	if (!out) {
 		errno = EINVAL;
@@ -670,6 +680,7 @@ POOL_API int pool_dump(FILE *out, const char *args)
 		s.n = a.max;
 		limited = 1;
 	}
+	errno = 0;
 	if (a.format == FMT_JSON) {
 		print_json(out, &s, limited, matched);
 	} else if (a.format == FMT_PROMETHEUS) {
@@ -677,10 +688,11 @@ POOL_API int pool_dump(FILE *out, const char *args)
 	} else {
 		print_text(out, &s, limited);
 	}
+	fflush(out);
+	werr = errno;
 	free_snapshot(&s);
-	if (fflush(out) != 0 || ferror(out)) {
-		if (!errno)
-			errno = EIO;
+	if (ferror(out)) {
+		errno = werr ? werr : EIO;
 		return -1;
 	}
 	return 0;

@@ -26,7 +26,9 @@
  *      cannot raise SIGPIPE); no new line is run until it is all sent, which bounds a client's
  *      memory to one answer however many commands it pipelines;
  *   4. a buffer full without a newline is a line over POOL_CLI_LINE_MAX bytes: the client gets
- *      one error line and is closed once it is sent;
+ *      one error line; once it is sent the server shuts its side down and drops whatever the
+ *      client still sends until the client closes or the timeout (closing at once with client
+ *      bytes unread would make the kernel reset the connection, losing the error line);
  *   5. a client that neither sends nor receives a byte for the timeout (10 s by default,
  *      pool_cli_set_timeout_ms()) is closed, answer pending or not.
  */
@@ -375,7 +377,20 @@ static int client_process(struct cli_client *c)
 
 static int client_read(struct cli_client *c)
 {
-	ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, 0);
+	ssize_t n;
+
+	if (c->closing) {
+		/* lingering close: drop what it still sends until it closes or times out */
+		char scratch[4096];
+
+		n = recv(c->fd, scratch, sizeof(scratch), 0);
+		if (n == 0)
+			return -1;
+		if (n < 0)
+			return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
+		return 0;
+	}
+	n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, 0);
 
 	if (n == 0)
 		return -1;
@@ -403,8 +418,15 @@ static int client_write(struct cli_client *c)
 	free(c->out);
 	c->out = NULL;
 	c->out_len = c->out_off = 0;
-	if (c->closing)
-		return -1;
+	if (c->closing) {
+		/*
+		 * Closing now, with client bytes unread, would make the kernel reset the
+		 * connection and the client could lose our last answer: end our side instead
+		 * and read until it closes (or the timeout).
+		 */
+		shutdown(c->fd, SHUT_WR);
+		return 0;
+	}
 	/* lines pipelined behind the answer just sent */
 	return client_process(c);
 }
@@ -467,7 +489,7 @@ static void *server_loop(void *arg)
 			pfd[n].events = 0;
 			if (c->out_off < c->out_len)
 				pfd[n].events |= POLLOUT;
-			else if (!c->closing && c->in_len < sizeof(c->in))
+			else if (c->closing || c->in_len < sizeof(c->in))
 				pfd[n].events |= POLLIN;
 			map[n++] = i;
 		}
@@ -475,8 +497,7 @@ static void *server_loop(void *arg)
 			continue;   /* EINTR; nothing else can fail with valid arguments */
 		if (pfd[0].revents)
 			break;
-		if (pfd[1].revents & POLLIN)
-			server_accept(srv);
+		/* clients first: one that left frees its slot for a newcomer in this round */
 		for (i = 2; i < n; i++) {
 			struct cli_client *c = srv->clients[map[i]];
 			int ret = 0;
@@ -494,6 +515,8 @@ static void *server_loop(void *arg)
 			if (ret < 0)
 				client_close(srv, map[i]);
 		}
+		if (pfd[1].revents & POLLIN)
+			server_accept(srv);
 	}
 	return NULL;
 }

@@ -36,14 +36,16 @@ static char *exec(const char *line, int *ret)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	int r;
+	int r, e;
 
 	ck_assert_ptr_nonnull(f);
 	errno = 0;
 	r = pool_cli_exec(line, f);
+	e = errno;
 	if (ret)
 		*ret = r;
 	ck_assert_int_eq(fclose(f), 0);
+	errno = e;   /* fclose() may change it */
 	return buf;
 }
 

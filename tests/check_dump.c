@@ -28,14 +28,16 @@ static char *dump(const char *args, int *ret)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	int r;
+	int r, e;
 
 	ck_assert_ptr_nonnull(f);
 	errno = 0;
 	r = pool_dump(f, args);
+	e = errno;
 	if (ret)
 		*ret = r;
 	ck_assert_int_eq(fclose(f), 0);
+	errno = e;   /* fclose() may change it */
 	return buf;
 }
 

@@ -665,7 +665,9 @@ POOL_API int pool_dump(FILE *out, const char *args)
 		errno = ENOMEM;
 		return -1;
 	}
-	if (a.sort == SORT_NAME)
+	if (s.n < 2)
+		;   /* nothing to sort (and qsort() must not get a NULL array) */
+	else if (a.sort == SORT_NAME)
 		qsort(s.e, s.n, sizeof(*s.e), cmp_name);
 	else if (a.sort == SORT_SIZE)
 		qsort(s.e, s.n, sizeof(*s.e), cmp_size);

@@ -359,7 +359,8 @@ POOL_API int pool_dump(FILE *out, const char *args);
 /*
  * pool_cli_exec - run one command line and write its answer to `out`.
  *
- * `line`: blank-separated words; trailing "\r\n" or "\n" and extra blanks are ignored.
+ * `line`: words separated by blanks (space, tab, CR, LF: a trailing "\r\n" and extra blanks
+ * are ignored; the socket server splits lines before they get here).
  *   help                     the list of commands.
  *   pools show [args]        pool_dump(out, args).
  *   pools trim               pool_gc(NULL), then "Released N bytes to the OS layer (the pools

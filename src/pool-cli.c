@@ -236,8 +236,11 @@ struct cli_server {
 	dev_t dev;                       /* identity of our socket file, to unlink only ours */
 	ino_t ino;
 	pthread_t thread;
+	long long accept_after_ms;       /* accept() failed for lack of resources: wait till then */
 	struct cli_client *clients[POOL_CLI_MAX_CLIENTS];
 };
+
+#define ACCEPT_BACKOFF_MS 100
 
 static pthread_mutex_t cli_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cli_server *cli_running;  /* under cli_lock */
@@ -456,6 +459,13 @@ static void server_accept(struct cli_server *srv)
 		c->last_ms = now_ms();
 		srv->clients[i] = c;
 	}
+	/*
+	 * Out of file descriptors or memory (EMFILE, ENFILE, ENOBUFS, ENOMEM): the pending
+	 * connection stays queued and the listener stays readable, so polling it again at once
+	 * would spin. Leave it alone for ACCEPT_BACKOFF_MS.
+	 */
+	if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+		srv->accept_after_ms = now_ms() + ACCEPT_BACKOFF_MS;
 }
 
 static void *server_loop(void *arg)
@@ -472,6 +482,10 @@ static void *server_loop(void *arg)
 		pfd[0].events = POLLIN;
 		pfd[1].fd = srv->listen_fd;
 		pfd[1].events = POLLIN;
+		if (now < srv->accept_after_ms) {
+			pfd[1].fd = -1;   /* poll() ignores it */
+			wait = srv->accept_after_ms - now;
+		}
 		for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++) {
 			struct cli_client *c = srv->clients[i];
 			long long left;

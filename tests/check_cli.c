@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -972,6 +973,39 @@ START_TEST(garbage)
 }
 END_TEST
 
+START_TEST(accept_out_of_fds)
+{
+	int fds[4096], n = 0, fd, i;
+	struct conn *c = calloc(1, sizeof(*c));
+	struct rlimit rl;
+	char *a;
+
+	ck_assert_ptr_nonnull(c);
+	start_server();
+	/* a low limit (this forked test only), then use up every descriptor but one */
+	ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	rl.rlim_cur = 256;
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+	while (n < 4096 && (fd = dup(0)) >= 0)
+		fds[n++] = fd;
+	ck_assert_int_eq(errno, EMFILE);
+	ck_assert_int_gt(n, 1);
+	close(fds[--n]);
+	c->fd = try_connect(sock_path);
+	ck_assert_int_ge(c->fd, 0);   /* queued in the backlog: the server cannot accept it */
+	conn_puts(c, "help\n");
+	/* give descriptors back: the server accepts it after its back-off and answers */
+	for (i = 0; i < n; i++)
+		close(fds[i]);
+	a = conn_answer(c);
+	ck_assert_int_eq(strncmp(a, "Commands:", 9), 0);
+	free(a);
+	conn_close(c);
+	pool_cli_stop();
+	remove_tmpdir();
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -998,6 +1032,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, silent_clients);
 	tcase_add_test(tc, disconnect_mid_answer);
 	tcase_add_test(tc, garbage);
+	tcase_add_test(tc, accept_out_of_fds);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");

@@ -581,8 +581,39 @@ static void server_unlink(const struct cli_server *srv)
 		unlink(srv->path);
 }
 
+/*
+ * fork(): the child has no server thread. It drops the parent's server (closes its copies of
+ * the descriptors, leaves the socket file to the parent) so that it may listen on its own.
+ * cli_lock is held across fork() so that no server is half set up or half stopped.
+ */
+static void cli_fork_prepare(void)
+{
+	pthread_mutex_lock(&cli_lock);
+}
+
+static void cli_fork_parent(void)
+{
+	pthread_mutex_unlock(&cli_lock);
+}
+
+static void cli_fork_child(void)
+{
+	if (cli_running) {
+		server_free(cli_running);
+		cli_running = NULL;
+	}
+	pthread_mutex_unlock(&cli_lock);
+}
+
+static void cli_register_atfork(void)
+{
+	pthread_atfork(cli_fork_prepare, cli_fork_parent, cli_fork_child);
+}
+
 POOL_API int pool_cli_listen(const char *unix_path)
 {
+	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
 	struct cli_server *srv;
 	struct sockaddr_un sa;
 	struct stat st;
@@ -597,6 +628,7 @@ POOL_API int pool_cli_listen(const char *unix_path)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
+	pthread_once(&atfork_once, cli_register_atfork);
 	pthread_mutex_lock(&cli_lock);
 	if (cli_running) {
 		pthread_mutex_unlock(&cli_lock);

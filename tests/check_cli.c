@@ -24,8 +24,20 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 
 #include "pool-int.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define RUNNING_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define RUNNING_TSAN 1
+#endif
+#endif
+#ifndef RUNNING_TSAN
+#define RUNNING_TSAN 0
+#endif
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                    */
@@ -1006,6 +1018,47 @@ START_TEST(accept_out_of_fds)
 }
 END_TEST
 
+START_TEST(fork_child_has_no_server)
+{
+	struct conn *c;
+	pid_t pid;
+	int status;
+	char *a;
+
+	start_server();
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char own[128];
+		struct stat st;
+
+		/* no server to stop here (it would join a thread the child does not have) */
+		pool_cli_stop();
+		if (lstat(sock_path, &st) != 0)
+			_exit(3);
+		if (RUNNING_TSAN)
+			_exit(0);   /* ThreadSanitizer cannot start threads after a threaded fork */
+		/* the parent's server is not the child's: it may serve a socket of its own */
+		snprintf(own, sizeof(own), "%s/child.sock", tmpdir);
+		if (pool_cli_listen(own) != 0 || lstat(own, &st) != 0)
+			_exit(1);
+		pool_cli_stop();
+		/* and stopping removed its own socket, not the parent's */
+		_exit(lstat(own, &st) == 0 || lstat(sock_path, &st) != 0 ? 2 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status 0x%x", status);
+	c = conn_open();
+	conn_puts(c, "help\n");
+	a = conn_answer(c);
+	ck_assert_int_eq(strncmp(a, "Commands:", 9), 0);
+	free(a);
+	conn_close(c);
+	pool_cli_stop();
+	remove_tmpdir();
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -1033,6 +1086,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, disconnect_mid_answer);
 	tcase_add_test(tc, garbage);
 	tcase_add_test(tc, accept_out_of_fds);
+	tcase_add_test(tc, fork_child_has_no_server);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");

@@ -406,6 +406,9 @@ POOL_API int pool_cli_exec(const char *line, FILE *out);
  * The socket file is created with mode 0600 before the socket listens. An existing socket
  * file nobody listens on (stale: connect() is refused) is replaced.
  *
+ * After fork(), the child has no server: it closes its copies of the server's descriptors, leaves
+ * the socket file to the parent, and may call pool_cli_listen() for a socket of its own.
+ *
  * Returns 0 when the thread serves. Returns -1 with errno set and nothing left behind:
  * EINVAL for a NULL or empty path; ENAMETOOLONG for a path of 108 bytes or more (sun_path);
  * EBUSY when this process already serves a socket (stop it first); EEXIST when `unix_path`

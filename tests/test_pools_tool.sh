@@ -59,6 +59,7 @@ expect_out() {
 }
 
 start_server() {
+	: >"$dir/server.out"   # the "ready" line of an earlier server must not count
 	"$SERVER" -S "$sock" -t 5000 >"$dir/server.out" 2>"$dir/server.err" &
 	pid=$!
 	i=0

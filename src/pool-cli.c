@@ -220,7 +220,8 @@ POOL_API int pool_cli_exec(const char *line, FILE *out)
 
 struct cli_client {
 	int fd;
-	int closing;                     /* close once the answer is sent; read no more */
+	int closing;                     /* line too long: send the error, shut our side down,
+	                                    drop its input until it closes or times out */
 	int status;                      /* `set status on` */
 	long long last_ms;               /* last byte received or sent (CLOCK_MONOTONIC) */
 	size_t in_len;

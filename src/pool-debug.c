@@ -184,6 +184,11 @@ POOL_API void pool_debugging_show(FILE *out)
 
 POOL_API int pool_parse_debugging(const char *str, char **err)
 {
+	return pool__parse_debugging(str, err, stdout, 0);
+}
+
+int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runtime_only)
+{
 	unsigned int cur, flags;
 	unsigned int pbyte = poison_byte, fpct = fail_percent;
 	const char *p, *word, *eq, *end;
@@ -200,7 +205,7 @@ POOL_API int pool_parse_debugging(const char *str, char **err)
 	}
 	pthread_mutex_lock(&pool__list_lock);
 	cur = flags = pool_debugging;
-	pools_exist = pool__nb_pools > 0;
+	pools_exist = runtime_only || pool__nb_pools > 0;
 	p = str;
 
 	/* an optional leading number: the poison byte */
@@ -285,7 +290,10 @@ POOL_API int pool_parse_debugging(const char *str, char **err)
 				}
 				if (pools_exist && ((old ^ flags) & POOL_DBG_LAYOUT & ~0u) &&
 				    ((flags ^ cur) & o->flag & POOL_DBG_LAYOUT)) {
-					set_error(err, "pool debugging option '%s' changes the object layout "
+					set_error(err, runtime_only ?
+					          "pool debugging option '%s' changes the object layout "
+					          "and cannot change at run time" :
+					          "pool debugging option '%s' changes the object layout "
 					          "and cannot change once a pool exists", word, len);
 					goto fail;
 				}
@@ -307,7 +315,7 @@ POOL_API int pool_parse_debugging(const char *str, char **err)
 validated:
 	if (help) {
 		pthread_mutex_unlock(&pool__list_lock);
-		pool_debugging_help(stdout);
+		pool_debugging_help(help_out);
 		return 1;
 	}
 	/* keep the internal sanitizer bit whatever the words said */

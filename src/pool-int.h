@@ -140,6 +140,12 @@ static inline unsigned long pool__swrate_avg(unsigned long sum, unsigned long n)
 }
 
 /* Debugging (src/pool-debug.c). */
+/*
+ * pool_parse_debugging() with the help table written to `help_out` (the CLI's answer) and, when
+ * `runtime_only` is set, layout options refused as if a pool existed (the CLI changes only the
+ * flags that may change at run time).
+ */
+int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runtime_only);
 void pool__debug_init(void);
 int pool__debug_fail_roll(struct pool_thread_ctx *ctx);
 void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,

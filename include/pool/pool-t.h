@@ -176,4 +176,13 @@ struct pool_topology {
 	unsigned long load_cpu_us;    /* CPU time (user + system) of the load, microseconds */
 };
 
+/* ------------------------------------------------------------------------------------------ */
+/* Introspection and command line interface (src/pool-dump.c, src/pool-cli.c)                 */
+/* ------------------------------------------------------------------------------------------ */
+
+#define POOL_CLI_LINE_MAX        4096u    /* longest command line on the socket, in bytes */
+#define POOL_CLI_TIMEOUT_MS_DEF  10000u   /* a silent socket client is closed after this (ms) */
+#define POOL_CLI_TIMEOUT_MS_MAX  3600000u /* largest timeout pool_cli_set_timeout_ms() takes */
+#define POOL_CLI_MAX_CLIENTS     64u      /* socket clients served at once */
+
 #endif /* POOL_POOL_T_H */

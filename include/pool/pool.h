@@ -393,6 +393,127 @@ POOL_API void pool_topology_show(FILE *out);
  */
 POOL_API void pool_trim(void);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Introspection: `pools show` (src/pool-dump.c) and the command line (src/pool-cli.c)        */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * pool_dump - write `pools show` for every pool to `out`.
+ *
+ * `args`: the words after "pools show", separated by blanks, in any order, each at most once
+ * (NULL or "" for none):
+ *   byname | bysize | byusage   sort by name (then creation order), by object size (largest
+ *                               first), or by bytes allocated (largest first; pools with nothing
+ *                               allocated are left out); default: creation order.
+ *   detailed                    (text, json) add each pool's stride, buckets, shared free
+ *                               objects and limit, one line per merged pool_create() call (name,
+ *                               requested size, alignment, flags), and, for pools created with
+ *                               `caller` debugging, the (up to 5) callers with the most live
+ *                               objects, resolved with dladdr(3) to symbol+offset.
+ *   match <prefix>              only pools whose name starts with <prefix> (compared bytewise).
+ *   <max>                       a decimal number >= 1: only the first <max> pools after sorting
+ *                               and filtering; the header then says "(limited to the first <max>
+ *                               entries)", only when pools were left out.
+ *   json | prometheus           the format (default: text). doc/pools-show.md documents the text
+ *                               lines, the JSON schema and the Prometheus metrics.
+ * Object sizes are usable bytes; byte figures are objects times the stride (object plus
+ * debugging extras, rounded to the alignment).
+ *
+ * The pools are copied under the pool list lock (pool_for_each()), so a pool created, merged into
+ * or destroyed meanwhile appears whole or not at all; counters are read without stopping any
+ * thread and no pool's allocation path is called or locked. `out` is written after the lock is
+ * released. Thread-safe.
+ *
+ * Returns 0. On error returns -1 with errno set: EINVAL when `out` is NULL (nothing written) or
+ * `args` is bad (an unknown word, two sort orders or formats, a word given twice, `match`
+ * without a prefix, a count that is 0, not a number or too large, `detailed` with
+ * `prometheus`): then one error line naming the word, ending "Try 'help'.", is written to `out`
+ * and nothing else; ENOMEM when the copy cannot be allocated (one line says so); or the errno of
+ * a failed write to `out` (EIO if the stream did not set one).
+ */
+POOL_API int pool_dump(FILE *out, const char *args);
+
+/*
+ * pool_cli_exec - run one command line and write its answer to `out`.
+ *
+ * `line`: words separated by blanks (space, tab, CR, LF: a trailing "\r\n" and extra blanks
+ * are ignored; the socket server splits lines before they get here).
+ *   help                     the list of commands.
+ *   pools show [args]        pool_dump(out, args).
+ *   pools trim               pool_gc(NULL), then "Released N bytes to the OS layer (the pools
+ *                            held B bytes, now A)." where B and A are the sums of allocated *
+ *                            stride over every pool before and after, and N = B - A (0 if other
+ *                            threads allocated more meanwhile).
+ *   pools debug              the debugging options in effect (pool_debugging_show()).
+ *   pools debug <options>    pool_parse_debugging(<options>) for the options that may change
+ *                            at run time: the same syntax and error messages, except that
+ *                            layout options (tag, caller, uaf, backup) are refused whenever
+ *                            they would change a flag, even before the first pool exists;
+ *                            `help` among them writes the options table to `out` and changes
+ *                            nothing. On success, "Pool debugging options now: <options>".
+ * A line of blanks only does nothing and returns 0.
+ *
+ * Returns 0 on success. Returns -1 with errno = EINVAL, having changed nothing, for a NULL `line`
+ * or `out` (nothing written), an unknown command or an extra word ("Unknown command '<word>'.
+ * Try 'help'."), bad `pools show` arguments (see pool_dump()), or bad debugging options (the
+ * parser's message, one line). Client bytes echoed in an error are kept printable (\xNN) and cut
+ * after 64 bytes. ENOMEM or a write error as for pool_dump(). Thread-safe.
+ */
+POOL_API int pool_cli_exec(const char *line, FILE *out);
+
+/*
+ * pool_cli_listen - serve pool_cli_exec() on a UNIX stream socket at `unix_path`, from one
+ * background thread, until pool_cli_stop().
+ *
+ * Protocol: one command per line (at most POOL_CLI_LINE_MAX = 4096 bytes before the "\n"; a
+ * "\r" before it is ignored); each answer is followed by one empty line and never contains
+ * one (empty lines of an answer are dropped), so `socat - UNIX-CONNECT:<path>` works
+ * interactively. Commands of one client run in order; a client may pipeline lines. Two
+ * commands exist only on the socket: "quit" closes the connection, "set status on|off" makes
+ * each following answer end with a line "OK" or "ERROR" (as pool_cli_exec() returned) before
+ * the empty line (the `pools` tool uses it). A line holding a NUL byte is refused with an
+ * error answer. A line over 4096 bytes gets "Line too long (over 4096 bytes): closing." and the
+ * connection is closed. A client that neither sends nor reads a byte for the timeout (see
+ * pool_cli_set_timeout_ms()) is closed. Up to POOL_CLI_MAX_CLIENTS (64) clients are served at
+ * once; more get "Too many clients: try again later." and are closed. No client can block
+ * another (one poll(2) loop, non-blocking sockets, one pending answer per client), and sends
+ * use MSG_NOSIGNAL so a client that goes away raises no SIGPIPE. The thread blocks every
+ * asynchronous signal.
+ *
+ * The socket file is created with mode 0600 before the socket listens. An existing socket
+ * file nobody listens on (stale: connect() is refused) is replaced.
+ *
+ * After fork(), the child has no server: it closes its copies of the server's descriptors, leaves
+ * the socket file to the parent, and may call pool_cli_listen() for a socket of its own.
+ *
+ * Returns 0 when the thread serves. Returns -1 with errno set and nothing left behind:
+ * EINVAL for a NULL or empty path; ENAMETOOLONG for a path of 108 bytes or more (sun_path);
+ * EBUSY when this process already serves a socket (stop it first); EEXIST when `unix_path`
+ * exists and is not a socket (it is left untouched) or appeared between the check and bind();
+ * EADDRINUSE when a process serves that socket; or the errno of lstat(), unlink(), socket(),
+ * bind(), chmod(), listen(), pipe2() or pthread_create() (e.g. EACCES, ENOENT for a missing
+ * directory, EAGAIN); ENOMEM. Thread-safe with pool_cli_stop().
+ */
+POOL_API int pool_cli_listen(const char *unix_path);
+
+/*
+ * pool_cli_stop - stop the server started by pool_cli_listen(): wake and join its thread,
+ * close every client (answers not yet sent are lost) and the listening socket, and remove the
+ * socket file if it is still ours (same device and inode). No-op when no server runs.
+ * Blocks until the thread has exited, at most the time of the command it is running. Must not
+ * be called from a command run by the server (there is no way to do that from a client).
+ * Thread-safe.
+ */
+POOL_API void pool_cli_stop(void);
+
+/*
+ * pool_cli_set_timeout_ms - close socket clients silent for `timeout_ms` milliseconds (neither
+ * a byte received nor a byte of an answer sent). Default POOL_CLI_TIMEOUT_MS_DEF (10 s). Takes
+ * effect at once, also for a running server and its clients. Returns 0, or -1 with errno =
+ * EINVAL (nothing changed) for 0 or more than POOL_CLI_TIMEOUT_MS_MAX (1 hour). Thread-safe.
+ */
+POOL_API int pool_cli_set_timeout_ms(unsigned int timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,5 @@
 /*
- * The command handler (`pools show|trim|debug`, `help`) and the optional UNIX-socket
+ * The command handler (`pools show|trim|debug|topology`, `help`) and the optional UNIX-socket
  * CLI thread that serves it, in the way HAProxy's stats socket is used:
  *     socat - UNIX-CONNECT:/run/app/pools.sock
  *
@@ -69,6 +69,8 @@ static const char cli_help[] =
 	"  pools debug               the debugging options in effect\n"
 	"  pools debug <options>     change the options that may change at run time "
 	"(pools debug help)\n"
+	"  pools topology            the machine topology libpool detected and the defaults it "
+	"derived\n"
 	"On the socket only:\n"
 	"  set status on|off         end each answer with a line OK or ERROR before the empty "
 	"line\n"
@@ -211,6 +213,12 @@ POOL_API int pool_cli_exec(const char *line, FILE *out)
 		return no_more_words(out, p) < 0 ? -1 : cmd_trim(out);
 	if (word_is(w, len, "debug"))
 		return cmd_debug(out, p);
+	if (word_is(w, len, "topology")) {
+		if (no_more_words(out, p) < 0)
+			return -1;
+		pool_topology_show(out);
+		return 0;
+	}
 	return unknown_command(out, w, len);
 }
 

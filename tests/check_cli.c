@@ -275,6 +275,7 @@ START_TEST(exec_errors)
 	check_refused("Pools show", "Unknown command 'Pools'. Try 'help'.\n");
 	check_refused("help me", "Unknown command 'me'. Try 'help'.\n");
 	check_refused("pools trim now", "Unknown command 'now'. Try 'help'.\n");
+	check_refused("pools topology now", "Unknown command 'now'. Try 'help'.\n");
 	check_refused("pools show bogus", "Unknown option 'bogus' for 'pools show' (expected pools "
 	              "show [byname|bysize|byusage] [detailed] [match <prefix>] [<max>] "
 	              "[json|prometheus]). Try 'help'.\n");
@@ -365,6 +366,22 @@ START_TEST(exec_commands)
 	}
 	ck_assert_str_eq(s, d);
 	ck_assert_ptr_nonnull(strstr(s, "  - Pool cmd (256 bytes/16) : "));
+	free(s);
+	free(d);
+
+	/* pools topology is pool_topology_show() */
+	s = exec("pools topology", &r);
+	ck_assert_int_eq(r, 0);
+	d = NULL;
+	{
+		size_t len;
+		FILE *f = open_memstream(&d, &len);
+
+		pool_topology_show(f);
+		fclose(f);
+	}
+	ck_assert_str_eq(s, d);
+	ck_assert_ptr_nonnull(strstr(s, "topology: "));
 	free(s);
 	free(d);
 

@@ -134,6 +134,7 @@ assert d["total"]["pools"] == 3' "$dir/out" || fail "pools show json: not the ex
 }
 run 0 -S "$sock" show prometheus && expect_out 'libpool_pool_allocated_objects{pool="conn"} 50'
 run 0 -S "$sock" help && expect_out "pools show [byname|bysize|byusage]"
+run 0 -S "$sock" topology && expect_out "PUs "
 run 0 -S "$sock" trim && expect_out "Released "
 run 0 -S "$sock" debug && expect_out "no-fail,merge,"
 run 0 -S "$sock" debug no-merge && expect_out "Pool debugging options now: no-fail,no-merge,"

@@ -33,6 +33,7 @@ static void usage(FILE *out)
 	        "[json|prometheus]\n"
 	        "  trim                  give memory the pools do not need back to the system\n"
 	        "  debug [<options>]     show or change its run-time debugging options\n"
+	        "  topology              the machine topology it detected and its defaults\n"
 	        "  help                  the commands the server knows\n"
 	        "Options:\n"
 	        "  -S <socket>           the socket (default: $POOL_CLI_SOCKET)\n"

@@ -451,6 +451,7 @@ POOL_API int pool_dump(FILE *out, const char *args);
  *                            they would change a flag, even before the first pool exists;
  *                            `help` among them writes the options table to `out` and changes
  *                            nothing. On success, "Pool debugging options now: <options>".
+ *   pools topology           pool_topology_show(out): the topology and the defaults from it.
  * A line of blanks only does nothing and returns 0.
  *
  * Returns 0 on success. Returns -1 with errno = EINVAL, having changed nothing, for a NULL `line`

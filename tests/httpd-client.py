@@ -5,12 +5,14 @@
     httpd-client.py bad    PORT          every bad-input case, its status and whether it closes
     httpd-client.py flood  PORT N        N connections opened at once (past the server's fd limit)
     httpd-client.py faults PORT N        N requests while the server fails allocations at random
+    httpd-client.py pools  JSON-FILE     no httpd-* pool has an object in use (used - cached == 0)
 
 Each prints what it did on one line and exits 0, or prints the first failure and exits 1.
 Waits are bounded so that a broken server fails the test instead of hanging it; nothing here
 measures time.
 """
 import errno
+import json
 import random
 import resource
 import selectors
@@ -381,6 +383,32 @@ def cmd_faults(port, n):
           % (ok, broken))
 
 
+def find_pools(node, out):
+    """Collect every JSON object that has name, used and cached members."""
+    if isinstance(node, dict):
+        if {"name", "used", "cached"} <= node.keys():
+            out.append(node)
+        for v in node.values():
+            find_pools(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            find_pools(v, out)
+    return out
+
+
+def cmd_pools(path):
+    with open(path) as f:
+        pools = [p for p in find_pools(json.load(f), []) if p["name"].startswith("httpd-")]
+    if len(pools) != 4:
+        fail("pools: expected the 4 httpd-* pools, found %s" % [p["name"] for p in pools])
+    left = ["%s used %d cached %d" % (p["name"], p["used"], p["cached"])
+            for p in pools if p["used"] - p["cached"] != 0]
+    if left:
+        print("objects in use: " + ", ".join(left))
+        sys.exit(1)
+    print("pools: no object in use in %s" % ", ".join(sorted(p["name"] for p in pools)))
+
+
 def main():
     args = sys.argv[1:]
     try:
@@ -392,6 +420,8 @@ def main():
             cmd_flood(int(args[1]), int(args[2]))
         elif args[0] == "faults":
             cmd_faults(int(args[1]), int(args[2]))
+        elif args[0] == "pools":
+            cmd_pools(args[1])
         else:
             raise IndexError
     except (IndexError, ValueError):

@@ -1,10 +1,11 @@
 #!/bin/sh
 # tools/pool-httpd end to end: 10 000 keep-alive requests, every bad-input case, 10 000
 # connections at once past a lowered fd limit, random allocation failures (-dMfail=5), no object
-# left in use afterwards (the final pools show), clean stop on SIGTERM.
+# left in use afterwards (asked through the CLI socket), clean stop on SIGTERM.
 # The client is tests/httpd-client.py (python3, standard library only).
 BUILD=${BUILD:-build/cc}
 HTTPD=$BUILD/tools/pool-httpd
+POOLS=$BUILD/tools/pools
 CLIENT="python3 tests/httpd-client.py"
 
 command -v python3 >/dev/null 2>&1 || { echo "skip: python3 is not installed"; exit 77; }
@@ -48,6 +49,21 @@ start() {
 	echo "server: $(head -n 1 "$tmp/out")"
 }
 
+# no_object_in_use: `pools show json` through the CLI, until no httpd-* object is in use.
+no_object_in_use() {
+	i=0
+	while :; do
+		"$POOLS" -S "$tmp/cli.sock" show json >"$tmp/pools.json" ||
+			fail "pools -S $tmp/cli.sock show json failed"
+		$CLIENT pools "$tmp/pools.json" >"$tmp/pools.txt" && break
+		i=$((i + 1))
+		# connections in their linger or timeout period still hold their objects
+		[ $i -lt 100 ] || { cat "$tmp/pools.txt" "$tmp/pools.json"; fail "objects left in use"; }
+		sleep 0.2
+	done
+	cat "$tmp/pools.txt"
+}
+
 # stop: SIGTERM; the server must exit 0 with every pool at used 0 in its final `pools show`.
 stop() {
 	kill -TERM "$pid"
@@ -56,9 +72,9 @@ stop() {
 	pid=
 	[ $rc -eq 0 ] || fail "the server exited with status $rc after SIGTERM"
 	grep -q "stopping on" "$tmp/err" || fail "no shutdown message"
-	# e.g. "  httpd-conn  size  104  allocated  28  used  0  cached  0  failed 0"
+	# e.g. "  - Pool httpd-conn (104 bytes/16) : 201 allocated (22512 bytes), 0 used (~0 ..."
 	for p in httpd-conn httpd-ibuf httpd-req httpd-obuf; do
-		grep -Eq "^ +$p .* used +0 " "$tmp/out" ||
+		grep -Eq "Pool $p .*[^0-9]0 used" "$tmp/out" ||
 			fail "final pools show: $p not at used 0"
 	done
 	echo "stop: clean exit on SIGTERM, every pool at used 0"
@@ -75,10 +91,11 @@ done
 echo "options: bad options give usage and status 2"
 
 # 1. Normal and bad clients, with 256 descriptors so that 10 000 connections exhaust them.
-start 256 --threads 2 --timeout 1
+start 256 --threads 2 --timeout 1 --cli "$tmp/cli.sock"
 $CLIENT load "$port" 10000 || fail "load"
 $CLIENT bad "$port" || fail "bad input"
 $CLIENT flood "$port" 10000 || fail "flood"
+no_object_in_use
 stop
 # The flood must have gone past the fd limit: the server refused some connections itself.
 refused=$(sed -n 's/.*total: .* accepted, \([0-9]*\) refused.*/\1/p' "$tmp/err")
@@ -86,7 +103,8 @@ refused=$(sed -n 's/.*total: .* accepted, \([0-9]*\) refused.*/\1/p' "$tmp/err")
 echo "flood: the server refused $refused connections past its fd limit and kept serving"
 
 # 2. Random allocation failures: connections close, nothing leaks.
-start 1024 --threads 2 --timeout 1 -dMfail=5
+start 1024 --threads 2 --timeout 1 --cli "$tmp/cli.sock" -dMfail=5
 $CLIENT faults "$port" 3000 || fail "faults"
+no_object_in_use
 stop
 exit 0

@@ -831,9 +831,15 @@ static int next_wakeup(const struct worker *w)
 
 static void *worker_main(void *arg)
 {
+	static int bind_warned;
 	struct worker *w = arg;
 	struct epoll_event ev[MAX_EVENTS];
 	int stopping = 0;
+
+	if (opt.bind_threads && pool_topology_bind_thread(w->index) < 0 &&
+	    !__atomic_exchange_n(&bind_warned, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "pool-httpd: --bind: worker %u left unbound: %s\n", w->index,
+		        strerror(errno));
 
 	while (!stopping) {
 		int i, n = epoll_wait(w->epfd, ev, MAX_EVENTS, next_wakeup(w));
@@ -944,18 +950,6 @@ static void log_counters(const char *when, const struct counters *d, unsigned lo
 	        d->accepted, d->refused, d->alloc_fail, d->timeouts, open);
 }
 
-/* One line per pool: what `pools show` would print, for the final state. */
-static int print_pool(struct pool_head *pool, void *arg)
-{
-	struct pool_stats st;
-
-	(void)arg;
-	if (pool_get_stats(pool, &st) == 0)
-		printf("  %-16s size %7zu  allocated %6zu  used %6zu  cached %6zu  failed %zu\n",
-		       pool_name(pool), st.size, st.allocated, st.used, st.cached, st.failed);
-	return 0;
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -968,8 +962,10 @@ static void usage(FILE *out)
 	        "  --port <port>        TCP port, 0 for an ephemeral one (default 0); the port is\n"
 	        "                       printed on stdout as 'port=<n>'\n"
 	        "  --threads <n>        worker threads, each with its own listener (default: one\n"
-	        "                       per online CPU)\n"
+	        "                       per processing unit)\n"
+	        "  --bind               bind worker i to a processing unit (topology order)\n"
 	        "  --timeout <seconds>  close connections idle or stuck that long (default 10)\n"
+	        "  --cli <path>         serve the libpool CLI (pools show ...) on this UNIX socket\n"
 	        "  --malloc             take objects from malloc()/free() instead of pools\n"
 	        "  -dM<options>         libpool debugging options (-dMhelp lists them)\n"
 	        "  -h, --help           this text\n", BYTES_MAX);
@@ -995,6 +991,8 @@ static int parse_options(int argc, char **argv)
 		{ "port",    required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "bind",    no_argument,       NULL, 'b' },
+		{ "cli",     required_argument, NULL, 'c' },
 		{ "malloc",  no_argument,       NULL, 'm' },
 		{ "help",    no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -1026,6 +1024,12 @@ static int parse_options(int argc, char **argv)
 			if (errno || end == optarg || *end || !(secs >= 0.001 && secs <= 86400))
 				goto bad;
 			opt.timeout_ms = (unsigned int)(secs * 1000);
+			break;
+		case 'b':
+			opt.bind_threads = 1;
+			break;
+		case 'c':
+			opt.cli_path = optarg;
 			break;
 		case 'm':
 			use_malloc = 1;
@@ -1077,11 +1081,8 @@ int main(int argc, char **argv)
 
 	if (parse_options(argc, argv) < 0)
 		return 2;
-	if (!opt.threads) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		opt.threads = n > 0 ? (unsigned int)n : 1;
-	}
+	if (!opt.threads)
+		opt.threads = pool_topology()->pus;
 
 	/* Every thread started from here on inherits this mask: only main() takes the signals. */
 	sigemptyset(&sigs);
@@ -1109,6 +1110,11 @@ int main(int argc, char **argv)
 	for (i = 0; i < opt.threads; i++)
 		if (worker_init(&workers[i], i, &port) < 0)
 			return 1;
+	if (opt.cli_path && pool_cli_listen(opt.cli_path) < 0) {
+		fprintf(stderr, "pool-httpd: cannot serve the CLI on %s: %s\n", opt.cli_path,
+		        strerror(errno));
+		return 1;
+	}
 	printf("pool-httpd: listening addr=%s port=%u threads=%u objects=%s timeout_ms=%u\n",
 	       opt.addr, port, opt.threads, use_malloc ? "malloc" : "pools", opt.timeout_ms);
 	fflush(stdout);
@@ -1150,12 +1156,13 @@ int main(int argc, char **argv)
 		close(workers[i].epfd);
 		close(workers[i].reserve_fd);
 	}
+	pool_cli_stop();
 	counters_sum(workers, opt.threads, &total);
 	fprintf(stderr, "pool-httpd: stopping on %s\n", strsignal(sig));
 	log_counters("total", &total, total.open);
 	if (!use_malloc) {
 		printf("pool-httpd: final pools show\n");
-		pool_for_each(print_pool, NULL);
+		pool_dump(stdout, "byname");
 		fflush(stdout);
 		for (k = 0; k < OBJ_KINDS; k++) {
 			if (pool_destroy(pools[k]) < 0) {

@@ -1,8 +1,9 @@
 #!/bin/sh
 # The body of `make demo` (see mk/demo.mk):
 #   sh mk/demo.sh BUILD DURATION CONNS WRK_THREADS PATH "HTTPD_OPTS"
-# Runs pool-httpd with pools, then with --malloc, under wrk; prints wrk's summaries, the server's
-# final `pools show` for the pools run, and a one-line comparison. Stops every server it started, also on
+# Runs pool-httpd with pools, then with --malloc, under wrk; prints wrk's summaries, then for the
+# pools run `pools show byusage` asked through the CLI socket with the `pools` tool, and a one-line
+# comparison. Stops every server it started, also on
 # failure or interruption.
 BUILD=$1
 DURATION=$2
@@ -11,6 +12,7 @@ WRK_THREADS=$4
 URLPATH=$5
 HTTPD_OPTS=$6
 HTTPD=$BUILD/tools/pool-httpd
+POOLS=$BUILD/tools/pools
 
 command -v wrk >/dev/null 2>&1 ||
 	{ echo "demo: wrk is not installed (Debian: apt-get install -y wrk)"; exit 1; }
@@ -54,6 +56,10 @@ run() {
 	wrk -t"$WRK_THREADS" -c"$CONNS" -d"${DURATION}s" "http://127.0.0.1:$port$URLPATH" \
 		>"$tmp/wrk" 2>&1 || { cat "$tmp/wrk"; echo "demo: wrk failed"; exit 1; }
 	cat "$tmp/wrk"
+	if [ "$label" = pools ]; then
+		echo "--- pools show byusage (through the CLI socket, with the pools tool)"
+		"$POOLS" -S "$tmp/cli.sock" show byusage || { echo "demo: the CLI did not answer"; exit 1; }
+	fi
 	rps=$(sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p' "$tmp/wrk")
 	[ -n "$rps" ] || { echo "demo: no Requests/sec in wrk's output"; exit 1; }
 	stop_server || { cat "$tmp/err"; echo "demo: the server did not stop cleanly"; exit 1; }
@@ -62,7 +68,7 @@ run() {
 	echo
 }
 
-run pools
+run pools --cli "$tmp/cli.sock"
 rps_pools=$rps
 run malloc --malloc
 rps_malloc=$rps

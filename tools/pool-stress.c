@@ -57,7 +57,10 @@ struct options {
 	unsigned int workloads;     /* bit per enum workload, run in enum order */
 	const char *json;
 	long corrupt_after;         /* --self-test-corruption: ops before the deliberate overwrite */
+	int bind;                   /* --bind: pin worker i to the i-th PU (cores first) */
 };
+
+static atomic_int bind_failed;  /* binding is refused on some machines: said once, run goes on */
 
 /* A bounded single-producer single-consumer ring (pipeline). */
 struct ring {
@@ -539,6 +542,10 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct run *r = w->run;
 
+	if (r->opt->bind && pool_topology_bind_thread(w->id) < 0 &&
+	    atomic_exchange(&bind_failed, 1) == 0)
+		fprintf(stderr, "pool-stress: --bind: cannot bind threads (%s); running unbound\n",
+		        strerror(errno));
 	pthread_barrier_wait(&r->barrier);
 	switch (r->wl) {
 	case WL_LOCAL: run_local(w); break;
@@ -899,6 +906,8 @@ static void print_pools(FILE *out)
 		        st.failed);
 	}
 	free(dbg);
+	fputc('\n', out);
+	pool_dump(out, "byname");
 }
 
 static void json_string(FILE *f, const char *s)
@@ -978,12 +987,13 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 	        "usage: pool-stress [--threads N] [--seconds S] [--workload LIST] [--json FILE]\n"
-	        "                   [-dM<options>] [--self-test-corruption OPS]\n"
+	        "                   [--bind] [-dM<options>] [--self-test-corruption OPS]\n"
 	        "  --threads N        worker threads, 1..%u (default 48)\n"
 	        "  --seconds S        seconds per workload, 0.1..%.0f, decimals allowed (default 10)\n"
 	        "  --workload LIST    comma-separated among local,pipeline,bleed,mixed,spike\n"
 	        "                     (default: all of them in turn)\n"
 	        "  --json FILE        also write the results as JSON to FILE\n"
+	        "  --bind             pin worker i to the i-th PU, cores first (pool_topology_bind_thread)\n"
 	        "  -dM<options>       pool debugging options, as POOL_DEBUG (-dMhelp lists them)\n"
 	        "  --self-test-corruption OPS\n"
 	        "                     overwrite one byte of a live object after OPS allocations, to\n"
@@ -1104,6 +1114,8 @@ static void parse_args(int argc, char **argv, struct options *opt)
 			if (errno || end == v || *end || n < 0)
 				bad_usage("--self-test-corruption: '%s' is not a count of operations", v);
 			opt->corrupt_after = n;
+		} else if (!strcmp(argv[i], "--bind")) {
+			opt->bind = 1;
 		} else {
 			bad_usage("unknown option '%s'", argv[i]);
 		}

@@ -64,6 +64,19 @@ PY
 	if grep -q "$(printf '\r')" "$tmp/out"; then fail "progress line written to a non-terminal"; fi
 fi
 
+# --bind pins workers where the machine allows it, and says once that it cannot otherwise;
+# the library's own pools show ends the run.
+if expect 0 "--bind" "$B" --threads 8 --seconds "$dbg_secs" --workload local,bleed --bind; then
+	grep -q "^Dumping pools usage" "$tmp/out" || fail "no pool_dump() pools show at the end"
+	grep -q "Pool stress-local-64 (64 bytes/16)" "$tmp/out" || fail "pools show lacks a pool"
+fi
+if expect 0 "--bind with an XML topology (binding refused, run goes on)" \
+	env HWLOC_XMLFILE=../shared/topologies/AMD-17h-Zen-2xEpyc-7451.xml \
+	"$B" --threads 4 --seconds "$dbg_secs" --workload local --bind; then
+	[ -f ../shared/topologies/AMD-17h-Zen-2xEpyc-7451.xml ] && ! grep -q "cannot bind threads" "$tmp/err" &&
+		fail "no message when binding is refused"
+fi
+
 # Debugging settings, from POOL_DEBUG and from -dM.
 for d in tag,integrity,caller,cold-first uaf no-cache; do
 	if expect 0 "POOL_DEBUG=$d" env POOL_DEBUG="$d" "$B" --threads 48 --seconds "$dbg_secs"; then

@@ -100,6 +100,8 @@ all: deps lib tools
 
 help:
 	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+	@for f in $(sort $(wildcard mk/*.mk)); do echo "--- $$f"; \
+		sed -n '1,/^[^#]/p' $$f | grep '^#' | sed 's/^# \{0,1\}//'; done
 
 # Dependencies: checked with pkg-config, installed with apt-get when we are root.
 deps:

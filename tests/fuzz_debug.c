@@ -13,12 +13,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct pool_head *pool;
+	static int quiet;
 	char *str = malloc(size + 1), *err = NULL;
 	unsigned int before = pool_debugging;
 	int ret;
 
 	if (!str)
 		return 0;
+	/* `help` prints the table on stdout: keep the fuzzer's log (stderr) readable */
+	if (!quiet) {
+		quiet = 1;
+		if (!freopen("/dev/null", "w", stdout))
+			abort();
+	}
 	memcpy(str, data, size);
 	str[size] = 0;
 	/* layout options are refused once a pool exists: have one, half of the time */

@@ -10,9 +10,18 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static struct pool_head *pool;
+
+/* At exit, give the pool's objects back so that LeakSanitizer sees nothing left behind. */
+static void release_pool(void)
+{
+	pool_thread_flush();
+	if (pool_destroy(pool) != 0)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct pool_head *pool;
 	static int quiet;
 	char *str = malloc(size + 1), *err = NULL;
 	unsigned int before = pool_debugging;
@@ -29,8 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(str, data, size);
 	str[size] = 0;
 	/* layout options are refused once a pool exists: have one, half of the time */
-	if (!pool && size && (data[0] & 1))
+	if (!pool && size && (data[0] & 1)) {
 		pool = pool_create("fuzz", 64, 0);
+		if (pool)
+			atexit(release_pool);
+	}
 	ret = pool_parse_debugging(str, &err);
 	if (ret < 0) {
 		if (!err || !*err || pool_debugging != before)

@@ -381,12 +381,12 @@ static int shared_push(struct pool_head *pool, struct pool_item *first, unsigned
 }
 
 /* Push a cluster to the shared lists, or give it to the OS layer if every bucket stayed BUSY. */
-static void push_or_release(struct pool_head *pool, struct pool_thread_ctx *ctx,
-                            struct pool_item *first, unsigned int n)
+static void push_or_release(struct pool_head *pool, struct pool_item *first, unsigned int n,
+                            unsigned int start)
 {
 	void *p, *next;
 
-	if (!first || shared_push(pool, first, n, ctx->id))
+	if (!first || shared_push(pool, first, n, start))
 		return;
 	for (p = first; p; p = next) {
 		next = link_get(p, 0);
@@ -421,12 +421,12 @@ static void release_list(struct pool_head *pool, struct pool_thread_ctx *ctx, vo
 		link_set(obj, 0, first);
 		first = obj;
 		if (++n == pool->cluster) {
-			push_or_release(pool, ctx, first, n);
+			push_or_release(pool, first, n, ctx->id);
 			first = NULL;
 			n = 0;
 		}
 	}
-	push_or_release(pool, ctx, first, n);
+	push_or_release(pool, first, n, ctx->id);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -772,11 +772,8 @@ void *pool__get_object(struct pool_head *pool, struct pool_thread_ctx *ctx)
 			count_used(pool, p, 1);
 			tc_push(pool, tc, p);
 		}
-	} else if (!shared_push(pool, next, n, ctx->id)) {
-		for (p = next; p; p = next) {
-			next = link_get(p, 0);
-			os_put(pool, p);
-		}
+	} else {
+		push_or_release(pool, next, n, ctx->id);
 	}
 	return obj;
 }
@@ -1290,12 +1287,8 @@ static void gc_one(struct pool_head *pool)
 			os_put(pool, p);
 			excess--;
 		}
-		if (p && !shared_push(pool, p, cluster_length(p), i)) {
-			for (; p; p = next) {
-				next = link_get(p, 0);
-				os_put(pool, p);
-			}
-		}
+		if (p)
+			push_or_release(pool, p, cluster_length(p), i);
 	}
 }
 

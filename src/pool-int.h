@@ -40,6 +40,12 @@ struct pool_bucket {
 	atomic_ulong free_objects;              /* objects sitting in this bucket's free list */
 	struct pool_item *fork_saved;           /* the head, kept here across fork() */
 	atomic_ulong gc_seen_sum;               /* needed_sum at the previous pool_gc() */
+	atomic_ulong shared_get_objects;        /* cumulative traffic (struct pool_stats) */
+	atomic_ulong shared_get_clusters;
+	atomic_ulong shared_put_objects;
+	atomic_ulong shared_put_clusters;
+	atomic_ulong os_allocs;
+	atomic_ulong os_releases;
 } __attribute__((aligned(POOL_CACHE_LINE)));
 
 /* One pool_create() call merged into a pool, for `pools show detailed`. */
@@ -71,6 +77,7 @@ struct pool_head {
 	size_t limit;                  /* maximum allocated objects, 0: none */
 	atomic_long limit_count;       /* allocated objects, kept exact only while limit != 0 */
 	atomic_int ever_allocated;     /* set at the first allocation (merging rule) */
+	atomic_ulong gc_released_bytes; /* bytes pool_gc() and pool_flush() gave back */
 	unsigned int users;            /* merged pool_create() calls, under the pool list lock */
 	unsigned int users_cap;
 	struct pool_user *user;        /* users[0..users-1] */

@@ -92,6 +92,7 @@ struct pool_config pool__config = {
 	.buckets = POOL_BUCKETS_DEF,
 	.cache_bytes = POOL_CACHE_BYTES_DEF,
 	.cluster = POOL_CLUSTER_DEFAULT,
+	.decay_ms = POOL_DECAY_MS_DEF,
 };
 static int pool_config_frozen;          /* set when the first pool is created */
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
@@ -157,8 +158,9 @@ static inline void link_set(void *obj, unsigned int word, void *v)
 /* Counters                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-#define SUM_FIELD(fn, field)                                                        \
-unsigned long fn(const struct pool_head *pool)                                    \
+#define SUM_FIELD(fn, field) SUM_FIELD_AS(, fn, field)
+#define SUM_FIELD_AS(storage, fn, field)                                            \
+storage unsigned long fn(const struct pool_head *pool)                            \
 {                                                                                  \
 	unsigned long sum = 0;                                                     \
 	unsigned int i;                                                            \
@@ -172,6 +174,12 @@ SUM_FIELD(pool__sum_allocated, allocated)
 SUM_FIELD(pool__sum_used, used)
 SUM_FIELD(pool__sum_failed, failed)
 SUM_FIELD(pool__sum_shared_free, free_objects)
+SUM_FIELD_AS(static, sum_shared_get_objects, shared_get_objects)
+SUM_FIELD_AS(static, sum_shared_get_clusters, shared_get_clusters)
+SUM_FIELD_AS(static, sum_shared_put_objects, shared_put_objects)
+SUM_FIELD_AS(static, sum_shared_put_clusters, shared_put_clusters)
+SUM_FIELD_AS(static, sum_os_allocs, os_allocs)
+SUM_FIELD_AS(static, sum_os_releases, os_releases)
 
 unsigned long pool__sum_needed(const struct pool_head *pool)
 {
@@ -267,6 +275,7 @@ void pool__count_os_alloc(struct pool_head *pool, void *obj)
 	struct pool_bucket *b = &pool->buckets[pool__bucket_of(pool, obj)];
 
 	atomic_fetch_add_explicit(&b->allocated, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&b->os_allocs, 1, memory_order_relaxed);
 	count_used(pool, obj, 1);
 }
 
@@ -276,6 +285,7 @@ void pool__count_os_release(struct pool_head *pool, void *obj)
 
 	count_used(pool, obj, -1);
 	atomic_fetch_sub_explicit(&b->allocated, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&b->os_releases, 1, memory_order_relaxed);
 	pool__limit_unreserve(pool);
 }
 
@@ -302,6 +312,7 @@ static void os_put(struct pool_head *pool, void *obj)
 	struct pool_bucket *b = &pool->buckets[pool__bucket_of(pool, obj)];
 
 	atomic_fetch_sub_explicit(&b->allocated, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&b->os_releases, 1, memory_order_relaxed);
 	pool__limit_unreserve(pool);
 	if (pool->layout & POOL_DBG_UAF) {
 		pool__uaf_quarantine(pool, obj, NULL);
@@ -330,7 +341,7 @@ static unsigned int cluster_length(struct pool_item *first)
 static struct pool_item *shared_pop(struct pool_head *pool, unsigned int start)
 {
 	unsigned int mask = pool->nbuckets - 1;
-	unsigned int i;
+	unsigned int i, n;
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
@@ -349,8 +360,10 @@ static struct pool_item *shared_pop(struct pool_head *pool, unsigned int start)
 		/* we own `head`: nobody can pop it, so reading its down link is safe */
 		atomic_store_explicit(&b->free_list, (struct pool_item *)link_get(head, 1),
 		                      memory_order_release);
-		atomic_fetch_sub_explicit(&b->free_objects, cluster_length(head),
-		                          memory_order_relaxed);
+		n = cluster_length(head);
+		atomic_fetch_sub_explicit(&b->free_objects, n, memory_order_relaxed);
+		atomic_fetch_add_explicit(&b->shared_get_objects, n, memory_order_relaxed);
+		atomic_fetch_add_explicit(&b->shared_get_clusters, 1, memory_order_relaxed);
 		return head;
 	}
 	return NULL;
@@ -373,8 +386,11 @@ static int shared_push(struct pool_head *pool, struct pool_item *first, unsigned
 		link_set(first, 1, old);
 		if (atomic_compare_exchange_strong_explicit(&b->free_list, &old, first,
 		                                            memory_order_release,
-		                                            memory_order_relaxed))
+		                                            memory_order_relaxed)) {
+			atomic_fetch_add_explicit(&b->shared_put_objects, n, memory_order_relaxed);
+			atomic_fetch_add_explicit(&b->shared_put_clusters, 1, memory_order_relaxed);
 			return 1;
+		}
 		atomic_fetch_sub_explicit(&b->free_objects, n, memory_order_relaxed);
 	}
 	return 0;
@@ -1151,6 +1167,8 @@ static void flush_shared(struct pool_head *pool)
 			for (p = list; p; p = next) {
 				next = link_get(p, 0);
 				os_put(pool, p);
+				atomic_fetch_add_explicit(&pool->gc_released_bytes, pool->stride,
+				                          memory_order_relaxed);
 			}
 		}
 	}
@@ -1285,6 +1303,8 @@ static void gc_one(struct pool_head *pool)
 		for (p = cl; p && excess > 0; p = next) {
 			next = link_get(p, 0);
 			os_put(pool, p);
+			atomic_fetch_add_explicit(&pool->gc_released_bytes, pool->stride,
+			                          memory_order_relaxed);
 			excess--;
 		}
 		if (p)
@@ -1369,6 +1389,14 @@ POOL_API int pool_get_stats(const struct pool_head *pool, struct pool_stats *st)
 	st->buckets = pool->nbuckets;
 	st->os_layer = pool__os_name();
 	pool__os_usage(&st->os_allocated, &st->os_resident);
+	st->shared_get_objects = sum_shared_get_objects(pool);
+	st->shared_get_clusters = sum_shared_get_clusters(pool);
+	st->shared_put_objects = sum_shared_put_objects(pool);
+	st->shared_put_clusters = sum_shared_put_clusters(pool);
+	st->os_allocs = sum_os_allocs(pool);
+	st->os_releases = sum_os_releases(pool);
+	st->gc_released_bytes = atomic_load_explicit(&pool->gc_released_bytes,
+	                                             memory_order_relaxed);
 	return 0;
 }
 
@@ -1406,7 +1434,8 @@ POOL_API int pool_configure(const struct pool_config *cfg)
 	if ((cfg->buckets && (cfg->buckets > POOL_BUCKETS_MAX ||
 	                      (cfg->buckets & (cfg->buckets - 1)))) ||
 	    (cfg->cache_bytes && (cfg->cache_bytes < 4096 || cfg->cache_bytes > POOL_SIZE_MAX)) ||
-	    (cfg->cluster && cfg->cluster > POOL_CLUSTER_MAX)) {
+	    (cfg->cluster && cfg->cluster > POOL_CLUSTER_MAX) ||
+	    cfg->decay_ms > POOL_DECAY_MS_MAX) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -1422,6 +1451,8 @@ POOL_API int pool_configure(const struct pool_config *cfg)
 			pool__config.cache_bytes = cfg->cache_bytes;
 		if (cfg->cluster)
 			pool__config.cluster = cfg->cluster;
+		if (cfg->decay_ms)
+			pool__config.decay_ms = cfg->decay_ms;
 	}
 	pthread_mutex_unlock(&pool__list_lock);
 	return ret;

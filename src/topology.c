@@ -449,6 +449,15 @@ void pool__config_defaults(struct pool_config *cfg)
 			fprintf(stderr, "libpool: ignoring POOL_BUCKETS='%s': expected a power of two "
 			        "from 1 to %u; keeping %u\n", env, POOL_BUCKETS_MAX, cfg->buckets);
 	}
+	cfg->decay_ms = POOL_DECAY_MS_DEF;
+	env = getenv("POOL_DECAY_MS");
+	if (env) {
+		if (parse_count(env, &n) == 0 && n >= 1 && n <= POOL_DECAY_MS_MAX)
+			cfg->decay_ms = (unsigned int)n;
+		else
+			fprintf(stderr, "libpool: ignoring POOL_DECAY_MS='%s': expected milliseconds "
+			        "from 1 to %u; keeping %u\n", env, POOL_DECAY_MS_MAX, cfg->decay_ms);
+	}
 	env = getenv("POOL_CACHE_SIZE");
 	if (env) {
 		if (parse_bytes(env, &v) == 0 && v >= 4096)

@@ -57,6 +57,8 @@
 #define POOL_MAX_THREADS       4096u         /* threads with a cache at once; others have none */
 #define POOL_CLUSTER_DEFAULT   8u            /* objects moved together to/from shared lists */
 #define POOL_AVG_SAMPLES       1024u         /* needed_avg window, as HAProxy's POOL_AVG_SAMPLES */
+#define POOL_DECAY_MS_DEF      10000u        /* default demand window, ms (jemalloc's dirty_decay_ms) */
+#define POOL_DECAY_MS_MAX      3600000u      /* longest demand window, ms (one hour) */
 
 /* Debugging flags: the bits of pool_debugging (see pool_parse_debugging()). */
 #define POOL_DBG_FAIL        0x0001u  /* random allocation failures */
@@ -127,6 +129,14 @@ struct pool_stats {
 	const char *os_layer;   /* "jemalloc" or "libc": where objects come from */
 	size_t os_allocated;    /* bytes the OS layer has handed out (all users), 0 if unknown */
 	size_t os_resident;     /* bytes the OS layer holds resident, 0 if unknown */
+	/* Cumulative traffic below the thread caches since the pool was created (never reset). */
+	uint64_t shared_get_objects;   /* objects taken from the shared free lists */
+	uint64_t shared_get_clusters;  /* clusters taken (one head exchange each) */
+	uint64_t shared_put_objects;   /* objects given to the shared free lists */
+	uint64_t shared_put_clusters;  /* clusters given */
+	uint64_t os_allocs;            /* objects obtained from the OS layer */
+	uint64_t os_releases;          /* objects given back to the OS layer */
+	uint64_t gc_released_bytes;    /* bytes (objects x stride) pool_gc() and pool_flush() gave back */
 };
 
 /* Process-wide settings for pool_configure(); 0 in a field keeps the current value. */
@@ -134,6 +144,8 @@ struct pool_config {
 	unsigned int buckets;   /* shared-list buckets per pool: power of two, 1..64 */
 	size_t cache_bytes;     /* per-thread cache budget in bytes, 0 or 4096..1 GiB */
 	unsigned int cluster;   /* objects per cluster, 1..64 */
+	unsigned int decay_ms;  /* demand window: how long a peak of `used` is remembered, ms,
+	                           1..3600000 (see pool_configure()) */
 };
 
 /* ------------------------------------------------------------------------------------------ */

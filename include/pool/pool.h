@@ -272,7 +272,9 @@ POOL_API void pool_for_each(int (*fn)(struct pool_head *pool, void *arg), void *
 /*
  * pool_configure - set process-wide defaults before the first pool is created: buckets per pool
  * (power of two, 1..64), per-thread cache budget in bytes (4096..1 GiB), objects per cluster
- * (1..64); a 0 field keeps the current value. Returns 0, or -1 with errno = EINVAL for a value
+ * (1..64), demand window decay_ms in milliseconds (1..POOL_DECAY_MS_MAX = 1 hour; default
+ * POOL_DECAY_MS_DEF = 10 s, or the environment variable POOL_DECAY_MS); a 0 field keeps the
+ * current value. Returns 0, or -1 with errno = EINVAL for a value
  * out of range or a NULL cfg (nothing is changed), EBUSY once a pool exists.
  * pool_get_config() fills *cfg with the values in effect.
  */

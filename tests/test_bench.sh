@@ -84,7 +84,7 @@ d = json.load(open(sys.argv[1]))
 backends = sys.argv[2].split(",")
 assert d["cpu"] and d["cpu"] != "unknown CPU", d["cpu"]
 assert len(d["load_average_start"]) == 3 and all(x >= 0 for x in d["load_average_start"])
-assert len(d["load_average_end"]) == 3
+assert len(d["load_average_end"]) == 3 and d["load_average_max"] >= 0
 assert isinstance(d["load_warning"], bool)
 assert d["samples_per_figure"] == 3 and d["min_sample_ms"] == 2, d["samples_per_figure"]
 res = d["results"]

@@ -283,6 +283,7 @@ static struct machine {
 	char kernel[160];
 	char date[64];
 	double load_start[3], load_end[3];
+	double load_max;            /* highest 1-minute load average seen between two figures */
 	int load_warning;
 } mach;
 
@@ -693,6 +694,31 @@ static int sample(const struct bench_opts *o, enum backend b, enum row r, unsign
 	return 0;
 }
 
+/* The 1-, 5- and 15-minute load averages (-1 where unknown). */
+static void read_loadavg(double load[3])
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	load[0] = load[1] = load[2] = -1;
+	if (!f)
+		return;
+	if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+		load[0] = load[1] = load[2] = -1;
+	fclose(f);
+}
+
+/* Between two figures: keep the highest load average, warn once it passes 0.5 per PU. */
+static void note_load(const struct bench_opts *o)
+{
+	double load[3];
+
+	read_loadavg(load);
+	if (load[0] > mach.load_max)
+		mach.load_max = load[0];
+	if (load[0] > 0.5 * o->pus)
+		mach.load_warning = 1;
+}
+
 static void run_all(const struct bench_opts *o)
 {
 	enum backend order[BK_COUNT];
@@ -730,6 +756,7 @@ static void run_all(const struct bench_opts *o)
 			}
 			for (k = 0; k < nb; k++)
 				cell_summarise(&cells[r][si][order[k]]);
+			note_load(o);
 		}
 	}
 	if (isatty(STDERR_FILENO))
@@ -739,18 +766,6 @@ static void run_all(const struct bench_opts *o)
 /* ------------------------------------------------------------------------------------------ */
 /* The machine                                                                                */
 /* ------------------------------------------------------------------------------------------ */
-
-static void read_loadavg(double load[3])
-{
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	load[0] = load[1] = load[2] = -1;
-	if (!f)
-		return;
-	if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
-		load[0] = load[1] = load[2] = -1;
-	fclose(f);
-}
 
 static void read_machine(const struct bench_opts *o)
 {
@@ -785,6 +800,7 @@ static void read_machine(const struct bench_opts *o)
 	gmtime_r(&now, &tm);
 	strftime(mach.date, sizeof(mach.date), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	read_loadavg(mach.load_start);
+	mach.load_max = mach.load_start[0];
 	mach.load_warning = mach.load_start[0] > 0.5 * o->pus;
 }
 
@@ -824,9 +840,9 @@ static void print_header(const struct bench_opts *o)
 {
 	printf("pool-bench %s on %s (%s), %u PUs, CPUs allowed %s; %s\n", POOL_BENCH_VERSION,
 	       mach.cpu, mach.kernel, o->pus, mach.allowed, mach.date);
-	printf("load average at start %.2f %.2f %.2f, at end %.2f %.2f %.2f; threads ",
-	       mach.load_start[0], mach.load_start[1], mach.load_start[2], mach.load_end[0],
-	       mach.load_end[1], mach.load_end[2]);
+	printf("load average at start %.2f %.2f %.2f, at end %.2f %.2f %.2f, at most %.2f in "
+	       "between; threads ", mach.load_start[0], mach.load_start[1], mach.load_start[2],
+	       mach.load_end[0], mach.load_end[1], mach.load_end[2], mach.load_max);
 	if (o->pin[0])
 		printf("pinned: worker i on CPU i of %s\n", o->pin);
 	else
@@ -838,9 +854,9 @@ static void print_header(const struct bench_opts *o)
 		printf("%u samples per figure, each at least %.0f ms of timed work; median "
 		       "[min-max] of the samples\n", o->reps, o->sample_ms);
 	if (mach.load_warning)
-		printf("WARNING: the load average (%.2f) is above 0.5 per PU (%u PUs): other "
-		       "processes take CPU time from the measured threads; these figures are noisy\n",
-		       mach.load_start[0], o->pus);
+		printf("WARNING: the load average (up to %.2f) was above 0.5 per PU (%u PUs): other "
+		       "processes took CPU time from the measured threads; these figures are noisy\n",
+		       mach.load_max, o->pus);
 	if (o->quick || o->reps < MIN_REPS || (!o->pairs && o->sample_ms < MIN_SAMPLE_MS) ||
 	    o->pairs)
 		printf("NOTE: fewer than %u samples or samples shorter than %.0f ms: figures for "
@@ -1357,11 +1373,13 @@ static int write_json(const struct bench_opts *o)
 	else
 		fputs("null", f);
 	fprintf(f, ",\n  \"load_average_start\": [%.2f, %.2f, %.2f],\n"
-	        "  \"load_average_end\": [%.2f, %.2f, %.2f],\n  \"load_warning\": %s,\n"
+	        "  \"load_average_end\": [%.2f, %.2f, %.2f],\n  \"load_average_max\": %.2f,\n"
+	        "  \"load_warning\": %s,\n"
 	        "  \"samples_per_figure\": %u,\n  \"min_sample_ms\": %.1f,\n"
 	        "  \"fixed_units\": %llu,\n  \"quick\": %s,\n  \"results\": [",
 	        mach.load_start[0], mach.load_start[1], mach.load_start[2], mach.load_end[0],
-	        mach.load_end[1], mach.load_end[2], mach.load_warning ? "true" : "false",
+	        mach.load_end[1], mach.load_end[2], mach.load_max,
+	        mach.load_warning ? "true" : "false",
 	        o->reps, o->pairs ? 0.0 : o->sample_ms, (unsigned long long)o->pairs,
 	        o->quick ? "true" : "false");
 	for (r = 0; r < ROW_COUNT; r++) {
@@ -1523,9 +1541,9 @@ static int write_plot(const struct bench_opts *o)
 	if (server)
 		fputs("set multiplot layout 2,1\n", gp);
 	fprintf(gp, "set title \"pool-bench: throughput, median of %u samples, bars from the slowest "
-	        "to the fastest sample (higher is better)\\nload average at start %.2f on %u PUs; "
-	        "%s\"\nset ylabel 'million operations per second (log)'\nset logscale y\n",
-	        o->reps, mach.load_start[0], o->pus, mach.cpu);
+	        "to the fastest sample (higher is better)\\nload average %.2f at start, at most "
+	        "%.2f, on %u PUs; %s\"\nset ylabel 'million operations per second (log)'\n"
+	        "set logscale y\n", o->reps, mach.load_start[0], mach.load_max, o->pus, mach.cpu);
 	plot_panel(gp, o, "$tp", 0);
 	if (server) {
 		fputs("set title 'server: peak RSS of the child process (lower is better)'\n"
@@ -2023,6 +2041,10 @@ int main(int argc, char **argv)
 		snprintf(insn_why, sizeof(insn_why), "valgrind is not installed");
 	run_all(&o);
 	read_loadavg(mach.load_end);
+	if (mach.load_end[0] > mach.load_max)
+		mach.load_max = mach.load_end[0];
+	if (mach.load_end[0] > 0.5 * o.pus)
+		mach.load_warning = 1;
 	eval_targets(&o);
 	print_header(&o);
 	print_table(&o);

@@ -146,24 +146,23 @@ fi
 allowed=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 cpu0=$(echo "$allowed" | sed 's/[-,].*//')
 last=$(echo "$allowed" | sed 's/.*[-,]//')
-pinned="0:$cpu0 1:$last"
-if expect 0 "--pin $cpu0,$last: pipeline threads placed alike" \
-	"$B" --scenario pipeline --size 64 --reps 1 --pairs 4096 --pin "$cpu0,$last" \
-	--backend "$backends" --placement
-then
-	n=$(grep -c "^  pipeline .* $pinned\$" "$tmp/out")
-	want=$(echo "$backends" | tr ',' '\n' | wc -l)
-	[ "$n" -eq "$want" ] || { fail "pinned placement: $n of $want backends at '$pinned'"; \
-		grep "^  pipeline" "$tmp/out"; }
-fi
-if expect 0 "not pinned: pipeline threads on every allowed CPU" \
-	"$B" --scenario pipeline --size 64 --reps 1 --pairs 4096 --backend "$backends" --placement
-then
-	n=$(grep -c "^  pipeline .* 0:$allowed 1:$allowed\$" "$tmp/out")
-	want=$(echo "$backends" | tr ',' '\n' | wc -l)
-	[ "$n" -eq "$want" ] || { fail "unpinned placement: $n of $want backends on $allowed"; \
-		grep "^  pipeline" "$tmp/out"; }
-fi
+nbackends=$(echo "$backends" | tr ',' '\n' | wc -l)
+
+# check_placement WHAT WHERE [--pin LIST]: every backend's pipeline threads at WHERE
+# (expect() sets the globals want and desc: other names here)
+check_placement() {
+	what=$1; where=$2; shift 2
+	if expect 0 "$what" "$B" --scenario pipeline --size 64 --reps 1 --pairs 4096 \
+		--backend "$backends" --placement "$@"
+	then
+		n=$(grep -c "^  pipeline .* $where\$" "$tmp/out")
+		[ "$n" -eq "$nbackends" ] || { fail "$what: $n of $nbackends backends at '$where'"; \
+			grep "^  pipeline" "$tmp/out"; }
+	fi
+}
+check_placement "--pin $cpu0,$last: pipeline threads placed alike" "0:$cpu0 1:$last" \
+	--pin "$cpu0,$last"
+check_placement "not pinned: pipeline threads on every allowed CPU" "0:$allowed 1:$allowed"
 
 # The server's object check: a bit flipped in a live object fails the run (exit 1).
 if expect 1 "server: a corrupted object is caught (libpool)" \

@@ -1091,41 +1091,68 @@ static void ratio_target(const char *source, const struct spread *a, const struc
 	snprintf(t->text, sizeof(t->text), "%s", text);
 }
 
+/*
+ * The targets that compare two figures of the same size: libpool's figure of row `row` with
+ * the figure of backend `other` (BK_COUNT: the fastest general malloc) of row `other_row`.
+ * A throughput target (at_least) compares other/libpool instead.
+ */
+static const struct size_target {
+	const char *source;
+	enum row row, other_row;
+	enum backend other;
+	double limit;
+	int at_least;
+	const char *what;           /* name after "<row> <size> B" */
+} size_targets[] = {
+	{ "issue 12", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.45, 0, "<= 0.45x fastest malloc" },
+	{ "issue 12", ROW_PIPELINE, ROW_PIPELINE, BK_DPDK, 1.0, 0, "<= 1.0x DPDK" },
+	{ "issue 12", ROW_BULK, ROW_BULK, BK_DPDK, 1.0, 0, "<= 1.0x DPDK" },
+	{ "earlier", ROW_PAIR, ROW_PAIR, BK_DPDK, 1.0, 0, "<= 1.0x DPDK" },
+	{ "earlier", ROW_BATCH, ROW_BATCH, BK_COUNT, 0.5, 0, "<= 0.5x fastest malloc" },
+	{ "earlier", ROW_PIPELINE, ROW_PIPELINE, BK_JEMALLOC, 1.0, 0, "<= 1.0x jemalloc" },
+	{ "earlier", ROW_THREADS_PU, ROW_BATCH, BK_LIBPOOL, 1.8, 1,
+	  ">= 1.8x one thread's throughput" },
+};
+
+static void eval_size_target(const struct bench_opts *o, const struct size_target *st,
+                             unsigned int si)
+{
+	const struct cell *lp = &cells[st->row][si][BK_LIBPOOL], *x;
+	enum backend w = st->other;
+	char label[32], name[80], text[300];
+
+	if (st->other == BK_COUNT)
+		x = fastest_malloc(st->other_row, si, &w);
+	else
+		x = &cells[st->other_row][si][st->other];
+	if (!lp->n || !x || !x->n || (st->at_least && o->pus < 2))
+		return;
+	row_label(st->row, o, label, sizeof(label));
+	snprintf(name, sizeof(name), "%s%s %zu B %s", label,
+	         st->row == ROW_BULK ? "-32" : "", o->sizes[si], st->what);
+	if (st->at_least) {
+		snprintf(text, sizeof(text), "%s %.3g ns on 1 thread, %.3g ns on %u", backends[w].name,
+		         x->ns.med, lp->ns.med, row_threads(st->row, o));
+		ratio_target(st->source, &x->ns, &lp->ns, st->limit, 1, name, text);
+	} else {
+		snprintf(text, sizeof(text), "libpool %.3g ns, %s %.3g ns (%s)", lp->ns.med,
+		         backends[w].name, x->ns.med, row_unit(st->row));
+		ratio_target(st->source, &lp->ns, &x->ns, st->limit, 0, name, text);
+	}
+}
+
 static void eval_targets(const struct bench_opts *o)
 {
-	unsigned int si;
+	unsigned int si, i;
 	char name[80], text[300];
 	enum row r;
 
 	ntargets = 0;
-	for (si = 0; si < o->nsizes; si++) {
-		const struct cell *lp = &cells[ROW_PAIR][si][BK_LIBPOOL], *f, *d;
-		size_t sz = o->sizes[si];
-		enum backend w = BK_GLIBC;
-
-		f = fastest_malloc(ROW_PAIR, si, &w);
-		if (lp->n && f) {
-			snprintf(name, sizeof(name), "pair %zu B <= 0.45x fastest malloc", sz);
-			snprintf(text, sizeof(text), "libpool %.2f ns, %s %.2f ns", lp->ns.med,
-			         backends[w].name, f->ns.med);
-			ratio_target("issue 12", &lp->ns, &f->ns, 0.45, 0, name, text);
-		}
-		d = &cells[ROW_PIPELINE][si][BK_DPDK];
-		lp = &cells[ROW_PIPELINE][si][BK_LIBPOOL];
-		if (lp->n && d->n) {
-			snprintf(name, sizeof(name), "pipeline %zu B <= 1.0x DPDK", sz);
-			snprintf(text, sizeof(text), "libpool %.1f ns, dpdk %.1f ns per object",
-			         lp->ns.med, d->ns.med);
-			ratio_target("issue 12", &lp->ns, &d->ns, 1.0, 0, name, text);
-		}
-		d = &cells[ROW_BULK][si][BK_DPDK];
-		lp = &cells[ROW_BULK][si][BK_LIBPOOL];
-		if (lp->n && d->n) {
-			snprintf(name, sizeof(name), "bulk-%u %zu B <= 1.0x DPDK", BENCH_BULK, sz);
-			snprintf(text, sizeof(text), "libpool %.2f ns, dpdk %.2f ns per pair", lp->ns.med,
-			         d->ns.med);
-			ratio_target("issue 12", &lp->ns, &d->ns, 1.0, 0, name, text);
-		}
+	for (i = 0; i < sizeof(size_targets) / sizeof(size_targets[0]); i++) {
+		if (!strcmp(size_targets[i].source, "earlier"))
+			continue;
+		for (si = 0; si < o->nsizes; si++)
+			eval_size_target(o, &size_targets[i], si);
 	}
 	if (insn_pair >= 0) {
 		struct target *t = add_target("issue 12", 20, 0);
@@ -1179,44 +1206,11 @@ static void eval_targets(const struct bench_opts *o)
 		}
 	}
 	/* targets set before issue 12, kept while they say something */
-	for (si = 0; si < o->nsizes; si++) {
-		const struct cell *lp = &cells[ROW_PAIR][si][BK_LIBPOOL], *d, *f;
-		size_t sz = o->sizes[si];
-		enum backend w = BK_GLIBC;
-
-		d = &cells[ROW_PAIR][si][BK_DPDK];
-		if (lp->n && d->n) {
-			snprintf(name, sizeof(name), "pair %zu B <= 1.0x DPDK", sz);
-			snprintf(text, sizeof(text), "libpool %.2f ns, dpdk %.2f ns", lp->ns.med,
-			         d->ns.med);
-			ratio_target("earlier", &lp->ns, &d->ns, 1.0, 0, name, text);
-		}
-		lp = &cells[ROW_BATCH][si][BK_LIBPOOL];
-		f = fastest_malloc(ROW_BATCH, si, &w);
-		if (lp->n && f) {
-			snprintf(name, sizeof(name), "batch %zu B <= 0.5x fastest malloc", sz);
-			snprintf(text, sizeof(text), "libpool %.2f ns, %s %.2f ns", lp->ns.med,
-			         backends[w].name, f->ns.med);
-			ratio_target("earlier", &lp->ns, &f->ns, 0.5, 0, name, text);
-		}
-		lp = &cells[ROW_PIPELINE][si][BK_LIBPOOL];
-		d = &cells[ROW_PIPELINE][si][BK_JEMALLOC];
-		if (lp->n && d->n) {
-			snprintf(name, sizeof(name), "pipeline %zu B <= 1.0x jemalloc", sz);
-			snprintf(text, sizeof(text), "libpool %.1f ns, jemalloc %.1f ns per object",
-			         lp->ns.med, d->ns.med);
-			ratio_target("earlier", &lp->ns, &d->ns, 1.0, 0, name, text);
-		}
-		lp = &cells[ROW_THREADS_PU][si][BK_LIBPOOL];
-		d = &cells[ROW_BATCH][si][BK_LIBPOOL];
-		if (lp->n && d->n && o->pus > 1) {
-			/* throughput ratio = single-thread ns / all-PU ns */
-			snprintf(name, sizeof(name), "threads-%u %zu B >= 1.8x one thread's throughput",
-			         o->pus, sz);
-			snprintf(text, sizeof(text), "batch %.2f ns on 1 thread, %.2f ns on %u",
-			         d->ns.med, lp->ns.med, o->pus);
-			ratio_target("earlier", &d->ns, &lp->ns, 1.8, 1, name, text);
-		}
+	for (i = 0; i < sizeof(size_targets) / sizeof(size_targets[0]); i++) {
+		if (strcmp(size_targets[i].source, "earlier"))
+			continue;
+		for (si = 0; si < o->nsizes; si++)
+			eval_size_target(o, &size_targets[i], si);
 	}
 }
 

@@ -241,6 +241,7 @@ struct bench_opts {
 	int placement;
 	int verbose;
 	int quick;
+	int sizes_given;
 };
 
 struct sample {
@@ -1889,6 +1890,7 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 			o->nsizes = parse_num_list(optarg, v, MAX_SIZES, 16, 1u << 20, "bad --size");
 			for (i = 0; i < o->nsizes; i++)
 				o->sizes[i] = (size_t)v[i];
+			o->sizes_given = 1;
 			break;
 		case OPT_BACKEND:
 			o->backends = o->backends_given = parse_names(optarg, bk_names, BK_COUNT,
@@ -2011,7 +2013,7 @@ int main(int argc, char **argv)
 	if (o.instructions) {
 		if (!o.pairs)
 			o.pairs = 1000000;
-		if (o.nsizes == 3 && o.sizes[0] == 64 && o.sizes[2] == 16384)
+		if (!o.sizes_given)
 			o.nsizes = 1;   /* 64 bytes unless sizes were given */
 		return run_instructions(&o);
 	}

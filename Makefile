@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # libpool - fixed-size object pools for event-driven servers.
 #
 # Targets
@@ -33,7 +35,10 @@
 #   BUILD=build/...      build directory (default: one per compiler, sanitizer and OS layer)
 #   V=1                  show the full commands
 
-VERSION     := 0.1.0
+# The version lives in one place, include/pool/pool-t.h (POOL_VERSION_MAJOR/MINOR/PATCH).
+VERSION     := $(shell awk '/^\#define POOL_VERSION_(MAJOR|MINOR|PATCH) / { v = v s $$3; s = "." } \
+                 END { print v }' include/pool/pool-t.h)
+# The soname's number changes when the ABI breaks, not with every release.
 SOVERSION   := 0
 PREFIX      ?= /usr/local
 DESTDIR     ?=

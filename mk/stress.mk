@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # mk/stress.mk - the stress harness and the benchmarks (tools/pool-stress.c, tools/pool-bench*.c).
 #
 # Targets

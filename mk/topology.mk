@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # mk/topology.mk - topology targets (src/topology.c, tools/pool-topology.c, doc/tuning.md).
 #
 # Targets

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Pool debugging: the -dM flag word, its parser and help table, fault injection, tags, callers,
  * integrity patterns, backups, poisoning, the use-after-free allocator, sanitizer and Valgrind
  * annotations, and the crash report.

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * libpool internals shared between src/ files (pool__ prefix). Private header: never installed.
  * Tests that need internals include it and link the static library.
  */

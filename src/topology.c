@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Topology and process-wide defaults.
  *
  * The machine is read once with hwloc (I/O objects filtered out), or from the XML file named by

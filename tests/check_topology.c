@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Topology, derived defaults, overrides, binding and OS-layer alignment (src/topology.c,
  * src/pool-os.c).
  *

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # `make install` into a staging directory, then the README's example program built with
 # `pkg-config --cflags --libs libpool` against the installed shared library, run from two threads;
 # then `make uninstall` removes everything it installed.

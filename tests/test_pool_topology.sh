@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # tools/pool-topology: the summary of this machine, the table on XML files, bad usage (exit 2)
 # and a file hwloc cannot load (exit 1, the row says so, the other rows are still printed).
 tool=${BUILD:?BUILD must be set}/tools/pool-topology

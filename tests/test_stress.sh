@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # pool-stress, briefly: 48 threads on every workload, plain and under a few POOL_DEBUG settings
 # (tag,integrity,caller,cold-first; uaf; fail=5; no-cache), the canary self-test, the JSON output
 # and the usage errors. Asserts exit statuses and output, never a time. Sanitizer builds (SAN set)

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # doc/tuning.md's table of derived defaults must be what the code derives today: regenerate it
 # with tools/pool-topology on every XML in $POOL_TOPOLOGY_DIR (default ../shared/topologies)
 # and compare with the committed lines between the tuning-table markers (`make tuning-table`

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool-bench - libpool side by side with the allocators a user would pick instead: glibc malloc,
  * jemalloc, tcmalloc, mimalloc and DPDK's rte_mempool (`make bench`).
  *

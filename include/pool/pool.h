@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * libpool: fixed-size object pools with thread-local caches over bucketed, self-locked shared
  * free lists, for event-driven servers on many threads.
  *
@@ -22,6 +25,16 @@ POOL_API extern unsigned int pool_debugging;
 /* The calling thread's caches. Internal to the inline fast path below: do not touch. */
 POOL_API extern __thread struct pool_thread_cache pool_tls_cache
 	__attribute__((tls_model("initial-exec")));
+
+/*
+ * pool_version - the version of the libpool library loaded at run time, as "MAJOR.MINOR.PATCH"
+ * (e.g. "0.1.0"). It is the version the library was built as, which differs from
+ * POOL_VERSION_STRING (the version of the headers the caller was compiled with) when the
+ * program was built against other headers than the shared library it runs with; compare the
+ * two to detect that. Returns a pointer to a static, NUL-terminated string that stays valid
+ * while the library is loaded; never NULL. Cannot fail; thread-safe; async-signal-safe.
+ */
+POOL_API const char *pool_version(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Creating and destroying pools                                                              */

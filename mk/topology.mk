@@ -11,11 +11,12 @@
 #                       tests/test_tuning_table.sh fails when the committed table is stale
 #
 # Variables
-#   TOPOLOGY_DIR=../shared/topologies
-#                       the hwloc XML exports of big machines; the tests read the same
-#                       directory from POOL_TOPOLOGY_DIR (default: the same path)
+#   TOPOLOGY_DIR=tests/topologies
+#                       the hwloc XML exports of big machines (tests/topologies/README.md says
+#                       where they come from); the tests read the same directory from
+#                       POOL_TOPOLOGY_DIR (default: the same path)
 
-TOPOLOGY_DIR ?= ../shared/topologies
+TOPOLOGY_DIR ?= tests/topologies
 
 .PHONY: topology tuning-table
 

@@ -345,7 +345,7 @@ POOL_API unsigned int pool_debugging_poison_byte(void);
  * with hwloc (https://www.open-mpi.org/projects/hwloc/): I/O objects (PCI, OS devices) are
  * filtered out, so only CPUs, caches and memory are discovered. If HWLOC_XMLFILE is set and not
  * empty, that XML file is loaded instead of this machine (source POOL_TOPO_XML), as the tests do
- * with the machines in shared/topologies/. Measured cost of the load on the 2-PU KVM guest we
+ * with the machines in tests/topologies/. Measured cost of the load on the 2-PU KVM guest we
  * develop on: 2.7-4.3 ms of CPU, 3.6 ms of wall time at best (doc/tuning.md); `load_us` and
  * `load_cpu_us` hold the times of the actual load.
  *

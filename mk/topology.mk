@@ -38,4 +38,4 @@ tuning-table: deps $(BUILD)/tools/pool-topology
 	@echo "doc/tuning.md: table regenerated from $(TOPOLOGY_DIR)"
 
 # `make install` installs pool-topology and its man page (doc/pool-topology.1) with the others.
-INSTALL_TOOLS += pool-topology
+INSTALL_BIN += pool-topology

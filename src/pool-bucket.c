@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * The bucket tier: the shared free lists with their BUSY protocol, the counters of each bucket,
  * the OS layer with the accounting of every backend, limits, demand tracking (needed_avg) and
  * memory return (release at eviction, pool_gc(), pool_flush()).

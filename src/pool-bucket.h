@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * The bucket tier: shared free lists (the BUSY protocol), per-bucket counters, the OS layer with
  * its accounting, limits, demand tracking and memory return. Private header: its callers are the
  * thread-cache tier (pool-tcache.c) and the pool heads (pool.c).

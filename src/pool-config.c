@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Process-wide configuration. Each setting has one row in `settings` below: its bounds, its
  * environment variable, and how the environment spells it. The defaults of the bucket count and
  * the cache budget come from the topology (pool_topology() in topology.c documents the formulas);

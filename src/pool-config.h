@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Process-wide configuration: defaults from the topology, environment overrides, and
  * pool_configure(), with every bound in one table (pool-config.c). Private header.
  */

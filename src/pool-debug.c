@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Debug checks: the -dM flag word, its pure parser and help table, fault injection, tags,
  * callers, integrity patterns, backups, poisoning, and the glue to the use-after-free backend
  * and the sanitizers.

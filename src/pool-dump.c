@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * `pools show`: the pool dump, as text (HAProxy's "show pools" shape), JSON or the Prometheus
  * text exposition format.
  *

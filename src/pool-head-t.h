@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * libpool private types: the pool head, its buckets, free objects in the shared lists, and a
  * thread's caches and context. Types, constants and macros only (HAProxy's -t.h rule): any src/
  * file may include it, whatever its layer, since it calls nothing. Never installed.

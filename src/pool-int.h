@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Core internals for the layers above the core (introspection: pool-dump.c, pool-cli.c) and for
  * the tests that need them. Private header: never installed. The core's own tiers talk through
  * pool-bucket.h and pool-tcache.h.

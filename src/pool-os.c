@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * OS layer: jemalloc's non-standard API by default (mallocx/sdallocx, mallctl to purge and to
  * read its statistics), or the C library with USE_JEMALLOC=0 (aligned_alloc/free, malloc_trim).
  * Also the page-level calls the use-after-free allocator needs. No other file calls an allocator

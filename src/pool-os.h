@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * OS layer: the only place that gets memory from below (jemalloc by default, the C library with
  * USE_JEMALLOC=0) or from the kernel (mmap for the use-after-free allocator). Private header.
  */

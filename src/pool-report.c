@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * The crash report and the fault handler of the use-after-free backend.
  *
  * A report is built in a fixed buffer and written to stderr with write(2), then the process

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * The crash report: what a failed check prints before the process aborts. Private header.
  * Everything here is async-signal-safe (write(2), no allocation, no lock), so that the fault
  * handler of the use-after-free backend can report from a SIGSEGV.

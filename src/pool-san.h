@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Sanitizer and Valgrind annotations, in one inline header (part of the OS layer: it wraps the
  * compiler's and Valgrind's client interfaces and calls nothing of libpool). Each function
  * compiles to nothing unless the build has AddressSanitizer or the program runs under Valgrind;

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * The thread-cache tier: the thread registry, each thread's context and caches (struct
  * pool_thread, reached by the inline fast path through the TLS pointer pool__tls_cache), the
  * budget reservations, CLOCK eviction, refill from the shared lists, flush at thread exit and on

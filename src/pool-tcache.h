@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * The thread-cache tier: the registry, each thread's context and caches, budget reservations,
  * CLOCK eviction, refill and flush. Private header: its caller is pool.c (the pool heads).
  */

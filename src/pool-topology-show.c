@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * `pools topology`: what pool_topology() found, the defaults derived from it and the
  * configuration in effect, as text (introspection layer).
  */

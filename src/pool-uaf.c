@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * The use-after-free backend (-dMuaf), part of the OS layer.
  *
  * Each object gets its own mapping: header pages, then the object ending at the end of its last

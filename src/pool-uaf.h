@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * The use-after-free backend of the OS layer (`-dMuaf`): one mapping per object, ending at a
  * guard page, quarantined when freed. Private header. It knows nothing of pools: an object's
  * owner is an opaque pointer (the core passes its pool head), and the core does the accounting

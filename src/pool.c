@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * libpool core: pool heads, thread caches, shared buckets, counters, eviction, refill, memory
  * return, the thread registry and fork safety.
  *

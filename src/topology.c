@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Topology: the machine, read once with hwloc (I/O objects filtered out), or from the XML file
  * named by HWLOC_XMLFILE, or, when hwloc fails, from sysconf(); the defaults derived from it
  * (formulas and reasons above pool_topology() in include/pool/pool.h and in doc/tuning.md); and

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Topology internals (topology.c) for the layers above it. Private header; the public part is
  * pool_topology() and pool_topology_bind_thread() in pool.h.
  */

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Debugging flags: the -dM parser and its errors, the help, and every check acting — each
  * detection as a death test that checks both the signal and the words of the report.
  *

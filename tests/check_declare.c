@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * POOL_DECLARE: a file-scope pool created before main() and destroyed at exit.
  */
 #include <check.h>

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool_dump(): the text line of every pool field by field against pool_get_stats(), every sort
  * order, match, <max>, detailed (merged creators and callers), the JSON output parsed back by
  * python3's json module, the Prometheus output parsed by python3-prometheus-client's parser,

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Core pool library tests: objects and alignment, reuse, merging, limits, bad input, counters,
  * the cache budget, refill, threads (producer/consumer with canaries, thread churn, progress,
  * a limited pool shared by 1000 threads), fork, bulk, destroy.

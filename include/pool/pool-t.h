@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * libpool public types.
  *
  * Glossary
@@ -27,6 +30,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * The version of these headers (Semantic Versioning 2.0.0: MAJOR changes break the API or the
+ * ABI, MINOR adds to them, PATCH fixes). The Makefile reads the version from these three lines:
+ * change it here only. pool_version() returns the version of the library actually loaded.
+ */
+#define POOL_VERSION_MAJOR  0
+#define POOL_VERSION_MINOR  1
+#define POOL_VERSION_PATCH  0
+#define POOL_VERSION_STRING "0.1.0"
+/* One number for comparisons, e.g. #if POOL_VERSION_NUM >= POOL_MKVERSION(0, 2, 0) (MINOR and
+ * PATCH stay below 100). */
+#define POOL_MKVERSION(major, minor, patch) ((major) * 10000L + (minor) * 100L + (patch))
+#define POOL_VERSION_NUM POOL_MKVERSION(POOL_VERSION_MAJOR, POOL_VERSION_MINOR, POOL_VERSION_PATCH)
 
 #if defined(POOL_BUILDING_LIBRARY)
 #define POOL_API __attribute__((visibility("default")))

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * libpool: fixed-size object pools with thread-local caches over bucketed, self-locked shared
  * free lists, for event-driven servers on many threads.
  *
@@ -26,6 +29,16 @@ POOL_API extern unsigned int pool_debugging;
  */
 POOL_API extern __thread struct pool_tcache *pool__tls_cache
 	__attribute__((tls_model("initial-exec")));
+
+/*
+ * pool_version - the version of the libpool library loaded at run time, as "MAJOR.MINOR.PATCH"
+ * (e.g. "0.1.0"). It is the version the library was built as, which differs from
+ * POOL_VERSION_STRING (the version of the headers the caller was compiled with) when the
+ * program was built against other headers than the shared library it runs with; compare the
+ * two to detect that. Returns a pointer to a static, NUL-terminated string that stays valid
+ * while the library is loaded; never NULL. Cannot fail; thread-safe; async-signal-safe.
+ */
+POOL_API const char *pool_version(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Creating and destroying pools                                                              */
@@ -336,7 +349,7 @@ POOL_API unsigned int pool_debugging_poison_byte(void);
  * with hwloc (https://www.open-mpi.org/projects/hwloc/): I/O objects (PCI, OS devices) are
  * filtered out, so only CPUs, caches and memory are discovered. If HWLOC_XMLFILE is set and not
  * empty, that XML file is loaded instead of this machine (source POOL_TOPO_XML), as the tests do
- * with the machines in shared/topologies/. Measured cost of the load on the 2-PU KVM guest we
+ * with the machines in tests/topologies/. Measured cost of the load on the 2-PU KVM guest we
  * develop on: 2.7-4.3 ms of CPU, 3.6 ms of wall time at best (doc/tuning.md); `load_us` and
  * `load_cpu_us` hold the times of the actual load.
  *

@@ -33,8 +33,10 @@
 #   pool-bench-malloc is linked without libpool and without jemalloc, so that its malloc() is
 #   glibc's unless pool-bench preloads another allocator. pool-bench-dpdk is built with the
 #   flags of `pkg-config libdpdk` (including its -march) when libdpdk-dev is installed; without
-#   it the target only prints why, and pool-bench skips the dpdk backend. `make install` puts
-#   both children next to pool-bench, where it looks for them.
+#   it the target only prints why, and pool-bench skips the dpdk backend. With that -march,
+#   pool-bench-dpdk runs only on CPUs like the build machine's: it is not a portable binary.
+#   `make install` puts both children in $(LIBEXECDIR)/libpool/; pool-bench looks for them next
+#   to itself first (the build tree), then there (POOL_BENCH_HELPER_DIR).
 
 BENCH_ARGS  ?=
 BENCH_PKGS  := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libdpdk-dev gnuplot-nox valgrind \
@@ -82,7 +84,7 @@ profile: deps lib tools
 	  perf report -i $(BUILD)/profile.data --stdio --no-children -g none --percent-limit 0.5 \
 	    --sort symbol 2>/dev/null | grep -v '^$$' | head -40; \
 	else \
-	  POOL_BENCH_CALLGRIND=1 valgrind --tool=callgrind --quiet \
+	  valgrind --tool=callgrind --quiet \
 	    --callgrind-out-file=$(BUILD)/profile.callgrind -- $$child || exit 1; \
 	  callgrind_annotate $(BUILD)/profile.callgrind > $(BUILD)/profile.txt || exit 1; \
 	  head -40 $(BUILD)/profile.txt; \
@@ -103,12 +105,11 @@ bench-deps:
 	  fi; \
 	fi
 
-# pool-bench runs its children from its own directory: install them next to it.
-INSTALL_TOOLS += pool-bench-malloc
-
-# The version the tools print (--version).
-$(BUILD)/tools/pool-bench $(BUILD)/tools/pool-bench-malloc $(BUILD)/tools/pool-bench-dpdk: \
-	BASE_CFLAGS += -DPOOL_BENCH_VERSION='"$(VERSION)"'
+# pool-bench's children are helpers: installed in $(LIBEXECDIR)/libpool, compiled into pool-bench.
+INSTALL_LIBEXEC += pool-bench-malloc
+TOOL_CFLAGS_pool-bench = -DPOOL_BENCH_HELPER_DIR='"$(LIBEXECDIR)/libpool"'
+TOOL_LIBS_pool-bench = -lm
+$(BUILD)/obj/tools/pool-bench.o: $(DIRS_STAMP)
 
 # The general allocators' child: no libpool, no jemalloc, only the C library.
 $(BUILD)/tools/pool-bench-malloc: tools/pool-bench-malloc.c tools/pool-bench.h | deps
@@ -118,7 +119,7 @@ $(BUILD)/tools/pool-bench-malloc: tools/pool-bench-malloc.c tools/pool-bench.h |
 
 # DPDK's child, when libdpdk-dev is installed.
 ifneq ($(shell pkg-config --exists libdpdk 2>/dev/null && echo yes),)
-INSTALL_TOOLS += pool-bench-dpdk
+INSTALL_LIBEXEC += pool-bench-dpdk
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null | sed -e 's/-I/-isystem /g')
 $(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c tools/pool-bench.h | deps
 	@mkdir -p $(dir $@)
@@ -130,5 +131,5 @@ $(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c
 	@echo "  SKIP    $@: libdpdk-dev is not installed; pool-bench will skip the dpdk backend"
 endif
 
-# pool-bench runs its children from its own directory.
+# pool-bench runs its children from its own directory in the build tree.
 $(BUILD)/tools/pool-bench: $(BUILD)/tools/pool-bench-malloc $(BUILD)/tools/pool-bench-dpdk

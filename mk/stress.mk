@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # mk/stress.mk - the stress harness (tools/pool-stress.c). The benchmarks are in mk/bench.mk.
 #
 # Targets

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * OS layer: jemalloc's non-standard API by default (mallocx/sdallocx, mallctl to purge and to
  * read its statistics), or the C library with USE_JEMALLOC=0 (aligned_alloc/free, malloc_trim).
  * Also the page-level calls the use-after-free allocator needs. No other file calls an allocator
@@ -9,10 +12,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 
+#include "pool-fault.h"
 #include "pool-os.h"
+#include "pool-util.h"
+
+/* The page size when sysconf() cannot tell (the smallest page of every platform we run on). */
+#define PAGE_SIZE_FALLBACK 4096u
 
 #if POOL_USE_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -24,6 +34,8 @@
 
 void *pool__os_alloc(size_t size, size_t align)
 {
+	if (pool__fault(POOL_FAULT_OS_ALLOC))
+		return NULL;
 	return mallocx(size, MALLOCX_ALIGN(align));
 }
 
@@ -34,6 +46,8 @@ void pool__os_free(void *ptr, size_t size, size_t align)
 
 void *pool__os_meta_alloc(size_t size, size_t align)
 {
+	if (pool__fault(POOL_FAULT_META))
+		return NULL;
 	return mallocx(size, MALLOCX_ALIGN(align) | MALLOCX_ZERO);
 }
 
@@ -81,8 +95,10 @@ void pool__os_usage(size_t *allocated, size_t *resident)
 
 void *pool__os_alloc(size_t size, size_t align)
 {
+	if (pool__fault(POOL_FAULT_OS_ALLOC))
+		return NULL;
 	/* aligned_alloc() wants the size to be a multiple of the alignment. */
-	return aligned_alloc(align, (size + align - 1) & ~(align - 1));
+	return aligned_alloc(align, pool__round_up(size, align));
 }
 
 void pool__os_free(void *ptr, size_t size, size_t align)
@@ -94,7 +110,11 @@ void pool__os_free(void *ptr, size_t size, size_t align)
 
 void *pool__os_meta_alloc(size_t size, size_t align)
 {
-	void *p = aligned_alloc(align, (size + align - 1) & ~(align - 1));
+	void *p;
+
+	if (pool__fault(POOL_FAULT_META))
+		return NULL;
+	p = aligned_alloc(align, pool__round_up(size, align));
 
 	if (p)
 		memset(p, 0, size);
@@ -137,14 +157,18 @@ size_t pool__os_page_size(void)
 
 	if (!page) {
 		v = sysconf(_SC_PAGESIZE);
-		page = v > 0 ? (size_t)v : 4096;
+		page = v > 0 ? (size_t)v : PAGE_SIZE_FALLBACK;
 	}
 	return page;
 }
 
 void *pool__os_map(size_t len)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p;
+
+	if (pool__fault(POOL_FAULT_MAP))
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -157,4 +181,31 @@ void pool__os_unmap(void *addr, size_t len)
 int pool__os_protect(void *addr, size_t len, int access)
 {
 	return mprotect(addr, len, access ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+int pool__os_safe_read(void *dst, const void *src, size_t len)
+{
+	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)src, len };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+void pool__os_fault_context(const void *uctx, const void **pc, int *write_fault)
+{
+#if defined(__x86_64__)
+	const ucontext_t *uc = uctx;
+
+	*pc = (const void *)uc->uc_mcontext.gregs[REG_RIP];
+	/* the page-fault error code: bit 1 set for a write (Intel SDM vol. 3A, 4.7) */
+	*write_fault = !!(uc->uc_mcontext.gregs[REG_ERR] & 2);
+#else
+	(void)uctx;
+	*pc = NULL;
+	*write_fault = -1;
+#endif
+}
+
+unsigned long pool__os_thread_id(void)
+{
+	return (unsigned long)gettid();
 }

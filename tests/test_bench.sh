@@ -179,10 +179,17 @@ if expect 1 "libpool allocations failing: exit 1" env POOL_DEBUG=fail=100 \
 	grep -q "^FAILED libpool" "$tmp/out" || fail "no FAILED line for libpool"
 fi
 
-# A backend named with --backend that cannot run here: exit 3 (its child is missing).
-mkdir "$tmp/alone" && cp "$B" "$tmp/alone/"
-expect 3 "--backend glibc without its child: exit 3" \
-	"$tmp/alone/pool-bench" --scenario pair --reps 1 --pairs 4096 --backend glibc
+# A backend named with --backend that cannot run here: exit 3 (its child is missing). The copy
+# finds libpool.so.0 through its run path ($ORIGIN/..), and its children neither next to it
+# nor, unless libpool is installed on this machine, in the helper directory.
+helpers=$("$B" --help | sed -n 's/^Child programs: next to pool-bench, else in \(.*\)\.$/\1/p')
+if [ -x "$helpers/pool-bench-malloc" ]; then
+	echo "note: $helpers/pool-bench-malloc is installed: exit 3 not tested"
+else
+	mkdir "$tmp/alone" && cp "$B" "$tmp/alone/" && cp -P "$BUILD"/libpool.so* "$tmp/"
+	expect 3 "--backend glibc without its child: exit 3" \
+		"$tmp/alone/pool-bench" --scenario pair --reps 1 --pairs 4096 --backend glibc
+fi
 
 # Instructions per pair under callgrind: libpool's pair loop. The sanitizers do not run under
 # Valgrind.

@@ -1,6 +1,7 @@
-/* SPDX-License-Identifier: MIT */
-/* Copyright (c) 2026 libpool developers */
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool-bench-dpdk - pool-bench's child program for DPDK's rte_mempool (libdpdk-dev).
  *
  * Every worker thread is an EAL lcore, as DPDK's documentation has it ("Environment

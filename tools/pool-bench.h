@@ -5,7 +5,8 @@
  * pool-bench.h - the measuring side of tools/pool-bench, shared by its child programs.
  *
  * pool-bench measures every backend in a child process of its own (see doc/benchmarks.md):
- *   pool-bench        --child libpool  ...   libpool, inline fast path, linked statically
+ *   pool-bench        --child libpool  ...   libpool (libpool.so, as pkg-config links it), inline
+ *                                            fast path
  *   pool-bench-malloc --child glibc|jemalloc|tcmalloc|mimalloc ...
  *                                            malloc()/calloc()/free() of whatever allocator the
  *                                            parent put in LD_PRELOAD (none: glibc); this

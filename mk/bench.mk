@@ -7,9 +7,9 @@
 #                        tcmalloc, mimalloc and DPDK's rte_mempool; 7 samples of at least
 #                        200 ms per figure, median [min-max], load average and CPU model in
 #                        the header; prints the tables and the targets, writes
-#                        $(BUILD)/bench.json and the plot $(BUILD)/bench.png. About 8 minutes
+#                        $(BUILD)/bench.json and the plot $(BUILD)/bench.png. 6 to 9 minutes
 #                        on 2 cores. See doc/benchmarks.md.
-#   make bench-quick     the same in about a minute (3 short samples, 64 B, server at 2
+#   make bench-quick     the same in 15-30 s (3 short samples, 64 B, server at 2
 #                        threads): figures for development, not for publication
 #   make bench-instructions
 #                        the pair scenario under valgrind --tool=callgrind: instructions per
@@ -87,7 +87,8 @@ profile: deps lib tools
 	  valgrind --tool=callgrind --quiet \
 	    --callgrind-out-file=$(BUILD)/profile.callgrind -- $$child || exit 1; \
 	  callgrind_annotate $(BUILD)/profile.callgrind > $(BUILD)/profile.txt || exit 1; \
-	  head -40 $(BUILD)/profile.txt; \
+	  sed -n '/PROGRAM TOTALS/,/Auto-annotated/p' $(BUILD)/profile.txt | grep -v '^-*$$' |\
+	    grep -v Auto-annotated | head -30; \
 	fi; \
 	echo "profile: the whole report is in $(BUILD)/profile.txt"
 

@@ -295,8 +295,10 @@ check: deps lib tests tools
 	$(Q)BUILD=$(BUILD) SAN=$(SAN) USE_JEMALLOC=$(USE_JEMALLOC) CC="$(CC)" VERSION=$(VERSION) \
 		sh tests/run.sh $(TEST_BINS) $(TEST_SCRIPTS)
 
-# Man pages: every man/*.[1-8] and doc/*.1 page. Each name of a page's NAME section other than
-# the page's own becomes a symbolic link to it (pool_free.3 -> pool_alloc.3).
+# Man pages: man/ holds the pages of the API (section 3) and libpool(7), and is where new pages
+# go; doc/*.1 are the tools' pages. Each name of a page's NAME section other than the page's own
+# is installed as a symbolic link to it (pool_free.3 -> pool_alloc.3). tests/test_man.sh lints
+# them all with mandoc (and groff), and checks that every public function has a page.
 MAN_PAGES   := $(sort $(wildcard man/*.[1-8] doc/*.[1-8]))
 MAN_SECTION  = $(patsubst .%,%,$(suffix $(1)))
 

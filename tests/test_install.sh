@@ -35,7 +35,8 @@ for f in "$lib/libpool.a" "$lib/libpool.so" "$lib/libpool.so.0" "$lib/libpool.so
 	"$root/share/doc/libpool/README.md" "$root/share/doc/libpool/LICENSE" \
 	"$root/share/doc/libpool/CHANGELOG.md" "$root/share/doc/libpool/internals.md" \
 	"$root/share/doc/libpool/examples/pool-httpd.c" "$root/share/doc/libpool/examples/example.c" \
-	"$root/man/man1/pools.1"; do
+	"$root/man/man1/pools.1" "$root/man/man3/pool_create.3" "$root/man/man3/pool_free.3" \
+	"$root/man/man3/pool_version.3" "$root/man/man7/libpool.7"; do
 	[ -e "$f" ] || fail "not installed: ${f#"$stage"}"
 done
 for f in "$root/bin/pool-httpd" "$root/bin/pool-bench-malloc" "$root/bin/pool-cli-server" \
@@ -55,6 +56,7 @@ readelf -d "$root/bin/pool-stress" | grep -q 'NEEDED.*libpool.so.0' ||
 	fail "pool-stress does not link the shared library"
 
 # Man pages: every name of a NAME section is a link to its page.
+[ "$(readlink "$root/man/man3/pool_free.3")" = pool_alloc.3 ] || fail "pool_free.3 is no link to pool_alloc.3"
 for m in "$root"/man/man*/*; do
 	[ -L "$m" ] && { [ -f "$m" ] || fail "dangling man link ${m#"$stage"}"; }
 done

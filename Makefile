@@ -221,10 +221,12 @@ $(STATIC_LIB): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(SHARED_REAL): $(LIB_OBJS)
+# abi/libpool.map: the exported symbols and their version node (LIBPOOL_0.1).
+VERSION_SCRIPT := abi/libpool.map
+$(SHARED_REAL): $(LIB_OBJS) $(VERSION_SCRIPT)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -Wl,-soname,libpool.so.$(SOVERSION) -Wl,-z,defs $(ALL_LDFLAGS) \
-		-o $@ $^ $(LIB_LIBS) $(LDLIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libpool.so.$(SOVERSION) -Wl,-z,defs \
+		-Wl,--version-script=$(VERSION_SCRIPT) $(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS) $(LDLIBS)
 
 $(SHARED_SO): $(SHARED_REAL)
 	$(Q)ln -sf $(notdir $<) $@

@@ -29,6 +29,8 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include <pool/pool.h>
+
 #include "pool-int.h"
 
 #if defined(__SANITIZE_THREAD__)

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <pool/pool.h>
+
 #include "pool-int.h"
 #include "testutil.h"
 

@@ -6,8 +6,7 @@
  * free lists, for event-driven servers on many threads.
  *
  * Link with `pkg-config --cflags --libs libpool`. Every function here is thread-safe unless its
- * comment says otherwise. Sizes are in bytes. The library keeps its thread-local state in
- * initial-exec TLS: link it with the program (or load it at start-up), do not dlopen() it late.
+ * comment says otherwise. Sizes are in bytes.
  */
 #ifndef POOL_POOL_H
 #define POOL_POOL_H
@@ -22,8 +21,13 @@ extern "C" {
 /* The debugging flags in effect (POOL_DBG_*). Read-mostly; change it with pool_parse_debugging(). */
 POOL_API extern unsigned int pool_debugging;
 
-/* The calling thread's caches. Internal to the inline fast path below: do not touch. */
-POOL_API extern __thread struct pool_thread_cache pool_tls_cache
+/*
+ * The calling thread's caches, indexed by pool (an array of POOL_MAX_CACHED_POOLS entries), or
+ * an array of empty entries until the thread first reaches a slow path and whenever it works
+ * without a cache. Internal to the inline fast path below: do not touch. It is one pointer of
+ * initial-exec TLS, small enough for glibc's static TLS surplus, so the library may be dlopen()ed.
+ */
+POOL_API extern __thread struct pool_tcache *pool__tls_cache
 	__attribute__((tls_model("initial-exec")));
 
 /*
@@ -123,9 +127,9 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 	__asm__ volatile("" ::: "memory");
 }
 
-/* This thread's cache entry for a pool: TLS base plus the pool's precomputed byte offset. */
+/* This thread's cache entry for a pool: the TLS array plus the pool's precomputed byte offset. */
 #define POOL__TCACHE(ro) \
-	((struct pool_tcache *)((char *)&pool_tls_cache + (ro)->cache_off))
+	((struct pool_tcache *)((char *)pool__tls_cache + (ro)->cache_off))
 
 /*
  * The fast path updates `room` with a plain read-modify-write (one instruction on x86). Other

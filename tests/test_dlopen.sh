@@ -45,7 +45,10 @@ case "$why" in
 	echo "      and the USE_JEMALLOC=0 build loads alone (make check USE_JEMALLOC=0)"
 	exit 77 ;;
 *"static TLS"*)
+	tls=$(printf '%d' "$(readelf -lW "$lib" | awk '$1 == "TLS" { print $6 }')" 2>/dev/null)
 	echo "FAIL: libpool's own thread-local state is too large for dlopen(): $why"
+	echo "      its TLS block (PT_TLS) is ${tls:-?} bytes, all of it static TLS since the library"
+	echo "      uses initial-exec TLS (readelf -lW $lib; readelf -sW ... | grep TLS)"
 	echo "      (a library's initial-exec TLS must fit in the small surplus of static TLS"
 	echo "      that glibc keeps for libraries loaded later: tunable glibc.rtld.optional_static_tls)"
 	exit 1 ;;

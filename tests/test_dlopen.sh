@@ -36,7 +36,9 @@ case "$why" in
 *libjemalloc*"static TLS"*)
 	[ "${USE_JEMALLOC:-1}" = 1 ] || { echo "FAIL: jemalloc in a USE_JEMALLOC=0 build"; exit 1; }
 	jemalloc=$(ldd "$lib" | awk '/libjemalloc/ { print $3 }')
-	LD_PRELOAD="$jemalloc" "$tmp/dlopen_example" "$lib" > "$tmp/out" 2>&1
+	# a shared AddressSanitizer runtime (gcc's) must stay first among the loaded libraries
+	asan=$(ldd "$tmp/dlopen_example" | awk '/libasan/ { print $3 }')
+	LD_PRELOAD="${asan:+$asan }$jemalloc" "$tmp/dlopen_example" "$lib" > "$tmp/out" 2>&1
 	rc=$?
 	cat "$tmp/out"
 	[ $rc -eq 0 ] || { echo "FAIL: with $jemalloc preloaded, libpool still does not load (exit $rc)"; exit 1; }

@@ -92,6 +92,14 @@ ${CC:-cc} -o "$tmp/example-static" "$root/share/doc/libpool/examples/example.c" 
 	fail "the example does not link with libpool.a and pkg-config --static"
 "$tmp/example-static" > /dev/null || fail "the statically linked example failed"
 
+# The same build directory installed again with other directories: libpool.pc follows them
+# (it used to keep the first PREFIX it was generated with).
+make -s install BUILD="$tmp/build" PREFIX=/usr/local DESTDIR="$tmp/stage2" > "$tmp/log" 2>&1 ||
+	{ cat "$tmp/log"; fail "second make install failed"; }
+pc2=$tmp/stage2/usr/local/lib/pkgconfig/libpool.pc
+grep -qx 'prefix=/usr/local' "$pc2" && grep -qx 'libdir=${prefix}/lib' "$pc2" ||
+	fail "libpool.pc not regenerated for PREFIX=/usr/local: $(head -n 6 "$pc2")"
+
 make -s uninstall "$@" > "$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make uninstall failed"; }
 left=$(find "$stage" ! -type d | head -5)
 [ -z "$left" ] || fail "left after uninstall: $left"

@@ -302,7 +302,6 @@ check: deps lib tests tools
 # is installed as a symbolic link to it (pool_free.3 -> pool_alloc.3). tests/test_man.sh lints
 # them all with mandoc (and groff), and checks that every public function has a page.
 MAN_PAGES   := $(sort $(wildcard man/*.[1-8] doc/*.[1-8]))
-MAN_SECTION  = $(patsubst .%,%,$(suffix $(1)))
 
 # (its programs are prerequisites too: see the end of this file, after mk/*.mk add to them)
 install: all

@@ -409,22 +409,6 @@ static void caller_str(uintptr_t addr, char *buf, size_t size)
 	}
 }
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 struct dump_totals {
 	size_t pools, allocated_bytes, used_bytes, cached_bytes;
 };
@@ -495,7 +479,7 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 		const struct pool_stats *st = &e->st;
 
 		fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
-		json_string(out, e->name);
+		pool_json_write_string(out, e->name);
 		fprintf(out, ", \"address\": \"%p\", \"size\": %zu, \"align\": %zu, \"stride\": %zu, "
 		        "\"allocated\": %zu, \"allocated_bytes\": %zu, \"used\": %zu, "
 		        "\"used_bytes\": %zu, \"cached\": %zu, \"shared_free\": %zu, "
@@ -510,10 +494,10 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 			fputs(", \"creators\": [", out);
 			for (k = 0; k < st->users; k++) {
 				fputs(k ? ", {\"name\": " : "{\"name\": ", out);
-				json_string(out, e->users[k].name);
+				pool_json_write_string(out, e->users[k].name);
 				fprintf(out, ", \"size\": %zu, \"align\": %zu, \"flags\": ",
 				        e->users[k].size, e->users[k].align);
-				json_string(out, flags_str(e->users[k].flags));
+				pool_json_write_string(out, flags_str(e->users[k].flags));
 				fputc('}', out);
 			}
 			fputc(']', out);
@@ -523,7 +507,7 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 					caller_str(e->callers[k].addr, sym, sizeof(sym));
 					fprintf(out, "%s{\"address\": \"%#lx\", \"symbol\": ", k ? ", " : "",
 					        (unsigned long)e->callers[k].addr);
-					json_string(out, sym);
+					pool_json_write_string(out, sym);
 					fprintf(out, ", \"live\": %ld}", e->callers[k].live);
 				}
 				fputc(']', out);
@@ -538,7 +522,7 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 	        t.allocated_bytes, t.used_bytes, t.cached_bytes);
 	pool__os_usage(&os_alloc, &os_res);
 	fputs(", \"os_layer\": ", out);
-	json_string(out, pool__os_name());
+	pool_json_write_string(out, pool__os_name());
 	fprintf(out, ", \"os_allocated_bytes\": %zu, \"os_resident_bytes\": %zu}}\n", os_alloc,
 	        os_res);
 }

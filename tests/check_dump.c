@@ -2,7 +2,8 @@
  * pool_dump(): the text line of every pool field by field against pool_get_stats(), every sort
  * order, match, <max>, detailed (merged creators and callers), the JSON output parsed back by
  * python3's json module, the Prometheus output parsed by python3-prometheus-client's parser,
- * every argument error, and dumps racing pool creation and destruction.
+ * every argument error, dumps racing pool creation and destruction, and
+ * pool_json_write_string() against Python's json module and UTF-8 decoder.
  *
  * Check forks every test, so each test starts with no pool and creates the ones it checks.
  */
@@ -757,6 +758,156 @@ START_TEST(prometheus_parsed_back)
 END_TEST
 
 /* ------------------------------------------------------------------------------------------ */
+/* pool_json_write_string()                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* pool_json_write_string(s) into a malloc()ed string; the call must succeed. */
+static char *json_of(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	errno = 1234;
+	ck_assert_int_eq(pool_json_write_string(f, s), 0);
+	ck_assert_int_eq(errno, 1234);   /* unchanged on success */
+	ck_assert_int_eq(fclose(f), 0);
+	return buf;
+}
+
+START_TEST(json_string_escapes)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "", "\"\"" },
+		{ "conn", "\"conn\"" },
+		{ "a\"b\\c/d", "\"a\\\"b\\\\c/d\"" },
+		{ "\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"" },
+		{ "\x01\x1f\x7f x", "\"\\u0001\\u001f\\u007f x\"" },
+		{ "\x1b[0m", "\"\\u001b[0m\"" },
+		/* well-formed UTF-8 passes through: 2, 3 and 4 bytes, the extremes of each */
+		{ "caf\xc3\xa9", "\"caf\xc3\xa9\"" },
+		{ "\xc2\x80\xdf\xbf", "\"\xc2\x80\xdf\xbf\"" },
+		{ "\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf",
+		  "\"\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf\"" },
+		{ "\xf0\x90\x80\x80\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf",
+		  "\"\xf0\x90\x80\x80\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf\"" },
+		/* line ends of JavaScript */
+		{ "a\xe2\x80\xa8" "b\xe2\x80\xa9", "\"a\\u2028b\\u2029\"" },
+		/* ill-formed: one U+FFFD per maximal subpart */
+		{ "\xff", "\"\\ufffd\"" },
+		{ "\x80x", "\"\\ufffdx\"" },
+		{ "\xc3", "\"\\ufffd\"" },                          /* cut at the end */
+		{ "\xc3x", "\"\\ufffdx\"" },
+		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },               /* overlong '/' */
+		{ "\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"" },    /* overlong, 3 bytes */
+		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" },    /* surrogate U+D800 */
+		{ "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" },   /* U+110000 */
+		{ "\xf5\x80", "\"\\ufffd\\ufffd\"" },
+		{ "\xe2\x82x", "\"\\ufffdx\"" },                    /* a 2-byte maximal subpart */
+		{ "\xf0\x9f\x98" "a", "\"\\ufffda\"" },             /* a 3-byte maximal subpart */
+		{ "\xe2\x82\xac\xe2\x82", "\"\xe2\x82\xac\\ufffd\"" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *s = json_of(cases[i].in);
+
+		ck_assert_msg(strcmp(s, cases[i].out) == 0, "case %u: got %s, want %s", i, s,
+		              cases[i].out);
+		free(s);
+	}
+}
+END_TEST
+
+/*
+ * Reads lines "<input in hex>\t<JSON literal>": the file must be valid UTF-8 (strict decoding),
+ * each literal must parse, and give the input as Python decodes it with U+FFFD replacement.
+ */
+static const char json_oracle_script[] =
+	"import json, sys\n"
+	"n = 0\n"
+	"for line in open(sys.argv[1], encoding=\"utf-8\", errors=\"strict\"):\n"
+	"    h, j = line.rstrip(\"\\n\").split(\"\\t\", 1)\n"
+	"    want = bytes.fromhex(h).decode(\"utf-8\", \"replace\")\n"
+	"    got = json.loads(j)\n"
+	"    assert got == want, (h, j, got, want)\n"
+	"    n += 1\n"
+	"print(n)\n";
+
+START_TEST(json_string_python_oracle)
+{
+	/* bytes that start, continue or break UTF-8 sequences, plus ASCII and controls */
+	static const unsigned char alphabet[] = {
+		'a', 'Z', ' ', '"', '\\', '/', '\n', '\t', 0x01, 0x1f, 0x7f, 0x80, 0x8f, 0x90, 0x9f,
+		0xa0, 0xa8, 0xa9, 0xbf, 0xc0, 0xc1, 0xc2, 0xc3, 0xdf, 0xe0, 0xe2, 0xed, 0xee, 0xef,
+		0xf0, 0xf4, 0xf5, 0xff,
+	};
+	uint64_t x = 0x2545F4914F6CDD1Dull;
+	char *text = NULL, *out;
+	size_t tlen = 0;
+	FILE *f = open_memstream(&text, &tlen);
+	unsigned int i, k, n;
+
+	ck_assert_ptr_nonnull(f);
+	for (i = 0; i < 4000; i++) {
+		unsigned char in[48];
+
+		/* xorshift64 (Marsaglia 2003) */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		n = (unsigned int)(x % 40);
+		for (k = 0; k < n; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			in[k] = alphabet[(x >> 11) % sizeof(alphabet)];
+		}
+		in[n] = 0;
+		for (k = 0; k < n; k++)
+			fprintf(f, "%02x", in[k]);
+		fputc('\t', f);
+		ck_assert_int_eq(pool_json_write_string(f, (const char *)in), 0);
+		fputc('\n', f);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	out = run_python(text, json_oracle_script);
+	ck_assert_str_eq(out, "4000\n");
+	free(out);
+	free(text);
+}
+END_TEST
+
+START_TEST(json_string_errors)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	errno = 0;
+	ck_assert_int_eq(pool_json_write_string(NULL, "x"), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_int_eq(pool_json_write_string(f, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_uint_eq(len, 0);   /* nothing written */
+	free(buf);
+	/* a stream that cannot be written: the write's error comes back */
+	f = fopen("/dev/full", "w");
+	if (f) {
+		setvbuf(f, NULL, _IONBF, 0);
+		errno = 0;
+		ck_assert_int_eq(pool_json_write_string(f, "abc\n\xff"), -1);
+		ck_assert_int_eq(errno, ENOSPC);
+		fclose(f);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
 /* Errors                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -937,6 +1088,13 @@ static Suite *dump_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, json_parsed_back);
 	tcase_add_test(tc, prometheus_parsed_back);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("JSON writer");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, json_string_escapes);
+	tcase_add_test(tc, json_string_python_oracle);
+	tcase_add_test(tc, json_string_errors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Errors");

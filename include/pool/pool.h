@@ -436,6 +436,35 @@ POOL_API void pool_trim(void);
 POOL_API int pool_dump(FILE *out, const char *args);
 
 /*
+ * pool_json_write_string - write the NUL-terminated string `s` to `out` as a JSON string
+ * literal, quotes included: the one JSON escaper of libpool, used by the JSON of `pools show`
+ * and by the tools, so that any string (a pool name, a symbol, an error message, a file name)
+ * yields valid JSON.
+ *
+ * Escaping follows RFC 8259, section 7: `"` and `\` are escaped as \" and \\; the control
+ * characters U+0000..U+001F as \b, \f, \n, \r, \t or \u00XX (lowercase hexadecimal), and DEL
+ * (0x7f) as \u007f; U+2028 and U+2029 as \u2028 and \u2029 (valid JSON, but line ends in
+ * JavaScript before ES2019, so the output may be pasted into a script). Other bytes from 0x20
+ * to 0x7e are written as they are, and so is every well-formed UTF-8 sequence (RFC 3629: no
+ * overlong form, no surrogate, nothing above U+10FFFF): the output is UTF-8, not ASCII-escaped.
+ * An ill-formed sequence is not passed through: each maximal subpart of it (the Unicode
+ * Standard, section 3.9, "U+FFFD Substitution of Maximal Subparts", as Python's
+ * bytes.decode("utf-8", "replace") and the WHATWG Encoding Standard do) is written as \ufffd,
+ * the replacement character, so the output is always valid UTF-8 and valid JSON. A byte string
+ * that is not UTF-8 (Latin-1, binary) therefore does not come back byte for byte from a JSON
+ * parser; \u00XX was not chosen for it because a parser would read those as other characters,
+ * U+0080..U+00FF, that were never in the input.
+ *
+ * The string is written under the stream's lock (flockfile(3)), so another thread writing to
+ * `out` cannot cut it in two. Returns 0 (errno unchanged). Returns -1 with errno = EINVAL when
+ * `out` or `s` is NULL (nothing written), or with the errno of the failed write (EIO if the
+ * stream did not set one); part of the literal may then have been written. As with fputs(), a
+ * failure that the stream's buffering defers shows at the next fflush() or fclose() instead.
+ * Thread-safe.
+ */
+POOL_API int pool_json_write_string(FILE *out, const char *s);
+
+/*
  * pool_cli_exec - run one command line and write its answer to `out`.
  *
  * `line`: words separated by blanks (space, tab, CR, LF: a trailing "\r\n" and extra blanks

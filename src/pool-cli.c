@@ -49,6 +49,7 @@
 
 #include "pool-int.h"
 #include "pool-dump.h"
+#include "pool-text.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* The command handler                                                                        */
@@ -76,32 +77,6 @@ static const char cli_help[] =
 	"line\n"
 	"  quit                      close the connection\n";
 
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-static const char *skip_blanks(const char *p)
-{
-	while (*p && is_blank(*p))
-		p++;
-	return p;
-}
-
-static size_t word_len(const char *p)
-{
-	size_t n = 0;
-
-	while (p[n] && !is_blank(p[n]))
-		n++;
-	return n;
-}
-
-static int word_is(const char *w, size_t len, const char *lit)
-{
-	return strlen(lit) == len && memcmp(w, lit, len) == 0;
-}
-
 static int unknown_command(FILE *out, const char *w, size_t len)
 {
 	fputs("Unknown command '", out);
@@ -114,24 +89,11 @@ static int unknown_command(FILE *out, const char *w, size_t len)
 /* Returns -1 (after the error line) if anything but blanks follows p. */
 static int no_more_words(FILE *out, const char *p)
 {
-	p = skip_blanks(p);
-	if (*p)
-		return unknown_command(out, p, word_len(p));
-	return 0;
-}
+	const char *w;
+	size_t len;
 
-/* A message from the parser, kept on one printable line whatever the client sent. */
-static void put_message(FILE *out, const char *msg)
-{
-	for (; *msg; msg++) {
-		unsigned char c = (unsigned char)*msg;
-
-		if (c < 0x20 || c > 0x7e)
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('\n', out);
+	w = pool__next_word(&p, &len);
+	return w ? unknown_command(out, w, len) : 0;
 }
 
 static int cmd_trim(FILE *out)
@@ -151,10 +113,7 @@ static int cmd_debug(FILE *out, const char *opts)
 	size_t len;
 	int ret;
 
-	opts = skip_blanks(opts);
-	len = strlen(opts);
-	while (len && is_blank(opts[len - 1]))
-		len--;
+	opts = pool__rest_of_line(opts, &len);
 	if (!len) {
 		pool_debugging_show(out);
 		return 0;
@@ -168,7 +127,10 @@ static int cmd_debug(FILE *out, const char *opts)
 	ret = pool__parse_debugging(copy, &err, out, 1);
 	free(copy);
 	if (ret < 0) {
-		put_message(out, err ? err : "invalid pool debugging options");
+		const char *msg = err ? err : "invalid pool debugging options";
+
+		pool__put_escaped(out, msg, strlen(msg), 0);
+		fputc('\n', out);
 		free(err);
 		errno = EINVAL;
 		return -1;
@@ -189,31 +151,28 @@ POOL_API int pool_cli_exec(const char *line, FILE *out)
 		errno = EINVAL;
 		return -1;
 	}
-	w = skip_blanks(line);
-	if (!*w)
+	p = line;
+	w = pool__next_word(&p, &len);
+	if (!w)
 		return 0;
-	len = word_len(w);
-	p = w + len;
-	if (word_is(w, len, "help")) {
+	if (pool__word_is(w, len, "help")) {
 		if (no_more_words(out, p) < 0)
 			return -1;
 		fputs(cli_help, out);
 		return 0;
 	}
-	if (!word_is(w, len, "pools"))
+	if (!pool__word_is(w, len, "pools"))
 		return unknown_command(out, w, len);
-	w = skip_blanks(p);
-	len = word_len(w);
-	p = w + len;
-	if (!len)
+	w = pool__next_word(&p, &len);
+	if (!w)
 		return unknown_command(out, "pools", 5);
-	if (word_is(w, len, "show"))
+	if (pool__word_is(w, len, "show"))
 		return pool_dump(out, p) < 0 ? -1 : 0;
-	if (word_is(w, len, "trim"))
+	if (pool__word_is(w, len, "trim"))
 		return no_more_words(out, p) < 0 ? -1 : cmd_trim(out);
-	if (word_is(w, len, "debug"))
+	if (pool__word_is(w, len, "debug"))
 		return cmd_debug(out, p);
-	if (word_is(w, len, "topology")) {
+	if (pool__word_is(w, len, "topology")) {
 		if (no_more_words(out, p) < 0)
 			return -1;
 		pool_topology_show(out);

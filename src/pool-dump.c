@@ -31,6 +31,7 @@
 #include "pool-int.h"
 #include "pool-dump.h"
 #include "pool-os.h"
+#include "pool-text.h"
 
 /* Callers listed per pool by `detailed`: the ones with the most live objects. */
 #define DUMP_CALLERS_SHOWN 5u
@@ -77,54 +78,24 @@ struct dump_snapshot {
 	int failed;                     /* out of memory while copying */
 };
 
-void pool__put_word(FILE *out, const char *word, size_t len)
-{
-	size_t i, n = len > POOL_ECHO_MAX ? POOL_ECHO_MAX : len;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)word[i];
-
-		if (c < 0x20 || c > 0x7e || c == '\'' || c == '\\')
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
-	if (n < len)
-		fputs("...", out);
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Arguments                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
+/* What each word of `pools show` sets; the words of one group exclude each other. */
+enum show_group { SHOW_SORT, SHOW_FORMAT, SHOW_DETAILED, SHOW_MATCH, SHOW_GROUPS };
 
-/* The next blank-separated word of *p: returns its start and sets *len; NULL at the end. */
-static const char *next_word(const char **p, size_t *len)
-{
-	const char *s = *p, *w;
+static const struct pool_word show_words[] = {
+	{ "byname", SHOW_SORT, SORT_NAME },
+	{ "bysize", SHOW_SORT, SORT_SIZE },
+	{ "byusage", SHOW_SORT, SORT_USAGE },
+	{ "detailed", SHOW_DETAILED, 1 },
+	{ "match", SHOW_MATCH, 1 },
+	{ "json", SHOW_FORMAT, FMT_JSON },
+	{ "prometheus", SHOW_FORMAT, FMT_PROMETHEUS },
+};
 
-	while (*s && is_blank(*s))
-		s++;
-	if (!*s)
-		return NULL;
-	w = s;
-	while (*s && !is_blank(*s))
-		s++;
-	*len = (size_t)(s - w);
-	*p = s;
-	return w;
-}
-
-static int word_is(const char *w, size_t len, const char *lit)
-{
-	return strlen(lit) == len && memcmp(w, lit, len) == 0;
-}
-
-/* Write `pre`, the client's word (sanitised), then `post`. */
+/* Write `pre`, the client's word (escaped), then `post`. */
 static void arg_error(FILE *out, const char *pre, const char *w, size_t len, const char *post)
 {
 	fputs(pre, out);
@@ -132,94 +103,80 @@ static void arg_error(FILE *out, const char *pre, const char *w, size_t len, con
 	fputs(post, out);
 }
 
-/* "Option '<w>' conflicts with '<prev>' in 'pools show'. Try 'help'." */
-static void conflict_error(FILE *out, const char *w, size_t len, const char *prev, size_t plen)
+/* A count of pools: decimal, 1..SIZE_MAX. Returns 0 and sets *v, or -1. */
+static int parse_count(const char *w, size_t len, size_t *v)
 {
-	arg_error(out, "Option '", w, len, "' conflicts with '");
-	arg_error(out, "", prev, plen, "' in 'pools show'. Try 'help'.\n");
+	size_t i;
+
+	*v = 0;
+	for (i = 0; i < len; i++) {
+		if (w[i] < '0' || w[i] > '9' || *v > (SIZE_MAX - 9) / 10)
+			return -1;
+		*v = *v * 10 + (size_t)(w[i] - '0');
+	}
+	return *v ? 0 : -1;
 }
 
 /* Parse `args` into *a; on error write one line to `out` and return -1. */
 static int parse_args(FILE *out, const char *args, struct dump_args *a)
 {
-	static const char *const sorts[] = { NULL, "byname", "bysize", "byusage" };
-	const char *p = args ? args : "", *w, *sort_word = NULL, *fmt_word = NULL;
-	size_t len, sort_len = 0, fmt_len = 0;
+	const char *p = args ? args : "", *w, *seen[SHOW_GROUPS] = { NULL };
+	size_t len, seen_len[SHOW_GROUPS] = { 0 };
 	int have_max = 0;
 
 	memset(a, 0, sizeof(*a));
-	while ((w = next_word(&p, &len))) {
-		unsigned int s;
-		int matched = 0;
+	while ((w = pool__next_word(&p, &len))) {
+		const struct pool_word *sw = pool__word_find(show_words, sizeof(show_words) /
+		                                             sizeof(show_words[0]), w, len);
 
-		for (s = SORT_NAME; s <= SORT_USAGE; s++) {
-			if (!word_is(w, len, sorts[s]))
-				continue;
-			if (sort_word && word_is(sort_word, sort_len, sorts[s])) {
-				arg_error(out, "Option '", w, len, "' given twice in 'pools show'. "
-				          "Try 'help'.\n");
-				return -1;
-			}
-			if (sort_word) {
-				conflict_error(out, w, len, sort_word, sort_len);
-				return -1;
-			}
-			a->sort = (enum dump_sort)s;
-			sort_word = w;
-			sort_len = len;
-			matched = 1;
-		}
-		if (matched)
-			continue;
-		if (word_is(w, len, "json") || word_is(w, len, "prometheus")) {
-			if (fmt_word && fmt_len == len && !memcmp(fmt_word, w, len)) {
-				arg_error(out, "Option '", w, len, "' given twice in 'pools show'. "
-				          "Try 'help'.\n");
-				return -1;
-			}
-			if (fmt_word) {
-				conflict_error(out, w, len, fmt_word, fmt_len);
-				return -1;
-			}
-			a->format = word_is(w, len, "json") ? FMT_JSON : FMT_PROMETHEUS;
-			fmt_word = w;
-			fmt_len = len;
-		} else if (word_is(w, len, "detailed")) {
-			if (a->detailed) {
-				arg_error(out, "Option '", w, len, "' given twice in 'pools show'. "
-				          "Try 'help'.\n");
-				return -1;
-			}
-			a->detailed = 1;
-		} else if (word_is(w, len, "match")) {
-			const char *m;
-			size_t mlen;
+		if (sw) {
+			const char *prev = seen[sw->group];
 
-			if (a->match) {
+			if (prev && pool__word_is(prev, seen_len[sw->group], sw->word)) {
 				arg_error(out, "Option '", w, len, "' given twice in 'pools show'. "
 				          "Try 'help'.\n");
 				return -1;
 			}
-			m = next_word(&p, &mlen);
-			if (!m) {
-				fputs("Option 'match' needs a prefix in 'pools show'. Try 'help'.\n", out);
+			if (prev) {
+				arg_error(out, "Option '", w, len, "' conflicts with '");
+				arg_error(out, "", prev, seen_len[sw->group], "' in 'pools show'. "
+				          "Try 'help'.\n");
 				return -1;
 			}
-			a->match = m;
-			a->match_len = mlen;
+			seen[sw->group] = w;
+			seen_len[sw->group] = len;
+			switch ((enum show_group)sw->group) {
+			case SHOW_SORT:
+				a->sort = (enum dump_sort)sw->value;
+				break;
+			case SHOW_FORMAT:
+				a->format = (enum dump_format)sw->value;
+				break;
+			case SHOW_DETAILED:
+				a->detailed = 1;
+				break;
+			case SHOW_MATCH:
+				a->match = pool__next_word(&p, &a->match_len);
+				if (!a->match) {
+					fputs("Option 'match' needs a prefix in 'pools show'. "
+					      "Try 'help'.\n", out);
+					return -1;
+				}
+				break;
+			case SHOW_GROUPS:
+				break;
+			}
 		} else if (*w >= '0' && *w <= '9') {
-			size_t i, v = 0;
+			size_t v;
 
-			for (i = 0; i < len; i++) {
-				if (w[i] < '0' || w[i] > '9' || v > (SIZE_MAX - 9) / 10)
-					break;
-				v = v * 10 + (size_t)(w[i] - '0');
+			if (parse_count(w, len, &v) < 0) {
+				arg_error(out, "Invalid count '", w, len, "' (expected a number of pools "
+				          "from 1 up) in 'pools show'. Try 'help'.\n");
+				return -1;
 			}
-			if (i < len || v == 0 || have_max) {
-				arg_error(out, "Invalid count '", w, len, have_max && i == len && v ?
-				          "' (a count was already given) in 'pools show'. Try 'help'.\n" :
-				          "' (expected a number of pools from 1 up) in 'pools show'. "
-				          "Try 'help'.\n");
+			if (have_max) {
+				arg_error(out, "Invalid count '", w, len, "' (a count was already given) "
+				          "in 'pools show'. Try 'help'.\n");
 				return -1;
 			}
 			a->max = v;

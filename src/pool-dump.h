@@ -8,16 +8,6 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Longest piece of client input echoed back in an error message, in bytes. */
-#define POOL_ECHO_MAX 64u
-
-/*
- * Write `len` bytes of `word` (client input) so that an error answer stays one printable line:
- * bytes outside 0x20..0x7e and the quote are written as \xNN, and at most POOL_ECHO_MAX input
- * bytes are echoed ("..." marks a cut).
- */
-void pool__put_word(FILE *out, const char *word, size_t len);
-
 /*
  * Bytes held from the OS layer by every pool: the sum over pools of allocated * stride, read
  * under the pool list lock without stopping any thread (so a snapshot, not an atomic one).

@@ -135,3 +135,70 @@ fail:
 	errno = err;
 	return -1;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Words                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+const char *pool__next_word(const char **p, size_t *len)
+{
+	const char *s = *p, *w;
+
+	while (*s && pool__is_blank(*s))
+		s++;
+	if (!*s) {
+		*p = s;
+		return NULL;
+	}
+	w = s;
+	while (*s && !pool__is_blank(*s))
+		s++;
+	*len = (size_t)(s - w);
+	*p = s;
+	return w;
+}
+
+const char *pool__rest_of_line(const char *p, size_t *len)
+{
+	size_t n;
+
+	while (*p && pool__is_blank(*p))
+		p++;
+	n = strlen(p);
+	while (n && pool__is_blank(p[n - 1]))
+		n--;
+	*len = n;
+	return p;
+}
+
+int pool__word_is(const char *w, size_t len, const char *lit)
+{
+	return strlen(lit) == len && memcmp(w, lit, len) == 0;
+}
+
+const struct pool_word *pool__word_find(const struct pool_word *table, size_t n, const char *w,
+                                        size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pool__word_is(w, len, table[i].word))
+			return &table[i];
+	return NULL;
+}
+
+void pool__put_escaped(FILE *out, const char *s, size_t len, unsigned int how)
+{
+	size_t i, n = (how & POOL_ESC_CUT) && len > POOL_ECHO_MAX ? POOL_ECHO_MAX : len;
+
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c > 0x7e || ((how & POOL_ESC_QUOTES) && (c == '\'' || c == '\\')))
+			fprintf(out, "\\x%02x", c);
+		else
+			fputc(c, out);
+	}
+	if (n < len)
+		fputs("...", out);
+}

@@ -205,6 +205,8 @@ void pool__put_object(struct pool_head *pool, struct pool_thread_ctx *ctx, void 
 void pool__count_os_alloc(struct pool_head *pool, void *obj);
 void pool__count_os_release(struct pool_head *pool, void *obj);
 int pool__limit_reserve(struct pool_head *pool);
+/* pool_set_limit() for a caller that holds pool__list_lock (`pools limit`, from pool_for_each()). */
+void pool__set_limit_locked(struct pool_head *pool, size_t max_objects);
 void pool__limit_unreserve(struct pool_head *pool);
 
 #endif

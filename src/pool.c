@@ -1331,6 +1331,12 @@ POOL_API void pool_gc(struct pool_head *pool)
 /* Limits, statistics, configuration                                                          */
 /* ------------------------------------------------------------------------------------------ */
 
+void pool__set_limit_locked(struct pool_head *pool, size_t max_objects)
+{
+	atomic_store(&pool->limit_count, (long)pool__sum_allocated(pool));
+	pool->limit = max_objects;
+}
+
 POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 {
 	if (!pool) {
@@ -1338,8 +1344,7 @@ POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 		return -1;
 	}
 	pthread_mutex_lock(&pool__list_lock);
-	atomic_store(&pool->limit_count, (long)pool__sum_allocated(pool));
-	pool->limit = max_objects;
+	pool__set_limit_locked(pool, max_objects);
 	pthread_mutex_unlock(&pool__list_lock);
 	return 0;
 }

@@ -49,6 +49,7 @@ struct dump_args {
 	const char *match;        /* prefix, or NULL */
 	size_t match_len;
 	size_t max;               /* 0: no cut */
+	int addresses;            /* show heap and code addresses (level admin) */
 };
 
 struct dump_caller {
@@ -103,20 +104,6 @@ static void arg_error(FILE *out, const char *pre, const char *w, size_t len, con
 	fputs(post, out);
 }
 
-/* A count of pools: decimal, 1..SIZE_MAX. Returns 0 and sets *v, or -1. */
-static int parse_count(const char *w, size_t len, size_t *v)
-{
-	size_t i;
-
-	*v = 0;
-	for (i = 0; i < len; i++) {
-		if (w[i] < '0' || w[i] > '9' || *v > (SIZE_MAX - 9) / 10)
-			return -1;
-		*v = *v * 10 + (size_t)(w[i] - '0');
-	}
-	return *v ? 0 : -1;
-}
-
 /* Parse `args` into *a; on error write one line to `out` and return -1. */
 static int parse_args(FILE *out, const char *args, struct dump_args *a)
 {
@@ -169,7 +156,7 @@ static int parse_args(FILE *out, const char *args, struct dump_args *a)
 		} else if (*w >= '0' && *w <= '9') {
 			size_t v;
 
-			if (parse_count(w, len, &v) < 0) {
+			if (pool__parse_size(w, len, &v) < 0 || v == 0) {
 				arg_error(out, "Invalid count '", w, len, "' (expected a number of pools "
 				          "from 1 up) in 'pools show'. Try 'help'.\n");
 				return -1;
@@ -265,7 +252,7 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 			return 1;
 		}
 		memcpy(e->users, pool->user, e->st.users * sizeof(*e->users));
-		e->records_callers = !!(pool->layout & POOL_DBG_CALLER);
+		e->records_callers = a->addresses && (pool->layout & POOL_DBG_CALLER);
 		for (i = 0; e->records_callers && i < POOL_CALLER_SLOTS; i++) {
 			uintptr_t c = atomic_load_explicit(&pool->callers[i].caller,
 			                                   memory_order_relaxed);
@@ -317,20 +304,30 @@ static int cmp_usage(const void *a, const void *b)
 	return cmp_seq(x, y);
 }
 
-size_t pool__allocated_bytes(void)
-{
-	struct dump_args a;
-	struct dump_snapshot s;
-	size_t i, bytes = 0;
+struct bytes_walk {
+	const char *name;
+	size_t len, bytes;
+};
 
-	memset(&a, 0, sizeof(a));
-	memset(&s, 0, sizeof(s));
-	s.args = &a;
-	pool_for_each(snapshot_one, &s);
-	for (i = 0; i < s.n; i++)
-		bytes += s.e[i].st.allocated * s.e[i].st.stride;
-	free_snapshot(&s);
-	return bytes;
+/* pool_for_each() callback of pool__allocated_bytes(): runs with the pool list lock held. */
+static int add_bytes(struct pool_head *pool, void *arg)
+{
+	struct bytes_walk *b = arg;
+	struct pool_stats st;
+
+	if (b->name && !pool__word_is(b->name, b->len, pool->name))
+		return 0;
+	pool_get_stats(pool, &st);
+	b->bytes += st.allocated * st.stride;
+	return 0;
+}
+
+size_t pool__allocated_bytes(const char *name, size_t len)
+{
+	struct bytes_walk b = { name, len, 0 };
+
+	pool_for_each(add_bytes, &b);
+	return b.bytes;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -401,10 +398,12 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		const struct pool_stats *st = &e->st;
 
 		fprintf(out, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
-		        "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users, @%p%s\n",
+		        "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users",
 		        e->name, st->size, st->align, st->allocated, st->allocated * st->stride,
-		        st->used, st->cached, st->needed_avg, st->failed, st->users,
-		        (const void *)e->head, (st->flags & POOL_F_SHARED) ? " [SHARED]" : "");
+		        st->used, st->cached, st->needed_avg, st->failed, st->users);
+		if (s->args->addresses)
+			fprintf(out, ", @%p", (const void *)e->head);
+		fputs((st->flags & POOL_F_SHARED) ? " [SHARED]\n" : "\n", out);
 		if (!s->args->detailed)
 			continue;
 		fprintf(out, "      stride %zu bytes, %u buckets, %zu in shared free lists, "
@@ -437,12 +436,14 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 
 		fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
 		pool_json_write_string(out, e->name);
-		fprintf(out, ", \"address\": \"%p\", \"size\": %zu, \"align\": %zu, \"stride\": %zu, "
+		if (s->args->addresses)
+			fprintf(out, ", \"address\": \"%p\"", (const void *)e->head);
+		fprintf(out, ", \"size\": %zu, \"align\": %zu, \"stride\": %zu, "
 		        "\"allocated\": %zu, \"allocated_bytes\": %zu, \"used\": %zu, "
 		        "\"used_bytes\": %zu, \"cached\": %zu, \"shared_free\": %zu, "
 		        "\"needed_avg\": %zu, \"failures\": %zu, \"limit\": %zu, \"users\": %u, "
 		        "\"buckets\": %u, \"shared\": %s, \"exact\": %s",
-		        (const void *)e->head, st->size, st->align, st->stride, st->allocated,
+		        st->size, st->align, st->stride, st->allocated,
 		        st->allocated * st->stride, st->used, st->used * st->stride, st->cached,
 		        st->shared_free, st->needed_avg, st->failed, st->limit, st->users, st->buckets,
 		        (st->flags & POOL_F_SHARED) ? "true" : "false",
@@ -582,7 +583,7 @@ static void print_prometheus(FILE *out, const struct dump_snapshot *s)
 	        "libpool_os_resident_bytes{layer=\"%s\"} %zu\n", pool__os_name(), os_res);
 }
 
-POOL_API int pool_dump(FILE *out, const char *args)
+int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
 {
 	struct dump_args a;
 	struct dump_snapshot s;
@@ -597,6 +598,7 @@ POOL_API int pool_dump(FILE *out, const char *args)
 		errno = EINVAL;
 		return -1;
 	}
+	a.addresses = level >= POOL_CLI_ADMIN;
 	memset(&s, 0, sizeof(s));
 	s.args = &a;
 	pool_for_each(snapshot_one, &s);
@@ -639,4 +641,9 @@ POOL_API int pool_dump(FILE *out, const char *args)
 		return -1;
 	}
 	return 0;
+}
+
+POOL_API int pool_dump(FILE *out, const char *args)
+{
+	return pool__dump(out, args, POOL_CLI_ADMIN);
 }

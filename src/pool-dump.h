@@ -1,17 +1,34 @@
 /*
- * Introspection internals shared by src/pool-dump.c and src/pool-cli.c. Private header: never
- * installed.
+ * Introspection internals shared by src/pool-dump.c, src/pool-cli.c and the tests of both.
+ * Private header: never installed.
  */
 #ifndef POOL_SRC_POOL_DUMP_H
 #define POOL_SRC_POOL_DUMP_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <pool/pool.h>
 
 /*
- * Bytes held from the OS layer by every pool: the sum over pools of allocated * stride, read
- * under the pool list lock without stopping any thread (so a snapshot, not an atomic one).
+ * pool_dump() as a session of `level` sees it: heap and code addresses (the pool heads, the
+ * callers of `detailed`) only at POOL_CLI_ADMIN. Same returns and errors as pool_dump().
  */
-size_t pool__allocated_bytes(void);
+int pool__dump(FILE *out, const char *args, enum pool_cli_level level);
+
+/*
+ * Bytes held from the OS layer by the pools named name[0..len) (every pool when name is NULL):
+ * the sum of allocated * stride, read under the pool list lock without stopping any thread (so
+ * a snapshot, not an atomic one).
+ */
+size_t pool__allocated_bytes(const char *name, size_t len);
+
+/*
+ * The socket server's line timeout, POOL_CLI_READ_TIMEOUT_MS unless a test changes it (also the
+ * silence after which a client with an answer pending counts as stalled), and the rounds of its
+ * poll loop so far, which tests count instead of timing it.
+ */
+extern atomic_uint pool__cli_line_timeout_ms;
+extern atomic_ulong pool__cli_rounds;
 
 #endif

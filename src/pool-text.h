@@ -47,6 +47,12 @@ struct pool_word {
 const struct pool_word *pool__word_find(const struct pool_word *table, size_t n, const char *w,
                                         size_t len);
 
+/*
+ * A count written in decimal, w[0..len): digits only, no sign, at most SIZE_MAX. Returns 0 and
+ * sets *v, or -1 (*v undefined).
+ */
+int pool__parse_size(const char *w, size_t len, size_t *v);
+
 /* Does w[0..len) spell the NUL-terminated `lit` exactly? */
 int pool__word_is(const char *w, size_t len, const char *lit);
 

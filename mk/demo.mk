@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # make demo: tools/pool-httpd under wrk, with pools and then with malloc (mk/demo.sh).
 #
 # Targets

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * The command handler (`pools show|topology|debug|trim|flush|limit`, `show pools`, `help`) with
  * its access levels, and the optional UNIX-socket CLI thread that serves it, in the way
  * HAProxy's stats socket is used:
@@ -71,6 +74,7 @@
 #include <sys/un.h>
 
 #include "pool-int.h"
+#include "pool-bucket.h"
 #include "pool-dump.h"
 #include "pool-text.h"
 
@@ -213,7 +217,7 @@ static int limit_one(struct pool_head *pool, void *arg)
 
 	if (!walk_matches(wk, pool))
 		return 0;
-	pool__set_limit_locked(pool, wk->limit);
+	pool__bucket_set_limit(pool, wk->limit);
 	wk->pools++;
 	fprintf(wk->out, "Limit of pool '%s' now ", pool->name);
 	if (wk->limit)

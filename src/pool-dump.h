@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Introspection internals shared by src/pool-dump.c, src/pool-cli.c and the tests of both.
  * Private header: never installed.
  */

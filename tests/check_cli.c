@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool_cli_exec_level(): every command and every error path, each command at each access
  * level (refused below its level with EACCES and nothing changed), addresses only at admin,
  * `show pools`, flush and limit; pool_cli_listen_level()/pool_cli_stop(): every error of listen,
@@ -33,6 +36,8 @@
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+
+#include <pool/pool.h>
 
 #include "pool-int.h"
 #include "pool-dump.h"

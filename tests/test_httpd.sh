@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # tools/pool-httpd end to end: 10 000 keep-alive requests, every bad-input case, 10 000
 # connections at once past a lowered fd limit, random allocation failures (-dMfail=5), no object
 # left in use afterwards (asked through the CLI socket), clean stop on SIGTERM.

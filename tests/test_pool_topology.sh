@@ -1,8 +1,10 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # tools/pool-topology: the summary of this machine, the table on XML files, bad usage (exit 2)
 # and a file hwloc cannot load (exit 1, the row says so, the other rows are still printed).
 tool=${BUILD:?BUILD must be set}/tools/pool-topology
-dir=${POOL_TOPOLOGY_DIR:-../shared/topologies}
+dir=${POOL_TOPOLOGY_DIR:-tests/topologies}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
@@ -27,16 +29,12 @@ grep -q 'needs at least one XML file' "$tmp/err" || fail "--table: no reason giv
 grep -q 'usage:' "$tmp/out" || fail "--help: no usage"
 
 echo "not xml" > "$tmp/bad.xml"
-if [ -d "$dir" ]; then
-	"$tool" --table "$tmp/bad.xml" "$dir/Intel-CascadeLake-2xXeon6230.xml" \
-		> "$tmp/out" 2> "$tmp/err"
-	[ $? -eq 1 ] || fail "--table with a bad file: expected exit 1"
-	grep -q '^| bad.xml | (hwloc could not load it)' "$tmp/out" || fail "bad row missing"
-	grep -q '^| Intel-CascadeLake-2xXeon6230.xml | 2 x 20 cores x 2 threads |.*| \*\*64\*\* |' \
-		"$tmp/out" || fail "Cascade Lake row: $(cat "$tmp/out")"
-	grep -q "libpool: hwloc could not load the topology" "$tmp/err" || fail "no fallback message"
-else
-	echo "note: $dir absent, XML rows not checked"
-fi
+[ -f "$dir/Intel-CascadeLake-2xXeon6230.xml" ] || fail "no $dir/Intel-CascadeLake-2xXeon6230.xml"
+"$tool" --table "$tmp/bad.xml" "$dir/Intel-CascadeLake-2xXeon6230.xml" > "$tmp/out" 2> "$tmp/err"
+[ $? -eq 1 ] || fail "--table with a bad file: expected exit 1"
+grep -q '^| bad.xml | (hwloc could not load it)' "$tmp/out" || fail "bad row missing"
+grep -q '^| Intel-CascadeLake-2xXeon6230.xml | 2 x 20 cores x 2 threads |.*| \*\*64\*\* |' \
+	"$tmp/out" || fail "Cascade Lake row: $(cat "$tmp/out")"
+grep -q "libpool: hwloc could not load the topology" "$tmp/err" || fail "no fallback message"
 echo "pool-topology: summary, overrides, table, usage errors all as expected"
 exit 0

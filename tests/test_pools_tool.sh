@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # The `pools` tool against tools/pool-cli-server: exit codes 0 (success), 1 (refused) and
 # 2 (socket unreachable, bad usage), the one-line messages that say which, -S and
 # POOL_CLI_SOCKET, -dM, and the same socket driven by socat as an operator would.

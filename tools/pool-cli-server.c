@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool-cli-server - a small process that embeds libpool and serves its CLI socket, to try the
  * `pools` tool against and to test it (tests/test_pools_tool.sh). Not installed.
  *

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool-httpd - an example event-driven HTTP/1.1 server that takes every per-connection object
  * from libpool. Read it top to bottom; copy what you need.
  *

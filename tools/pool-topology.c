@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool-topology - show the topology libpool sees and the defaults it derives from it.
  *
  *   pool-topology                 pool_topology_show() for this machine (or HWLOC_XMLFILE)

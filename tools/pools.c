@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pools - ask a running process that embeds libpool what its pools hold, through the UNIX
  * socket it serves with pool_cli_listen(). See doc/pools.1.
  *

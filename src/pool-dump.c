@@ -26,10 +26,13 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "pool-int.h"
 #include "pool-dump.h"
@@ -366,13 +369,55 @@ static void caller_str(uintptr_t addr, char *buf, size_t size)
 	}
 }
 
+/*
+ * The cumulative counters of struct pool_stats, under one name in every format: the field's
+ * name is the JSON key and, with "libpool_pool_" before it and "_total" after it, the
+ * Prometheus counter; `detailed` prints them in the text.
+ */
+struct dump_counter {
+	const char *name;
+	const char *help;
+	uint64_t (*value)(const struct pool_stats *st);
+};
+
+#define COUNTER_GETTER(field) \
+	static uint64_t cv_##field(const struct pool_stats *st) { return (uint64_t)st->field; }
+
+COUNTER_GETTER(failed)
+COUNTER_GETTER(shared_get_objects)
+COUNTER_GETTER(shared_get_clusters)
+COUNTER_GETTER(shared_put_objects)
+COUNTER_GETTER(shared_put_clusters)
+COUNTER_GETTER(os_allocs)
+COUNTER_GETTER(os_releases)
+COUNTER_GETTER(gc_released_bytes)
+
+static const struct dump_counter dump_counters[] = {
+	{ "failed", "Allocations that returned NULL (limit reached, OS layer out of memory, "
+	  "fault injection).", cv_failed },
+	{ "shared_get_objects", "Objects taken from the shared free lists.",
+	  cv_shared_get_objects },
+	{ "shared_get_clusters", "Clusters taken from the shared free lists (one exchange each).",
+	  cv_shared_get_clusters },
+	{ "shared_put_objects", "Objects given to the shared free lists.", cv_shared_put_objects },
+	{ "shared_put_clusters", "Clusters given to the shared free lists.",
+	  cv_shared_put_clusters },
+	{ "os_allocs", "Objects obtained from the OS layer.", cv_os_allocs },
+	{ "os_releases", "Objects given back to the OS layer.", cv_os_releases },
+	{ "gc_released_bytes", "Bytes (objects times stride) given back to the OS layer by "
+	  "memory return and pool_flush().", cv_gc_released_bytes },
+};
+
+#define NB_COUNTERS (sizeof(dump_counters) / sizeof(dump_counters[0]))
+
 struct dump_totals {
 	size_t pools, allocated_bytes, used_bytes, cached_bytes;
+	uint64_t counters[NB_COUNTERS];
 };
 
 static void totals_of(const struct dump_snapshot *s, struct dump_totals *t)
 {
-	size_t i;
+	size_t i, k;
 
 	memset(t, 0, sizeof(*t));
 	for (i = 0; i < s->n; i++) {
@@ -382,6 +427,8 @@ static void totals_of(const struct dump_snapshot *s, struct dump_totals *t)
 		t->allocated_bytes += st->allocated * st->stride;
 		t->used_bytes += st->used * st->stride;
 		t->cached_bytes += st->cached * st->stride;
+		for (k = 0; k < NB_COUNTERS; k++)
+			t->counters[k] += dump_counters[k].value(st);
 	}
 }
 
@@ -401,7 +448,7 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		const struct pool_stats *st = &e->st;
 
 		fprintf(out, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
-		        "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users",
+		        "(~%zu by thread caches), needed_avg %zu, %zu failed, %u users",
 		        e->name, st->size, st->align, st->allocated, st->allocated * st->stride,
 		        st->used, st->cached, st->needed_avg, st->failed, st->creators);
 		if (s->args->addresses)
@@ -412,6 +459,11 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		fprintf(out, "      stride %zu bytes, %u buckets, %zu in shared free lists, "
 		        "limit %zu%s\n", st->stride, st->buckets, st->shared_free, st->limit,
 		        st->limit ? "" : " (none)");
+		fputs("      since created:", out);
+		for (k = 0; k < NB_COUNTERS; k++)
+			fprintf(out, "%s %s %" PRIu64, k ? "," : "", dump_counters[k].name,
+			        dump_counters[k].value(st));
+		fputc('\n', out);
 		for (k = 0; k < st->creators; k++)
 			fprintf(out, "      created as %s: %zu bytes/%zu, flags %s\n", e->creators[k].name,
 			        e->creators[k].size, e->creators[k].align, flags_str(e->creators[k].flags));
@@ -428,11 +480,18 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 
 static void print_json(FILE *out, const struct dump_snapshot *s, int limited, size_t matched)
 {
+	struct pool_config cfg;
 	struct dump_totals t;
 	char sym[256];
 	size_t i, k, os_alloc, os_res;
 
-	fputs("{\"pools\": [", out);
+	pool_get_config(&cfg);
+	fputs("{\"format\": 1,\n \"settings\": {\"version\": ", out);
+	pool_json_write_string(out, pool_version());
+	fputs(", \"os_layer\": ", out);
+	pool_json_write_string(out, pool__os_name());
+	fprintf(out, ", \"buckets\": %u, \"cache_bytes\": %zu, \"cluster\": %u, \"decay_ms\": %u},"
+	        "\n \"pools\": [", cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
 	for (i = 0; i < s->n; i++) {
 		const struct dump_entry *e = &s->e[i];
 		const struct pool_stats *st = &e->st;
@@ -444,13 +503,16 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 		fprintf(out, ", \"size\": %zu, \"align\": %zu, \"stride\": %zu, "
 		        "\"allocated\": %zu, \"allocated_bytes\": %zu, \"used\": %zu, "
 		        "\"used_bytes\": %zu, \"cached\": %zu, \"shared_free\": %zu, "
-		        "\"needed_avg\": %zu, \"failures\": %zu, \"limit\": %zu, \"users\": %u, "
+		        "\"needed_avg\": %zu, \"limit\": %zu, \"users\": %u, "
 		        "\"buckets\": %u, \"shared\": %s, \"exact\": %s",
 		        st->size, st->align, st->stride, st->allocated,
 		        st->allocated * st->stride, st->used, st->used * st->stride, st->cached,
-		        st->shared_free, st->needed_avg, st->failed, st->limit, st->creators, st->buckets,
+		        st->shared_free, st->needed_avg, st->limit, st->creators, st->buckets,
 		        (st->flags & POOL_F_SHARED) ? "true" : "false",
 		        (st->flags & POOL_F_EXACT) ? "true" : "false");
+		for (k = 0; k < NB_COUNTERS; k++)
+			fprintf(out, ", \"%s\": %" PRIu64, dump_counters[k].name,
+			        dump_counters[k].value(st));
 		if (s->args->detailed) {
 			fputs(", \"creators\": [", out);
 			for (k = 0; k < st->creators; k++) {
@@ -481,9 +543,9 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 	        "\"allocated_bytes\": %zu, \"used_bytes\": %zu, \"cached_bytes\": %zu",
 	        s->n ? "\n " : "", t.pools, matched, limited ? "true" : "false",
 	        t.allocated_bytes, t.used_bytes, t.cached_bytes);
+	for (k = 0; k < NB_COUNTERS; k++)
+		fprintf(out, ", \"%s\": %" PRIu64, dump_counters[k].name, t.counters[k]);
 	pool__os_usage(&os_alloc, &os_res);
-	fputs(", \"os_layer\": ", out);
-	pool_json_write_string(out, pool__os_name());
 	fprintf(out, ", \"os_allocated_bytes\": %zu, \"os_resident_bytes\": %zu}}\n", os_alloc,
 	        os_res);
 }
@@ -509,10 +571,8 @@ PROM_GETTER(pv_used_bytes, st->used * st->stride)
 PROM_GETTER(pv_cached, st->cached)
 PROM_GETTER(pv_shared_free, st->shared_free)
 PROM_GETTER(pv_needed, st->needed_avg)
-PROM_GETTER(pv_failed, st->failed)
 PROM_GETTER(pv_limit, st->limit)
 PROM_GETTER(pv_users, st->creators)
-PROM_GETTER(pv_shared, (st->flags & POOL_F_SHARED) ? 1 : 0)
 
 static const struct prom_metric prom_metrics[] = {
 	{ "libpool_pool_object_size_bytes", "gauge", "Usable size of one object.", pv_size },
@@ -532,15 +592,11 @@ static const struct prom_metric prom_metrics[] = {
 	{ "libpool_pool_shared_free_objects", "gauge",
 	  "Objects in the shared free lists.", pv_shared_free },
 	{ "libpool_pool_needed_avg_objects", "gauge",
-	  "Sliding average of used objects over 1024 samples.", pv_needed },
-	{ "libpool_pool_failures_total", "counter",
-	  "Allocations that returned NULL.", pv_failed },
+	  "Demand estimate memory return keeps objects for (needed_avg).", pv_needed },
 	{ "libpool_pool_limit_objects", "gauge",
 	  "Maximum allocated objects, 0 for none.", pv_limit },
 	{ "libpool_pool_users", "gauge",
 	  "pool_create() calls merged into the pool.", pv_users },
-	{ "libpool_pool_shared", "gauge",
-	  "1 when the pool was created with POOL_F_SHARED (may merge), else 0.", pv_shared },
 };
 
 /* A label value, escaped as the exposition format requires (backslash, quote, newline). */
@@ -556,19 +612,55 @@ static void prom_label(FILE *out, const char *v)
 	}
 }
 
+/* `name{pool="<label>"} ` for entry e: the start of a per-pool sample. */
+static void prom_sample(FILE *out, const char *name, const struct dump_entry *e)
+{
+	fprintf(out, "%s{pool=\"", name);
+	prom_label(out, e->label);
+	fputs("\"} ", out);
+}
+
 static void print_prometheus(FILE *out, const struct dump_snapshot *s)
 {
+	struct pool_config cfg;
 	struct dump_totals t;
 	size_t i, m, os_alloc, os_res;
 
+	/* the settings, as labels of one info metric (Prometheus' naming practice) */
+	pool_get_config(&cfg);
+	fputs("# HELP libpool_info The libpool library and its process-wide settings.\n"
+	      "# TYPE libpool_info gauge\nlibpool_info{version=\"", out);
+	prom_label(out, pool_version());
+	fputs("\",os_layer=\"", out);
+	prom_label(out, pool__os_name());
+	fprintf(out, "\",buckets=\"%u\",cache_bytes=\"%zu\",cluster=\"%u\",decay_ms=\"%u\"} 1\n",
+	        cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
+	fputs("# HELP libpool_pool_info A pool and its creation flags (1 when set).\n"
+	      "# TYPE libpool_pool_info gauge\n", out);
+	for (i = 0; i < s->n; i++) {
+		fputs("libpool_pool_info{pool=\"", out);
+		prom_label(out, s->e[i].label);
+		fprintf(out, "\",shared=\"%d\",exact=\"%d\"} 1\n",
+		        !!(s->e[i].st.flags & POOL_F_SHARED), !!(s->e[i].st.flags & POOL_F_EXACT));
+	}
 	for (m = 0; m < sizeof(prom_metrics) / sizeof(prom_metrics[0]); m++) {
 		const struct prom_metric *pm = &prom_metrics[m];
 
 		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", pm->name, pm->help, pm->name, pm->type);
 		for (i = 0; i < s->n; i++) {
-			fprintf(out, "%s{pool=\"", pm->name);
-			prom_label(out, s->e[i].label);
-			fprintf(out, "\"} %zu\n", pm->value(&s->e[i].st));
+			prom_sample(out, pm->name, &s->e[i]);
+			fprintf(out, "%zu\n", pm->value(&s->e[i].st));
+		}
+	}
+	for (m = 0; m < NB_COUNTERS; m++) {
+		const struct dump_counter *dc = &dump_counters[m];
+		char name[64];
+
+		snprintf(name, sizeof(name), "libpool_pool_%s_total", dc->name);
+		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", name, dc->help, name);
+		for (i = 0; i < s->n; i++) {
+			prom_sample(out, name, &s->e[i]);
+			fprintf(out, "%" PRIu64 "\n", dc->value(&s->e[i].st));
 		}
 	}
 	totals_of(s, &t);
@@ -579,11 +671,12 @@ static void print_prometheus(FILE *out, const struct dump_snapshot *s)
 	        t.allocated_bytes);
 	pool__os_usage(&os_alloc, &os_res);
 	fprintf(out, "# HELP libpool_os_allocated_bytes Bytes the OS layer has handed out "
-	        "(all its users), 0 if unknown.\n# TYPE libpool_os_allocated_bytes gauge\n"
-	        "libpool_os_allocated_bytes{layer=\"%s\"} %zu\n", pool__os_name(), os_alloc);
+	        "(all its users, not only pools), 0 if unknown.\n"
+	        "# TYPE libpool_os_allocated_bytes gauge\nlibpool_os_allocated_bytes %zu\n",
+	        os_alloc);
 	fprintf(out, "# HELP libpool_os_resident_bytes Bytes the OS layer holds resident, "
 	        "0 if unknown.\n# TYPE libpool_os_resident_bytes gauge\n"
-	        "libpool_os_resident_bytes{layer=\"%s\"} %zu\n", pool__os_name(), os_res);
+	        "libpool_os_resident_bytes %zu\n", os_res);
 }
 
 int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
@@ -649,4 +742,65 @@ int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
 POOL_API int pool_dump(FILE *out, const char *args)
 {
 	return pool__dump(out, args, POOL_CLI_ADMIN);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* POOL_STATS_ON_EXIT                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * `pools show` on stderr when the process exits, as jemalloc's MALLOC_CONF=stats_print:true and
+ * MIMALLOC_SHOW_STATS=1 do. The variable is read once, by a constructor; unset, empty or "0":
+ * off; "1": `pools show`; anything else: the arguments of `pools show` ("byusage detailed",
+ * "json"...). The handler is registered with atexit(), so it runs at exit() or return from
+ * main() (not at _exit() or on a signal), before the destructors (a POOL_DECLARE pool still
+ * exists) and after the atexit() handlers the program registered itself; in a shared library
+ * loaded with dlopen(), at dlclose(). What it prints is whatever exists then: pools destroyed
+ * earlier are simply not there, and a forked child that calls exit() prints its own pools under
+ * its own pid.
+ */
+#define STATS_WAIT_MS 1000
+
+static char stats_on_exit_args[POOL_CLI_LINE_MAX + 1];
+
+static void stats_on_exit(void)
+{
+	struct timespec pause = { 0, 1000000 };
+	int i;
+
+	/*
+	 * exit() may run while a thread holds the pool list lock for a moment, or while this very
+	 * thread does (exit() from a pool_for_each() callback): wait a bounded time for it rather
+	 * than forever.
+	 */
+	for (i = 0; pthread_mutex_trylock(&pool__list_lock) != 0; i++) {
+		if (i == STATS_WAIT_MS) {
+			fputs("libpool: POOL_STATS_ON_EXIT: the pool list stayed locked for 1 s at "
+			      "exit: no statistics.\n", stderr);
+			return;
+		}
+		nanosleep(&pause, NULL);
+	}
+	pthread_mutex_unlock(&pool__list_lock);
+	fprintf(stderr, "libpool: pools at exit of process %ld (POOL_STATS_ON_EXIT=%s):\n",
+	        (long)getpid(), stats_on_exit_args[0] ? stats_on_exit_args : "1");
+	pool__dump(stderr, stats_on_exit_args, POOL_CLI_ADMIN);
+	fflush(stderr);
+}
+
+__attribute__((constructor(102))) static void stats_on_exit_init(void)
+{
+	const char *v = getenv("POOL_STATS_ON_EXIT");
+
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	if (strlen(v) >= sizeof(stats_on_exit_args)) {
+		fputs("libpool: POOL_STATS_ON_EXIT is longer than a command line (4096 bytes): "
+		      "ignored.\n", stderr);
+		return;
+	}
+	strcpy(stats_on_exit_args, strcmp(v, "1") ? v : "");
+	if (atexit(stats_on_exit) != 0)
+		fputs("libpool: POOL_STATS_ON_EXIT: atexit() failed: no statistics at exit.\n",
+		      stderr);
 }

@@ -681,7 +681,8 @@ START_TEST(exec_show_pools_alias)
 		free(b);
 	}
 	a = check_allowed("show pools json", POOL_CLI_USER);
-	ck_assert_int_eq(strncmp(a, "{\"pools\": [\n  {\"name\": \"shown\", ", 30), 0);
+	ck_assert_int_eq(strncmp(a, "{\"format\": 1,\n", 14), 0);
+	ck_assert_ptr_nonnull(strstr(a, "\n \"pools\": [\n  {\"name\": \"shown\", "));
 	free(a);
 	a = check_allowed("show pools prometheus", POOL_CLI_USER);
 	ck_assert_ptr_nonnull(strstr(a, "{pool=\"shown\"}"));
@@ -1288,7 +1289,7 @@ START_TEST(socat_client)
 		free(out);
 		/* status lines, and JSON whole through socat */
 		out = run_socat("set status on\\npools show match socat json\\n", address);
-		ck_assert_int_eq(strncmp(out, "OK\n\n{\"pools\": [", 15), 0);
+		ck_assert_int_eq(strncmp(out, "OK\n\n{\"format\": 1,\n", 18), 0);
 		ck_assert_int_eq(strcmp(out + strlen(out) - 4, "OK\n\n"), 0);
 		free(out);
 	}

@@ -417,7 +417,9 @@ POOL_API void pool_trim(void);
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * pool_dump - write `pools show` for every pool to `out`.
+ * pool_dump - write `pools show` for every pool to `out`, as the program itself sees it
+ * (access level admin: with the heap and code addresses; pool_cli_exec_level() gives the
+ * address-free view of the lower levels).
  *
  * `args`: the words after "pools show", separated by blanks, in any order, each at most once
  * (NULL or "" for none):
@@ -425,23 +427,40 @@ POOL_API void pool_trim(void);
  *                               first), or by bytes allocated (largest first; pools with nothing
  *                               allocated are left out); default: creation order.
  *   detailed                    (text, json) add each pool's stride, buckets, shared free
- *                               objects and limit, one line per merged pool_create() call (name,
- *                               requested size, alignment, flags), and, for pools created with
- *                               `caller` debugging, the (up to 5) callers with the most live
- *                               objects, resolved with dladdr(3) to symbol+offset.
+ *                               objects and limit, its cumulative counters (text; JSON has them
+ *                               always), one line per merged pool_create() call (name, requested
+ *                               size, alignment, flags), and, for pools created with `caller`
+ *                               debugging, the (up to 5) callers with the most live objects,
+ *                               resolved with dladdr(3) to symbol+offset.
  *   match <prefix>              only pools whose name starts with <prefix> (compared bytewise).
  *   <max>                       a decimal number >= 1: only the first <max> pools after sorting
  *                               and filtering; the header then says "(limited to the first <max>
  *                               entries)", only when pools were left out.
  *   json | prometheus           the format (default: text). doc/pools-show.md documents the text
- *                               lines, the JSON schema and the Prometheus metrics.
+ *                               lines, the JSON schema ("format": 1) and the Prometheus metrics.
  * Object sizes are usable bytes; byte figures are objects times the stride (object plus
- * debugging extras, rounded to the alignment).
+ * debugging extras, rounded to the alignment). The cumulative counters of struct pool_stats
+ * (failed, shared_get_objects, shared_get_clusters, shared_put_objects, shared_put_clusters,
+ * os_allocs, os_releases, gc_released_bytes) keep their field names in every format: the JSON
+ * keys, the text of `detailed`, and the Prometheus counters libpool_pool_<name>_total.
  *
  * The pools are copied under the pool list lock (pool_for_each()), so a pool created, merged into
  * or destroyed meanwhile appears whole or not at all; counters are read without stopping any
  * thread and no pool's allocation path is called or locked. `out` is written after the lock is
  * released. Thread-safe.
+ *
+ * At exit: with the environment variable POOL_STATS_ON_EXIT set when the library is loaded,
+ * a handler registered with atexit(3) by a library constructor writes a line "libpool: pools at
+ * exit of process <pid> (POOL_STATS_ON_EXIT=<value>):" and then pool_dump(stderr, args) to
+ * stderr. Unset, empty or "0": off; "1": no arguments; any other value: the arguments (e.g.
+ * "byusage detailed", "json"); bad arguments print their error line instead. It runs at exit()
+ * or the return from main(), after the handlers the program registered and before destructors
+ * (POOL_DECLARE pools are still there), not at _exit() or death by a signal; in a library
+ * loaded with dlopen(), at dlclose(). It prints what exists then: pools destroyed earlier are
+ * not listed, and a forked child that calls exit() prints its own pools with its own pid. If
+ * the pool list lock stays taken for 1 s (exit() called from a pool_for_each() callback), it
+ * prints one line saying so instead of waiting for ever. With the static library, the
+ * constructor is linked only into programs that call an introspection function.
  *
  * Returns 0. On error returns -1 with errno set: EINVAL when `out` is NULL (nothing written) or
  * `args` is bad (an unknown word, two sort orders or formats, a word given twice, `match`

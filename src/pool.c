@@ -83,16 +83,16 @@
 #include "pool-os.h"
 #include "pool-tcache.h"
 #include "pool-uaf.h"
+#include "pool-util.h"
 
 pthread_mutex_t pool__list_lock = PTHREAD_MUTEX_INITIALIZER;
 struct pool_head *pool__list_head;
 static struct pool_head *pool_list_tail;
 unsigned int pool__nb_pools;
 
-static inline size_t round_up(size_t v, size_t a)
-{
-	return (v + a - 1) & ~(a - 1);
-}
+/* Sizes within 1% or this many bytes of each other may merge (see pool_create_aligned()). */
+#define MERGE_SLACK_BYTES 16u
+
 
 /* ------------------------------------------------------------------------------------------ */
 /* Slow paths of pool_alloc() and pool_free()                                                 */
@@ -102,30 +102,30 @@ POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
                                                          unsigned int flags)
 {
 	const void *caller = __builtin_return_address(0);
-	struct pool_thread *ctx = pool__thread_self();
-	unsigned int dbg = pool_debugging;
+	unsigned int dbg;
+	struct pool_thread *ctx = pool__thread_self(&dbg);
 	int from_cache = 0;
 	void *obj = NULL;
 
 	if ((dbg & POOL_DBG_FAIL) && !(flags & POOL_F_NO_FAIL) &&
-	    pool__debug_fail_roll(&ctx->rng, ctx->id))
+	    pool__debug_fail_roll(pool__thread_rng(ctx), pool__thread_id(ctx)))
 		goto fail;
-	if (pool__tcache_usable(pool, ctx)) {
-		obj = pool__tcache_pop(pool, ctx);
+	if (pool__tcache_usable(pool, ctx, dbg)) {
+		obj = pool__tcache_pop(pool, ctx, dbg);
 		from_cache = obj != NULL;
 	}
 	if (!obj)
-		obj = pool__tcache_refill(pool, ctx);
+		obj = pool__tcache_refill(pool, ctx, dbg);
 	if (POOL_UNLIKELY(!obj))
 		goto fail;
 	if (POOL_UNLIKELY(dbg | pool->layout))
 		pool__debug_on_alloc(pool, obj, flags, caller, from_cache,
-		                     !!(dbg & POOL_DBG_INTEGRITY));
+		                     from_cache && pool__tcache_integrity(ctx, dbg));
 	else if (flags & POOL_F_MUST_ZERO)
 		memset(obj, 0, pool->ro.size);
 	return obj;
 fail:
-	pool__count_failed(pool, ctx->id);
+	pool__count_failed(pool, pool__thread_id(ctx));
 	errno = ENOMEM;
 	return NULL;
 }
@@ -133,42 +133,62 @@ fail:
 POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, void *ptr)
 {
 	const void *caller = __builtin_return_address(0);
-	struct pool_thread *ctx = pool__thread_self();
-	int cached;
+	unsigned int dbg;
+	struct pool_thread *ctx = pool__thread_self(&dbg);
 
 	if (!ptr)
 		return;
-	if (POOL_UNLIKELY(pool_debugging | pool->layout))
+	if (POOL_UNLIKELY(dbg | pool->layout))
 		pool__debug_on_free(pool, ptr, caller);
-	if (pool__san_on())
+	if (dbg & POOL_DBG_SANITIZER)
 		pool__debug_san_freed(pool, ptr);
-	cached = pool__tcache_usable(pool, ctx) && pool__tcache_push(pool, ctx, ptr);
-	if (cached)
+	if (pool__tcache_usable(pool, ctx, dbg) && pool__tcache_push(pool, ctx, ptr, dbg))
 		return;
-	if (pool->layout & POOL_DBG_UAF) {
-		pool__count_used(pool, ptr, -1);
-		pool__os_put(pool, ptr, caller);
-		return;
-	}
-	pool__tcache_put_uncached(pool, ctx, ptr);
+	pool__tcache_put_uncached(pool, ctx, ptr, dbg, caller);
 }
 
 POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 {
+	unsigned int dbg;
+	struct pool_thread *ctx;
 	size_t i;
 
+	if (!pool || !objs || !n)
+		return 0;
+	ctx = pool__thread_self(&dbg);
+	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
+		if (pool__tcache_alloc_bulk(pool, ctx, objs, n, dbg) == n)
+			return n;
+		pool__count_failed(pool, pool__thread_id(ctx));
+		errno = ENOMEM;
+		return 0;
+	}
+	/* debugging or no cache: object by object, each checked; all or nothing all the same */
 	for (i = 0; i < n; i++) {
 		objs[i] = pool_alloc(pool);
-		if (!objs[i])
-			break;
+		if (!objs[i]) {
+			while (i-- > 0)
+				pool_free(pool, objs[i]);
+			errno = ENOMEM;
+			return 0;
+		}
 	}
-	return i;
+	return n;
 }
 
 POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 {
+	unsigned int dbg;
+	struct pool_thread *ctx;
 	size_t i;
 
+	if (!pool || !objs || !n)
+		return;
+	ctx = pool__thread_self(&dbg);
+	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
+		pool__tcache_free_bulk(pool, ctx, objs, n, dbg);
+		return;
+	}
 	for (i = 0; i < n; i++)
 		pool_free(pool, objs[i]);
 }
@@ -218,14 +238,14 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 		off += sizeof(uint64_t);
 	}
 	if (extras & POOL_DBG_CALLER) {
-		pool->caller_off = round_up(off, sizeof(void *));
+		pool->caller_off = pool__round_up(off, sizeof(void *));
 		off = pool->caller_off + sizeof(void *);
 	}
 	if (extras & POOL_DBG_BACKUP) {
-		pool->backup_off = round_up(off, sizeof(uint64_t));
+		pool->backup_off = pool__round_up(off, sizeof(uint64_t));
 		off = pool->backup_off + sizeof(uint64_t) + size;
 	}
-	off = round_up(off, align);
+	off = pool__round_up(off, align);
 	if (off > POOL_SIZE_MAX)
 		return -1;
 	pool->ro.size = size;
@@ -238,7 +258,7 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 static int sizes_mergeable(size_t a, size_t b)
 {
 	size_t big = a > b ? a : b, small = a > b ? b : a;
-	size_t tol = big / 100 > 16 ? big / 100 : 16;
+	size_t tol = big / 100 > MERGE_SLACK_BYTES ? big / 100 : MERGE_SLACK_BYTES;
 
 	return big - small <= tol;
 }
@@ -252,12 +272,12 @@ static int add_creator(struct pool_head *pool, const char *name, size_t size, si
 	if (pool->creators == pool->creators_cap) {
 		unsigned int cap = pool->creators_cap ? pool->creators_cap * 2 : 4;
 
-		u = pool__os_meta_alloc(cap * sizeof(*u), 16);
+		u = pool__os_meta_alloc(cap * sizeof(*u), POOL_DEFAULT_ALIGN);
 		if (!u)
 			return -1;
 		if (pool->creator)
 			memcpy(u, pool->creator, pool->creators * sizeof(*u));
-		pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*u), 16);
+		pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*u), POOL_DEFAULT_ALIGN);
 		pool->creator = u;
 		pool->creators_cap = cap;
 	}
@@ -307,7 +327,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 			errno = EINVAL;
 			return NULL;
 		}
-		size = round_up(size, sizeof(void *));
+		size = pool__round_up(size, sizeof(void *));
 	}
 
 	cfg = pool__config_get();
@@ -349,6 +369,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 	pool->bucket_shift = 64 - (unsigned int)__builtin_ctz(nb);
 	pool->cluster = cfg->cluster;
 	pool->magic = POOL_HEAD_LIVE;
+	pool__bucket_init(pool, cfg->decay_ms);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
 	if (add_creator(pool, name, size, align, flags) < 0) {
 		pool__os_meta_free(pool, head_size, POOL_CACHE_LINE);
@@ -409,7 +430,8 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	pool__nb_pools--;
 	pthread_mutex_unlock(&pool__list_lock);
 	pool->magic = POOL_HEAD_DEAD;
-	pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*pool->creator), 16);
+	pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*pool->creator),
+	                   POOL_DEFAULT_ALIGN);
 	head_size = sizeof(*pool) + pool->nbuckets * sizeof(struct pool_bucket);
 	pool__os_meta_free(pool, head_size, POOL_CACHE_LINE);
 	return 0;
@@ -574,29 +596,34 @@ static void fork_prepare(void)
 	pthread_mutex_lock(&pool__list_lock);
 	pool__tcache_fork_prepare();
 	pool__uaf_fork_prepare();
-	for (p = pool__list_head; p; p = p->next)
+	for (p = pool__list_head; p; p = p->next) {
+		pthread_mutex_lock(&p->demand.pass_lock);
 		pool__bucket_fork_prepare(p);
-}
-
-static void fork_restore_heads(void)
-{
-	struct pool_head *p;
-
-	for (p = pool__list_head; p; p = p->next)
-		pool__bucket_fork_restore(p);
-	pool__uaf_fork_after();
+	}
 }
 
 static void fork_parent(void)
 {
-	fork_restore_heads();
+	struct pool_head *p;
+
+	for (p = pool__list_head; p; p = p->next) {
+		pool__bucket_fork_parent(p);
+		pthread_mutex_unlock(&p->demand.pass_lock);
+	}
+	pool__uaf_fork_after();
 	pool__tcache_fork_parent();
 	pthread_mutex_unlock(&pool__list_lock);
 }
 
 static void fork_child(void)
 {
-	fork_restore_heads();
+	struct pool_head *p;
+
+	for (p = pool__list_head; p; p = p->next) {
+		pool__bucket_fork_child(p);
+		pthread_mutex_unlock(&p->demand.pass_lock);
+	}
+	pool__uaf_fork_after();
 	pool__tcache_fork_child();
 	/* the forking thread took the list lock in fork_prepare(): it owns it in the child too */
 	pthread_mutex_unlock(&pool__list_lock);

@@ -12,6 +12,7 @@
 #define POOL_POOL_H
 
 #include <stdio.h>
+#include <string.h>
 #include <pool/pool-t.h>
 
 #ifdef __cplusplus
@@ -165,7 +166,7 @@ POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 	struct pool_tcache *tc;
 	void **item;
 
-	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) | (flags & POOL_F_MUST_ZERO)))
+	if (POOL_UNLIKELY(pool_debugging & POOL_DBG_SLOW))
 		return pool__alloc_call(pool, flags);
 	tc = POOL__TCACHE(ro);
 	item = (void **)tc->head;
@@ -173,6 +174,8 @@ POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 		return pool__alloc_call(pool, flags);
 	tc->head = *item;
 	POOL_TC_ROOM_ADD(tc, 1);
+	if (flags & POOL_F_MUST_ZERO)
+		memset(item, 0, ro->size);
 	return item;
 }
 
@@ -182,10 +185,14 @@ POOL_INLINE void *pool_alloc(struct pool_head *pool)
 	return pool_alloc_flags(pool, 0);
 }
 
-/* pool_zalloc - pool_alloc_flags(pool, POOL_F_MUST_ZERO): a zero-filled object, or NULL. */
+/*
+ * pool_zalloc - pool_alloc_flags(pool, POOL_F_MUST_ZERO): a zero-filled object, or NULL. Inline
+ * like pool_alloc(): a pop from this thread's cache, then a memset() of pool_object_size()
+ * bytes.
+ */
 POOL_INLINE void *pool_zalloc(struct pool_head *pool)
 {
-	return pool__alloc_call(pool, POOL_F_MUST_ZERO);
+	return pool_alloc_flags(pool, POOL_F_MUST_ZERO);
 }
 
 /*
@@ -289,7 +296,7 @@ POOL_API void pool_for_each(int (*fn)(struct pool_head *pool, void *arg), void *
 /*
  * pool_configure - set process-wide defaults before the first pool is created: buckets per pool
  * (power of two, 1..64), per-thread cache budget in bytes (4096..1 GiB), objects per cluster
- * (1..64), demand window decay_ms in milliseconds (1..POOL_DECAY_MS_MAX = 1 hour; default
+ * (1..16), demand window decay_ms in milliseconds (1..POOL_DECAY_MS_MAX = 1 hour; default
  * POOL_DECAY_MS_DEF = 10 s, or the environment variable POOL_DECAY_MS); a 0 field keeps the
  * current value. Returns 0, or -1 with errno = EINVAL for a value
  * out of range or a NULL cfg (nothing is changed), EBUSY once a pool exists.

@@ -276,7 +276,7 @@ static int cmd_debug(FILE *out, const char *args, enum pool_cli_level level)
 	/* the options table changes nothing: any level may read it */
 	if (level < POOL_CLI_ADMIN && !pool__word_is(args, len, "help"))
 		return denied(out, "pools debug <options>", POOL_CLI_ADMIN, level);
-	copy = strndup(args, len);
+	copy = pool__cli_strndup(args, len);
 	if (!copy) {
 		fputs("Not enough memory to parse the debugging options.\n", out);
 		errno = ENOMEM;
@@ -461,7 +461,8 @@ struct cli_client {
 	long long line_ms;               /* when the unfinished line in `in` began */
 	size_t in_len;
 	char in[POOL_CLI_LINE_MAX + 1];
-	char *out;                       /* answer being sent, malloc()ed */
+	char *out;                       /* answer being sent: malloc()ed, or a constant one */
+	int out_static;                  /* `out` is a constant (out of memory): not freed */
 	size_t out_len, out_off;
 };
 
@@ -516,32 +517,60 @@ static void client_close(struct cli_server *srv, unsigned int i)
 	struct cli_client *c = srv->clients[i];
 
 	close(c->fd);
-	free(c->out);
+	if (!c->out_static)
+		free(c->out);
 	free(c);
 	srv->clients[i] = NULL;
 }
 
-/* Queue `text` (len bytes) followed by `tail` as the answer; 0, or -1 when out of memory. */
-static int client_queue(struct cli_client *c, const char *text, size_t len, const char *tail)
+/* Drop the answer just sent (or never sent). */
+static void client_unqueue(struct cli_client *c)
+{
+	if (!c->out_static)
+		free(c->out);
+	c->out = NULL;
+	c->out_static = 0;
+	c->out_len = c->out_off = 0;
+}
+
+/*
+ * No memory for an answer: a constant one says so, then the connection ends as after a line
+ * too long (the client cannot know which command's answer it lost, so it must not go on).
+ */
+static void client_oom(struct cli_client *c)
+{
+	static const char plain[] = "Not enough memory to answer: closing.\n\n";
+	static const char status[] = "Not enough memory to answer: closing.\nERROR\n\n";
+
+	client_unqueue(c);
+	c->out = (char *)(c->status ? status : plain);
+	c->out_len = c->status ? sizeof(status) - 1 : sizeof(plain) - 1;
+	c->out_static = 1;
+	c->closing = 1;
+	c->in_len = 0;
+}
+
+/* Queue `text` (len bytes) followed by `tail` as the answer (or client_oom()). */
+static void client_queue(struct cli_client *c, const char *text, size_t len, const char *tail)
 {
 	size_t tlen = strlen(tail);
-	char *buf = malloc(len + tlen);
+	char *buf = pool__cli_malloc(len + tlen);
 
-	if (!buf)
-		return -1;
+	if (!buf) {
+		client_oom(c);
+		return;
+	}
 	memcpy(buf, text, len);
 	memcpy(buf + len, tail, tlen);
-	free(c->out);
+	client_unqueue(c);
 	c->out = buf;
 	c->out_len = len + tlen;
-	c->out_off = 0;
-	return 0;
 }
 
 /* Queue one message line and the end of an answer (with its status line when asked for). */
-static int client_say(struct cli_client *c, const char *msg, int ok)
+static void client_say(struct cli_client *c, const char *msg, int ok)
 {
-	return client_queue(c, msg, strlen(msg), !c->status ? "\n" : ok ? "OK\n\n" : "ERROR\n\n");
+	client_queue(c, msg, strlen(msg), !c->status ? "\n" : ok ? "OK\n\n" : "ERROR\n\n");
 }
 
 /* Drop empty lines from buf[0..*len) and make it end with a newline (unless empty). */
@@ -561,8 +590,8 @@ static void answer_normalise(char *buf, size_t *len)
 
 /*
  * The connection's own commands: quit, set status on|off, level [<name>]. Returns 1 when `line`
- * was one of them and its answer is queued, 0 when it is for the command handler, -2 to close
- * the client (quit), -1 when the answer cannot be queued (out of memory).
+ * was one of them and its answer is queued, 0 when it is for the command handler, -1 to close
+ * the client (quit).
  */
 static int client_session(struct cli_client *c, const char *line)
 {
@@ -575,11 +604,12 @@ static int client_session(struct cli_client *c, const char *line)
 	if (!w || pool__next_word(&p, &more))
 		return 0;
 	if (pool__word_is(w, len, "quit") && !a)
-		return -2;
+		return -1;
 	if (pool__word_is(w, len, "set") && a && pool__word_is(a, alen, "status") && b &&
 	    (pool__word_is(b, blen, "on") || pool__word_is(b, blen, "off"))) {
 		c->status = pool__word_is(b, blen, "on");
-		return client_say(c, "", 1) < 0 ? -1 : 1;
+		client_say(c, "", 1);
+		return 1;
 	}
 	if (pool__word_is(w, len, "level") && !b) {
 		const struct pool_word *lw;
@@ -587,23 +617,27 @@ static int client_session(struct cli_client *c, const char *line)
 
 		if (!a) {
 			snprintf(msg, sizeof(msg), "%s\n", level_name(c->level));
-			return client_say(c, msg, 1) < 0 ? -1 : 1;
+			client_say(c, msg, 1);
+			return 1;
 		}
 		lw = pool__word_find(level_words, NB_LEVELS, a, alen);
 		if (!lw) {
 			static const char bad[] = "Unknown level (expected user, operator or admin). "
 			                          "Try 'help'.\n";
 
-			return client_say(c, bad, 0) < 0 ? -1 : 1;
+			client_say(c, bad, 0);
+			return 1;
 		}
 		if (lw->value > (int)c->level) {
 			snprintf(msg, sizeof(msg), "Permission denied: this session is %s and cannot "
 			         "raise its level to %s.\n", level_name(c->level), lw->word);
-			return client_say(c, msg, 0) < 0 ? -1 : 1;
+			client_say(c, msg, 0);
+			return 1;
 		}
 		c->level = (enum pool_cli_level)lw->value;
 		snprintf(msg, sizeof(msg), "Level now %s.\n", lw->word);
-		return client_say(c, msg, 1) < 0 ? -1 : 1;
+		client_say(c, msg, 1);
+		return 1;
 	}
 	return 0;
 }
@@ -621,28 +655,31 @@ static int client_run(struct cli_client *c, char *line)
 	ret = client_session(c, line);
 	if (ret != 0)
 		return ret > 0 ? 0 : -1;
-	f = open_memstream(&ans, &len);
-	if (!f)
-		return client_say(c, no_memory_msg, 0);
+	f = pool__cli_memstream(&ans, &len);
+	if (!f) {
+		client_say(c, no_memory_msg, 0);
+		return 0;
+	}
 	ret = pool_cli_exec_level(line, f, c->level);
 	/* ends an unterminated last line; otherwise an empty line that answer_normalise() drops */
 	fputc('\n', f);
 	if (fclose(f) != 0 || !ans) {
 		free(ans);
-		return client_say(c, no_memory_msg, 0);
+		client_say(c, no_memory_msg, 0);
+		return 0;
 	}
 	answer_normalise(ans, &len);
-	ret = client_queue(c, ans, len, !c->status ? "\n" : ret == 0 ? "OK\n\n" : "ERROR\n\n");
+	client_queue(c, ans, len, !c->status ? "\n" : ret == 0 ? "OK\n\n" : "ERROR\n\n");
 	free(ans);
-	return ret;
+	return 0;
 }
 
 /* Answer `msg`, then shut the connection down once it is sent (see client_write()). */
-static int client_refuse(struct cli_client *c, const char *msg)
+static void client_refuse(struct cli_client *c, const char *msg)
 {
+	client_say(c, msg, 0);
 	c->closing = 1;
 	c->in_len = 0;
-	return client_say(c, msg, 0);
 }
 
 /* Run the complete lines of a client while it has no answer pending. -1: close it. */
@@ -664,16 +701,14 @@ static int client_process(struct cli_client *c)
 		c->in_len -= used;
 		c->line_ms = c->last_ms;   /* what is left arrived with the latest read */
 		if (memchr(line, 0, llen)) {
-			if (client_say(c, "Unknown command: the line holds a NUL byte. "
-			               "Try 'help'.\n", 0) < 0)
-				return -1;
+			client_say(c, "Unknown command: the line holds a NUL byte. Try 'help'.\n", 0);
 			continue;
 		}
 		if (client_run(c, line) < 0)
 			return -1;
 	}
 	if (!c->closing && c->out_off == c->out_len && c->in_len == sizeof(c->in))
-		return client_refuse(c, "Line too long (over 4096 bytes): closing.\n");
+		client_refuse(c, "Line too long (over 4096 bytes): closing.\n");
 	return 0;
 }
 
@@ -718,9 +753,7 @@ static int client_write(struct cli_client *c)
 		c->out_off += (size_t)n;
 		c->last_ms = now_ms();
 	}
-	free(c->out);
-	c->out = NULL;
-	c->out_len = c->out_off = 0;
+	client_unqueue(c);
 	if (c->closing) {
 		/*
 		 * Closing now, with client bytes unread, would make the kernel reset the
@@ -775,7 +808,7 @@ static void server_accept(struct cli_server *srv, const struct cli_listener *l)
 	int fd;
 
 	while ((fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-		struct cli_client *c = calloc(1, sizeof(*c));
+		struct cli_client *c = pool__cli_calloc(1, sizeof(*c));
 		int victim = -1;
 
 		for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++)
@@ -857,8 +890,8 @@ static void *server_loop(void *arg)
 			left = client_deadline(c, timeout) - now;
 			if (left <= 0 && client_mid_line(c)) {
 				/* a line begun and not ended in time: refuse it, then close */
-				if (client_refuse(c, "Line not finished within the line timeout: "
-				                  "closing.\n") < 0 || client_write(c) < 0) {
+				client_refuse(c, "Line not finished within the line timeout: closing.\n");
+				if (client_write(c) < 0) {
 					client_close(srv, i);
 					continue;
 				}
@@ -1098,7 +1131,7 @@ fail_dir:
 /* A new server with no listener: the wake pipe only. NULL with errno set. */
 static struct cli_server *server_new(void)
 {
-	struct cli_server *srv = calloc(1, sizeof(*srv));
+	struct cli_server *srv = pool__cli_calloc(1, sizeof(*srv));
 	int wake[2];
 
 	if (!srv) {

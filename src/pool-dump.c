@@ -222,7 +222,7 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 		return 0;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct dump_entry *ne = realloc(s->e, cap * sizeof(*ne));
+		struct dump_entry *ne = pool__cli_realloc(s->e, cap * sizeof(*ne));
 
 		if (!ne) {
 			s->failed = 1;
@@ -252,7 +252,8 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 			snprintf(e->label, sizeof(e->label), "%s#%u", pool->name, dup);
 	}
 	if (a->detailed) {
-		e->creators = malloc((e->st.creators ? e->st.creators : 1) * sizeof(*e->creators));
+		e->creators = pool__cli_malloc((e->st.creators ? e->st.creators : 1) *
+		                               sizeof(*e->creators));
 		if (!e->creators) {
 			s->failed = 1;
 			return 1;
@@ -391,6 +392,7 @@ COUNTER_GETTER(shared_put_clusters)
 COUNTER_GETTER(os_allocs)
 COUNTER_GETTER(os_releases)
 COUNTER_GETTER(gc_released_bytes)
+COUNTER_GETTER(lost)
 
 static const struct dump_counter dump_counters[] = {
 	{ "failed", "Allocations that returned NULL (limit reached, OS layer out of memory, "
@@ -406,6 +408,8 @@ static const struct dump_counter dump_counters[] = {
 	{ "os_releases", "Objects given back to the OS layer.", cv_os_releases },
 	{ "gc_released_bytes", "Bytes (objects times stride) given back to the OS layer by "
 	  "memory return and pool_flush().", cv_gc_released_bytes },
+	{ "lost", "Objects lost in a fork() child: held by a thread that did not follow the fork, "
+	  "in the middle of a shared-list operation (normally 0).", cv_lost },
 };
 
 #define NB_COUNTERS (sizeof(dump_counters) / sizeof(dump_counters[0]))

@@ -8,10 +8,53 @@
 #ifndef POOL_SRC_POOL_DUMP_H
 #define POOL_SRC_POOL_DUMP_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <pool/pool.h>
+
+#include "pool-fault.h"
+
+/*
+ * The allocations of the introspection layer (snapshots, client buffers, answers, parser
+ * copies): malloc(3) and friends, each a fault-injection site (POOL_FAULT_CLI) for the tests'
+ * sweep. They fail as the C library does: NULL with errno = ENOMEM.
+ */
+static inline int pool__cli_fault(void)
+{
+	if (!pool__fault(POOL_FAULT_CLI))
+		return 0;
+	errno = ENOMEM;
+	return 1;
+}
+
+static inline void *pool__cli_malloc(size_t size)
+{
+	return pool__cli_fault() ? NULL : malloc(size);
+}
+
+static inline void *pool__cli_calloc(size_t n, size_t size)
+{
+	return pool__cli_fault() ? NULL : calloc(n, size);
+}
+
+static inline void *pool__cli_realloc(void *ptr, size_t size)
+{
+	return pool__cli_fault() ? NULL : realloc(ptr, size);
+}
+
+static inline char *pool__cli_strndup(const char *s, size_t n)
+{
+	return pool__cli_fault() ? NULL : strndup(s, n);
+}
+
+static inline FILE *pool__cli_memstream(char **buf, size_t *len)
+{
+	return pool__cli_fault() ? NULL : open_memstream(buf, len);
+}
 
 /*
  * pool_dump() as a session of `level` sees it: heap and code addresses (the pool heads, the

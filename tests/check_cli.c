@@ -12,7 +12,8 @@
  * through socat, many concurrent clients, silent clients that cannot lock a newcomer out, one
  * client too many when all are busy, an over-long line, a line not finished in time, silent
  * clients closed after the timeout while others are served, clients that disconnect
- * mid-answer or send garbage.
+ * mid-answer or send garbage, and a fault-injection sweep that fails every allocation of the
+ * CLI in turn (clean answers, nothing leaked under LeakSanitizer).
  *
  * Check forks every test: each test starts with no pool and no server, and leaves the server
  * stopped. SIGPIPE keeps its default action, so a send to a closed client that raised it would
@@ -22,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -41,6 +43,7 @@
 
 #include "pool-int.h"
 #include "pool-dump.h"
+#include "pool-fault.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define RUNNING_TSAN 1
@@ -1887,6 +1890,254 @@ START_TEST(fork_child_has_no_server)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* Fault injection: every allocation of the CLI fails in turn                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The sweep runs in a child of its own (`check_cli --fault-sweep <dir>`, without Check), so
+ * that under AddressSanitizer it can run with LeakSanitizer on (tests/run.sh turns it off for
+ * the tests that end with objects handed out on purpose): a leak fails its exit status.
+ */
+#define SWEEP_FAIL(...) do { fprintf(stderr, "fault sweep: " __VA_ARGS__); return -1; } while (0)
+
+static const char *const sweep_cmds[] = {
+	"pools show detailed", "show pools json detailed", "pools show prometheus byname",
+	"pools debug no-merge", "pools debug merge", "pools debug", "pools flush sweep",
+	"pools trim", "help", "pools limit sweep 100", "pools limit sweep 0", "pools topology",
+};
+#define NB_SWEEP_CMDS (sizeof(sweep_cmds) / sizeof(sweep_cmds[0]))
+
+/* Every command through pool_cli_exec(): it succeeds, or fails cleanly for lack of memory. */
+static int sweep_exec_pass(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < NB_SWEEP_CMDS; i++) {
+		unsigned int flags = pool_debugging;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		int r, e;
+
+		if (!f)
+			SWEEP_FAIL("open_memstream\n");
+		errno = 0;
+		r = pool_cli_exec(sweep_cmds[i], f);
+		e = errno;
+		fclose(f);
+		if (r != 0) {
+			/* one line, saying why, errno ENOMEM, nothing changed */
+			if (e != ENOMEM || strncmp(buf, "Not enough memory ", 18) != 0 ||
+			    strchr(buf, '\n') != buf + len - 1 || pool_debugging != flags) {
+				fprintf(stderr, "fault sweep: '%s' failed uncleanly (errno %d): %s",
+				        sweep_cmds[i], e, buf);
+				free(buf);
+				return -1;
+			}
+		}
+		free(buf);
+	}
+	return 0;
+}
+
+/*
+ * The same through a socket: every answer is the command's, or says that memory ran out (and
+ * then, when not even the answer could be allocated, the connection ends); a client the server
+ * cannot allocate is told so. Nothing of the server is left behind when listening fails.
+ */
+static int sweep_socket_pass(const char *dir)
+{
+	char path[128], req[1024], *buf, *a, *end;
+	size_t n = 0, cap = 1 << 20;
+	unsigned int i, answers = 0;
+	struct stat st;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/sweep.sock", dir);
+	if (pool_cli_listen_level(path, POOL_CLI_ADMIN, 0600) < 0) {
+		DIR *d;
+		struct dirent *de;
+
+		if (errno != ENOMEM)
+			SWEEP_FAIL("listen: %s\n", strerror(errno));
+		if (lstat(path, &st) == 0)
+			SWEEP_FAIL("a failed listen left %s behind\n", path);
+		d = opendir(dir);
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] == '.' && de->d_name[1] == 'p')
+				SWEEP_FAIL("a failed listen left %s/%s behind\n", dir, de->d_name);
+		if (d)
+			closedir(d);
+		return 0;
+	}
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		struct timeval tv = { .tv_sec = 60 };   /* a hang guard, as for the other tests */
+
+		if (strlen(path) >= sizeof(sa.sun_path))
+			SWEEP_FAIL("%s: too long\n", path);
+		memcpy(sa.sun_path, path, strlen(path) + 1);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+			SWEEP_FAIL("connect: %s\n", strerror(errno));
+	}
+	snprintf(req, sizeof(req), "set status on\n");
+	for (i = 0; i < NB_SWEEP_CMDS; i++)
+		snprintf(req + strlen(req), sizeof(req) - strlen(req), "%s\n", sweep_cmds[i]);
+	strcat(req, "quit\n");
+	/* a client the server could not allocate may be closed before this: read its answer */
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req) &&
+	    errno != EPIPE && errno != ECONNRESET)
+		SWEEP_FAIL("send: %s\n", strerror(errno));
+	buf = malloc(cap);
+	if (!buf)
+		SWEEP_FAIL("malloc\n");
+	while (n < cap - 1 && (r = recv(fd, buf + n, cap - 1 - n, 0)) > 0)
+		n += (size_t)r;
+	buf[n] = 0;
+	close(fd);
+	pool_cli_stop();
+	if (lstat(path, &st) == 0)
+		SWEEP_FAIL("pool_cli_stop() left %s behind\n", path);
+	if (!strcmp(buf, "Not enough memory for a new client: try again later.\n\n")) {
+		free(buf);
+		return 0;
+	}
+	for (a = buf; *a; a = end + 2, answers++) {
+		const char *last;
+
+		end = strstr(a, "\n\n");
+		if (!end) {
+			fprintf(stderr, "fault sweep: an answer does not end: %s\n", a);
+			free(buf);
+			return -1;
+		}
+		/* its status line: OK, or ERROR after a line saying that memory ran out */
+		last = end;
+		while (last > a && last[-1] != '\n')
+			last--;
+		if (!strncmp(last, "OK\n", 3))
+			continue;
+		if (strncmp(last, "ERROR\n", 6) != 0 || strncmp(a, "Not enough memory ", 18) != 0) {
+			fprintf(stderr, "fault sweep: unexpected answer: %.*s\n", (int)(end - a), a);
+			free(buf);
+			return -1;
+		}
+		if (!strncmp(a, "Not enough memory to answer: closing.\n", 38) && end[2]) {
+			fprintf(stderr, "fault sweep: answers after the closing one: %s\n", end + 2);
+			free(buf);
+			return -1;
+		}
+	}
+	if (answers > NB_SWEEP_CMDS + 1 || (answers < NB_SWEEP_CMDS + 1 &&
+	                                    !strstr(buf, "Not enough memory to answer: closing."))) {
+		fprintf(stderr, "fault sweep: %u answers for %u lines: %s\n", answers,
+		        (unsigned int)NB_SWEEP_CMDS + 1, buf);
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	return 0;
+}
+
+/* Fail the k-th CLI allocation of `pass` for k = 1..K, K the allocations of a whole pass. */
+static int sweep(int (*pass)(const char *), const char *dir, const char *name)
+{
+	unsigned long k, calls, seen;
+
+	pool__fault_arm(POOL_FAULT_CLI, ULONG_MAX);
+	if (pass(dir) < 0)
+		return -1;
+	calls = pool__fault_arm(POOL_FAULT_CLI, 0);
+	if (calls < 5)
+		SWEEP_FAIL("%s: only %lu allocations to fail\n", name, calls);
+	for (k = 1; k <= calls; k++) {
+		pool__fault_arm(POOL_FAULT_CLI, k);
+		if (pass(dir) < 0)
+			SWEEP_FAIL("%s: with allocation %lu of %lu failing\n", name, k, calls);
+		seen = pool__fault_arm(POOL_FAULT_CLI, 0);
+		if (seen < k)
+			SWEEP_FAIL("%s: allocation %lu never came (%lu calls)\n", name, k, seen);
+	}
+	/* and everything works again */
+	if (pass(dir) < 0)
+		SWEEP_FAIL("%s: after the sweep\n", name);
+	printf("%s: %lu allocations failed in turn\n", name, calls);
+	return 0;
+}
+
+static int sweep_exec(const char *dir)
+{
+	(void)dir;
+	return sweep_exec_pass();
+}
+
+static int fault_sweep_main(const char *dir)
+{
+	struct pool_head *p = pool_create("sweep", 128, 0);
+	void *o[64];
+	unsigned int i;
+	int ret;
+
+	if (!p)
+		return 2;
+	for (i = 0; i < 64; i++)
+		o[i] = pool_alloc(p);
+	for (i = 0; i < 32; i++)
+		pool_free(p, o[i]);
+	ret = sweep(sweep_exec, dir, "pool_cli_exec") < 0 ||
+	      sweep(sweep_socket_pass, dir, "socket") < 0;
+	for (i = 32; i < 64; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	if (pool_destroy(p) != 0)
+		return 3;
+	return ret;
+}
+
+START_TEST(fault_sweep)
+{
+	char *argv[] = { "check_cli", "--fault-sweep", tmpdir, NULL };
+	char out[16384];
+	int fds[2], status;
+	size_t n = 0;
+	ssize_t r;
+	pid_t pid;
+
+	make_tmpdir();
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		const char *asan = getenv("ASAN_OPTIONS");
+		char opts[512];
+
+		/* LeakSanitizer on (where AddressSanitizer runs): a leak fails the child */
+		snprintf(opts, sizeof(opts), "%s%sdetect_leaks=1", asan ? asan : "", asan ? ":" : "");
+		setenv("ASAN_OPTIONS", opts, 1);
+		close(fds[0]);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	while (n < sizeof(out) - 1 && (r = read(fds[0], out + n, sizeof(out) - 1 - n)) > 0)
+		n += (size_t)r;
+	close(fds[0]);
+	out[n] = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	              "fault sweep: status 0x%x:\n%s", status, out);
+	ck_assert_ptr_nonnull(strstr(out, "pool_cli_exec: "));
+	ck_assert_ptr_nonnull(strstr(out, "socket: "));
+	remove_tmpdir();
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -1929,6 +2180,11 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, fork_child_has_no_server);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("Faults");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, fault_sweep);
+	suite_add_tcase(s, tc);
+
 	tc = tcase_create("Threads");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, many_clients);
@@ -1939,11 +2195,14 @@ static Suite *cli_suite(void)
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(cli_suite());
+	SRunner *sr;
 	int failed;
 
+	if (argc == 3 && !strcmp(argv[1], "--fault-sweep"))
+		return fault_sweep_main(argv[2]);
+	sr = srunner_create(cli_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

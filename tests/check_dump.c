@@ -440,9 +440,10 @@ START_TEST(detailed_creators)
 	snprintf(want, sizeof(want), "      since created: failed %zu, shared_get_objects %" PRIu64
 	         ", shared_get_clusters %" PRIu64 ", shared_put_objects %" PRIu64
 	         ", shared_put_clusters %" PRIu64 ", os_allocs %" PRIu64 ", os_releases %" PRIu64
-	         ", gc_released_bytes %" PRIu64, st.failed, st.shared_get_objects,
-	         st.shared_get_clusters, st.shared_put_objects, st.shared_put_clusters,
-	         st.os_allocs, st.os_releases, st.gc_released_bytes);
+	         ", gc_released_bytes %" PRIu64 ", lost %" PRIu64, st.failed,
+	         st.shared_get_objects, st.shared_get_clusters, st.shared_put_objects,
+	         st.shared_put_clusters, st.os_allocs, st.os_releases, st.gc_released_bytes,
+	         st.lost);
 	ck_assert_str_eq(line_of(s, 3, line, sizeof(line)), want);
 	ck_assert_uint_ge(st.os_allocs, 120);
 	/* one line per pool_create() call, with what that call asked for */
@@ -551,13 +552,13 @@ END_TEST
 	"\"used\", \"used_bytes\", \"cached\", \"shared_free\", \"needed_avg\", \"limit\", " \
 	"\"users\", \"buckets\", \"failed\", \"shared_get_objects\", \"shared_get_clusters\", " \
 	"\"shared_put_objects\", \"shared_put_clusters\", \"os_allocs\", \"os_releases\", " \
-	"\"gc_released_bytes\""
-#define JSON_NB_INTS 21
+	"\"gc_released_bytes\", \"lost\""
+#define JSON_NB_INTS 22
 #define JSON_TOTAL_INTS "\"allocated_bytes\", \"used_bytes\", \"cached_bytes\", " \
 	"\"failed\", \"shared_get_objects\", \"shared_get_clusters\", \"shared_put_objects\", " \
 	"\"shared_put_clusters\", \"os_allocs\", \"os_releases\", \"gc_released_bytes\", " \
-	"\"os_allocated_bytes\", \"os_resident_bytes\""
-#define JSON_NB_TOTAL_INTS 13
+	"\"lost\", \"os_allocated_bytes\", \"os_resident_bytes\""
+#define JSON_NB_TOTAL_INTS 14
 
 static const char json_script[] =
 	"import json, sys\n"
@@ -600,7 +601,7 @@ static void json_ints_of(const struct pool_stats *st, uint64_t *v)
 		st->used * st->stride, st->cached, st->shared_free, st->needed_avg, st->limit,
 		st->creators, st->buckets, st->failed, st->shared_get_objects,
 		st->shared_get_clusters, st->shared_put_objects, st->shared_put_clusters,
-		st->os_allocs, st->os_releases, st->gc_released_bytes,
+		st->os_allocs, st->os_releases, st->gc_released_bytes, st->lost,
 	};
 
 	memcpy(v, w, sizeof(w));
@@ -684,10 +685,10 @@ static void check_json_total(const char *line, struct pool_head *const *pools, u
 		want[0] += st.allocated * st.stride;
 		want[1] += st.used * st.stride;
 		want[2] += st.cached * st.stride;
-		for (k = 0; k < 8; k++)   /* failed .. gc_released_bytes */
+		for (k = 0; k < 9; k++)   /* failed .. lost */
 			want[3 + k] += ints[13 + k];
 	}
-	for (k = 0; k < 11; k++)
+	for (k = 0; k < 12; k++)
 		ck_assert_msg(v[k] == want[k], "total integer %u is %llu, the pools sum to %llu", k,
 		              (unsigned long long)v[k], (unsigned long long)want[k]);
 }
@@ -791,9 +792,10 @@ static const char *const prom_per_pool[] = {
 	"libpool_pool_shared_get_clusters_total", "libpool_pool_shared_put_objects_total",
 	"libpool_pool_shared_put_clusters_total", "libpool_pool_os_allocs_total",
 	"libpool_pool_os_releases_total", "libpool_pool_gc_released_bytes_total",
+	"libpool_pool_lost_total",
 };
 #define PROM_GAUGES   12u
-#define PROM_COUNTERS 8u
+#define PROM_COUNTERS 9u
 
 static uint64_t prom_expected(const char *metric, const struct pool_stats *st)
 {
@@ -803,7 +805,7 @@ static uint64_t prom_expected(const char *metric, const struct pool_stats *st)
 	                       st->creators, st->failed, st->shared_get_objects,
 	                       st->shared_get_clusters, st->shared_put_objects,
 	                       st->shared_put_clusters, st->os_allocs, st->os_releases,
-	                       st->gc_released_bytes };
+	                       st->gc_released_bytes, st->lost };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(prom_per_pool) / sizeof(prom_per_pool[0]); i++)

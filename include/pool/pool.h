@@ -448,8 +448,8 @@ POOL_API void pool_trim(void);
  * Object sizes are usable bytes; byte figures are objects times the stride (object plus
  * debugging extras, rounded to the alignment). The cumulative counters of struct pool_stats
  * (failed, shared_get_objects, shared_get_clusters, shared_put_objects, shared_put_clusters,
- * os_allocs, os_releases, gc_released_bytes) keep their field names in every format: the JSON
- * keys, the text of `detailed`, and the Prometheus counters libpool_pool_<name>_total.
+ * os_allocs, os_releases, gc_released_bytes, lost) keep their field names in every format: the
+ * JSON keys, the text of `detailed`, and the Prometheus counters libpool_pool_<name>_total.
  *
  * The pools are copied under the pool list lock (pool_for_each()), so a pool created, merged into
  * or destroyed meanwhile appears whole or not at all; counters are read without stopping any
@@ -595,7 +595,11 @@ POOL_API int pool_cli_exec(const char *line, FILE *out);
  * too long (over 4096 bytes): closing." and the connection is closed; so does a line not
  * finished within POOL_CLI_READ_TIMEOUT_MS (1 s) of its first byte ("Line not finished within
  * the line timeout: closing."). A client that neither sends nor reads a byte for the idle
- * timeout (see pool_cli_set_timeout_ms()) is closed.
+ * timeout (see pool_cli_set_timeout_ms()) is closed. Out of memory, a command is answered "Not
+ * enough memory to run the command." (or its own ENOMEM line) and the client carries on; when
+ * not even the answer can be allocated, the client gets "Not enough memory to answer:
+ * closing." and the connection ends; a client the server cannot allocate gets "Not enough
+ * memory for a new client: try again later." Nothing leaks on any of these paths.
  *
  * Up to POOL_CLI_MAX_CLIENTS (64) clients are served at once over all sockets. Silent clients
  * cannot lock others out: when every slot is taken and a client connects, the one silent

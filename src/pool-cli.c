@@ -116,9 +116,7 @@ static int denied(FILE *out, const char *what, enum pool_cli_level need,
 
 static int unknown_command(FILE *out, const char *w, size_t len)
 {
-	fputs("Unknown command '", out);
-	pool__put_word(out, w, len);
-	fputs("'. Try 'help'.\n", out);
+	pool__word_error(out, "Unknown command '", w, len, "'. Try 'help'.\n");
 	errno = EINVAL;
 	return -1;
 }
@@ -150,9 +148,7 @@ static int walk_matches(const struct cli_walk *wk, const struct pool_head *pool)
 /* "No pool named '<name>'. Try 'pools show'." */
 static int no_such_pool(FILE *out, const char *name, size_t len)
 {
-	fputs("No pool named '", out);
-	pool__put_word(out, name, len);
-	fputs("'. Try 'pools show'.\n", out);
+	pool__word_error(out, "No pool named '", name, len, "'. Try 'pools show'.\n");
 	errno = ENOENT;
 	return -1;
 }
@@ -249,10 +245,8 @@ static int cmd_limit(FILE *out, const char *args, enum pool_cli_level level)
 		return -1;
 	}
 	if (pool__parse_size(n, nlen, &wk.limit) < 0) {
-		fputs("Invalid number of objects '", out);
-		pool__put_word(out, n, nlen);
-		fputs("' in 'pools limit' (expected 0 for no limit, or a decimal count). "
-		      "Try 'help'.\n", out);
+		pool__word_error(out, "Invalid number of objects '", n, nlen, "' in 'pools limit' "
+		                 "(expected 0 for no limit, or a decimal count). Try 'help'.\n");
 		errno = EINVAL;
 		return -1;
 	}

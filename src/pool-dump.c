@@ -102,14 +102,6 @@ static const struct pool_word show_words[] = {
 	{ "prometheus", SHOW_FORMAT, FMT_PROMETHEUS },
 };
 
-/* Write `pre`, the client's word (escaped), then `post`. */
-static void arg_error(FILE *out, const char *pre, const char *w, size_t len, const char *post)
-{
-	fputs(pre, out);
-	pool__put_word(out, w, len);
-	fputs(post, out);
-}
-
 /* Parse `args` into *a; on error write one line to `out` and return -1. */
 static int parse_args(FILE *out, const char *args, struct dump_args *a)
 {
@@ -126,14 +118,14 @@ static int parse_args(FILE *out, const char *args, struct dump_args *a)
 			const char *prev = seen[sw->group];
 
 			if (prev && pool__word_is(prev, seen_len[sw->group], sw->word)) {
-				arg_error(out, "Option '", w, len, "' given twice in 'pools show'. "
-				          "Try 'help'.\n");
+				pool__word_error(out, "Option '", w, len, "' given twice in "
+				                 "'pools show'. Try 'help'.\n");
 				return -1;
 			}
 			if (prev) {
-				arg_error(out, "Option '", w, len, "' conflicts with '");
-				arg_error(out, "", prev, seen_len[sw->group], "' in 'pools show'. "
-				          "Try 'help'.\n");
+				pool__word_error(out, "Option '", w, len, "' conflicts with '");
+				pool__word_error(out, "", prev, seen_len[sw->group], "' in "
+				                 "'pools show'. Try 'help'.\n");
 				return -1;
 			}
 			seen[sw->group] = w;
@@ -163,20 +155,20 @@ static int parse_args(FILE *out, const char *args, struct dump_args *a)
 			size_t v;
 
 			if (pool__parse_size(w, len, &v) < 0 || v == 0) {
-				arg_error(out, "Invalid count '", w, len, "' (expected a number of pools "
-				          "from 1 up) in 'pools show'. Try 'help'.\n");
+				pool__word_error(out, "Invalid count '", w, len, "' (expected a number "
+				                 "of pools from 1 up) in 'pools show'. Try 'help'.\n");
 				return -1;
 			}
 			if (have_max) {
-				arg_error(out, "Invalid count '", w, len, "' (a count was already given) "
-				          "in 'pools show'. Try 'help'.\n");
+				pool__word_error(out, "Invalid count '", w, len, "' (a count was already "
+				                 "given) in 'pools show'. Try 'help'.\n");
 				return -1;
 			}
 			a->max = v;
 			have_max = 1;
 		} else {
-			arg_error(out, "Unknown option '", w, len, "' for 'pools show' (expected "
-			          SHOW_USAGE "). Try 'help'.\n");
+			pool__word_error(out, "Unknown option '", w, len, "' for 'pools show' "
+			                 "(expected " SHOW_USAGE "). Try 'help'.\n");
 			return -1;
 		}
 	}

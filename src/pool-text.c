@@ -220,3 +220,10 @@ void pool__put_escaped(FILE *out, const char *s, size_t len, unsigned int how)
 	if (n < len)
 		fputs("...", out);
 }
+
+void pool__word_error(FILE *out, const char *pre, const char *w, size_t len, const char *post)
+{
+	fputs(pre, out);
+	pool__put_word(out, w, len);
+	fputs(post, out);
+}

@@ -72,4 +72,7 @@ static inline void pool__put_word(FILE *out, const char *w, size_t len)
 	pool__put_escaped(out, w, len, POOL_ESC_QUOTES | POOL_ESC_CUT);
 }
 
+/* An error message around a client's word: `pre`, the word (pool__put_word()), `post`. */
+void pool__word_error(FILE *out, const char *pre, const char *w, size_t len, const char *post);
+
 #endif

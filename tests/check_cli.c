@@ -41,6 +41,7 @@
 
 #include <pool/pool.h>
 
+#include "testutil.h"
 #include "pool-int.h"
 #include "pool-dump.h"
 #include "pool-fault.h"
@@ -238,6 +239,27 @@ static char *conn_until_eof(struct conn *c)
 			c->buf[0] = 0;
 		}
 	return strdup(c->buf);
+}
+
+/* Send `line` (with its newline); its answer must start with `prefix`. */
+static void conn_expect_start(struct conn *c, const char *line, const char *prefix)
+{
+	char *a;
+
+	conn_puts(c, line);
+	conn_puts(c, "\n");
+	a = conn_answer(c);
+	ck_assert_msg(strncmp(a, prefix, strlen(prefix)) == 0, "'%s' answered '%s'", line, a);
+	free(a);
+}
+
+/* What the server sends until it closes the connection must be `want`. */
+static void conn_expect_eof(struct conn *c, const char *want)
+{
+	char *a = conn_until_eof(c);
+
+	ck_assert_str_eq(a, want);
+	free(a);
 }
 
 /*
@@ -896,7 +918,6 @@ START_TEST(listen_mode_stale_live)
 	struct sockaddr_un sa;
 	struct stat st;
 	struct conn *c;
-	char *a;
 	int fd;
 
 	make_tmpdir();
@@ -907,10 +928,7 @@ START_TEST(listen_mode_stale_live)
 	ck_assert(S_ISSOCK(st.st_mode));
 	ck_assert_uint_eq(st.st_mode & 07777, 0600);
 	c = conn_open();
-	conn_puts(c, "help\n");
-	a = conn_answer(c);
-	ck_assert_int_eq(strncmp(a, HELP_OPERATOR, strlen(HELP_OPERATOR)), 0);
-	free(a);
+	conn_expect_start(c, "help", HELP_OPERATOR);
 	conn_close(c);
 	/* stop removes the socket */
 	pool_cli_stop();
@@ -928,10 +946,7 @@ START_TEST(listen_mode_stale_live)
 	ck_assert(S_ISSOCK(st.st_mode));
 	ck_assert_int_eq(pool_cli_listen(sock_path), 0);
 	c = conn_open();
-	conn_puts(c, "help\n");
-	a = conn_answer(c);
-	ck_assert_int_eq(strncmp(a, HELP_OPERATOR, strlen(HELP_OPERATOR)), 0);
-	free(a);
+	conn_expect_start(c, "help", HELP_OPERATOR);
 	conn_close(c);
 	pool_cli_stop();
 
@@ -974,6 +989,15 @@ static char *conn_ask(struct conn *c, const char *line)
 	return conn_answer(c);
 }
 
+/* Send one line; its answer must be `want`. */
+static void conn_expect(struct conn *c, const char *line, const char *want)
+{
+	char *a = conn_ask(c, line);
+
+	ck_assert_msg(strcmp(a, want) == 0, "'%s' answered '%s', not '%s'", line, a, want);
+	free(a);
+}
+
 START_TEST(listen_levels)
 {
 	char user_path[128], admin_path[128], *a;
@@ -1000,95 +1024,62 @@ START_TEST(listen_levels)
 	ad = conn_open_path(admin_path);
 
 	/* each connection has its socket's level */
-	a = conn_ask(u, "level");
-	ck_assert_str_eq(a, "user\n\n");
-	free(a);
-	a = conn_ask(o, "level");
-	ck_assert_str_eq(a, "operator\n\n");
-	free(a);
-	a = conn_ask(ad, "level");
-	ck_assert_str_eq(a, "admin\n\n");
-	free(a);
+	conn_expect(u, "level", "user\n\n");
+	conn_expect(o, "level", "operator\n\n");
+	conn_expect(ad, "level", "admin\n\n");
 
 	/* and each command is refused or run accordingly; the server carries on */
-	a = conn_ask(u, "pools trim");
-	ck_assert_str_eq(a, "Permission denied: 'pools trim' needs level operator; this session "
-	                 "is user.\n\n");
-	free(a);
-	a = conn_ask(u, "pools show");
-	ck_assert_int_eq(strncmp(a, "Dumping pools usage.", 20), 0);
-	free(a);
-	a = conn_ask(o, "pools trim");
-	ck_assert_int_eq(strncmp(a, "Released ", 9), 0);
-	free(a);
-	a = conn_ask(o, "pools debug no-merge");
-	ck_assert_str_eq(a, "Permission denied: 'pools debug <options>' needs level admin; this "
-	                 "session is operator.\n\n");
-	free(a);
+	conn_expect(u, "pools trim",
+	            "Permission denied: 'pools trim' needs level operator; this session is "
+	            "user.\n\n");
+	conn_expect_start(u, "pools show", "Dumping pools usage.");
+	conn_expect_start(o, "pools trim", "Released ");
+	conn_expect(o, "pools debug no-merge",
+	            "Permission denied: 'pools debug <options>' needs level admin; this session "
+	            "is operator.\n\n");
 	ck_assert_uint_eq(pool_debugging & POOL_DBG_NO_MERGE, 0);
 	conn_puts(o, "set status on\n");
 	free(conn_answer(o));
-	a = conn_ask(o, "pools limit x 1");
-	ck_assert_str_eq(a, "Permission denied: 'pools limit' needs level admin; this session is "
-	                 "operator.\nERROR\n\n");
-	free(a);
-	a = conn_ask(ad, "pools debug no-merge");
-	ck_assert_int_eq(strncmp(a, "Pool debugging options now: ", 28), 0);
-	free(a);
+	conn_expect(o, "pools limit x 1",
+	            "Permission denied: 'pools limit' needs level admin; this session is "
+	            "operator.\nERROR\n\n");
+	conn_expect_start(ad, "pools debug no-merge", "Pool debugging options now: ");
 	ck_assert_uint_ne(pool_debugging & POOL_DBG_NO_MERGE, 0);
 
 	/* a connection may lower its level, never raise it */
-	a = conn_ask(u, "level admin");
-	ck_assert_str_eq(a, "Permission denied: this session is user and cannot raise its level "
-	                 "to admin.\n\n");
-	free(a);
-	a = conn_ask(u, "level operator");
-	ck_assert_str_eq(a, "Permission denied: this session is user and cannot raise its level "
-	                 "to operator.\n\n");
-	free(a);
-	a = conn_ask(u, "level user");
-	ck_assert_str_eq(a, "Level now user.\n\n");
-	free(a);
-	a = conn_ask(u, "level bogus");
-	ck_assert_str_eq(a, "Unknown level (expected user, operator or admin). Try 'help'.\n\n");
-	free(a);
-	a = conn_ask(ad, " level   operator ");
-	ck_assert_str_eq(a, "Level now operator.\n\n");
-	free(a);
-	a = conn_ask(ad, "pools debug merge");
-	ck_assert_str_eq(a, "Permission denied: 'pools debug <options>' needs level admin; this "
-	                 "session is operator.\n\n");
-	free(a);
-	a = conn_ask(ad, "level admin");
-	ck_assert_str_eq(a, "Permission denied: this session is operator and cannot raise its "
-	                 "level to admin.\n\n");
-	free(a);
-	a = conn_ask(ad, "level user");
-	ck_assert_str_eq(a, "Level now user.\n\n");
-	free(a);
-	a = conn_ask(ad, "pools flush");
-	ck_assert_str_eq(a, "Permission denied: 'pools flush' needs level operator; this session "
-	                 "is user.\n\n");
-	free(a);
+	conn_expect(u, "level admin",
+	            "Permission denied: this session is user and cannot raise its level to "
+	            "admin.\n\n");
+	conn_expect(u, "level operator",
+	            "Permission denied: this session is user and cannot raise its level to "
+	            "operator.\n\n");
+	conn_expect(u, "level user", "Level now user.\n\n");
+	conn_expect(u, "level bogus",
+	            "Unknown level (expected user, operator or admin). Try 'help'.\n\n");
+	conn_expect(ad, " level   operator ", "Level now operator.\n\n");
+	conn_expect(ad, "pools debug merge",
+	            "Permission denied: 'pools debug <options>' needs level admin; this session "
+	            "is operator.\n\n");
+	conn_expect(ad, "level admin",
+	            "Permission denied: this session is operator and cannot raise its level to "
+	            "admin.\n\n");
+	conn_expect(ad, "level user", "Level now user.\n\n");
+	conn_expect(ad, "pools flush",
+	            "Permission denied: 'pools flush' needs level operator; this session is "
+	            "user.\n\n");
 	/* the lowering is the connection's only: a new one has the socket's level */
 	conn_close(ad);
 	ad = conn_open_path(admin_path);
-	a = conn_ask(ad, "level");
-	ck_assert_str_eq(a, "admin\n\n");
-	free(a);
+	conn_expect(ad, "level", "admin\n\n");
 	/* with status lines */
 	conn_puts(u, "set status on\n");
 	free(conn_answer(u));
-	a = conn_ask(u, "level");
-	ck_assert_str_eq(a, "user\nOK\n\n");
-	free(a);
+	conn_expect(u, "level", "user\nOK\n\n");
 	a = conn_ask(u, "level admin");
 	ck_assert_int_eq(strcmp(a + strlen(a) - 8, "\nERROR\n\n"), 0);
 	free(a);
 	/* three words: not the connection's command */
-	a = conn_ask(u, "level user now");
-	ck_assert_str_eq(a, "Unknown command 'level'. Try 'help'.\nERROR\n\n");
-	free(a);
+	conn_expect(u, "level user now", "Unknown command 'level'. Try 'help'.\nERROR\n\n");
 
 	conn_close(u);
 	conn_close(o);
@@ -1241,21 +1232,13 @@ END_TEST
 /* What `printf '<input>' | socat <args>` prints; NULL when socat is not installed. */
 static char *run_socat(const char *input, const char *address)
 {
-	char cmd[512], chunk[4096], *out = NULL;
-	size_t len = 0, n;
-	FILE *f, *o;
+	char cmd[512], *out;
 	int st;
 
 	if (system("command -v socat >/dev/null 2>&1") != 0)
 		return NULL;
 	snprintf(cmd, sizeof(cmd), "printf '%s' | socat -t 5 - '%s'", input, address);
-	f = popen(cmd, "r");
-	ck_assert_ptr_nonnull(f);
-	o = open_memstream(&out, &len);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, o);
-	st = pclose(f);
-	fclose(o);
+	out = run_command(cmd, &st);
 	ck_assert_msg(st == 0, "socat failed (%d): %s", st, out);
 	return out;
 }
@@ -1395,9 +1378,7 @@ START_TEST(protocol)
 
 	/* quit closes, even with lines behind it */
 	conn_puts(c, "quit\nhelp\n");
-	a = conn_until_eof(c);
-	ck_assert_str_eq(a, "");
-	free(a);
+	conn_expect_eof(c, "");
 	conn_close(c);
 
 	/* the answers are those of the process: a change is seen by the next command */
@@ -1528,28 +1509,18 @@ START_TEST(too_many_clients)
 		free(a);
 	}
 	extra = conn_open();
-	a = conn_until_eof(extra);
-	ck_assert_str_eq(a, "Too many clients: try again later.\n\n");
-	free(a);
+	conn_expect_eof(extra, "Too many clients: try again later.\n\n");
 	conn_close(extra);
 	/* the others are still served, and none was closed for the newcomer */
-	conn_puts(c[7], "ow match nothing\n");
-	a = conn_answer(c[7]);
-	ck_assert_int_eq(strncmp(a, "Dumping pools usage.", 20), 0);
-	free(a);
+	conn_expect_start(c[7], "ow match nothing", "Dumping pools usage.");
 	for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++)
 		if (i != 7)
 			conn_nothing_pending(c[i]);
 	/* c[7] is idle now: the next newcomer takes its slot, and c[7] is told why */
 	extra = conn_open();
-	conn_puts(extra, "pools show\n");
-	a = conn_answer(extra);
-	ck_assert_int_eq(strncmp(a, "Dumping pools usage.", 20), 0);
-	free(a);
-	a = conn_until_eof(c[7]);
-	ck_assert_str_eq(a, "Closing this idle connection: the server is full and a new client "
+	conn_expect_start(extra, "pools show", "Dumping pools usage.");
+	conn_expect_eof(c[7], "Closing this idle connection: the server is full and a new client "
 	                 "came.\n\n");
-	free(a);
 	conn_close(extra);
 	for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++)
 		conn_close(c[i]);
@@ -1604,10 +1575,7 @@ START_TEST(silent_clients_cannot_lock_out)
 	}
 	ck_assert_uint_eq(evicted, NB_SILENT - POOL_CLI_MAX_CLIENTS + 1);
 	/* and the active client goes on being served */
-	conn_puts(active, "pools show\n");
-	a = conn_answer(active);
-	ck_assert_int_eq(strncmp(a, "Dumping pools usage.", 20), 0);
-	free(a);
+	conn_expect_start(active, "pools show", "Dumping pools usage.");
 	conn_close(active);
 	for (i = 0; i < NB_SILENT; i++)
 		conn_close(c[i]);
@@ -1619,7 +1587,6 @@ END_TEST
 START_TEST(line_timeout)
 {
 	struct conn *slow, *active;
-	char *a;
 
 	/* a short line timeout, a long idle timeout */
 	atomic_store(&pool__cli_line_timeout_ms, 200);
@@ -1627,20 +1594,12 @@ START_TEST(line_timeout)
 	slow = conn_accepted();
 	conn_puts(slow, "pools sh");
 	active = conn_open();
-	conn_puts(active, "help\n");
-	a = conn_answer(active);
-	ck_assert_int_eq(strncmp(a, HELP_OPERATOR, strlen(HELP_OPERATOR)), 0);
-	free(a);
+	conn_expect_start(active, "help", HELP_OPERATOR);
 	/* the unfinished line is refused and the connection closed, long before 10 s */
-	a = conn_until_eof(slow);
-	ck_assert_str_eq(a, "Line not finished within the line timeout: closing.\n\n");
-	free(a);
+	conn_expect_eof(slow, "Line not finished within the line timeout: closing.\n\n");
 	conn_close(slow);
 	/* an idle client (between commands) is not concerned */
-	conn_puts(active, "pools show match x\n");
-	a = conn_answer(active);
-	ck_assert_int_eq(strncmp(a, "Dumping pools usage.", 20), 0);
-	free(a);
+	conn_expect_start(active, "pools show match x", "Dumping pools usage.");
 	conn_close(active);
 	pool_cli_stop();
 	remove_tmpdir();
@@ -1676,25 +1635,18 @@ START_TEST(long_line)
 	memset(line, 'q', POOL_CLI_LINE_MAX + 1);
 	line[POOL_CLI_LINE_MAX + 1] = '\n';
 	conn_send(c, line, POOL_CLI_LINE_MAX + 2);
-	a = conn_until_eof(c);
-	ck_assert_str_eq(a, "Line too long (over 4096 bytes): closing.\n\n");
-	free(a);
+	conn_expect_eof(c, "Line too long (over 4096 bytes): closing.\n\n");
 	conn_close(c);
 
 	/* an endless line without a newline: the same */
 	c = conn_open();
 	memset(line, 'r', sizeof(line));
 	conn_send(c, line, sizeof(line));
-	a = conn_until_eof(c);
-	ck_assert_str_eq(a, "Line too long (over 4096 bytes): closing.\n\n");
-	free(a);
+	conn_expect_eof(c, "Line too long (over 4096 bytes): closing.\n\n");
 	conn_close(c);
 
 	/* nobody else noticed */
-	conn_puts(other, "help\n");
-	a = conn_answer(other);
-	ck_assert_int_eq(strncmp(a, HELP_OPERATOR, strlen(HELP_OPERATOR)), 0);
-	free(a);
+	conn_expect_start(other, "help", HELP_OPERATOR);
 	conn_close(other);
 	pool_cli_stop();
 	remove_tmpdir();
@@ -1704,7 +1656,6 @@ END_TEST
 START_TEST(silent_clients)
 {
 	struct conn *silent, *partial, *active;
-	char *a;
 
 	ck_assert_int_eq(pool_cli_set_timeout_ms(300), 0);
 	start_server();
@@ -1713,20 +1664,13 @@ START_TEST(silent_clients)
 	conn_puts(partial, "pools sh");
 	/* while those two say nothing, another client is served */
 	active = conn_open();
-	conn_puts(active, "help\n");
-	a = conn_answer(active);
-	ck_assert_int_eq(strncmp(a, HELP_OPERATOR, strlen(HELP_OPERATOR)), 0);
-	free(a);
+	conn_expect_start(active, "help", HELP_OPERATOR);
 	/*
 	 * Both are closed by the server (a receive timeout of 60 s would fail the test); the one
 	 * that began a line is told (the idle timeout shortens the line timeout).
 	 */
-	a = conn_until_eof(silent);
-	ck_assert_str_eq(a, "");
-	free(a);
-	a = conn_until_eof(partial);
-	ck_assert_str_eq(a, "Line not finished within the line timeout: closing.\n\n");
-	free(a);
+	conn_expect_eof(silent, "");
+	conn_expect_eof(partial, "Line not finished within the line timeout: closing.\n\n");
 	conn_close(silent);
 	conn_close(partial);
 	conn_close(active);
@@ -1785,7 +1729,7 @@ END_TEST
 START_TEST(garbage)
 {
 	struct conn *c;
-	char buf[8192], *a;
+	char buf[8192];
 	uint64_t x = 0x9E3779B97F4A7C15ull;
 	unsigned int i, k;
 
@@ -1806,10 +1750,7 @@ START_TEST(garbage)
 		conn_close(c);
 	}
 	c = conn_open();
-	conn_puts(c, "pools show\n");
-	a = conn_answer(c);
-	ck_assert_int_eq(strncmp(a, "Dumping pools usage.", 20), 0);
-	free(a);
+	conn_expect_start(c, "pools show", "Dumping pools usage.");
 	conn_close(c);
 	pool_cli_stop();
 	remove_tmpdir();
@@ -1854,7 +1795,6 @@ START_TEST(fork_child_has_no_server)
 	struct conn *c;
 	pid_t pid;
 	int status;
-	char *a;
 
 	start_server();
 	pid = fork();
@@ -1880,10 +1820,7 @@ START_TEST(fork_child_has_no_server)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status 0x%x", status);
 	c = conn_open();
-	conn_puts(c, "help\n");
-	a = conn_answer(c);
-	ck_assert_int_eq(strncmp(a, HELP_OPERATOR, strlen(HELP_OPERATOR)), 0);
-	free(a);
+	conn_expect_start(c, "help", HELP_OPERATOR);
 	conn_close(c);
 	pool_cli_stop();
 	remove_tmpdir();
@@ -2101,35 +2038,15 @@ static int fault_sweep_main(const char *dir)
 START_TEST(fault_sweep)
 {
 	char *argv[] = { "check_cli", "--fault-sweep", tmpdir, NULL };
-	char out[16384];
-	int fds[2], status;
-	size_t n = 0;
-	ssize_t r;
-	pid_t pid;
+	const char *asan = getenv("ASAN_OPTIONS");
+	static char out[16384];
+	char opts[512];
+	int status;
 
 	make_tmpdir();
-	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		const char *asan = getenv("ASAN_OPTIONS");
-		char opts[512];
-
-		/* LeakSanitizer on (where AddressSanitizer runs): a leak fails the child */
-		snprintf(opts, sizeof(opts), "%s%sdetect_leaks=1", asan ? asan : "", asan ? ":" : "");
-		setenv("ASAN_OPTIONS", opts, 1);
-		close(fds[0]);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	while (n < sizeof(out) - 1 && (r = read(fds[0], out + n, sizeof(out) - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fds[0]);
-	out[n] = 0;
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	/* LeakSanitizer on (where AddressSanitizer runs): a leak fails the child */
+	snprintf(opts, sizeof(opts), "%s%sdetect_leaks=1", asan ? asan : "", asan ? ":" : "");
+	status = run_self(argv, "ASAN_OPTIONS", opts, out, sizeof(out));
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	              "fault sweep: status 0x%x:\n%s", status, out);
 	ck_assert_ptr_nonnull(strstr(out, "pool_cli_exec: "));

@@ -24,6 +24,7 @@
 
 #include <pool/pool.h>
 
+#include "testutil.h"
 #include "pool-int.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -124,10 +125,8 @@ static const char *python3(void)
 /* Write `text` to a temporary file, run `script` on it with python3, return its stdout. */
 static char *run_python(const char *text, const char *script)
 {
-	char path[] = "/tmp/check_dump_XXXXXX", cmd[8192], *out = NULL;
-	size_t len = 0, n;
-	char chunk[4096];
-	FILE *f, *o;
+	char path[] = "/tmp/check_dump_XXXXXX", cmd[8192], *out;
+	FILE *f;
 	int fd = mkstemp(path), st;
 
 	ck_assert_int_ge(fd, 0);
@@ -136,13 +135,7 @@ static char *run_python(const char *text, const char *script)
 	fputs(text, f);
 	ck_assert_int_eq(fclose(f), 0);
 	snprintf(cmd, sizeof(cmd), "%s -c '%s' %s 2>&1", python3(), script, path);
-	f = popen(cmd, "r");
-	ck_assert_ptr_nonnull(f);
-	o = open_memstream(&out, &len);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, o);
-	st = pclose(f);
-	fclose(o);
+	out = run_command(cmd, &st);
 	unlink(path);
 	ck_assert_msg(st == 0, "python3 failed (%d): %s", st, out);
 	return out;
@@ -1232,32 +1225,9 @@ static int exit_child(const char *mode)
 /* Run `check_dump --exit-child <mode>` with POOL_STATS_ON_EXIT=<env> (unset if NULL). */
 static int run_exit_child(const char *env, const char *mode, char *out, size_t size)
 {
-	int fds[2], status;
-	size_t n = 0;
-	ssize_t r;
-	pid_t pid;
+	char *argv[] = { "check_dump", "--exit-child", (char *)mode, NULL };
+	int status = run_self(argv, "POOL_STATS_ON_EXIT", env, out, size);
 
-	ck_assert_int_eq(pipe(fds), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		char *argv[] = { "check_dump", "--exit-child", (char *)mode, NULL };
-
-		close(fds[0]);
-		dup2(fds[1], 2);
-		if (env)
-			setenv("POOL_STATS_ON_EXIT", env, 1);
-		else
-			unsetenv("POOL_STATS_ON_EXIT");
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	while (n < size - 1 && (r = read(fds[0], out + n, size - 1 - n)) > 0)
-		n += (size_t)r;
-	close(fds[0]);
-	out[n] = 0;
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status), "the child died: status 0x%x, stderr:\n%s", status, out);
 	return WEXITSTATUS(status);
 }

@@ -56,7 +56,13 @@
  * a fresh private directory (mkdtemp(3), mode 0700) next to the final path, the mode is set
  * there, and the socket is moved to its final name with renameat2(RENAME_NOREPLACE) (link(2)
  * and unlink(2) where the file system lacks the flag), which replaces nothing and follows no
- * symbolic link. A stale socket (a socket file nobody listens on) is removed first.
+ * symbolic link. A stale socket in the way (a socket file nobody listens on) is removed and the
+ * move tried again.
+ *
+ * Every allocation here and in pool-dump.c goes through pool__cli_*() (pool-dump.h), a
+ * fault-injection site for the tests: out of memory, a command says so in its answer, an answer
+ * that cannot be allocated is replaced by a constant one before the connection ends, and a
+ * client that cannot be allocated is told so; nothing is lost or leaked on the way.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -20,7 +20,11 @@
  *
  * Sizes of objects are the usable size (struct pool_stats.size); byte figures are objects times
  * the stride (the memory each object really takes: size plus debugging extras, rounded up to the
- * alignment), so that they add up to what the pools hold from the OS layer.
+ * alignment), so that they add up to what the pools hold from the OS layer. The cumulative
+ * counters come from one table (dump_counters[]) that every format prints under the same names.
+ * Heap and code addresses are printed only for a session of level admin (pool__dump()).
+ *
+ * The end of the file holds POOL_STATS_ON_EXIT: the same dump on stderr at exit.
  *
  * The format of every output is documented in doc/pools-show.md.
  */

@@ -529,7 +529,8 @@ POOL_API int pool_json_write_string(FILE *out, const char *s);
  *                            (0 if other threads allocated more meanwhile).
  *   pools flush [<pool>]     [operator] pool_flush() on every pool, or on the pools named
  *                            exactly <pool>, then pool_trim(); the same line as pools trim over
- *                            those pools. Unlike trim, it also gives back what they need.
+ *                            those pools. Unlike trim, it gives back every free object of the
+ *                            shared lists, also those the demand estimate would keep.
  *   pools debug <options>    [admin] pool_parse_debugging(<options>) for the options that may
  *                            change at run time: the same syntax and error messages, except
  *                            that layout options (tag, caller, uaf, backup) are refused whenever

@@ -86,15 +86,6 @@ static char *exec(const char *line, int *ret)
 	return exec_at(line, POOL_CLI_ADMIN, ret);
 }
 
-static unsigned int count_lines(const char *s)
-{
-	unsigned int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 /* Refused with exactly the one line `want`, errno EINVAL, debugging flags unchanged. */
 static void check_refused(const char *line, const char *want)
 {
@@ -515,7 +506,7 @@ START_TEST(exec_trim)
 	ck_assert_int_eq(r, 0);
 	ck_assert_int_eq(sscanf(s, "Released %zu bytes to the OS layer (the pools held %zu bytes, "
 	                        "now %zu).", &released, &held, &now), 3);
-	ck_assert_uint_eq(count_lines(s), 1);
+	ck_assert_uint_eq(test_count_lines(s), 1);
 	/* single-threaded: the figures are exactly the pool's before and after pool_gc() */
 	ck_assert_uint_eq(held, before.allocated * before.stride);
 	ck_assert_uint_eq(now, after.allocated * after.stride);
@@ -1238,7 +1229,7 @@ static char *run_socat(const char *input, const char *address)
 	if (system("command -v socat >/dev/null 2>&1") != 0)
 		return NULL;
 	snprintf(cmd, sizeof(cmd), "printf '%s' | socat -t 5 - '%s'", input, address);
-	out = run_command(cmd, &st);
+	out = test_run_command(cmd, &st);
 	ck_assert_msg(st == 0, "socat failed (%d): %s", st, out);
 	return out;
 }
@@ -2046,7 +2037,7 @@ START_TEST(fault_sweep)
 	make_tmpdir();
 	/* LeakSanitizer on (where AddressSanitizer runs): a leak fails the child */
 	snprintf(opts, sizeof(opts), "%s%sdetect_leaks=1", asan ? asan : "", asan ? ":" : "");
-	status = run_self(argv, "ASAN_OPTIONS", opts, out, sizeof(out));
+	status = test_run_self(argv, "ASAN_OPTIONS", opts, out, sizeof(out));
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	              "fault sweep: status 0x%x:\n%s", status, out);
 	ck_assert_ptr_nonnull(strstr(out, "pool_cli_exec: "));

@@ -59,15 +59,6 @@ static char *dump_ok(const char *args)
 	return s;
 }
 
-static unsigned int count_lines(const char *s)
-{
-	unsigned int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 /* The n-th line (0-based) of s, copied into buf (without its newline). */
 static const char *line_of(const char *s, unsigned int n, char *buf, size_t size)
 {
@@ -135,7 +126,7 @@ static char *run_python(const char *text, const char *script)
 	fputs(text, f);
 	ck_assert_int_eq(fclose(f), 0);
 	snprintf(cmd, sizeof(cmd), "%s -c '%s' %s 2>&1", python3(), script, path);
-	out = run_command(cmd, &st);
+	out = test_run_command(cmd, &st);
 	unlink(path);
 	ck_assert_msg(st == 0, "python3 failed (%d): %s", st, out);
 	return out;
@@ -214,7 +205,7 @@ START_TEST(text_every_field)
 	pools[1] = fx.buf;
 	pools[2] = fx.tiny;
 	s = dump_ok(NULL);
-	ck_assert_uint_eq(count_lines(s), 5);
+	ck_assert_uint_eq(test_count_lines(s), 5);
 	ck_assert_str_eq(line_of(s, 0, line, sizeof(line)),
 	                 "Dumping pools usage. Use 'pools trim' to release unused memory.");
 	for (i = 0; i < 3; i++) {
@@ -395,7 +386,7 @@ START_TEST(match_and_max)
 	free(s);
 	s = dump_ok("5");
 	ck_assert_ptr_null(strstr(s, "limited"));
-	ck_assert_uint_eq(count_lines(s), 7);
+	ck_assert_uint_eq(test_count_lines(s), 7);
 	free(s);
 	s = dump_ok("byusage 4");
 	ck_assert_ptr_null(strstr(s, "limited"));   /* 4 pools hold memory: nothing cut */
@@ -423,7 +414,7 @@ START_TEST(detailed_creators)
 	make_pools(&fx);
 	ck_assert_int_eq(pool_get_stats(fx.conn, &st), 0);
 	s = dump_ok("detailed match conn");
-	ck_assert_uint_eq(count_lines(s), 7);
+	ck_assert_uint_eq(test_count_lines(s), 7);
 	expected_line(fx.conn, want, sizeof(want));
 	ck_assert_str_eq(line_of(s, 1, line, sizeof(line)), want);
 	snprintf(want, sizeof(want), "      stride %zu bytes, %u buckets, %zu in shared free lists, "
@@ -502,7 +493,7 @@ START_TEST(detailed_callers)
 		ck_assert_ptr_nonnull(caller_objs[i]);
 	s = dump_ok("detailed");
 	/* pool line, stride and counter lines, one creator, then the callers, most live first */
-	ck_assert_uint_eq(count_lines(s), 8);
+	ck_assert_uint_eq(test_count_lines(s), 8);
 	ck_assert_int_eq(sscanf(line_of(s, 5, line, sizeof(line)), "      caller %255s (%lx): %ld "
 	                        "live objects", sym, &addr_a, &live_a), 3);
 	ck_assert_int_eq(live_a, 12);
@@ -518,7 +509,7 @@ START_TEST(detailed_callers)
 	for (i = 0; i < 12; i++)
 		pool_free(caller_pool, caller_objs[i]);
 	s = dump_ok("detailed");
-	ck_assert_uint_eq(count_lines(s), 7);
+	ck_assert_uint_eq(test_count_lines(s), 7);
 	ck_assert_ptr_nonnull(strstr(s, ": 5 live objects\n"));
 	free(s);
 	s = dump_ok("detailed json");
@@ -698,7 +689,7 @@ START_TEST(json_parsed_back)
 	make_pools(&fx);
 	s = dump_ok("json");
 	out = run_python(s, json_script);
-	ck_assert_uint_eq(count_lines(out), 5);
+	ck_assert_uint_eq(test_count_lines(out), 5);
 	order[0] = fx.conn;
 	order[1] = fx.buf;
 	order[2] = fx.tiny;
@@ -718,7 +709,7 @@ START_TEST(json_parsed_back)
 	/* sorted, cut and detailed: still valid JSON, creators listed, limited reported */
 	s = dump_ok("json bysize detailed 2");
 	out = run_python(s, json_script);
-	ck_assert_uint_eq(count_lines(out), 4);
+	ck_assert_uint_eq(test_count_lines(out), 4);
 	check_json_pool(line_of(out, 1, line, sizeof(line)), fx.buf, 1, 1);
 	check_json_pool(line_of(out, 2, line, sizeof(line)), fx.conn, 2, 1);
 	order[0] = fx.buf;
@@ -1083,7 +1074,7 @@ static void check_refused(const char *args, const char *msg)
 
 	ck_assert_msg(r == -1, "pool_dump(\"%s\") returned %d", args, r);
 	ck_assert_int_eq(errno, EINVAL);
-	ck_assert_uint_eq(count_lines(s), 1);
+	ck_assert_uint_eq(test_count_lines(s), 1);
 	ck_assert_msg(strstr(s, msg) != NULL, "pool_dump(\"%s\"): '%s' lacks '%s'", args, s, msg);
 	ck_assert_ptr_nonnull(strstr(s, "Try 'help'.\n"));
 	free(s);
@@ -1226,7 +1217,7 @@ static int exit_child(const char *mode)
 static int run_exit_child(const char *env, const char *mode, char *out, size_t size)
 {
 	char *argv[] = { "check_dump", "--exit-child", (char *)mode, NULL };
-	int status = run_self(argv, "POOL_STATS_ON_EXIT", env, out, size);
+	int status = test_run_self(argv, "POOL_STATS_ON_EXIT", env, out, size);
 
 	ck_assert_msg(WIFEXITED(status), "the child died: status 0x%x, stderr:\n%s", status, out);
 	return WEXITSTATUS(status);

@@ -3,8 +3,9 @@
  * Copyright (c) 2026 libpool developers
  *
  * Helpers shared by the Check tests: running a function in a child process and capturing what
- * it writes on stderr, to check both how it died and the words of its report; running this test
- * program again, or a shell command, and capturing its output.
+ * it writes on stderr, to check both how it died and the words of its report; a pool's stats;
+ * capturing what a function writes to a stream; counting lines; the main() of a test program;
+ * running this test program again, or a shell command, and capturing its output.
  */
 #ifndef POOL_TESTS_TESTUTIL_H
 #define POOL_TESTS_TESTUTIL_H
@@ -16,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
+
+#include <pool/pool.h>
 
 struct death {
 	int status;             /* from waitpid() */
@@ -69,8 +72,27 @@ static inline void expect_death(void (*fn)(void *), void *arg, int sig, const ch
 		              d.out);
 }
 
+/* The statistics of `pool` (the call must succeed). */
+static inline struct pool_stats test_stats(const struct pool_head *pool)
+{
+	struct pool_stats st;
+
+	ck_assert_int_eq(pool_get_stats(pool, &st), 0);
+	return st;
+}
+
+/* Lines in `s` (a final line without "\n" counts too). */
+static inline unsigned int test_count_lines(const char *s)
+{
+	unsigned int n = 0;
+
+	for (; s && *s; s++)
+		n += *s == '\n' || !s[1];
+	return n;
+}
+
 /* Read fd until EOF into out (at most size - 1 bytes, then NUL-terminated); the length read. */
-static inline size_t read_all(int fd, char *out, size_t size)
+static inline size_t test_read_all(int fd, char *out, size_t size)
 {
 	size_t n = 0;
 	ssize_t r;
@@ -86,8 +108,8 @@ static inline size_t read_all(int fd, char *out, size_t size)
  * out (size bytes, NUL-terminated), with the environment variable `name` set to `value` (unset
  * when value is NULL; untouched when name is NULL). Returns its wait status.
  */
-static inline int run_self(char *const argv[], const char *name, const char *value, char *out,
-                           size_t size)
+static inline int test_run_self(char *const argv[], const char *name, const char *value,
+                                char *out, size_t size)
 {
 	int fds[2], status;
 	pid_t pid;
@@ -108,14 +130,14 @@ static inline int run_self(char *const argv[], const char *name, const char *val
 		_exit(127);
 	}
 	close(fds[1]);
-	read_all(fds[0], out, size);
+	test_read_all(fds[0], out, size);
 	close(fds[0]);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	return status;
 }
 
 /* The output of the shell command `cmd`, malloc()ed; *status receives pclose()'s. */
-static inline char *run_command(const char *cmd, int *status)
+static inline char *test_run_command(const char *cmd, int *status)
 {
 	char chunk[4096], *out = NULL;
 	size_t len = 0, n;
@@ -130,5 +152,34 @@ static inline char *run_command(const char *cmd, int *status)
 	ck_assert_int_eq(fclose(o), 0);
 	return out;
 }
+
+/*
+ * Run fn(out, arg) with `out` an in-memory stream and return what it wrote (malloc()ed, free()
+ * it); *ret receives fn's return value.
+ */
+static inline char *test_capture(int (*fn)(FILE *out, const char *arg), const char *arg,
+                                 int *ret)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(out);
+	*ret = fn(out, arg);
+	fclose(out);
+	return buf;
+}
+
+/* The main() of a Check test program: runs `suite_fn`'s suite, fails iff a test failed. */
+#define POOL_TEST_MAIN(suite_fn)                                                    \
+	int main(void)                                                             \
+	{                                                                          \
+		SRunner *sr = srunner_create(suite_fn());                          \
+		int failed;                                                        \
+		srunner_run_all(sr, CK_NORMAL);                                    \
+		failed = srunner_ntests_failed(sr);                                \
+		srunner_free(sr);                                                  \
+		return failed ? EXIT_FAILURE : EXIT_SUCCESS;                       \
+	}
 
 #endif

@@ -172,7 +172,11 @@ static void thread_init(struct pool_thread *self)
 	pthread_mutex_init(&c->lock, NULL);
 	c->budget = pool__config_get()->cache_bytes;
 	c->hand = 1;
-	c->integrity_epoch = pool__debug_integrity_epoch();
+	/*
+	 * No epoch yet (they start at 1): `integrity` may have been switched on since this slow
+	 * path read the flags, so only a sync that sees it on may say the caches are filled.
+	 */
+	c->integrity_epoch = 0;
 	/* the lowest free id: ids stay dense, so per-id tables and hashes stay small */
 	pthread_mutex_lock(&registry_lock);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {

@@ -236,6 +236,8 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 		return 0;
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		bad_head(pool, NULL, __builtin_return_address(0));
+	if (pool__tcache_alloc_bulk_fast(pool, objs, n))
+		return n;
 	ctx = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
 		if (pool__tcache_alloc_bulk(pool, ctx, objs, n, dbg) == n)
@@ -267,6 +269,8 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 		return;
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		bad_head(pool, NULL, __builtin_return_address(0));
+	if (pool__tcache_free_bulk_fast(pool, objs, n))
+		return;
 	ctx = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
 		pool__tcache_free_bulk(pool, ctx, objs, n, dbg);

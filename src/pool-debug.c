@@ -33,8 +33,9 @@
  */
 POOL_API unsigned int pool_debugging;
 
-static unsigned char poison_byte = 0x50;    /* HAProxy's -dM default */
-static unsigned int fail_percent = 1;
+/* read by slow paths while pool__debug_apply() changes them: relaxed atomics */
+static _Atomic unsigned char poison_byte = 0x50;    /* HAProxy's -dM default */
+static atomic_uint fail_percent = 1;
 static int fail_seed_set;
 static uint64_t fail_seed;
 static atomic_uint integrity_epoch = 1;
@@ -119,7 +120,7 @@ static int parse_long(const char *s, size_t len, long *out)
 
 POOL_API void pool_debugging_help(FILE *out)
 {
-	unsigned int cur = pool_debugging;
+	unsigned int cur = POOL__DEBUGGING();
 	size_t i;
 
 	if (!out)
@@ -149,7 +150,7 @@ POOL_API void pool_debugging_help(FILE *out)
 
 POOL_API void pool_debugging_show(FILE *out)
 {
-	unsigned int cur = pool_debugging;
+	unsigned int cur = POOL__DEBUGGING();
 	size_t i;
 
 	if (!out)
@@ -317,7 +318,7 @@ fail:
 
 void pool__debug_apply(const struct pool_debug_settings *s)
 {
-	unsigned int cur = pool_debugging;
+	unsigned int cur = POOL__DEBUGGING();
 	unsigned int flags = (s->flags & ~POOL_DBG_SANITIZER) | (cur & POOL_DBG_SANITIZER);
 
 	poison_byte = (unsigned char)s->poison_byte;
@@ -507,7 +508,7 @@ void pool__debug_san_freed(struct pool_head *pool, void *obj)
 void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
                           const void *caller, int from_cache, int integrity)
 {
-	unsigned int dbg = pool_debugging;
+	unsigned int dbg = POOL__DEBUGGING();
 
 	if (dbg & POOL_DBG_SANITIZER)
 		pool__debug_san_handout(pool, obj);

@@ -25,7 +25,7 @@ struct pool_debug_settings {
 /* Is the sanitizer/Valgrind bookkeeping on? (the internal POOL_DBG_SANITIZER bit) */
 static inline int pool__san_on(void)
 {
-	return POOL_UNLIKELY(pool_debugging & POOL_DBG_SANITIZER);
+	return POOL_UNLIKELY(POOL__DEBUGGING() & POOL_DBG_SANITIZER);
 }
 
 /* The settings in effect. */

@@ -121,7 +121,8 @@ static inline void tc_set_limit(struct pool_thread_caches *ctx, unsigned int s, 
 
 /*
  * The budget's books (assertion builds): what the thread has reserved is the sum of its
- * reservations, plus what other threads credited it and it has not taken back yet.
+ * reservations, plus what other threads credited it and it has not taken back yet. Under the
+ * caches' lock.
  */
 static inline int reserved_ok(const struct pool_thread_caches *ctx)
 {
@@ -468,7 +469,12 @@ static int tc_reserve(struct pool_thread_caches *ctx, unsigned int slot, uint32_
 granted:
 	tc_set_limit(ctx, slot, ctx->limit[slot] + grant);
 	POOL_ASSERT(ctx->reserved <= ctx->budget);
+#if POOL_ASSERTS
+	/* other threads change other slots' limits under the lock (drain) */
+	pthread_mutex_lock(&ctx->lock);
 	POOL_ASSERT(reserved_ok(ctx));
+	pthread_mutex_unlock(&ctx->lock);
+#endif
 	return 1;
 }
 

@@ -98,7 +98,7 @@ static inline int pool__tcache_alloc_bulk_fast(struct pool_head *pool, void **ob
 	unsigned int slot = pool->ro.index;
 	struct pool_mag *m;
 
-	if (!ctx || !slot || (pool_debugging & POOL_DBG_SLOW))
+	if (!ctx || !slot || (POOL__DEBUGGING() & POOL_DBG_SLOW))
 		return 0;
 	m = ctx->mag[slot];
 	if (!m || m->n < n)
@@ -118,7 +118,7 @@ static inline int pool__tcache_free_bulk_fast(struct pool_head *pool, void **obj
 	void **dst;
 	size_t i;
 
-	if (!ctx || !slot || (pool_debugging & POOL_DBG_SLOW))
+	if (!ctx || !slot || (POOL__DEBUGGING() & POOL_DBG_SLOW))
 		return 0;
 	m = ctx->mag[slot];
 	tc = &ctx->tc[slot];

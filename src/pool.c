@@ -402,7 +402,7 @@ static struct pool_head *find_mergeable(const char *name, size_t size, size_t al
 	for (p = pool__list_head; p; p = p->next) {
 		if (!(p->ro.flags & POOL_F_SHARED) || p->align != align || p->layout != layout)
 			continue;
-		if ((pool_debugging & POOL_DBG_NO_MERGE) && strcmp(p->name, name) != 0)
+		if ((POOL__DEBUGGING() & POOL_DBG_NO_MERGE) && strcmp(p->name, name) != 0)
 			continue;
 		if (p->ro.size == size)
 			return p;
@@ -438,7 +438,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 	cfg = pool__config_get();
 	pthread_mutex_lock(&pool__list_lock);
 	pool__config_freeze();
-	layout = pool_debugging & POOL_DBG_LAYOUT;
+	layout = POOL__DEBUGGING() & POOL_DBG_LAYOUT;
 	memset(&tmp, 0, sizeof(tmp));
 	if (compute_layout(&tmp, size, align, layout) < 0) {
 		pthread_mutex_unlock(&pool__list_lock);

@@ -141,18 +141,26 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 	((struct pool_tcache *)((char *)pool__tls_cache + (ro)->cache_off))
 
 /*
- * The fast path updates `room` with a plain read-modify-write (one instruction on x86). Other
- * threads read it only for statistics, tolerating a stale value; under ThreadSanitizer the
- * update is a relaxed atomic one, so that this tolerated race is not reported.
+ * The fast path updates `room` with a plain read-modify-write (one instruction on x86) and reads
+ * the debugging word with a plain load. Other threads read `room` only for statistics,
+ * tolerating a stale value, and a thread that reads the debugging word a little late takes one
+ * more fast path (every slow path rereads it with acquire): both races are meant. Under
+ * ThreadSanitizer both accesses are relaxed atomic ones, so that these tolerated races are not
+ * reported.
  */
 #if defined(__SANITIZE_THREAD__)
-#define POOL_TC_ROOM_ADD(tc, n) \
-	__atomic_store_n(&(tc)->room, (tc)->room + (uint32_t)(n), __ATOMIC_RELAXED)
+#define POOL__TSAN 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
+#define POOL__TSAN 1
+#endif
+#endif
+#ifdef POOL__TSAN
 #define POOL_TC_ROOM_ADD(tc, n) \
 	__atomic_store_n(&(tc)->room, (tc)->room + (uint32_t)(n), __ATOMIC_RELAXED)
-#endif
+#define POOL__DEBUGGING() __atomic_load_n(&pool_debugging, __ATOMIC_RELAXED)
+#else
+#define POOL__DEBUGGING() (pool_debugging)
 #endif
 #ifndef POOL_TC_ROOM_ADD
 #define POOL_TC_ROOM_ADD(tc, n) ((tc)->room += (uint32_t)(n))
@@ -176,7 +184,7 @@ POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 	struct pool_tcache *tc;
 	void **item;
 
-	if (POOL_UNLIKELY(pool_debugging & POOL_DBG_SLOW))
+	if (POOL_UNLIKELY(POOL__DEBUGGING() & POOL_DBG_SLOW))
 		return pool__alloc_call(pool, flags);
 	tc = POOL__TCACHE(ro);
 	item = (void **)tc->head;
@@ -228,7 +236,7 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 	 * decrement below: the decrement is then one read-modify-write of memory instead of a
 	 * subtraction and a store (callgrind: 19 instructions per alloc+free pair net, 20 without).
 	 */
-	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) ||
+	if (POOL_UNLIKELY((POOL__DEBUGGING() & POOL_DBG_SLOW) ||
 	                  !__atomic_load_n(&tc->room, __ATOMIC_RELAXED))) {
 		pool__free_call(pool, ptr);
 		return;

@@ -119,6 +119,7 @@ static inline void tc_set_limit(struct pool_thread_caches *ctx, unsigned int s, 
 	tc_set_room(&ctx->tc[s], limit - count);
 }
 
+#if POOL_ASSERTS
 /*
  * The budget's books (assertion builds): what the thread has reserved is the sum of its
  * reservations, plus what other threads credited it and it has not taken back yet. Under the
@@ -134,6 +135,7 @@ static inline int reserved_ok(const struct pool_thread_caches *ctx)
 			sum += (size_t)ctx->limit[s] * pool__slots[s]->stride;
 	return sum == ctx->reserved;
 }
+#endif
 
 /* Do every object of this thread's caches carry the integrity pattern, as `dbg` wants? */
 static inline int integrity_on(const struct pool_thread_caches *ctx, unsigned int dbg)

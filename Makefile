@@ -147,7 +147,8 @@ $(BUILD)/tests/%: tests/%.c $(STATIC_LIB) $(wildcard tests/*.h) | deps
 	$(Q)$(CC) $(BASE_CFLAGS) -Isrc -Itests $(PC_CFLAGS) -rdynamic -o $@ $< $(STATIC_LIB) \
 		$(ALL_LDFLAGS) $(CHECK_LIBS) $(LIB_LIBS)
 
-tests: $(TEST_BINS)
+# tests/pool-cli-server.c: a test fixture (a process serving the CLI socket), not a Check test.
+tests: $(TEST_BINS) $(BUILD)/tests/pool-cli-server
 
 tools: $(TOOL_BINS)
 

@@ -25,3 +25,8 @@ DEMO_HTTPD_OPTS  ?=
 demo: all
 	$(Q)sh mk/demo.sh "$(BUILD)" "$(DEMO_DURATION)" "$(DEMO_CONNS)" "$(DEMO_WRK_THREADS)" \
 		"$(DEMO_PATH)" "$(DEMO_HTTPD_OPTS)"
+
+# pool-httpd embeds the pools page and uPlot (tools/httpd-page/) with .incbin: rebuild it when
+# they change.
+$(BUILD)/tools/pool-httpd: $(wildcard tools/httpd-page/*.html tools/httpd-page/uplot/*.js \
+                                      tools/httpd-page/uplot/*.css)

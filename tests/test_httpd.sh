@@ -1,8 +1,13 @@
 #!/bin/sh
-# tools/pool-httpd end to end: 10 000 keep-alive requests, every bad-input case, 10 000
-# connections at once past a lowered fd limit, random allocation failures (-dMfail=5), no object
-# left in use afterwards (asked through the CLI socket), clean stop on SIGTERM.
-# The client is tests/httpd-client.py (python3, standard library only).
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
+#
+# tools/pool-httpd end to end: its options and exit statuses, 10 000 keep-alive requests, every
+# bad-input case, 10 000 connections at once past a lowered fd limit, random allocation failures
+# (-dMfail=5), no object left in use afterwards (asked through the CLI socket), memory given back
+# after a slowloris wave, the --stats endpoints, clean stop on SIGTERM.
+# The client is tests/httpd-client.py (python3, standard library only); the pools page in a
+# browser is tests/test_pools_page.sh.
 BUILD=${BUILD:-build/cc}
 HTTPD=$BUILD/tools/pool-httpd
 POOLS=$BUILD/tools/pools
@@ -32,6 +37,7 @@ start() {
 	limit=$1
 	shift
 	: >"$tmp/out"
+	: >"$tmp/err"
 	# Under SAN=address the server must also exit without a leak (tests/run.sh turns leak
 	# detection off for the other tests; the later setting wins).
 	(ulimit -n "$limit" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" &&
@@ -80,21 +86,53 @@ stop() {
 	echo "stop: clean exit on SIGTERM, every pool at used 0"
 }
 
-# Bad options: usage and status 2.
-for args in "--threads 0" "--port 70000" "--timeout x" "-dMbogus" "--bogus" "extra"; do
-	# shellcheck disable=SC2086
-	"$HTTPD" $args >/dev/null 2>"$tmp/usage"
+# Bad options: one line naming the option, a hint to --help, status 2.
+# bad <expected message> <options...>
+bad() {
+	want=$1
+	shift
+	"$HTTPD" "$@" >/dev/null 2>"$tmp/usage"
 	rc=$?
-	[ $rc -eq 2 ] || fail "pool-httpd $args: status $rc, expected 2"
-	grep -q "Usage:" "$tmp/usage" || fail "pool-httpd $args: no usage"
-done
-echo "options: bad options give usage and status 2"
+	[ $rc -eq 2 ] || fail "pool-httpd $*: status $rc, expected 2"
+	[ "$(head -n 1 "$tmp/usage")" = "pool-httpd: $want" ] ||
+		fail "pool-httpd $*: message '$(head -n 1 "$tmp/usage")', expected 'pool-httpd: $want'"
+	[ "$(sed -n 2p "$tmp/usage")" = "Try 'pool-httpd --help' for more information." ] ||
+		fail "pool-httpd $*: no hint to --help"
+}
+bad "bad value '99999' for --port: expected 0..65535" --port 99999
+bad "bad value '0' for --threads: expected 1..1024" --threads 0
+bad "bad value 'x' for --timeout: expected 0.001..86400 seconds" --timeout x
+bad "bad value '0.001' for --gc-interval: expected 0 or 0.01..3600 seconds" --gc-interval 0.001
+bad "bad value '1.2.3' for --addr: expected an IPv4 address" --addr 1.2.3
+bad "-dMbogus: unknown pool debugging option 'bogus'" -dMbogus
+bad "unknown option '--bogus'" --bogus
+bad "option '--port' needs a value" --port
+bad "unexpected argument 'extra'" extra
+"$HTTPD" --help >"$tmp/usage" 2>&1 || fail "--help: status $?"
+grep -q "^Usage: pool-httpd" "$tmp/usage" || fail "--help: no usage"
+grep -q "^Exit status: 0 clean stop, 1 objects still in use" "$tmp/usage" || fail "--help: no exit status"
+"$HTTPD" --version >"$tmp/usage" 2>&1 || fail "--version: status $?"
+grep -q "^pool-httpd (libpool) " "$tmp/usage" || fail "--version: $(cat "$tmp/usage")"
+echo "options: bad options name themselves and give status 2; --help, --version"
+
+# Cannot start: status 3 and the reason (192.0.2.1 is TEST-NET-1, never a local address).
+"$HTTPD" --threads 1 --addr 192.0.2.1 >/dev/null 2>"$tmp/usage"
+rc=$?
+[ $rc -eq 3 ] || fail "--addr 192.0.2.1: status $rc, expected 3"
+grep -q "^pool-httpd: cannot listen on 192.0.2.1:0: " "$tmp/usage" || fail "--addr: $(cat "$tmp/usage")"
+"$HTTPD" --threads 1 --cli "$tmp/no/such/dir/cli.sock" >/dev/null 2>"$tmp/usage"
+rc=$?
+[ $rc -eq 3 ] || fail "--cli in a missing directory: status $rc, expected 3"
+grep -q "^pool-httpd: cannot serve the CLI on $tmp/no/such/dir/cli.sock: " "$tmp/usage" ||
+	fail "--cli: $(cat "$tmp/usage")"
+echo "start: an address that is not local and a CLI socket that cannot be made give status 3"
 
 # 1. Normal and bad clients, with 256 descriptors so that 10 000 connections exhaust them.
 start 256 --threads 2 --timeout 1 --cli "$tmp/cli.sock"
 $CLIENT load "$port" 10000 || fail "load"
 $CLIENT bad "$port" || fail "bad input"
 $CLIENT flood "$port" 10000 || fail "flood"
+$CLIENT nostats "$port" || fail "statistics paths without --stats"
 no_object_in_use
 stop
 # The flood must have gone past the fd limit: the server refused some connections itself.
@@ -105,6 +143,15 @@ echo "flood: the server refused $refused connections past its fd limit and kept 
 # 2. Random allocation failures: connections close, nothing leaks.
 start 1024 --threads 2 --timeout 1 --cli "$tmp/cli.sock" -dMfail=5
 $CLIENT faults "$port" 3000 || fail "faults"
+no_object_in_use
+stop
+
+# 3. Memory return: a slowloris wave of 800 connections, each holding a 16 KiB input buffer,
+# then RSS back within 1.5x of the idle baseline within 10 idle seconds (idle workers flush
+# their caches, main() calls pool_gc() every second). Then the --stats endpoints.
+start 4096 --threads 2 --timeout 60 --stats --cli "$tmp/cli.sock"
+$CLIENT memreturn "$port" "$pid" 800 || fail "memory return"
+$CLIENT stats "$port" || fail "stats"
 no_object_in_use
 stop
 exit 0

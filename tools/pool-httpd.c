@@ -13,10 +13,11 @@
  * minute at most).
  *
  * Memory return. Load comes in waves; memory must go back when a wave ends. Two steps do it: a
- * worker that had nothing to do for a second gives its thread cache back (pool_thread_flush()),
- * and main() calls pool_gc() every --gc-interval (1 s by default), which gives the OS layer
- * what the pools hold beyond their recent need and trims it. Under steady load neither step
- * releases anything the pools will ask for again.
+ * worker gives its thread cache back (pool_thread_flush()) when it had nothing to do for a
+ * second, and at least every 10 s when it is always busy (cache_flush()); main() calls pool_gc()
+ * every --gc-interval (1 s by default), which gives the OS layer what the pools hold beyond
+ * their recent need and trims it. Under steady load neither step releases much that the pools
+ * will ask for again.
  *
  * Monitoring (--stats). GET /metrics answers pool_dump(out, "prometheus") followed by the
  * server's own counters, GET /pools.json pool_dump(out, "json"), and GET /pools a page that
@@ -90,6 +91,7 @@
 #define ACCEPT_PAUSE_MS 100u        /* listener pause when accept() fails for lack of memory */
 #define LOG_PERIOD_S   60           /* at most one log line per this many seconds */
 #define IDLE_FLUSH_MS  1000u        /* a worker idle this long gives its thread cache back */
+#define BUSY_FLUSH_MS  POOL_DECAY_MS_DEF  /* ... and a busy one at least this often */
 #define GC_INTERVAL_MS_DEF 1000u    /* main() calls pool_gc() this often (--gc-interval) */
 
 /* ------------------------------------------------------------------------------------------ */
@@ -193,6 +195,7 @@ struct worker {
 	uint64_t accept_resume_ms;/* when to listen again after a pause, 0: not paused */
 	uint64_t now_ms;          /* monotonic time of this loop iteration */
 	uint64_t flush_at_ms;     /* when to flush the thread cache if still idle, 0: nothing to */
+	uint64_t flushed_ms;      /* when it was last flushed */
 	struct timer_list io_timers;      /* READ and SEND: --timeout */
 	struct timer_list linger_timers;  /* LINGER: min(LINGER_MS, --timeout) */
 	struct counters cnt;
@@ -999,10 +1002,14 @@ static unsigned int expire_timers(struct worker *w, struct timer_list *t)
 }
 
 /*
- * Something happened on this worker: its thread cache may now hold objects. Once the worker has
- * been idle for IDLE_FLUSH_MS, idle_flush() gives them back, so that the shared free lists hold
- * them and main()'s pool_gc() can return them to the system. Without it, each idle worker would
- * keep up to its whole cache budget (pool_get_config()'s cache_bytes) for good.
+ * Something happened on this worker: its thread cache may now hold objects. cache_flush() gives
+ * them back once the worker has been idle for IDLE_FLUSH_MS, or, if it never idles that long,
+ * BUSY_FLUSH_MS after the previous flush (the library's default demand window): the shared free
+ * lists then hold them and main()'s pool_gc() can return them to the system. Without it, a
+ * worker would keep for good up to its whole cache budget (pool_get_config()'s cache_bytes,
+ * 1 MiB on a machine with 1 MiB of L2 per PU) of whatever a past burst left in its cache: 64
+ * input buffers. A flush under load costs the next allocations a refill from the shared lists,
+ * one cluster at a time, once per BUSY_FLUSH_MS.
  */
 static void worker_busy(struct worker *w)
 {
@@ -1010,11 +1017,24 @@ static void worker_busy(struct worker *w)
 		w->flush_at_ms = w->now_ms + IDLE_FLUSH_MS;
 }
 
-static void idle_flush(struct worker *w)
+/* When cache_flush() has something to do, 0 if never. */
+static uint64_t cache_flush_due(const struct worker *w)
 {
-	if (w->flush_at_ms && w->flush_at_ms <= w->now_ms) {
+	uint64_t busy = w->flushed_ms + BUSY_FLUSH_MS;
+
+	if (!w->flush_at_ms)
+		return 0;
+	return w->flush_at_ms < busy ? w->flush_at_ms : busy;
+}
+
+static void cache_flush(struct worker *w)
+{
+	uint64_t due = cache_flush_due(w);
+
+	if (due && due <= w->now_ms) {
 		pool_thread_flush();
 		w->flush_at_ms = 0;
+		w->flushed_ms = w->now_ms;
 	}
 }
 
@@ -1029,8 +1049,8 @@ static int next_wakeup(const struct worker *w)
 		next = w->linger_timers.first->deadline_ms;
 	if (w->accept_resume_ms && w->accept_resume_ms < next)
 		next = w->accept_resume_ms;
-	if (w->flush_at_ms && w->flush_at_ms < next)
-		next = w->flush_at_ms;
+	if (cache_flush_due(w) && cache_flush_due(w) < next)
+		next = cache_flush_due(w);
 	if (next == UINT64_MAX)
 		return -1;
 	return next <= w->now_ms ? 0 : (int)(next - w->now_ms);
@@ -1064,7 +1084,7 @@ static void *worker_main(void *arg)
 			worker_busy(w);
 		if (w->accept_resume_ms && w->accept_resume_ms <= w->now_ms)
 			listener_resume(w);
-		idle_flush(w);
+		cache_flush(w);
 	}
 
 	/* Stop accepting, close every connection, give this thread's cached objects back. */
@@ -1132,6 +1152,7 @@ static int worker_init(struct worker *w, unsigned int index, unsigned int *port)
 		return -1;
 	}
 	w->now_ms = now_ms();
+	w->flushed_ms = w->now_ms;
 	listener_resume(w);
 	return w->listening ? 0 : -1;
 }

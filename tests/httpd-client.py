@@ -469,8 +469,17 @@ def cmd_stats(port):
             fail("/metrics lacks %r" % want)
     requests = [int(line.split()[1]) for line in text.splitlines()
                 if line.startswith("pool_httpd_requests_total ")]
-    if not requests or requests[0] < 1:
-        fail("/metrics: pool_httpd_requests_total is %r" % requests)
+    try:    # the reference parser, where installed (Debian: python3-prometheus-client)
+        from prometheus_client.parser import text_string_to_metric_families
+        families = {f.name: f.type for f in text_string_to_metric_families(text)}
+        if families.get("pool_httpd_requests") != "counter":
+            fail("/metrics: prometheus_client reads %r" % families)
+    except ImportError:
+        pass
+    again = [int(line.split()[1]) for line in http_get(port, "/metrics")[2].decode().splitlines()
+             if line.startswith("pool_httpd_requests_total ")]
+    if len(requests) != 1 or len(again) != 1 or again[0] <= requests[0]:
+        fail("/metrics: pool_httpd_requests_total %r, then %r: no growth" % (requests, again))
     status, headers, body = http_get(port, "/pools.json")
     if status != 200 or headers["content-type"] != "application/json":
         fail("/pools.json: %d %s" % (status, headers.get("content-type")))

@@ -1,23 +1,36 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # libpool - fixed-size object pools for event-driven servers.
 #
 # Targets
 #   make / make all      build the static and shared libraries and the tools into $(BUILD)
-#   make deps            check the Debian packages we build with; as root, install the missing
-#                        ones (apt-get update && apt-get install -y ...); otherwise print the
-#                        exact command and fail. Every target that compiles runs it first.
 #   make check           build and run every test (tests/check_*.c with Check, tests/test_*.sh);
-#                        prints one "check: N passed, N failed" line and fails if any failed
+#                        prints one "check: N passed, N failed, N skipped" line and fails if any
+#                        failed
 #   make stress          the main job: tools/pool-stress with 48 threads on every workload
 #   make bench           tools/pool-bench: libpool side by side with the allocators users pick
-#   make install         install libraries, headers, libpool.pc, tools and man pages under
-#                        $(DESTDIR)$(PREFIX)
+#   make install         install the libraries, headers, libpool.pc, programs, man pages and
+#                        documentation into $(DESTDIR) + the directories below
 #   make uninstall       remove what install installed
+#   make dist            $(BUILD)/libpool-$(VERSION).tar.gz from the committed tree (git archive)
+#   make distcheck       make dist, unpack it in a temporary directory and run its make check
+#   make deps            check the Debian packages the build needs and print the apt-get
+#                        command for the missing ones
 #   make clean           remove build/
 #   make help            print this text
 #   (further targets, documented in their files, come from mk/*.mk)
 #
-# Variables
+# Packages: `make check` and `make stress` (the README's two commands), run as root, install
+# the Debian packages they need with apt-get (build: $(DEPS_PKGS); tests also: $(CHECK_PKGS)).
+# Every other target only checks, and prints the apt-get command when something is missing.
+#
+# Variables (on the command line or in the environment)
 #   CC=gcc|clang         compiler (default cc)
+#   CPPFLAGS CFLAGS LDFLAGS LDLIBS
+#                        the user's flags (a distribution's hardening flags): appended after
+#                        ours, so they win where the two conflict (-O, -g). Never overridden.
+#   WERROR=1             turn warnings into errors (CI sets it; off by default so that a newer
+#                        compiler's new warning does not break a user's build)
 #   SAN=address|thread|undefined
 #                        build everything with that sanitizer, into its own build directory.
 #                        SAN=thread defaults to USE_JEMALLOC=0: ThreadSanitizer must see the
@@ -27,20 +40,52 @@
 #                        not fork-safe while other threads allocate (a child can deadlock).
 #   USE_JEMALLOC=1|0     1 (default): objects come from jemalloc's mallocx/sdallocx;
 #                        0: from the C library's aligned_alloc/free
-#   DEBUG="-D..."        extra compiler flags (e.g. DEBUG=-DPOOL_EXTRA_ASSERTS)
-#   OPT=-O2              optimisation flags
-#   PREFIX=/usr/local    installation prefix; DESTDIR= staging directory for install/uninstall
+#   DEBUG="..."          extra compiler flags, placed last
+#   OPT=-O2              our optimisation flags (a -O in CFLAGS overrides them)
 #   BUILD=build/...      build directory (default: one per compiler, sanitizer and OS layer)
 #   V=1                  show the full commands
+#
+# Installation directories (GNU names; each may be set alone, e.g. LIBDIR for multiarch)
+#   PREFIX=/usr/local
+#   BINDIR=$(PREFIX)/bin             pools, pool-stress, pool-bench, pool-topology
+#   LIBDIR=$(PREFIX)/lib             libpool.so.*, libpool.a (e.g. $(PREFIX)/lib/x86_64-linux-gnu)
+#   PKGCONFIGDIR=$(LIBDIR)/pkgconfig libpool.pc
+#   INCLUDEDIR=$(PREFIX)/include     pool/pool.h, pool/pool-t.h
+#   LIBEXECDIR=$(PREFIX)/libexec     $(LIBEXECDIR)/libpool/: pool-bench's child programs
+#                                    (compiled into pool-bench, which looks there)
+#   MANDIR=$(PREFIX)/share/man       man1 (programs), man3 (API), man7 (libpool(7))
+#   DOCDIR=$(PREFIX)/share/doc/libpool
+#                                    doc/*.md, README.md, CHANGELOG.md, LICENSE, and examples/:
+#                                    the example server's source (pool-httpd.c) and the README's
+#                                    example program (example.c). The example server itself is
+#                                    not installed: it is built in $(BUILD)/tools for make demo.
+#   DESTDIR=                         staging directory prepended to all of them
+# Installed programs link the shared library with no rpath (as Debian wants): when LIBDIR is
+# not in the dynamic linker's path, run ldconfig or set LD_LIBRARY_PATH. Programs in the build
+# tree find $(BUILD)/libpool.so.0 through the rpath $ORIGIN/.. instead; `make install` relinks
+# them without it. pool-bench-dpdk carries DPDK's -march (from pkg-config libdpdk): it runs on
+# CPUs like the build machine's only, and is the one installed program that does.
 
-VERSION     := 0.1.0
+# The version lives in one place, include/pool/pool-t.h (POOL_VERSION_MAJOR/MINOR/PATCH).
+VERSION     := $(shell awk '/^\#define POOL_VERSION_(MAJOR|MINOR|PATCH) / { v = v s $$3; s = "." } \
+                 END { print v }' include/pool/pool-t.h)
+# The soname's number changes when the ABI breaks, not with every release.
 SOVERSION   := 0
+
 PREFIX      ?= /usr/local
+BINDIR      ?= $(PREFIX)/bin
+LIBDIR      ?= $(PREFIX)/lib
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+INCLUDEDIR  ?= $(PREFIX)/include
+LIBEXECDIR  ?= $(PREFIX)/libexec
+MANDIR      ?= $(PREFIX)/share/man
+DOCDIR      ?= $(PREFIX)/share/doc/libpool
 DESTDIR     ?=
 CC          ?= cc
 SAN         ?=
 OPT         ?= -O2
 DEBUG       ?=
+WERROR      ?= 0
 ifeq ($(SAN),thread)
 USE_JEMALLOC ?= 0
 else
@@ -50,8 +95,12 @@ endif
 CC_NAME     := $(notdir $(firstword $(CC)))
 BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLOC)),-libc)
 
+# Debian packages: what the build needs (checked through pkg-config) and what `make check`
+# needs besides (checked as commands). mk/*.mk may add to CHECK_PKGS and CHECK_CMDS.
 DEPS_PKGS   := libjemalloc-dev libhwloc-dev check pkg-config
 DEPS_PC     := jemalloc hwloc check
+CHECK_PKGS  := mandoc
+CHECK_CMDS  := mandoc
 
 ifeq ($(V),1)
 Q :=
@@ -67,63 +116,106 @@ SAN_CFLAGS  += -fno-sanitize-recover=all
 endif
 endif
 
-# -gdwarf-4: Debian's valgrind 3.19 cannot read the DWARF 5 that clang 14 emits by default.
-WARN        := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-BASE_CFLAGS := -std=gnu11 $(OPT) -gdwarf-4 $(WARN) -D_GNU_SOURCE -Iinclude \
-               -DPOOL_USE_JEMALLOC=$(USE_JEMALLOC) $(SAN_CFLAGS) $(DEBUG)
-LIB_CFLAGS  := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -DPOOL_BUILDING_LIBRARY -Isrc
-PC_CFLAGS    = $(shell pkg-config --cflags hwloc $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
-LIB_LIBS     = $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null)) \
+# Our flags come first, the user's CPPFLAGS/CFLAGS/LDFLAGS after them (so theirs win), DEBUG
+# last. -gdwarf-4: Debian's valgrind 3.19 cannot read the DWARF 5 that clang 14 emits by default.
+WARN        := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+               $(if $(filter 1,$(WERROR)),-Werror)
+POOL_CPPFLAGS := -D_GNU_SOURCE -Iinclude -DPOOL_USE_JEMALLOC=$(USE_JEMALLOC)
+POOL_CFLAGS := -std=gnu11 $(OPT) -gdwarf-4 $(WARN) $(SAN_CFLAGS)
+DEPFLAGS     = -MMD -MP
+COMPILE      = $(CC) $(DEPFLAGS) $(POOL_CPPFLAGS) $(1) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG)
+# Kept for mk/*.mk: every flag of a compile, ours and the user's.
+BASE_CFLAGS  = $(POOL_CPPFLAGS) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG)
+PC_CFLAGS   := $(shell pkg-config --cflags hwloc $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
+LIB_LIBS    := $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null)) \
                $(shell pkg-config --libs hwloc 2>/dev/null) -lpthread -ldl -lm
-CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
-LDFLAGS     ?=
-ALL_LDFLAGS := $(SAN_CFLAGS) $(LDFLAGS)
+CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
+ALL_LDFLAGS  = $(SAN_CFLAGS) $(LDFLAGS)
+# Programs of the build tree find the build tree's shared library; installed ones are relinked
+# without an rpath.
+BUILD_RPATH := -Wl,-rpath,'$$ORIGIN/..'
+LINK_POOL   := -L$(BUILD) -lpool -lpthread
 
 LIB_SRCS    := $(wildcard src/*.c)
-LIB_OBJS    := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+LIB_OBJS    := $(patsubst src/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRCS))
 STATIC_LIB  := $(BUILD)/libpool.a
 SHARED_REAL := $(BUILD)/libpool.so.$(VERSION)
 SHARED_SO   := $(BUILD)/libpool.so.$(SOVERSION)
 SHARED_LINK := $(BUILD)/libpool.so
+PC_FILE     := $(BUILD)/libpool.pc
 
+# Tests: a tests/check_*.c that includes a private header ("pool-*.h" from src/) is internal:
+# built with -Isrc against the static library. All others test what users get: built against
+# include/ only, linked with the shared library.
 TEST_SRCS   := $(wildcard tests/check_*.c)
+INT_TEST_SRCS := $(shell grep -l '^\#include "pool-' $(TEST_SRCS) /dev/null)
+PUB_TEST_SRCS := $(filter-out $(INT_TEST_SRCS),$(TEST_SRCS))
+INT_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INT_TEST_SRCS))
+PUB_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(PUB_TEST_SRCS))
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_SCRIPTS := $(sort $(wildcard tests/test_*.sh))
 TOOL_SRCS   := $(wildcard tools/*.c)
 TOOL_BINS   := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 PUB_HEADERS := include/pool/pool.h include/pool/pool-t.h
 
-.PHONY: all deps lib tools tests check install uninstall clean help
+# Programs `make install` installs (names under tools/ without .c); mk/*.mk add to them.
+# INSTALL_BIN: public programs, linked with libpool, relinked without rpath into $(BUILD)/inst.
+# INSTALL_LIBEXEC: helper programs for $(LIBEXECDIR)/libpool, installed as built (they must
+# not link libpool).
+INSTALL_BIN     := pools pool-stress pool-bench
+INSTALL_LIBEXEC :=
+# Installed documentation; the example sources go to $(DOCDIR)/examples.
+INSTALL_DOCS    := README.md CHANGELOG.md LICENSE $(wildcard doc/*.md doc/*.png)
+INSTALL_EXAMPLES := tools/pool-httpd.c
+
+.PHONY: all deps lib tools tests check install uninstall clean help dist distcheck FORCE
 .DEFAULT_GOAL := all
 
-all: deps lib tools
+all: lib tools
 
 help:
-	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
 	@for f in $(sort $(wildcard mk/*.mk)); do echo "--- $$f"; \
-		sed -n '1,/^[^#]/p' $$f | grep '^#' | sed 's/^# \{0,1\}//'; done
+		sed -n '1,/^[^#]/p' $$f | grep '^#' | grep -v 'SPDX-\|Copyright (c)' | \
+		sed 's/^# \{0,1\}//'; done
 
-# Dependencies: checked with pkg-config, installed with apt-get when we are root.
+# Dependencies, checked with pkg-config (and, for make check, as commands). Only the README's
+# two commands, make check and make stress, install what is missing, and only as root.
+DEPS_INSTALL := $(if $(filter check stress,$(MAKECMDGOALS)),1)
+DEPS_ALL_PKGS = $(DEPS_PKGS) $(if $(filter check,$(MAKECMDGOALS)),$(CHECK_PKGS))
 deps:
 	@missing=""; for pc in $(DEPS_PC); do pkg-config --exists $$pc 2>/dev/null || missing=1; done; \
 	command -v pkg-config >/dev/null 2>&1 || missing=1; \
+	for c in $(if $(filter check,$(MAKECMDGOALS)),$(CHECK_CMDS)); do \
+		command -v $$c >/dev/null 2>&1 || missing=1; done; \
 	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "deps: installing $(DEPS_PKGS)"; \
+	  if [ -n "$(DEPS_INSTALL)" ] && [ "$$(id -u)" = 0 ]; then \
+	    echo "deps: installing $(DEPS_ALL_PKGS)"; \
 	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEPS_PKGS) >/dev/null || exit 1; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEPS_ALL_PKGS) >/dev/null || exit 1; \
 	  else \
-	    echo "deps: missing packages; run: sudo apt-get update && sudo apt-get install -y $(DEPS_PKGS)"; \
+	    echo "deps: missing packages; run: sudo apt-get update && sudo apt-get install -y $(DEPS_ALL_PKGS)"; \
+	    echo "deps: (make check and make stress run it themselves when run as root)"; \
 	    exit 1; \
 	  fi; \
 	fi
 
-lib: $(STATIC_LIB) $(SHARED_LINK)
+# Installation directories and version: the .pc file and pool-bench depend on this stamp, which
+# is rewritten only when one of the values changes.
+DIRS_STAMP  := $(BUILD)/dirs.stamp
+DIRS_VALUES := PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) INCLUDEDIR=$(INCLUDEDIR) LIBEXECDIR=$(LIBEXECDIR) \
+               VERSION=$(VERSION) USE_JEMALLOC=$(USE_JEMALLOC)
+$(DIRS_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(DIRS_VALUES)' > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) $(PUB_HEADERS) | deps
+lib: $(STATIC_LIB) $(SHARED_LINK) $(PC_FILE)
+
+$(BUILD)/obj/lib/%.o: src/%.c | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(LIB_CFLAGS) $(PC_CFLAGS) -c -o $@ $<
+	$(Q)$(call COMPILE,-Isrc -DPOOL_BUILDING_LIBRARY) -fPIC -fvisibility=hidden $(PC_CFLAGS) \
+		-c -o $@ $<
 
 $(STATIC_LIB): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
@@ -132,7 +224,7 @@ $(STATIC_LIB): $(LIB_OBJS)
 $(SHARED_REAL): $(LIB_OBJS)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libpool.so.$(SOVERSION) -Wl,-z,defs $(ALL_LDFLAGS) \
-		-o $@ $^ $(LIB_LIBS)
+		-o $@ $^ $(LIB_LIBS) $(LDLIBS)
 
 $(SHARED_SO): $(SHARED_REAL)
 	$(Q)ln -sf $(notdir $<) $@
@@ -140,62 +232,154 @@ $(SHARED_SO): $(SHARED_REAL)
 $(SHARED_LINK): $(SHARED_SO)
 	$(Q)ln -sf $(notdir $<) $@
 
-# Tests link the static library so that they may include private headers (src/).
-$(BUILD)/tests/%: tests/%.c $(STATIC_LIB) $(wildcard tests/*.h) | deps
+# libpool.pc: Requires.private names jemalloc and hwloc, whose own .pc files give their -l
+# flags to `pkg-config --static`; Libs.private only what has no .pc. A libdir or includedir
+# under the prefix is written relative to ${prefix}, so pkg-config --define-prefix works.
+PC_REL       = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+$(PC_FILE): libpool.pc.in $(DIRS_STAMP) Makefile
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+		-e 's|@LIBDIR@|$(call PC_REL,$(LIBDIR))|' \
+		-e 's|@INCLUDEDIR@|$(call PC_REL,$(INCLUDEDIR))|' \
+		-e 's|@LIBS_PRIVATE@|-lpthread -ldl -lm|' \
+		-e "s|@REQUIRES_PRIVATE@|$(strip $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) hwloc)|" $< > $@
+
+# Tests. Internal ones see src/ and link the static library; public ones see include/ only.
+$(INT_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(STATIC_LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -rdynamic -o $@ $< $(STATIC_LIB) $(ALL_LDFLAGS) $(CHECK_LIBS) $(LIB_LIBS) $(LDLIBS)
+
+# tests/pool-cli-server.c: a test fixture (a process serving the CLI socket), not a Check test;
+# built as the public tests are.
+FIXTURE_SRCS := tests/pool-cli-server.c
+FIXTURE_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(FIXTURE_SRCS))
+
+$(PUB_TEST_BINS) $(FIXTURE_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SHARED_LINK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -rdynamic $(BUILD_RPATH) -o $@ $< $(ALL_LDFLAGS) $(LINK_POOL) $(CHECK_LIBS) $(LDLIBS)
+
+$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(INT_TEST_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(BASE_CFLAGS) -Isrc -Itests $(PC_CFLAGS) -rdynamic -o $@ $< $(STATIC_LIB) \
-		$(ALL_LDFLAGS) $(CHECK_LIBS) $(LIB_LIBS)
+	$(Q)$(call COMPILE,-Isrc -Itests) $(PC_CFLAGS) -c -o $@ $<
 
-# tests/pool-cli-server.c: a test fixture (a process serving the CLI socket), not a Check test.
-tests: $(TEST_BINS) $(BUILD)/tests/pool-cli-server
+$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(PUB_TEST_SRCS) $(FIXTURE_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c | deps
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(call COMPILE,-Itests) -c -o $@ $<
 
+tests: $(TEST_BINS) $(FIXTURE_BINS)
+
+# Tools: public API only, linked with the shared library. mk/*.mk may give one tool extra
+# compile flags in TOOL_CFLAGS_<name> and extra libraries in TOOL_LIBS_<name>, or a rule of
+# its own (programs that do not link libpool).
 tools: $(TOOL_BINS)
 
-$(BUILD)/tools/%: tools/%.c $(STATIC_LIB) $(wildcard tools/*.h) | deps
+# The objects stay: the installed variant of each tool is linked from them too.
+.SECONDARY: $(patsubst tools/%.c,$(BUILD)/obj/tools/%.o,$(TOOL_SRCS))
+
+$(BUILD)/obj/tools/%.o: tools/%.c | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(BASE_CFLAGS) -Itools $(PC_CFLAGS) -rdynamic -o $@ $< $(STATIC_LIB) \
-		$(ALL_LDFLAGS) $(LIB_LIBS) $(TOOL_LIBS_$*)
+	$(Q)$(call COMPILE,-Itools) $(TOOL_CFLAGS_$*) -c -o $@ $<
+
+$(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(SHARED_LINK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -rdynamic $(BUILD_RPATH) -o $@ $< $(ALL_LDFLAGS) $(LINK_POOL) $(TOOL_LIBS_$*) $(LDLIBS)
+
+# The installed variant: the same objects, no rpath.
+$(BUILD)/inst/%: $(BUILD)/obj/tools/%.o $(SHARED_LINK)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@ (to install)")
+	$(Q)$(CC) -rdynamic -o $@ $< $(ALL_LDFLAGS) $(LINK_POOL) $(TOOL_LIBS_$*) $(LDLIBS)
 
 check: deps lib tests tools
-	$(Q)BUILD=$(BUILD) SAN=$(SAN) USE_JEMALLOC=$(USE_JEMALLOC) CC="$(CC)" \
+	$(Q)BUILD=$(BUILD) SAN=$(SAN) USE_JEMALLOC=$(USE_JEMALLOC) CC="$(CC)" VERSION=$(VERSION) \
 		sh tests/run.sh $(TEST_BINS) $(TEST_SCRIPTS)
 
-libpool.pc: libpool.pc.in Makefile
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
-		-e 's|@LIBS_PRIVATE@|$(if $(filter 1,$(USE_JEMALLOC)),-ljemalloc) -lhwloc -lpthread -ldl -lm|' \
-		-e 's|@REQUIRES_PRIVATE@|$(if $(filter 1,$(USE_JEMALLOC)),jemalloc) hwloc|' $< > $@
+# Man pages: every man/*.[1-8] and doc/*.1 page. Each name of a page's NAME section other than
+# the page's own becomes a symbolic link to it (pool_free.3 -> pool_alloc.3).
+MAN_PAGES   := $(sort $(wildcard man/*.[1-8] doc/*.[1-8]))
+MAN_SECTION  = $(patsubst .%,%,$(suffix $(1)))
 
-install: all libpool.pc
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/pool \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
-		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3
-	install -m 644 $(STATIC_LIB) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(SHARED_REAL) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libpool.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libpool.so.$(SOVERSION)
-	ln -sf libpool.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libpool.so
-	install -m 644 $(PUB_HEADERS) $(DESTDIR)$(PREFIX)/include/pool/
-	install -m 644 libpool.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
-	for t in $(INSTALL_TOOLS); do install -m 755 $(BUILD)/tools/$$t $(DESTDIR)$(PREFIX)/bin/$${t#pool-tool-}; done
-	for m in $(wildcard doc/*.1); do install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done
-	for m in $(wildcard doc/*.3); do install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man3/; done
+# (its programs are prerequisites too: see the end of this file, after mk/*.mk add to them)
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/pool $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(BINDIR) $(DESTDIR)$(DOCDIR)/examples
+	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(SHARED_REAL) $(DESTDIR)$(LIBDIR)/
+	ln -sf libpool.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libpool.so.$(SOVERSION)
+	ln -sf libpool.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libpool.so
+	install -m 644 $(PUB_HEADERS) $(DESTDIR)$(INCLUDEDIR)/pool/
+	install -m 644 $(PC_FILE) $(DESTDIR)$(PKGCONFIGDIR)/
+	$(if $(INSTALL_BIN),install -m 755 $(patsubst %,$(BUILD)/inst/%,$(INSTALL_BIN)) $(DESTDIR)$(BINDIR)/)
+	$(if $(INSTALL_LIBEXEC),install -d $(DESTDIR)$(LIBEXECDIR)/libpool)
+	$(if $(INSTALL_LIBEXEC),install -m 755 $(patsubst %,$(BUILD)/tools/%,$(INSTALL_LIBEXEC)) \
+		$(DESTDIR)$(LIBEXECDIR)/libpool/)
+	install -m 644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 644 $(INSTALL_EXAMPLES) $(DESTDIR)$(DOCDIR)/examples/
+	awk '/^```c$$/ { on = 1; next } /^```$$/ { if (on) exit } on' README.md \
+		> $(DESTDIR)$(DOCDIR)/examples/example.c
+	$(Q)set -e; for m in $(MAN_PAGES); do \
+		s=$$(echo $$m | sed 's/.*\.//'); d=$(DESTDIR)$(MANDIR)/man$$s; \
+		echo "install -m 644 $$m $$d/"; install -d $$d; install -m 644 $$m $$d/; \
+		for n in $$(sh mk/man-names.sh $$m); do \
+			[ "$$n.$$s" = "$$(basename $$m)" ] || ln -sf $$(basename $$m) $$d/$$n.$$s; \
+		done; \
+	done
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/lib/libpool.a $(DESTDIR)$(PREFIX)/lib/libpool.so \
-		$(DESTDIR)$(PREFIX)/lib/libpool.so.$(SOVERSION) \
-		$(DESTDIR)$(PREFIX)/lib/libpool.so.$(VERSION) \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig/libpool.pc
-	rm -rf $(DESTDIR)$(PREFIX)/include/pool
-	for t in $(INSTALL_TOOLS); do rm -f $(DESTDIR)$(PREFIX)/bin/$${t#pool-tool-}; done
-	for m in $(notdir $(wildcard doc/*.1)); do rm -f $(DESTDIR)$(PREFIX)/share/man/man1/$$m; done
-	for m in $(notdir $(wildcard doc/*.3)); do rm -f $(DESTDIR)$(PREFIX)/share/man/man3/$$m; done
+	rm -f $(DESTDIR)$(LIBDIR)/libpool.a $(DESTDIR)$(LIBDIR)/libpool.so \
+		$(DESTDIR)$(LIBDIR)/libpool.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libpool.so.$(VERSION) \
+		$(DESTDIR)$(PKGCONFIGDIR)/libpool.pc
+	rm -f $(patsubst %,$(DESTDIR)$(INCLUDEDIR)/pool/%,$(notdir $(PUB_HEADERS)))
+	rm -f $(patsubst %,$(DESTDIR)$(BINDIR)/%,$(INSTALL_BIN))
+	rm -f $(patsubst %,$(DESTDIR)$(LIBEXECDIR)/libpool/%,$(INSTALL_LIBEXEC))
+	rm -f $(patsubst %,$(DESTDIR)$(DOCDIR)/%,$(notdir $(INSTALL_DOCS)))
+	rm -f $(patsubst %,$(DESTDIR)$(DOCDIR)/examples/%,$(notdir $(INSTALL_EXAMPLES)) example.c)
+	$(Q)for m in $(MAN_PAGES); do \
+		s=$$(echo $$m | sed 's/.*\.//'); d=$(DESTDIR)$(MANDIR)/man$$s; \
+		for n in $$(sh mk/man-names.sh $$m); do rm -f $$d/$$n.$$s; done; \
+		echo "rm -f $$d/$$(basename $$m)"; rm -f $$d/$$(basename $$m); \
+	done
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/pool $(DESTDIR)$(LIBEXECDIR)/libpool \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# A release tarball of HEAD (uncommitted changes are not in it: the target says so).
+DIST_NAME   := libpool-$(VERSION)
+DIST_TAR    := $(BUILD)/$(DIST_NAME).tar.gz
+dist:
+	@git rev-parse --git-dir >/dev/null 2>&1 || { echo "dist: needs a git checkout"; exit 1; }
+	@[ -z "$$(git status --porcelain --untracked-files=no)" ] || \
+		echo "dist: warning: uncommitted changes are not in the tarball (it is made from HEAD)"
+	@mkdir -p $(BUILD)
+	git archive --format=tar.gz --prefix=$(DIST_NAME)/ -o $(DIST_TAR) HEAD
+	@echo "dist: $(DIST_TAR)"
+
+# The tarball must build and pass its own make check alone: unpacked where nothing of this
+# tree (no .git, no ../shared) is within reach.
+distcheck: dist
+	@tmp=$$(mktemp -d /tmp/libpool-distcheck.XXXXXX) && \
+	tar -xzf $(DIST_TAR) -C $$tmp && \
+	echo "distcheck: make check in $$tmp/$(DIST_NAME)" && \
+	$(MAKE) -C $$tmp/$(DIST_NAME) check CC="$(CC)" USE_JEMALLOC=$(USE_JEMALLOC) WERROR=$(WERROR) \
+		BUILD=build/distcheck; rc=$$?; \
+	rm -rf $$tmp; [ $$rc -eq 0 ] && echo "distcheck: $(DIST_NAME).tar.gz passes make check"; \
+	exit $$rc
 
 clean:
-	rm -rf build libpool.pc
+	rm -rf build
 
-# Tools installed by `make install` (names under tools/ without .c); mk/*.mk may add to it.
-INSTALL_TOOLS := $(notdir $(basename $(wildcard tools/pools.c tools/pool-stress.c tools/pool-bench.c tools/pool-httpd.c)))
+FORCE:
 
 # Further targets (stress, bench, demo, fuzz...), one file per subsystem.
 -include $(sort $(wildcard mk/*.mk))
+
+# What install installs, now that mk/*.mk have added their programs.
+install: $(patsubst %,$(BUILD)/inst/%,$(INSTALL_BIN)) $(patsubst %,$(BUILD)/tools/%,$(INSTALL_LIBEXEC))
+
+# Header dependencies recorded by -MMD.
+-include $(wildcard $(BUILD)/obj/*/*.d)

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # make demo: tools/pool-httpd under wrk, with pools and then with malloc (mk/demo.sh).
 #
 # Targets
@@ -28,5 +30,5 @@ demo: all
 
 # pool-httpd embeds the pools page and uPlot (tools/httpd-page/) with .incbin: rebuild it when
 # they change.
-$(BUILD)/tools/pool-httpd: $(wildcard tools/httpd-page/*.html tools/httpd-page/uplot/*.js \
-                                      tools/httpd-page/uplot/*.css)
+$(BUILD)/obj/tools/pool-httpd.o: $(wildcard tools/httpd-page/*.html tools/httpd-page/uplot/*.js \
+                                           tools/httpd-page/uplot/*.css)

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # The body of `make demo` (see mk/demo.mk):
 #   sh mk/demo.sh BUILD DURATION CONNS WRK_THREADS PATH "HTTPD_OPTS"
 # Runs pool-httpd with pools, then with --malloc, under wrk; prints wrk's summaries, then for the

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # Fuzzing with libFuzzer (clang, Debian packages clang and libclang-rt-14-dev).
 #
 # Every tests/fuzz_<name>.c defines LLVMFuzzerTestOneInput() (and optionally

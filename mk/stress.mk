@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # mk/stress.mk - the stress harness and the benchmarks (tools/pool-stress.c, tools/pool-bench*.c).
 #
 # Targets
@@ -23,8 +25,10 @@
 #   pool-bench-malloc is linked without libpool and without jemalloc, so that its malloc() is
 #   glibc's unless pool-bench preloads another allocator. pool-bench-dpdk is built with the
 #   flags of `pkg-config libdpdk` (including its -march) when libdpdk-dev is installed; without
-#   it the target only prints why, and pool-bench skips the dpdk backend. `make install` puts
-#   both children next to pool-bench, where it looks for them.
+#   it the target only prints why, and pool-bench skips the dpdk backend. With that -march,
+#   pool-bench-dpdk runs only on CPUs like the build machine's: it is not a portable binary.
+#   `make install` puts both children in $(LIBEXECDIR)/libpool/; pool-bench looks for them next
+#   to itself first (the build tree), then there (POOL_BENCH_HELPER_DIR).
 
 STRESS_ARGS ?= --threads 48 --seconds 10
 BENCH_ARGS  ?=
@@ -55,8 +59,10 @@ bench-deps:
 	  fi; \
 	fi
 
-# pool-bench runs its children from its own directory: install them next to it.
-INSTALL_TOOLS += pool-bench-malloc
+# pool-bench's children are helpers: installed in $(LIBEXECDIR)/libpool, compiled into pool-bench.
+INSTALL_LIBEXEC += pool-bench-malloc
+TOOL_CFLAGS_pool-bench = -DPOOL_BENCH_HELPER_DIR='"$(LIBEXECDIR)/libpool"'
+$(BUILD)/obj/tools/pool-bench.o: $(DIRS_STAMP)
 
 # The general allocators' child: no libpool, no jemalloc, only the C library.
 $(BUILD)/tools/pool-bench-malloc: tools/pool-bench-malloc.c tools/pool-bench.h | deps
@@ -66,7 +72,7 @@ $(BUILD)/tools/pool-bench-malloc: tools/pool-bench-malloc.c tools/pool-bench.h |
 
 # DPDK's child, when libdpdk-dev is installed.
 ifneq ($(shell pkg-config --exists libdpdk 2>/dev/null && echo yes),)
-INSTALL_TOOLS += pool-bench-dpdk
+INSTALL_LIBEXEC += pool-bench-dpdk
 DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null | sed -e 's/-I/-isystem /g')
 $(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c tools/pool-bench.h | deps
 	@mkdir -p $(dir $@)
@@ -78,5 +84,5 @@ $(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c
 	@echo "  SKIP    $@: libdpdk-dev is not installed; pool-bench will skip the dpdk backend"
 endif
 
-# pool-bench runs its children from its own directory.
+# pool-bench runs its children from its own directory in the build tree.
 $(BUILD)/tools/pool-bench: $(BUILD)/tools/pool-bench-malloc $(BUILD)/tools/pool-bench-dpdk

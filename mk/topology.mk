@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # mk/topology.mk - topology targets (src/topology.c, tools/pool-topology.c, doc/tuning.md).
 #
 # Targets
@@ -9,11 +11,12 @@
 #                       tests/test_tuning_table.sh fails when the committed table is stale
 #
 # Variables
-#   TOPOLOGY_DIR=../shared/topologies
-#                       the hwloc XML exports of big machines; the tests read the same
-#                       directory from POOL_TOPOLOGY_DIR (default: the same path)
+#   TOPOLOGY_DIR=tests/topologies
+#                       the hwloc XML exports of big machines (tests/topologies/README.md says
+#                       where they come from); the tests read the same directory from
+#                       POOL_TOPOLOGY_DIR (default: the same path)
 
-TOPOLOGY_DIR ?= ../shared/topologies
+TOPOLOGY_DIR ?= tests/topologies
 
 .PHONY: topology tuning-table
 
@@ -35,4 +38,4 @@ tuning-table: deps $(BUILD)/tools/pool-topology
 	@echo "doc/tuning.md: table regenerated from $(TOPOLOGY_DIR)"
 
 # `make install` installs pool-topology and its man page (doc/pool-topology.1) with the others.
-INSTALL_TOOLS += pool-topology
+INSTALL_BIN += pool-topology

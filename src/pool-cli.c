@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * The command handler (`pools show|trim|debug|topology`, `help`) and the optional UNIX-socket
  * CLI thread that serves it, in the way HAProxy's stats socket is used:
  *     socat - UNIX-CONNECT:/run/app/pools.sock

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * `pools show`: the pool dump, as text (HAProxy's "show pools" shape), JSON or the Prometheus
  * text exposition format.
  *
@@ -64,7 +67,7 @@ struct dump_entry {
 	char name[POOL_NAME_MAX + 1];
 	char label[POOL_NAME_MAX + 12]; /* Prometheus label: name, or name#<n> for the n-th pool
 	                                   of that name in creation order */
-	struct pool_user *users;        /* copy of users[0..st.users-1] (detailed only) */
+	struct pool_creator *creators;  /* copy of creator[0..st.creators-1] (detailed only) */
 	unsigned int ncallers;
 	struct dump_caller callers[POOL_CALLER_SLOTS];
 };
@@ -247,7 +250,7 @@ static void free_snapshot(struct dump_snapshot *s)
 	size_t i;
 
 	for (i = 0; i < s->n; i++)
-		free(s->e[i].users);
+		free(s->e[i].creators);
 	free(s->e);
 }
 
@@ -302,12 +305,12 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 			snprintf(e->label, sizeof(e->label), "%s#%u", pool->name, dup);
 	}
 	if (a->detailed) {
-		e->users = malloc((e->st.users ? e->st.users : 1) * sizeof(*e->users));
-		if (!e->users) {
+		e->creators = malloc((e->st.creators ? e->st.creators : 1) * sizeof(*e->creators));
+		if (!e->creators) {
 			s->failed = 1;
 			return 1;
 		}
-		memcpy(e->users, pool->user, e->st.users * sizeof(*e->users));
+		memcpy(e->creators, pool->creator, e->st.creators * sizeof(*e->creators));
 		e->records_callers = !!(pool->layout & POOL_DBG_CALLER);
 		for (i = 0; e->records_callers && i < POOL_CALLER_SLOTS; i++) {
 			uintptr_t c = atomic_load_explicit(&pool->callers[i].caller,
@@ -462,16 +465,16 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		fprintf(out, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
 		        "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users, @%p%s\n",
 		        e->name, st->size, st->align, st->allocated, st->allocated * st->stride,
-		        st->used, st->cached, st->needed_avg, st->failed, st->users,
+		        st->used, st->cached, st->needed_avg, st->failed, st->creators,
 		        (const void *)e->head, (st->flags & POOL_F_SHARED) ? " [SHARED]" : "");
 		if (!s->args->detailed)
 			continue;
 		fprintf(out, "      stride %zu bytes, %u buckets, %zu in shared free lists, "
 		        "limit %zu%s\n", st->stride, st->buckets, st->shared_free, st->limit,
 		        st->limit ? "" : " (none)");
-		for (k = 0; k < st->users; k++)
-			fprintf(out, "      created as %s: %zu bytes/%zu, flags %s\n", e->users[k].name,
-			        e->users[k].size, e->users[k].align, flags_str(e->users[k].flags));
+		for (k = 0; k < st->creators; k++)
+			fprintf(out, "      created as %s: %zu bytes/%zu, flags %s\n", e->creators[k].name,
+			        e->creators[k].size, e->creators[k].align, flags_str(e->creators[k].flags));
 		for (k = 0; k < e->ncallers; k++) {
 			caller_str(e->callers[k].addr, sym, sizeof(sym));
 			fprintf(out, "      caller %s (%#lx): %ld live objects\n", sym,
@@ -503,17 +506,17 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 		        "\"buckets\": %u, \"shared\": %s, \"exact\": %s",
 		        (const void *)e->head, st->size, st->align, st->stride, st->allocated,
 		        st->allocated * st->stride, st->used, st->used * st->stride, st->cached,
-		        st->shared_free, st->needed_avg, st->failed, st->limit, st->users, st->buckets,
+		        st->shared_free, st->needed_avg, st->failed, st->limit, st->creators, st->buckets,
 		        (st->flags & POOL_F_SHARED) ? "true" : "false",
 		        (st->flags & POOL_F_EXACT) ? "true" : "false");
 		if (s->args->detailed) {
 			fputs(", \"creators\": [", out);
-			for (k = 0; k < st->users; k++) {
+			for (k = 0; k < st->creators; k++) {
 				fputs(k ? ", {\"name\": " : "{\"name\": ", out);
-				json_string(out, e->users[k].name);
+				json_string(out, e->creators[k].name);
 				fprintf(out, ", \"size\": %zu, \"align\": %zu, \"flags\": ",
-				        e->users[k].size, e->users[k].align);
-				json_string(out, flags_str(e->users[k].flags));
+				        e->creators[k].size, e->creators[k].align);
+				json_string(out, flags_str(e->creators[k].flags));
 				fputc('}', out);
 			}
 			fputc(']', out);
@@ -566,7 +569,7 @@ PROM_GETTER(pv_shared_free, st->shared_free)
 PROM_GETTER(pv_needed, st->needed_avg)
 PROM_GETTER(pv_failed, st->failed)
 PROM_GETTER(pv_limit, st->limit)
-PROM_GETTER(pv_users, st->users)
+PROM_GETTER(pv_users, st->creators)
 PROM_GETTER(pv_shared, (st->flags & POOL_F_SHARED) ? 1 : 0)
 
 static const struct prom_metric prom_metrics[] = {
@@ -678,7 +681,7 @@ POOL_API int pool_dump(FILE *out, const char *args)
 		size_t i;
 
 		for (i = a.max; i < s.n; i++)
-			free(s.e[i].users);
+			free(s.e[i].creators);
 		s.n = a.max;
 		limited = 1;
 	}

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Introspection internals shared by src/pool-dump.c and src/pool-cli.c. Private header: never
  * installed.
  */

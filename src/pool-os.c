@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * OS layer: jemalloc's non-standard API by default (mallocx/sdallocx, mallctl to purge and to
  * read its statistics), or the C library with USE_JEMALLOC=0 (aligned_alloc/free, malloc_trim).
  * Also the page-level calls the use-after-free allocator needs. No other file calls an allocator
@@ -9,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 
 #include "pool-os.h"
 
@@ -157,4 +162,31 @@ void pool__os_unmap(void *addr, size_t len)
 int pool__os_protect(void *addr, size_t len, int access)
 {
 	return mprotect(addr, len, access ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+int pool__os_safe_read(void *dst, const void *src, size_t len)
+{
+	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)src, len };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+void pool__os_fault_context(const void *uctx, const void **pc, int *write_fault)
+{
+#if defined(__x86_64__)
+	const ucontext_t *uc = uctx;
+
+	*pc = (const void *)uc->uc_mcontext.gregs[REG_RIP];
+	/* the page-fault error code: bit 1 set for a write (Intel SDM vol. 3A, 4.7) */
+	*write_fault = !!(uc->uc_mcontext.gregs[REG_ERR] & 2);
+#else
+	(void)uctx;
+	*pc = NULL;
+	*write_fault = -1;
+#endif
+}
+
+unsigned long pool__os_thread_id(void)
+{
+	return (unsigned long)gettid();
 }

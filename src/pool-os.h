@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * OS layer: the only place that gets memory from below (jemalloc by default, the C library with
  * USE_JEMALLOC=0) or from the kernel (mmap for the use-after-free allocator). Private header.
  */
@@ -33,5 +36,21 @@ void *pool__os_map(size_t len);
 void pool__os_unmap(void *addr, size_t len);
 /* Make [addr, addr+len) inaccessible (access == 0) or read-write (access != 0); 0 or -1. */
 int pool__os_protect(void *addr, size_t len, int access);
+
+/*
+ * Copy `len` bytes at `src`, which may be unreadable (protected, unmapped), into `dst` without
+ * faulting: 0, or -1 when any of it could not be read. Async-signal-safe (one system call).
+ */
+int pool__os_safe_read(void *dst, const void *src, size_t len);
+
+/*
+ * From the ucontext_t a SA_SIGINFO handler receives: the faulting instruction's address (NULL
+ * where the platform does not say) and whether the access was a write (1), a read (0) or
+ * unknown (-1). Async-signal-safe.
+ */
+void pool__os_fault_context(const void *uctx, const void **pc, int *write_fault);
+
+/* The calling thread's kernel id (gettid()). Async-signal-safe. */
+unsigned long pool__os_thread_id(void);
 
 #endif

@@ -1,12 +1,12 @@
 /*
- * Topology and process-wide defaults.
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
  *
- * The machine is read once with hwloc (I/O objects filtered out), or from the XML file named by
- * HWLOC_XMLFILE, or, when hwloc fails, from sysconf(). From it come the defaults of the number of
- * shared-list buckets per pool and of the per-thread cache budget (formulas and reasons above
- * pool_topology() in include/pool/pool.h and in doc/tuning.md), which the environment
- * (POOL_BUCKETS, POOL_CACHE_SIZE) and then pool_configure() may override. This file is the only
- * one that calls hwloc.
+ * Topology: the machine, read once with hwloc (I/O objects filtered out), or from the XML file
+ * named by HWLOC_XMLFILE, or, when hwloc fails, from sysconf(); the defaults derived from it
+ * (formulas and reasons above pool_topology() in include/pool/pool.h and in doc/tuning.md); and
+ * binding a thread to a PU. This file is the only one that calls hwloc. The configuration that
+ * starts from these defaults lives in pool-config.c; printing them in pool-topology-show.c.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,8 +19,9 @@
 
 #include <hwloc.h>
 
-#include "pool-int.h"
-#include "pool-os.h"
+#include <pool/pool.h>
+
+#include "topology.h"
 
 static struct pool_topology topo_info;
 static hwloc_topology_t topo_hwloc;       /* NULL with the sysconf() fallback */
@@ -304,167 +305,8 @@ POOL_API int pool_topology_bind_thread(unsigned int index)
 	return hwloc_set_cpubind(h, pu->cpuset, HWLOC_CPUBIND_THREAD) < 0 ? -1 : 0;
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Showing                                                                                    */
-/* ------------------------------------------------------------------------------------------ */
 
-/* A byte count in the largest binary unit that divides it exactly ("48 KiB", "1.5 MiB"). */
-static const char *human(char *buf, size_t len, size_t v)
+unsigned int pool__topology_hwloc_api(void)
 {
-	static const char *unit[] = { "bytes", "KiB", "MiB", "GiB" };
-	unsigned int u = 0;
-	double d = (double)v;
-
-	while (u < 3 && d >= 1024.0) {
-		d /= 1024.0;
-		u++;
-	}
-	if (d == (double)(size_t)d)
-		snprintf(buf, len, "%zu %s", (size_t)d, unit[u]);
-	else
-		snprintf(buf, len, "%.1f %s", d, unit[u]);
-	return buf;
-}
-
-POOL_API void pool_topology_show(FILE *out)
-{
-	const struct pool_topology *t;
-	struct pool_config cfg;
-	char a[32], b[32], c[32];
-
-	if (!out)
-		return;
-	t = pool_topology();
-	switch (t->source) {
-	case POOL_TOPO_SYSTEM:
-		fprintf(out, "topology: this machine (hwloc API %u.%u, I/O objects filtered out)",
-		        hwloc_get_api_version() >> 16, (hwloc_get_api_version() >> 8) & 0xff);
-		break;
-	case POOL_TOPO_XML:
-		fprintf(out, "topology: XML file %s (HWLOC_XMLFILE; not this machine)", t->xml_file);
-		break;
-	default:
-		fprintf(out, "topology: sysconf() fallback, hwloc could not load it%s%s%s",
-		        t->xml_file ? " (HWLOC_XMLFILE='" : "", t->xml_file ? t->xml_file : "",
-		        t->xml_file ? "')" : "");
-		break;
-	}
-	fprintf(out, ", loaded in %lu.%03lu ms (%lu.%03lu ms of CPU)\n", t->load_us / 1000,
-	        t->load_us % 1000, t->load_cpu_us / 1000, t->load_cpu_us % 1000);
-	fprintf(out, "  PUs %u, cores %u, packages %u, NUMA nodes %u\n", t->pus, t->cores,
-	        t->packages, t->numa_nodes);
-	fprintf(out, "  cache line %u bytes, L1d %s, L2 %s x %u, L3 %s x %u\n", t->cache_line,
-	        human(a, sizeof(a), t->l1d_bytes), human(b, sizeof(b), t->l2_bytes), t->l2_count,
-	        human(c, sizeof(c), t->l3_bytes), t->l3_count);
-	fprintf(out, "defaults derived from it:\n");
-	fprintf(out, "  buckets per pool    %u  (largest power of two <= %u PUs, within %u..%u)\n",
-	        t->default_buckets, t->pus, POOL_TOPO_BUCKETS_MIN, POOL_TOPO_BUCKETS_MAX);
-	if (t->l2_per_pu_bytes)
-		fprintf(out, "  thread cache budget %s  (L2 per PU %s, rounded down to 4 KiB, "
-		        "within %u..%u KiB)\n", human(a, sizeof(a), t->default_cache_bytes),
-		        human(b, sizeof(b), t->l2_per_pu_bytes), POOL_TOPO_CACHE_MIN / 1024,
-		        POOL_TOPO_CACHE_MAX / 1024);
-	else
-		fprintf(out, "  thread cache budget %s  (no L2 size known)\n",
-		        human(a, sizeof(a), t->default_cache_bytes));
-	pool_get_config(&cfg);
-	fprintf(out, "in effect (after POOL_BUCKETS, POOL_CACHE_SIZE, pool_configure()):\n");
-	fprintf(out, "  buckets per pool    %u\n", cfg.buckets);
-	fprintf(out, "  thread cache budget %s\n", human(a, sizeof(a), cfg.cache_bytes));
-	fprintf(out, "  objects per cluster %u\n", cfg.cluster);
-	fprintf(out, "  OS layer            %s\n", pool__os_name());
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Trim                                                                                       */
-/* ------------------------------------------------------------------------------------------ */
-
-POOL_API void pool_trim(void)
-{
-	pool__os_trim();
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Environment overrides                                                                      */
-/* ------------------------------------------------------------------------------------------ */
-
-/* A plain decimal number, digits only; 0 and stored, or -1. */
-static int parse_count(const char *s, unsigned long *out)
-{
-	unsigned long v;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/*
- * A byte count: digits with an optional k/m/g suffix (powers of 1024), at most POOL_SIZE_MAX.
- * Returns 0 and stores it, or -1 for anything else (empty, sign, trailing garbage, overflow).
- */
-static int parse_bytes(const char *s, size_t *out)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (*end || v > (POOL_SIZE_MAX >> shift))
-		return -1;
-	*out = (size_t)(v << shift);
-	return 0;
-}
-
-void pool__config_defaults(struct pool_config *cfg)
-{
-	const struct pool_topology *t = pool_topology();
-	const char *env;
-	unsigned long n;
-	size_t v;
-
-	cfg->buckets = t->default_buckets;
-	cfg->cache_bytes = t->default_cache_bytes;
-	env = getenv("POOL_BUCKETS");
-	if (env) {
-		if (parse_count(env, &n) == 0 && n >= 1 && n <= POOL_BUCKETS_MAX && !(n & (n - 1)))
-			cfg->buckets = (unsigned int)n;
-		else
-			fprintf(stderr, "libpool: ignoring POOL_BUCKETS='%s': expected a power of two "
-			        "from 1 to %u; keeping %u\n", env, POOL_BUCKETS_MAX, cfg->buckets);
-	}
-	cfg->decay_ms = POOL_DECAY_MS_DEF;
-	env = getenv("POOL_DECAY_MS");
-	if (env) {
-		if (parse_count(env, &n) == 0 && n >= 1 && n <= POOL_DECAY_MS_MAX)
-			cfg->decay_ms = (unsigned int)n;
-		else
-			fprintf(stderr, "libpool: ignoring POOL_DECAY_MS='%s': expected milliseconds "
-			        "from 1 to %u; keeping %u\n", env, POOL_DECAY_MS_MAX, cfg->decay_ms);
-	}
-	env = getenv("POOL_CACHE_SIZE");
-	if (env) {
-		if (parse_bytes(env, &v) == 0 && v >= 4096)
-			cfg->cache_bytes = v;
-		else
-			fprintf(stderr, "libpool: ignoring POOL_CACHE_SIZE='%s': expected bytes from "
-			        "4096 to 1g with an optional k, m or g suffix; keeping %zu\n", env,
-			        cfg->cache_bytes);
-	}
+	return hwloc_get_api_version();
 }

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool_cli_exec(): every command and every error path; pool_cli_listen()/pool_cli_stop(): every
  * error of listen, mode 0600, stale socket replaced, non-socket path refused with EEXIST, the
  * line protocol (pipelining, \r\n, status lines, quit, NUL bytes, empty lines never inside an
@@ -25,6 +28,8 @@
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+
+#include <pool/pool.h>
 
 #include "pool-int.h"
 

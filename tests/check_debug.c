@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Debugging flags: the -dM parser and its errors, the help, and every check acting — each
  * detection as a death test that checks both the signal and the words of the report.
  *
@@ -13,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <pool/pool.h>
 
 #include "pool-int.h"
 #include "testutil.h"

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * POOL_DECLARE: a file-scope pool created before main() and destroyed at exit.
  */
 #include <check.h>
@@ -18,7 +21,7 @@ START_TEST(test_pool_declare)
 	/* declared pools are POOL_F_SHARED: the same size merges */
 	ck_assert_ptr_eq(declared_twin, declared_pool);
 	ck_assert_int_eq(pool_get_stats(declared_pool, &st), 0);
-	ck_assert_uint_eq(st.users, 2);
+	ck_assert_uint_eq(st.creators, 2);
 	o = pool_alloc(declared_pool);
 	ck_assert_ptr_nonnull(o);
 	pool_free(declared_pool, o);

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool_dump(): the text line of every pool field by field against pool_get_stats(), every sort
  * order, match, <max>, detailed (merged creators and callers), the JSON output parsed back by
  * python3's json module, the Prometheus output parsed by python3-prometheus-client's parser,
@@ -15,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <pool/pool.h>
 
 #include "pool-int.h"
 
@@ -87,7 +92,7 @@ static void expected_line(struct pool_head *pool, char *buf, size_t size)
 	snprintf(buf, size, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
 	         "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users, @%p%s",
 	         pool_name(pool), st.size, st.align, st.allocated, st.allocated * st.stride,
-	         st.used, st.cached, st.needed_avg, st.failed, st.users, (void *)pool,
+	         st.used, st.cached, st.needed_avg, st.failed, st.creators, (void *)pool,
 	         (st.flags & POOL_F_SHARED) ? " [SHARED]" : "");
 }
 
@@ -238,7 +243,7 @@ START_TEST(text_every_field)
 		ck_assert_uint_eq(cached, st[i].cached);
 		ck_assert_uint_eq(needed, st[i].needed_avg);
 		ck_assert_uint_eq(failed, st[i].failed);
-		ck_assert_uint_eq(users, st[i].users);
+		ck_assert_uint_eq(users, st[i].creators);
 		ck_assert_ptr_eq(addr, pools[i]);
 		ck_assert_str_eq(shared, (st[i].flags & POOL_F_SHARED) ? "[SHARED]" : "");
 		sum_alloc += st[i].allocated * st[i].stride;
@@ -250,7 +255,7 @@ START_TEST(text_every_field)
 	ck_assert_uint_eq(st[0].align, 64);
 	ck_assert_uint_eq(st[0].allocated, 120);
 	ck_assert_uint_eq(st[0].used, 120);
-	ck_assert_uint_eq(st[0].users, 2);
+	ck_assert_uint_eq(st[0].creators, 2);
 	ck_assert_uint_eq(st[1].allocated, 5);
 	ck_assert_uint_eq(st[1].failed, 2);
 	ck_assert_uint_eq(st[2].size, 24);
@@ -575,7 +580,7 @@ static void check_json_pool(const char *line, struct pool_head *pool, unsigned i
 	ck_assert_uint_eq(v[9], st.needed_avg);
 	ck_assert_uint_eq(v[10], st.failed);
 	ck_assert_uint_eq(v[11], st.limit);
-	ck_assert_uint_eq(v[12], st.users);
+	ck_assert_uint_eq(v[12], st.creators);
 	ck_assert_uint_eq(v[13], st.buckets);
 	ck_assert_int_eq(shared, !!(st.flags & POOL_F_SHARED));
 	ck_assert_int_eq(exact, !!(st.flags & POOL_F_EXACT));
@@ -670,7 +675,7 @@ static size_t prom_expected(const char *metric, const struct pool_stats *st)
 	const size_t v[] = { st->size, st->align, st->stride, st->allocated,
 	                     st->allocated * st->stride, st->used, st->used * st->stride,
 	                     st->cached, st->shared_free, st->needed_avg, st->failed, st->limit,
-	                     st->users, !!(st->flags & POOL_F_SHARED) };
+	                     st->creators, !!(st->flags & POOL_F_SHARED) };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(prom_per_pool) / sizeof(prom_per_pool[0]); i++)

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Memory return: after a spike, pool_gc(NULL) gives back what needed_avg and the floor do not
  * justify and the process's resident memory falls; objects still in use are never released.
  *

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Core pool library tests: objects and alignment, reuse, merging, limits, bad input, counters,
  * the cache budget, refill, threads (producer/consumer with canaries, thread churn, progress,
  * a limited pool shared by 1000 threads), fork, bulk, destroy.
@@ -15,7 +18,9 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "pool-int.h"
+#include <pool/pool.h>
+
+#include "pool-tcache.h"
 #include "testutil.h"
 
 static struct pool_stats stats_of(const struct pool_head *pool)
@@ -313,7 +318,7 @@ START_TEST(test_merging)
 	void *o;
 
 	ck_assert_ptr_eq(a, b);
-	ck_assert_uint_eq(stats_of(a).users, 2);
+	ck_assert_uint_eq(stats_of(a).creators, 2);
 	ck_assert_uint_eq(pool_object_size(a), 1008);   /* the larger size */
 	ck_assert_ptr_ne(a, c);
 	ck_assert_ptr_ne(a, d);
@@ -325,12 +330,12 @@ START_TEST(test_merging)
 	o = pool_alloc(a);
 	ck_assert_ptr_ne(pool_create("m-h", 1000, POOL_F_SHARED), a);
 	ck_assert_ptr_eq(pool_create("m-i", 1008, POOL_F_SHARED), a);
-	ck_assert_uint_eq(stats_of(a).users, 3);
+	ck_assert_uint_eq(stats_of(a).creators, 3);
 	pool_free(a, o);
 
 	/* destroy drops users one at a time */
 	ck_assert_int_eq(pool_destroy(a), 0);
-	ck_assert_uint_eq(stats_of(a).users, 2);
+	ck_assert_uint_eq(stats_of(a).creators, 2);
 }
 END_TEST
 
@@ -673,7 +678,7 @@ static void *churn_thread(void *arg)
 	(void)arg;
 	churn_null += !o;
 	pool_free(churn_pool, o);
-	id = pool__thread_ctx()->id;
+	id = pool__thread_self()->id;
 	if (id > churn_max_id)
 		churn_max_id = id;
 	return NULL;

@@ -1,11 +1,14 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Topology, derived defaults, overrides, binding and OS-layer alignment (src/topology.c,
  * src/pool-os.c).
  *
  * pool_topology() and the configuration load once per process, so every case that needs a
  * particular environment runs in its own fork()ed child (even with CK_FORK=no): the child sets
  * the environment, captures its stderr in a temporary file, and sends back what it saw.
- * The hwloc XML files come from $POOL_TOPOLOGY_DIR (default ../shared/topologies).
+ * The hwloc XML files come from $POOL_TOPOLOGY_DIR (default tests/topologies, from the repository root).
  */
 #include <check.h>
 #include <dirent.h>
@@ -30,7 +33,7 @@ static const char *topo_dir(void)
 {
 	const char *d = getenv("POOL_TOPOLOGY_DIR");
 
-	return d && *d ? d : "../shared/topologies";
+	return d && *d ? d : "tests/topologies";
 }
 
 /* ------------------------------------------------------------------------------------------ */

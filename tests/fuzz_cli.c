@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * libFuzzer target: pool_cli_exec() on any byte string (`make fuzz-cli`, see mk/fuzz.mk).
  *
  * Besides crashes and sanitizer reports, it checks the promise made to socket clients: a refused

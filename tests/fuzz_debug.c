@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * libFuzzer target for pool_parse_debugging(): any input either applies or is refused with a
  * message, never crashes, and a refused string leaves the flags unchanged. Built and run by
  * `make fuzz-debug` (mk/fuzz.mk).

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 """Test client for tools/pool-httpd, driven by tests/test_httpd.sh. Standard library only.
 
     httpd-client.py load   PORT N        N keep-alive requests over 8 connections, every byte checked

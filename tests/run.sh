@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # Runs every test program and script given as arguments, each with its output shown, and ends
 # with one line "check: N passed, N failed, N skipped" (exit 77 means skipped). Exits 1 if any failed. Called by `make check`, which
 # exports BUILD, SAN, USE_JEMALLOC and CC for the scripts.

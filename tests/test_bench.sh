@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # pool-bench smoke run: one repetition, tiny counts, every scenario and size; proves that it runs,
 # prints the table and the targets, writes JSON (and a PNG when gnuplot is installed) and counts
 # instructions under callgrind (when valgrind is installed). Backends that cannot run here are

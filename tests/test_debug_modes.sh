@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # The 48-thread producer/consumer test (and the rest of check_pool's Threads case) under
 # debugging settings, and the reproducibility of fault injection with POOL_FAIL_SEED.
 set -u

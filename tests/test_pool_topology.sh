@@ -6,7 +6,7 @@
 # the message names the option), --help, --version, and a file hwloc cannot load (exit 1, the
 # row says so, the other rows are still printed).
 tool=${BUILD:?BUILD must be set}/tools/pool-topology
-dir=${POOL_TOPOLOGY_DIR:-../shared/topologies}
+dir=${POOL_TOPOLOGY_DIR:-tests/topologies}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 fail() { echo "FAIL: $*"; exit 1; }
@@ -45,16 +45,12 @@ grep -q '^Exit status: 0 success, 1 a file hwloc could not load' "$tmp/out" ||
 grep -q '^pool-topology (libpool) ' "$tmp/out" || fail "--version: $(cat "$tmp/out")"
 
 echo "not xml" > "$tmp/bad.xml"
-if [ -d "$dir" ]; then
-	"$tool" --table "$tmp/bad.xml" "$dir/Intel-CascadeLake-2xXeon6230.xml" \
-		> "$tmp/out" 2> "$tmp/err"
-	[ $? -eq 1 ] || fail "--table with a bad file: expected exit 1"
-	grep -q '^| bad.xml | (hwloc could not load it)' "$tmp/out" || fail "bad row missing"
-	grep -q '^| Intel-CascadeLake-2xXeon6230.xml | 2 x 20 cores x 2 threads |.*| \*\*64\*\* |' \
-		"$tmp/out" || fail "Cascade Lake row: $(cat "$tmp/out")"
-	grep -q "libpool: hwloc could not load the topology" "$tmp/err" || fail "no fallback message"
-else
-	echo "note: $dir absent, XML rows not checked"
-fi
+[ -f "$dir/Intel-CascadeLake-2xXeon6230.xml" ] || fail "no $dir/Intel-CascadeLake-2xXeon6230.xml"
+"$tool" --table "$tmp/bad.xml" "$dir/Intel-CascadeLake-2xXeon6230.xml" > "$tmp/out" 2> "$tmp/err"
+[ $? -eq 1 ] || fail "--table with a bad file: expected exit 1"
+grep -q '^| bad.xml | (hwloc could not load it)' "$tmp/out" || fail "bad row missing"
+grep -q '^| Intel-CascadeLake-2xXeon6230.xml | 2 x 20 cores x 2 threads |.*| \*\*64\*\* |' \
+	"$tmp/out" || fail "Cascade Lake row: $(cat "$tmp/out")"
+grep -q "libpool: hwloc could not load the topology" "$tmp/err" || fail "no fallback message"
 echo "pool-topology: summary, overrides, table, usage errors all as expected"
 exit 0

@@ -1,11 +1,13 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # doc/tuning.md's table of derived defaults must be what the code derives today: regenerate it
-# with tools/pool-topology on every XML in $POOL_TOPOLOGY_DIR (default ../shared/topologies)
+# with tools/pool-topology on every XML in $POOL_TOPOLOGY_DIR (default tests/topologies)
 # and compare with the committed lines between the tuning-table markers (`make tuning-table`
-# rewrites them). Skips (77) when the topologies directory is absent.
-dir=${POOL_TOPOLOGY_DIR:-../shared/topologies}
+# rewrites them).
+dir=${POOL_TOPOLOGY_DIR:-tests/topologies}
 tool=${BUILD:?BUILD must be set}/tools/pool-topology
-[ -d "$dir" ] || { echo "skip: no topology directory $dir (set POOL_TOPOLOGY_DIR)"; exit 77; }
+[ -d "$dir" ] || { echo "FAIL: no topology directory $dir"; exit 1; }
 [ -x "$tool" ] || { echo "FAIL: $tool not built"; exit 1; }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM

@@ -1,4 +1,6 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
 # Under Valgrind, a read of a freed pool object is reported by memcheck, with caching on, and
 # the report carries the stack of the free. Skipped (77) in sanitizer builds (they do not mix
 # with Valgrind) and when valgrind is not installed (.ci/run installs it).

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * Helpers shared by the Check tests: running a function in a child process and capturing what
  * it writes on stderr, to check both how it died and the words of its report.
  */

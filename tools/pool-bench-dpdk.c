@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool-bench-dpdk - pool-bench's child program for DPDK's rte_mempool (libdpdk-dev).
  *
  * The EAL starts without hugepages, PCI, telemetry or shared configuration: `--no-huge --no-pci

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool-bench-malloc - pool-bench's child program for the general allocators: glibc, jemalloc,
  * tcmalloc and mimalloc, each through plain malloc()/free().
  *

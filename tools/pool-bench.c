@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool-bench - libpool side by side with the allocators a user would pick instead: glibc malloc,
  * jemalloc, tcmalloc, mimalloc and DPDK's rte_mempool (`make bench`).
  *
@@ -26,6 +29,10 @@
 #include <pool/pool.h>
 
 #include "pool-bench.h"
+
+#ifndef POOL_BENCH_HELPER_DIR   /* the Makefile sets it to $(LIBEXECDIR)/libpool */
+#define POOL_BENCH_HELPER_DIR "/usr/local/libexec/libpool"
+#endif
 
 extern char **environ;
 
@@ -272,9 +279,12 @@ static const char *result_line(char *out)
 	return line ? line : "error the child printed no result";
 }
 
+/* Next to this program (the build tree), else where `make install` puts the helpers. */
 static void child_path(enum backend b, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s", self_dir, backends[b].program);
+	if (access(buf, X_OK) != 0)
+		snprintf(buf, len, "%s/%s", POOL_BENCH_HELPER_DIR, backends[b].program);
 }
 
 /* One measurement; returns ns per pair, or -1 (and fills skipped[b]) when the backend fails. */

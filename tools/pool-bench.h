@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool-bench.h - the measuring side of tools/pool-bench, shared by its child programs.
  *
  * pool-bench measures every backend in a child process of its own (see doc/benchmarks.md):

@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * pool-stress - the 48+ thread stress harness of libpool (`make stress`).
  *
  * Runs one or several workloads (local, pipeline, bleed, mixed, spike; see doc/stress.md), each

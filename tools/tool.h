@@ -73,14 +73,10 @@ static inline void __attribute__((noreturn, format(printf, 1, 2))) tool_usage_er
  */
 static inline void tool_version(void)
 {
-#ifdef POOL_VERSION_STRING
 	printf("%s (libpool) %s\n", tool_name, POOL_VERSION_STRING);
 	if (strcmp(pool_version(), POOL_VERSION_STRING))
 		printf("running with libpool %s\n", pool_version());
-#else
-	printf("%s (libpool) UNVERSIONED\n", tool_name);
-#endif
-	printf("SPDX-License-Identifier: MIT\n");
+	printf("License: MIT\n");
 }
 
 /*

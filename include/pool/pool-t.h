@@ -1,4 +1,7 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * libpool public types.
  *
  * Glossary
@@ -7,7 +10,8 @@
  *                   limit) followed by its buckets. Opaque to users except for the read-mostly
  *                   part the inline fast path needs (struct pool_head_ro).
  *   thread cache    per thread and per pool, a LIFO list of free objects plus a count and a
- *                   limit (struct pool_tcache). Only its own thread touches it on the hot path.
+ *                   limit (struct pool_tcache, an entry of the array pool__tls_cache points to).
+ *                   Only its own thread touches it on the hot path.
  *   budget          the bytes one thread may keep in all its thread caches together.
  *   bucket          one cache line of a pool: the head of a shared free list and the counters
  *                   allocated/used/needed_avg of the objects whose address hashes to it.
@@ -26,6 +30,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * The version of these headers (Semantic Versioning 2.0.0: MAJOR changes break the API or the
+ * ABI, MINOR adds to them, PATCH fixes). The Makefile reads the version from these three lines:
+ * change it here only. pool_version() returns the version of the library actually loaded.
+ */
+#define POOL_VERSION_MAJOR  0
+#define POOL_VERSION_MINOR  1
+#define POOL_VERSION_PATCH  0
+#define POOL_VERSION_STRING "0.1.0"
+/* One number for comparisons, e.g. #if POOL_VERSION_NUM >= POOL_MKVERSION(0, 2, 0) (MINOR and
+ * PATCH stay below 100). */
+#define POOL_MKVERSION(major, minor, patch) ((major) * 10000L + (minor) * 100L + (patch))
+#define POOL_VERSION_NUM POOL_MKVERSION(POOL_VERSION_MAJOR, POOL_VERSION_MINOR, POOL_VERSION_PATCH)
 
 #if defined(POOL_BUILDING_LIBRARY)
 #define POOL_API __attribute__((visibility("default")))
@@ -86,7 +104,7 @@
  * struct pool_head; nothing writes it after pool_create() returns except pool_destroy().
  */
 struct pool_head_ro {
-	uint32_t cache_off;     /* byte offset of this pool's entry in struct pool_thread_cache */
+	uint32_t cache_off;     /* byte offset of this pool's entry in a thread's cache array */
 	uint32_t index;         /* slot of this pool in every thread's cache array, 0: no cache */
 	uint32_t flags;         /* POOL_F_* creation flags in effect */
 	size_t size;            /* usable object size in bytes */
@@ -106,11 +124,6 @@ struct pool_tcache {
 	uint32_t referenced;    /* set by pool_free(), cleared by eviction's clock hand */
 } __attribute__((aligned(32)));
 
-/* A thread's caches of every pool, indexed by struct pool_head_ro.index. Slot 0 is never filled. */
-struct pool_thread_cache {
-	struct pool_tcache tc[POOL_MAX_CACHED_POOLS];
-};
-
 /* Statistics of one pool, filled by pool_get_stats(). Counts are objects unless stated. */
 struct pool_stats {
 	size_t size;            /* usable object size in bytes */
@@ -123,7 +136,7 @@ struct pool_stats {
 	size_t needed_avg;      /* sliding average of used over POOL_AVG_SAMPLES samples */
 	size_t failed;          /* allocations that returned NULL */
 	size_t limit;           /* maximum allocated objects, 0: none */
-	unsigned int users;     /* pool_create() calls merged into this pool */
+	unsigned int creators;  /* pool_create() calls merged into this pool (its creators) */
 	unsigned int flags;     /* POOL_F_* creation flags */
 	unsigned int buckets;   /* shared-list buckets */
 	const char *os_layer;   /* "jemalloc" or "libc": where objects come from */

@@ -1,10 +1,12 @@
 /*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
  * libpool: fixed-size object pools with thread-local caches over bucketed, self-locked shared
  * free lists, for event-driven servers on many threads.
  *
  * Link with `pkg-config --cflags --libs libpool`. Every function here is thread-safe unless its
- * comment says otherwise. Sizes are in bytes. The library keeps its thread-local state in
- * initial-exec TLS: link it with the program (or load it at start-up), do not dlopen() it late.
+ * comment says otherwise. Sizes are in bytes.
  */
 #ifndef POOL_POOL_H
 #define POOL_POOL_H
@@ -19,9 +21,24 @@ extern "C" {
 /* The debugging flags in effect (POOL_DBG_*). Read-mostly; change it with pool_parse_debugging(). */
 POOL_API extern unsigned int pool_debugging;
 
-/* The calling thread's caches. Internal to the inline fast path below: do not touch. */
-POOL_API extern __thread struct pool_thread_cache pool_tls_cache
+/*
+ * The calling thread's caches, indexed by pool (an array of POOL_MAX_CACHED_POOLS entries), or
+ * an array of empty entries until the thread first reaches a slow path and whenever it works
+ * without a cache. Internal to the inline fast path below: do not touch. It is one pointer of
+ * initial-exec TLS, small enough for glibc's static TLS surplus, so the library may be dlopen()ed.
+ */
+POOL_API extern __thread struct pool_tcache *pool__tls_cache
 	__attribute__((tls_model("initial-exec")));
+
+/*
+ * pool_version - the version of the libpool library loaded at run time, as "MAJOR.MINOR.PATCH"
+ * (e.g. "0.1.0"). It is the version the library was built as, which differs from
+ * POOL_VERSION_STRING (the version of the headers the caller was compiled with) when the
+ * program was built against other headers than the shared library it runs with; compare the
+ * two to detect that. Returns a pointer to a static, NUL-terminated string that stays valid
+ * while the library is loaded; never NULL. Cannot fail; thread-safe; async-signal-safe.
+ */
+POOL_API const char *pool_version(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Creating and destroying pools                                                              */
@@ -110,9 +127,9 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 	__asm__ volatile("" ::: "memory");
 }
 
-/* This thread's cache entry for a pool: TLS base plus the pool's precomputed byte offset. */
+/* This thread's cache entry for a pool: the TLS array plus the pool's precomputed byte offset. */
 #define POOL__TCACHE(ro) \
-	((struct pool_tcache *)((char *)&pool_tls_cache + (ro)->cache_off))
+	((struct pool_tcache *)((char *)pool__tls_cache + (ro)->cache_off))
 
 /*
  * The fast path updates `room` with a plain read-modify-write (one instruction on x86). Other
@@ -332,7 +349,7 @@ POOL_API unsigned int pool_debugging_poison_byte(void);
  * with hwloc (https://www.open-mpi.org/projects/hwloc/): I/O objects (PCI, OS devices) are
  * filtered out, so only CPUs, caches and memory are discovered. If HWLOC_XMLFILE is set and not
  * empty, that XML file is loaded instead of this machine (source POOL_TOPO_XML), as the tests do
- * with the machines in shared/topologies/. Measured cost of the load on the 2-PU KVM guest we
+ * with the machines in tests/topologies/. Measured cost of the load on the 2-PU KVM guest we
  * develop on: 2.7-4.3 ms of CPU, 3.6 ms of wall time at best (doc/tuning.md); `load_us` and
  * `load_cpu_us` hold the times of the actual load.
  *

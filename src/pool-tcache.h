@@ -1,0 +1,65 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The thread-cache tier: the registry, each thread's context and caches, budget reservations,
+ * CLOCK eviction, refill and flush. Private header: its caller is pool.c (the pool heads).
+ */
+#ifndef POOL_SRC_POOL_TCACHE_H
+#define POOL_SRC_POOL_TCACHE_H
+
+#include "pool-head-t.h"
+
+/* Pools by cache slot (struct pool_head_ro.index), under the pool list lock of pool.c. */
+extern struct pool_head *pool__slots[POOL_MAX_CACHED_POOLS];
+
+/*
+ * The calling thread's context: registered on first use (an id from the registry, or none past
+ * POOL_MAX_THREADS, the thread then works without a cache), and brought in line with the
+ * run-time flags (no-cache flushes the caches; integrity switched on fills them with the
+ * pattern). Never NULL.
+ */
+struct pool_thread *pool__thread_self(void);
+
+/* Can this thread cache objects of `pool`? (registered, pool has a slot, no-cache off...) */
+int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *ctx);
+
+/* Pop an object of `pool` from this thread's cache (cold-first: the oldest); NULL if empty. */
+void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *ctx);
+
+/*
+ * Push `obj` into this thread's cache of `pool`, reserving room within the budget (evicting
+ * cold objects when needed). 1 when cached, 0 when the budget cannot hold it.
+ */
+int pool__tcache_push(struct pool_head *pool, struct pool_thread *ctx, void *obj);
+
+/*
+ * One object for this thread, counted as used: a cluster from the shared lists, whose other
+ * objects refill this thread's cache when there is room (else they go back), or a new object
+ * from the OS layer. NULL at the limit or when out of memory.
+ */
+void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *ctx);
+
+/* Give one object back without caching it (it was counted as used until now). */
+void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *ctx, void *obj);
+
+/* A pool gets a cache slot in every thread (none when all are taken: index 0) / loses it. */
+void pool__tcache_attach(struct pool_head *pool);
+void pool__tcache_detach(struct pool_head *pool);
+
+/*
+ * pool_destroy(): take every thread's cached objects of `pool` back to the shared lists and drop
+ * their reservations. The caller holds the pool list lock; no other thread uses the pool.
+ */
+void pool__tcache_drain_pool(struct pool_head *pool);
+
+/* Objects of `pool` in all thread caches (racy reads: an estimate). */
+unsigned long pool__sum_cached(const struct pool_head *pool);
+
+/* fork(): the registry lock around fork(); the child takes back the caches of the threads that
+ * did not follow it. */
+void pool__tcache_fork_prepare(void);
+void pool__tcache_fork_parent(void);
+void pool__tcache_fork_child(void);
+
+#endif

@@ -1,0 +1,342 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The use-after-free backend (-dMuaf), part of the OS layer.
+ *
+ * Each object gets its own mapping: header pages, then the object ending at the end of its last
+ * page (alignment permitting; the few slack bytes after it hold a pattern), then a PROT_NONE
+ * guard page, so an overflow faults at once. An 8-byte canary just before the object catches an
+ * underflow at free. A freed object's whole mapping is made PROT_NONE and quarantined (64 MiB,
+ * oldest unmapped first), so reads and writes after free fault; the crash report's fault
+ * handler (pool-report.c) asks pool__uaf_lookup() whose mapping a faulting address is in. A
+ * table of every object (live or quarantined) finds double frees and frees by the wrong owner
+ * without touching the object.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "pool-os.h"
+#include "pool-san.h"
+#include "pool-uaf.h"
+
+#define UAF_TABLE_BITS       17u
+#define UAF_TABLE_SIZE       (1u << UAF_TABLE_BITS)
+#define UAF_RING_SIZE        65536u
+#define UAF_QUARANTINE_BYTES (64ul << 20)
+#define UAF_CANARY_KEY       UINT64_C(0xCA7A11C0DEADBEEF)
+#define UAF_SLACK_BYTE       0xC5
+#define UAF_HEADER_BYTES     (2 * sizeof(uint64_t))   /* the canary and its padding */
+
+enum uaf_state { UAF_EMPTY = 0, UAF_LIVE, UAF_QUARANTINED };
+
+struct uaf_entry {
+	uintptr_t obj;
+	uintptr_t base;
+	size_t len;
+	size_t size;
+	const void *owner;
+	const void *alloc_caller;
+	const void *free_caller;
+	unsigned int state;
+};
+
+static pthread_mutex_t uaf_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uaf_entry *uaf_table;
+static uintptr_t *uaf_ring;
+static unsigned int uaf_ring_head, uaf_ring_count;
+static size_t uaf_quarantined_bytes;
+
+/* Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4) of the object address. */
+static unsigned int uaf_hash(uintptr_t obj)
+{
+	return (unsigned int)(((obj >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - UAF_TABLE_BITS));
+}
+
+static uint64_t canary_of(uintptr_t obj)
+{
+	return UAF_CANARY_KEY ^ (uint64_t)obj;
+}
+
+/* Under uaf_lock, or lock-free for reads that tolerate a torn entry. */
+static struct uaf_entry *uaf_find(uintptr_t obj)
+{
+	unsigned int i, h;
+
+	if (!uaf_table)
+		return NULL;
+	h = uaf_hash(obj);
+	for (i = 0; i < UAF_TABLE_SIZE; i++) {
+		struct uaf_entry *e = &uaf_table[(h + i) & (UAF_TABLE_SIZE - 1)];
+
+		if (e->state == UAF_EMPTY)
+			return NULL;
+		if (e->obj == obj)
+			return e;
+	}
+	return NULL;
+}
+
+/* Under uaf_lock: linear probing with backward-shift deletion (Knuth TAOCP vol. 3, 6.4, R). */
+static void uaf_remove(struct uaf_entry *e)
+{
+	unsigned int i = (unsigned int)(e - uaf_table), j = i, k;
+
+	for (;;) {
+		uaf_table[i].state = UAF_EMPTY;
+		for (;;) {
+			j = (j + 1) & (UAF_TABLE_SIZE - 1);
+			if (uaf_table[j].state == UAF_EMPTY)
+				return;
+			k = uaf_hash(uaf_table[j].obj);
+			if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j)))
+				break;
+		}
+		uaf_table[i] = uaf_table[j];
+		i = j;
+	}
+}
+
+/* Under uaf_lock: the tables, mapped on first use. 0, or -1 when a mapping fails. */
+static int uaf_setup(void)
+{
+	if (uaf_table)
+		return 0;
+	uaf_table = pool__os_map(UAF_TABLE_SIZE * sizeof(*uaf_table));
+	uaf_ring = pool__os_map(UAF_RING_SIZE * sizeof(*uaf_ring));
+	if (!uaf_table || !uaf_ring) {
+		if (uaf_table)
+			pool__os_unmap(uaf_table, UAF_TABLE_SIZE * sizeof(*uaf_table));
+		if (uaf_ring)
+			pool__os_unmap(uaf_ring, UAF_RING_SIZE * sizeof(*uaf_ring));
+		uaf_table = NULL;
+		uaf_ring = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void uaf_geometry(size_t size, size_t align, size_t *data_len, size_t *map_len)
+{
+	size_t page = pool__os_page_size();
+	size_t need = UAF_HEADER_BYTES + size + align;
+
+	*data_len = (need + page - 1) & ~(page - 1);
+	*map_len = *data_len + page;
+}
+
+size_t pool__uaf_object_cost(size_t size, size_t align)
+{
+	size_t data_len, map_len;
+
+	uaf_geometry(size, align, &data_len, &map_len);
+	return map_len;
+}
+
+void *pool__uaf_alloc(size_t size, size_t align, const void *owner)
+{
+	size_t data_len, map_len, i;
+	unsigned char *base, *obj, *guard;
+	struct uaf_entry *e = NULL;
+	uint64_t canary;
+	unsigned int h;
+
+	uaf_geometry(size, align, &data_len, &map_len);
+	base = pool__os_map(map_len);
+	if (!base)
+		return NULL;
+	/* a fresh mapping may reuse addresses whose ASan shadow still says "poisoned by user" */
+	pool__san_access(base, data_len);
+	guard = base + data_len;
+	if (pool__os_protect(guard, map_len - data_len, 0) < 0)
+		goto fail_unmap;
+	obj = (unsigned char *)((uintptr_t)(guard - size) & ~(uintptr_t)(align - 1));
+	canary = canary_of((uintptr_t)obj);
+	memcpy(obj - sizeof(canary), &canary, sizeof(canary));
+	for (i = 0; obj + size + i < guard; i++)
+		obj[size + i] = UAF_SLACK_BYTE;
+
+	pthread_mutex_lock(&uaf_lock);
+	if (uaf_setup() == 0) {
+		h = uaf_hash((uintptr_t)obj);
+		/* at most half full, so that probes stay short */
+		for (i = 0; i < UAF_TABLE_SIZE / 2; i++) {
+			struct uaf_entry *c = &uaf_table[(h + i) & (UAF_TABLE_SIZE - 1)];
+
+			if (c->state == UAF_EMPTY) {
+				e = c;
+				break;
+			}
+		}
+	}
+	if (e) {
+		e->obj = (uintptr_t)obj;
+		e->base = (uintptr_t)base;
+		e->len = map_len;
+		e->size = size;
+		e->owner = owner;
+		e->alloc_caller = e->free_caller = NULL;
+		e->state = UAF_LIVE;
+	}
+	pthread_mutex_unlock(&uaf_lock);
+	if (!e)
+		goto fail_unmap;
+	return obj;
+fail_unmap:
+	pool__os_unmap(base, map_len);
+	return NULL;
+}
+
+enum pool_uaf_verdict pool__uaf_check_free(const void *obj, const void *owner, size_t size)
+{
+	const unsigned char *o = obj;
+	struct uaf_entry *e, copy;
+	uintptr_t guard;
+	uint64_t canary;
+	size_t i;
+
+	pthread_mutex_lock(&uaf_lock);
+	e = uaf_find((uintptr_t)obj);
+	if (e)
+		copy = *e;
+	pthread_mutex_unlock(&uaf_lock);
+	if (!e)
+		return POOL_UAF_UNKNOWN;
+	if (copy.state == UAF_QUARANTINED)
+		return POOL_UAF_DOUBLE_FREE;
+	if (copy.owner != owner)
+		return POOL_UAF_WRONG_OWNER;
+	memcpy(&canary, o - sizeof(canary), sizeof(canary));
+	if (canary != canary_of((uintptr_t)obj))
+		return POOL_UAF_UNDERFLOW;
+	guard = copy.base + copy.len - pool__os_page_size();
+	for (i = size; (uintptr_t)(o + i) < guard; i++)
+		if (o[i] != UAF_SLACK_BYTE)
+			return POOL_UAF_OVERFLOW;
+	return POOL_UAF_OK;
+}
+
+const void *pool__uaf_note_alloc(const void *obj, const void *caller)
+{
+	const void *prev = NULL;
+	struct uaf_entry *e;
+
+	pthread_mutex_lock(&uaf_lock);
+	e = uaf_find((uintptr_t)obj);
+	if (e) {
+		prev = e->alloc_caller;
+		e->alloc_caller = caller;
+		e->free_caller = NULL;
+	}
+	pthread_mutex_unlock(&uaf_lock);
+	return prev;
+}
+
+const void *pool__uaf_alloc_caller(const void *obj)
+{
+	const struct uaf_entry *e = uaf_find((uintptr_t)obj);
+
+	return e ? e->alloc_caller : NULL;
+}
+
+const void *pool__uaf_free_caller(const void *obj)
+{
+	const struct uaf_entry *e = uaf_find((uintptr_t)obj);
+
+	return e ? e->free_caller : NULL;
+}
+
+/* Under uaf_lock: unmap the oldest quarantined objects until `need` more bytes fit. */
+static void uaf_quarantine_trim(size_t need)
+{
+	while (uaf_ring_count &&
+	       (uaf_quarantined_bytes + need > UAF_QUARANTINE_BYTES ||
+	        uaf_ring_count == UAF_RING_SIZE)) {
+		unsigned int tail = (uaf_ring_head - uaf_ring_count) & (UAF_RING_SIZE - 1);
+		uintptr_t obj = uaf_ring[tail];
+		struct uaf_entry *e;
+
+		uaf_ring_count--;
+		if (!obj)
+			continue;
+		e = uaf_find(obj);
+		if (e && e->state == UAF_QUARANTINED) {
+			uaf_quarantined_bytes -= e->len;
+			pool__os_unmap((void *)e->base, e->len);
+			uaf_remove(e);
+		}
+	}
+}
+
+void pool__uaf_free(void *obj, const void *free_caller)
+{
+	struct uaf_entry *e;
+
+	pthread_mutex_lock(&uaf_lock);
+	e = uaf_find((uintptr_t)obj);
+	if (e && e->state == UAF_LIVE) {
+		if (free_caller)
+			e->free_caller = free_caller;
+		pool__os_protect((void *)e->base, e->len, 0);
+		uaf_quarantine_trim(e->len);
+		e = uaf_find((uintptr_t)obj);   /* trimming may have moved it */
+		e->state = UAF_QUARANTINED;
+		uaf_quarantined_bytes += e->len;
+		uaf_ring[uaf_ring_head] = (uintptr_t)obj;
+		uaf_ring_head = (uaf_ring_head + 1) & (UAF_RING_SIZE - 1);
+		uaf_ring_count++;
+	}
+	pthread_mutex_unlock(&uaf_lock);
+}
+
+void pool__uaf_release_owner(const void *owner)
+{
+	unsigned int i, n;
+
+	pthread_mutex_lock(&uaf_lock);
+	for (n = 0; uaf_ring && n < uaf_ring_count; n++) {
+		i = (uaf_ring_head - 1 - n) & (UAF_RING_SIZE - 1);
+		if (uaf_ring[i]) {
+			struct uaf_entry *e = uaf_find(uaf_ring[i]);
+
+			if (e && e->owner == owner) {
+				uaf_quarantined_bytes -= e->len;
+				pool__os_unmap((void *)e->base, e->len);
+				uaf_remove(e);
+				uaf_ring[i] = 0;
+			}
+		}
+	}
+	pthread_mutex_unlock(&uaf_lock);
+}
+
+int pool__uaf_lookup(const void *addr, struct pool_uaf_hit *hit)
+{
+	uintptr_t a = (uintptr_t)addr;
+	unsigned int i;
+
+	for (i = 0; uaf_table && i < UAF_TABLE_SIZE; i++) {
+		const struct uaf_entry *e = &uaf_table[i];
+
+		if (e->state != UAF_EMPTY && a >= e->base && a < e->base + e->len) {
+			hit->obj = (const void *)e->obj;
+			hit->owner = e->owner;
+			hit->size = e->size;
+			hit->quarantined = e->state == UAF_QUARANTINED;
+			hit->past_end = a >= e->obj + e->size;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+void pool__uaf_fork_prepare(void)
+{
+	pthread_mutex_lock(&uaf_lock);
+}
+
+void pool__uaf_fork_after(void)
+{
+	pthread_mutex_unlock(&uaf_lock);
+}

@@ -32,28 +32,7 @@ fail() {
 	exit 1
 }
 
-# start <fd limit> <options...>: run the server in the background, set $pid and $port.
-start() {
-	limit=$1
-	shift
-	: >"$tmp/out"
-	: >"$tmp/err"
-	# Under SAN=address the server must also exit without a leak (tests/run.sh turns leak
-	# detection off for the other tests; the later setting wins).
-	(ulimit -n "$limit" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" &&
-		export ASAN_OPTIONS && exec "$HTTPD" "$@") >"$tmp/out" 2>"$tmp/err" &
-	pid=$!
-	port=
-	i=0
-	while [ -z "$port" ] && [ $i -lt 300 ]; do
-		kill -0 "$pid" 2>/dev/null || fail "the server exited at start"
-		port=$(sed -n 's/.* port=\([0-9][0-9]*\) .*/\1/p' "$tmp/out")
-		[ -n "$port" ] || sleep 0.1
-		i=$((i + 1))
-	done
-	[ -n "$port" ] || fail "the server printed no port"
-	echo "server: $(head -n 1 "$tmp/out")"
-}
+. tests/httpd-start.sh
 
 # no_object_in_use: `pools show json` through the CLI, until no httpd-* object is in use.
 no_object_in_use() {

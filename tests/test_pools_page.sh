@@ -49,22 +49,9 @@ fail() {
 	exit 1
 }
 
+. tests/httpd-start.sh
 # --timeout 60: the connections the page test holds open must outlive its two samples.
-: >"$tmp/out"
-: >"$tmp/err"
-(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1" && export ASAN_OPTIONS &&
-	exec "$HTTPD" --threads 2 --stats --timeout 60) >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-port=
-i=0
-while [ -z "$port" ] && [ $i -lt 300 ]; do
-	kill -0 "$pid" 2>/dev/null || fail "the server exited at start"
-	port=$(sed -n 's/.* port=\([0-9][0-9]*\) .*/\1/p' "$tmp/out")
-	[ -n "$port" ] || sleep 0.1
-	i=$((i + 1))
-done
-[ -n "$port" ] || fail "the server printed no port"
-echo "server: $(head -n 1 "$tmp/out")"
+start 1024 --threads 2 --stats --timeout 60
 
 # Load for the whole page test, bounded: wrk stops by itself after 120 s at most.
 wrk -t1 -c8 -d120s "http://127.0.0.1:$port/bytes/20000" >"$tmp/wrk" 2>&1 &

@@ -1273,22 +1273,11 @@ static void parse_options(int argc, char **argv)
 		case OPT_MALLOC:
 			use_malloc = 1;
 			break;
-		case 'd':
-		case 'D':
-			tool_debug_option(c, optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			exit(TOOL_EXIT_OK);
-		case 'V':
-			tool_version();
-			exit(TOOL_EXIT_OK);
 		default:
-			tool_getopt_error(c, longopts, argv);
+			tool_common_option(c, longopts, argv, usage);
 		}
 	}
-	if (optind < argc)
-		tool_usage_error("unexpected argument '%s'", argv[optind]);
+	tool_no_operands(argc, argv);
 }
 
 /*

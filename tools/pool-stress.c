@@ -1076,26 +1076,15 @@ static void parse_args(int argc, char **argv, struct options *opt)
 		case 'b':
 			opt->bind = 1;
 			break;
-		case 'd':
-		case 'D':
-			tool_debug_option(c, optarg);
-			break;
 		case OPT_CORRUPT:
 			opt->corrupt_after = (long)tool_parse_ulong("--self-test-corruption", optarg, 0,
 			                                            LONG_MAX);
 			break;
-		case 'h':
-			usage(stdout);
-			exit(TOOL_EXIT_OK);
-		case 'V':
-			tool_version();
-			exit(TOOL_EXIT_OK);
 		default:
-			tool_getopt_error(c, longopts, argv);
+			tool_common_option(c, longopts, argv, usage);
 		}
 	}
-	if (optind < argc)
-		tool_usage_error("unexpected argument '%s'", argv[optind]);
+	tool_no_operands(argc, argv);
 }
 
 int main(int argc, char **argv)

@@ -148,14 +148,8 @@ int main(int argc, char **argv)
 		case 'T':
 			as_table = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			return TOOL_EXIT_OK;
-		case 'V':
-			tool_version();
-			return TOOL_EXIT_OK;
 		default:
-			tool_getopt_error(c, longopts, argv);
+			tool_common_option(c, longopts, argv, usage);
 		}
 	}
 	if (as_table) {

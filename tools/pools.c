@@ -174,18 +174,8 @@ int main(int argc, char **argv)
 		case 't':
 			timeout_ms = tool_parse_ulong("--timeout-ms", optarg, 1, TIMEOUT_MS_MAX);
 			break;
-		case 'd':
-		case 'D':
-			tool_debug_option(c, optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			return TOOL_EXIT_OK;
-		case 'V':
-			tool_version();
-			return TOOL_EXIT_OK;
 		default:
-			tool_getopt_error(c, longopts, argv);
+			tool_common_option(c, longopts, argv, usage);
 		}
 	}
 	i = optind;

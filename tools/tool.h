@@ -170,4 +170,35 @@ static inline void tool_debug_option(int c, const char *val)
 	}
 }
 
+/*
+ * The options every tool has, for the default case of its getopt_long() switch: -dM<options> and
+ * --debug (c is 'd' or 'D'), -h/--help (prints usage(stdout), exits 0), -V/--version (exits 0),
+ * and the errors getopt_long() reports (exit 2). Returns only after a debugging option.
+ */
+static inline void tool_common_option(int c, const struct option *longopts, char **argv,
+                                      void (*usage)(FILE *out))
+{
+	switch (c) {
+	case 'd':
+	case 'D':
+		tool_debug_option(c, optarg);
+		return;
+	case 'h':
+		usage(stdout);
+		exit(TOOL_EXIT_OK);
+	case 'V':
+		tool_version();
+		exit(TOOL_EXIT_OK);
+	default:
+		tool_getopt_error(c, longopts, argv);
+	}
+}
+
+/* After the options: a tool that takes no operand refuses the first one (exit 2). */
+static inline void tool_no_operands(int argc, char **argv)
+{
+	if (optind < argc)
+		tool_usage_error("unexpected argument '%s'", argv[optind]);
+}
+
 #endif /* POOL_TOOL_H */

@@ -327,15 +327,25 @@ static const char hello_text[] = "Hello from pool-httpd\n";
 /* Statistics: /metrics, /pools.json, /pools (--stats)                                        */
 /* ------------------------------------------------------------------------------------------ */
 
+struct page_file {
+	const char *path;
+	const char *ctype;
+	const char *start, *end;
+};
+
 /*
- * The files of the pools page, embedded at build time by the assembler's .incbin: the binary
- * needs nothing at run time, and the page is edited as the HTML file it is. The paths are
- * relative to the directory the compiler runs in (make runs it at the top of the source tree);
- * mk/demo.mk makes pool-httpd depend on them. HTTPD_PAGE_DIR may point elsewhere.
+ * The files of the pools page, embedded at build time by the assembler's .incbin when
+ * HTTPD_PAGE_DIR names their directory: the binary needs nothing at run time, and the page is
+ * edited as the HTML file it is. The assembler opens the path as given, relative to the
+ * directory the compiler runs in. mk/demo.mk passes -DHTTPD_PAGE_DIR='"tools/httpd-page"' (make
+ * runs at the top of the source tree) and makes pool-httpd depend on the files. Built without
+ * it (as the installed example, from its directory alone), the server has no page: /metrics and
+ * /pools.json work, /pools answers 404. To build the installed example with its page, from the
+ * examples directory:
+ *   cc -D_GNU_SOURCE -DHTTPD_PAGE_DIR='"httpd-page"' -o pool-httpd pool-httpd.c \
+ *      $(pkg-config --cflags --libs libpool) -lpthread
  */
-#ifndef HTTPD_PAGE_DIR
-#define HTTPD_PAGE_DIR "tools/httpd-page"
-#endif
+#ifdef HTTPD_PAGE_DIR
 #define EMBED(sym, file)                                                                   \
 	__asm__(".pushsection .rodata, \"a\"\n"                                               \
 	        ".balign 16\n"                                                                 \
@@ -350,15 +360,16 @@ EMBED(page_html, "pools.html");
 EMBED(uplot_js, "uplot/uPlot.iife.min.js");
 EMBED(uplot_css, "uplot/uPlot.min.css");
 
-static const struct page_file {
-	const char *path;
-	const char *ctype;
-	const char *start, *end;
-} page_files[] = {
+static const struct page_file page_files[] = {
 	{ "/pools", "text/html; charset=utf-8", page_html, page_html_end },
 	{ "/pools/uPlot.iife.min.js", "text/javascript; charset=utf-8", uplot_js, uplot_js_end },
 	{ "/pools/uPlot.min.css", "text/css; charset=utf-8", uplot_css, uplot_css_end },
 };
+static const size_t page_nfiles = sizeof(page_files) / sizeof(page_files[0]);
+#else
+static const struct page_file *const page_files = NULL;
+static const size_t page_nfiles = 0;
+#endif
 
 /* parse_head() for the statistics paths: sets r->status to 200 and the route, or leaves it. */
 static void route_stats(const char *path, size_t len, struct req *r)
@@ -373,10 +384,10 @@ static void route_stats(const char *path, size_t len, struct req *r)
 		r->route = RT_JSON;
 		r->ctype = "application/json";
 	} else {
-		for (i = 0; i < sizeof(page_files) / sizeof(page_files[0]); i++)
+		for (i = 0; i < page_nfiles; i++)
 			if (strlen(page_files[i].path) == len && !memcmp(path, page_files[i].path, len))
 				break;
-		if (i == sizeof(page_files) / sizeof(page_files[0]))
+		if (i == page_nfiles)
 			return;
 		r->route = RT_FILE;
 		r->ctype = page_files[i].ctype;
@@ -1368,7 +1379,9 @@ int main(int argc, char **argv)
 	printf("pool-httpd: listening addr=%s port=%u threads=%u objects=%s timeout_ms=%u "
 	       "gc_interval_ms=%u stats=%s\n", opt.addr, port, opt.threads,
 	       use_malloc ? "malloc" : "pools", opt.timeout_ms, opt.gc_interval_ms,
-	       opt.stats ? "on" : "off");
+	       !opt.stats ? "off" : page_nfiles ? "on" : "on-without-page");
+	if (opt.stats && !page_nfiles)
+		tool_error("built without the pools page (HTTPD_PAGE_DIR): /pools answers 404");
 	fflush(stdout);
 
 	for (i = 0; i < opt.threads; i++) {

@@ -46,9 +46,9 @@
  * kind is a FIFO list in deadline order: arming appends, expiring pops from the front, O(1).
  *
  * Errors. Bad requests get 400, 404, 405, 413, 431 or 505 (see parse_head()); a statistics
- * answer that cannot be generated gets 500. A connection
- * whose object cannot be allocated (-dMfail makes that happen) or whose socket fails is closed
- * and everything it held goes back to its pool. Out of file descriptors, a worker closes a
+ * answer that cannot be generated gets 500. A connection whose object cannot be allocated
+ * (-dMfail makes that happen) or whose socket fails is closed and everything it held goes back
+ * to its pool. Out of file descriptors, a worker closes a
  * reserve descriptor, accepts the pending connection, closes it at once, and takes the reserve
  * back: the client is refused and the listener does not spin. On SIGTERM/SIGINT the workers
  * close their listener and their connections, flush their thread caches and exit; main prints
@@ -60,7 +60,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>

@@ -126,10 +126,14 @@ no_object_in_use
 stop
 
 # 3. Memory return: a slowloris wave of 800 connections, each holding a 16 KiB input buffer,
-# then RSS back within 1.5x of the idle baseline within 10 idle seconds (idle workers flush
-# their caches, main() calls pool_gc() every second). Then the --stats endpoints.
+# then within 10 idle seconds the pool back to at most 32 buffers and RSS back within 1.5x of
+# the idle baseline (idle workers flush their caches, main() calls pool_gc() every second).
+# ThreadSanitizer's allocator (SAN=thread builds use the C library's OS layer, which it
+# replaces) keeps what is freed: there, RSS is not checked. Then the --stats endpoints.
+rss=rss
+[ "$SAN" = thread ] && rss=no-rss
 start 4096 --threads 2 --timeout 60 --stats --cli "$tmp/cli.sock"
-$CLIENT memreturn "$port" "$pid" 800 || fail "memory return"
+$CLIENT memreturn "$port" "$pid" 800 "$POOLS" "$tmp/cli.sock" $rss || fail "memory return"
 $CLIENT stats "$port" || fail "stats"
 no_object_in_use
 stop

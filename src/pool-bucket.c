@@ -4,31 +4,125 @@
  *
  * The bucket tier: the shared free lists with their BUSY protocol, the counters of each bucket,
  * the OS layer with the accounting of every backend, limits, demand tracking (needed_avg) and
- * memory return (release at eviction, pool_gc(), pool_flush()).
+ * memory return (the release pass each demand half-window, pool_gc(), pool_flush()).
  *
- * Concurrency: lock-free. A bucket head is changed only by atomic exchange and compare-and-swap
- * (the protocol is step 4 of the essay in pool.c); counters are relaxed atomics. Nothing here
- * takes a lock or calls anything that can block while it owns a head.
+ * Concurrency: lock-free, with one rule that carries everything. A thread owns a bucket from the
+ * moment its atomic exchange of POOL_BUSY into the head returns something other than POOL_BUSY
+ * until it stores a new head; the BUSY window holds no lock and calls nothing that can block.
+ * Only the owner reads a cluster's `down` and only the owner writes the bucket's counters (plain
+ * relaxed loads and stores), so a cluster moved costs one atomic read-modify-write (the head's
+ * exchange) and its counters land on the line that exchange already took. Moves that own no head
+ * (the OS layer when every bucket was BUSY) count in the pool's spill counters with fetch_add.
+ * Release passes are serialised by the pool's pass lock, taken with trylock from slow paths.
  */
+#include <limits.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <time.h>
 
+#include "pool-assert.h"
 #include "pool-bucket.h"
 #include "pool-os.h"
 #include "pool-uaf.h"
 
 #define PUSH_TRIES_PER_BUCKET 2u        /* a push tries each bucket twice before the OS layer */
-#define FLUSH_BUSY_TRIES      100000u   /* a flush waits this many yields for a BUSY head */
+#define FLUSH_BUSY_TRIES      100000u   /* pool_flush()/pool_gc() wait this many yields per head */
+#define FORK_BUSY_TRIES       10000u    /* fork_prepare() waits this many yields per head */
+#define PASS_CLUSTERS_MAX     64u       /* clusters one automatic pass takes from one bucket */
+#define GC_FLOOR_BYTES        65536u    /* pool_gc() keeps at most this much beyond the need */
+#define LOW_MAX               UINT32_MAX
+
+/* ------------------------------------------------------------------------------------------ */
+/* Owning a bucket                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Take ownership of bucket `b`: its head (NULL or a stack), or POOL_BUSY if another owns it. */
+static inline struct pool_item *bucket_own(struct pool_bucket *b)
+{
+	struct pool_item *h = atomic_load_explicit(&b->free_list, memory_order_relaxed);
+
+	if (h == POOL_BUSY)
+		return POOL_BUSY;
+	return atomic_exchange_explicit(&b->free_list, POOL_BUSY, memory_order_acquire);
+}
+
+/* Give ownership back with `head` as the new head (release: what we wrote is visible first). */
+static inline void bucket_give(struct pool_bucket *b, struct pool_item *head)
+{
+	/* nobody else may have changed a head we own (no ABA; tests/model/busy.pml) */
+	POOL_ASSERT(atomic_load_explicit(&b->free_list, memory_order_relaxed) == POOL_BUSY);
+	atomic_store_explicit(&b->free_list, head, memory_order_release);
+}
+
+/* Owner-only counter update: a plain load and store, no read-modify-write. */
+static inline void own_add(atomic_ulong *c, unsigned long delta)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + delta,
+	                      memory_order_relaxed);
+}
+
+static inline unsigned long own_get(const atomic_ulong *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+static inline uint32_t clamp32(unsigned long v)
+{
+	return v > LOW_MAX ? LOW_MAX : (uint32_t)v;
+}
+
+/*
+ * Owner: bring the bucket's low-water marks to the pool's demand epoch. A bucket untouched for
+ * more than one half-window saw no pop in the skipped ones, so its free objects were idle there.
+ */
+static void bucket_sync(struct pool_head *pool, struct pool_bucket *b)
+{
+	unsigned int e = atomic_load_explicit(&pool->demand.epoch, memory_order_relaxed);
+	unsigned int be = atomic_load_explicit(&b->epoch, memory_order_relaxed);
+	uint32_t free_now;
+
+	if (e == be)
+		return;
+	free_now = clamp32(own_get(&b->free_objects));
+	atomic_store_explicit(&b->low_prev, e - be == 1 ?
+	                      atomic_load_explicit(&b->low_cur, memory_order_relaxed) : free_now,
+	                      memory_order_relaxed);
+	atomic_store_explicit(&b->low_cur, free_now, memory_order_relaxed);
+	atomic_store_explicit(&b->epoch, e, memory_order_relaxed);
+}
+
+/* Owner: the objects of this bucket that stayed in its stack for the whole demand window. */
+static unsigned long bucket_idle(const struct pool_bucket *b)
+{
+	uint32_t lc = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
+	uint32_t lp = atomic_load_explicit(&b->low_prev, memory_order_relaxed);
+	unsigned long f = own_get(&b->free_objects);
+	unsigned long idle = lc < lp ? lc : lp;
+
+	return idle < f ? idle : f;
+}
+
+/* Owner: `n` objects left the stack (a pop or a release): the low-water mark follows. */
+static void bucket_took(struct pool_bucket *b, unsigned long n)
+{
+	unsigned long f = own_get(&b->free_objects);
+
+	POOL_ASSERT(f >= n);
+	f -= n;
+	atomic_store_explicit(&b->free_objects, f, memory_order_relaxed);
+	if (f < atomic_load_explicit(&b->low_cur, memory_order_relaxed))
+		atomic_store_explicit(&b->low_cur, (uint32_t)f, memory_order_relaxed);
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Counters                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-#define SUM_FIELD(fn, field) SUM_FIELD_AS(, fn, field)
-#define SUM_FIELD_AS(storage, fn, field)                                            \
-storage unsigned long fn(const struct pool_head *pool)                            \
+#define SUM_FIELD(fn, field, spill)                                                 \
+unsigned long fn(const struct pool_head *pool)                                    \
 {                                                                                  \
-	unsigned long sum = 0;                                                     \
+	unsigned long sum = spill;                                                 \
 	unsigned int i;                                                            \
 	for (i = 0; i < pool->nbuckets; i++)                                       \
 		sum += atomic_load_explicit(&pool->buckets[i].field,                \
@@ -36,79 +130,44 @@ storage unsigned long fn(const struct pool_head *pool)                          
 	return sum;                                                                \
 }
 
-SUM_FIELD(pool__sum_allocated, allocated)
-SUM_FIELD(pool__sum_used, used)
-SUM_FIELD(pool__sum_failed, failed)
-SUM_FIELD(pool__sum_shared_free, free_objects)
-SUM_FIELD_AS(static, sum_shared_get_objects, shared_get_objects)
-SUM_FIELD_AS(static, sum_shared_get_clusters, shared_get_clusters)
-SUM_FIELD_AS(static, sum_shared_put_objects, shared_put_objects)
-SUM_FIELD_AS(static, sum_shared_put_clusters, shared_put_clusters)
-SUM_FIELD_AS(static, sum_os_allocs, os_allocs)
-SUM_FIELD_AS(static, sum_os_releases, os_releases)
-
-/* swrate: sliding sum over n samples (HAProxy's swrate_add(), include/haproxy/freq_ctr.h). */
-static inline unsigned long swrate_next(unsigned long sum, unsigned long n, unsigned long v)
-{
-	return sum - (sum + n - 1) / n + v;
-}
-
-static inline unsigned long swrate_avg(unsigned long sum, unsigned long n)
-{
-	return (sum + n - 1) / n;
-}
+SUM_FIELD(pool__sum_allocated, allocated,
+          atomic_load_explicit(&pool->demand.spill_allocated, memory_order_relaxed))
+SUM_FIELD(pool__sum_used, used,
+          atomic_load_explicit(&pool->demand.spill_used, memory_order_relaxed))
+SUM_FIELD(pool__sum_failed, failed, 0)
+SUM_FIELD(pool__sum_shared_free, free_objects, 0)
+static SUM_FIELD(sum_get_objects, get_objects, 0)
+static SUM_FIELD(sum_get_clusters, get_clusters, 0)
+static SUM_FIELD(sum_put_objects, put_objects, 0)
+static SUM_FIELD(sum_put_clusters, put_clusters, 0)
+static SUM_FIELD(sum_lost, lost, 0)
+static SUM_FIELD(sum_os_allocs, os_allocs,
+                 atomic_load_explicit(&pool->demand.spill_os_allocs, memory_order_relaxed))
+static SUM_FIELD(sum_os_releases, os_releases,
+                 atomic_load_explicit(&pool->demand.spill_os_releases, memory_order_relaxed))
 
 unsigned long pool__sum_needed(const struct pool_head *pool)
 {
-	unsigned long sum = 0;
-	unsigned int i;
+	unsigned long need = atomic_load_explicit(&pool->demand.need, memory_order_relaxed);
+	unsigned long used = pool__sum_used(pool);
 
-	for (i = 0; i < pool->nbuckets; i++)
-		sum += swrate_avg(atomic_load_explicit(&pool->buckets[i].needed_sum,
-		                                             memory_order_relaxed),
-		                        POOL_AVG_SAMPLES);
-	return sum;
-}
-
-/*
- * One opportunistic sample of `used` into the bucket's needed_avg (a lost race skips a sample).
- * It is HAProxy's swrate over POOL_AVG_SAMPLES samples on the way down, but it rises at once to
- * a new peak: a burst must not make the pool give back, while the burst is being freed, the
- * objects it will need again at the next burst. It falls by a factor e for every 1024 samples
- * below it, and the bucket is sampled every time its used count changes.
- */
-static inline void sample_needed(struct pool_bucket *b, unsigned long used)
-{
-	unsigned long old = atomic_load_explicit(&b->needed_sum, memory_order_relaxed);
-	unsigned long peak = used * POOL_AVG_SAMPLES;
-	unsigned long next = peak > old ? peak : swrate_next(old, POOL_AVG_SAMPLES, used);
-
-	if (next != old)
-		atomic_compare_exchange_strong_explicit(&b->needed_sum, &old, next,
-		                                        memory_order_relaxed,
-		                                        memory_order_relaxed);
+	/* used wraps below 0 while a move is half counted: such a sum is no need */
+	if ((long)used > 0 && used > need)
+		need = used;
+	return need;
 }
 
 void pool__bucket_traffic(const struct pool_head *pool, struct pool_stats *st)
 {
-	st->shared_get_objects = sum_shared_get_objects(pool);
-	st->shared_get_clusters = sum_shared_get_clusters(pool);
-	st->shared_put_objects = sum_shared_put_objects(pool);
-	st->shared_put_clusters = sum_shared_put_clusters(pool);
+	st->shared_get_objects = sum_get_objects(pool);
+	st->shared_get_clusters = sum_get_clusters(pool);
+	st->shared_put_objects = sum_put_objects(pool);
+	st->shared_put_clusters = sum_put_clusters(pool);
 	st->os_allocs = sum_os_allocs(pool);
 	st->os_releases = sum_os_releases(pool);
-	st->gc_released_bytes = atomic_load_explicit(&pool->gc_released_bytes,
+	st->gc_released_bytes = atomic_load_explicit(&pool->demand.gc_released_bytes,
 	                                             memory_order_relaxed);
-}
-
-void pool__count_used(struct pool_head *pool, const void *obj, long delta)
-{
-	struct pool_bucket *b = &pool->buckets[pool__bucket_of(pool, obj)];
-	unsigned long used;
-
-	used = atomic_fetch_add_explicit(&b->used, (unsigned long)delta, memory_order_relaxed) +
-	       (unsigned long)delta;
-	sample_needed(b, used);
+	st->lost = sum_lost(pool);
 }
 
 void pool__count_failed(struct pool_head *pool, unsigned int id)
@@ -117,47 +176,75 @@ void pool__count_failed(struct pool_head *pool, unsigned int id)
 	                          memory_order_relaxed);
 }
 
-/* Does the bucket of `obj` hold more objects than its needs justify? (memory return, step 6) */
-static int bucket_over_need(struct pool_head *pool, const void *obj)
+/*
+ * Count a move that owns no head: objects obtained from / given back to the OS layer
+ * (`allocated` and `os_*`), and objects starting / stopping being used. One bucket is owned for
+ * it, from the one `start` names, so the counts land on a line with the usual owner rule; if
+ * every bucket stays BUSY, the spill counters of the pool take it with fetch_add.
+ */
+static void count_move(struct pool_head *pool, unsigned int start, long allocated, long used)
 {
-	struct pool_bucket *b = &pool->buckets[pool__bucket_of(pool, obj)];
-	unsigned long alloc = atomic_load_explicit(&b->allocated, memory_order_relaxed);
-	unsigned long used = atomic_load_explicit(&b->used, memory_order_relaxed);
-	unsigned long need = swrate_avg(atomic_load_explicit(&b->needed_sum,
-	                                                           memory_order_relaxed),
-	                                      POOL_AVG_SAMPLES);
-	unsigned long keep = need + need / 4;
+	unsigned int mask = pool->nbuckets - 1, i;
 
-	if (keep < used)
-		keep = used;
-	return alloc > keep + 1;
+	for (i = 0; i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
+		struct pool_item *h = bucket_own(b);
+
+		if (h == POOL_BUSY)
+			continue;
+		own_add(&b->allocated, (unsigned long)allocated);
+		own_add(&b->used, (unsigned long)used);
+		if (allocated > 0)
+			own_add(&b->os_allocs, (unsigned long)allocated);
+		else if (allocated < 0)
+			own_add(&b->os_releases, (unsigned long)-allocated);
+		bucket_give(b, h);
+		return;
+	}
+	atomic_fetch_add_explicit(&pool->demand.spill_allocated, (unsigned long)allocated,
+	                          memory_order_relaxed);
+	atomic_fetch_add_explicit(&pool->demand.spill_used, (unsigned long)used,
+	                          memory_order_relaxed);
+	if (allocated > 0)
+		atomic_fetch_add_explicit(&pool->demand.spill_os_allocs, (unsigned long)allocated,
+		                          memory_order_relaxed);
+	else if (allocated < 0)
+		atomic_fetch_add_explicit(&pool->demand.spill_os_releases,
+		                          (unsigned long)-allocated, memory_order_relaxed);
+}
+
+void pool__count_used(struct pool_head *pool, unsigned int start, long delta)
+{
+	count_move(pool, start, 0, delta);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Limits and the OS layer                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Take one object of the pool's limit; 0 when the pool is at its limit. */
-static int limit_reserve(struct pool_head *pool)
+/* Take up to `n` objects of the pool's limit: how many may be allocated (0 at the limit). */
+static unsigned int limit_reserve(struct pool_head *pool, unsigned int n)
 {
 	long cur = atomic_load_explicit(&pool->limit_count, memory_order_relaxed);
 	size_t limit = pool->limit;
+	unsigned int k;
 
 	if (!limit)
-		return 1;
+		return n;
 	do {
 		if (cur >= (long)limit)
 			return 0;
-	} while (!atomic_compare_exchange_weak_explicit(&pool->limit_count, &cur, cur + 1,
+		k = (size_t)cur + n > limit ? (unsigned int)(limit - (size_t)cur) : n;
+	} while (!atomic_compare_exchange_weak_explicit(&pool->limit_count, &cur, cur + k,
 	                                                memory_order_relaxed,
 	                                                memory_order_relaxed));
-	return 1;
+	return k;
 }
 
-static void limit_unreserve(struct pool_head *pool)
+static void limit_unreserve(struct pool_head *pool, unsigned int n)
 {
-	if (pool->limit)
-		atomic_fetch_sub_explicit(&pool->limit_count, 1, memory_order_relaxed);
+	if (pool->limit && n)
+		atomic_fetch_sub_explicit(&pool->limit_count, n, memory_order_relaxed);
 }
 
 void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
@@ -166,36 +253,64 @@ void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
 	pool->limit = max_objects;
 }
 
-void *pool__os_get(struct pool_head *pool)
+/*
+ * The pool's first allocation closes it to merges that would grow its layout; it waits while a
+ * merge is rewriting the layout (ever_allocated 2: see grow_layout() in pool.c), which takes a
+ * few instructions under the pool list lock.
+ */
+static void first_allocation(struct pool_head *pool)
 {
-	struct pool_bucket *b;
-	void *obj;
+	for (;;) {
+		int v = 0;
 
-	if (!limit_reserve(pool))
-		return NULL;
-	atomic_store(&pool->ever_allocated, 1);
-	if (pool->layout & POOL_DBG_UAF)
-		obj = pool__uaf_alloc(pool->ro.size, pool->align, pool);
-	else
-		obj = pool__os_alloc(pool->stride, pool->align);
-	if (!obj) {
-		limit_unreserve(pool);
-		return NULL;
+		if (atomic_compare_exchange_weak_explicit(&pool->ever_allocated, &v, 1,
+		                                          memory_order_acquire,
+		                                          memory_order_acquire) || v == 1)
+			return;
+		if (v == 2)
+			sched_yield();
 	}
-	b = &pool->buckets[pool__bucket_of(pool, obj)];
-	atomic_fetch_add_explicit(&b->allocated, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&b->os_allocs, 1, memory_order_relaxed);
-	pool__count_used(pool, obj, 1);
-	return obj;
 }
 
-void pool__os_put(struct pool_head *pool, void *obj, const void *caller)
+static void *os_alloc_one(struct pool_head *pool)
 {
-	struct pool_bucket *b = &pool->buckets[pool__bucket_of(pool, obj)];
+	if (pool->layout & POOL_DBG_UAF)
+		return pool__uaf_alloc(pool->ro.size, pool->align, pool);
+	return pool__os_alloc(pool->stride, pool->align);
+}
 
-	atomic_fetch_sub_explicit(&b->allocated, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&b->os_releases, 1, memory_order_relaxed);
-	limit_unreserve(pool);
+void *pool__os_get(struct pool_head *pool, unsigned int want, unsigned int start,
+                   unsigned int *got)
+{
+	struct pool_item *list = NULL;
+	unsigned int k, n = 0;
+
+	*got = 0;
+	k = limit_reserve(pool, want ? want : 1);
+	if (!k)
+		return NULL;
+	if (POOL_UNLIKELY(atomic_load_explicit(&pool->ever_allocated, memory_order_acquire) != 1))
+		first_allocation(pool);
+	while (n < k) {
+		struct pool_item *obj = os_alloc_one(pool);
+
+		if (!obj)
+			break;
+		obj->next = list;
+		list = obj;
+		n++;
+	}
+	limit_unreserve(pool, k - n);
+	if (!n)
+		return NULL;
+	count_move(pool, start, n, n);
+	*got = n;
+	return list;
+}
+
+/* Give `obj`, a free object already uncounted, to the OS layer (the uaf quarantine). */
+static void os_free_one(struct pool_head *pool, void *obj, const void *caller)
+{
 	if (pool->layout & POOL_DBG_UAF) {
 		pool__uaf_free(obj, caller);
 		return;
@@ -205,131 +320,358 @@ void pool__os_put(struct pool_head *pool, void *obj, const void *caller)
 	pool__os_free(obj, pool->stride, pool->align);
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Shared free lists (step 4)                                                                 */
-/* ------------------------------------------------------------------------------------------ */
-
-unsigned int pool__cluster_length(struct pool_item *first)
+void pool__os_put(struct pool_head *pool, void *list, unsigned int n, unsigned int start,
+                  const void *caller)
 {
-	unsigned int n = 0;
-	void *p;
+	void *p, *next;
 
-	for (p = first; p; p = pool__link_get(p, 0))
-		n++;
-	return n;
+	if (!n)
+		return;
+	count_move(pool, start, -(long)n, -(long)n);
+	limit_unreserve(pool, n);
+	for (p = list; p; p = next) {
+		next = pool__link_get(p, 0);
+		os_free_one(pool, p, caller);
+	}
 }
 
-/* Pop one cluster, visiting each bucket once from `start`; NULL if none could be had. */
-struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start)
+/* ------------------------------------------------------------------------------------------ */
+/* Shared free lists (step 4 of the essay)                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+void *pool__clusters_build(struct pool_head *pool, void *list, unsigned int n,
+                           struct pool_item **top, struct pool_item **bottom, unsigned int *ncl)
+{
+	struct pool_item *first = NULL, *prev_first = NULL;
+	unsigned int done = 0;
+	void *p = list;
+
+	*top = *bottom = NULL;
+	*ncl = 0;
+	while (done < n) {
+		unsigned int k = n - done < pool->cluster ? n - done : pool->cluster;
+		void *q = p;
+		unsigned int i;
+
+		/* walk to the cluster's last object and end the cluster there */
+		for (i = 1; i < k; i++)
+			q = pool__link_get(q, 0);
+		first = p;
+		p = pool__link_get(q, 0);
+		pool__link_set(q, 0, NULL);
+		pool__link_set(first, 1, (void *)(uintptr_t)(k - 1));
+		if (prev_first)
+			pool__link_set(prev_first, 1, (void *)((uintptr_t)first |
+			               ((uintptr_t)pool__link_get(prev_first, 1) &
+			                POOL_DOWN_COUNT_MASK)));
+		else
+			*top = first;
+		prev_first = first;
+		done += k;
+		(*ncl)++;
+	}
+	*bottom = first;
+	return p;
+}
+
+/* The count and the next cluster of the cluster `c` (its tagged down word). */
+static inline unsigned int cluster_count(struct pool_item *c)
+{
+	return (unsigned int)(((uintptr_t)pool__link_get(c, 1) & POOL_DOWN_COUNT_MASK) + 1);
+}
+
+static inline struct pool_item *cluster_down(struct pool_item *c)
+{
+	return (struct pool_item *)((uintptr_t)pool__link_get(c, 1) & ~POOL_DOWN_COUNT_MASK);
+}
+
+/* Link the bottom cluster of a stack above `below`, keeping its count tag. */
+static inline void cluster_set_down(struct pool_item *c, struct pool_item *below)
+{
+	pool__link_set(c, 1, (void *)((uintptr_t)below |
+	                              ((uintptr_t)pool__link_get(c, 1) & POOL_DOWN_COUNT_MASK)));
+}
+
+struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start, unsigned int *n)
 {
 	unsigned int mask = pool->nbuckets - 1;
-	unsigned int i, n;
+	unsigned int i;
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
 		struct pool_item *head;
+		unsigned int k;
 
-		head = atomic_load_explicit(&b->free_list, memory_order_relaxed);
-		if (!head || head == POOL_BUSY)
+		if (!atomic_load_explicit(&b->free_list, memory_order_relaxed))
 			continue;
-		head = atomic_exchange_explicit(&b->free_list, POOL_BUSY, memory_order_acquire);
+		head = bucket_own(b);
 		if (head == POOL_BUSY)
 			continue;
 		if (!head) {
-			atomic_store_explicit(&b->free_list, NULL, memory_order_release);
+			bucket_give(b, NULL);
 			continue;
 		}
-		/* we own `head`: nobody can pop it, so reading its down link is safe */
-		atomic_store_explicit(&b->free_list, (struct pool_item *)pool__link_get(head, 1),
-		                      memory_order_release);
-		n = pool__cluster_length(head);
-		atomic_fetch_sub_explicit(&b->free_objects, n, memory_order_relaxed);
-		atomic_fetch_add_explicit(&b->shared_get_objects, n, memory_order_relaxed);
-		atomic_fetch_add_explicit(&b->shared_get_clusters, 1, memory_order_relaxed);
+		/* we own the head: nobody can pop `head` and free it, so its down link is ours */
+		k = cluster_count(head);
+		bucket_sync(pool, b);
+		bucket_took(b, k);
+		own_add(&b->used, k);
+		own_add(&b->get_objects, k);
+		own_add(&b->get_clusters, 1);
+		bucket_give(b, cluster_down(head));
+		*n = k;
 		return head;
 	}
+	*n = 0;
 	return NULL;
 }
 
-/* Push a cluster of `n` objects linked by word 0; returns 0 if every try met BUSY. */
-static int shared_push(struct pool_head *pool, struct pool_item *first, unsigned int n,
-                       unsigned int start)
+int pool__shared_push(struct pool_head *pool, struct pool_item *top, struct pool_item *bottom,
+                      unsigned int nobjs, unsigned int nclusters, unsigned int start)
 {
 	unsigned int mask = pool->nbuckets - 1;
 	unsigned int i;
 
 	for (i = 0; i < pool->nbuckets * PUSH_TRIES_PER_BUCKET; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
-		struct pool_item *old = atomic_load_explicit(&b->free_list, memory_order_relaxed);
+		struct pool_item *head = bucket_own(b);
 
-		if (old == POOL_BUSY)
+		if (head == POOL_BUSY)
 			continue;
-		atomic_fetch_add_explicit(&b->free_objects, n, memory_order_relaxed);
-		pool__link_set(first, 1, old);
-		if (atomic_compare_exchange_strong_explicit(&b->free_list, &old, first,
-		                                            memory_order_release,
-		                                            memory_order_relaxed)) {
-			atomic_fetch_add_explicit(&b->shared_put_objects, n, memory_order_relaxed);
-			atomic_fetch_add_explicit(&b->shared_put_clusters, 1, memory_order_relaxed);
-			return 1;
-		}
-		atomic_fetch_sub_explicit(&b->free_objects, n, memory_order_relaxed);
+		cluster_set_down(bottom, head);
+		bucket_sync(pool, b);
+		own_add(&b->free_objects, nobjs);
+		own_add(&b->used, -(unsigned long)nobjs);
+		own_add(&b->put_objects, nobjs);
+		own_add(&b->put_clusters, nclusters);
+		bucket_give(b, top);
+		return 1;
 	}
 	return 0;
 }
 
-/* Push a cluster to the shared lists, or give it to the OS layer if every bucket stayed BUSY. */
-void pool__push_or_release(struct pool_head *pool, struct pool_item *first, unsigned int n,
-                            unsigned int start)
+void pool__push_clusters(struct pool_head *pool, struct pool_item *top, struct pool_item *bottom,
+                         unsigned int nobjs, unsigned int nclusters, unsigned int start)
+{
+	struct pool_item *c, *down;
+
+	if (pool__shared_push(pool, top, bottom, nobjs, nclusters, start))
+		return;
+	/* every head stayed BUSY: the objects go to the OS layer rather than wait */
+	for (c = top; c; c = down) {
+		down = c == bottom ? NULL : cluster_down(c);
+		pool__os_put(pool, c, cluster_count(c), start, NULL);
+	}
+}
+
+void pool__push_or_release(struct pool_head *pool, void *list, unsigned int n,
+                           unsigned int start)
+{
+	struct pool_item *top, *bottom;
+	unsigned int ncl;
+
+	if (!n)
+		return;
+	pool__clusters_build(pool, list, n, &top, &bottom, &ncl);
+	pool__push_clusters(pool, top, bottom, n, ncl, start);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Memory return (step 6 of the essay)                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Owner: detach up to `want` objects from the top of bucket `b` (whole clusters, the last one
+ * split if needed), at most `max_clusters` of them, and return the chain of those objects
+ * linked by word 0 (their clusters end-to-end). *took gets the count. The bucket's counters
+ * lose them: free, allocated; and os_releases gains them.
+ */
+static void *bucket_detach(struct pool_bucket *b, struct pool_item **head, unsigned long want,
+                           unsigned int max_clusters, unsigned long *took)
+{
+	struct pool_item *h = *head, *chain = NULL, *tail = NULL;
+	unsigned long n = 0;
+	unsigned int ncl = 0;
+
+	while (h && n < want && ncl < max_clusters) {
+		unsigned int k = cluster_count(h);
+		struct pool_item *down = cluster_down(h);
+
+		if (n + k > want) {
+			/* split: keep the cluster's last k - r objects as a cluster of their own */
+			unsigned int r = (unsigned int)(want - n), i;
+			struct pool_item *q = h, *rest;
+
+			for (i = 1; i < r; i++)
+				q = pool__link_get(q, 0);
+			rest = pool__link_get(q, 0);
+			pool__link_set(q, 0, NULL);
+			pool__link_set(rest, 1, (void *)((uintptr_t)down | (uintptr_t)(k - r - 1)));
+			down = rest;
+			k = r;
+		}
+		if (tail)
+			pool__link_set(tail, 0, h);
+		else
+			chain = h;
+		/* the cluster's last object: walk its chain (at most POOL_CLUSTER_MAX) */
+		tail = h;
+		while (pool__link_get(tail, 0))
+			tail = pool__link_get(tail, 0);
+		n += k;
+		ncl++;
+		h = down;
+	}
+	*head = h;
+	if (n) {
+		uint32_t lc = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
+		uint32_t lp = atomic_load_explicit(&b->low_prev, memory_order_relaxed);
+
+		/* the objects given back were idle through both half-windows: both marks lose them */
+		POOL_ASSERT(own_get(&b->free_objects) >= n);
+		own_add(&b->free_objects, -n);
+		atomic_store_explicit(&b->low_cur, lc > n ? lc - (uint32_t)n : 0, memory_order_relaxed);
+		atomic_store_explicit(&b->low_prev, lp > n ? lp - (uint32_t)n : 0,
+		                      memory_order_relaxed);
+		own_add(&b->allocated, -n);
+		own_add(&b->os_releases, n);
+	}
+	*took = n;
+	return chain;
+}
+
+/* Give back the objects of a detached chain (they were uncounted by bucket_detach()). */
+static void release_chain(struct pool_head *pool, void *chain, unsigned long n)
 {
 	void *p, *next;
 
-	if (!first || shared_push(pool, first, n, start))
-		return;
-	for (p = first; p; p = next) {
+	limit_unreserve(pool, (unsigned int)n);
+	for (p = chain; p; p = next) {
 		next = pool__link_get(p, 0);
-		pool__os_put(pool, p, NULL);
+		os_free_one(pool, p, NULL);
 	}
+	atomic_fetch_add_explicit(&pool->demand.gc_released_bytes, n * pool->stride,
+	                          memory_order_relaxed);
 }
 
 /*
- * Give back a list of free objects linked by word 0, each still counted as used. Each object is
- * checked (integrity, backup) when it comes `from_cache`, uncounted from used, then goes to the
- * OS layer when its bucket holds more than needed or the shared lists are bypassed, and
- * otherwise into clusters pushed to the shared lists.
+ * The release pass: objects that stayed in the shared lists over the whole demand window are
+ * given back to the OS layer, beyond a floor of pool->floor objects. `gc`: a pool_gc() call,
+ * which waits for BUSY heads a while and takes as many clusters as needed; an automatic pass
+ * skips BUSY buckets and takes at most PASS_CLUSTERS_MAX clusters a bucket (the rest waits for
+ * the next half-window). The caller holds the pass lock.
  */
-void pool__release_list(struct pool_head *pool, void *list, unsigned int start, int from_cache,
-                        int integrity)
+static void release_pass(struct pool_head *pool, int gc)
 {
-	unsigned int dbg = pool_debugging;
-	int direct = (dbg & POOL_DBG_NO_GLOBAL) || (pool->layout & POOL_DBG_UAF);
-	struct pool_item *first = NULL;
-	unsigned int n = 0;
-	void *obj, *next;
+	unsigned int e = atomic_load_explicit(&pool->demand.epoch, memory_order_relaxed);
+	unsigned long idle = 0, alloc, excess;
+	unsigned int i, tries;
 
-	for (obj = list; obj; obj = next) {
-		next = pool__link_get(obj, 0);
-		if (from_cache && (integrity || pool->backup_off))
-			pool__debug_check_cached(pool, obj, NULL, integrity);
-		pool__count_used(pool, obj, -1);
-		if (direct || bucket_over_need(pool, obj)) {
-			pool__os_put(pool, obj, NULL);
-			continue;
-		}
-		pool__link_set(obj, 0, first);
-		first = obj;
-		if (++n == pool->cluster) {
-			pool__push_or_release(pool, first, n, start);
-			first = NULL;
-			n = 0;
-		}
+	/* what every bucket holds idle, read without owning it: an estimate for the need */
+	for (i = 0; i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[i];
+		unsigned int be = atomic_load_explicit(&b->epoch, memory_order_relaxed);
+		unsigned long f = atomic_load_explicit(&b->free_objects, memory_order_relaxed);
+		unsigned long lc = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
+		unsigned long lp = atomic_load_explicit(&b->low_prev, memory_order_relaxed);
+		unsigned long v;
+
+		if (be == e)
+			v = lc < lp ? lc : lp;
+		else if (be + 1 == e)
+			v = lc;
+		else
+			v = f;
+		idle += v < f ? v : f;
 	}
-	pool__push_or_release(pool, first, n, start);
+	alloc = pool__sum_allocated(pool);
+	atomic_store_explicit(&pool->demand.need, alloc > idle ? alloc - idle : 0,
+	                      memory_order_relaxed);
+	excess = idle > pool->floor ? idle - pool->floor : 0;
+	for (i = 0; excess && i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[i];
+		struct pool_item *head = POOL_BUSY;
+		unsigned long take, took = 0;
+		void *chain;
+
+		for (tries = 0; tries < (gc ? FLUSH_BUSY_TRIES : 1); tries++) {
+			head = bucket_own(b);
+			if (head != POOL_BUSY)
+				break;
+			sched_yield();
+		}
+		if (head == POOL_BUSY)
+			continue;
+		bucket_sync(pool, b);
+		take = bucket_idle(b);
+		if (take > excess)
+			take = excess;
+		chain = bucket_detach(b, &head, take, gc ? UINT32_MAX : PASS_CLUSTERS_MAX, &took);
+		bucket_give(b, head);
+		if (took)
+			release_chain(pool, chain, took);
+		excess -= took;
+	}
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Memory return                                                                              */
-/* ------------------------------------------------------------------------------------------ */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* End the current half-window: the epoch moves and every bucket's marks follow lazily. */
+static void end_half_window(struct pool_head *pool, uint64_t now)
+{
+	atomic_store_explicit(&pool->demand.epoch_ns, now, memory_order_relaxed);
+	atomic_fetch_add_explicit(&pool->demand.epoch, 1, memory_order_relaxed);
+}
+
+void pool__bucket_init(struct pool_head *pool, unsigned int decay_ms)
+{
+	size_t floor_objs = GC_FLOOR_BYTES / pool->stride;
+
+	pthread_mutex_init(&pool->demand.pass_lock, NULL);
+	pool->demand.half_window_ns = (uint64_t)decay_ms * 1000000u / 2;
+	if (!pool->demand.half_window_ns)
+		pool->demand.half_window_ns = 1;
+	atomic_store(&pool->demand.epoch_ns, now_ns());
+	if (floor_objs > pool->cluster)
+		floor_objs = pool->cluster;
+	pool->floor = floor_objs ? (unsigned int)floor_objs : 1;
+}
+
+void pool__bucket_fini(struct pool_head *pool)
+{
+	pthread_mutex_destroy(&pool->demand.pass_lock);
+}
+
+void pool__bucket_tick(struct pool_head *pool)
+{
+	uint64_t now = now_ns();
+	uint64_t begun = atomic_load_explicit(&pool->demand.epoch_ns, memory_order_relaxed);
+
+	if (now - begun < pool->demand.half_window_ns)
+		return;
+	if (pthread_mutex_trylock(&pool->demand.pass_lock) != 0)
+		return;
+	/* another thread may have ended this half-window while we took the lock */
+	if (atomic_load_explicit(&pool->demand.epoch_ns, memory_order_relaxed) == begun) {
+		end_half_window(pool, now);
+		release_pass(pool, 0);
+	}
+	pthread_mutex_unlock(&pool->demand.pass_lock);
+}
+
+void pool__bucket_gc(struct pool_head *pool)
+{
+	pthread_mutex_lock(&pool->demand.pass_lock);
+	end_half_window(pool, now_ns());
+	release_pass(pool, 1);
+	pthread_mutex_unlock(&pool->demand.pass_lock);
+}
 
 void pool__bucket_flush(struct pool_head *pool)
 {
@@ -337,95 +679,24 @@ void pool__bucket_flush(struct pool_head *pool)
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
-		struct pool_item *list = NULL, *down;
-		void *p, *next;
+		struct pool_item *head = POOL_BUSY;
+		unsigned long took;
+		void *chain;
 
 		for (tries = 0; tries < FLUSH_BUSY_TRIES; tries++) {
-			list = atomic_exchange_explicit(&b->free_list, POOL_BUSY,
-			                                memory_order_acquire);
-			if (list != POOL_BUSY)
+			head = bucket_own(b);
+			if (head != POOL_BUSY)
 				break;
 			sched_yield();
 		}
-		if (list == POOL_BUSY)
+		if (head == POOL_BUSY)
 			continue;
-		atomic_store_explicit(&b->free_list, NULL, memory_order_release);
-		for (; list; list = down) {
-			down = pool__link_get(list, 1);
-			atomic_fetch_sub_explicit(&b->free_objects, pool__cluster_length(list),
-			                          memory_order_relaxed);
-			for (p = list; p; p = next) {
-				next = pool__link_get(p, 0);
-				pool__os_put(pool, p, NULL);
-				atomic_fetch_add_explicit(&pool->gc_released_bytes, pool->stride,
-				                          memory_order_relaxed);
-			}
-		}
-	}
-}
-
-/*
- * needed_avg is sampled only when a bucket's used changes, so once a bucket goes idle its average
- * stays frozen at its value after the spike (up to about POOL_AVG_SAMPLES objects of lag per
- * bucket, whatever the spike was). A bucket whose needed_sum has not changed since the previous
- * pool_gc() took no sample in between: it is idle, and its average is brought to its current
- * used, so that a spike does not pin memory forever. A race with a sampling thread only means
- * the bucket was not idle: the reset is skipped.
- */
-static void gc_refresh_idle(struct pool_head *pool)
-{
-	unsigned int i;
-
-	for (i = 0; i < pool->nbuckets; i++) {
-		struct pool_bucket *b = &pool->buckets[i];
-		unsigned long sum = atomic_load_explicit(&b->needed_sum, memory_order_relaxed);
-		unsigned long now;
-
-		if (sum == atomic_load_explicit(&b->gc_seen_sum, memory_order_relaxed)) {
-			now = atomic_load_explicit(&b->used, memory_order_relaxed) * POOL_AVG_SAMPLES;
-			if (atomic_compare_exchange_strong_explicit(&b->needed_sum, &sum, now,
-			                                            memory_order_relaxed,
-			                                            memory_order_relaxed))
-				sum = now;
-		}
-		atomic_store_explicit(&b->gc_seen_sum, sum, memory_order_relaxed);
-	}
-}
-
-/* Release what the shared lists hold beyond max(used, needed*5/4) plus one cluster. */
-void pool__bucket_gc(struct pool_head *pool)
-{
-	unsigned long alloc, used, need, keep;
-	unsigned int i, misses = 0;
-	long excess;
-
-	gc_refresh_idle(pool);
-	alloc = pool__sum_allocated(pool);
-	used = pool__sum_used(pool);
-	need = pool__sum_needed(pool);
-	keep = need + need / 4;
-	if (keep < used)
-		keep = used;
-	keep += pool->cluster;
-	excess = (long)alloc - (long)keep;
-	for (i = 0; excess > 0 && misses < pool->nbuckets; i++) {
-		struct pool_item *cl = pool__shared_pop(pool, i);
-		void *p, *next;
-
-		if (!cl) {
-			misses++;
-			continue;
-		}
-		misses = 0;
-		for (p = cl; p && excess > 0; p = next) {
-			next = pool__link_get(p, 0);
-			pool__os_put(pool, p, NULL);
-			atomic_fetch_add_explicit(&pool->gc_released_bytes, pool->stride,
-			                          memory_order_relaxed);
-			excess--;
-		}
-		if (p)
-			pool__push_or_release(pool, p, pool__cluster_length(p), i);
+		/* count while we own it (a flush that counts after giving the head back loses
+		 * updates: tests/model/busy.pml) */
+		chain = bucket_detach(b, &head, ULONG_MAX, UINT32_MAX, &took);
+		bucket_give(b, head);
+		if (took)
+			release_chain(pool, chain, took);
 	}
 }
 
@@ -435,21 +706,56 @@ void pool__bucket_gc(struct pool_head *pool)
 
 void pool__bucket_fork_prepare(struct pool_head *p)
 {
-	unsigned int i;
+	unsigned int i, tries;
 
 	for (i = 0; i < p->nbuckets; i++) {
-		struct pool_item *h;
+		struct pool_bucket *b = &p->buckets[i];
+		struct pool_item *h = POOL_BUSY;
 
-		while ((h = atomic_exchange(&p->buckets[i].free_list, POOL_BUSY)) == POOL_BUSY)
+		/* bounded: a head held BUSY this long belongs to a thread that is stuck or died
+		 * inside its BUSY window (asynchronous cancellation, a longjmp out of a handler) */
+		for (tries = 0; tries < FORK_BUSY_TRIES; tries++) {
+			h = bucket_own(b);
+			if (h != POOL_BUSY)
+				break;
 			sched_yield();
-		p->buckets[i].fork_saved = h;
+		}
+		b->fork_saved = h;
+		atomic_store_explicit(&b->fork_owned, h != POOL_BUSY, memory_order_relaxed);
 	}
 }
 
-void pool__bucket_fork_restore(struct pool_head *p)
+void pool__bucket_fork_parent(struct pool_head *p)
 {
 	unsigned int i;
 
+	/* the heads we could not own are their owners' to store back */
 	for (i = 0; i < p->nbuckets; i++)
-		atomic_store(&p->buckets[i].free_list, p->buckets[i].fork_saved);
+		if (atomic_load_explicit(&p->buckets[i].fork_owned, memory_order_relaxed))
+			bucket_give(&p->buckets[i], p->buckets[i].fork_saved);
+}
+
+void pool__bucket_fork_child(struct pool_head *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nbuckets; i++) {
+		struct pool_bucket *b = &p->buckets[i];
+
+		if (atomic_load_explicit(&b->fork_owned, memory_order_relaxed)) {
+			bucket_give(b, b->fork_saved);
+			continue;
+		}
+		/*
+		 * Its owner does not exist here: what the stack held is lost to this process. The
+		 * counters say how much it held when last counted (an owner that died between
+		 * taking the head and counting makes it approximate).
+		 */
+		own_add(&b->lost, own_get(&b->free_objects));
+		own_add(&b->allocated, -own_get(&b->free_objects));
+		atomic_store_explicit(&b->free_objects, 0, memory_order_relaxed);
+		atomic_store_explicit(&b->low_cur, 0, memory_order_relaxed);
+		atomic_store_explicit(&b->low_prev, 0, memory_order_relaxed);
+		atomic_store_explicit(&b->free_list, NULL, memory_order_release);
+	}
 }

@@ -14,14 +14,14 @@
 #include "pool-debug.h"
 #include "pool-head-t.h"
 #include "pool-san.h"
+#include "pool-util.h"
 
-/* Pointer hash: the bucket of an object (Fibonacci hashing, Knuth TAOCP vol. 3, 6.4). */
+/* Pointer hash: the bucket of an object. */
 static inline unsigned int pool__bucket_of(const struct pool_head *pool, const void *ptr)
 {
 	if (pool->nbuckets == 1)
 		return 0;
-	return (unsigned int)((((uintptr_t)ptr >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >>
-	                      pool->bucket_shift);
+	return pool__hash_ptr(ptr, 64 - pool->bucket_shift);
 }
 
 /*
@@ -59,54 +59,87 @@ static inline void pool__link_set(void *obj, unsigned int word, void *v)
 /* Sums of a bucket counter over a pool (relaxed reads: stats and limits only). */
 unsigned long pool__sum_allocated(const struct pool_head *pool);
 unsigned long pool__sum_used(const struct pool_head *pool);
-unsigned long pool__sum_needed(const struct pool_head *pool);
 unsigned long pool__sum_failed(const struct pool_head *pool);
 unsigned long pool__sum_shared_free(const struct pool_head *pool);
 
-/* The cumulative traffic counters of struct pool_stats (shared lists, OS layer, gc). */
+/* needed_avg: the most objects used over the demand window (at the last pass), or used now. */
+unsigned long pool__sum_needed(const struct pool_head *pool);
+
+/* The cumulative traffic counters of struct pool_stats (shared lists, OS layer, gc, lost). */
 void pool__bucket_traffic(const struct pool_head *pool, struct pool_stats *st);
 
 /* One allocation failed for the thread with registry id `id` (counted in its bucket). */
 void pool__count_failed(struct pool_head *pool, unsigned int id);
 
-/* `delta` objects of `pool` (the one at `obj`) start / stop being used. */
-void pool__count_used(struct pool_head *pool, const void *obj, long delta);
+/* `delta` objects start (> 0) or stop (< 0) being used without moving (counted near `start`). */
+void pool__count_used(struct pool_head *pool, unsigned int start, long delta);
+
+/* A new pool: its demand state (the window from decay_ms) and its gc floor. */
+void pool__bucket_init(struct pool_head *pool, unsigned int decay_ms);
+
+/* A destroyed pool: what pool__bucket_init() set up is torn down (its lists are empty). */
+void pool__bucket_fini(struct pool_head *pool);
 
 /*
- * A new object from the OS layer (the use-after-free backend for a pool with the uaf layout),
- * counted as allocated and used. NULL at the pool's limit or when the OS layer has no memory.
+ * Up to `want` (>= 1) new objects from the OS layer (the use-after-free backend for a pool with
+ * the uaf layout), linked by word 0, counted as allocated and used in one move (near bucket
+ * `start`); *got receives how many. NULL (and *got = 0) at the pool's limit or when the OS layer
+ * has no memory; fewer than `want` near the limit or when memory runs out midway.
  */
-void *pool__os_get(struct pool_head *pool);
+void *pool__os_get(struct pool_head *pool, unsigned int want, unsigned int start,
+                   unsigned int *got);
 
 /*
- * Give a free object, already uncounted from used, back to the OS layer (under uaf: to the
- * quarantine, with `caller` as the freeing caller for reports; may be NULL).
+ * Give `n` objects linked by word 0, counted as used until now, back to the OS layer (under
+ * uaf: to the quarantine, with `caller` as the freeing caller for reports; may be NULL).
  */
-void pool__os_put(struct pool_head *pool, void *obj, const void *caller);
-
-/* The number of objects in a cluster (its chain through word 0). */
-unsigned int pool__cluster_length(struct pool_item *first);
-
-/* Pop one cluster, visiting each bucket once from `start`; NULL if none could be had. */
-struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start);
+void pool__os_put(struct pool_head *pool, void *list, unsigned int n, unsigned int start,
+                  const void *caller);
 
 /*
- * Push a cluster of `n` objects linked by word 0 (NULL: nothing) to the shared lists from bucket
- * `start`, or give it to the OS layer when every try met a BUSY head.
+ * Split the first `n` objects of `list` (linked by word 0) into clusters of pool->cluster
+ * objects stacked through their tagged down words, from *top to *bottom (whose down is left for
+ * the push to set); *ncl receives the number of clusters. Touches each object once, to link it.
+ * Returns what follows the n-th object of the list.
  */
-void pool__push_or_release(struct pool_head *pool, struct pool_item *first, unsigned int n,
+void *pool__clusters_build(struct pool_head *pool, void *list, unsigned int n,
+                           struct pool_item **top, struct pool_item **bottom, unsigned int *ncl);
+
+/*
+ * Pop one cluster, visiting each bucket once from `start`: the cluster (linked by word 0, its
+ * first object first), *n its object count, counted as used. NULL if none could be had.
+ */
+struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start, unsigned int *n);
+
+/*
+ * Push a stack of `nclusters` clusters (`top` to `bottom`, from pool__clusters_build()) holding
+ * `nobjs` objects, uncounting them from used, with one exchange; 2 tries per bucket from
+ * `start`. Returns 1, or 0 when every try met a BUSY head (nothing changed).
+ */
+int pool__shared_push(struct pool_head *pool, struct pool_item *top, struct pool_item *bottom,
+                      unsigned int nobjs, unsigned int nclusters, unsigned int start);
+
+/* pool__shared_push(), or, when every try met a BUSY head, the objects go to the OS layer. */
+void pool__push_clusters(struct pool_head *pool, struct pool_item *top, struct pool_item *bottom,
+                         unsigned int nobjs, unsigned int nclusters, unsigned int start);
+
+/*
+ * Push the first `n` objects of `list` (linked by word 0, counted as used) to the shared lists
+ * as clusters, or give them to the OS layer when every try met a BUSY head.
+ */
+void pool__push_or_release(struct pool_head *pool, void *list, unsigned int n,
                            unsigned int start);
 
 /*
- * Give back a list of free objects linked by word 0, each still counted as used. Each object is
- * checked when it comes `from_cache` (the backup copy; the integrity pattern too when
- * `integrity`), uncounted from used, then goes to the OS layer when its bucket holds more than
- * needed or the shared lists are bypassed, and otherwise into clusters pushed from `start`.
+ * Called now and then from slow paths: when the pool's demand half-window (decay_ms / 2) has
+ * ended, end it and run the release pass (unless another thread runs one).
  */
-void pool__release_list(struct pool_head *pool, void *list, unsigned int start, int from_cache,
-                        int integrity);
+void pool__bucket_tick(struct pool_head *pool);
 
-/* pool_gc() of one pool: what the shared lists hold beyond the need goes to the OS layer. */
+/*
+ * pool_gc() of one pool: end the demand half-window, then give back what the shared lists held
+ * idle through it and the previous one, beyond the floor (pool->floor objects).
+ */
 void pool__bucket_gc(struct pool_head *pool);
 
 /* Every object of the shared lists goes to the OS layer (BUSY buckets are retried a while). */
@@ -115,8 +148,12 @@ void pool__bucket_flush(struct pool_head *pool);
 /* pool_set_limit(): the cap and the exact count it is checked against. */
 void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects);
 
-/* fork(): own every head before (waiting for holders), put them back after. */
+/*
+ * fork(): own every head before, waiting a bounded time for each; after, the parent gives back
+ * the heads it owns, and the child also resets each head it could not own (counted as lost).
+ */
 void pool__bucket_fork_prepare(struct pool_head *pool);
-void pool__bucket_fork_restore(struct pool_head *pool);
+void pool__bucket_fork_parent(struct pool_head *pool);
+void pool__bucket_fork_child(struct pool_head *pool);
 
 #endif

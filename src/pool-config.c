@@ -41,7 +41,8 @@ struct setting {
 static const struct setting settings[] = {
 	{ "buckets", "POOL_BUCKETS", UINT_FIELD(buckets), SETTING_POW2, 1, POOL_BUCKETS_MAX,
 	  "a power of two from 1 to 64" },
-	{ "cache_bytes", "POOL_CACHE_SIZE", SIZE_FIELD(cache_bytes), SETTING_BYTES, 4096,
+	{ "cache_bytes", "POOL_CACHE_SIZE", SIZE_FIELD(cache_bytes), SETTING_BYTES,
+	  POOL_CACHE_BYTES_MIN,
 	  POOL_SIZE_MAX, "bytes from 4096 to 1g with an optional k, m or g suffix" },
 	{ "cluster", NULL, UINT_FIELD(cluster), SETTING_COUNT, 1, POOL_CLUSTER_MAX, NULL },
 	{ "decay_ms", "POOL_DECAY_MS", UINT_FIELD(decay_ms), SETTING_COUNT, 1, POOL_DECAY_MS_MAX,

@@ -23,7 +23,6 @@
 
 #define POOL_CACHE_LINE       64u          /* bytes; bucket and head alignment */
 #define POOL_BUCKETS_MAX      64u          /* most buckets a pool may have (pool_configure) */
-#define POOL_CLUSTER_MAX      64u          /* most objects per cluster (pool_configure) */
 #define POOL_DEFAULT_ALIGN    16u          /* object alignment when none is asked for (malloc's) */
 #define POOL_MIN_OBJECT       16u          /* two link words: next and down */
 #define POOL_CALLER_SLOTS     32u          /* live-object counts per allocating caller */
@@ -39,31 +38,70 @@
 #define POOL_HEAD_LIVE        UINT64_C(0x4C4F4F504C495645)   /* "LOOPLIVE" */
 #define POOL_HEAD_DEAD        UINT64_C(0x4C4F4F5044454144)   /* "LOOPDEAD" */
 
-/* A free object in a shared list: `next` chains a cluster, `down` the next cluster. */
+/*
+ * A free object in a shared list, seen through its first two words. Every object of a cluster
+ * chains the next one through `next` (NULL ends the cluster); the first object of a cluster also
+ * holds `down`: the next cluster of its bucket's stack, tagged in its 4 low bits with the number
+ * of objects of the cluster minus one (objects are 16-byte aligned, so the bits are free). So a
+ * cluster is popped, counted and given to a thread cache without a walk.
+ */
 struct pool_item {
 	struct pool_item *next;
-	struct pool_item *down;
+	uintptr_t down;                         /* next cluster | (objects - 1) */
 };
 
+#define POOL_DOWN_COUNT_MASK  ((uintptr_t)15)   /* tag bits of pool_item.down */
+
 /*
- * One bucket: a shared free list head and the counters of the objects it accounts for. One
- * cache line each, so that no line is written by every thread.
+ * One bucket: the head of a shared free list and the counters of what moved through it, on two
+ * cache lines (128 bytes; adjacent-line prefetchers fetch them together). Only the thread that
+ * owns the head (it swapped POOL_BUSY in and got a cluster or NULL back) writes these counters,
+ * with plain relaxed loads and stores: a cluster moved costs the head's exchange and no other
+ * atomic read-modify-write. Counts are objects; sums over buckets are the pool's totals. Which
+ * bucket counts a move does not matter to the sums; `allocated` and `used` of one bucket can
+ * even wrap below 0 (they are unsigned and add up right).
  */
 struct pool_bucket {
-	_Atomic(struct pool_item *) free_list;  /* NULL, a cluster, or POOL_BUSY */
-	atomic_ulong allocated;                 /* objects of this bucket held from the OS layer */
-	atomic_ulong used;                      /* ... handed out or in thread caches */
-	atomic_ulong needed_sum;                /* swrate sum: needed_avg * POOL_AVG_SAMPLES */
-	atomic_ulong failed;                    /* failures of threads hashed to this bucket */
-	atomic_ulong free_objects;              /* objects sitting in this bucket's free list */
+	/* line 1: the head and what every pop and push writes */
+	_Atomic(struct pool_item *) free_list;  /* NULL, a cluster stack, or POOL_BUSY */
+	atomic_ulong allocated;                 /* objects obtained from the OS layer, net */
+	atomic_ulong used;                      /* objects handed out or in thread caches, net */
+	atomic_ulong free_objects;              /* objects in this bucket's stack */
+	_Atomic uint32_t low_cur;               /* least free_objects in this demand half-window */
+	_Atomic uint32_t low_prev;              /* ... in the previous one (saturated at 2^32-1) */
+	atomic_uint epoch;                      /* the pool's demand epoch of low_cur/low_prev */
+	uint32_t spare;
+	atomic_ulong get_objects;               /* cumulative: objects popped by threads */
+	atomic_ulong put_objects;               /* cumulative: objects pushed by threads */
+	/* line 2: written by the owner too, less often; and two counters that are not owned */
+	atomic_ulong get_clusters;              /* cumulative: pops (one exchange each) */
+	atomic_ulong put_clusters;              /* cumulative: pushes (one exchange each) */
+	atomic_ulong os_allocs;                 /* cumulative: objects from the OS layer */
+	atomic_ulong os_releases;               /* cumulative: objects back to the OS layer */
+	atomic_ulong lost;                      /* objects lost when a fork() child reset the head */
+	atomic_ulong failed;                    /* failures of threads hashed here (fetch_add) */
 	struct pool_item *fork_saved;           /* the head, kept here across fork() */
-	atomic_ulong gc_seen_sum;               /* needed_sum at the previous pool_gc() */
-	atomic_ulong shared_get_objects;        /* cumulative traffic (struct pool_stats) */
-	atomic_ulong shared_get_clusters;
-	atomic_ulong shared_put_objects;
-	atomic_ulong shared_put_clusters;
-	atomic_ulong os_allocs;
-	atomic_ulong os_releases;
+	atomic_int fork_owned;                  /* 1 while fork_prepare() owns the head */
+} __attribute__((aligned(2 * POOL_CACHE_LINE)));
+
+/*
+ * Demand tracking and memory return of a pool, on a line of its own (written once per demand
+ * half-window, read by the pass that releases memory). A half-window lasts decay_ms / 2; an
+ * object that stayed in a shared list for two half-windows in a row (decay_ms) was not needed
+ * and is given back to the OS layer. See the essay in pool.c, step 6.
+ */
+struct pool_demand {
+	atomic_uint epoch;                      /* half-windows ended since the pool was created */
+	pthread_mutex_t pass_lock;              /* one release pass at a time (trylock from slow
+	                                           paths, lock from pool_gc()) */
+	_Atomic uint64_t epoch_ns;              /* CLOCK_MONOTONIC time the current one began */
+	uint64_t half_window_ns;                /* decay_ms / 2, in nanoseconds (fixed) */
+	atomic_ulong need;                      /* needed_avg: the most objects used over the
+	                                           window, measured at the last pass */
+	atomic_ulong gc_released_bytes;         /* cumulative: bytes the passes and pool_flush()
+	                                           gave back */
+	/* counts of moves that found every bucket BUSY (fetch_add; rare) */
+	atomic_ulong spill_allocated, spill_used, spill_os_allocs, spill_os_releases;
 } __attribute__((aligned(POOL_CACHE_LINE)));
 
 /* One pool_create() call merged into a pool (its creator), for `pools show detailed`. */
@@ -92,17 +130,19 @@ struct pool_head {
 	unsigned int nbuckets;         /* power of two */
 	unsigned int bucket_shift;     /* 64 - log2(nbuckets) for the pointer hash */
 	unsigned int cluster;          /* objects per cluster */
+	unsigned int floor;            /* objects pool_gc() keeps beyond the need (<= cluster) */
 	size_t limit;                  /* maximum allocated objects, 0: none */
 	atomic_long limit_count;       /* allocated objects, kept exact only while limit != 0 */
-	atomic_int ever_allocated;     /* set at the first allocation (merging rule) */
-	atomic_ulong gc_released_bytes; /* bytes pool_gc() and pool_flush() gave back */
+	atomic_int ever_allocated;     /* 0: never allocated, 2: a merge grows the layout, 1: the
+	                                  first allocation happened (merges keep the size) */
 	unsigned int creators;         /* merged pool_create() calls, under the pool list lock */
 	unsigned int creators_cap;     /* entries allocated in creator[] */
 	struct pool_creator *creator;  /* creator[0..creators-1] */
 	struct pool_head *prev, *next; /* pool list, under the pool list lock */
 	char name[POOL_NAME_MAX + 1];
 	struct pool_caller_stat callers[POOL_CALLER_SLOTS];
-	struct pool_bucket buckets[] __attribute__((aligned(POOL_CACHE_LINE)));
+	struct pool_demand demand;
+	struct pool_bucket buckets[];
 };
 
 /* Thread states. */
@@ -120,13 +160,17 @@ enum pool_thread_state {
  */
 struct pool_thread {
 	struct pool_tcache tc[POOL_MAX_CACHED_POOLS];  /* by struct pool_head_ro.index; 0 unused */
+	uint32_t limit[POOL_MAX_CACHED_POOLS];   /* reservation per pool: objects this thread may
+	                                            cache (count = limit - room) */
 	enum pool_thread_state state;
 	unsigned int id;               /* registry slot, or a hash for UNCACHED/EXITED threads */
 	size_t budget;                 /* bytes this thread may cache */
 	size_t reserved;               /* sum over pools of limit * stride */
 	atomic_size_t credit;          /* reservation bytes released by other threads (destroy) */
 	unsigned int hand;             /* eviction clock hand (pool slot) */
-	unsigned int integrity_epoch;  /* pool__integrity_epoch when this cache was last filled */
+	unsigned int ticks;            /* slow-path calls since the last demand tick */
+	unsigned int integrity_epoch;  /* pool__debug_integrity_epoch() when every object of this
+	                                  thread's caches last carried the integrity pattern */
 	uint64_t rng;                  /* fault-injection generator state */
 	pthread_mutex_t lock;          /* held by the owner while touching other slots, by others
 	                                  while draining this thread's caches */

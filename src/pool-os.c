@@ -17,7 +17,12 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 
+#include "pool-fault.h"
 #include "pool-os.h"
+#include "pool-util.h"
+
+/* The page size when sysconf() cannot tell (the smallest page of every platform we run on). */
+#define PAGE_SIZE_FALLBACK 4096u
 
 #if POOL_USE_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -29,6 +34,8 @@
 
 void *pool__os_alloc(size_t size, size_t align)
 {
+	if (pool__fault(POOL_FAULT_OS_ALLOC))
+		return NULL;
 	return mallocx(size, MALLOCX_ALIGN(align));
 }
 
@@ -39,6 +46,8 @@ void pool__os_free(void *ptr, size_t size, size_t align)
 
 void *pool__os_meta_alloc(size_t size, size_t align)
 {
+	if (pool__fault(POOL_FAULT_META))
+		return NULL;
 	return mallocx(size, MALLOCX_ALIGN(align) | MALLOCX_ZERO);
 }
 
@@ -86,8 +95,10 @@ void pool__os_usage(size_t *allocated, size_t *resident)
 
 void *pool__os_alloc(size_t size, size_t align)
 {
+	if (pool__fault(POOL_FAULT_OS_ALLOC))
+		return NULL;
 	/* aligned_alloc() wants the size to be a multiple of the alignment. */
-	return aligned_alloc(align, (size + align - 1) & ~(align - 1));
+	return aligned_alloc(align, pool__round_up(size, align));
 }
 
 void pool__os_free(void *ptr, size_t size, size_t align)
@@ -99,7 +110,11 @@ void pool__os_free(void *ptr, size_t size, size_t align)
 
 void *pool__os_meta_alloc(size_t size, size_t align)
 {
-	void *p = aligned_alloc(align, (size + align - 1) & ~(align - 1));
+	void *p;
+
+	if (pool__fault(POOL_FAULT_META))
+		return NULL;
+	p = aligned_alloc(align, pool__round_up(size, align));
 
 	if (p)
 		memset(p, 0, size);
@@ -142,14 +157,18 @@ size_t pool__os_page_size(void)
 
 	if (!page) {
 		v = sysconf(_SC_PAGESIZE);
-		page = v > 0 ? (size_t)v : 4096;
+		page = v > 0 ? (size_t)v : PAGE_SIZE_FALLBACK;
 	}
 	return page;
 }
 
 void *pool__os_map(size_t len)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p;
+
+	if (pool__fault(POOL_FAULT_MAP))
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }

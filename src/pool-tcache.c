@@ -4,14 +4,14 @@
  *
  * The thread-cache tier: the thread registry, each thread's context and caches (struct
  * pool_thread, reached by the inline fast path through the TLS pointer pool__tls_cache), the
- * budget reservations, CLOCK eviction, refill from the shared lists, flush at thread exit and on
- * request, and draining other threads' caches (pool_destroy(), fork()).
+ * budget reservations, CLOCK eviction, refill from the shared lists, bulk moves, flush at thread
+ * exit and on request, and draining other threads' caches (pool_destroy(), fork()).
  *
  * Concurrency: a thread's caches are written by that thread alone, except under its ctx->lock by
  * pool_destroy() (drain) and in a fork() child. The registry (registry[], ids) is guarded by
  * registry_lock; the pool slot table by the pool list lock of pool.c, whose creation and
  * destruction of pools call pool__tcache_attach()/detach(). Lock order: pool list ->
- * registry_lock -> ctx->lock (see the essay in pool.c).
+ * registry_lock -> ctx->lock -> a pool's pass lock (trylock only) (see the essay in pool.c).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,9 +19,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pool-assert.h"
 #include "pool-bucket.h"
 #include "pool-config.h"
+#include "pool-fault.h"
 #include "pool-tcache.h"
+#include "pool-util.h"
+
+/* A thread's slow paths look at the clock (demand tracking) once every this many calls. */
+#define TICK_EVERY 16u
 
 /*
  * The fast path's view of a thread: its caches when it is registered, otherwise this array of
@@ -76,11 +82,57 @@ void pool__tcache_detach(struct pool_head *pool)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Thread contexts and the registry (step 7)                                                  */
+/* One cache entry                                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Objects in slot `s` of a thread: its reservation minus the room left in it. */
+static inline uint32_t tc_count(const struct pool_thread *ctx, unsigned int s)
+{
+	return ctx->limit[s] - ctx->tc[s].room;
+}
+
+/* Other threads read `room` for statistics: stores are relaxed atomics. */
+static inline void tc_set_room(struct pool_tcache *tc, uint32_t room)
+{
+	__atomic_store_n(&tc->room, room, __ATOMIC_RELAXED);
+}
+
+static inline void tc_set_count(struct pool_thread *ctx, unsigned int s, uint32_t count)
+{
+	POOL_ASSERT(count <= ctx->limit[s]);
+	tc_set_room(&ctx->tc[s], ctx->limit[s] - count);
+}
+
+/* Change the reservation of slot `s`, keeping its objects (and the budget's books). */
+static inline void tc_set_limit(struct pool_thread *ctx, unsigned int s, uint32_t limit)
+{
+	uint32_t count = tc_count(ctx, s);
+
+	POOL_ASSERT(count <= limit);
+	ctx->reserved += ((size_t)limit - ctx->limit[s]) * pool__slots[s]->stride;
+	__atomic_store_n(&ctx->limit[s], limit, __ATOMIC_RELAXED);
+	tc_set_room(&ctx->tc[s], limit - count);
+}
+
+/* Do every object of this thread's caches carry the integrity pattern, as `dbg` wants? */
+static inline int integrity_on(const struct pool_thread *ctx, unsigned int dbg)
+{
+	return (dbg & POOL_DBG_INTEGRITY) &&
+	       ctx->integrity_epoch == pool__debug_integrity_epoch();
+}
+
+int pool__tcache_integrity(const struct pool_thread *ctx, unsigned int dbg)
+{
+	return integrity_on(ctx, dbg);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Thread contexts and the registry (step 7 of the essay)                                     */
 /* ------------------------------------------------------------------------------------------ */
 
 static void thread_exit(void *arg);
-static void flush_all_caches(struct pool_thread *ctx);
+static void flush_all_caches(struct pool_thread *ctx, unsigned int dbg);
+static void fill_all_caches(struct pool_thread *ctx);
 
 static void make_exit_key(void)
 {
@@ -92,9 +144,10 @@ static void make_exit_key(void)
 	}
 }
 
+/* An id for a thread without a registry slot: spreads such threads over the buckets. */
 static unsigned int hash_thread(const void *p)
 {
-	return (unsigned int)(((uintptr_t)p * UINT64_C(0x9E3779B97F4A7C15)) >> 40);
+	return pool__hash_bits((uint64_t)(uintptr_t)p, 24);
 }
 
 static void thread_init(struct pool_thread *ctx)
@@ -109,15 +162,17 @@ static void thread_init(struct pool_thread *ctx)
 	ctx->integrity_epoch = pool__debug_integrity_epoch();
 	ctx->rng = 0;
 	/* the lowest free id: ids stay dense, so per-id tables and hashes stay small */
-	pthread_mutex_lock(&registry_lock);
-	for (i = 0; i < POOL_MAX_THREADS; i++) {
-		if (!registry[i]) {
-			id = i;
-			registry[i] = ctx;
-			break;
+	if (!pool__fault(POOL_FAULT_THREAD)) {
+		pthread_mutex_lock(&registry_lock);
+		for (i = 0; i < POOL_MAX_THREADS; i++) {
+			if (!registry[i]) {
+				id = i;
+				registry[i] = ctx;
+				break;
+			}
 		}
+		pthread_mutex_unlock(&registry_lock);
 	}
-	pthread_mutex_unlock(&registry_lock);
 	if (id < POOL_MAX_THREADS) {
 		ctx->id = id;
 		ctx->state = POOL_THREAD_CACHED;
@@ -136,8 +191,9 @@ static void thread_exit(void *arg)
 
 	if (ctx->state != POOL_THREAD_CACHED)
 		return;
+	/* the fast path must not refill what is being flushed: empty entries from now on */
 	pool__tls_cache = (struct pool_tcache *)tcache_none;
-	flush_all_caches(ctx);
+	flush_all_caches(ctx, __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE));
 	pthread_mutex_lock(&registry_lock);
 	registry[ctx->id] = NULL;
 	pthread_mutex_unlock(&registry_lock);
@@ -145,14 +201,13 @@ static void thread_exit(void *arg)
 	ctx->id = hash_thread(ctx);
 }
 
-static void fill_all_caches(struct pool_thread *ctx);
-
-struct pool_thread *pool__thread_self(void)
+struct pool_thread *pool__thread_self(unsigned int *dbg_out)
 {
 	struct pool_thread *ctx = &pool_self;
-	unsigned int dbg;
+	unsigned int dbg = __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE);
 	size_t credit;
 
+	*dbg_out = dbg;
 	if (POOL_UNLIKELY(ctx->state == POOL_THREAD_NEW))
 		thread_init(ctx);
 	if (ctx->state != POOL_THREAD_CACHED)
@@ -160,84 +215,108 @@ struct pool_thread *pool__thread_self(void)
 	credit = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
 	if (credit)
 		ctx->reserved -= atomic_exchange(&ctx->credit, 0);
-	dbg = pool_debugging;
-	if (POOL_UNLIKELY(dbg & POOL_DBG_NO_CACHE) && ctx->reserved)
-		flush_all_caches(ctx);
-	else if (POOL_UNLIKELY((dbg & POOL_DBG_INTEGRITY) &&
-	                       ctx->integrity_epoch != pool__debug_integrity_epoch()))
+	if (POOL_UNLIKELY(dbg & POOL_DBG_NO_CACHE)) {
+		if (ctx->reserved)
+			flush_all_caches(ctx, dbg);
+	} else if (POOL_UNLIKELY((dbg & POOL_DBG_INTEGRITY) &&
+	                         ctx->integrity_epoch != pool__debug_integrity_epoch())) {
 		fill_all_caches(ctx);
+	}
 	return ctx;
+}
+
+unsigned int pool__thread_id(const struct pool_thread *ctx)
+{
+	return ctx->id;
+}
+
+uint64_t *pool__thread_rng(struct pool_thread *ctx)
+{
+	return &ctx->rng;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Thread caches: reservation, eviction, flush (steps 2 and 3)                                */
 /* ------------------------------------------------------------------------------------------ */
 
-int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *ctx)
+int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *ctx,
+                        unsigned int dbg)
 {
 	return ctx->state == POOL_THREAD_CACHED && pool->ro.index &&
-	       !(pool_debugging & POOL_DBG_NO_CACHE) && pool->stride <= ctx->budget;
+	       !(dbg & POOL_DBG_NO_CACHE) && pool->stride <= ctx->budget;
 }
 
-/* Objects in a cache entry. `room` is the free part of the reservation `limit`. */
-static inline uint32_t tc_count(const struct pool_tcache *tc)
+/* Every `TICK_EVERY` slow-path calls of this thread, give the pool's demand clock a look. */
+static inline void tick(struct pool_thread *ctx, struct pool_head *pool)
 {
-	return tc->limit - tc->room;
-}
-
-static inline void tc_set_room(struct pool_tcache *tc, uint32_t room)
-{
-	__atomic_store_n(&tc->room, room, __ATOMIC_RELAXED);
-}
-
-static inline void tc_set_count(struct pool_tcache *tc, uint32_t count)
-{
-	tc_set_room(tc, tc->limit - count);
-}
-
-/* Change the reservation, keeping the objects. */
-static inline void tc_set_limit(struct pool_tcache *tc, uint32_t limit)
-{
-	uint32_t count = tc_count(tc);
-
-	__atomic_store_n(&tc->limit, limit, __ATOMIC_RELAXED);
-	tc_set_room(tc, limit - count);
-}
-
-/* Take the `n` least recently freed objects (the bottom of the LIFO) out of a cache. */
-static void *tc_take_bottom(struct pool_tcache *tc, uint32_t n)
-{
-	uint32_t keep = tc_count(tc) - n;
-	void *list, *p;
-	uint32_t i;
-
-	if (!keep) {
-		list = tc->head;
-		tc->head = NULL;
-	} else {
-		p = tc->head;
-		for (i = 1; i < keep; i++)
-			p = pool__link_get(p, 0);
-		list = pool__link_get(p, 0);
-		pool__link_set(p, 0, NULL);
+	if (++ctx->ticks >= TICK_EVERY) {
+		ctx->ticks = 0;
+		pool__bucket_tick(pool);
 	}
-	tc_set_count(tc, keep);
-	return list;
 }
 
-/* Evict the bottom `n` objects of slot `slot` and give back its unused reservation. */
-static void tc_evict(struct pool_thread *ctx, unsigned int slot, uint32_t n)
+/*
+ * Give back `n` objects linked by word 0 (each still counted as used), checked first when they
+ * leave a thread cache (`from_cache`: the backup copy; the integrity pattern when `integrity`).
+ * They go to the shared lists as clusters, or to the OS layer when the shared lists are
+ * bypassed (no-global, uaf).
+ */
+static void release_objects(struct pool_head *pool, void *list, unsigned int n,
+                            unsigned int start, unsigned int dbg, int from_cache, int integrity)
+{
+	void *p;
+
+	if (!n)
+		return;
+	if (from_cache && (integrity || pool->backup_off))
+		for (p = list; p; p = pool__link_get(p, 0))
+			pool__debug_check_cached(pool, p, NULL, integrity);
+	if ((dbg & POOL_DBG_NO_GLOBAL) || (pool->layout & POOL_DBG_UAF))
+		pool__os_put(pool, list, n, start, NULL);
+	else
+		pool__push_or_release(pool, list, n, start);
+}
+
+/*
+ * Evict the `n` most recently freed objects of slot `slot` (the top of its LIFO list: cutting
+ * the bottom would walk what stays) as clusters, with one exchange, and give back the slot's
+ * unused reservation. tcmalloc's thread caches release from the top of their lists too.
+ */
+static void tc_evict(struct pool_thread *ctx, unsigned int slot, uint32_t n, unsigned int dbg)
 {
 	struct pool_tcache *tc = &ctx->tc[slot];
 	struct pool_head *pool = pool__slots[slot];
-	void *list;
+	int integrity = integrity_on(ctx, dbg);
+	uint32_t count = tc_count(ctx, slot);
 
+	POOL_ASSERT(n <= count);
 	if (n) {
-		list = tc_take_bottom(tc, n);
-		pool__release_list(pool, list, ctx->id, 1, !!(pool_debugging & POOL_DBG_INTEGRITY));
+		void *list = tc->head, *rest;
+
+		if ((dbg & POOL_DBG_NO_GLOBAL) || (pool->layout & POOL_DBG_UAF) || integrity ||
+		    pool->backup_off) {
+			void *q = list;
+			uint32_t i;
+
+			for (i = 1; i < n; i++)
+				q = pool__link_get(q, 0);
+			rest = pool__link_get(q, 0);
+			pool__link_set(q, 0, NULL);
+			tc->head = rest;
+			tc_set_count(ctx, slot, count - n);
+			release_objects(pool, list, n, ctx->id, dbg, 1, integrity);
+		} else {
+			struct pool_item *top, *bottom;
+			unsigned int ncl;
+
+			/* one walk: the clusters are built as the objects are unlinked */
+			tc->head = pool__clusters_build(pool, list, n, &top, &bottom, &ncl);
+			tc_set_count(ctx, slot, count - n);
+			pool__push_clusters(pool, top, bottom, n, ncl, ctx->id);
+		}
+		tick(ctx, pool);
 	}
-	ctx->reserved -= (size_t)tc->room * pool->stride;
-	tc_set_limit(tc, tc_count(tc));
+	tc_set_limit(ctx, slot, tc_count(ctx, slot));
 }
 
 /* The clock hand's next victim: a slot with objects whose reference bit is clear; 0 if none. */
@@ -251,7 +330,7 @@ static unsigned int clock_victim(struct pool_thread *ctx)
 		struct pool_tcache *tc = &ctx->tc[s];
 
 		ctx->hand = s + 1 < max ? s + 1 : 1;
-		if (!s || !tc_count(tc))
+		if (!s || !tc_count(ctx, s))
 			continue;
 		if (tc->referenced) {
 			tc->referenced = 0;
@@ -267,7 +346,7 @@ static unsigned int clock_victim(struct pool_thread *ctx)
  * at least a cluster when the budget allows; takes back unused reservations and evicts cold
  * objects when it does not. Returns 1 on success, 0 when the budget cannot hold them.
  */
-static int tc_reserve(struct pool_thread *ctx, unsigned int slot, uint32_t n)
+static int tc_reserve(struct pool_thread *ctx, unsigned int slot, uint32_t n, unsigned int dbg)
 {
 	struct pool_tcache *tc = &ctx->tc[slot];
 	struct pool_head *pool = pool__slots[slot];
@@ -289,13 +368,12 @@ static int tc_reserve(struct pool_thread *ctx, unsigned int slot, uint32_t n)
 	/* Over budget: take back what other slots reserve but do not use, then evict. */
 	pthread_mutex_lock(&ctx->lock);
 	max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
-	for (s = 1; s < max; s++) {
-		struct pool_tcache *o = &ctx->tc[s];
-
-		if (s != slot && o->room)
-			tc_evict(ctx, s, 0);
-	}
+	for (s = 1; s < max; s++)
+		if (s != slot && ctx->tc[s].room)
+			tc_evict(ctx, s, 0, dbg);
 	for (rounds = 0; rounds < 4 * max; rounds++) {
+		uint32_t cnt, ev;
+
 		want = n > tc->room ? n - tc->room : 0;
 		if (ctx->reserved + (size_t)want * stride <= ctx->budget) {
 			ok = 1;
@@ -304,38 +382,33 @@ static int tc_reserve(struct pool_thread *ctx, unsigned int slot, uint32_t n)
 		s = clock_victim(ctx);
 		if (!s)
 			break;
-		{
-			uint32_t cnt = tc_count(&ctx->tc[s]);
-			uint32_t ev = cnt / 2;
-
-			if (ev < pool__slots[s]->cluster)
-				ev = cnt < pool__slots[s]->cluster ? cnt : pool__slots[s]->cluster;
-			tc_evict(ctx, s, ev);
-		}
+		cnt = tc_count(ctx, s);
+		ev = cnt / 2;
+		if (ev < pool__slots[s]->cluster)
+			ev = cnt < pool__slots[s]->cluster ? cnt : pool__slots[s]->cluster;
+		tc_evict(ctx, s, ev, dbg);
 	}
 	pthread_mutex_unlock(&ctx->lock);
 	if (!ok)
 		return 0;
 	grant = n > tc->room ? n - tc->room : 0;
 granted:
-	tc_set_limit(tc, tc->limit + grant);
-	ctx->reserved += (size_t)grant * stride;
+	tc_set_limit(ctx, slot, ctx->limit[slot] + grant);
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
 	return 1;
 }
 
 /* Evict everything this thread caches and drop its reservations (exit, flush, no-cache). */
-static void flush_all_caches(struct pool_thread *ctx)
+static void flush_all_caches(struct pool_thread *ctx, unsigned int dbg)
 {
 	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
 	unsigned int s;
 
 	pthread_mutex_lock(&ctx->lock);
-	for (s = 1; s < max; s++) {
-		struct pool_tcache *tc = &ctx->tc[s];
-
-		if (tc->limit)
-			tc_evict(ctx, s, tc_count(tc));
-	}
+	for (s = 1; s < max; s++)
+		if (ctx->limit[s])
+			tc_evict(ctx, s, tc_count(ctx, s), dbg);
+	POOL_ASSERT(ctx->reserved == 0);
 	pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -343,27 +416,29 @@ static void flush_all_caches(struct pool_thread *ctx)
 static void fill_all_caches(struct pool_thread *ctx)
 {
 	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
+	unsigned int epoch = pool__debug_integrity_epoch();
 	unsigned int s;
 
 	pthread_mutex_lock(&ctx->lock);
 	for (s = 1; s < max; s++) {
-		struct pool_tcache *tc = &ctx->tc[s];
 		void *p;
 
-		for (p = tc->head; p; p = pool__link_get(p, 0))
+		for (p = ctx->tc[s].head; p; p = pool__link_get(p, 0))
 			pool__debug_fill_cached(pool__slots[s], p, 1);
 	}
 	pthread_mutex_unlock(&ctx->lock);
-	ctx->integrity_epoch = pool__debug_integrity_epoch();
+	ctx->integrity_epoch = epoch;
 }
 
-/* Push one object into this thread's cache of `pool` (room must have been reserved). */
-static void tc_push(struct pool_head *pool, struct pool_tcache *tc, void *obj)
+/* Push one object into slot `slot` (room must have been reserved). */
+static void tc_push(struct pool_thread *ctx, unsigned int slot, void *obj, int integrity)
 {
-	unsigned int integrity = pool_debugging & POOL_DBG_INTEGRITY;
+	struct pool_tcache *tc = &ctx->tc[slot];
+	struct pool_head *pool = pool__slots[slot];
 
+	POOL_ASSERT(tc->room > 0);
 	if (integrity || pool->backup_off)
-		pool__debug_fill_cached(pool, obj, !!integrity);
+		pool__debug_fill_cached(pool, obj, integrity);
 	pool__link_set(obj, 0, tc->head);
 	tc->head = obj;
 	tc_set_room(tc, tc->room - 1);
@@ -371,81 +446,187 @@ static void tc_push(struct pool_head *pool, struct pool_tcache *tc, void *obj)
 }
 
 /* Pop one object; the least recently freed one under cold-first. NULL if empty. */
-static void *tc_pop(struct pool_tcache *tc)
+static void *tc_pop(struct pool_thread *ctx, unsigned int slot, unsigned int dbg)
 {
-	void *obj;
+	struct pool_tcache *tc = &ctx->tc[slot];
+	uint32_t count = tc_count(ctx, slot);
+	void *obj, *p;
 
 	if (!tc->head)
 		return NULL;
-	if ((pool_debugging & POOL_DBG_COLD_FIRST) && tc_count(tc) > 1)
-		return tc_take_bottom(tc, 1);
-	obj = tc->head;
-	tc->head = pool__link_get(obj, 0);
-	tc_set_room(tc, tc->room + 1);
-	return obj;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Getting and putting objects beyond the thread cache                                        */
-/* ------------------------------------------------------------------------------------------ */
-
-void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *ctx)
-{
-	struct pool_item *cl = NULL;
-	void *obj, *p, *next;
-	unsigned int n;
-
-	if (!(pool_debugging & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF))
-		cl = pool__shared_pop(pool, ctx->id);
-	if (!cl)
-		return pool__os_get(pool);
-
-	obj = cl;
-	next = pool__link_get(obj, 0);
-	pool__count_used(pool, obj, 1);
-	if (!next)
-		return obj;
-	n = pool__cluster_length(next);
-	if (pool__tcache_usable(pool, ctx) && tc_reserve(ctx, pool->ro.index, n)) {
-		struct pool_tcache *tc = &ctx->tc[pool->ro.index];
-
-		for (p = next; p; p = next) {
-			next = pool__link_get(p, 0);
-			pool__count_used(pool, p, 1);
-			tc_push(pool, tc, p);
-		}
+	if ((dbg & POOL_DBG_COLD_FIRST) && count > 1) {
+		/* the bottom of the LIFO list: walk to the one before it */
+		for (p = tc->head; pool__link_get(pool__link_get(p, 0), 0); p = pool__link_get(p, 0))
+			;
+		obj = pool__link_get(p, 0);
+		pool__link_set(p, 0, NULL);
 	} else {
-		pool__push_or_release(pool, next, n, ctx->id);
+		obj = tc->head;
+		tc->head = pool__link_get(obj, 0);
 	}
+	tc_set_count(ctx, slot, count - 1);
 	return obj;
 }
 
-void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *ctx)
+/* ------------------------------------------------------------------------------------------ */
+/* Beyond the thread cache: refill, put, bulk                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg)
 {
-	return tc_pop(&ctx->tc[pool->ro.index]);
+	return tc_pop(ctx, pool->ro.index, dbg);
 }
 
-int pool__tcache_push(struct pool_head *pool, struct pool_thread *ctx, void *obj)
+int pool__tcache_push(struct pool_head *pool, struct pool_thread *ctx, void *obj,
+                      unsigned int dbg)
 {
-	if (!tc_reserve(ctx, pool->ro.index, 1))
+	unsigned int slot = pool->ro.index;
+
+	if (!tc_reserve(ctx, slot, 1, dbg))
 		return 0;
-	tc_push(pool, &ctx->tc[pool->ro.index], obj);
+	tc_push(ctx, slot, obj, integrity_on(ctx, dbg));
 	return 1;
 }
 
-void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *ctx, void *obj)
+/*
+ * Put `n` more objects (linked by word 0, counted as used) into slot `slot` when the budget
+ * holds them: spliced onto an empty list as they are, pushed one by one onto a non-empty one
+ * or when debugging fills them. Returns 1, or 0 when they did not fit (nothing changed).
+ */
+static int tc_take_list(struct pool_thread *ctx, unsigned int slot, void *list, uint32_t n,
+                        unsigned int dbg)
+{
+	struct pool_tcache *tc = &ctx->tc[slot];
+	struct pool_head *pool = pool__slots[slot];
+	int integrity = integrity_on(ctx, dbg);
+	void *p, *next;
+
+	if (!n)
+		return 1;
+	if (!tc_reserve(ctx, slot, n, dbg))
+		return 0;
+	if (!tc->head && !integrity && !pool->backup_off) {
+		/* no walk: the chain becomes the list, its count is known */
+		tc->head = list;
+		tc_set_count(ctx, slot, tc_count(ctx, slot) + n);
+		tc->referenced = 1;
+		return 1;
+	}
+	for (p = list; p; p = next) {
+		next = pool__link_get(p, 0);
+		tc_push(ctx, slot, p, integrity);
+	}
+	return 1;
+}
+
+void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg)
+{
+	int usable = pool__tcache_usable(pool, ctx, dbg);
+	unsigned int n = 0;
+	void *obj = NULL, *rest;
+
+	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF))
+		obj = pool__shared_pop(pool, ctx->id, &n);
+	/* one object from the OS layer: growing, the pool asks for no more than it hands out */
+	if (!obj)
+		obj = pool__os_get(pool, 1, ctx->id, &n);
+	if (!obj)
+		return NULL;
+	if (usable)
+		tick(ctx, pool);
+	rest = pool__link_get(obj, 0);
+	if (rest && !(usable && tc_take_list(ctx, pool->ro.index, rest, n - 1, dbg)))
+		release_objects(pool, rest, n - 1, ctx->id, dbg, 0, 0);
+	pool__link_set(obj, 0, NULL);
+	return obj;
+}
+
+void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *ctx, void *obj,
+                               unsigned int dbg, const void *caller)
 {
 	pool__link_set(obj, 0, NULL);
-	pool__release_list(pool, obj, ctx->id, 0, 0);
+	if (pool->layout & POOL_DBG_UAF)
+		pool__os_put(pool, obj, 1, ctx->id, caller);
+	else
+		release_objects(pool, obj, 1, ctx->id, dbg, 0, 0);
+}
+
+size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
+                               size_t n, unsigned int dbg)
+{
+	unsigned int slot = pool->ro.index;
+	struct pool_tcache *tc = &ctx->tc[slot];
+	size_t got = 0, i;
+
+	/* from the cache first, then clusters from the shared lists or the OS layer */
+	while (got < n && tc->head) {
+		objs[got++] = tc->head;
+		tc->head = pool__link_get(tc->head, 0);
+	}
+	if (got)
+		tc_set_count(ctx, slot, tc_count(ctx, slot) - (uint32_t)got);
+	while (got < n) {
+		unsigned int k = 0;
+		void *p = NULL, *next;
+
+		if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF))
+			p = pool__shared_pop(pool, ctx->id, &k);
+		if (!p)
+			p = pool__os_get(pool, n - got < pool->cluster ? (unsigned int)(n - got) :
+			                 pool->cluster, ctx->id, &k);
+		if (!p)
+			break;
+		for (; p && got < n; p = next) {
+			next = pool__link_get(p, 0);
+			pool__link_set(p, 0, NULL);
+			objs[got++] = p;
+			k--;
+		}
+		/* what the last cluster held beyond the request goes to the cache, or back */
+		if (p && !tc_take_list(ctx, slot, p, k, dbg))
+			release_objects(pool, p, k, ctx->id, dbg, 0, 0);
+		tick(ctx, pool);
+	}
+	if (got == n)
+		return n;
+	/* all or nothing: what was taken goes back */
+	for (i = 0; i < got; i++)
+		pool__link_set(objs[i], 0, i + 1 < got ? objs[i + 1] : NULL);
+	if (!tc_take_list(ctx, slot, objs[0], (uint32_t)got, dbg))
+		release_objects(pool, objs[0], (unsigned int)got, ctx->id, dbg, 0, 0);
+	return 0;
+}
+
+void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
+                            size_t n, unsigned int dbg)
+{
+	unsigned int slot = pool->ro.index;
+	void *list = NULL;
+	size_t i, k = 0;
+
+	for (i = n; i-- > 0;) {
+		if (!objs[i])
+			continue;
+		pool__link_set(objs[i], 0, list);
+		list = objs[i];
+		k++;
+	}
+	if (!k)
+		return;
+	if (tc_take_list(ctx, slot, list, (uint32_t)k, dbg))
+		return;
+	/* the budget cannot hold them: they go to the shared lists as clusters at once */
+	release_objects(pool, list, (unsigned int)k, ctx->id, dbg, 0, 0);
 }
 
 POOL_API void pool_thread_flush(void)
 {
 	struct pool_thread *ctx = &pool_self;
+	unsigned int dbg;
 
 	if (ctx->state == POOL_THREAD_CACHED) {
-		pool__thread_self();
-		flush_all_caches(ctx);
+		pool__thread_self(&dbg);
+		flush_all_caches(ctx, dbg);
 	}
 }
 
@@ -455,8 +636,8 @@ POOL_API void pool_thread_flush(void)
 
 void pool__tcache_drain_pool(struct pool_head *pool)
 {
-	struct pool_thread *self = pool__thread_self();
-	unsigned int i, slot = pool->ro.index;
+	unsigned int dbg, i, slot = pool->ro.index;
+	struct pool_thread *self = pool__thread_self(&dbg);
 
 	if (!slot)
 		return;
@@ -464,6 +645,7 @@ void pool__tcache_drain_pool(struct pool_head *pool)
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		struct pool_thread *ctx = registry[i];
 		struct pool_tcache *tc;
+		uint32_t count;
 		void *list;
 
 		if (!ctx)
@@ -471,17 +653,17 @@ void pool__tcache_drain_pool(struct pool_head *pool)
 		pthread_mutex_lock(&ctx->lock);
 		tc = &ctx->tc[slot];
 		list = tc->head;
+		count = tc_count(ctx, slot);
 		tc->head = NULL;
 		if (ctx == self)
-			ctx->reserved -= (size_t)tc->limit * pool->stride;
+			ctx->reserved -= (size_t)ctx->limit[slot] * pool->stride;
 		else
-			atomic_fetch_add(&ctx->credit, (size_t)tc->limit * pool->stride);
+			atomic_fetch_add(&ctx->credit, (size_t)ctx->limit[slot] * pool->stride);
 		tc_set_room(tc, 0);
-		__atomic_store_n(&tc->limit, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&ctx->limit[slot], 0, __ATOMIC_RELAXED);
 		tc->referenced = 0;
 		pthread_mutex_unlock(&ctx->lock);
-		if (list)
-			pool__release_list(pool, list, self->id, 0, 0);
+		release_objects(pool, list, count, self->id, dbg, 0, 0);
 	}
 	pthread_mutex_unlock(&registry_lock);
 }
@@ -495,14 +677,12 @@ unsigned long pool__sum_cached(const struct pool_head *pool)
 		return 0;
 	pthread_mutex_lock(&registry_lock);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
-		const struct pool_tcache *tc;
 		uint32_t limit, room;
 
 		if (!registry[i])
 			continue;
-		tc = &registry[i]->tc[slot];
-		limit = __atomic_load_n(&tc->limit, __ATOMIC_RELAXED);
-		room = __atomic_load_n(&tc->room, __ATOMIC_RELAXED);
+		limit = __atomic_load_n(&registry[i]->limit[slot], __ATOMIC_RELAXED);
+		room = __atomic_load_n(&registry[i]->tc[slot].room, __ATOMIC_RELAXED);
 		sum += room < limit ? limit - room : 0;    /* racy reads: never below 0 */
 	}
 	pthread_mutex_unlock(&registry_lock);
@@ -534,13 +714,14 @@ void pool__tcache_fork_child(void)
 			struct pool_tcache *tc = &ctx->tc[s];
 
 			if (tc->head && pool__slots[s])
-				pool__release_list(pool__slots[s], tc->head, self->id, 0, 0);
+				release_objects(pool__slots[s], tc->head, tc_count(ctx, s), self->id,
+				                0, 0, 0);
 			tc->head = NULL;
-			tc->room = tc->limit = 0;
+			tc->room = 0;
+			ctx->limit[s] = 0;
 		}
 		registry[i] = NULL;
 	}
 	/* the forking thread took the lock in fork_prepare(): it owns it in the child too */
 	pthread_mutex_unlock(&registry_lock);
 }
-

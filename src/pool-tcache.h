@@ -3,10 +3,15 @@
  * Copyright (c) 2026 libpool developers
  *
  * The thread-cache tier: the registry, each thread's context and caches, budget reservations,
- * CLOCK eviction, refill and flush. Private header: its caller is pool.c (the pool heads).
+ * CLOCK eviction, refill, bulk moves and flush. Private header: its caller is pool.c (the pool
+ * heads). Functions taking `dbg` want the debugging word as pool__thread_self() returned it, so
+ * that one slow-path call decides everything on one snapshot of it.
  */
 #ifndef POOL_SRC_POOL_TCACHE_H
 #define POOL_SRC_POOL_TCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include "pool-head-t.h"
 
@@ -15,33 +20,57 @@ extern struct pool_head *pool__slots[POOL_MAX_CACHED_POOLS];
 
 /*
  * The calling thread's context: registered on first use (an id from the registry, or none past
- * POOL_MAX_THREADS, the thread then works without a cache), and brought in line with the
+ * POOL_MAX_THREADS: the thread then works without a cache), and brought in line with the
  * run-time flags (no-cache flushes the caches; integrity switched on fills them with the
- * pattern). Never NULL.
+ * pattern). *dbg receives the debugging word it acted on. Never NULL.
  */
-struct pool_thread *pool__thread_self(void);
+struct pool_thread *pool__thread_self(unsigned int *dbg);
+
+/* The thread's registry id (a hash of it for threads without one) and fault-injection state. */
+unsigned int pool__thread_id(const struct pool_thread *ctx);
+uint64_t *pool__thread_rng(struct pool_thread *ctx);
 
 /* Can this thread cache objects of `pool`? (registered, pool has a slot, no-cache off...) */
-int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *ctx);
+int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *ctx,
+                        unsigned int dbg);
+
+/*
+ * Do the objects of this thread's caches carry the integrity pattern (integrity on in `dbg`, and
+ * the caches filled since it was last switched on)? Only then may a check read it.
+ */
+int pool__tcache_integrity(const struct pool_thread *ctx, unsigned int dbg);
 
 /* Pop an object of `pool` from this thread's cache (cold-first: the oldest); NULL if empty. */
-void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *ctx);
+void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg);
 
 /*
  * Push `obj` into this thread's cache of `pool`, reserving room within the budget (evicting
  * cold objects when needed). 1 when cached, 0 when the budget cannot hold it.
  */
-int pool__tcache_push(struct pool_head *pool, struct pool_thread *ctx, void *obj);
+int pool__tcache_push(struct pool_head *pool, struct pool_thread *ctx, void *obj,
+                      unsigned int dbg);
 
 /*
- * One object for this thread, counted as used: a cluster from the shared lists, whose other
- * objects refill this thread's cache when there is room (else they go back), or a new object
- * from the OS layer. NULL at the limit or when out of memory.
+ * One object for this thread, counted as used: from a cluster of the shared lists, whose other
+ * objects refill this thread's cache when the budget holds them (else they go back), or a new
+ * object from the OS layer. NULL at the limit or when out of memory.
  */
-void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *ctx);
+void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg);
 
 /* Give one object back without caching it (it was counted as used until now). */
-void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *ctx, void *obj);
+void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *ctx, void *obj,
+                               unsigned int dbg, const void *caller);
+
+/*
+ * pool_alloc_bulk() for a thread that can cache `pool` and no per-object debugging: `n` objects
+ * into objs[] from the cache, then whole clusters; n, or 0 with nothing taken.
+ */
+size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
+                               size_t n, unsigned int dbg);
+
+/* pool_free_bulk() likewise: into the cache in one splice, or as clusters to the shared lists. */
+void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
+                            size_t n, unsigned int dbg);
 
 /* A pool gets a cache slot in every thread (none when all are taken: index 0) / loses it. */
 void pool__tcache_attach(struct pool_head *pool);
@@ -56,8 +85,10 @@ void pool__tcache_drain_pool(struct pool_head *pool);
 /* Objects of `pool` in all thread caches (racy reads: an estimate). */
 unsigned long pool__sum_cached(const struct pool_head *pool);
 
-/* fork(): the registry lock around fork(); the child takes back the caches of the threads that
- * did not follow it. */
+/*
+ * fork(): the registry lock around fork(); the child takes back the caches of the threads that
+ * did not follow it.
+ */
 void pool__tcache_fork_prepare(void);
 void pool__tcache_fork_parent(void);
 void pool__tcache_fork_child(void);

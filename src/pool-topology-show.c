@@ -10,7 +10,7 @@
 #include <pool/pool.h>
 
 #include "pool-os.h"
-#include "topology.h"
+#include "pool-topology.h"
 
 static const char *human(char *buf, size_t len, size_t v)
 {

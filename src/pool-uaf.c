@@ -20,6 +20,7 @@
 #include "pool-os.h"
 #include "pool-san.h"
 #include "pool-uaf.h"
+#include "pool-util.h"
 
 #define UAF_TABLE_BITS       17u
 #define UAF_TABLE_SIZE       (1u << UAF_TABLE_BITS)
@@ -48,10 +49,9 @@ static uintptr_t *uaf_ring;
 static unsigned int uaf_ring_head, uaf_ring_count;
 static size_t uaf_quarantined_bytes;
 
-/* Fibonacci hashing (Knuth, TAOCP vol. 3, 6.4) of the object address. */
 static unsigned int uaf_hash(uintptr_t obj)
 {
-	return (unsigned int)(((obj >> 4) * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - UAF_TABLE_BITS));
+	return pool__hash_ptr((const void *)obj, UAF_TABLE_BITS);
 }
 
 static uint64_t canary_of(uintptr_t obj)
@@ -122,7 +122,7 @@ static void uaf_geometry(size_t size, size_t align, size_t *data_len, size_t *ma
 	size_t page = pool__os_page_size();
 	size_t need = UAF_HEADER_BYTES + size + align;
 
-	*data_len = (need + page - 1) & ~(page - 1);
+	*data_len = pool__round_up(need, page);
 	*map_len = *data_len + page;
 }
 

@@ -9,6 +9,7 @@
  * starts from these defaults lives in pool-config.c; printing them in pool-topology-show.c.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -21,12 +22,12 @@
 
 #include <pool/pool.h>
 
-#include "topology.h"
+#include "pool-topology.h"
 
 static struct pool_topology topo_info;
 static hwloc_topology_t topo_hwloc;       /* NULL with the sysconf() fallback */
 static pthread_once_t topo_once = PTHREAD_ONCE_INIT;
-static char topo_xml_path[4096];
+static char topo_xml_path[PATH_MAX];
 
 /* ------------------------------------------------------------------------------------------ */
 /* Derived defaults                                                                           */

@@ -678,7 +678,7 @@ static void *churn_thread(void *arg)
 	(void)arg;
 	churn_null += !o;
 	pool_free(churn_pool, o);
-	id = pool__thread_self()->id;
+	id = pool__thread_id(pool__thread_self(&id));
 	if (id > churn_max_id)
 		churn_max_id = id;
 	return NULL;

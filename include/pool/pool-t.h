@@ -9,9 +9,10 @@
  *   pool head       struct pool_head: the description of a pool (name, size, alignment, flags,
  *                   limit) followed by its buckets. Opaque to users except for the read-mostly
  *                   part the inline fast path needs (struct pool_head_ro).
- *   thread cache    per thread and per pool, a LIFO list of free objects plus a count and a
- *                   limit (struct pool_tcache, an entry of the array pool__tls_cache points to).
- *                   Only its own thread touches it on the hot path.
+ *   thread cache    per thread and per pool, a LIFO list of free objects and the room left in
+ *                   the thread's reservation for that pool (struct pool_tcache, an entry of the
+ *                   array pool__tls_cache points to). Only its own thread touches it on the hot
+ *                   path.
  *   budget          the bytes one thread may keep in all its thread caches together.
  *   bucket          one cache line of a pool: the head of a shared free list and the counters
  *                   allocated/used/needed_avg of the objects whose address hashes to it.
@@ -74,6 +75,9 @@
 #define POOL_MAX_CACHED_POOLS  256u          /* pools with a thread cache; others have none */
 #define POOL_MAX_THREADS       4096u         /* threads with a cache at once; others have none */
 #define POOL_CLUSTER_DEFAULT   8u            /* objects moved together to/from shared lists */
+#define POOL_CLUSTER_MAX       16u           /* most objects per cluster (a cluster's count
+                                                lives in 4 free bits of a link word) */
+#define POOL_CACHE_BYTES_MIN   4096u         /* smallest per-thread cache budget, bytes */
 #define POOL_AVG_SAMPLES       1024u         /* needed_avg window, as HAProxy's POOL_AVG_SAMPLES */
 #define POOL_DECAY_MS_DEF      10000u        /* default demand window, ms (jemalloc's dirty_decay_ms) */
 #define POOL_DECAY_MS_MAX      3600000u      /* longest demand window, ms (one hour) */
@@ -119,10 +123,10 @@ struct pool_head;               /* opaque: defined in src/pool-int.h */
  */
 struct pool_tcache {
 	void *head;             /* LIFO list of free objects linked through their first word */
-	uint32_t room;          /* objects pool_free() may still push: limit - objects in the list */
-	uint32_t limit;         /* objects this thread may cache for this pool (budget reservation) */
+	uint32_t room;          /* objects pool_free() may still push: the thread's reservation
+	                           for this pool (kept by the library) minus the objects listed */
 	uint32_t referenced;    /* set by pool_free(), cleared by eviction's clock hand */
-} __attribute__((aligned(32)));
+} __attribute__((aligned(16)));
 
 /* Statistics of one pool, filled by pool_get_stats(). Counts are objects unless stated. */
 struct pool_stats {
@@ -149,14 +153,17 @@ struct pool_stats {
 	uint64_t shared_put_clusters;  /* clusters given */
 	uint64_t os_allocs;            /* objects obtained from the OS layer */
 	uint64_t os_releases;          /* objects given back to the OS layer */
-	uint64_t gc_released_bytes;    /* bytes (objects x stride) pool_gc() and pool_flush() gave back */
+	uint64_t gc_released_bytes;    /* bytes (objects x stride) given back to the OS layer by the
+	                                  release passes (automatic and pool_gc()) and pool_flush() */
+	uint64_t lost;                 /* objects lost in a fork() child: held BUSY at fork time by a
+	                                  thread that died inside its BUSY window (normally 0) */
 };
 
 /* Process-wide settings for pool_configure(); 0 in a field keeps the current value. */
 struct pool_config {
 	unsigned int buckets;   /* shared-list buckets per pool: power of two, 1..64 */
 	size_t cache_bytes;     /* per-thread cache budget in bytes, 0 or 4096..1 GiB */
-	unsigned int cluster;   /* objects per cluster, 1..64 */
+	unsigned int cluster;   /* objects per cluster, 1..POOL_CLUSTER_MAX (16) */
 	unsigned int decay_ms;  /* demand window: how long a peak of `used` is remembered, ms,
 	                           1..3600000 (see pool_configure()) */
 };

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
+#
+# The layer order of src/ (doc/internals.md, "Files and layers"), checked from the code itself:
+# a file may include the headers and call the functions and use the variables of its own layer
+# and of the layers below it, never of a layer above; files of one layer may depend on each other
+# in one direction only (no circle); tools/ use the public headers only.
+#
+# How it reads the code: comments and strings are removed; a function or variable "belongs" to
+# the src/*.c file that defines it at file scope (a line that starts a definition, not a
+# declaration ending in ';'); a use is the name followed by '(' (calls) or the bare name
+# (variables) in another file. Headers belong to the layer given below.
+#
+# Usage: check-layers.py [TOP]   (exit 0: the order holds; 1: each breach printed)
+import os
+import re
+import sys
+
+# Layers, bottom to top. A file not listed is an error: give every new file its place.
+LAYERS = [
+    ("os", ["pool-fault.c", "pool-os.c", "pool-uaf.c", "pool-fault.h",
+            "pool-os.h", "pool-uaf.h", "pool-san.h", "pool-util.h", "pool-head-t.h",
+            "pool-assert.h"]),
+    ("debug", ["pool-debug.c", "pool-report.c", "pool-debug.h", "pool-report.h"]),
+    ("config", ["topology.c", "pool-config.c", "pool-version.c",
+                "pool-topology.h", "pool-config.h"]),
+    ("bucket tier", ["pool-bucket.c", "pool-bucket.h"]),
+    ("thread-cache tier", ["pool-tcache.c", "pool-tcache.h"]),
+    ("pool heads", ["pool.c", "pool-int.h"]),
+    ("introspection", ["pool-dump.c", "pool-cli.c", "pool-topology-show.c", "pool-dump.h",
+                       "pool-text.h"]),
+]
+# Headers that hold only types, constants or pure inline helpers: any layer may include them.
+NEUTRAL = {"pool-head-t.h", "pool-util.h", "pool-assert.h"}
+
+
+def layer_table():
+    table = {}
+    for i, (_, files) in enumerate(LAYERS):
+        for f in files:
+            table[f] = i
+    return table
+
+
+def strip_code(text):
+    """Remove comments, string and character literals (keep line structure)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j))
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + c)
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+DEF_FUNC = re.compile(r"^(?!static\b)(?:[A-Za-z_][\w \t\*]*?[\s\*])?(pool_{1,2}[a-z0-9_]+)\s*\(",
+                      re.M)
+DEF_VAR = re.compile(r"^(?!static\b)(?!extern\b)[A-Za-z_][\w \t\*]*?[\s\*](pool_{1,2}[a-z0-9_]+)"
+                     r"(?:\s*\[[^\]]*\])?\s*(?:=|;|__attribute__)", re.M)
+INCLUDE = re.compile(r'^#\s*include\s+"([^"]+)"', re.M)
+
+
+def definitions(code):
+    names = set()
+    for m in DEF_FUNC.finditer(code):
+        # a definition: the parameter list is followed by '{' before any ';'
+        rest = code[m.end():]
+        depth, k = 1, 0
+        while k < len(rest) and depth:
+            depth += {"(": 1, ")": -1}.get(rest[k], 0)
+            k += 1
+        tail = rest[k:].lstrip()
+        if tail.startswith("{"):
+            names.add(m.group(1))
+    for m in DEF_VAR.finditer(code):
+        names.add(m.group(1))
+    return names
+
+
+def main():
+    top = sys.argv[1] if len(sys.argv) > 1 else "."
+    src = os.path.join(top, "src")
+    table = layer_table()
+    errors = []
+    files = sorted(f for f in os.listdir(src) if f.endswith((".c", ".h")))
+    code = {}
+    for f in files:
+        if f not in table:
+            errors.append(f"src/{f}: not in the layer table of tests/check-layers.py "
+                          f"(give it its place, and say so in doc/internals.md)")
+            continue
+        with open(os.path.join(src, f), encoding="utf-8") as fh:
+            raw = fh.read()
+        code[f] = (raw, strip_code(raw))
+
+    owner = {}
+    for f, (_, c) in code.items():
+        if f.endswith(".c"):
+            for name in definitions(c):
+                owner[name] = f
+
+    edges = {}
+    for f, (raw, c) in code.items():
+        lf = table[f]
+        for inc in INCLUDE.findall(raw):
+            if inc not in table:
+                if inc.startswith("pool") or inc == "topology.h":
+                    errors.append(f"src/{f}: includes \"{inc}\", which is not in the table")
+                continue
+            if inc in NEUTRAL or inc == f:
+                continue
+            if table[inc] > lf:
+                errors.append(f"src/{f} ({LAYERS[lf][0]}) includes \"{inc}\" of a higher "
+                              f"layer ({LAYERS[table[inc]][0]})")
+            edges.setdefault(f, set()).add(inc[:-2] + ".c" if inc[:-2] + ".c" in code else inc)
+        if not f.endswith(".c"):
+            continue
+        for name, where in owner.items():
+            if where == f:
+                continue
+            if re.search(r"\b" + re.escape(name) + r"\b", c):
+                lw = table[where]
+                if lw > lf:
+                    errors.append(f"src/{f} ({LAYERS[lf][0]}) uses {name}() of src/{where} "
+                                  f"({LAYERS[lw][0]}), a higher layer")
+                edges.setdefault(f, set()).add(where)
+
+    # circles among .c files (through calls and includes of their headers)
+    def cfile(x):
+        return x if x.endswith(".c") else (x[:-2] + ".c" if x[:-2] + ".c" in code else None)
+
+    graph = {f: {cfile(t) for t in ts if cfile(t) and cfile(t) != f} for f, ts in edges.items()}
+    state, stack = {}, []
+
+    def visit(f):
+        state[f] = 1
+        stack.append(f)
+        for t in sorted(graph.get(f, ())):
+            if state.get(t) == 1:
+                cyc = stack[stack.index(t):] + [t]
+                errors.append("circle: " + " -> ".join("src/" + x for x in cyc))
+            elif not state.get(t):
+                visit(t)
+        stack.pop()
+        state[f] = 2
+
+    for f in sorted(graph):
+        if not state.get(f):
+            visit(f)
+
+    # tools use the public API only
+    tools = os.path.join(top, "tools")
+    if os.path.isdir(tools):
+        for f in sorted(os.listdir(tools)):
+            if not f.endswith((".c", ".h")):
+                continue
+            with open(os.path.join(tools, f), encoding="utf-8") as fh:
+                for inc in INCLUDE.findall(fh.read()):
+                    if inc in table:
+                        errors.append(f"tools/{f}: includes the private header \"{inc}\"")
+
+    for e in errors:
+        print("layers: " + e)
+    print(f"layers: {len(code)} files in {len(LAYERS)} layers, {len(owner)} names, "
+          f"{sum(len(v) for v in graph.values())} dependencies: "
+          + ("OK" if not errors else f"{len(errors)} breaches"))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,8 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
+#
+# The layer order of src/ holds: no file includes or calls up the order, no circle, tools use
+# the public headers only (tests/check-layers.py; the order is in doc/internals.md).
+command -v python3 >/dev/null 2>&1 || { echo "test_layers: python3 is missing"; exit 77; }
+exec python3 "$(dirname "$0")/check-layers.py" "$(dirname "$0")/.."

@@ -14,10 +14,10 @@
  *
  * Memory return. Load comes in waves; memory must go back when a wave ends. Two steps do it: a
  * worker gives its thread cache back (pool_thread_flush()) when it had nothing to do for a
- * second, and at least every 10 s when it is always busy (cache_flush()); main() calls pool_gc()
- * every --gc-interval (1 s by default), which gives the OS layer what the pools hold beyond
- * their recent need and trims it. Under steady load neither step releases much that the pools
- * will ask for again.
+ * second, and at least once per demand window (decay_ms, 10 s by default) when it is always
+ * busy (cache_flush()); main() calls pool_gc() every --gc-interval (1 s by default), which
+ * gives the OS layer what stayed free in the pools through the last two half-windows and trims
+ * it. Under steady load neither step releases much that the pools will ask for again.
  *
  * Monitoring (--stats). GET /metrics answers pool_dump(out, "prometheus") followed by the
  * server's own counters, GET /pools.json pool_dump(out, "json"), and GET /pools a page that
@@ -90,7 +90,6 @@
 #define ACCEPT_PAUSE_MS 100u        /* listener pause when accept() fails for lack of memory */
 #define LOG_PERIOD_S   60           /* at most one log line per this many seconds */
 #define IDLE_FLUSH_MS  1000u        /* a worker idle this long gives its thread cache back */
-#define BUSY_FLUSH_MS  POOL_DECAY_MS_DEF  /* ... and a busy one at least this often */
 #define GC_INTERVAL_MS_DEF 1000u    /* main() calls pool_gc() this often (--gc-interval) */
 
 /* ------------------------------------------------------------------------------------------ */
@@ -215,6 +214,7 @@ static struct {
 } opt = { .addr = "127.0.0.1", .timeout_ms = 10000, .gc_interval_ms = GC_INTERVAL_MS_DEF };
 
 static int stop_fd = -1;      /* eventfd every worker watches; written once to stop them */
+static uint64_t busy_flush_ms;  /* a busy worker flushes its cache this often: decay_ms */
 static struct worker *workers;  /* opt.threads of them, for /metrics and the log line */
 
 static uint64_t now_ms(void)
@@ -1014,12 +1014,13 @@ static unsigned int expire_timers(struct worker *w, struct timer_list *t)
 /*
  * Something happened on this worker: its thread cache may now hold objects. cache_flush() gives
  * them back once the worker has been idle for IDLE_FLUSH_MS, or, if it never idles that long,
- * BUSY_FLUSH_MS after the previous flush (the library's default demand window): the shared free
- * lists then hold them and main()'s pool_gc() can return them to the system. Without it, a
+ * busy_flush_ms after the previous flush (the library's demand window, decay_ms: objects
+ * cached longer than that were not needed): the shared free lists then hold them and the
+ * library's memory return and main()'s pool_gc() can give them to the system. Without it, a
  * worker would keep for good up to its whole cache budget (pool_get_config()'s cache_bytes,
  * 1 MiB on a machine with 1 MiB of L2 per PU) of whatever a past burst left in its cache: 64
  * input buffers. A flush under load costs the next allocations a refill from the shared lists,
- * one cluster at a time, once per BUSY_FLUSH_MS.
+ * one cluster at a time, once per busy_flush_ms.
  */
 static void worker_busy(struct worker *w)
 {
@@ -1030,7 +1031,7 @@ static void worker_busy(struct worker *w)
 /* When cache_flush() has something to do, 0 if never. */
 static uint64_t cache_flush_due(const struct worker *w)
 {
-	uint64_t busy = w->flushed_ms + BUSY_FLUSH_MS;
+	uint64_t busy = w->flushed_ms + busy_flush_ms;
 
 	if (!w->flush_at_ms)
 		return 0;
@@ -1336,6 +1337,7 @@ static int main_loop(const sigset_t *sigs)
 
 int main(int argc, char **argv)
 {
+	struct pool_config cfg;
 	struct counters total;
 	sigset_t sigs;
 	unsigned int i, port;
@@ -1343,6 +1345,8 @@ int main(int argc, char **argv)
 
 	tool_name = "pool-httpd";
 	parse_options(argc, argv);
+	pool_get_config(&cfg);
+	busy_flush_ms = cfg.decay_ms;
 	if (!opt.threads)
 		opt.threads = pool_topology()->pus;
 

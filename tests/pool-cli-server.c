@@ -9,10 +9,11 @@
  *   conn  192 bytes, aligned on 64, POOL_F_SHARED; 40 objects held, 10 freed to the cache
  *   buf   16384 bytes; 3 objects held
  *   task  96 bytes; nothing allocated
- * then serves pool_cli_listen(<socket>) until SIGINT or SIGTERM, stops the server (removing the
- * socket) and exits 0. It prints "ready <socket>" on stdout once the socket accepts clients.
- * Exit status as the tools': 2 bad usage, 3 the socket cannot be served, 1 a pool cannot be
- * created.
+ * then serves pool_cli_listen_level(<socket>, <level>, 0600) until SIGINT or SIGTERM (level
+ * admin unless -l says otherwise, so that the `pools` tool can try every command), stops the
+ * server (removing the socket) and exits 0. It prints "ready <socket>" on stdout once the
+ * socket accepts clients. Exit status as the tools': 2 bad usage, 3 the socket cannot be
+ * served, 1 a pool cannot be created.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,9 +27,10 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: pool-cli-server -S <socket> [-t <timeout_ms>] [-dM<options>]\n"
+	        "Usage: pool-cli-server -S <socket> [-l <level>] [-t <timeout_ms>] [-dM<options>]\n"
 	        "Serves the libpool CLI on <socket> until SIGINT or SIGTERM.\n"
 	        "  -S <socket>       UNIX socket path to create (mode 0600)\n"
+	        "  -l <level>        access level of the socket: user, operator or admin (default)\n"
 	        "  -t <timeout_ms>   close clients silent this long (default 10000)\n"
 	        "  -dM<options>      libpool debugging options (-dMhelp lists them)\n");
 }
@@ -43,19 +45,33 @@ static int bad_usage(const char *what, const char *arg)
 int main(int argc, char **argv)
 {
 	const char *path = NULL;
+	enum pool_cli_level level = POOL_CLI_ADMIN;
 	struct pool_head *conn, *buf, *task;
 	void *held[64];
 	sigset_t set;
 	int i, c, sig;
 
 	opterr = 0;
-	while ((c = getopt(argc, argv, ":S:t:d:h")) != -1) {
+	while ((c = getopt(argc, argv, ":S:l:t:d:h")) != -1) {
 		char *e, *err = NULL;
 		unsigned long v;
 
 		switch (c) {
 		case 'S':
 			path = optarg;
+			break;
+		case 'l':
+			if (!strcmp(optarg, "user")) {
+				level = POOL_CLI_USER;
+			} else if (!strcmp(optarg, "operator")) {
+				level = POOL_CLI_OPERATOR;
+			} else if (!strcmp(optarg, "admin")) {
+				level = POOL_CLI_ADMIN;
+			} else {
+				fprintf(stderr, "pool-cli-server: bad value '%s' for -l: expected user, "
+				        "operator or admin\n", optarg);
+				return 2;
+			}
 			break;
 		case 't':
 			v = strtoul(optarg, &e, 10);
@@ -113,7 +129,7 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	if (pool_cli_listen(path) < 0) {
+	if (pool_cli_listen_level(path, level, 0600) < 0) {
 		fprintf(stderr, "pool-cli-server: cannot serve '%s': %s\n", path, strerror(errno));
 		return 3;
 	}

@@ -509,9 +509,13 @@ def cmd_stats(port):
     status, headers, body = http_get(port, "/pools.json")
     if status != 200 or headers["content-type"] != "application/json":
         fail("/pools.json: %d %s" % (status, headers.get("content-type")))
-    names = sorted(p["name"] for p in find_pools(json.loads(body), []))
+    doc = json.loads(body)
+    names = sorted(p["name"] for p in find_pools(doc, []))
     if names != ["httpd-conn", "httpd-ibuf", "httpd-obuf", "httpd-req"]:
         fail("/pools.json: pools %s" % names)
+    if doc.get("format") != 1 or b"address" in body or b"0x" in body:
+        fail("/pools.json: not the format 1 JSON of a user-level session (no addresses): %r"
+             % body[:200])
     status, headers, body = http_get(port, "/pools")
     if status != 200 or not headers["content-type"].startswith("text/html") or \
             b'src="/pools/uPlot.iife.min.js"' not in body:
@@ -528,8 +532,8 @@ def cmd_stats(port):
     c.close()
     if status != 200 or int(headers["content-length"]) < 1000:
         fail("HEAD /metrics: %d, content-length %s" % (status, headers.get("content-length")))
-    print("stats: /metrics (%d requests so far), /pools.json (4 pools), /pools and its uPlot files "
-          "answer" % requests[0])
+    print("stats: /metrics (%d requests so far), /pools.json (4 pools, format 1, no address), "
+          "/pools and its uPlot files answer" % requests[0])
 
 
 def cmd_nostats(port):

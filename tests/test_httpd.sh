@@ -83,6 +83,7 @@ bad "bad value '0' for --threads: expected 1..1024" --threads 0
 bad "bad value 'x' for --timeout: expected 0.001..86400 seconds" --timeout x
 bad "bad value '0.001' for --gc-interval: expected 0 or 0.01..3600 seconds" --gc-interval 0.001
 bad "bad value '1.2.3' for --addr: expected an IPv4 address" --addr 1.2.3
+bad "bad value 'root' for --cli-level: expected user, operator or admin" --cli-level root
 bad "-dMbogus: unknown pool debugging option 'bogus'" -dMbogus
 bad "unknown option '--bogus'" --bogus
 bad "option '--port' needs a value" --port
@@ -113,6 +114,8 @@ start 1024 --threads 2 --timeout 60 --cli "$tmp/cli.sock"
 $CLIENT load "$port" 10000 || fail "load"
 $CLIENT nostats "$port" || fail "statistics paths without --stats"
 no_object_in_use
+# --cli-level defaults to operator: it may give memory back
+"$POOLS" -S "$tmp/cli.sock" trim >"$tmp/trim" 2>&1 || fail "pools trim at level operator: $(cat "$tmp/trim")"
 stop
 
 # 2. Bad clients (a 1 s --timeout for the silent ones), with 256 descriptors so that 10 000
@@ -140,9 +143,14 @@ stop
 # replaces) keeps what is freed: there, RSS is not checked. Then the --stats endpoints.
 rss=rss
 [ "$SAN" = thread ] && rss=no-rss
-start 4096 --threads 2 --timeout 60 --stats --cli "$tmp/cli.sock"
+start 4096 --threads 2 --timeout 60 --stats --cli "$tmp/cli.sock" --cli-level user
 $CLIENT memreturn "$port" "$pid" 800 "$POOLS" "$tmp/cli.sock" $rss || fail "memory return"
 $CLIENT stats "$port" || fail "stats"
+"$POOLS" -S "$tmp/cli.sock" trim >"$tmp/trim" 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "Permission denied: 'pools trim' needs level operator" "$tmp/trim" ||
+	fail "pools trim on a --cli-level user socket: status $rc, $(cat "$tmp/trim")"
+echo "cli: --cli-level user refuses pools trim, operator (the default) runs it"
 no_object_in_use
 stop
 exit 0

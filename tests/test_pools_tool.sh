@@ -62,9 +62,10 @@ expect_out() {
 	grep -qF -- "$1" "$dir/out" || fail "stdout lacks '$1': $(cat "$dir/out")"
 }
 
+# start_server [level]: the fixture serves $sock at that level (default: admin)
 start_server() {
 	: >"$dir/server.out"   # the "ready" line of an earlier server must not count
-	"$SERVER" -S "$sock" -t 5000 >"$dir/server.out" 2>"$dir/server.err" &
+	"$SERVER" -S "$sock" -t 5000 -l "${1:-admin}" >"$dir/server.out" 2>"$dir/server.err" &
 	pid=$!
 	i=0
 	while ! grep -q '^ready ' "$dir/server.out" 2>/dev/null; do
@@ -203,6 +204,22 @@ checks=$((checks + 1))
 run 3 -S "$sock" show && expect_err "cannot reach socket '$sock': Connection refused"
 start_server
 run 0 -S "$sock" show && expect_out "Total: 3 pools"
+stop_server
+
+# ---- a socket of level user: it reads, sees no address, and is refused the rest (exit 1) ----
+start_server user
+run 0 -S "$sock" show && {
+	expect_out "  - Pool conn (192 bytes/64) : 50 allocated"
+	checks=$((checks + 1))
+	grep -q "@0x" "$dir/out" && fail "a user session sees addresses: $(cat "$dir/out")"
+}
+run 1 -S "$sock" trim &&
+	expect_err "pools: command refused by '$sock': Permission denied: 'pools trim' needs level operator; this session is user."
+run 1 -S "$sock" debug no-merge && expect_err "needs level admin; this session is user."
+run 0 -S "$sock" help && {
+	checks=$((checks + 1))
+	grep -q "pools trim" "$dir/out" && fail "help at level user lists pools trim"
+}
 # a regular file where the socket should go is not replaced
 stop_server
 echo keep >"$sock"

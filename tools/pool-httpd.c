@@ -19,10 +19,11 @@
  * gives the OS layer what stayed free in the pools through the last two half-windows and trims
  * it. Under steady load neither step releases much that the pools will ask for again.
  *
- * Monitoring (--stats). GET /metrics answers pool_dump(out, "prometheus") followed by the
- * server's own counters, GET /pools.json pool_dump(out, "json"), and GET /pools a page that
- * draws the pools from /pools.json every second (tools/httpd-page/, embedded in the binary at
- * build time, with uPlot for the charts).
+ * Monitoring (--stats). GET /metrics answers `show pools prometheus` followed by the server's
+ * own counters, GET /pools.json `show pools json`, and GET /pools a page that draws the pools
+ * from /pools.json every second (tools/httpd-page/, embedded in the binary at build time, with
+ * uPlot for the charts). An HTTP client is a session of level user (pool_cli_exec_level()): it
+ * reads, and sees no address. --cli serves the command socket at the level --cli-level says.
  *
  * Objects, each from its own pool (or from malloc() with --malloc):
  *   httpd-conn  struct conn: the socket, the state, the timer links. From accept() to close().
@@ -207,11 +208,13 @@ static struct {
 	const char *addr;
 	unsigned int port;
 	const char *cli_path;
+	enum pool_cli_level cli_level; /* of the --cli socket */
 	unsigned int timeout_ms;
 	unsigned int gc_interval_ms;   /* 0: no periodic pool_gc() */
 	int bind_threads;
 	int stats;                     /* serve /metrics, /pools.json and /pools */
-} opt = { .addr = "127.0.0.1", .timeout_ms = 10000, .gc_interval_ms = GC_INTERVAL_MS_DEF };
+} opt = { .addr = "127.0.0.1", .cli_level = POOL_CLI_OPERATOR, .timeout_ms = 10000,
+            .gc_interval_ms = GC_INTERVAL_MS_DEF };
 
 static int stop_fd = -1;      /* eventfd every worker watches; written once to stop them */
 static uint64_t busy_flush_ms;  /* a busy worker flushes its cache this often: decay_ms */
@@ -431,8 +434,9 @@ static void metrics_server(FILE *out)
 }
 
 /*
- * Generate the body of /metrics or /pools.json into r->owned (malloc()ed by open_memstream()).
- * Returns 0, or -1 when it cannot be generated (no memory, pool_dump() failed).
+ * Generate the body of /metrics or /pools.json into r->owned (malloc()ed by open_memstream()),
+ * as a CLI session of level user would see it: the pools without their addresses.
+ * Returns 0, or -1 when it cannot be generated (no memory; the command failed).
  */
 static int stats_generate(struct req *r)
 {
@@ -442,7 +446,8 @@ static int stats_generate(struct req *r)
 
 	if (!out)
 		return -1;
-	ret = pool_dump(out, r->route == RT_METRICS ? "prometheus" : "json");
+	ret = pool_cli_exec_level(r->route == RT_METRICS ? "show pools prometheus" :
+	                          "show pools json", out, POOL_CLI_USER);
 	if (ret == 0 && r->route == RT_METRICS)
 		metrics_server(out);
 	if (fclose(out) != 0 || ret < 0) {
@@ -1212,6 +1217,9 @@ static void usage(FILE *out)
 	        "  --stats              serve /metrics, /pools.json and /pools on the same address:\n"
 	        "                       anyone who can connect can read them (keep 127.0.0.1)\n"
 	        "  --cli <path>         serve the libpool CLI (pools show ...) on this UNIX socket\n"
+	        "  --cli-level <level>  what the CLI socket allows: user (read), operator (and give\n"
+	        "                       memory back, the default) or admin (and change debugging\n"
+	        "                       options and limits)\n"
 	        "  --malloc             take objects from malloc()/free() instead of pools\n"
 	        "  -dM<options>, --debug <options>\n"
 	        "                       libpool debugging options (-dMhelp lists them)\n"
@@ -1223,8 +1231,11 @@ static void usage(FILE *out)
 
 static void parse_options(int argc, char **argv)
 {
-	enum { OPT_ADDR = 256, OPT_PORT, OPT_THREADS, OPT_TIMEOUT, OPT_BIND, OPT_CLI, OPT_MALLOC,
-	       OPT_GC, OPT_STATS };
+	enum { OPT_ADDR = 256, OPT_PORT, OPT_THREADS, OPT_TIMEOUT, OPT_BIND, OPT_CLI, OPT_CLI_LEVEL,
+	       OPT_MALLOC, OPT_GC, OPT_STATS };
+	static const char *const levels[] = { [POOL_CLI_USER] = "user",
+	                                      [POOL_CLI_OPERATOR] = "operator",
+	                                      [POOL_CLI_ADMIN] = "admin" };
 	static const struct option longopts[] = {
 		{ "addr",        required_argument, NULL, OPT_ADDR },
 		{ "port",        required_argument, NULL, OPT_PORT },
@@ -1234,6 +1245,7 @@ static void parse_options(int argc, char **argv)
 		{ "bind",        no_argument,       NULL, OPT_BIND },
 		{ "stats",       no_argument,       NULL, OPT_STATS },
 		{ "cli",         required_argument, NULL, OPT_CLI },
+		{ "cli-level",   required_argument, NULL, OPT_CLI_LEVEL },
 		{ "malloc",      no_argument,       NULL, OPT_MALLOC },
 		{ "debug",       required_argument, NULL, 'D' },
 		{ "help",        no_argument,       NULL, 'h' },
@@ -1242,7 +1254,7 @@ static void parse_options(int argc, char **argv)
 	};
 	struct in_addr ia;
 	double secs;
-	int c;
+	int c, l;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:hV", longopts, NULL)) != -1) {
@@ -1280,6 +1292,14 @@ static void parse_options(int argc, char **argv)
 			if (!*optarg)
 				tool_usage_error("bad value '' for --cli: expected a socket path");
 			opt.cli_path = optarg;
+			break;
+		case OPT_CLI_LEVEL:
+			for (l = POOL_CLI_USER; l <= POOL_CLI_ADMIN && strcmp(optarg, levels[l]); l++)
+				;
+			if (l > POOL_CLI_ADMIN)
+				tool_usage_error("bad value '%s' for --cli-level: expected user, operator "
+				                 "or admin", optarg);
+			opt.cli_level = (enum pool_cli_level)l;
 			break;
 		case OPT_MALLOC:
 			use_malloc = 1;
@@ -1375,7 +1395,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < opt.threads; i++)
 		if (worker_init(&workers[i], i, &port) < 0)
 			return TOOL_EXIT_UNAVAILABLE;
-	if (opt.cli_path && pool_cli_listen(opt.cli_path) < 0) {
+	if (opt.cli_path && pool_cli_listen_level(opt.cli_path, opt.cli_level, 0600) < 0) {
 		tool_error("cannot serve the CLI on %s: %s", opt.cli_path, strerror(errno));
 		return TOOL_EXIT_UNAVAILABLE;
 	}

@@ -919,20 +919,6 @@ static void print_pools(FILE *out)
 	pool_dump(out, "byname");
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 /* The results as JSON into f (opened on --json at start, so that a bad path fails at once). */
 static int write_json(FILE *f, const struct options *opt, const struct wl_result *res,
                       unsigned int n, int ok)
@@ -943,18 +929,20 @@ static int write_json(FILE *f, const struct options *opt, const struct wl_result
 	dbg = debugging_text();
 	fprintf(f, "{\n  \"threads\": %u,\n  \"seconds\": %g,\n  \"debugging\": ", opt->threads,
 	        opt->seconds);
-	json_string(f, dbg ? dbg : "");
+	pool_json_write_string(f, dbg ? dbg : "");
 	free(dbg);
 	fprintf(f, ",\n  \"result\": \"%s\",\n  \"workloads\": [\n", ok ? "ok" : "failed");
 	for (i = 0; i < n; i++) {
 		double rate = res[i].elapsed > 0 ? (double)res[i].ops / res[i].elapsed : 0;
 
-		fprintf(f, "    {\"name\": \"%s\", \"elapsed_s\": %.3f, \"operations\": %llu, "
+		fprintf(f, "    {\"name\": ");
+		pool_json_write_string(f, res[i].name);
+		fprintf(f, ", \"elapsed_s\": %.3f, \"operations\": %llu, "
 		        "\"ops_per_s\": %.0f, \"ops_per_s_per_thread\": %.0f, \"failures\": %llu, "
-		        "\"ok\": %s, \"error\": ", res[i].name, res[i].elapsed,
+		        "\"ok\": %s, \"error\": ", res[i].elapsed,
 		        (unsigned long long)res[i].ops, rate, rate / opt->threads,
 		        (unsigned long long)res[i].failures, res[i].ok ? "true" : "false");
-		json_string(f, res[i].error);
+		pool_json_write_string(f, res[i].error);
 		if (res[i].has_spike)
 			fprintf(f, ", \"spike\": {\"cycles\": %u, \"peak_allocated\": %zu, "
 			        "\"before_gc\": %zu, \"after_gc\": %zu, \"needed_avg\": %zu, "
@@ -970,7 +958,7 @@ static int write_json(FILE *f, const struct options *opt, const struct wl_result
 
 		pool_get_stats(all_pools[i], &st);
 		fprintf(f, "    {\"name\": ");
-		json_string(f, pool_name(all_pools[i]));
+		pool_json_write_string(f, pool_name(all_pools[i]));
 		fprintf(f, ", \"size\": %zu, \"allocated\": %zu, \"used\": %zu, \"cached\": %zu, "
 		        "\"shared_free\": %zu, \"needed_avg\": %zu, \"failed\": %zu}%s\n", st.size,
 		        st.allocated, st.used, st.cached, st.shared_free, st.needed_avg, st.failed,

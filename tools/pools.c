@@ -33,13 +33,17 @@ static void usage(FILE *out)
 	        "Usage: pools [-S <socket>] [-t <timeout_ms>] [-dM<options>] <command> [<args>...]\n"
 	        "Sends one command to the libpool CLI socket of a running process and prints the\n"
 	        "answer.\n"
-	        "Commands (run by the process serving the socket):\n"
+	        "Commands (run by the process serving the socket; [level] it needs):\n"
 	        "  show [byname|bysize|byusage] [detailed] [match <prefix>] [<max>] "
 	        "[json|prometheus]\n"
-	        "  trim                  give memory the pools do not need back to the system\n"
-	        "  debug [<options>]     show or change its run-time debugging options\n"
-	        "  topology              the machine topology it detected and its defaults\n"
-	        "  help                  the commands the server knows\n"
+	        "                        [user] the pools and what they hold\n"
+	        "  topology              [user] the machine topology it detected and its defaults\n"
+	        "  debug                 [user] its run-time debugging options\n"
+	        "  trim                  [operator] give memory the pools do not need back\n"
+	        "  flush [<pool>]        [operator] give every free object back\n"
+	        "  debug <options>       [admin] change its run-time debugging options\n"
+	        "  limit <pool> <n>      [admin] cap the objects a pool may hold (0: no limit)\n"
+	        "  help                  the commands the socket's level allows\n"
 	        "Options:\n"
 	        "  -S, --socket <path>   the socket (default: $POOL_CLI_SOCKET)\n"
 	        "  -t, --timeout-ms <ms> wait at most this long for the answer, 1..%lu (default %lu)\n"
@@ -48,8 +52,9 @@ static void usage(FILE *out)
 	        "(-dMhelp lists them)\n"
 	        "  -h, --help            this help\n"
 	        "  -V, --version         the version\n"
-	        "Exit status: 0 success, 1 the server answered an error, 2 bad usage,\n"
-	        "3 socket unreachable or no answer.\n", TIMEOUT_MS_MAX, TIMEOUT_MS_DEF);
+	        "Exit status: 0 success, 1 the server answered an error (or the socket's level\n"
+	        "does not allow the command), 2 bad usage, 3 socket unreachable or no answer.\n",
+	        TIMEOUT_MS_MAX, TIMEOUT_MS_DEF);
 }
 
 static long long now_ms(void)

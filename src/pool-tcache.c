@@ -119,6 +119,21 @@ static inline void tc_set_limit(struct pool_thread_caches *ctx, unsigned int s, 
 	tc_set_room(&ctx->tc[s], limit - count);
 }
 
+/*
+ * The budget's books (assertion builds): what the thread has reserved is the sum of its
+ * reservations, plus what other threads credited it and it has not taken back yet.
+ */
+static inline int reserved_ok(const struct pool_thread_caches *ctx)
+{
+	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed), s;
+	size_t sum = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
+
+	for (s = 1; s < max; s++)
+		if (ctx->limit[s] && pool__slots[s])
+			sum += (size_t)ctx->limit[s] * pool__slots[s]->stride;
+	return sum == ctx->reserved;
+}
+
 /* Do every object of this thread's caches carry the integrity pattern, as `dbg` wants? */
 static inline int integrity_on(const struct pool_thread_caches *ctx, unsigned int dbg)
 {
@@ -172,7 +187,11 @@ static void thread_init(struct pool_thread *self)
 	pthread_mutex_init(&c->lock, NULL);
 	c->budget = pool__config_get()->cache_bytes;
 	c->hand = 1;
-	c->integrity_epoch = pool__debug_integrity_epoch();
+	/*
+	 * No epoch yet (they start at 1): `integrity` may have been switched on since this slow
+	 * path read the flags, so only a sync that sees it on may say the caches are filled.
+	 */
+	c->integrity_epoch = 0;
 	/* the lowest free id: ids stay dense, so per-id tables and hashes stay small */
 	pthread_mutex_lock(&registry_lock);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
@@ -416,6 +435,7 @@ static int tc_reserve(struct pool_thread_caches *ctx, unsigned int slot, uint32_
 granted:
 	tc_set_limit(ctx, slot, ctx->limit[slot] + grant);
 	POOL_ASSERT(ctx->reserved <= ctx->budget);
+	POOL_ASSERT(reserved_ok(ctx));
 	return 1;
 }
 
@@ -429,7 +449,7 @@ static void flush_all_caches(struct pool_thread_caches *ctx, unsigned int dbg)
 	for (s = 1; s < max; s++)
 		if (ctx->limit[s])
 			tc_evict(ctx, s, tc_count(ctx, s), dbg);
-	POOL_ASSERT(ctx->reserved == 0);
+	POOL_ASSERT(reserved_ok(ctx));
 	pthread_mutex_unlock(&ctx->lock);
 }
 

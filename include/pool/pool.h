@@ -209,7 +209,9 @@ POOL_INLINE void *pool_zalloc(struct pool_head *pool)
  * pool_free - give `ptr`, obtained from `pool`, back. NULL is a no-op.
  *
  * Any thread may free an object allocated by another. The object goes to this thread's cache; a
- * thread over its cache budget evicts its coldest objects to the shared lists or the OS layer.
+ * thread over its cache budget evicts objects of its coldest pools (a CLOCK) to the shared free
+ * lists, in clusters (to the OS layer only with the no-global or uaf debugging options, or when
+ * every shared list stays busy).
  * Freeing into the wrong pool or twice is undefined unless a debugging check (tag, uaf) is on,
  * which then aborts with a report naming the pool, the object, the check and the caller.
  */
@@ -221,7 +223,13 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 	if (POOL_UNLIKELY(!ptr))
 		return;
 	tc = POOL__TCACHE(ro);
-	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) || !tc->room)) {
+	/*
+	 * `room` is tested through a relaxed atomic load, which the compiler keeps apart from the
+	 * decrement below: the decrement is then one read-modify-write of memory instead of a
+	 * subtraction and a store (callgrind: 19 instructions per alloc+free pair net, 20 without).
+	 */
+	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) ||
+	                  !__atomic_load_n(&tc->room, __ATOMIC_RELAXED))) {
 		pool__free_call(pool, ptr);
 		return;
 	}
@@ -284,7 +292,7 @@ POOL_API void pool_gc(struct pool_head *pool);
 
 /*
  * pool_thread_flush - give the calling thread's cached objects of every pool back to the shared
- * free lists (or to the OS layer where a pool holds more than it needs). The thread may keep
+ * free lists, in clusters (to the OS layer under no-global or uaf). The thread may keep
  * using pools afterwards. Call it from a thread that goes idle; threads that exit do it
  * automatically. Only affects the calling thread.
  */

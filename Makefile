@@ -256,7 +256,12 @@ $(INT_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(STATIC_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -rdynamic -o $@ $< $(STATIC_LIB) $(ALL_LDFLAGS) $(CHECK_LIBS) $(LIB_LIBS) $(LDLIBS)
 
-$(PUB_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SHARED_LINK)
+# tests/pool-cli-server.c: a test fixture (a process serving the CLI socket), not a Check test;
+# built as the public tests are.
+FIXTURE_SRCS := tests/pool-cli-server.c
+FIXTURE_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(FIXTURE_SRCS))
+
+$(PUB_TEST_BINS) $(FIXTURE_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SHARED_LINK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -rdynamic $(BUILD_RPATH) -o $@ $< $(ALL_LDFLAGS) $(LINK_POOL) $(CHECK_LIBS) $(LDLIBS)
@@ -266,12 +271,12 @@ $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(INT_TEST_SRCS)): $(BUILD)/obj/test
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(call COMPILE,-Isrc -Itests) $(PC_CFLAGS) -c -o $@ $<
 
-$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(PUB_TEST_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c | deps
+$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(PUB_TEST_SRCS) $(FIXTURE_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(call COMPILE,-Itests) -c -o $@ $<
 
-tests: $(TEST_BINS)
+tests: $(TEST_BINS) $(FIXTURE_BINS)
 
 # Tools: public API only, linked with the shared library. mk/*.mk may give one tool extra
 # compile flags in TOOL_CFLAGS_<name> and extra libraries in TOOL_LIBS_<name>, or a rule of

@@ -104,15 +104,27 @@ if expect 1 "deliberate corruption is caught" \
 	grep -q "first word differing from the pattern" "$tmp/err" || fail "no offset in the report"
 fi
 
-# Bad usage: message, usage text, exit 2.
+# Bad usage: one message naming the option, a hint to --help, exit 2.
 for args in "--threads 0" "--threads 1025" "--threads x" "--seconds 0" "--seconds abc" \
-	"--workload local,nope" "--bogus" "-dMbogus" "--threads" "--json="; do
+	"--workload local,nope" "--bogus" "-dMbogus" "--threads" "--json=" "-t -1" "extra"; do
 	# shellcheck disable=SC2086
 	if expect 2 "usage error: $args" "$B" $args; then
-		grep -q "^usage: pool-stress" "$tmp/err" || fail "$args: no usage text"
+		opt=${args%% *}
+		opt=${opt%%=*}
+		case $opt in -t) opt=--threads ;; -dMbogus) opt=-dMbogus: ;; esac
+		grep -q "^pool-stress: .*$opt" "$tmp/err" || fail "$args: the message does not name $opt"
+		grep -q "^Try 'pool-stress --help' for more information.$" "$tmp/err" ||
+			fail "$args: no hint to --help"
 	fi
 done
-expect 0 "--help" "$B" --help && { grep -q "^usage: pool-stress" "$tmp/out" || fail "help"; }
+expect 2 "usage error names the value" "$B" --threads 2000 &&
+	{ grep -q "^pool-stress: bad value '2000' for --threads: expected 1..1024$" "$tmp/err" ||
+		fail "--threads 2000: $(cat "$tmp/err")"; }
+expect 3 "--json into a missing directory: cannot start" \
+	"$B" --threads 1 --seconds 0.1 --json "$tmp/missing/x.json" &&
+	{ grep -q "cannot create '$tmp/missing/x.json'" "$tmp/err" || fail "--json: no reason"; }
+expect 0 "--help" "$B" --help && { grep -q "^Usage: pool-stress" "$tmp/out" || fail "help"; }
+expect 0 "--version" "$B" --version && { grep -q "^pool-stress (libpool) " "$tmp/out" || fail "version"; }
 
 echo "test_stress: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -2,8 +2,8 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * pool-cli-server - a small process that embeds libpool and serves its CLI socket, to try the
- * `pools` tool against and to test it (tests/test_pools_tool.sh). Not installed.
+ * pool-cli-server - a test fixture: a small process that embeds libpool and serves its CLI
+ * socket, for tests/test_pools_tool.sh to drive the `pools` tool against. Not installed.
  *
  * It creates three pools with known contents:
  *   conn  192 bytes, aligned on 64, POOL_F_SHARED; 40 objects held, 10 freed to the cache
@@ -12,9 +12,11 @@
  * then serves pool_cli_listen_level(<socket>, <level>, 0600) until SIGINT or SIGTERM (level
  * admin unless -l says otherwise, so that the `pools` tool can try every command), stops the
  * server (removing the socket) and exits 0. It prints "ready <socket>" on stdout once the
- * socket accepts clients.
+ * socket accepts clients. Exit status as the tools': 2 bad usage, 3 the socket cannot be
+ * served, 1 a pool cannot be created.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,13 @@ static void usage(FILE *out)
 	        "  -dM<options>      libpool debugging options (-dMhelp lists them)\n");
 }
 
+static int bad_usage(const char *what, const char *arg)
+{
+	fprintf(stderr, "pool-cli-server: %s '%s'\n", what, arg);
+	usage(stderr);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = NULL;
@@ -40,60 +49,63 @@ int main(int argc, char **argv)
 	struct pool_head *conn, *buf, *task;
 	void *held[64];
 	sigset_t set;
-	int i, sig;
+	int i, c, sig;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	opterr = 0;
+	while ((c = getopt(argc, argv, ":S:l:t:d:h")) != -1) {
+		char *e, *err = NULL;
+		unsigned long v;
 
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(a, "-S") && i + 1 < argc) {
-			path = argv[++i];
-		} else if (!strcmp(a, "-l") && i + 1 < argc) {
-			const char *l = argv[++i];
-
-			if (!strcmp(l, "user")) {
+		switch (c) {
+		case 'S':
+			path = optarg;
+			break;
+		case 'l':
+			if (!strcmp(optarg, "user")) {
 				level = POOL_CLI_USER;
-			} else if (!strcmp(l, "operator")) {
+			} else if (!strcmp(optarg, "operator")) {
 				level = POOL_CLI_OPERATOR;
-			} else if (!strcmp(l, "admin")) {
+			} else if (!strcmp(optarg, "admin")) {
 				level = POOL_CLI_ADMIN;
 			} else {
-				fprintf(stderr, "pool-cli-server: bad level '%s' for -l (user, operator "
-				        "or admin)\n", l);
-				usage(stderr);
+				fprintf(stderr, "pool-cli-server: bad value '%s' for -l: expected user, "
+				        "operator or admin\n", optarg);
 				return 2;
 			}
-		} else if (!strcmp(a, "-t") && i + 1 < argc) {
-			char *e;
-			unsigned long v = strtoul(argv[++i], &e, 10);
-
-			if (*e || v > 0xffffffffUL || pool_cli_set_timeout_ms((unsigned int)v) < 0) {
-				fprintf(stderr, "pool-cli-server: bad timeout '%s' (1..%u ms)\n", argv[i],
-				        POOL_CLI_TIMEOUT_MS_MAX);
-				usage(stderr);
+			break;
+		case 't':
+			v = strtoul(optarg, &e, 10);
+			if (*e || e == optarg || v > 0xffffffffUL ||
+			    pool_cli_set_timeout_ms((unsigned int)v) < 0) {
+				fprintf(stderr, "pool-cli-server: bad value '%s' for -t: expected 1..%u ms\n",
+				        optarg, POOL_CLI_TIMEOUT_MS_MAX);
 				return 2;
 			}
-		} else if (!strncmp(a, "-dM", 3)) {
-			char *err = NULL;
-			int r = pool_parse_debugging(a + 3, &err);
-
-			if (r < 0) {
-				fprintf(stderr, "pool-cli-server: -dM: %s\n", err ? err : "invalid");
-				free(err);
-				usage(stderr);
-				return 2;
-			}
-			if (r == 1)
+			break;
+		case 'd':
+			if (optarg[0] != 'M')
+				return bad_usage("unknown option", argv[optind - 1]);
+			switch (pool_parse_debugging(optarg + 1, &err)) {
+			case 0:
+				break;
+			case 1:
 				return 0;
-		} else {
-			fprintf(stderr, "pool-cli-server: bad argument '%s'\n", a);
-			usage(stderr);
-			return 2;
+			default:
+				fprintf(stderr, "pool-cli-server: -d%s: %s\n", optarg,
+				        err ? err : "invalid");
+				free(err);
+				return 2;
+			}
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return bad_usage(c == ':' ? "option needs a value:" : "unknown option",
+			                 argv[optind - 1]);
 		}
 	}
-	if (!path) {
+	if (!path || optind < argc) {
 		usage(stderr);
 		return 2;
 	}
@@ -119,7 +131,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	if (pool_cli_listen_level(path, level, 0600) < 0) {
 		fprintf(stderr, "pool-cli-server: cannot serve '%s': %s\n", path, strerror(errno));
-		return 1;
+		return 3;
 	}
 	printf("ready %s\n", path);
 	fflush(stdout);

@@ -2,18 +2,20 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * pool_cli_exec_level(): every command and every error path, each command at each access
- * level (refused below its level with EACCES and nothing changed), addresses only at admin,
- * `show pools`, flush and limit; pool_cli_listen_level()/pool_cli_stop(): every error of listen,
- * modes, several listeners with their levels, the connection's `level` command, stale socket
- * replaced, non-socket path refused with EEXIST, a symbolic link planted at the socket path
- * never followed (also while an attacker replaces the path as it appears), the line protocol
- * (pipelining, \r\n, status lines, quit, NUL bytes, empty lines never inside an answer) also
- * through socat, many concurrent clients, silent clients that cannot lock a newcomer out, one
- * client too many when all are busy, an over-long line, a line not finished in time, silent
- * clients closed after the timeout while others are served, clients that disconnect
- * mid-answer or send garbage, and a fault-injection sweep that fails every allocation of the
- * CLI in turn (clean answers, nothing leaked under LeakSanitizer).
+ * pool_cli_exec() and pool_cli_exec_level(): every command and every error path, each command
+ * at each access level (refused below its level with EACCES and nothing changed), addresses
+ * only at admin, `show pools`, flush and limit; pool_cli_listen_level()/pool_cli_stop(): every
+ * error of listen, modes, several listeners with their levels, the connection's `level`
+ * command, stale socket replaced, non-socket path refused with EEXIST, a symbolic link planted
+ * at the socket path never followed (also while an attacker replaces the path as it appears),
+ * the line protocol (pipelining, \r\n, status lines, quit, NUL bytes, empty lines never inside
+ * an answer) also through socat, many concurrent clients, an over-long line, silent clients
+ * closed after the timeout while others are served, clients that disconnect mid-answer or send
+ * garbage, a server that runs out of descriptors, and fork().
+ *
+ * Public-API test: it includes only <pool/pool.h> (and the tests' helpers), as an embedding
+ * program does. The tests that need the server's internals (its line timeout, its round
+ * counter, fault injection) are check_cli_int.c's.
  *
  * Check forks every test: each test starts with no pool and no server, and leaves the server
  * stopped. SIGPIPE keeps its default action, so a send to a closed client that raised it would
@@ -26,6 +28,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,10 +44,8 @@
 
 #include <pool/pool.h>
 
+#include "testcli.h"
 #include "testutil.h"
-#include "pool-int.h"
-#include "pool-dump.h"
-#include "pool-fault.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define RUNNING_TSAN 1
@@ -61,29 +62,25 @@
 /* Helpers                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
+/* pool_cli_exec(line): the program's own access, level admin, in test_capture()'s shape. */
+static int cli_exec(FILE *out, const char *line)
+{
+	return pool_cli_exec(line, out);
+}
+
+/* The level cli_exec_at() runs its line at (test_capture() passes one argument). */
+static enum pool_cli_level exec_level;
+
+static int cli_exec_at(FILE *out, const char *line)
+{
+	return pool_cli_exec_level(line, out, exec_level);
+}
+
 /* pool_cli_exec_level(line, level) into a malloc()ed string; *ret receives its return value. */
 static char *exec_at(const char *line, enum pool_cli_level level, int *ret)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int r, e;
-
-	ck_assert_ptr_nonnull(f);
-	errno = 0;
-	r = pool_cli_exec_level(line, f, level);
-	e = errno;
-	if (ret)
-		*ret = r;
-	ck_assert_int_eq(fclose(f), 0);
-	errno = e;   /* fclose() may change it */
-	return buf;
-}
-
-/* pool_cli_exec(line): the program's own access, level admin. */
-static char *exec(const char *line, int *ret)
-{
-	return exec_at(line, POOL_CLI_ADMIN, ret);
+	exec_level = level;
+	return test_capture(cli_exec_at, line, ret);
 }
 
 /* Refused with exactly the one line `want`, errno EINVAL, debugging flags unchanged. */
@@ -91,166 +88,13 @@ static void check_refused(const char *line, const char *want)
 {
 	unsigned int flags = pool_debugging;
 	int r;
-	char *s = exec(line, &r);
+	char *s = test_capture(cli_exec, line, &r);
 
 	ck_assert_msg(r != 0, "'%s' was accepted: %s", line, s);
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_str_eq(s, want);
 	ck_assert_uint_eq(pool_debugging, flags);
 	free(s);
-}
-
-/* The first line of `help` on a socket of the default level. */
-#define HELP_OPERATOR "Commands at level operator (higher levels have more):\n"
-
-static char tmpdir[64];
-static char sock_path[100];
-
-static void make_tmpdir(void)
-{
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_cli_XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-	snprintf(sock_path, sizeof(sock_path), "%s/pools.sock", tmpdir);
-}
-
-static void remove_tmpdir(void)
-{
-	char cmd[128];
-
-	pool_cli_stop();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", tmpdir);
-}
-
-/* A client connection with its receive buffer. Receives time out after 60 s (a hang). */
-struct conn {
-	int fd;
-	size_t len;
-	char buf[1 << 16];
-};
-
-static int try_connect(const char *path)
-{
-	struct sockaddr_un sa;
-	struct timeval tv = { .tv_sec = 60 };
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	ck_assert_int_ge(fd, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)), 0);
-	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)), 0);
-	return fd;
-}
-
-static struct conn *conn_open(void)
-{
-	struct conn *c = calloc(1, sizeof(*c));
-
-	ck_assert_ptr_nonnull(c);
-	c->fd = try_connect(sock_path);
-	ck_assert_msg(c->fd >= 0, "connect %s: %s", sock_path, strerror(errno));
-	return c;
-}
-
-static void conn_close(struct conn *c)
-{
-	close(c->fd);
-	free(c);
-}
-
-static void conn_send(struct conn *c, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t n = send(c->fd, data, len, MSG_NOSIGNAL);
-
-		ck_assert_msg(n > 0, "send: %s", strerror(errno));
-		data += n;
-		len -= (size_t)n;
-	}
-}
-
-static void conn_puts(struct conn *c, const char *s)
-{
-	conn_send(c, s, strlen(s));
-}
-
-/* Receive more bytes; returns 0 at EOF. Fails the test on a timeout (the server hung). */
-static ssize_t conn_fill(struct conn *c)
-{
-	ssize_t n;
-
-	ck_assert_uint_lt(c->len, sizeof(c->buf) - 1);
-	n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - 1 - c->len, 0);
-	ck_assert_msg(n >= 0, "recv: %s", strerror(errno));
-	c->len += (size_t)n;
-	c->buf[c->len] = 0;
-	return n;
-}
-
-/* The next answer (up to and including its empty line), malloc()ed. */
-static char *conn_answer(struct conn *c)
-{
-	for (;;) {
-		char *end = NULL, *a;
-		size_t alen;
-
-		if (c->len >= 1 && c->buf[0] == '\n')
-			end = c->buf;   /* an empty answer */
-		else if (c->len >= 2)
-			end = memmem(c->buf, c->len, "\n\n", 2), end = end ? end + 1 : NULL;
-		if (end) {
-			alen = (size_t)(end - c->buf) + 1;
-			a = strndup(c->buf, alen);
-			ck_assert_ptr_nonnull(a);
-			memmove(c->buf, c->buf + alen, c->len - alen);
-			c->len -= alen;
-			c->buf[c->len] = 0;
-			return a;
-		}
-		ck_assert_msg(conn_fill(c) > 0, "EOF before a whole answer; got '%s'", c->buf);
-	}
-}
-
-/* Read until the server closes the connection; returns what came before. */
-static char *conn_until_eof(struct conn *c)
-{
-	while (conn_fill(c) > 0)
-		if (c->len > sizeof(c->buf) / 2) {
-			c->len = 0;
-			c->buf[0] = 0;
-		}
-	return strdup(c->buf);
-}
-
-/* Send `line` (with its newline); its answer must start with `prefix`. */
-static void conn_expect_start(struct conn *c, const char *line, const char *prefix)
-{
-	char *a;
-
-	conn_puts(c, line);
-	conn_puts(c, "\n");
-	a = conn_answer(c);
-	ck_assert_msg(strncmp(a, prefix, strlen(prefix)) == 0, "'%s' answered '%s'", line, a);
-	free(a);
-}
-
-/* What the server sends until it closes the connection must be `want`. */
-static void conn_expect_eof(struct conn *c, const char *want)
-{
-	char *a = conn_until_eof(c);
-
-	ck_assert_str_eq(a, want);
-	free(a);
 }
 
 /*
@@ -287,17 +131,11 @@ static char *expected_answer(const char *line, int status_mode)
 	return expected_answer_at(line, POOL_CLI_OPERATOR, status_mode);
 }
 
-static void start_server(void)
-{
-	make_tmpdir();
-	ck_assert_msg(pool_cli_listen(sock_path) == 0, "listen: %s", strerror(errno));
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Commands                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-START_TEST(exec_errors)
+START_TEST(test_exec_errors)
 {
 	char line[5000], want[200];
 	struct pool_head *p;
@@ -369,14 +207,14 @@ START_TEST(exec_errors)
 	ck_assert_uint_eq(pool_debugging & POOL_DBG_NO_MERGE, 0);
 
 	/* stating a layout option's current value changes nothing and is accepted */
-	s = exec("pools debug no-tag", &r);
+	s = test_capture(cli_exec, "pools debug no-tag", &r);
 	ck_assert_int_eq(r, 0);
 	free(s);
 	ck_assert_int_eq(pool_destroy(p), 0);
 }
 END_TEST
 
-START_TEST(exec_layout_refused_without_pools)
+START_TEST(test_exec_layout_refused_without_pools)
 {
 	/* even before the first pool, when the library would accept them */
 	check_refused("pools debug tag", "pool debugging option 'tag' changes the object layout "
@@ -385,14 +223,14 @@ START_TEST(exec_layout_refused_without_pools)
 }
 END_TEST
 
-START_TEST(exec_commands)
+START_TEST(test_exec_commands)
 {
 	struct pool_head *p = pool_create("cmd", 256, 0);
 	char *s, *d;
 	int r;
 
 	ck_assert_ptr_nonnull(p);
-	s = exec("help", &r);
+	s = test_capture(cli_exec, "help", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_int_eq(strncmp(s, "Commands at level admin:\n", 25), 0);
 	ck_assert_ptr_nonnull(strstr(s, "  pools show [byname|bysize|byusage] [detailed] "
@@ -402,7 +240,7 @@ START_TEST(exec_commands)
 	free(s);
 
 	/* pools show is pool_dump() */
-	s = exec(" pools  show\tbysize  1 \r\n", &r);
+	s = test_capture(cli_exec, " pools  show\tbysize  1 \r\n", &r);
 	ck_assert_int_eq(r, 0);
 	d = NULL;
 	{
@@ -418,7 +256,7 @@ START_TEST(exec_commands)
 	free(d);
 
 	/* pools topology is pool_topology_show() */
-	s = exec("pools topology", &r);
+	s = test_capture(cli_exec, "pools topology", &r);
 	ck_assert_int_eq(r, 0);
 	d = NULL;
 	{
@@ -434,40 +272,40 @@ START_TEST(exec_commands)
 	free(d);
 
 	/* blank lines do nothing */
-	s = exec("", &r);
+	s = test_capture(cli_exec, "", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_str_eq(s, "");
 	free(s);
-	s = exec(" \t\r\n", &r);
+	s = test_capture(cli_exec, " \t\r\n", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_str_eq(s, "");
 	free(s);
 
 	/* pools debug: show, change, help */
-	s = exec("pools debug", &r);
+	s = test_capture(cli_exec, "pools debug", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_str_eq(s, "no-fail,merge,hot-first,no-integrity,global,cache,no-caller,no-tag,"
 	                    "no-poison,no-uaf,no-backup\n");
 	free(s);
-	s = exec("pools debug no-merge,poison=0x41,integrity", &r);
+	s = test_capture(cli_exec, "pools debug no-merge,poison=0x41,integrity", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_str_eq(s, "Pool debugging options now: no-fail,no-merge,hot-first,integrity,"
 	                    "global,cache,no-caller,no-tag,poison=0x41,no-uaf,no-backup\n");
 	ck_assert_uint_ne(pool_debugging & POOL_DBG_NO_MERGE, 0);
 	ck_assert_uint_eq(pool_debugging_poison_byte(), 0x41);
 	free(s);
-	s = exec("pools debug merge,no-poison,no-integrity", &r);
+	s = test_capture(cli_exec, "pools debug merge,no-poison,no-integrity", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_uint_eq(pool_debugging & (POOL_DBG_NO_MERGE | POOL_DBG_POISON |
 	                                    POOL_DBG_INTEGRITY), 0);
 	free(s);
-	s = exec("pools debug help", &r);
+	s = test_capture(cli_exec, "pools debug help", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_ptr_nonnull(strstr(s, "Pool debugging options"));
 	ck_assert_ptr_nonnull(strstr(s, "no-merge"));
 	free(s);
 	/* help among valid words changes nothing; among invalid ones it is an error */
-	s = exec("pools debug no-merge,help", &r);
+	s = test_capture(cli_exec, "pools debug no-merge,help", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_uint_eq(pool_debugging & POOL_DBG_NO_MERGE, 0);
 	free(s);
@@ -476,7 +314,7 @@ START_TEST(exec_commands)
 }
 END_TEST
 
-START_TEST(exec_trim)
+START_TEST(test_exec_trim)
 {
 	struct pool_head *p = pool_create("trim", 512, 0);
 	struct pool_stats before, after;
@@ -501,7 +339,7 @@ START_TEST(exec_trim)
 	pool_get_stats(p, &before);
 	ck_assert_uint_eq(before.allocated, 4000);
 	ck_assert_uint_eq(before.used, 0);
-	s = exec("pools trim", &r);
+	s = test_capture(cli_exec, "pools trim", &r);
 	pool_get_stats(p, &after);
 	ck_assert_int_eq(r, 0);
 	ck_assert_int_eq(sscanf(s, "Released %zu bytes to the OS layer (the pools held %zu bytes, "
@@ -515,7 +353,7 @@ START_TEST(exec_trim)
 	ck_assert_uint_gt(released, 0);
 	ck_assert_uint_lt(now, held / 2);
 	free(s);
-	s = exec("pools trim", &r);
+	s = test_capture(cli_exec, "pools trim", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_int_eq(sscanf(s, "Released %zu bytes", &released), 1);
 	free(s);
@@ -551,7 +389,7 @@ static char *check_allowed(const char *line, enum pool_cli_level level)
 	return s;
 }
 
-START_TEST(exec_levels)
+START_TEST(test_exec_levels)
 {
 	static const struct {
 		const char *line, *what;
@@ -644,7 +482,7 @@ START_TEST(exec_levels)
 }
 END_TEST
 
-START_TEST(exec_addresses_admin_only)
+START_TEST(test_exec_addresses_admin_only)
 {
 	struct pool_head *p;
 	char addr[64], *s;
@@ -677,7 +515,7 @@ START_TEST(exec_addresses_admin_only)
 }
 END_TEST
 
-START_TEST(exec_show_pools_alias)
+START_TEST(test_exec_show_pools_alias)
 {
 	/* (json and prometheus include the OS layer's figures, which move between two calls) */
 	static const char *const args[] = { "", " byname 1", " detailed", " bysize match sh" };
@@ -712,7 +550,7 @@ START_TEST(exec_show_pools_alias)
 }
 END_TEST
 
-START_TEST(exec_flush_limit)
+START_TEST(test_exec_flush_limit)
 {
 	struct pool_head *a = pool_create("fl", 256, 0), *b = pool_create("other", 256, 0);
 	struct pool_head *dup = pool_create("fl", 4096, 0);
@@ -757,7 +595,7 @@ START_TEST(exec_flush_limit)
 	ck_assert_int_eq(pool_get_stats(b, &st), 0);
 	ck_assert_uint_eq(st.allocated, 0);
 	errno = 0;
-	s = exec("pools flush nothing", &r);
+	s = test_capture(cli_exec, "pools flush nothing", &r);
 	ck_assert_int_eq(r, -1);
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_str_eq(s, "No pool named 'nothing'. Try 'pools show'.\n");
@@ -783,7 +621,7 @@ START_TEST(exec_flush_limit)
 	for (i = 0; i < 4; i++)
 		pool_free(a, o[i]);
 	errno = 0;
-	s = exec("pools limit nothing 5", &r);
+	s = test_capture(cli_exec, "pools limit nothing 5", &r);
 	ck_assert_int_eq(r, -1);
 	ck_assert_int_eq(errno, ENOENT);
 	ck_assert_str_eq(s, "No pool named 'nothing'. Try 'pools show'.\n");
@@ -810,7 +648,7 @@ END_TEST
 /* Listening                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-START_TEST(listen_errors)
+START_TEST(test_listen_errors)
 {
 	char longpath[200], file[128], dir[128];
 	struct stat st;
@@ -904,7 +742,7 @@ START_TEST(listen_errors)
 }
 END_TEST
 
-START_TEST(listen_mode_stale_live)
+START_TEST(test_listen_mode_stale_live)
 {
 	struct sockaddr_un sa;
 	struct stat st;
@@ -989,7 +827,7 @@ static void conn_expect(struct conn *c, const char *line, const char *want)
 	free(a);
 }
 
-START_TEST(listen_levels)
+START_TEST(test_listen_levels)
 {
 	char user_path[128], admin_path[128], *a;
 	struct conn *u, *o, *ad;
@@ -1105,7 +943,7 @@ static void check_tmpdir_holds(const char *const *want, unsigned int n)
 	ck_assert_uint_eq(found, n);
 }
 
-START_TEST(listen_symlink_not_followed)
+START_TEST(test_listen_symlink_not_followed)
 {
 	static const char *const left[] = { "target", "pools.sock" };
 	char target[128], dangling[128];
@@ -1179,7 +1017,7 @@ static void *planter(void *arg)
 	return NULL;
 }
 
-START_TEST(listen_symlink_race)
+START_TEST(test_listen_symlink_race)
 {
 	static const char *const left[] = { "target" };
 	unsigned int i, served = 0, refused = 0;
@@ -1234,7 +1072,7 @@ static char *run_socat(const char *input, const char *address)
 	return out;
 }
 
-START_TEST(socat_client)
+START_TEST(test_socat_client)
 {
 	struct pool_head *p = pool_create("socat", 64, 0);
 	char address[160], *out, *want, *w1, *w2, *w3;
@@ -1279,7 +1117,7 @@ END_TEST
 /* The protocol                                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
-START_TEST(protocol)
+START_TEST(test_line_protocol)
 {
 	struct pool_head *p = pool_create("proto", 64, 0);
 	struct conn *c;
@@ -1430,7 +1268,7 @@ static void *client_thread(void *arg)
 	return NULL;
 }
 
-START_TEST(many_clients)
+START_TEST(test_many_clients)
 {
 	struct pool_head *p[3];
 	pthread_t t[NB_CLIENTS];
@@ -1455,153 +1293,11 @@ START_TEST(many_clients)
 }
 END_TEST
 
-/* Connect and have the server answer an empty line: it has accepted the client. */
-static struct conn *conn_accepted(void)
-{
-	struct conn *c = conn_open();
-	char *a;
-
-	conn_puts(c, "\n");
-	a = conn_answer(c);
-	ck_assert_str_eq(a, "\n");
-	free(a);
-	return c;
-}
-
-/* No byte waiting on c (the server sent it nothing). */
-static void conn_nothing_pending(struct conn *c)
-{
-	char b;
-
-	errno = 0;
-	ck_assert_int_eq(recv(c->fd, &b, 1, MSG_DONTWAIT), -1);
-	ck_assert(errno == EAGAIN || errno == EWOULDBLOCK);
-}
-
-START_TEST(too_many_clients)
-{
-	struct conn *c[POOL_CLI_MAX_CLIENTS], *extra;
-	unsigned int i;
-	char *a;
-
-	/* no client counts as stalled during this test: only the slot count decides */
-	atomic_store(&pool__cli_line_timeout_ms, 600000);
-	ck_assert_int_eq(pool_cli_set_timeout_ms(600000), 0);
-	start_server();
-	/*
-	 * Every slot busy: each client is accepted, then stops in the middle of a line (sent with
-	 * the empty line, so that the server has read it once the empty line is answered).
-	 */
-	for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++) {
-		c[i] = conn_open();
-		conn_puts(c[i], "\npools sh");
-		a = conn_answer(c[i]);
-		ck_assert_str_eq(a, "\n");
-		free(a);
-	}
-	extra = conn_open();
-	conn_expect_eof(extra, "Too many clients: try again later.\n\n");
-	conn_close(extra);
-	/* the others are still served, and none was closed for the newcomer */
-	conn_expect_start(c[7], "ow match nothing", "Dumping pools usage.");
-	for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++)
-		if (i != 7)
-			conn_nothing_pending(c[i]);
-	/* c[7] is idle now: the next newcomer takes its slot, and c[7] is told why */
-	extra = conn_open();
-	conn_expect_start(extra, "pools show", "Dumping pools usage.");
-	conn_expect_eof(c[7], "Closing this idle connection: the server is full and a new client "
-	                 "came.\n\n");
-	conn_close(extra);
-	for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++)
-		conn_close(c[i]);
-	pool_cli_stop();
-	remove_tmpdir();
-}
-END_TEST
-
-#define NB_SILENT (POOL_CLI_MAX_CLIENTS + 16)
-
-START_TEST(silent_clients_cannot_lock_out)
-{
-	struct conn *c[NB_SILENT], *active;
-	unsigned long before, rounds;
-	unsigned int i, evicted = 0;
-	char *a;
-
-	/* neither timeout plays a part: only the choice of whom to close does */
-	atomic_store(&pool__cli_line_timeout_ms, 600000);
-	ck_assert_int_eq(pool_cli_set_timeout_ms(600000), 0);
-	start_server();
-	/* half never say a word; half asked something once and went quiet */
-	for (i = 0; i < NB_SILENT; i++)
-		c[i] = i % 2 ? conn_accepted() : conn_open();
-	before = atomic_load(&pool__cli_rounds);
-	active = conn_open();
-	conn_puts(active, "help\n");
-	a = conn_answer(active);
-	rounds = atomic_load(&pool__cli_rounds) - before;
-	ck_assert_int_eq(strncmp(a, HELP_OPERATOR, strlen(HELP_OPERATOR)), 0);
-	free(a);
-	/*
-	 * Served at once: the accept that took it in, its line, its answer, plus the rounds the
-	 * server spent taking in the last silent clients. A server that waited for a silent client
-	 * to time out would take no round at all for 10 minutes (the hang guard is 60 s).
-	 */
-	ck_assert_uint_le(rounds, 8);
-	/* exactly as many silent clients were closed as came over the limit, plus one */
-	for (i = 0; i < NB_SILENT; i++) {
-		char b;
-		ssize_t n = recv(c[i]->fd, &b, 1, MSG_DONTWAIT);
-
-		if (n == 1) {
-			a = conn_until_eof(c[i]);
-			ck_assert_str_eq(a, "losing this idle connection: the server is full and a "
-			                 "new client came.\n\n");
-			free(a);
-			evicted++;
-		} else {
-			ck_assert_int_eq(n, -1);
-		}
-	}
-	ck_assert_uint_eq(evicted, NB_SILENT - POOL_CLI_MAX_CLIENTS + 1);
-	/* and the active client goes on being served */
-	conn_expect_start(active, "pools show", "Dumping pools usage.");
-	conn_close(active);
-	for (i = 0; i < NB_SILENT; i++)
-		conn_close(c[i]);
-	pool_cli_stop();
-	remove_tmpdir();
-}
-END_TEST
-
-START_TEST(line_timeout)
-{
-	struct conn *slow, *active;
-
-	/* a short line timeout, a long idle timeout */
-	atomic_store(&pool__cli_line_timeout_ms, 200);
-	start_server();
-	slow = conn_accepted();
-	conn_puts(slow, "pools sh");
-	active = conn_open();
-	conn_expect_start(active, "help", HELP_OPERATOR);
-	/* the unfinished line is refused and the connection closed, long before 10 s */
-	conn_expect_eof(slow, "Line not finished within the line timeout: closing.\n\n");
-	conn_close(slow);
-	/* an idle client (between commands) is not concerned */
-	conn_expect_start(active, "pools show match x", "Dumping pools usage.");
-	conn_close(active);
-	pool_cli_stop();
-	remove_tmpdir();
-}
-END_TEST
-
 /* ------------------------------------------------------------------------------------------ */
 /* Hostile and broken clients                                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
-START_TEST(long_line)
+START_TEST(test_long_line)
 {
 	char line[POOL_CLI_LINE_MAX + 2], want[200];
 	struct conn *c, *other;
@@ -1644,7 +1340,7 @@ START_TEST(long_line)
 }
 END_TEST
 
-START_TEST(silent_clients)
+START_TEST(test_silent_clients)
 {
 	struct conn *silent, *partial, *active;
 
@@ -1670,7 +1366,7 @@ START_TEST(silent_clients)
 }
 END_TEST
 
-START_TEST(disconnect_mid_answer)
+START_TEST(test_disconnect_mid_answer)
 {
 	struct pool_head *p[150];
 	struct conn *c;
@@ -1717,7 +1413,7 @@ START_TEST(disconnect_mid_answer)
 }
 END_TEST
 
-START_TEST(garbage)
+START_TEST(test_garbage_from_client)
 {
 	struct conn *c;
 	char buf[8192];
@@ -1748,7 +1444,7 @@ START_TEST(garbage)
 }
 END_TEST
 
-START_TEST(accept_out_of_fds)
+START_TEST(test_accept_out_of_fds)
 {
 	int fds[4096], n = 0, fd, i;
 	struct conn *c = calloc(1, sizeof(*c));
@@ -1781,7 +1477,7 @@ START_TEST(accept_out_of_fds)
 }
 END_TEST
 
-START_TEST(fork_child_has_no_server)
+START_TEST(test_fork_child_has_no_server)
 {
 	struct conn *c;
 	pid_t pid;
@@ -1822,230 +1518,6 @@ END_TEST
 /* Fault injection: every allocation of the CLI fails in turn                                 */
 /* ------------------------------------------------------------------------------------------ */
 
-/*
- * The sweep runs in a child of its own (`check_cli --fault-sweep <dir>`, without Check), so
- * that under AddressSanitizer it can run with LeakSanitizer on (tests/run.sh turns it off for
- * the tests that end with objects handed out on purpose): a leak fails its exit status.
- */
-#define SWEEP_FAIL(...) do { fprintf(stderr, "fault sweep: " __VA_ARGS__); return -1; } while (0)
-
-static const char *const sweep_cmds[] = {
-	"pools show detailed", "show pools json detailed", "pools show prometheus byname",
-	"pools debug no-merge", "pools debug merge", "pools debug", "pools flush sweep",
-	"pools trim", "help", "pools limit sweep 100", "pools limit sweep 0", "pools topology",
-};
-#define NB_SWEEP_CMDS (sizeof(sweep_cmds) / sizeof(sweep_cmds[0]))
-
-/* Every command through pool_cli_exec(): it succeeds, or fails cleanly for lack of memory. */
-static int sweep_exec_pass(void)
-{
-	unsigned int i;
-
-	for (i = 0; i < NB_SWEEP_CMDS; i++) {
-		unsigned int flags = pool_debugging;
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		int r, e;
-
-		if (!f)
-			SWEEP_FAIL("open_memstream\n");
-		errno = 0;
-		r = pool_cli_exec(sweep_cmds[i], f);
-		e = errno;
-		fclose(f);
-		if (r != 0) {
-			/* one line, saying why, errno ENOMEM, nothing changed */
-			if (e != ENOMEM || strncmp(buf, "Not enough memory ", 18) != 0 ||
-			    strchr(buf, '\n') != buf + len - 1 || pool_debugging != flags) {
-				fprintf(stderr, "fault sweep: '%s' failed uncleanly (errno %d): %s",
-				        sweep_cmds[i], e, buf);
-				free(buf);
-				return -1;
-			}
-		}
-		free(buf);
-	}
-	return 0;
-}
-
-/*
- * The same through a socket: every answer is the command's, or says that memory ran out (and
- * then, when not even the answer could be allocated, the connection ends); a client the server
- * cannot allocate is told so. Nothing of the server is left behind when listening fails.
- */
-static int sweep_socket_pass(const char *dir)
-{
-	char path[128], req[1024], *buf, *a, *end;
-	size_t n = 0, cap = 1 << 20;
-	unsigned int i, answers = 0;
-	struct stat st;
-	ssize_t r;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/sweep.sock", dir);
-	if (pool_cli_listen_level(path, POOL_CLI_ADMIN, 0600) < 0) {
-		DIR *d;
-		struct dirent *de;
-
-		if (errno != ENOMEM)
-			SWEEP_FAIL("listen: %s\n", strerror(errno));
-		if (lstat(path, &st) == 0)
-			SWEEP_FAIL("a failed listen left %s behind\n", path);
-		d = opendir(dir);
-		while (d && (de = readdir(d)))
-			if (de->d_name[0] == '.' && de->d_name[1] == 'p')
-				SWEEP_FAIL("a failed listen left %s/%s behind\n", dir, de->d_name);
-		if (d)
-			closedir(d);
-		return 0;
-	}
-	{
-		struct sockaddr_un sa = { .sun_family = AF_UNIX };
-		struct timeval tv = { .tv_sec = 60 };   /* a hang guard, as for the other tests */
-
-		if (strlen(path) >= sizeof(sa.sun_path))
-			SWEEP_FAIL("%s: too long\n", path);
-		memcpy(sa.sun_path, path, strlen(path) + 1);
-		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-		    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
-			SWEEP_FAIL("connect: %s\n", strerror(errno));
-	}
-	snprintf(req, sizeof(req), "set status on\n");
-	for (i = 0; i < NB_SWEEP_CMDS; i++)
-		snprintf(req + strlen(req), sizeof(req) - strlen(req), "%s\n", sweep_cmds[i]);
-	strcat(req, "quit\n");
-	/* a client the server could not allocate may be closed before this: read its answer */
-	if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req) &&
-	    errno != EPIPE && errno != ECONNRESET)
-		SWEEP_FAIL("send: %s\n", strerror(errno));
-	buf = malloc(cap);
-	if (!buf)
-		SWEEP_FAIL("malloc\n");
-	while (n < cap - 1 && (r = recv(fd, buf + n, cap - 1 - n, 0)) > 0)
-		n += (size_t)r;
-	buf[n] = 0;
-	close(fd);
-	pool_cli_stop();
-	if (lstat(path, &st) == 0)
-		SWEEP_FAIL("pool_cli_stop() left %s behind\n", path);
-	if (!strcmp(buf, "Not enough memory for a new client: try again later.\n\n")) {
-		free(buf);
-		return 0;
-	}
-	for (a = buf; *a; a = end + 2, answers++) {
-		const char *last;
-
-		end = strstr(a, "\n\n");
-		if (!end) {
-			fprintf(stderr, "fault sweep: an answer does not end: %s\n", a);
-			free(buf);
-			return -1;
-		}
-		/* its status line: OK, or ERROR after a line saying that memory ran out */
-		last = end;
-		while (last > a && last[-1] != '\n')
-			last--;
-		if (!strncmp(last, "OK\n", 3))
-			continue;
-		if (strncmp(last, "ERROR\n", 6) != 0 || strncmp(a, "Not enough memory ", 18) != 0) {
-			fprintf(stderr, "fault sweep: unexpected answer: %.*s\n", (int)(end - a), a);
-			free(buf);
-			return -1;
-		}
-		if (!strncmp(a, "Not enough memory to answer: closing.\n", 38) && end[2]) {
-			fprintf(stderr, "fault sweep: answers after the closing one: %s\n", end + 2);
-			free(buf);
-			return -1;
-		}
-	}
-	if (answers > NB_SWEEP_CMDS + 1 || (answers < NB_SWEEP_CMDS + 1 &&
-	                                    !strstr(buf, "Not enough memory to answer: closing."))) {
-		fprintf(stderr, "fault sweep: %u answers for %u lines: %s\n", answers,
-		        (unsigned int)NB_SWEEP_CMDS + 1, buf);
-		free(buf);
-		return -1;
-	}
-	free(buf);
-	return 0;
-}
-
-/* Fail the k-th CLI allocation of `pass` for k = 1..K, K the allocations of a whole pass. */
-static int sweep(int (*pass)(const char *), const char *dir, const char *name)
-{
-	unsigned long k, calls, seen;
-
-	pool__fault_arm(POOL_FAULT_CLI, ULONG_MAX);
-	if (pass(dir) < 0)
-		return -1;
-	calls = pool__fault_arm(POOL_FAULT_CLI, 0);
-	if (calls < 5)
-		SWEEP_FAIL("%s: only %lu allocations to fail\n", name, calls);
-	for (k = 1; k <= calls; k++) {
-		pool__fault_arm(POOL_FAULT_CLI, k);
-		if (pass(dir) < 0)
-			SWEEP_FAIL("%s: with allocation %lu of %lu failing\n", name, k, calls);
-		seen = pool__fault_arm(POOL_FAULT_CLI, 0);
-		if (seen < k)
-			SWEEP_FAIL("%s: allocation %lu never came (%lu calls)\n", name, k, seen);
-	}
-	/* and everything works again */
-	if (pass(dir) < 0)
-		SWEEP_FAIL("%s: after the sweep\n", name);
-	printf("%s: %lu allocations failed in turn\n", name, calls);
-	return 0;
-}
-
-static int sweep_exec(const char *dir)
-{
-	(void)dir;
-	return sweep_exec_pass();
-}
-
-static int fault_sweep_main(const char *dir)
-{
-	struct pool_head *p = pool_create("sweep", 128, 0);
-	void *o[64];
-	unsigned int i;
-	int ret;
-
-	if (!p)
-		return 2;
-	for (i = 0; i < 64; i++)
-		o[i] = pool_alloc(p);
-	for (i = 0; i < 32; i++)
-		pool_free(p, o[i]);
-	ret = sweep(sweep_exec, dir, "pool_cli_exec") < 0 ||
-	      sweep(sweep_socket_pass, dir, "socket") < 0;
-	for (i = 32; i < 64; i++)
-		pool_free(p, o[i]);
-	pool_thread_flush();
-	if (pool_destroy(p) != 0)
-		return 3;
-	return ret;
-}
-
-START_TEST(fault_sweep)
-{
-	char *argv[] = { "check_cli", "--fault-sweep", tmpdir, NULL };
-	const char *asan = getenv("ASAN_OPTIONS");
-	static char out[16384];
-	char opts[512];
-	int status;
-
-	make_tmpdir();
-	/* LeakSanitizer on (where AddressSanitizer runs): a leak fails the child */
-	snprintf(opts, sizeof(opts), "%s%sdetect_leaks=1", asan ? asan : "", asan ? ":" : "");
-	status = test_run_self(argv, "ASAN_OPTIONS", opts, out, sizeof(out));
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-	              "fault sweep: status 0x%x:\n%s", status, out);
-	ck_assert_ptr_nonnull(strstr(out, "pool_cli_exec: "));
-	ck_assert_ptr_nonnull(strstr(out, "socket: "));
-	remove_tmpdir();
-}
-END_TEST
-
 static Suite *cli_suite(void)
 {
 	Suite *s = suite_create("cli");
@@ -2053,66 +1525,46 @@ static Suite *cli_suite(void)
 
 	tc = tcase_create("Core");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, exec_commands);
-	tcase_add_test(tc, exec_trim);
-	tcase_add_test(tc, exec_show_pools_alias);
-	tcase_add_test(tc, exec_flush_limit);
+	tcase_add_test(tc, test_exec_commands);
+	tcase_add_test(tc, test_exec_trim);
+	tcase_add_test(tc, test_exec_show_pools_alias);
+	tcase_add_test(tc, test_exec_flush_limit);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Levels");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, exec_levels);
-	tcase_add_test(tc, exec_addresses_admin_only);
+	tcase_add_test(tc, test_exec_levels);
+	tcase_add_test(tc, test_exec_addresses_admin_only);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Errors");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, exec_errors);
-	tcase_add_test(tc, exec_layout_refused_without_pools);
-	tcase_add_test(tc, listen_errors);
+	tcase_add_test(tc, test_exec_errors);
+	tcase_add_test(tc, test_exec_layout_refused_without_pools);
+	tcase_add_test(tc, test_listen_errors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Socket");
 	tcase_set_timeout(tc, 240);
-	tcase_add_test(tc, listen_mode_stale_live);
-	tcase_add_test(tc, listen_levels);
-	tcase_add_test(tc, listen_symlink_not_followed);
-	tcase_add_test(tc, listen_symlink_race);
-	tcase_add_test(tc, socat_client);
-	tcase_add_test(tc, protocol);
-	tcase_add_test(tc, long_line);
-	tcase_add_test(tc, silent_clients);
-	tcase_add_test(tc, disconnect_mid_answer);
-	tcase_add_test(tc, garbage);
-	tcase_add_test(tc, accept_out_of_fds);
-	tcase_add_test(tc, fork_child_has_no_server);
-	suite_add_tcase(s, tc);
-
-	tc = tcase_create("Faults");
-	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, fault_sweep);
+	tcase_add_test(tc, test_listen_mode_stale_live);
+	tcase_add_test(tc, test_listen_levels);
+	tcase_add_test(tc, test_listen_symlink_not_followed);
+	tcase_add_test(tc, test_listen_symlink_race);
+	tcase_add_test(tc, test_socat_client);
+	tcase_add_test(tc, test_line_protocol);
+	tcase_add_test(tc, test_long_line);
+	tcase_add_test(tc, test_silent_clients);
+	tcase_add_test(tc, test_disconnect_mid_answer);
+	tcase_add_test(tc, test_garbage_from_client);
+	tcase_add_test(tc, test_accept_out_of_fds);
+	tcase_add_test(tc, test_fork_child_has_no_server);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, many_clients);
-	tcase_add_test(tc, too_many_clients);
-	tcase_add_test(tc, silent_clients_cannot_lock_out);
-	tcase_add_test(tc, line_timeout);
+	tcase_add_test(tc, test_many_clients);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(int argc, char **argv)
-{
-	SRunner *sr;
-	int failed;
-
-	if (argc == 3 && !strcmp(argv[1], "--fault-sweep"))
-		return fault_sweep_main(argv[2]);
-	sr = srunner_create(cli_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+POOL_TEST_MAIN(cli_suite)

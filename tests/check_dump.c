@@ -8,6 +8,9 @@
  * every argument error, dumps racing pool creation and destruction, and
  * pool_json_write_string() against Python's json module and UTF-8 decoder.
  *
+ * Public-API test: it includes only <pool/pool.h>; every figure it checks comes from
+ * pool_get_stats() and pool_get_config().
+ *
  * Check forks every test, so each test starts with no pool and creates the ones it checks.
  */
 #include <check.h>
@@ -25,35 +28,16 @@
 #include <pool/pool.h>
 
 #include "testutil.h"
-#include "pool-int.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/* pool_dump(args) into a malloc()ed string; *ret receives its return value. */
-static char *dump(const char *args, int *ret)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int r, e;
-
-	ck_assert_ptr_nonnull(f);
-	errno = 0;
-	r = pool_dump(f, args);
-	e = errno;
-	if (ret)
-		*ret = r;
-	ck_assert_int_eq(fclose(f), 0);
-	errno = e;   /* fclose() may change it */
-	return buf;
-}
-
+/* pool_dump(args) into a malloc()ed string; it must succeed. */
 static char *dump_ok(const char *args)
 {
 	int r;
-	char *s = dump(args, &r);
+	char *s = test_capture(pool_dump, args, &r);
 
 	ck_assert_msg(r == 0, "pool_dump(\"%s\") failed: %s", args ? args : "(null)", s);
 	return s;
@@ -188,7 +172,7 @@ static void free_pools(struct fixture *fx)
 /* Core: the text format                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-START_TEST(text_every_field)
+START_TEST(test_text_every_field)
 {
 	struct fixture fx;
 	struct pool_stats st[3];
@@ -265,7 +249,7 @@ START_TEST(text_every_field)
 }
 END_TEST
 
-START_TEST(text_no_pools)
+START_TEST(test_text_no_pools)
 {
 	static const char *const args[] = { "", "byname", "bysize", "byusage", "match x bysize" };
 	unsigned int i;
@@ -320,7 +304,7 @@ static void free_sort_pools(struct sort_fixture *fx)
 	}
 }
 
-START_TEST(sort_orders)
+START_TEST(test_sort_orders)
 {
 	struct sort_fixture fx;
 	char names[256];
@@ -349,7 +333,7 @@ START_TEST(sort_orders)
 }
 END_TEST
 
-START_TEST(match_and_max)
+START_TEST(test_match_and_max)
 {
 	struct sort_fixture fx;
 	char names[256], line[256];
@@ -404,7 +388,7 @@ END_TEST
 /* detailed                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-START_TEST(detailed_creators)
+START_TEST(test_detailed_creators)
 {
 	struct fixture fx;
 	struct pool_stats st;
@@ -475,7 +459,7 @@ static __attribute__((noinline)) void alloc_from_b(unsigned int n)
 	__asm__ volatile("" ::: "memory");
 }
 
-START_TEST(detailed_callers)
+START_TEST(test_detailed_callers)
 {
 	char line[512], sym[256];
 	unsigned long addr_a, addr_b;
@@ -677,7 +661,7 @@ static void check_json_total(const char *line, struct pool_head *const *pools, u
 		              (unsigned long long)v[k], (unsigned long long)want[k]);
 }
 
-START_TEST(json_parsed_back)
+START_TEST(test_json_parsed_back)
 {
 	struct fixture fx;
 	char line[1024];
@@ -814,7 +798,7 @@ static struct pool_head *prom_pool(const char *label, struct fixture *fx, struct
 	return NULL;
 }
 
-START_TEST(prometheus_parsed_back)
+START_TEST(test_prometheus_parsed_back)
 {
 	struct fixture fx;
 	struct pool_head *dup;
@@ -932,7 +916,7 @@ static char *json_of(const char *s)
 	return buf;
 }
 
-START_TEST(json_string_escapes)
+START_TEST(test_json_string_escapes)
 {
 	static const struct { const char *in, *out; } cases[] = {
 		{ "", "\"\"" },
@@ -991,7 +975,7 @@ static const char json_oracle_script[] =
 	"    n += 1\n"
 	"print(n)\n";
 
-START_TEST(json_string_python_oracle)
+START_TEST(test_json_string_python_oracle)
 {
 	/* bytes that start, continue or break UTF-8 sequences, plus ASCII and controls */
 	static const unsigned char alphabet[] = {
@@ -1035,7 +1019,7 @@ START_TEST(json_string_python_oracle)
 }
 END_TEST
 
-START_TEST(json_string_errors)
+START_TEST(test_json_string_errors)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -1070,7 +1054,7 @@ END_TEST
 static void check_refused(const char *args, const char *msg)
 {
 	int r;
-	char *s = dump(args, &r);
+	char *s = test_capture(pool_dump, args, &r);
 
 	ck_assert_msg(r == -1, "pool_dump(\"%s\") returned %d", args, r);
 	ck_assert_int_eq(errno, EINVAL);
@@ -1080,7 +1064,7 @@ static void check_refused(const char *args, const char *msg)
 	free(s);
 }
 
-START_TEST(errors)
+START_TEST(test_argument_errors)
 {
 	struct fixture fx;
 	char big[300], want[128];
@@ -1118,7 +1102,7 @@ START_TEST(errors)
 END_TEST
 
 /* A stream that cannot be written: the error comes back. */
-START_TEST(write_error)
+START_TEST(test_write_error)
 {
 	struct fixture fx;
 	FILE *f;
@@ -1163,17 +1147,24 @@ static int exit_from_walk(struct pool_head *pool, void *arg)
 
 /*
  * The program check_dump runs as a child (`check_dump --exit-child <mode>`), so that
- * POOL_STATS_ON_EXIT is read by the library's constructor as in any program.
+ * POOL_STATS_ON_EXIT is read by the library's constructor as in any program. Returns -1
+ * without those arguments (run the suite).
  */
-static int exit_child(const char *mode)
+static int exit_child(int argc, char **argv)
 {
-	struct pool_head *a = pool_create("exit_a", 64, 0), *b = pool_create("exit_b", 256, 0);
+	struct pool_head *a, *b;
+	const char *mode;
 	void *o[10];
 	unsigned int i;
 	pthread_t t;
 	pid_t pid;
 	int st;
 
+	if (argc != 3 || strcmp(argv[1], "--exit-child") != 0)
+		return -1;
+	mode = argv[2];
+	a = pool_create("exit_a", 64, 0);
+	b = pool_create("exit_b", 256, 0);
 	if (!a || !b)
 		return 100;
 	for (i = 0; i < 10; i++)
@@ -1223,19 +1214,7 @@ static int run_exit_child(const char *env, const char *mode, char *out, size_t s
 	return WEXITSTATUS(status);
 }
 
-/* How many times `needle` occurs in `s`. */
-static unsigned int occurrences(const char *s, const char *needle)
-{
-	unsigned int n = 0;
-
-	while ((s = strstr(s, needle))) {
-		n++;
-		s++;
-	}
-	return n;
-}
-
-START_TEST(stats_on_exit)
+START_TEST(test_stats_on_exit)
 {
 	static char out[65536];
 	char *json;
@@ -1274,10 +1253,10 @@ START_TEST(stats_on_exit)
 
 	/* a forked child that calls exit() prints its own; _exit() prints nothing */
 	ck_assert_int_eq(run_exit_child("1", "fork", out, sizeof(out)), 10);
-	ck_assert_uint_eq(occurrences(out, "libpool: pools at exit of process "), 2);
-	ck_assert_uint_eq(occurrences(out, "  - Pool exit_a (64 bytes/16) : 7 allocated (448 bytes), "
+	ck_assert_uint_eq(test_count(out, "libpool: pools at exit of process "), 2);
+	ck_assert_uint_eq(test_count(out, "  - Pool exit_a (64 bytes/16) : 7 allocated (448 bytes), "
 	                              "7 used"), 1);   /* the parent */
-	ck_assert_uint_eq(occurrences(out, "  - Pool exit_a (64 bytes/16) : 7 allocated (448 bytes), "
+	ck_assert_uint_eq(test_count(out, "  - Pool exit_a (64 bytes/16) : 7 allocated (448 bytes), "
 	                              "6 used"), 1);   /* the child freed one */
 
 	/* a thread still allocating: printed, no crash */
@@ -1334,7 +1313,7 @@ static void *alloc_free(void *arg)
 	return NULL;
 }
 
-START_TEST(dump_while_churning)
+START_TEST(test_dump_while_churning)
 {
 	struct pool_head *stable = pool_create("stable", 128, 0);
 	pthread_t t1, t2;
@@ -1387,55 +1366,43 @@ static Suite *dump_suite(void)
 
 	tc = tcase_create("Core");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, text_every_field);
-	tcase_add_test(tc, text_no_pools);
-	tcase_add_test(tc, sort_orders);
-	tcase_add_test(tc, match_and_max);
-	tcase_add_test(tc, detailed_creators);
-	tcase_add_test(tc, detailed_callers);
+	tcase_add_test(tc, test_text_every_field);
+	tcase_add_test(tc, test_text_no_pools);
+	tcase_add_test(tc, test_sort_orders);
+	tcase_add_test(tc, test_match_and_max);
+	tcase_add_test(tc, test_detailed_creators);
+	tcase_add_test(tc, test_detailed_callers);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Formats");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, json_parsed_back);
-	tcase_add_test(tc, prometheus_parsed_back);
+	tcase_add_test(tc, test_json_parsed_back);
+	tcase_add_test(tc, test_prometheus_parsed_back);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("JSON writer");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, json_string_escapes);
-	tcase_add_test(tc, json_string_python_oracle);
-	tcase_add_test(tc, json_string_errors);
+	tcase_add_test(tc, test_json_string_escapes);
+	tcase_add_test(tc, test_json_string_python_oracle);
+	tcase_add_test(tc, test_json_string_errors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Errors");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, errors);
-	tcase_add_test(tc, write_error);
+	tcase_add_test(tc, test_argument_errors);
+	tcase_add_test(tc, test_write_error);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Exit");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, stats_on_exit);
+	tcase_add_test(tc, test_stats_on_exit);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, dump_while_churning);
+	tcase_add_test(tc, test_dump_while_churning);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(int argc, char **argv)
-{
-	SRunner *sr;
-	int failed;
-
-	if (argc == 3 && !strcmp(argv[1], "--exit-child"))
-		return exit_child(argv[2]);
-	sr = srunner_create(dump_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+POOL_TEST_MAIN_ARGS(dump_suite, exit_child)

@@ -6,6 +6,9 @@
  * cross-thread traffic, objects moved in clusters (the traffic counters), memory return by
  * pool_gc() with its floor in bytes, the demand window, bulk moves (all or nothing, also at a
  * limit and under fault injection), inline zalloc on a dirty cache, destroyed pools.
+ *
+ * Public-API test: it includes only <pool/pool.h>. The internals of the tiers (a head held
+ * BUSY, thread ids) are check_tier.c's.
  */
 #include <check.h>
 #include <errno.h>

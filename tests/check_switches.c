@@ -10,6 +10,8 @@
  * abort). Afterwards a real write after free is still caught.
  *
  * POOL_SWITCH_FLIPS sets the number of flips of each switch (default 20; make stress runs 100).
+ *
+ * Public-API test: it includes only <pool/pool.h>; the switches are public.
  */
 #include <check.h>
 #include <errno.h>

@@ -3,15 +3,22 @@
  * Copyright (c) 2026 libpool developers
  *
  * Internals of the core tiers that the public API cannot show: thread ids are recycled (5000
- * threads one after another need a couple of registry slots), and fork() never hangs on a
+ * threads one after another need a couple of registry slots), fork() never hangs on a
  * shared-list head held BUSY by a thread that died inside its BUSY window (the child resets it
- * and counts what it held as lost).
+ * and counts what it held as lost), and the pool head's caller table counts live objects.
+ *
+ * Internal test: it includes "pool-head-t.h" and "pool-tcache.h" to read a pool head's buckets
+ * and caller table and a thread's registry id, and to hold a head BUSY, none of which the
+ * public API shows.
  */
 #include <check.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -116,6 +123,45 @@ START_TEST(test_fork_with_a_head_held_forever)
 }
 END_TEST
 
+void *alloc_from_here(struct pool_head *p) __attribute__((noinline));
+void *alloc_from_here(struct pool_head *p)
+{
+	return pool_alloc(p);
+}
+
+/*
+ * The caller table of `-dM caller` (the pool head's callers[]): the live count of the function
+ * that allocated rises with each object it holds and comes back to 0 as they are freed.
+ * (check_dump.c checks what `pools show detailed` prints from it.)
+ */
+START_TEST(test_caller_live_table)
+{
+	struct pool_head *p;
+	void *o[5];
+	int i, found = 0;
+
+	ck_assert_int_eq(pool_parse_debugging("caller", NULL), 0);
+	p = pool_create("traced", 64, 0);
+	for (i = 0; i < 5; i++)
+		o[i] = alloc_from_here(p);
+	for (i = 0; i < (int)POOL_CALLER_SLOTS; i++) {
+		uintptr_t c = atomic_load(&p->callers[i].caller);
+		Dl_info info;
+
+		if (c && dladdr((void *)c, &info) && info.dli_sname &&
+		    !strcmp(info.dli_sname, "alloc_from_here")) {
+			ck_assert_int_eq(atomic_load(&p->callers[i].live), 5);
+			found = 1;
+		}
+	}
+	ck_assert(found);
+	for (i = 0; i < 5; i++)
+		pool_free(p, o[i]);
+	for (i = 0; i < (int)POOL_CALLER_SLOTS; i++)
+		ck_assert_int_eq(atomic_load(&p->callers[i].live), 0);
+}
+END_TEST
+
 static Suite *tier_suite(void)
 {
 	Suite *s = suite_create("tier");
@@ -124,6 +170,11 @@ static Suite *tier_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_thread_churn_5000);
 	tcase_add_test(tc, test_fork_with_a_head_held_forever);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Core");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_caller_live_table);
 	suite_add_tcase(s, tc);
 	return s;
 }

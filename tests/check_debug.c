@@ -194,24 +194,6 @@ END_TEST
 /* Detections (death tests)                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-/*
- * A write after free into a cached object: our check reports it when the object leaves the
- * cache; in an ASan build, ASan sees the write itself first (the object is poisoned), which is
- * what we want there, and the process exits with ASan's report instead.
- */
-static void expect_write_after_free(void (*fn)(void *), const char *const *words)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	struct death d;
-
-	(void)words;
-	run_child(fn, NULL, &d);
-	ck_assert_msg(!(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0), "%s", d.out);
-	ck_assert_msg(strstr(d.out, "AddressSanitizer: use-after-poison") != NULL, "%s", d.out);
-#else
-	expect_death(fn, NULL, SIGABRT, words);
-#endif
-}
 
 static void set_flags(const char *s)
 {
@@ -309,7 +291,7 @@ START_TEST(test_integrity_write_after_free)
 	static const char *const w[] = { "write after free detected by the integrity check",
 	                                 "pool 'sess' (128 bytes)", "caller: integrity_child+",
 	                                 NULL };
-	expect_write_after_free(integrity_child, w);
+	test_expect_write_after_free(integrity_child, w);
 }
 END_TEST
 
@@ -331,7 +313,7 @@ START_TEST(test_integrity_on_eviction)
 {
 	static const char *const w[] = { "write after free detected by the integrity check",
 	                                 NULL };
-	expect_write_after_free(integrity_evict_child, w);
+	test_expect_write_after_free(integrity_evict_child, w);
 }
 END_TEST
 
@@ -354,7 +336,7 @@ START_TEST(test_backup_write_after_free)
 {
 	static const char *const w[] = { "write after free detected by the backup copy",
 	                                 "pool 'bk'", NULL };
-	expect_write_after_free(backup_child, w);
+	test_expect_write_after_free(backup_child, w);
 }
 END_TEST
 

@@ -131,6 +131,26 @@ static inline void test_child_result(void (*fn)(void *result, const void *arg), 
 	ck_assert_int_eq(munmap(shared, size), 0);
 }
 
+/*
+ * A write after free into a cached object: our check reports it when the object leaves the
+ * cache; in an ASan build, ASan sees the write itself first (the object is poisoned), which is
+ * what we want there, and the process exits with ASan's report instead.
+ */
+static inline void test_expect_write_after_free(void (*fn)(void *),
+                                                const char *const *words)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	struct death d;
+
+	(void)words;
+	run_child(fn, NULL, &d);
+	ck_assert_msg(!(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0), "%s", d.out);
+	ck_assert_msg(strstr(d.out, "AddressSanitizer: use-after-poison") != NULL, "%s", d.out);
+#else
+	expect_death(fn, NULL, SIGABRT, words);
+#endif
+}
+
 /* The statistics of `pool` (the call must succeed). */
 static inline struct pool_stats test_stats(const struct pool_head *pool)
 {

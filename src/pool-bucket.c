@@ -133,8 +133,8 @@ SUM_FIELD(pool__sum_allocated, allocated,
           atomic_load_explicit(&pool->demand.spill_allocated, memory_order_relaxed))
 SUM_FIELD(pool__sum_used, used,
           atomic_load_explicit(&pool->demand.spill_used, memory_order_relaxed))
-SUM_FIELD(pool__sum_failed, failed, 0)
-SUM_FIELD(pool__sum_shared_free, free_objects, 0)
+static SUM_FIELD(sum_failed, failed, 0)
+static SUM_FIELD(sum_shared_free, free_objects, 0)
 static SUM_FIELD(sum_get_objects, get_objects, 0)
 static SUM_FIELD(sum_get_clusters, get_clusters, 0)
 static SUM_FIELD(sum_put_objects, put_objects, 0)
@@ -145,7 +145,8 @@ static SUM_FIELD(sum_os_allocs, os_allocs,
 static SUM_FIELD(sum_os_releases, os_releases,
                  atomic_load_explicit(&pool->demand.spill_os_releases, memory_order_relaxed))
 
-unsigned long pool__sum_needed(const struct pool_head *pool)
+/* needed_avg: the most objects used over the demand window (at the last pass), or used now. */
+static unsigned long sum_needed(const struct pool_head *pool)
 {
 	unsigned long need = atomic_load_explicit(&pool->demand.need, memory_order_relaxed);
 	unsigned long used = pool__sum_used(pool);
@@ -156,8 +157,13 @@ unsigned long pool__sum_needed(const struct pool_head *pool)
 	return need;
 }
 
-void pool__bucket_traffic(const struct pool_head *pool, struct pool_stats *st)
+void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st)
 {
+	st->allocated = pool__sum_allocated(pool);
+	st->used = pool__sum_used(pool);
+	st->needed_avg = sum_needed(pool);
+	st->failed = sum_failed(pool);
+	st->shared_free = sum_shared_free(pool);
 	st->shared_get_objects = sum_get_objects(pool);
 	st->shared_get_clusters = sum_get_clusters(pool);
 	st->shared_put_objects = sum_put_objects(pool);
@@ -210,11 +216,6 @@ static void count_move(struct pool_head *pool, unsigned int start, long allocate
 	else if (allocated < 0)
 		atomic_fetch_add_explicit(&pool->demand.spill_os_releases,
 		                          (unsigned long)-allocated, memory_order_relaxed);
-}
-
-void pool__count_used(struct pool_head *pool, unsigned int start, long delta)
-{
-	count_move(pool, start, 0, delta);
 }
 
 /* ------------------------------------------------------------------------------------------ */

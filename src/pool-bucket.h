@@ -59,20 +59,15 @@ static inline void pool__link_set(void *obj, unsigned int word, void *v)
 /* Sums of a bucket counter over a pool (relaxed reads: stats and limits only). */
 unsigned long pool__sum_allocated(const struct pool_head *pool);
 unsigned long pool__sum_used(const struct pool_head *pool);
-unsigned long pool__sum_failed(const struct pool_head *pool);
-unsigned long pool__sum_shared_free(const struct pool_head *pool);
 
-/* needed_avg: the most objects used over the demand window (at the last pass), or used now. */
-unsigned long pool__sum_needed(const struct pool_head *pool);
-
-/* The cumulative traffic counters of struct pool_stats (shared lists, OS layer, gc, lost). */
-void pool__bucket_traffic(const struct pool_head *pool, struct pool_stats *st);
+/*
+ * The fields of struct pool_stats that the buckets count: allocated, used, needed_avg, failed,
+ * shared_free and the cumulative traffic counters (shared lists, OS layer, gc, lost).
+ */
+void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st);
 
 /* One allocation failed for the thread with registry id `id` (counted in its bucket). */
 void pool__count_failed(struct pool_head *pool, unsigned int id);
-
-/* `delta` objects start (> 0) or stop (< 0) being used without moving (counted near `start`). */
-void pool__count_used(struct pool_head *pool, unsigned int start, long delta);
 
 /* A new pool: its demand state (the window from decay_ms) and its gc floor. */
 void pool__bucket_init(struct pool_head *pool, unsigned int decay_ms);

@@ -236,6 +236,8 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 		return 0;
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		bad_head(pool, NULL, __builtin_return_address(0));
+	if (pool__tcache_alloc_bulk_fast(pool, objs, n))
+		return n;
 	ctx = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
 		if (pool__tcache_alloc_bulk(pool, ctx, objs, n, dbg) == n)
@@ -267,6 +269,8 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 		return;
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		bad_head(pool, NULL, __builtin_return_address(0));
+	if (pool__tcache_free_bulk_fast(pool, objs, n))
+		return;
 	ctx = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
 		pool__tcache_free_bulk(pool, ctx, objs, n, dbg);
@@ -658,19 +662,14 @@ POOL_API int pool_get_stats(const struct pool_head *pool, struct pool_stats *st)
 	st->size = pool->ro.size;
 	st->align = pool->align;
 	st->stride = pool->stride;
-	st->allocated = pool__sum_allocated(pool);
-	st->used = pool__sum_used(pool);
+	pool__bucket_stats(pool, st);
 	st->cached = pool__sum_cached(pool);
-	st->needed_avg = pool__sum_needed(pool);
-	st->failed = pool__sum_failed(pool);
-	st->shared_free = pool__sum_shared_free(pool);
 	st->limit = pool->limit;
 	st->creators = pool->creators;
 	st->flags = pool->ro.flags;
 	st->buckets = pool->nbuckets;
 	st->os_layer = pool__os_name();
 	pool__os_usage(&st->os_allocated, &st->os_resident);
-	pool__bucket_traffic(pool, st);
 	return 0;
 }
 

@@ -14,15 +14,6 @@
 #include "pool-debug.h"
 #include "pool-head-t.h"
 #include "pool-san.h"
-#include "pool-util.h"
-
-/* Pointer hash: the bucket of an object. */
-static inline unsigned int pool__bucket_of(const struct pool_head *pool, const void *ptr)
-{
-	if (pool->nbuckets == 1)
-		return 0;
-	return pool__hash_ptr(ptr, 64 - pool->bucket_shift);
-}
 
 /*
  * The link words of free objects (word 0: next in a cluster or a thread cache, word 1: down to
@@ -126,14 +117,14 @@ void pool__push_or_release(struct pool_head *pool, void *list, unsigned int n,
                            unsigned int start);
 
 /*
- * Called now and then from slow paths: when the pool's demand half-window (decay_ms / 2) has
- * ended, end it and run the release pass (unless another thread runs one).
+ * Called now and then from slow paths: when the pool's demand window (decay_ms) has ended, end
+ * it and run the release pass (unless another thread runs one).
  */
 void pool__bucket_tick(struct pool_head *pool);
 
 /*
- * pool_gc() of one pool: end the demand half-window, then give back what the shared lists held
- * idle through it and the previous one, beyond the floor (pool->floor objects).
+ * pool_gc() of one pool: end the demand window, then give back what the shared lists held idle
+ * through it, beyond the floor (pool->floor objects).
  */
 void pool__bucket_gc(struct pool_head *pool);
 

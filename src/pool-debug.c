@@ -506,9 +506,8 @@ void pool__debug_san_freed(struct pool_head *pool, void *obj)
 }
 
 void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
-                          const void *caller, int from_cache, int integrity)
+                          const void *caller, unsigned int dbg, int from_cache, int integrity)
 {
-	unsigned int dbg = POOL__DEBUGGING();
 
 	if (dbg & POOL_DBG_SANITIZER)
 		pool__debug_san_handout(pool, obj);

@@ -8,7 +8,7 @@
  *
  *   struct pool_head    a pool: the read-mostly part the inline fast path reads (ro), the layout,
  *                       the creators merged into it, and its buckets.
- *   struct pool_bucket  one cache line: the head of a shared free list and counters.
+ *   struct pool_bucket  two cache lines: the head of a shared free list and its counters.
  *   struct pool_item    a free object in a shared list, seen through its first two words.
  *   struct pool_thread  a thread: its state, registry id and fault-injection state (in TLS).
  *   struct pool_thread_caches  a registered thread's caches of every pool (the array the TLS
@@ -68,9 +68,9 @@ struct pool_bucket {
 	atomic_ulong allocated;                 /* objects obtained from the OS layer, net */
 	atomic_ulong used;                      /* objects handed out or in thread caches, net */
 	atomic_ulong free_objects;              /* objects in this bucket's stack */
-	_Atomic uint32_t low_cur;               /* least free_objects in this demand half-window */
-	_Atomic uint32_t low_prev;              /* ... in the previous one (saturated at 2^32-1) */
-	atomic_uint epoch;                      /* the pool's demand epoch of low_cur/low_prev */
+	_Atomic uint32_t low_cur;               /* least free_objects since the marks last rotated */
+	_Atomic uint32_t low_prev;              /* ... before that (both saturate at 2^32-1) */
+	atomic_uint epoch;                      /* the pool's demand window of the last rotation */
 	uint32_t spare;
 	atomic_ulong get_objects;               /* cumulative: objects popped by threads */
 	atomic_ulong put_objects;               /* cumulative: objects pushed by threads */
@@ -86,17 +86,17 @@ struct pool_bucket {
 } __attribute__((aligned(2 * POOL_CACHE_LINE)));
 
 /*
- * Demand tracking and memory return of a pool, on a line of its own (written once per demand
- * half-window, read by the pass that releases memory). A half-window lasts decay_ms / 2; an
- * object that stayed in a shared list for two half-windows in a row (decay_ms) was not needed
- * and is given back to the OS layer. See the essay in pool.c, step 6.
+ * Demand tracking and memory return of a pool, on lines of its own (written once per demand
+ * window, read by the pass that releases memory). A window lasts decay_ms; an object that stayed
+ * in a shared list through a whole window was not needed and is given back to the OS layer when
+ * the window ends. See the essay in pool.c, step 6.
  */
 struct pool_demand {
-	atomic_uint epoch;                      /* half-windows ended since the pool was created */
+	atomic_uint epoch;                      /* windows ended since the pool was created */
 	pthread_mutex_t pass_lock;              /* one release pass at a time (trylock from slow
 	                                           paths, lock from pool_gc()) */
 	_Atomic uint64_t epoch_ns;              /* CLOCK_MONOTONIC time the current one began */
-	uint64_t half_window_ns;                /* decay_ms / 2, in nanoseconds (fixed) */
+	uint64_t window_ns;                     /* decay_ms, in nanoseconds (fixed) */
 	atomic_ulong need;                      /* needed_avg: the most objects used over the
 	                                           window, measured at the last pass */
 	atomic_ulong gc_released_bytes;         /* cumulative: bytes the passes and pool_flush()
@@ -184,7 +184,6 @@ struct pool_thread_caches {
 	size_t reserved;               /* sum over pools of limit * stride */
 	atomic_size_t credit;          /* reservation bytes released by other threads (destroy) */
 	unsigned int hand;             /* eviction clock hand (pool slot) */
-	unsigned int ticks;            /* slow-path calls since the last demand tick */
 	unsigned int integrity_epoch;  /* pool__debug_integrity_epoch() when every object of these
 	                                  caches last carried the integrity pattern */
 	pthread_mutex_t lock;          /* held by the owner while touching other slots, by others
@@ -198,6 +197,7 @@ struct pool_thread_caches {
 struct pool_thread {
 	enum pool_thread_state state;
 	unsigned int id;               /* registry slot, or a hash for threads without one */
+	unsigned int ticks;            /* slow-path calls since the last look at the demand clock */
 	uint64_t rng;                  /* fault-injection generator state */
 	struct pool_thread_caches *caches;   /* while CACHED, else NULL */
 };

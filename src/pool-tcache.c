@@ -321,10 +321,12 @@ int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *
 }
 
 /* Every `TICK_EVERY` slow-path calls of this thread, give the pool's demand clock a look. */
-static inline void tick(struct pool_thread_caches *ctx, struct pool_head *pool)
+static inline void tick(struct pool_head *pool)
 {
-	if (++ctx->ticks >= TICK_EVERY) {
-		ctx->ticks = 0;
+	struct pool_thread *self = &pool_self;
+
+	if (++self->ticks >= TICK_EVERY) {
+		self->ticks = 0;
 		pool__bucket_tick(pool);
 	}
 }
@@ -390,7 +392,7 @@ static void tc_evict(struct pool_thread_caches *ctx, unsigned int slot, uint32_t
 			tc_set_count(ctx, slot, count - n);
 			pool__push_clusters(pool, top, bottom, n, ncl, ctx->id);
 		}
-		tick(ctx, pool);
+		tick(pool);
 	}
 	tc_set_limit(ctx, slot, tc_count(ctx, slot));
 }
@@ -618,8 +620,7 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 		obj = pool__os_get(pool, 1, self->id, &n);
 	if (!obj)
 		return NULL;
-	if (ctx)
-		tick(ctx, pool);
+	tick(pool);
 	rest = pool__link_get(obj, 0);
 	if (rest && !(ctx && tc_take_list(ctx, pool->ro.index, rest, n - 1, dbg)))
 		release_objects(pool, rest, n - 1, self->id, dbg, 0, 0);
@@ -635,6 +636,8 @@ void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *self,
 		pool__os_put(pool, obj, 1, self->id, caller);
 	else
 		release_objects(pool, obj, 1, self->id, dbg, 0, 0);
+	/* threads without caches (no-cache, past the registry) look at the demand clock too */
+	tick(pool);
 }
 
 size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self, void **objs,
@@ -673,7 +676,7 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 		/* what the last cluster held beyond the request goes to the cache, or back */
 		if (p && !tc_take_list(ctx, slot, p, k, dbg))
 			release_objects(pool, p, k, ctx->id, dbg, 0, 0);
-		tick(ctx, pool);
+		tick(pool);
 	}
 	if (got == n)
 		return n;

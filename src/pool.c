@@ -31,7 +31,10 @@
  *    this thread's caches, whose reference bit pool_free() sets; within the chosen pool, half of
  *    its objects go, taken from the top of its LIFO list, so that the cut walks only what leaves
  *    (tcmalloc's thread caches release from the top too), and the walk builds the clusters as it
- *    unlinks. A whole eviction is one push.
+ *    unlinks. A whole eviction is one push. The bulk calls keep a small array of pointers per
+ *    (thread, pool), the bulk magazine, which they fill and empty with a copy (as DPDK's mempool
+ *    cache does); its objects count in the same reservation, and every other path first moves
+ *    them onto the list.
  *
  * 4. Shared free lists (pool-bucket.c). Each pool has N buckets (a power of two, two cache lines
  *    each). A bucket head is NULL, a stack of clusters, or BUSY. A cluster is up to 16 objects
@@ -45,11 +48,18 @@
  *      push: own; link the bottom cluster of the stack being pushed above the head, count the
  *            move, store the top (release). A push tries 2N times, then gives the objects to
  *            the OS layer.
+ *    A thread starts its pops and pushes at its own bucket (its registry id modulo N): a thread
+ *    that frees and reallocates finds its own clusters there first, and threads spread over the
+ *    buckets, so that few threads write one bucket's lines.
  *    Why it is safe: only an owner reads a cluster's down link, and while the head is BUSY nobody
  *    else can pop that cluster and free it (the race HAProxy met with musl, GH #1275); only an
  *    owner stores a head, so it cannot go A->B->A under anybody (no ABA, and no CAS at all).
- *    Every loop is bounded; the BUSY window holds no lock and calls nothing that can block. The
- *    Promela model tests/model/busy.pml checks this for 3 threads and 2 buckets.
+ *    Every loop over the heads is bounded; the BUSY window holds no lock and calls nothing that
+ *    can block, and walks at most one cluster's objects (a release that splits one). The Promela
+ *    model tests/model/busy.pml checks this for 3 threads and 2 buckets. Two waits are not
+ *    counted but cannot last: a pool's first allocation waits out a merge that is rewriting its
+ *    layout (a few instructions under the pool list lock), and the limit's compare-and-swap
+ *    retries only when another thread's succeeded (lock-free).
  *
  * 5. Counters move with clusters. allocated (objects from the OS layer), used (objects handed
  *    out or in thread caches), free objects and the traffic counters of a bucket are written
@@ -61,14 +71,15 @@
  *    counted in the bucket of the thread. The fast path counts nothing: a cached object is used.
  *
  * 6. Memory return over time. Each bucket keeps the low-water mark of its free objects during
- *    the current demand half-window (decay_ms / 2, 10 s / 2 by default after jemalloc's
- *    dirty_decay_ms) and the previous one. When a half-window ends, a slow path that notices
- *    (one in 16 of a thread's, through a coarse clock) runs the release pass under the pool's
- *    pass lock (trylock): every bucket's marks rotate, and what stayed free through both
- *    half-windows was not needed and goes back to the OS layer, beyond a floor of min(one
- *    cluster, 64 KiB) of objects. needed_avg is what the pool held minus that. pool_gc() ends the
- *    half-window at once, so a second call after load drops gives a spike back. Eviction never
- *    goes to the OS layer: a steady load does not churn through it.
+ *    the current demand window (decay_ms, 10 s by default after jemalloc's dirty_decay_ms).
+ *    When a window ends, a slow path that notices (one in 16 of a thread's, through a coarse
+ *    clock) runs the release pass under the pool's pass lock (trylock): what stayed free through
+ *    the whole window was not needed and goes back to the OS layer, beyond a floor of min(one
+ *    cluster, 64 KiB) of objects, and every bucket's marks rotate; an object goes back between
+ *    decay_ms and twice that after it was last needed. needed_avg is what the pool held minus
+ *    what stayed free. pool_gc() ends the window at once, so a second call after load drops
+ *    gives a spike back. Eviction never goes to the OS layer: a steady load does not churn
+ *    through it.
  *
  * 7. Threads (pool-tcache.c). A thread registers on its first slow path: an id from the
  *    registry (POOL_MAX_THREADS slots, the lowest free one), its caches (allocated, so that the
@@ -97,13 +108,15 @@
  * back the ones it owns, resets the others to empty and counts what they held as lost
  * (struct pool_stats.lost), then takes back the caches of the threads that did not follow it.
  *
- * Invariants (checked by POOL_ASSERT() in `make DEBUG=1` and the sanitizer builds)
- *   - per thread: sum over pools of limit * stride == reserved <= budget; count <= limit;
- *   - per bucket: objects in its stack == free_objects; a head is stored only by its owner,
- *     and is BUSY right before that store;
- *   - per pool: sum(allocated) == sum(used) + sum(free_objects) when no move is in flight,
- *     allocated == os_allocs - os_releases, and used == 0 once every object was freed and every
- *     cache flushed;
+ * Invariants. POOL_ASSERT() checks those marked (A) in `make DEBUG=1` and the sanitizer builds;
+ * the tests check the sums (check_shared.c), the Promela model the protocol.
+ *   - per thread: sum over pools of limit * cache cost == reserved - credit <= budget (A);
+ *     count <= limit (A);
+ *   - per bucket: a head is stored only by its owner, and is BUSY right before that store (A);
+ *     free_objects >= what a pop or a release takes (A); objects in its stack == free_objects;
+ *   - per pool: sum(allocated) == sum(used) + sum(free_objects) when no move is in flight;
+ *     allocated == os_allocs - os_releases - lost; used == 0 once every object was freed and
+ *     every cache flushed;
  *   - a thread cache is written only by its thread, except under its lock by pool_destroy()
  *     (which the caller guarantees no other thread is using) and in the child after fork().
  */
@@ -127,6 +140,9 @@ pthread_mutex_t pool__list_lock = PTHREAD_MUTEX_INITIALIZER;
 struct pool_head *pool__list_head;
 static struct pool_head *pool_list_tail;
 unsigned int pool__nb_pools;
+
+/* A pool head's alignment: its buckets are aligned on two cache lines. */
+#define HEAD_ALIGN _Alignof(struct pool_head)
 
 /* Sizes within 1% or this many bytes of each other may merge (see pool_create_aligned()). */
 #define MERGE_SLACK_BYTES 16u
@@ -195,7 +211,7 @@ POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
 	if (POOL_UNLIKELY(!obj))
 		goto fail;
 	if (POOL_UNLIKELY(dbg | pool->layout))
-		pool__debug_on_alloc(pool, obj, flags, caller, from_cache,
+		pool__debug_on_alloc(pool, obj, flags, caller, dbg, from_cache,
 		                     from_cache && pool__tcache_integrity(ctx, dbg));
 	else if (flags & POOL_F_MUST_ZERO)
 		memset(obj, 0, pool->ro.size);
@@ -466,7 +482,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 create:
 	nb = cfg->buckets;
 	head_size = sizeof(*pool) + nb * sizeof(struct pool_bucket);
-	pool = pool__os_meta_alloc(head_size, POOL_CACHE_LINE);
+	pool = pool__os_meta_alloc(head_size, HEAD_ALIGN);
 	if (!pool) {
 		pthread_mutex_unlock(&pool__list_lock);
 		errno = ENOMEM;
@@ -481,7 +497,7 @@ create:
 	pool__bucket_init(pool, cfg->decay_ms);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
 	if (add_creator(pool, name, size, align, flags) < 0) {
-		pool__os_meta_free(pool, head_size, POOL_CACHE_LINE);
+		pool__os_meta_free(pool, head_size, HEAD_ALIGN);
 		pthread_mutex_unlock(&pool__list_lock);
 		errno = ENOMEM;
 		return NULL;
@@ -509,7 +525,7 @@ POOL_API struct pool_head *pool_create(const char *name, size_t size, unsigned i
  * Destroyed pool heads are kept, marked POOL_HEAD_DEAD and still readable, for the last
  * GRAVEYARD_HEADS destructions (under the pool list lock), so that a second pool_destroy() and a
  * pool_alloc()/pool_free() on a destroyed pool are reported instead of corrupting the heap or
- * the pool list. The oldest is freed when the graveyard is full (about 12 KiB a head with 64
+ * the pool list. The oldest is freed when the graveyard is full (about 9 KiB a head with 64
  * buckets).
  */
 #define GRAVEYARD_HEADS 16u
@@ -530,7 +546,7 @@ static void bury(struct pool_head *pool)
 	graveyard[graveyard_next] = pool;
 	graveyard_next = (graveyard_next + 1) % GRAVEYARD_HEADS;
 	if (old)
-		pool__os_meta_free(old, head_bytes(old), POOL_CACHE_LINE);
+		pool__os_meta_free(old, head_bytes(old), HEAD_ALIGN);
 }
 
 POOL_API int pool_destroy(struct pool_head *pool)
@@ -728,10 +744,11 @@ int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runti
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * Before fork() we take the pool list and registry locks and own every bucket head (swapping
- * BUSY in, waiting for holders, who hold it for a few instructions), so that no head is BUSY and
- * no lock is held by a thread that will not exist in the child. Parent and child put the heads
- * back. The child then takes back the caches of the threads that did not follow it.
+ * Before fork() we take the locks in their order (pool list, registry, every pool's pass lock,
+ * the uaf table) and own every bucket head, waiting a bounded time for each (see the essay), so
+ * that no lock is held by a thread that will not exist in the child. No thread's caches lock is
+ * taken: only the owner and pool_destroy() (under the pool list lock, held here) take them, and
+ * the child takes back the caches of the threads that did not follow it without their locks.
  */
 static void fork_prepare(void)
 {
@@ -739,11 +756,11 @@ static void fork_prepare(void)
 
 	pthread_mutex_lock(&pool__list_lock);
 	pool__tcache_fork_prepare();
-	pool__uaf_fork_prepare();
-	for (p = pool__list_head; p; p = p->next) {
+	for (p = pool__list_head; p; p = p->next)
 		pthread_mutex_lock(&p->demand.pass_lock);
+	pool__uaf_fork_prepare();
+	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_prepare(p);
-	}
 }
 
 static void fork_parent(void)

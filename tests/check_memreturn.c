@@ -205,9 +205,9 @@ START_TEST(test_spike)
 	/* every thread is now gone or idle with empty caches */
 	log_stats("idle");
 	/*
-	 * A periodic collector: the first pass sees buckets that moved since the previous one (or
-	 * since creation) and keeps max(used, needed_avg * 5/4) of them; the second sees them idle,
-	 * takes their needed_avg down to their used, and gives back the rest.
+	 * A periodic collector: the first call ends the demand window in which the spike was
+	 * used, so it keeps what the spike needed; the pools then stay idle, and the second call
+	 * ends a window through which everything stayed free, and gives it back.
 	 */
 	t0 = now_us();
 	pool_gc(NULL);

@@ -118,7 +118,7 @@ struct pool_head_ro {
 	size_t size;            /* usable object size in bytes */
 };
 
-struct pool_head;               /* opaque: defined in src/pool-int.h */
+struct pool_head;               /* opaque: defined in src/pool-head-t.h */
 
 /*
  * One thread's cache of one pool. Only the owning thread writes it, except at thread exit, in

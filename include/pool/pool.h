@@ -60,7 +60,7 @@ POOL_API struct pool_head *pool_create(const char *name, size_t size, unsigned i
  * size; smaller than 16 is raised to 16. `flags`: POOL_F_SHARED and/or POOL_F_EXACT.
  *
  * With POOL_F_SHARED, the call may return an existing POOL_F_SHARED pool instead of a new one
- * (its `users` count grows by one): same alignment, sizes within 1% or 16 bytes of each other,
+ * (its `creators` count grows by one): same alignment, sizes within 1% or 16 bytes of each other,
  * and, once that pool has allocated an object, only for exactly the same size. The merged pool
  * takes the larger size. With the `no-merge` debugging option only pools of the same name merge.
  *
@@ -250,9 +250,10 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 /*
  * pool_alloc_bulk - allocate `n` objects into objs[0..n-1], all or nothing.
  *
- * Without per-object debugging, the objects come from this thread's cache first, then whole
- * clusters from the shared free lists (one atomic exchange per cluster) or the OS layer; what a
- * cluster holds beyond the request refills the cache. Returns `n`; or 0 when they cannot all
+ * Without per-object debugging, the objects come from this thread's bulk magazine for the pool
+ * (what pool_free_bulk() put there: a copy of the pointers, the objects untouched), or from its
+ * cache list, then whole clusters from the shared free lists (one atomic exchange per cluster)
+ * or the OS layer; what a cluster holds beyond the request refills the cache. Returns `n`; or 0 when they cannot all
  * be had (the pool's limit, no memory, -dMfail on one of them): then no object is handed out
  * (those already taken go back), objs[] is left with unspecified pointers, one failure is
  * counted and errno is ENOMEM. 0 also for a NULL pool or objs, or n = 0 (errno unchanged). On a
@@ -262,9 +263,10 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n);
 
 /*
  * pool_free_bulk - give objs[0..n-1] back to `pool` (NULL entries are skipped), as pool_free()
- * does for each: into this thread's cache in one splice when its budget holds them, otherwise as
- * clusters to the shared free lists with one atomic exchange. Nothing happens for a NULL pool or
- * objs. Thread-safe.
+ * does for each: into this thread's bulk magazine for the pool (up to 64 pointers, copied; the
+ * objects are not touched) when it has room and the thread's budget holds them, else onto its
+ * cache list, else as clusters to the shared free lists with one atomic exchange. Nothing
+ * happens for a NULL pool or objs. Thread-safe.
  */
 POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n);
 
@@ -284,17 +286,17 @@ POOL_API void pool_flush(struct pool_head *pool);
  * pool_gc - release what a pool does not need, now.
  *
  * A pool tracks its demand over time: each shared free list keeps the low-water mark of its
- * free objects over half-windows of decay_ms / 2 (pool_configure(), POOL_DECAY_MS; 10 s by
- * default), and objects that stayed free through two half-windows in a row were not needed. The
- * library gives those back by itself when a half-window ends and the pool is in use (a slow
- * path notices). pool_gc() ends the current half-window at once and gives back what stayed free
- * through it and the previous one, beyond a floor of min(one cluster, 64 KiB) of objects (at
- * least one), then trims the OS layer (see pool_trim()). So after load drops, a pool_gc() call
- * keeps what the load just used, and the next one, once the pool stayed idle in between, gives
- * the rest back: call it periodically (or twice) to give a spike back at once. needed_avg
- * becomes the most objects used over that window. NULL: every pool. Never call it on a hot
- * path: it visits every bucket, waits for busy ones a bounded time, and may take milliseconds.
- * Thread-safe.
+ * free objects over windows of decay_ms (pool_configure(), POOL_DECAY_MS; 10 s by default), and
+ * the objects that stayed free through a whole window were not needed. The library gives those
+ * back by itself when a window ends while the pool is in use (a slow path notices), so an object
+ * goes back between decay_ms and twice that after it was last needed. pool_gc() ends the current
+ * window at once and gives back what stayed free through it, beyond a floor of min(one cluster,
+ * 64 KiB) of objects (at least one), then trims the OS layer (see pool_trim()). So after load
+ * drops, a pool_gc() call keeps what the load just used, and the next one, once the pool stayed
+ * idle in between, gives the rest back: call it periodically (or twice) to give a spike back at
+ * once. needed_avg becomes the most objects used over that window. NULL: every pool; a destroyed
+ * pool: no-op. Never call it on a hot path: it visits every bucket, waits for busy ones a bounded
+ * time, and may take milliseconds. Thread-safe.
  */
 POOL_API void pool_gc(struct pool_head *pool);
 
@@ -417,7 +419,7 @@ POOL_API unsigned int pool_debugging_poison_byte(void);
  *     two PUs two threads rarely meet on one shared-list head. HAProxy measured gains up to 64
  *     buckets on 80 threads (its shared pool buckets, CONFIG_HAP_POOL_BUCKETS); past 64 the
  *     stats sums and pool_gc() walks grow with no measured gain. 8 keeps small machines (and
- *     their helper threads) out of each other's way for 512 bytes per pool.
+ *     their helper threads) out of each other's way for 1 KiB per pool (128-byte buckets).
  *   default_cache_bytes = l2_per_pu_bytes (sum of L2 sizes / pus), rounded down to 4 KiB,
  *     clamped to 256 KiB..2 MiB; 512 KiB when no L2 is known.
  *     A thread cache holds recently freed objects so that the next allocation gets a line that

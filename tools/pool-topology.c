@@ -40,25 +40,17 @@ static void usage(FILE *out)
 	        "usage.\n");
 }
 
-/* "1 MiB", "48 KiB", "1.4 MiB" */
-static void human(char *buf, size_t len, size_t v)
+/*
+ * A cache size in whole KiB ("48 KiB", "1280 KiB"), "-" when there is no such cache: a table
+ * compares better in one unit. (`pool-topology` without --table prints the library's summary,
+ * pool_topology_show(), with sizes in the unit that reads best.)
+ */
+static void kib(char *buf, size_t len, size_t v)
 {
-	static const char *unit[] = { "B", "KiB", "MiB", "GiB" };
-	unsigned int u = 0;
-	double d = (double)v;
-
-	if (!v) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	while (u < 3 && d >= 1024.0) {
-		d /= 1024.0;
-		u++;
-	}
-	if (d == (double)(size_t)d)
-		snprintf(buf, len, "%zu %s", (size_t)d, unit[u]);
+	if (v)
+		snprintf(buf, len, "%zu KiB", v / 1024);
 	else
-		snprintf(buf, len, "%.1f %s", d, unit[u]);
+		snprintf(buf, len, "-");
 }
 
 /* Append " x <count>" to a cache size, unless there is no such cache. */
@@ -93,11 +85,11 @@ static void row_child(const char *path)
 		fflush(stdout);
 		_exit(TOOL_EXIT_FAILURE);
 	}
-	human(l1, sizeof(l1), t->l1d_bytes);
-	human(l2, sizeof(l2), t->l2_bytes);
-	human(l3, sizeof(l3), t->l3_bytes);
-	human(per, sizeof(per), t->l2_per_pu_bytes);
-	human(budget, sizeof(budget), t->default_cache_bytes);
+	kib(l1, sizeof(l1), t->l1d_bytes);
+	kib(l2, sizeof(l2), t->l2_bytes);
+	kib(l3, sizeof(l3), t->l3_bytes);
+	kib(per, sizeof(per), t->l2_per_pu_bytes);
+	kib(budget, sizeof(budget), t->default_cache_bytes);
 	cache_count(l2, sizeof(l2), t->l2_count);
 	cache_count(l3, sizeof(l3), t->l3_count);
 	printf("| %s | %u x %u cores x %u threads | %u | %u | %u | %s | %s | %s | %s | **%u** | "

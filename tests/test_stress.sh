@@ -19,26 +19,7 @@ if [ -n "$SAN" ]; then
 else
 	secs=2; dbg_secs=0.5
 fi
-failures=0
-
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
-
-# expect <status> <description> <command...>: run it, show its output on failure
-expect() {
-	want=$1; desc=$2; shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		fail "$desc: exit $rc, expected $want"
-		tail -n 30 "$tmp/out" "$tmp/err"
-		return 1
-	fi
-	echo "ok: $desc"
-	return 0
-}
+. "$(dirname "$0")/testlib.sh"
 
 # The main job, briefly: every workload, 48 threads, JSON results.
 if expect 0 "48 threads, every workload, ${secs}s each" \

@@ -10,12 +10,16 @@
 
 #include <stddef.h>
 
-/* Objects: `size` bytes aligned on `align` (a power of two >= 16). NULL when out of memory. */
+/*
+ * Objects: `size` bytes aligned on `align` (a power of two >= 16). NULL when out of memory, and
+ * with jemalloc also when this thread's first call into jemalloc would have too little address
+ * space under RLIMIT_AS to set the thread up (a crash in jemalloc; see pool-os.c).
+ */
 void *pool__os_alloc(size_t size, size_t align);
 /* Give back an object from pool__os_alloc() with the same size and alignment. */
 void pool__os_free(void *ptr, size_t size, size_t align);
 
-/* Metadata (pool heads, tables): zero-filled, `align` a power of two. NULL when out of memory. */
+/* Metadata (pool heads, tables): zero-filled, `align` a power of two. NULL as pool__os_alloc(). */
 void *pool__os_meta_alloc(size_t size, size_t align);
 void pool__os_meta_free(void *ptr, size_t size, size_t align);
 

@@ -56,9 +56,12 @@
  * first_call_begin(): when the process has an RLIMIT_AS, the calls are serialised and made only
  * while the limit leaves FIRST_CALL_HEADROOM bytes of address space (the limit minus VmSize from
  * /proc/self/statm); otherwise the allocation fails (NULL, which the core counts) without
- * calling jemalloc, and the next call tries again. 16 MiB covers a new arena (4 MiB while its
- * base block is aligned, then its first 2 MiB extent), the tcache's stack and a growth of
- * arena 0, with room for other threads allocating meanwhile. Without RLIMIT_AS, or when
+ * calling jemalloc, and the next call tries again. 6 MiB covers a new arena's base block (4 MiB
+ * of address space while it is aligned, 2 MiB after), the tcache's stack (tens of KiB from
+ * arena 0), and leaves 2 MiB for other threads allocating meanwhile; the arena's first extent
+ * may then fail, which jemalloc handles (NULL). More would starve threads at small limits: at
+ * 30 MB a program linked with libpool, hwloc and Check has about 8 MiB left once started, and
+ * a thread refused here never gets memory until some is unmapped. Without RLIMIT_AS, or when
  * /proc cannot be read, nothing is checked. This protects the library's calls only: a thread
  * whose first call into jemalloc is the program's own malloc() (jemalloc replaces it) can still
  * crash there; programs that run under a tight RLIMIT_AS should also set MALLOC_CONF=narenas:1

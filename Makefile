@@ -221,10 +221,12 @@ $(STATIC_LIB): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(SHARED_REAL): $(LIB_OBJS)
+# abi/libpool.map: the exported symbols and their version node (LIBPOOL_0.1).
+VERSION_SCRIPT := abi/libpool.map
+$(SHARED_REAL): $(LIB_OBJS) $(VERSION_SCRIPT)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -Wl,-soname,libpool.so.$(SOVERSION) -Wl,-z,defs $(ALL_LDFLAGS) \
-		-o $@ $^ $(LIB_LIBS) $(LDLIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libpool.so.$(SOVERSION) -Wl,-z,defs \
+		-Wl,--version-script=$(VERSION_SCRIPT) $(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS) $(LDLIBS)
 
 $(SHARED_SO): $(SHARED_REAL)
 	$(Q)ln -sf $(notdir $<) $@
@@ -295,10 +297,11 @@ check: deps lib tests tools
 	$(Q)BUILD=$(BUILD) SAN=$(SAN) USE_JEMALLOC=$(USE_JEMALLOC) CC="$(CC)" VERSION=$(VERSION) \
 		sh tests/run.sh $(TEST_BINS) $(TEST_SCRIPTS)
 
-# Man pages: every man/*.[1-8] and doc/*.1 page. Each name of a page's NAME section other than
-# the page's own becomes a symbolic link to it (pool_free.3 -> pool_alloc.3).
+# Man pages: man/ holds the pages of the API (section 3) and libpool(7), and is where new pages
+# go; doc/*.1 are the tools' pages. Each name of a page's NAME section other than the page's own
+# is installed as a symbolic link to it (pool_free.3 -> pool_alloc.3). tests/test_man.sh lints
+# them all with mandoc (and groff), and checks that every public function has a page.
 MAN_PAGES   := $(sort $(wildcard man/*.[1-8] doc/*.[1-8]))
-MAN_SECTION  = $(patsubst .%,%,$(suffix $(1)))
 
 # (its programs are prerequisites too: see the end of this file, after mk/*.mk add to them)
 install: all

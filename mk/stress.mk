@@ -5,7 +5,9 @@
 # Targets
 #   make stress          the main job: tools/pool-stress with 48 threads on every workload
 #                        (local, pipeline, bleed, mixed, spike), 10 s each; fails on any
-#                        corruption or wrong final accounting. See doc/stress.md.
+#                        corruption or wrong final accounting. See doc/stress.md. Then every
+#                        run-time debugging switch flipped 100 times under load
+#                        (tests/check_switches.c; make check flips each 20 times).
 #   make bench           tools/pool-bench: libpool side by side with glibc malloc, jemalloc,
 #                        tcmalloc, mimalloc and DPDK's rte_mempool, median of 5 runs each;
 #                        prints the table and the targets, writes $(BUILD)/bench.json and the
@@ -36,8 +38,9 @@ BENCH_PKGS  := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libdpdk-dev gnup
 
 .PHONY: stress bench bench-instructions bench-deps
 
-stress: deps lib $(BUILD)/tools/pool-stress
+stress: deps lib $(BUILD)/tools/pool-stress $(BUILD)/tests/check_switches
 	$(BUILD)/tools/pool-stress $(STRESS_ARGS)
+	POOL_SWITCH_FLIPS=100 $(BUILD)/tests/check_switches
 
 bench: deps lib tools
 	$(BUILD)/tools/pool-bench --json $(BUILD)/bench.json --plot $(BUILD)/bench.png $(BENCH_ARGS)

@@ -73,22 +73,21 @@ static inline uint32_t clamp32(unsigned long v)
 }
 
 /*
- * Owner: bring the bucket's low-water marks to the pool's demand epoch. A bucket untouched for
- * more than one half-window saw no pop in the skipped ones, so its free objects were idle there.
+ * Owner: bring the bucket's low-water marks to the pool's demand epoch. low_cur becomes
+ * low_prev: it covers every half-window since the bucket's last rotation (one, or more when the
+ * bucket or the pool's clock sat still, during which nothing was popped from it), and low_cur
+ * starts again from the objects free now.
  */
 static void bucket_sync(struct pool_head *pool, struct pool_bucket *b)
 {
 	unsigned int e = atomic_load_explicit(&pool->demand.epoch, memory_order_relaxed);
-	unsigned int be = atomic_load_explicit(&b->epoch, memory_order_relaxed);
-	uint32_t free_now;
 
-	if (e == be)
+	if (e == atomic_load_explicit(&b->epoch, memory_order_relaxed))
 		return;
-	free_now = clamp32(own_get(&b->free_objects));
-	atomic_store_explicit(&b->low_prev, e - be == 1 ?
-	                      atomic_load_explicit(&b->low_cur, memory_order_relaxed) : free_now,
+	atomic_store_explicit(&b->low_prev, atomic_load_explicit(&b->low_cur, memory_order_relaxed),
 	                      memory_order_relaxed);
-	atomic_store_explicit(&b->low_cur, free_now, memory_order_relaxed);
+	atomic_store_explicit(&b->low_cur, clamp32(own_get(&b->free_objects)),
+	                      memory_order_relaxed);
 	atomic_store_explicit(&b->epoch, e, memory_order_relaxed);
 }
 
@@ -253,6 +252,25 @@ void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
 	pool->limit = max_objects;
 }
 
+/*
+ * The pool's first allocation closes it to merges that would grow its layout; it waits while a
+ * merge is rewriting the layout (ever_allocated 2: see grow_layout() in pool.c), which takes a
+ * few instructions under the pool list lock.
+ */
+static void first_allocation(struct pool_head *pool)
+{
+	for (;;) {
+		int v = 0;
+
+		if (atomic_compare_exchange_weak_explicit(&pool->ever_allocated, &v, 1,
+		                                          memory_order_acquire,
+		                                          memory_order_acquire) || v == 1)
+			return;
+		if (v == 2)
+			sched_yield();
+	}
+}
+
 static void *os_alloc_one(struct pool_head *pool)
 {
 	if (pool->layout & POOL_DBG_UAF)
@@ -270,8 +288,8 @@ void *pool__os_get(struct pool_head *pool, unsigned int want, unsigned int start
 	k = limit_reserve(pool, want ? want : 1);
 	if (!k)
 		return NULL;
-	if (!atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed))
-		atomic_store(&pool->ever_allocated, 1);
+	if (POOL_UNLIKELY(atomic_load_explicit(&pool->ever_allocated, memory_order_acquire) != 1))
+		first_allocation(pool);
 	while (n < k) {
 		struct pool_item *obj = os_alloc_one(pool);
 
@@ -536,34 +554,47 @@ static void release_chain(struct pool_head *pool, void *chain, unsigned long n)
 }
 
 /*
- * The release pass: objects that stayed in the shared lists over the whole demand window are
- * given back to the OS layer, beyond a floor of pool->floor objects. `gc`: a pool_gc() call,
- * which waits for BUSY heads a while and takes as many clusters as needed; an automatic pass
- * skips BUSY buckets and takes at most PASS_CLUSTERS_MAX clusters a bucket (the rest waits for
- * the next half-window). The caller holds the pass lock.
+ * Own bucket `b` for a pass: an automatic pass skips a BUSY head, pool_gc() waits a while.
+ * Returns the head, or POOL_BUSY.
+ */
+static struct pool_item *pass_own(struct pool_bucket *b, int gc)
+{
+	struct pool_item *head = POOL_BUSY;
+	unsigned int tries;
+
+	for (tries = 0; tries < (gc ? FLUSH_BUSY_TRIES : 1); tries++) {
+		head = bucket_own(b);
+		if (head != POOL_BUSY)
+			break;
+		sched_yield();
+	}
+	return head;
+}
+
+/*
+ * The release pass, run when a demand half-window ends: every bucket's marks rotate, and the
+ * objects that stayed in the shared lists through the last two half-windows (decay_ms), beyond
+ * a floor of pool->floor objects, go back to the OS layer. needed_avg becomes what the pool
+ * held minus those. `gc`: a pool_gc() call, which waits for BUSY heads a while and takes as many
+ * clusters as needed; an automatic pass skips BUSY buckets and takes at most PASS_CLUSTERS_MAX
+ * clusters a bucket (the rest waits for the next half-window). Two rounds of exchanges per
+ * bucket (rotate and count, then release): once per half-window, it costs nothing that shows.
+ * The caller holds the pass lock.
  */
 static void release_pass(struct pool_head *pool, int gc)
 {
-	unsigned int e = atomic_load_explicit(&pool->demand.epoch, memory_order_relaxed);
 	unsigned long idle = 0, alloc, excess;
-	unsigned int i, tries;
+	unsigned int i;
 
-	/* what every bucket holds idle, read without owning it: an estimate for the need */
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
-		unsigned int be = atomic_load_explicit(&b->epoch, memory_order_relaxed);
-		unsigned long f = atomic_load_explicit(&b->free_objects, memory_order_relaxed);
-		unsigned long lc = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
-		unsigned long lp = atomic_load_explicit(&b->low_prev, memory_order_relaxed);
-		unsigned long v;
+		struct pool_item *head = pass_own(b, gc);
 
-		if (be == e)
-			v = lc < lp ? lc : lp;
-		else if (be + 1 == e)
-			v = lc;
-		else
-			v = f;
-		idle += v < f ? v : f;
+		if (head == POOL_BUSY)
+			continue;
+		bucket_sync(pool, b);
+		idle += bucket_idle(b);
+		bucket_give(b, head);
 	}
 	alloc = pool__sum_allocated(pool);
 	atomic_store_explicit(&pool->demand.need, alloc > idle ? alloc - idle : 0,
@@ -571,16 +602,10 @@ static void release_pass(struct pool_head *pool, int gc)
 	excess = idle > pool->floor ? idle - pool->floor : 0;
 	for (i = 0; excess && i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
-		struct pool_item *head = POOL_BUSY;
+		struct pool_item *head = pass_own(b, gc);
 		unsigned long take, took = 0;
 		void *chain;
 
-		for (tries = 0; tries < (gc ? FLUSH_BUSY_TRIES : 1); tries++) {
-			head = bucket_own(b);
-			if (head != POOL_BUSY)
-				break;
-			sched_yield();
-		}
 		if (head == POOL_BUSY)
 			continue;
 		bucket_sync(pool, b);
@@ -622,6 +647,11 @@ void pool__bucket_init(struct pool_head *pool, unsigned int decay_ms)
 	if (floor_objs > pool->cluster)
 		floor_objs = pool->cluster;
 	pool->floor = floor_objs ? (unsigned int)floor_objs : 1;
+}
+
+void pool__bucket_fini(struct pool_head *pool)
+{
+	pthread_mutex_destroy(&pool->demand.pass_lock);
 }
 
 void pool__bucket_tick(struct pool_head *pool)

@@ -77,6 +77,9 @@ void pool__count_used(struct pool_head *pool, unsigned int start, long delta);
 /* A new pool: its demand state (the window from decay_ms) and its gc floor. */
 void pool__bucket_init(struct pool_head *pool, unsigned int decay_ms);
 
+/* A destroyed pool: what pool__bucket_init() set up is torn down (its lists are empty). */
+void pool__bucket_fini(struct pool_head *pool);
+
 /*
  * Up to `want` (>= 1) new objects from the OS layer (the use-after-free backend for a pool with
  * the uaf layout), linked by word 0, counted as allocated and used in one move (near bucket

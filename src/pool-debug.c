@@ -657,7 +657,7 @@ void pool__debug_init(void)
 	char *err = NULL;
 	int help;
 
-	if (pool__san_asan_build() || POOL_ON_VALGRIND())
+	if (pool__san_asan_build() || pool__san_under_memcheck())
 		pool_debugging |= POOL_DBG_SANITIZER;
 	if (seed && *seed) {
 		char *end;

@@ -133,7 +133,8 @@ struct pool_head {
 	unsigned int floor;            /* objects pool_gc() keeps beyond the need (<= cluster) */
 	size_t limit;                  /* maximum allocated objects, 0: none */
 	atomic_long limit_count;       /* allocated objects, kept exact only while limit != 0 */
-	atomic_int ever_allocated;     /* set at the first allocation (merging rule) */
+	atomic_int ever_allocated;     /* 0: never allocated, 2: a merge grows the layout, 1: the
+	                                  first allocation happened (merges keep the size) */
 	unsigned int creators;         /* merged pool_create() calls, under the pool list lock */
 	unsigned int creators_cap;     /* entries allocated in creator[] */
 	struct pool_creator *creator;  /* creator[0..creators-1] */

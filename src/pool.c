@@ -81,6 +81,7 @@
 #include "pool-debug.h"
 #include "pool-int.h"
 #include "pool-os.h"
+#include "pool-report.h"
 #include "pool-tcache.h"
 #include "pool-uaf.h"
 #include "pool-util.h"
@@ -94,6 +95,40 @@ unsigned int pool__nb_pools;
 #define MERGE_SLACK_BYTES 16u
 
 
+/* The first word of a pool head, read without faulting (0 if unreadable). */
+static uint64_t head_magic(const struct pool_head *pool)
+{
+	uint64_t magic = 0;
+
+	if (pool__os_safe_read(&magic, &pool->magic, sizeof(magic)) < 0)
+		return 0;
+	return magic;
+}
+
+/* Is `pool` a live pool head? (NULL, destroyed and unreadable heads are not) */
+static int live_head(const struct pool_head *pool)
+{
+	return pool && head_magic(pool) == POOL_HEAD_LIVE;
+}
+
+/* A slow path met a pool head that is not a live one: report it and abort. */
+__attribute__((noreturn, cold)) static void bad_head(const struct pool_head *pool,
+                                                    const void *obj, const void *caller)
+{
+	struct pool_report r;
+
+	memset(&r, 0, sizeof(r));
+	r.caller = caller;
+	r.obj = obj;
+	if (head_magic(pool) == POOL_HEAD_DEAD) {
+		r.what = "use of a destroyed pool (pool_destroy() was called on it)";
+		r.pool = pool;
+	} else {
+		r.what = "not a pool head (a NULL, freed or corrupted pool pointer)";
+	}
+	pool__report(&r);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Slow paths of pool_alloc() and pool_free()                                                 */
 /* ------------------------------------------------------------------------------------------ */
@@ -103,9 +138,13 @@ POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
 {
 	const void *caller = __builtin_return_address(0);
 	unsigned int dbg;
-	struct pool_thread *ctx = pool__thread_self(&dbg);
+	struct pool_thread *ctx;
 	int from_cache = 0;
 	void *obj = NULL;
+
+	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
+		bad_head(pool, NULL, caller);
+	ctx = pool__thread_self(&dbg);
 
 	if ((dbg & POOL_DBG_FAIL) && !(flags & POOL_F_NO_FAIL) &&
 	    pool__debug_fail_roll(pool__thread_rng(ctx), pool__thread_id(ctx)))
@@ -134,10 +173,13 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 {
 	const void *caller = __builtin_return_address(0);
 	unsigned int dbg;
-	struct pool_thread *ctx = pool__thread_self(&dbg);
+	struct pool_thread *ctx;
 
 	if (!ptr)
 		return;
+	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
+		bad_head(pool, ptr, caller);
+	ctx = pool__thread_self(&dbg);
 	if (POOL_UNLIKELY(dbg | pool->layout))
 		pool__debug_on_free(pool, ptr, caller);
 	if (dbg & POOL_DBG_SANITIZER)
@@ -155,6 +197,8 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 
 	if (!pool || !objs || !n)
 		return 0;
+	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
+		bad_head(pool, NULL, __builtin_return_address(0));
 	ctx = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
 		if (pool__tcache_alloc_bulk(pool, ctx, objs, n, dbg) == n)
@@ -184,6 +228,8 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 
 	if (!pool || !objs || !n)
 		return;
+	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
+		bad_head(pool, NULL, __builtin_return_address(0));
 	ctx = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
 		pool__tcache_free_bulk(pool, ctx, objs, n, dbg);
@@ -289,6 +335,24 @@ static int add_creator(struct pool_head *pool, const char *name, size_t size, si
 	return 0;
 }
 
+/*
+ * A merge takes the larger size, but only while the pool has never allocated: the first
+ * allocation (pool__os_get()) and this resize exclude each other through ever_allocated
+ * (0 open, 2 resizing, 1 allocated), so no allocation reads a layout being rewritten. Returns 1
+ * when the layout grew, 0 when the pool allocated first (it keeps its size).
+ */
+static int grow_layout(struct pool_head *pool, size_t size, size_t align, unsigned int layout)
+{
+	int open = 0;
+
+	if (!atomic_compare_exchange_strong_explicit(&pool->ever_allocated, &open, 2,
+	                                             memory_order_acquire, memory_order_relaxed))
+		return 0;
+	compute_layout(pool, size, align, layout);
+	atomic_store_explicit(&pool->ever_allocated, 0, memory_order_release);
+	return 1;
+}
+
 static struct pool_head *find_mergeable(const char *name, size_t size, size_t align,
                                         unsigned int layout)
 {
@@ -348,13 +412,17 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 				errno = ENOMEM;
 				return NULL;
 			}
-			if (size > pool->ro.size)
-				compute_layout(pool, size, align, layout);
+			if (size > pool->ro.size && !grow_layout(pool, size, align, layout)) {
+				/* it allocated meanwhile: this creator gets a pool of its own */
+				pool->creators--;
+				goto create;
+			}
 			pthread_mutex_unlock(&pool__list_lock);
 			return pool;
 		}
 	}
 
+create:
 	nb = cfg->buckets;
 	head_size = sizeof(*pool) + nb * sizeof(struct pool_bucket);
 	pool = pool__os_meta_alloc(head_size, POOL_CACHE_LINE);
@@ -396,15 +464,47 @@ POOL_API struct pool_head *pool_create(const char *name, size_t size, unsigned i
 	return pool_create_aligned(name, size, 0, flags);
 }
 
+/*
+ * Destroyed pool heads are kept, marked POOL_HEAD_DEAD and still readable, for the last
+ * GRAVEYARD_HEADS destructions (under the pool list lock), so that a second pool_destroy() and a
+ * pool_alloc()/pool_free() on a destroyed pool are reported instead of corrupting the heap or
+ * the pool list. The oldest is freed when the graveyard is full (about 12 KiB a head with 64
+ * buckets).
+ */
+#define GRAVEYARD_HEADS 16u
+
+static struct pool_head *graveyard[GRAVEYARD_HEADS];
+static unsigned int graveyard_next;
+
+static size_t head_bytes(const struct pool_head *pool)
+{
+	return sizeof(*pool) + pool->nbuckets * sizeof(struct pool_bucket);
+}
+
+/* Under the pool list lock: keep a destroyed head, freeing the oldest one kept. */
+static void bury(struct pool_head *pool)
+{
+	struct pool_head *old = graveyard[graveyard_next];
+
+	graveyard[graveyard_next] = pool;
+	graveyard_next = (graveyard_next + 1) % GRAVEYARD_HEADS;
+	if (old)
+		pool__os_meta_free(old, head_bytes(old), POOL_CACHE_LINE);
+}
+
 POOL_API int pool_destroy(struct pool_head *pool)
 {
-	size_t head_size;
-
-	if (!pool) {
+	if (!pool || head_magic(pool) != POOL_HEAD_LIVE) {
 		errno = EINVAL;
 		return -1;
 	}
 	pthread_mutex_lock(&pool__list_lock);
+	if (pool->magic != POOL_HEAD_LIVE) {
+		/* destroyed by another thread meanwhile */
+		pthread_mutex_unlock(&pool__list_lock);
+		errno = EINVAL;
+		return -1;
+	}
 	if (pool->creators > 1) {
 		pool->creators--;
 		pthread_mutex_unlock(&pool__list_lock);
@@ -428,12 +528,19 @@ POOL_API int pool_destroy(struct pool_head *pool)
 		pool_list_tail = pool->prev;
 	pool__tcache_detach(pool);
 	pool__nb_pools--;
-	pthread_mutex_unlock(&pool__list_lock);
-	pool->magic = POOL_HEAD_DEAD;
+	/* the fast path of a late caller finds slot 0, always empty, and takes the slow path */
+	pool->ro.index = 0;
+	pool->ro.cache_off = 0;
+	pool->prev = pool->next = NULL;
 	pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*pool->creator),
 	                   POOL_DEFAULT_ALIGN);
-	head_size = sizeof(*pool) + pool->nbuckets * sizeof(struct pool_bucket);
-	pool__os_meta_free(pool, head_size, POOL_CACHE_LINE);
+	pool->creator = NULL;
+	pool->creators = pool->creators_cap = 0;
+	pool__bucket_fini(pool);
+	atomic_store_explicit((_Atomic uint64_t *)&pool->magic, POOL_HEAD_DEAD,
+	                      memory_order_release);
+	bury(pool);
+	pthread_mutex_unlock(&pool__list_lock);
 	return 0;
 }
 
@@ -463,7 +570,7 @@ POOL_API void pool__declare_destroy(struct pool_head *pool)
 
 POOL_API void pool_flush(struct pool_head *pool)
 {
-	if (pool)
+	if (live_head(pool))
 		pool__bucket_flush(pool);
 }
 
@@ -472,7 +579,8 @@ POOL_API void pool_gc(struct pool_head *pool)
 	struct pool_head *p;
 
 	if (pool) {
-		pool__bucket_gc(pool);
+		if (live_head(pool))
+			pool__bucket_gc(pool);
 	} else {
 		pthread_mutex_lock(&pool__list_lock);
 		for (p = pool__list_head; p; p = p->next)
@@ -493,7 +601,7 @@ POOL_API void pool_trim(void)
 
 POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 {
-	if (!pool) {
+	if (!live_head(pool)) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -505,7 +613,7 @@ POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 
 POOL_API int pool_get_stats(const struct pool_head *pool, struct pool_stats *st)
 {
-	if (!pool || !st) {
+	if (!live_head(pool) || !st) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -531,12 +639,12 @@ POOL_API int pool_get_stats(const struct pool_head *pool, struct pool_stats *st)
 
 POOL_API const char *pool_name(const struct pool_head *pool)
 {
-	return pool ? pool->name : NULL;
+	return live_head(pool) ? pool->name : NULL;
 }
 
 POOL_API size_t pool_object_size(const struct pool_head *pool)
 {
-	return pool ? pool->ro.size : 0;
+	return live_head(pool) ? pool->ro.size : 0;
 }
 
 POOL_API void pool_for_each(int (*fn)(struct pool_head *pool, void *arg), void *arg)

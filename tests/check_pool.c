@@ -3,7 +3,7 @@
  * Copyright (c) 2026 libpool developers
  *
  * Core pool library tests: objects and alignment, reuse, merging, limits, bad input, counters,
- * the cache budget, refill, threads (producer/consumer with canaries, thread churn, progress,
+ * the cache budget, refill, threads (producer/consumer with canaries, progress,
  * a limited pool shared by 1000 threads), fork, bulk, destroy.
  *
  * The Threads case also runs under POOL_DEBUG settings from tests/test_debug_modes.sh.
@@ -20,7 +20,6 @@
 
 #include <pool/pool.h>
 
-#include "pool-tcache.h"
 #include "testutil.h"
 
 static struct pool_stats stats_of(const struct pool_head *pool)
@@ -665,44 +664,6 @@ START_TEST(test_producer_consumer_48)
 }
 END_TEST
 
-static struct pool_head *churn_pool;
-static _Atomic unsigned int churn_max_id;
-
-static _Atomic unsigned int churn_null;
-
-static void *churn_thread(void *arg)
-{
-	void *o = pool_alloc(churn_pool);
-	unsigned int id;
-
-	(void)arg;
-	churn_null += !o;
-	pool_free(churn_pool, o);
-	id = pool__thread_id(pool__thread_self(&id));
-	if (id > churn_max_id)
-		churn_max_id = id;
-	return NULL;
-}
-
-START_TEST(test_thread_churn_5000)
-{
-	unsigned int i, errors = 0;
-
-	churn_pool = pool_create("churn", 64, 0);
-	for (i = 0; i < 5000; i++) {
-		pthread_t t;
-
-		if (pthread_create(&t, NULL, churn_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
-			errors++;
-	}
-	ck_assert_uint_eq(errors, 0);
-	ck_assert_uint_eq(churn_null, 0);
-	/* ids are recycled: one thread at a time never needs more than a couple */
-	ck_assert_uint_le(churn_max_id, 4);
-	ck_assert_uint_eq(stats_of(churn_pool).used, 0);
-	ck_assert_uint_le(stats_of(churn_pool).allocated, 8);
-}
-END_TEST
 
 #define HAMMER_THREADS 48
 
@@ -905,7 +866,6 @@ static Suite *pool_suite(void)
 	tc = tcase_create("Threads");
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_producer_consumer_48);
-	tcase_add_test(tc, test_thread_churn_5000);
 	tcase_add_test(tc, test_hammer_48_progress);
 	tcase_add_test(tc, test_limited_pool_1000_threads);
 	tcase_add_test(tc, test_fork_child_allocates);

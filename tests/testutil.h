@@ -3,7 +3,8 @@
  * Copyright (c) 2026 libpool developers
  *
  * Helpers shared by the Check tests: running a function in a child process and capturing what
- * it writes on stderr, to check both how it died and the words of its report.
+ * it writes on stderr, to check both how it died and the words of its report; a pool's stats;
+ * capturing what a function writes to a stream; counting lines; the main() of a test program.
  */
 #ifndef POOL_TESTS_TESTUTIL_H
 #define POOL_TESTS_TESTUTIL_H
@@ -15,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
+
+#include <pool/pool.h>
 
 struct death {
 	int status;             /* from waitpid() */
@@ -67,5 +70,53 @@ static inline void expect_death(void (*fn)(void *), void *arg, int sig, const ch
 		ck_assert_msg(strstr(d.out, *words) != NULL, "report lacks '%s'; stderr:\n%s", *words,
 		              d.out);
 }
+
+/* The statistics of `pool` (the call must succeed). */
+static inline struct pool_stats test_stats(const struct pool_head *pool)
+{
+	struct pool_stats st;
+
+	ck_assert_int_eq(pool_get_stats(pool, &st), 0);
+	return st;
+}
+
+/* Lines in `s` (a final line without "\n" counts too). */
+static inline unsigned int test_count_lines(const char *s)
+{
+	unsigned int n = 0;
+
+	for (; s && *s; s++)
+		n += *s == '\n' || !s[1];
+	return n;
+}
+
+/*
+ * Run fn(out, arg) with `out` an in-memory stream and return what it wrote (malloc()ed, free()
+ * it); *ret receives fn's return value.
+ */
+static inline char *test_capture(int (*fn)(FILE *out, const char *arg), const char *arg,
+                                 int *ret)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(out);
+	*ret = fn(out, arg);
+	fclose(out);
+	return buf;
+}
+
+/* The main() of a Check test program: runs `suite_fn`'s suite, fails iff a test failed. */
+#define POOL_TEST_MAIN(suite_fn)                                                    \
+	int main(void)                                                             \
+	{                                                                          \
+		SRunner *sr = srunner_create(suite_fn());                          \
+		int failed;                                                        \
+		srunner_run_all(sr, CK_NORMAL);                                    \
+		failed = srunner_ntests_failed(sr);                                \
+		srunner_free(sr);                                                  \
+		return failed ? EXIT_FAILURE : EXIT_SUCCESS;                       \
+	}
 
 #endif

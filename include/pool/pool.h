@@ -74,13 +74,21 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
                                                unsigned int flags);
 
 /*
- * pool_destroy - drop one user of a pool; the last one destroys it.
+ * pool_destroy - drop one creator of a pool; the last one destroys it.
  *
- * Must be called when no other thread allocates from or frees to the pool. When other users
- * remain (merged pools), returns 0 and changes nothing else. For the last user: drains every
- * thread's cache of this pool, gives all free objects back to the OS layer and frees the head,
- * returning 0. If objects are still handed out, returns -1 with errno = EBUSY and leaves the pool
- * intact and usable. NULL: returns -1 with errno = EINVAL.
+ * Must be called when no other thread allocates from or frees to the pool. When other creators
+ * remain (merged pools), returns 0 and changes nothing else. For the last creator: drains every
+ * thread's cache of this pool, gives all free objects back to the OS layer and retires the
+ * head, returning 0. If objects are still handed out, returns -1 with errno = EBUSY and leaves
+ * the pool intact and usable.
+ *
+ * A destroyed head is marked dead and kept readable until 16 more pools have been destroyed, so
+ * that misuse is reported rather than corrupting memory: destroying it again returns -1 with
+ * errno = EINVAL, and pool_alloc(), pool_zalloc(), pool_free() and the bulk calls on it abort
+ * with a report "use of a destroyed pool" naming the pool and the caller (a late caller's fast
+ * path always falls to the slow path, which checks); pool_get_stats(), pool_set_limit() fail
+ * with EINVAL, pool_name() returns NULL and pool_object_size() 0, pool_gc() and pool_flush() do
+ * nothing. Past those 16, using the head is undefined. NULL: returns -1 with errno = EINVAL.
  */
 POOL_API int pool_destroy(struct pool_head *pool);
 
@@ -158,7 +166,9 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
  * creation, or NULL when the pool is at its limit, the OS layer is out of memory, or fault
  * injection fired; every NULL is counted in the pool's `failed` counter and errno is set to
  * ENOMEM. Thread-safe; on the fast path (object in this thread's cache, no debugging) it is a
- * pop from a thread-local list: no atomic, no lock, no call.
+ * pop from a thread-local list: no atomic, no lock, no call. `pool` must be a pool from
+ * pool_create(): the fast path reads it without a check, so NULL faults (SIGSEGV) there; a
+ * destroyed pool is reported (see pool_destroy()).
  */
 POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 {
@@ -222,13 +232,24 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 }
 
 /*
- * pool_alloc_bulk - allocate up to `n` objects into objs[0..n-1].
- * Returns how many were allocated (those come first; the rest of objs is untouched); fewer than
- * `n` only when an allocation failed (counted as for pool_alloc()). Thread-safe.
+ * pool_alloc_bulk - allocate `n` objects into objs[0..n-1], all or nothing.
+ *
+ * Without per-object debugging, the objects come from this thread's cache first, then whole
+ * clusters from the shared free lists (one atomic exchange per cluster) or the OS layer; what a
+ * cluster holds beyond the request refills the cache. Returns `n`; or 0 when they cannot all
+ * be had (the pool's limit, no memory, -dMfail on one of them): then no object is handed out
+ * (those already taken go back), objs[] is left with unspecified pointers, one failure is
+ * counted and errno is ENOMEM. 0 also for a NULL pool or objs, or n = 0 (errno unchanged). On a
+ * destroyed pool: the report of pool_destroy(). Thread-safe.
  */
 POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n);
 
-/* pool_free_bulk - pool_free() each of objs[0..n-1] (NULL entries are skipped). Thread-safe. */
+/*
+ * pool_free_bulk - give objs[0..n-1] back to `pool` (NULL entries are skipped), as pool_free()
+ * does for each: into this thread's cache in one splice when its budget holds them, otherwise as
+ * clusters to the shared free lists with one atomic exchange. Nothing happens for a NULL pool or
+ * objs. Thread-safe.
+ */
 POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -236,20 +257,28 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n);
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * pool_flush - give every object in `pool`'s shared free lists back to the OS layer.
- * Objects in thread caches and handed out are not touched. A bucket held BUSY by another thread
- * for longer than a bounded number of retries is skipped. NULL: no-op. Thread-safe.
+ * pool_flush - give every object in `pool`'s shared free lists back to the OS layer, whatever
+ * the pool's need. Objects in thread caches and handed out are not touched. A bucket held BUSY
+ * by another thread for longer than a bounded number of yields (about 100000) is skipped. NULL
+ * or a destroyed pool: no-op. Thread-safe.
  */
 POOL_API void pool_flush(struct pool_head *pool);
 
 /*
- * pool_gc - release what a pool does not need: objects in its shared free lists beyond
- * max(used, needed_avg + needed_avg/4) plus a floor of one cluster are given back to the OS
- * layer, then the OS layer is trimmed (see pool_trim()). needed_avg only moves when objects do,
- * so a bucket that saw no activity since the previous pool_gc() call is idle: its needed_avg is
- * first reset to its used. Call it periodically (or twice) after load drops to give a spike
- * back. NULL: every pool. Never call it on a hot path: it walks every bucket and may take
- * milliseconds. Thread-safe.
+ * pool_gc - release what a pool does not need, now.
+ *
+ * A pool tracks its demand over time: each shared free list keeps the low-water mark of its
+ * free objects over half-windows of decay_ms / 2 (pool_configure(), POOL_DECAY_MS; 10 s by
+ * default), and objects that stayed free through two half-windows in a row were not needed. The
+ * library gives those back by itself when a half-window ends and the pool is in use (a slow
+ * path notices). pool_gc() ends the current half-window at once and gives back what stayed free
+ * through it and the previous one, beyond a floor of min(one cluster, 64 KiB) of objects (at
+ * least one), then trims the OS layer (see pool_trim()). So after load drops, a pool_gc() call
+ * keeps what the load just used, and the next one, once the pool stayed idle in between, gives
+ * the rest back: call it periodically (or twice) to give a spike back at once. needed_avg
+ * becomes the most objects used over that window. NULL: every pool. Never call it on a hot
+ * path: it visits every bucket, waits for busy ones a bounded time, and may take milliseconds.
+ * Thread-safe.
  */
 POOL_API void pool_gc(struct pool_head *pool);
 

@@ -122,6 +122,8 @@ struct pool_head {
 	struct pool_head_ro ro;        /* read by the inline fast path: must stay first */
 	uint64_t magic;                /* POOL_HEAD_LIVE, or POOL_HEAD_DEAD once destroyed */
 	size_t stride;                 /* bytes per object including debugging extras */
+	size_t cache_cost;             /* bytes a cached object counts in a thread's budget: the
+	                                  stride, or under uaf its whole mapping (its pages) */
 	size_t align;                  /* alignment in bytes */
 	size_t tag_off;                /* offset of the tag, or 0 without tag */
 	size_t caller_off;             /* offset of the caller word, or 0 without caller */
@@ -165,7 +167,7 @@ struct pool_thread {
 	enum pool_thread_state state;
 	unsigned int id;               /* registry slot, or a hash for UNCACHED/EXITED threads */
 	size_t budget;                 /* bytes this thread may cache */
-	size_t reserved;               /* sum over pools of limit * stride */
+	size_t reserved;               /* sum over pools of limit * cache_cost */
 	atomic_size_t credit;          /* reservation bytes released by other threads (destroy) */
 	unsigned int hand;             /* eviction clock hand (pool slot) */
 	unsigned int ticks;            /* slow-path calls since the last demand tick */

@@ -15,7 +15,8 @@
  * 2. The cache budget. A thread may cache at most `budget` bytes over all pools (512 KiB by
  *    default, see pool_configure()). Rather than counting bytes on every push and pop, each
  *    (thread, pool) cache holds a `limit` in objects, a reservation: the thread keeps
- *    sum(limit * stride) <= budget. pool_free() only compares count with limit; when the limit
+ *    sum(limit * cost) <= budget, where an object's cost is its stride (under uaf, its pages:
+ *    pool__uaf_object_cost()). pool_free() only compares count with limit; when the limit
  *    is reached it calls the slow path, which grows the reservation from the unreserved part of
  *    the budget, takes back reservations other pools do not use (limit above count), and, when
  *    that is not enough, evicts. So the cached bytes never exceed the budget, and the fast path
@@ -63,7 +64,7 @@
  *    exit. Past POOL_MAX_THREADS, or after its exit flush, a thread works without a cache.
  *
  * Invariants
- *   - per thread: sum over pools of limit * stride == reserved <= budget, count <= limit;
+ *   - per thread: sum over pools of limit * cache_cost == reserved <= budget, count <= limit;
  *   - per bucket: allocated >= used; objects in its free list == free_objects;
  *   - per pool: sum(allocated) == sum(used) + objects in free lists (when no thread is inside a
  *     slow path), and used == 0 once every object was freed and every cache flushed;
@@ -296,6 +297,8 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 		return -1;
 	pool->ro.size = size;
 	pool->stride = off;
+	/* a uaf object costs its pages, not its stride: caches must not pin thousands of them */
+	pool->cache_cost = (layout & POOL_DBG_UAF) ? pool__uaf_object_cost(size, align) : off;
 	pool->align = align;
 	pool->layout = layout;
 	return 0;

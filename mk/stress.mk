@@ -5,9 +5,11 @@
 # Targets
 #   make stress          the main job: tools/pool-stress with 48 threads on every workload
 #                        (local, pipeline, bleed, mixed, spike), 10 s each; fails on any
-#                        corruption or wrong final accounting. See doc/stress.md. Then every
-#                        run-time debugging switch flipped 100 times under load
-#                        (tests/check_switches.c; make check flips each 20 times).
+#                        corruption, NULL it did not ask for or wrong final accounting (see
+#                        doc/stress.md). Then every run-time debugging switch flipped 100
+#                        times under load (tests/check_switches.c; make check flips each 20
+#                        times); then 1000 exits of a program whose detached threads still
+#                        allocate from POOL_DECLARE pools (tests/check_exit.c; make check: 50).
 #   make bench           tools/pool-bench: libpool side by side with glibc malloc, jemalloc,
 #                        tcmalloc, mimalloc and DPDK's rte_mempool, median of 5 runs each;
 #                        prints the table and the targets, writes $(BUILD)/bench.json and the
@@ -38,9 +40,11 @@ BENCH_PKGS  := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libdpdk-dev gnup
 
 .PHONY: stress bench bench-instructions bench-deps
 
-stress: deps lib $(BUILD)/tools/pool-stress $(BUILD)/tests/check_switches
+stress: deps lib $(BUILD)/tools/pool-stress $(BUILD)/tests/check_switches \
+        $(BUILD)/tests/check_exit
 	$(BUILD)/tools/pool-stress $(STRESS_ARGS)
 	POOL_SWITCH_FLIPS=100 $(BUILD)/tests/check_switches
+	POOL_EXIT_RUNS=1000 $(BUILD)/tests/check_exit
 
 bench: deps lib tools
 	$(BUILD)/tools/pool-bench --json $(BUILD)/bench.json --plot $(BUILD)/bench.png $(BENCH_ARGS)

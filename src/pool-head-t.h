@@ -124,6 +124,8 @@ struct pool_head {
 	size_t stride;                 /* bytes per object including debugging extras */
 	size_t cache_cost;             /* bytes a cached object counts in a thread's budget: the
 	                                  stride, or under uaf its whole mapping (its pages) */
+	size_t os_size;                /* bytes per object from the OS layer: the stride, and in
+	                                  ASan builds without `tag` a hidden tag past it */
 	size_t align;                  /* alignment in bytes */
 	size_t tag_off;                /* offset of the tag, or 0 without tag */
 	size_t caller_off;             /* offset of the caller word, or 0 without caller */

@@ -83,6 +83,7 @@
 #include "pool-int.h"
 #include "pool-os.h"
 #include "pool-report.h"
+#include "pool-san.h"
 #include "pool-tcache.h"
 #include "pool-uaf.h"
 #include "pool-util.h"
@@ -297,6 +298,17 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 		return -1;
 	pool->ro.size = size;
 	pool->stride = off;
+	/*
+	 * ASan builds tag every object: without `tag`, the tag lies past the stride, hidden from the
+	 * layout and the statistics. It is the object's redzone (poisoned while the object is out:
+	 * an overflow is reported at the write) and lets pool_free() check that a pointer is an
+	 * object of that pool, which ASan cannot tell of memory jemalloc hands out.
+	 */
+	pool->os_size = off;
+	if (!(extras & POOL_DBG_TAG) && !(layout & POOL_DBG_UAF) && pool__san_asan_build()) {
+		pool->tag_off = off;
+		pool->os_size = pool__round_up(off + sizeof(uint64_t), align);
+	}
 	/* a uaf object costs its pages, not its stride: caches must not pin thousands of them */
 	pool->cache_cost = (layout & POOL_DBG_UAF) ? pool__uaf_object_cost(size, align) : off;
 	pool->align = align;

@@ -10,8 +10,9 @@
  *                       the creators merged into it, and its buckets.
  *   struct pool_bucket  one cache line: the head of a shared free list and counters.
  *   struct pool_item    a free object in a shared list, seen through its first two words.
- *   struct pool_thread  one thread's caches of every pool (the array the TLS pointer points to)
- *                       and its private context: registry id, budget, eviction clock, lock.
+ *   struct pool_thread  a thread: its state, registry id and fault-injection state (in TLS).
+ *   struct pool_thread_caches  a registered thread's caches of every pool (the array the TLS
+ *                       pointer points to), budget, eviction clock and lock (allocated).
  */
 #ifndef POOL_SRC_POOL_HEAD_T_H
 #define POOL_SRC_POOL_HEAD_T_H
@@ -152,32 +153,41 @@ struct pool_head {
 /* Thread states. */
 enum pool_thread_state {
 	POOL_THREAD_NEW = 0,           /* never used a pool */
-	POOL_THREAD_CACHED,            /* has an id and a cache */
-	POOL_THREAD_UNCACHED,          /* no id left (over POOL_MAX_THREADS): works without cache */
-	POOL_THREAD_EXITED,            /* past its exit flush: works without cache */
+	POOL_THREAD_CACHED,            /* has an id and caches */
+	POOL_THREAD_UNCACHED,          /* no id or no memory for caches: works without them */
+	POOL_THREAD_EXITED,            /* past its exit flush: works without caches */
 };
 
 /*
- * A thread's caches of every pool and its private context. The inline fast path reaches tc[]
- * through the thread-local pointer pool__tls_cache; nothing else of it. Its other fields are
- * the slow path's.
+ * A thread's caches of every pool and the state that goes with them, allocated when the thread
+ * registers and freed at its exit. The inline fast path reaches tc[] through the thread-local
+ * pointer pool__tls_cache; nothing else of it. Other threads reach it through the registry.
  */
-struct pool_thread {
+struct pool_thread_caches {
 	struct pool_tcache tc[POOL_MAX_CACHED_POOLS];  /* by struct pool_head_ro.index; 0 unused */
 	uint32_t limit[POOL_MAX_CACHED_POOLS];   /* reservation per pool: objects this thread may
 	                                            cache (count = limit - room) */
-	enum pool_thread_state state;
-	unsigned int id;               /* registry slot, or a hash for UNCACHED/EXITED threads */
+	unsigned int id;               /* the thread's registry slot */
 	size_t budget;                 /* bytes this thread may cache */
 	size_t reserved;               /* sum over pools of limit * cache_cost */
 	atomic_size_t credit;          /* reservation bytes released by other threads (destroy) */
 	unsigned int hand;             /* eviction clock hand (pool slot) */
 	unsigned int ticks;            /* slow-path calls since the last demand tick */
-	unsigned int integrity_epoch;  /* pool__debug_integrity_epoch() when every object of this
-	                                  thread's caches last carried the integrity pattern */
-	uint64_t rng;                  /* fault-injection generator state */
+	unsigned int integrity_epoch;  /* pool__debug_integrity_epoch() when every object of these
+	                                  caches last carried the integrity pattern */
 	pthread_mutex_t lock;          /* held by the owner while touching other slots, by others
-	                                  while draining this thread's caches */
+	                                  while draining these caches */
+};
+
+/*
+ * A thread as the library sees it: a few words of thread-local storage (so that the library's
+ * TLS block stays small enough for dlopen()), and its caches while it has them.
+ */
+struct pool_thread {
+	enum pool_thread_state state;
+	unsigned int id;               /* registry slot, or a hash for threads without one */
+	uint64_t rng;                  /* fault-injection generator state */
+	struct pool_thread_caches *caches;   /* while CACHED, else NULL */
 };
 
 #endif

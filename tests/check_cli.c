@@ -2,26 +2,36 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * pool_cli_exec(): every command and every error path; pool_cli_listen()/pool_cli_stop(): every
- * error of listen, mode 0600, stale socket replaced, non-socket path refused with EEXIST, the
- * line protocol (pipelining, \r\n, status lines, quit, NUL bytes, empty lines never inside an
- * answer), many concurrent clients, one client too many, an over-long line, silent clients
- * closed after the timeout while others are served, clients that disconnect mid-answer or send
- * garbage.
+ * pool_cli_exec_level(): every command and every error path, each command at each access
+ * level (refused below its level with EACCES and nothing changed), addresses only at admin,
+ * `show pools`, flush and limit; pool_cli_listen_level()/pool_cli_stop(): every error of listen,
+ * modes, several listeners with their levels, the connection's `level` command, stale socket
+ * replaced, non-socket path refused with EEXIST, a symbolic link planted at the socket path
+ * never followed (also while an attacker replaces the path as it appears), the line protocol
+ * (pipelining, \r\n, status lines, quit, NUL bytes, empty lines never inside an answer) also
+ * through socat, many concurrent clients, silent clients that cannot lock a newcomer out, one
+ * client too many when all are busy, an over-long line, a line not finished in time, silent
+ * clients closed after the timeout while others are served, clients that disconnect
+ * mid-answer or send garbage, and a fault-injection sweep that fails every allocation of the
+ * CLI in turn (clean answers, nothing leaked under LeakSanitizer).
  *
  * Check forks every test: each test starts with no pool and no server, and leaves the server
  * stopped. SIGPIPE keeps its default action, so a send to a closed client that raised it would
  * kill the test.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,7 +41,10 @@
 
 #include <pool/pool.h>
 
+#include "testutil.h"
 #include "pool-int.h"
+#include "pool-dump.h"
+#include "pool-fault.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define RUNNING_TSAN 1
@@ -48,8 +61,8 @@
 /* Helpers                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/* pool_cli_exec(line) into a malloc()ed string; *ret receives its return value. */
-static char *exec(const char *line, int *ret)
+/* pool_cli_exec_level(line, level) into a malloc()ed string; *ret receives its return value. */
+static char *exec_at(const char *line, enum pool_cli_level level, int *ret)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -58,7 +71,7 @@ static char *exec(const char *line, int *ret)
 
 	ck_assert_ptr_nonnull(f);
 	errno = 0;
-	r = pool_cli_exec(line, f);
+	r = pool_cli_exec_level(line, f, level);
 	e = errno;
 	if (ret)
 		*ret = r;
@@ -67,13 +80,10 @@ static char *exec(const char *line, int *ret)
 	return buf;
 }
 
-static unsigned int count_lines(const char *s)
+/* pool_cli_exec(line): the program's own access, level admin. */
+static char *exec(const char *line, int *ret)
 {
-	unsigned int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
+	return exec_at(line, POOL_CLI_ADMIN, ret);
 }
 
 /* Refused with exactly the one line `want`, errno EINVAL, debugging flags unchanged. */
@@ -89,6 +99,9 @@ static void check_refused(const char *line, const char *want)
 	ck_assert_uint_eq(pool_debugging, flags);
 	free(s);
 }
+
+/* The first line of `help` on a socket of the default level. */
+#define HELP_OPERATOR "Commands at level operator (higher levels have more):\n"
 
 static char tmpdir[64];
 static char sock_path[100];
@@ -219,14 +232,38 @@ static char *conn_until_eof(struct conn *c)
 	return strdup(c->buf);
 }
 
-/* What the socket must answer for `line`: pool_cli_exec()'s output, empty lines dropped. */
-static char *expected_answer(const char *line, int status_mode)
+/* Send `line` (with its newline); its answer must start with `prefix`. */
+static void conn_expect_start(struct conn *c, const char *line, const char *prefix)
+{
+	char *a;
+
+	conn_puts(c, line);
+	conn_puts(c, "\n");
+	a = conn_answer(c);
+	ck_assert_msg(strncmp(a, prefix, strlen(prefix)) == 0, "'%s' answered '%s'", line, a);
+	free(a);
+}
+
+/* What the server sends until it closes the connection must be `want`. */
+static void conn_expect_eof(struct conn *c, const char *want)
+{
+	char *a = conn_until_eof(c);
+
+	ck_assert_str_eq(a, want);
+	free(a);
+}
+
+/*
+ * What a socket of level `level` must answer for `line`: pool_cli_exec_level()'s output, empty
+ * lines dropped.
+ */
+static char *expected_answer_at(const char *line, enum pool_cli_level level, int status_mode)
 {
 	char *s, *w, *r;
 	int ret;
 	size_t n;
 
-	s = exec(line, &ret);
+	s = exec_at(line, level, &ret);
 	for (r = w = s; *r; r++) {
 		if (*r == '\n' && (w == s || w[-1] == '\n'))
 			continue;
@@ -242,6 +279,12 @@ static char *expected_answer(const char *line, int status_mode)
 		strcat(s, ret == 0 ? "OK\n" : "ERROR\n");
 	strcat(s, "\n");
 	return s;
+}
+
+/* The same for a socket of the default level, operator. */
+static char *expected_answer(const char *line, int status_mode)
+{
+	return expected_answer_at(line, POOL_CLI_OPERATOR, status_mode);
 }
 
 static void start_server(void)
@@ -351,7 +394,7 @@ START_TEST(exec_commands)
 	ck_assert_ptr_nonnull(p);
 	s = exec("help", &r);
 	ck_assert_int_eq(r, 0);
-	ck_assert_int_eq(strncmp(s, "Commands:\n", 10), 0);
+	ck_assert_int_eq(strncmp(s, "Commands at level admin:\n", 25), 0);
 	ck_assert_ptr_nonnull(strstr(s, "  pools show [byname|bysize|byusage] [detailed] "
 	                             "[match <prefix>] [<max>] [json|prometheus]\n"));
 	ck_assert_ptr_nonnull(strstr(s, "  pools trim "));
@@ -463,7 +506,7 @@ START_TEST(exec_trim)
 	ck_assert_int_eq(r, 0);
 	ck_assert_int_eq(sscanf(s, "Released %zu bytes to the OS layer (the pools held %zu bytes, "
 	                        "now %zu).", &released, &held, &now), 3);
-	ck_assert_uint_eq(count_lines(s), 1);
+	ck_assert_uint_eq(test_count_lines(s), 1);
 	/* single-threaded: the figures are exactly the pool's before and after pool_gc() */
 	ck_assert_uint_eq(held, before.allocated * before.stride);
 	ck_assert_uint_eq(now, after.allocated * after.stride);
@@ -481,6 +524,289 @@ START_TEST(exec_trim)
 END_TEST
 
 /* ------------------------------------------------------------------------------------------ */
+/* Access levels, flush, limit                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Refused for lack of level: exactly `want`, errno EACCES, debugging flags unchanged. */
+static void check_denied(const char *line, enum pool_cli_level level, const char *want)
+{
+	unsigned int flags = pool_debugging;
+	int r;
+	char *s = exec_at(line, level, &r);
+
+	ck_assert_msg(r == -1, "'%s' was accepted at level %d: %s", line, (int)level, s);
+	ck_assert_int_eq(errno, EACCES);
+	ck_assert_str_eq(s, want);
+	ck_assert_uint_eq(pool_debugging, flags);
+	free(s);
+}
+
+/* Accepted at `level`; returns the answer. */
+static char *check_allowed(const char *line, enum pool_cli_level level)
+{
+	int r;
+	char *s = exec_at(line, level, &r);
+
+	ck_assert_msg(r == 0, "'%s' was refused at level %d: %s", line, (int)level, s);
+	return s;
+}
+
+START_TEST(exec_levels)
+{
+	static const struct {
+		const char *line, *what;
+		enum pool_cli_level need;
+	} cmds[] = {
+		{ "help", "help", POOL_CLI_USER },
+		{ "pools show", "pools show", POOL_CLI_USER },
+		{ "show pools byname json", "show pools", POOL_CLI_USER },
+		{ "pools topology", "pools topology", POOL_CLI_USER },
+		{ "pools debug", "pools debug", POOL_CLI_USER },
+		{ "pools debug  help ", "pools debug", POOL_CLI_USER },
+		{ "pools trim", "pools trim", POOL_CLI_OPERATOR },
+		{ "pools flush", "pools flush", POOL_CLI_OPERATOR },
+		{ "pools flush lvl", "pools flush", POOL_CLI_OPERATOR },
+		{ "pools debug no-merge", "pools debug <options>", POOL_CLI_ADMIN },
+		{ "pools debug merge,poison=0x33", "pools debug <options>", POOL_CLI_ADMIN },
+		{ "pools limit lvl 100", "pools limit", POOL_CLI_ADMIN },
+		{ "pools limit lvl 0", "pools limit", POOL_CLI_ADMIN },
+	};
+	static const char *const names[] = { "", "user", "operator", "admin" };
+	struct pool_head *p = pool_create("lvl", 64, 0);
+	unsigned int i;
+	int level, r;
+	char want[256], *s;
+	void *o;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(o = pool_alloc(p));
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		for (level = POOL_CLI_USER; level <= POOL_CLI_ADMIN; level++) {
+			if (level >= (int)cmds[i].need) {
+				free(check_allowed(cmds[i].line, (enum pool_cli_level)level));
+				continue;
+			}
+			snprintf(want, sizeof(want), "Permission denied: '%s' needs level %s; this "
+			         "session is %s.\n", cmds[i].what, names[cmds[i].need], names[level]);
+			check_denied(cmds[i].line, (enum pool_cli_level)level, want);
+		}
+	}
+	/* nothing a refused command asked for happened */
+	ck_assert_uint_eq(pool_debugging_poison_byte(), 0x33);   /* set by the admin run only */
+
+	/* levels that are not one: nothing written */
+	for (i = 0; i < 4; i++) {
+		static const int bad[4] = { -1, 0, POOL_CLI_ADMIN + 1, 100 };
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		errno = 0;
+		ck_assert_int_eq(pool_cli_exec_level("help", f, (enum pool_cli_level)bad[i]), -1);
+		ck_assert_int_eq(errno, EINVAL);
+		fclose(f);
+		ck_assert_uint_eq(len, 0);
+		free(buf);
+	}
+	errno = 0;
+	ck_assert_int_eq(pool_cli_exec_level("help", stdout, 0), -1);
+	ck_assert_int_eq(errno, EINVAL);
+
+	/* help lists what the level allows, and says that it is not everything */
+	s = check_allowed("help", POOL_CLI_USER);
+	ck_assert_int_eq(strncmp(s, "Commands at level user (higher levels have more):\n", 50), 0);
+	ck_assert_ptr_nonnull(strstr(s, "\n  pools show [byname"));
+	ck_assert_ptr_nonnull(strstr(s, "\n  pools debug  "));
+	ck_assert_ptr_null(strstr(s, "pools trim"));
+	ck_assert_ptr_null(strstr(s, "pools debug <options>"));
+	ck_assert_ptr_nonnull(strstr(s, "\n  level [user|operator] "));
+	free(s);
+	s = check_allowed("help", POOL_CLI_OPERATOR);
+	ck_assert_ptr_nonnull(strstr(s, "\n  pools trim "));
+	ck_assert_ptr_nonnull(strstr(s, "\n  pools flush [<pool>] "));
+	ck_assert_ptr_null(strstr(s, "pools limit"));
+	free(s);
+	s = check_allowed("help", POOL_CLI_ADMIN);
+	ck_assert_int_eq(strncmp(s, "Commands at level admin:\n", 25), 0);
+	ck_assert_ptr_nonnull(strstr(s, "\n  pools debug <options> "));
+	ck_assert_ptr_nonnull(strstr(s, "\n  pools limit <pool> <objects>\n"));
+	free(s);
+
+	/* an unknown command is unknown at every level, not a permission matter */
+	check_refused("pools frob", "Unknown command 'frob'. Try 'help'.\n");
+	s = exec_at("pools frob", POOL_CLI_USER, &r);
+	ck_assert_int_eq(r, -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_str_eq(s, "Unknown command 'frob'. Try 'help'.\n");
+	free(s);
+	pool_free(p, o);
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+START_TEST(exec_addresses_admin_only)
+{
+	struct pool_head *p;
+	char addr[64], *s;
+	void *o;
+	int level;
+
+	/* caller debugging: detailed lists callers, which are code addresses */
+	ck_assert_int_eq(pool_parse_debugging("caller", NULL), 0);
+	p = pool_create("addr", 64, 0);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(o = pool_alloc(p));
+	snprintf(addr, sizeof(addr), "%p", (void *)p);
+	for (level = POOL_CLI_USER; level <= POOL_CLI_ADMIN; level++) {
+		int admin = level == POOL_CLI_ADMIN;
+
+		s = check_allowed("pools show detailed", (enum pool_cli_level)level);
+		ck_assert_int_eq(strstr(s, addr) != NULL, admin);
+		ck_assert_int_eq(strstr(s, ", @0x") != NULL, admin);
+		ck_assert_int_eq(strstr(s, "      caller ") != NULL, admin);
+		ck_assert_ptr_nonnull(strstr(s, "  - Pool addr (64 bytes/16) : 1 allocated"));
+		free(s);
+		s = check_allowed("show pools json detailed", (enum pool_cli_level)level);
+		ck_assert_int_eq(strstr(s, addr) != NULL, admin);
+		ck_assert_int_eq(strstr(s, "\"address\"") != NULL, admin);
+		ck_assert_int_eq(strstr(s, "\"callers\"") != NULL, admin);
+		free(s);
+	}
+	pool_free(p, o);
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+START_TEST(exec_show_pools_alias)
+{
+	/* (json and prometheus include the OS layer's figures, which move between two calls) */
+	static const char *const args[] = { "", " byname 1", " detailed", " bysize match sh" };
+	struct pool_head *p = pool_create("shown", 128, 0);
+	unsigned int i;
+	char line[64], *a, *b;
+
+	ck_assert_ptr_nonnull(p);
+	for (i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+		snprintf(line, sizeof(line), "pools show%s", args[i]);
+		a = check_allowed(line, POOL_CLI_OPERATOR);
+		snprintf(line, sizeof(line), "show pools%s", args[i]);
+		b = check_allowed(line, POOL_CLI_OPERATOR);
+		ck_assert_str_eq(a, b);
+		free(a);
+		free(b);
+	}
+	a = check_allowed("show pools json", POOL_CLI_USER);
+	ck_assert_int_eq(strncmp(a, "{\"format\": 1,\n", 14), 0);
+	ck_assert_ptr_nonnull(strstr(a, "\n \"pools\": [\n  {\"name\": \"shown\", "));
+	free(a);
+	a = check_allowed("show pools prometheus", POOL_CLI_USER);
+	ck_assert_ptr_nonnull(strstr(a, "{pool=\"shown\"}"));
+	free(a);
+	check_refused("show", "Unknown command 'show'. Try 'help'.\n");
+	check_refused("show frob", "Unknown command 'frob'. Try 'help'.\n");
+	check_refused("show pools bogus", "Unknown option 'bogus' for 'pools show' (expected pools "
+	              "show [byname|bysize|byusage] [detailed] [match <prefix>] [<max>] "
+	              "[json|prometheus]). Try 'help'.\n");
+	check_refused("SHOW pools", "Unknown command 'SHOW'. Try 'help'.\n");
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+START_TEST(exec_flush_limit)
+{
+	struct pool_head *a = pool_create("fl", 256, 0), *b = pool_create("other", 256, 0);
+	struct pool_head *dup = pool_create("fl", 4096, 0);
+	struct pool_stats st;
+	void *o[600];
+	size_t released, held, now;
+	unsigned int i;
+	char *s;
+	int r;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_nonnull(dup);
+	/* objects in the shared free lists of both pools */
+	for (i = 0; i < 600; i++)
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(i % 2 ? a : b));
+	for (i = 0; i < 600; i++)
+		pool_free(i % 2 ? a : b, o[i]);
+	pool_thread_flush();
+	ck_assert_int_eq(pool_get_stats(a, &st), 0);
+	ck_assert_uint_gt(st.shared_free, 0);
+	/* flush one pool by name: the other keeps its free objects */
+	s = check_allowed("pools flush fl", POOL_CLI_OPERATOR);
+	ck_assert_int_eq(sscanf(s, "Released %zu bytes to the OS layer (the pools held %zu bytes, "
+	                        "now %zu).", &released, &held, &now), 3);
+	ck_assert_uint_eq(released, held - now);
+	ck_assert_uint_eq(held, st.allocated * st.stride);   /* dup holds nothing */
+	ck_assert_uint_eq(now, 0);
+	free(s);
+	ck_assert_int_eq(pool_get_stats(a, &st), 0);
+	ck_assert_uint_eq(st.shared_free, 0);
+	ck_assert_uint_eq(st.allocated, 0);
+	ck_assert_int_eq(pool_get_stats(b, &st), 0);
+	ck_assert_uint_gt(st.shared_free, 0);
+	/* flush every pool */
+	s = check_allowed("pools flush", POOL_CLI_OPERATOR);
+	ck_assert_int_eq(sscanf(s, "Released %zu bytes to the OS layer (the pools held %zu bytes, "
+	                        "now %zu).", &released, &held, &now), 3);
+	ck_assert_uint_eq(held, st.allocated * st.stride);
+	ck_assert_uint_eq(now, 0);
+	free(s);
+	ck_assert_int_eq(pool_get_stats(b, &st), 0);
+	ck_assert_uint_eq(st.allocated, 0);
+	errno = 0;
+	s = exec("pools flush nothing", &r);
+	ck_assert_int_eq(r, -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_str_eq(s, "No pool named 'nothing'. Try 'pools show'.\n");
+	free(s);
+	check_refused("pools flush fl other", "Unknown command 'other'. Try 'help'.\n");
+
+	/* limit: every pool of that name, one line each, and allocation honours it */
+	s = check_allowed("pools limit fl 3", POOL_CLI_ADMIN);
+	ck_assert_str_eq(s, "Limit of pool 'fl' now 3 objects (was none).\n"
+	                    "Limit of pool 'fl' now 3 objects (was none).\n");
+	free(s);
+	for (i = 0; i < 3; i++)
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(a));
+	ck_assert_ptr_null(pool_alloc(a));
+	ck_assert_int_eq(pool_get_stats(a, &st), 0);
+	ck_assert_uint_eq(st.limit, 3);
+	ck_assert_uint_eq(st.failed, 1);
+	s = check_allowed(" pools  limit  fl  0 ", POOL_CLI_ADMIN);
+	ck_assert_str_eq(s, "Limit of pool 'fl' now none (was 3).\n"
+	                    "Limit of pool 'fl' now none (was 3).\n");
+	free(s);
+	ck_assert_ptr_nonnull(o[3] = pool_alloc(a));
+	for (i = 0; i < 4; i++)
+		pool_free(a, o[i]);
+	errno = 0;
+	s = exec("pools limit nothing 5", &r);
+	ck_assert_int_eq(r, -1);
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_str_eq(s, "No pool named 'nothing'. Try 'pools show'.\n");
+	free(s);
+	check_refused("pools limit", "Usage: pools limit <pool> <objects> (0: no limit). "
+	              "Try 'help'.\n");
+	check_refused("pools limit fl", "Usage: pools limit <pool> <objects> (0: no limit). "
+	              "Try 'help'.\n");
+	check_refused("pools limit fl -1", "Invalid number of objects '-1' in 'pools limit' "
+	              "(expected 0 for no limit, or a decimal count). Try 'help'.\n");
+	check_refused("pools limit fl 99999999999999999999999", "Invalid number of objects "
+	              "'99999999999999999999999' in 'pools limit' (expected 0 for no limit, or a "
+	              "decimal count). Try 'help'.\n");
+	check_refused("pools limit fl 5 more", "Unknown command 'more'. Try 'help'.\n");
+	ck_assert_int_eq(pool_get_stats(a, &st), 0);
+	ck_assert_uint_eq(st.limit, 0);
+	ck_assert_int_eq(pool_destroy(a), 0);
+	ck_assert_int_eq(pool_destroy(b), 0);
+	ck_assert_int_eq(pool_destroy(dup), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
 /* Listening                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -488,6 +814,7 @@ START_TEST(listen_errors)
 {
 	char longpath[200], file[128], dir[128];
 	struct stat st;
+	unsigned int i;
 	int fd;
 
 	make_tmpdir();
@@ -535,15 +862,42 @@ START_TEST(listen_errors)
 	ck_assert_int_eq(pool_cli_set_timeout_ms(POOL_CLI_TIMEOUT_MS_MAX), 0);
 	ck_assert_int_eq(pool_cli_set_timeout_ms(POOL_CLI_TIMEOUT_MS_DEF), 0);
 
-	/* one server per process */
+	/* bad levels and modes, a directory part too long for the temporary name */
+	snprintf(file, sizeof(file), "%s/lvl.sock", tmpdir);
+	errno = 0;
+	ck_assert_int_eq(pool_cli_listen_level(file, 0, 0600), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_int_eq(pool_cli_listen_level(file, POOL_CLI_ADMIN + 1, 0600), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_int_eq(pool_cli_listen_level(file, POOL_CLI_USER, 01666), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_int_eq(pool_cli_listen_level(file, POOL_CLI_USER, 04600), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(lstat(file, &st), -1);
+	memset(longpath, 'd', 100);
+	memcpy(longpath + 100, "/x.sock", 8);
+	longpath[0] = '/';
+	errno = 0;
+	ck_assert_int_eq(pool_cli_listen(longpath), -1);
+	ck_assert_int_eq(errno, ENAMETOOLONG);
+
+	/* up to POOL_CLI_MAX_LISTENERS sockets, each path once */
 	ck_assert_int_eq(pool_cli_listen(sock_path), 0);
 	errno = 0;
 	ck_assert_int_eq(pool_cli_listen(sock_path), -1);
-	ck_assert_int_eq(errno, EBUSY);
-	snprintf(file, sizeof(file), "%s/other.sock", tmpdir);
+	ck_assert_int_eq(errno, EADDRINUSE);
+	for (i = 1; i < POOL_CLI_MAX_LISTENERS; i++) {
+		snprintf(file, sizeof(file), "%s/other%u.sock", tmpdir, i);
+		ck_assert_int_eq(pool_cli_listen(file), 0);
+	}
+	snprintf(file, sizeof(file), "%s/one-too-many.sock", tmpdir);
 	errno = 0;
 	ck_assert_int_eq(pool_cli_listen(file), -1);
 	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_int_eq(lstat(file, &st), -1);
 	pool_cli_stop();
 	pool_cli_stop();   /* no-op */
 	remove_tmpdir();
@@ -555,7 +909,6 @@ START_TEST(listen_mode_stale_live)
 	struct sockaddr_un sa;
 	struct stat st;
 	struct conn *c;
-	char *a;
 	int fd;
 
 	make_tmpdir();
@@ -566,10 +919,7 @@ START_TEST(listen_mode_stale_live)
 	ck_assert(S_ISSOCK(st.st_mode));
 	ck_assert_uint_eq(st.st_mode & 07777, 0600);
 	c = conn_open();
-	conn_puts(c, "help\n");
-	a = conn_answer(c);
-	ck_assert_int_eq(strncmp(a, "Commands:\n", 10), 0);
-	free(a);
+	conn_expect_start(c, "help", HELP_OPERATOR);
 	conn_close(c);
 	/* stop removes the socket */
 	pool_cli_stop();
@@ -587,10 +937,7 @@ START_TEST(listen_mode_stale_live)
 	ck_assert(S_ISSOCK(st.st_mode));
 	ck_assert_int_eq(pool_cli_listen(sock_path), 0);
 	c = conn_open();
-	conn_puts(c, "help\n");
-	a = conn_answer(c);
-	ck_assert_int_eq(strncmp(a, "Commands:\n", 10), 0);
-	free(a);
+	conn_expect_start(c, "help", HELP_OPERATOR);
 	conn_close(c);
 	pool_cli_stop();
 
@@ -611,6 +958,320 @@ START_TEST(listen_mode_stale_live)
 	ck_assert_int_eq(lstat(sock_path, &st), 0);
 	close(fd);
 	remove_tmpdir();
+}
+END_TEST
+
+/* A connection to `path` (a listener other than sock_path). */
+static struct conn *conn_open_path(const char *path)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	ck_assert_ptr_nonnull(c);
+	c->fd = try_connect(path);
+	ck_assert_msg(c->fd >= 0, "connect %s: %s", path, strerror(errno));
+	return c;
+}
+
+/* Send one line and return its answer. */
+static char *conn_ask(struct conn *c, const char *line)
+{
+	conn_puts(c, line);
+	conn_puts(c, "\n");
+	return conn_answer(c);
+}
+
+/* Send one line; its answer must be `want`. */
+static void conn_expect(struct conn *c, const char *line, const char *want)
+{
+	char *a = conn_ask(c, line);
+
+	ck_assert_msg(strcmp(a, want) == 0, "'%s' answered '%s', not '%s'", line, a, want);
+	free(a);
+}
+
+START_TEST(listen_levels)
+{
+	char user_path[128], admin_path[128], *a;
+	struct conn *u, *o, *ad;
+	struct stat st;
+
+	make_tmpdir();
+	umask(0);
+	snprintf(user_path, sizeof(user_path), "%s/user.sock", tmpdir);
+	snprintf(admin_path, sizeof(admin_path), "%s/admin.sock", tmpdir);
+	/* three sockets, three levels, their own modes, one thread */
+	ck_assert_int_eq(pool_cli_listen_level(user_path, POOL_CLI_USER, 0666), 0);
+	ck_assert_int_eq(pool_cli_listen(sock_path), 0);
+	ck_assert_int_eq(pool_cli_listen_level(admin_path, POOL_CLI_ADMIN, 0), 0);
+	ck_assert_int_eq(lstat(user_path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0666);
+	ck_assert_int_eq(lstat(sock_path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	ck_assert_int_eq(lstat(admin_path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+	u = conn_open_path(user_path);
+	o = conn_open();
+	ad = conn_open_path(admin_path);
+
+	/* each connection has its socket's level */
+	conn_expect(u, "level", "user\n\n");
+	conn_expect(o, "level", "operator\n\n");
+	conn_expect(ad, "level", "admin\n\n");
+
+	/* and each command is refused or run accordingly; the server carries on */
+	conn_expect(u, "pools trim",
+	            "Permission denied: 'pools trim' needs level operator; this session is "
+	            "user.\n\n");
+	conn_expect_start(u, "pools show", "Dumping pools usage.");
+	conn_expect_start(o, "pools trim", "Released ");
+	conn_expect(o, "pools debug no-merge",
+	            "Permission denied: 'pools debug <options>' needs level admin; this session "
+	            "is operator.\n\n");
+	ck_assert_uint_eq(pool_debugging & POOL_DBG_NO_MERGE, 0);
+	conn_puts(o, "set status on\n");
+	free(conn_answer(o));
+	conn_expect(o, "pools limit x 1",
+	            "Permission denied: 'pools limit' needs level admin; this session is "
+	            "operator.\nERROR\n\n");
+	conn_expect_start(ad, "pools debug no-merge", "Pool debugging options now: ");
+	ck_assert_uint_ne(pool_debugging & POOL_DBG_NO_MERGE, 0);
+
+	/* a connection may lower its level, never raise it */
+	conn_expect(u, "level admin",
+	            "Permission denied: this session is user and cannot raise its level to "
+	            "admin.\n\n");
+	conn_expect(u, "level operator",
+	            "Permission denied: this session is user and cannot raise its level to "
+	            "operator.\n\n");
+	conn_expect(u, "level user", "Level now user.\n\n");
+	conn_expect(u, "level bogus",
+	            "Unknown level (expected user, operator or admin). Try 'help'.\n\n");
+	conn_expect(ad, " level   operator ", "Level now operator.\n\n");
+	conn_expect(ad, "pools debug merge",
+	            "Permission denied: 'pools debug <options>' needs level admin; this session "
+	            "is operator.\n\n");
+	conn_expect(ad, "level admin",
+	            "Permission denied: this session is operator and cannot raise its level to "
+	            "admin.\n\n");
+	conn_expect(ad, "level user", "Level now user.\n\n");
+	conn_expect(ad, "pools flush",
+	            "Permission denied: 'pools flush' needs level operator; this session is "
+	            "user.\n\n");
+	/* the lowering is the connection's only: a new one has the socket's level */
+	conn_close(ad);
+	ad = conn_open_path(admin_path);
+	conn_expect(ad, "level", "admin\n\n");
+	/* with status lines */
+	conn_puts(u, "set status on\n");
+	free(conn_answer(u));
+	conn_expect(u, "level", "user\nOK\n\n");
+	a = conn_ask(u, "level admin");
+	ck_assert_int_eq(strcmp(a + strlen(a) - 8, "\nERROR\n\n"), 0);
+	free(a);
+	/* three words: not the connection's command */
+	conn_expect(u, "level user now", "Unknown command 'level'. Try 'help'.\nERROR\n\n");
+
+	conn_close(u);
+	conn_close(o);
+	conn_close(ad);
+	/* stop removes every socket */
+	pool_cli_stop();
+	ck_assert_int_eq(lstat(user_path, &st), -1);
+	ck_assert_int_eq(lstat(sock_path, &st), -1);
+	ck_assert_int_eq(lstat(admin_path, &st), -1);
+	remove_tmpdir();
+}
+END_TEST
+
+/* Nothing but `want` (and "." / "..") in tmpdir: no temporary name left behind. */
+static void check_tmpdir_holds(const char *const *want, unsigned int n)
+{
+	DIR *d = opendir(tmpdir);
+	struct dirent *e;
+	unsigned int i, found = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		for (i = 0; i < n; i++)
+			if (!strcmp(e->d_name, want[i]))
+				break;
+		ck_assert_msg(i < n, "unexpected entry '%s' in %s", e->d_name, tmpdir);
+		found++;
+	}
+	closedir(d);
+	ck_assert_uint_eq(found, n);
+}
+
+START_TEST(listen_symlink_not_followed)
+{
+	static const char *const left[] = { "target", "pools.sock" };
+	char target[128], dangling[128];
+	struct stat st;
+	int fd;
+
+	make_tmpdir();
+	snprintf(target, sizeof(target), "%s/target", tmpdir);
+	fd = open(target, O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "keep", 4), 4);
+	close(fd);
+	/* a symbolic link planted at the socket path: refused, and nothing is touched */
+	ck_assert_int_eq(symlink(target, sock_path), 0);
+	errno = 0;
+	ck_assert_int_eq(pool_cli_listen(sock_path), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(lstat(sock_path, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	ck_assert_int_eq(stat(target, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0644);
+	ck_assert_int_eq(st.st_size, 4);
+	check_tmpdir_holds(left, 2);
+	/* so is a dangling one, which is not followed to create its target */
+	ck_assert_int_eq(unlink(sock_path), 0);
+	snprintf(dangling, sizeof(dangling), "%s/nowhere", tmpdir);
+	ck_assert_int_eq(symlink(dangling, sock_path), 0);
+	errno = 0;
+	ck_assert_int_eq(pool_cli_listen(sock_path), -1);
+	ck_assert_int_eq(errno, EEXIST);
+	ck_assert_int_eq(lstat(dangling, &st), -1);
+	check_tmpdir_holds(left, 2);
+	ck_assert_int_eq(unlink(sock_path), 0);
+	remove_tmpdir();
+}
+END_TEST
+
+static atomic_int planter_stop;
+static char planter_target[128];
+
+/*
+ * An attacker with write access to the directory: whenever a file appears at the socket path
+ * (inotify), it is replaced at once by a symbolic link to planter_target, which a chmod() of
+ * the path would then follow.
+ */
+static void *planter(void *arg)
+{
+	int fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	union {
+		struct inotify_event ev;
+		char buf[4096];
+	} u;
+
+	(void)arg;
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(inotify_add_watch(fd, tmpdir, IN_CREATE | IN_MOVED_TO), 0);
+	while (!atomic_load(&planter_stop)) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&pfd, 1, 20) <= 0)
+			continue;
+		n = read(fd, u.buf, sizeof(u.buf));
+		if (n <= 0)
+			continue;
+		if (unlink(sock_path) == 0 && symlink(planter_target, sock_path) < 0)
+			break;
+	}
+	close(fd);
+	return NULL;
+}
+
+START_TEST(listen_symlink_race)
+{
+	static const char *const left[] = { "target" };
+	unsigned int i, served = 0, refused = 0;
+	struct stat st;
+	pthread_t t;
+	int fd;
+
+	make_tmpdir();
+	snprintf(planter_target, sizeof(planter_target), "%s/target", tmpdir);
+	fd = open(planter_target, O_CREAT | O_WRONLY, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	atomic_store(&planter_stop, 0);
+	ck_assert_int_eq(pthread_create(&t, NULL, planter, NULL), 0);
+	/*
+	 * Whenever the link lands between two steps of pool_cli_listen(), nothing may reach its
+	 * target: with chmod() on the final path (the old way), the target would become 0600.
+	 */
+	for (i = 0; i < 300; i++) {
+		if (pool_cli_listen(sock_path) == 0) {
+			served++;
+			pool_cli_stop();
+		} else {
+			ck_assert_msg(errno == EEXIST, "listen: %s", strerror(errno));
+			refused++;
+		}
+		ck_assert_int_eq(stat(planter_target, &st), 0);
+		ck_assert_uint_eq(st.st_mode & 07777, 0644);
+		unlink(sock_path);   /* the planted link, so that the next round gets as far */
+	}
+	atomic_store(&planter_stop, 1);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(served + refused, 300);
+	ck_assert_uint_gt(served, 0);
+	unlink(sock_path);
+	check_tmpdir_holds(left, 1);   /* no temporary directory or socket left behind */
+	remove_tmpdir();
+}
+END_TEST
+
+/* What `printf '<input>' | socat <args>` prints; NULL when socat is not installed. */
+static char *run_socat(const char *input, const char *address)
+{
+	char cmd[512], *out;
+	int st;
+
+	if (system("command -v socat >/dev/null 2>&1") != 0)
+		return NULL;
+	snprintf(cmd, sizeof(cmd), "printf '%s' | socat -t 5 - '%s'", input, address);
+	out = test_run_command(cmd, &st);
+	ck_assert_msg(st == 0, "socat failed (%d): %s", st, out);
+	return out;
+}
+
+START_TEST(socat_client)
+{
+	struct pool_head *p = pool_create("socat", 64, 0);
+	char address[160], *out, *want, *w1, *w2, *w3;
+	size_t n;
+
+	ck_assert_ptr_nonnull(p);
+	start_server();
+	snprintf(address, sizeof(address), "UNIX-CONNECT:%s", sock_path);
+	/* as HAProxy's stats socket is used: commands piped in, answers out, empty-line ended */
+	out = run_socat("show pools\\nhelp\\npools frob\\n", address);
+	if (!out) {
+		fprintf(stderr, "socat_client: socat is not installed, nothing checked "
+		        "(apt-get install socat)\n");
+	} else {
+		w1 = expected_answer("show pools", 0);
+		w2 = expected_answer("help", 0);
+		w3 = expected_answer("pools frob", 0);
+		n = strlen(w1) + strlen(w2) + strlen(w3) + 1;
+		want = malloc(n);
+		ck_assert_ptr_nonnull(want);
+		snprintf(want, n, "%s%s%s", w1, w2, w3);
+		ck_assert_str_eq(out, want);
+		ck_assert_int_eq(strncmp(out, "Dumping pools usage.", 20), 0);
+		free(w1);
+		free(w2);
+		free(w3);
+		free(want);
+		free(out);
+		/* status lines, and JSON whole through socat */
+		out = run_socat("set status on\\npools show match socat json\\n", address);
+		ck_assert_int_eq(strncmp(out, "OK\n\n{\"format\": 1,\n", 18), 0);
+		ck_assert_int_eq(strcmp(out + strlen(out) - 4, "OK\n\n"), 0);
+		free(out);
+	}
+	pool_cli_stop();
+	remove_tmpdir();
+	ck_assert_int_eq(pool_destroy(p), 0);
 }
 END_TEST
 
@@ -708,17 +1369,17 @@ START_TEST(protocol)
 
 	/* quit closes, even with lines behind it */
 	conn_puts(c, "quit\nhelp\n");
-	a = conn_until_eof(c);
-	ck_assert_str_eq(a, "");
-	free(a);
+	conn_expect_eof(c, "");
 	conn_close(c);
 
 	/* the answers are those of the process: a change is seen by the next command */
 	c = conn_open();
-	conn_puts(c, "pools debug no-merge\npools debug\n");
-	free(conn_answer(c));
+	conn_puts(c, "pools trim\npools show match proto\n");
 	a = conn_answer(c);
-	ck_assert_ptr_nonnull(strstr(a, ",no-merge,"));
+	ck_assert_int_eq(strncmp(a, "Released ", 9), 0);
+	free(a);
+	a = conn_answer(c);
+	ck_assert_ptr_nonnull(strstr(a, "  - Pool proto (64 bytes/16) : 0 allocated"));
 	free(a);
 	conn_close(c);
 	pool_cli_stop();
@@ -794,47 +1455,143 @@ START_TEST(many_clients)
 }
 END_TEST
 
+/* Connect and have the server answer an empty line: it has accepted the client. */
+static struct conn *conn_accepted(void)
+{
+	struct conn *c = conn_open();
+	char *a;
+
+	conn_puts(c, "\n");
+	a = conn_answer(c);
+	ck_assert_str_eq(a, "\n");
+	free(a);
+	return c;
+}
+
+/* No byte waiting on c (the server sent it nothing). */
+static void conn_nothing_pending(struct conn *c)
+{
+	char b;
+
+	errno = 0;
+	ck_assert_int_eq(recv(c->fd, &b, 1, MSG_DONTWAIT), -1);
+	ck_assert(errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
 START_TEST(too_many_clients)
 {
 	struct conn *c[POOL_CLI_MAX_CLIENTS], *extra;
 	unsigned int i;
 	char *a;
 
+	/* no client counts as stalled during this test: only the slot count decides */
+	atomic_store(&pool__cli_line_timeout_ms, 600000);
+	ck_assert_int_eq(pool_cli_set_timeout_ms(600000), 0);
 	start_server();
-	/* each one answered, so the server has accepted all of them */
+	/*
+	 * Every slot busy: each client is accepted, then stops in the middle of a line (sent with
+	 * the empty line, so that the server has read it once the empty line is answered).
+	 */
 	for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++) {
 		c[i] = conn_open();
-		conn_puts(c[i], "\n");
+		conn_puts(c[i], "\npools sh");
 		a = conn_answer(c[i]);
 		ck_assert_str_eq(a, "\n");
 		free(a);
 	}
 	extra = conn_open();
-	a = conn_until_eof(extra);
-	ck_assert_str_eq(a, "Too many clients: try again later.\n\n");
-	free(a);
+	conn_expect_eof(extra, "Too many clients: try again later.\n\n");
 	conn_close(extra);
-	/* the others are still served; once one leaves, a newcomer is */
-	conn_puts(c[7], "help\n");
-	a = conn_answer(c[7]);
-	ck_assert_int_eq(strncmp(a, "Commands:", 9), 0);
-	free(a);
-	conn_close(c[7]);
-	/* the server sees the departure asynchronously: retry while it says it is full */
-	for (i = 0; i < 1000; i++) {
-		c[7] = conn_open();
-		conn_puts(c[7], "pools show\n");
-		a = conn_answer(c[7]);
-		if (strcmp(a, "Too many clients: try again later.\n\n") != 0)
-			break;
-		free(a);
-		conn_close(c[7]);
-		usleep(10000);
-	}
-	ck_assert_int_eq(strncmp(a, "Dumping pools usage.", 20), 0);
-	free(a);
+	/* the others are still served, and none was closed for the newcomer */
+	conn_expect_start(c[7], "ow match nothing", "Dumping pools usage.");
+	for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++)
+		if (i != 7)
+			conn_nothing_pending(c[i]);
+	/* c[7] is idle now: the next newcomer takes its slot, and c[7] is told why */
+	extra = conn_open();
+	conn_expect_start(extra, "pools show", "Dumping pools usage.");
+	conn_expect_eof(c[7], "Closing this idle connection: the server is full and a new client "
+	                 "came.\n\n");
+	conn_close(extra);
 	for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++)
 		conn_close(c[i]);
+	pool_cli_stop();
+	remove_tmpdir();
+}
+END_TEST
+
+#define NB_SILENT (POOL_CLI_MAX_CLIENTS + 16)
+
+START_TEST(silent_clients_cannot_lock_out)
+{
+	struct conn *c[NB_SILENT], *active;
+	unsigned long before, rounds;
+	unsigned int i, evicted = 0;
+	char *a;
+
+	/* neither timeout plays a part: only the choice of whom to close does */
+	atomic_store(&pool__cli_line_timeout_ms, 600000);
+	ck_assert_int_eq(pool_cli_set_timeout_ms(600000), 0);
+	start_server();
+	/* half never say a word; half asked something once and went quiet */
+	for (i = 0; i < NB_SILENT; i++)
+		c[i] = i % 2 ? conn_accepted() : conn_open();
+	before = atomic_load(&pool__cli_rounds);
+	active = conn_open();
+	conn_puts(active, "help\n");
+	a = conn_answer(active);
+	rounds = atomic_load(&pool__cli_rounds) - before;
+	ck_assert_int_eq(strncmp(a, HELP_OPERATOR, strlen(HELP_OPERATOR)), 0);
+	free(a);
+	/*
+	 * Served at once: the accept that took it in, its line, its answer, plus the rounds the
+	 * server spent taking in the last silent clients. A server that waited for a silent client
+	 * to time out would take no round at all for 10 minutes (the hang guard is 60 s).
+	 */
+	ck_assert_uint_le(rounds, 8);
+	/* exactly as many silent clients were closed as came over the limit, plus one */
+	for (i = 0; i < NB_SILENT; i++) {
+		char b;
+		ssize_t n = recv(c[i]->fd, &b, 1, MSG_DONTWAIT);
+
+		if (n == 1) {
+			a = conn_until_eof(c[i]);
+			ck_assert_str_eq(a, "losing this idle connection: the server is full and a "
+			                 "new client came.\n\n");
+			free(a);
+			evicted++;
+		} else {
+			ck_assert_int_eq(n, -1);
+		}
+	}
+	ck_assert_uint_eq(evicted, NB_SILENT - POOL_CLI_MAX_CLIENTS + 1);
+	/* and the active client goes on being served */
+	conn_expect_start(active, "pools show", "Dumping pools usage.");
+	conn_close(active);
+	for (i = 0; i < NB_SILENT; i++)
+		conn_close(c[i]);
+	pool_cli_stop();
+	remove_tmpdir();
+}
+END_TEST
+
+START_TEST(line_timeout)
+{
+	struct conn *slow, *active;
+
+	/* a short line timeout, a long idle timeout */
+	atomic_store(&pool__cli_line_timeout_ms, 200);
+	start_server();
+	slow = conn_accepted();
+	conn_puts(slow, "pools sh");
+	active = conn_open();
+	conn_expect_start(active, "help", HELP_OPERATOR);
+	/* the unfinished line is refused and the connection closed, long before 10 s */
+	conn_expect_eof(slow, "Line not finished within the line timeout: closing.\n\n");
+	conn_close(slow);
+	/* an idle client (between commands) is not concerned */
+	conn_expect_start(active, "pools show match x", "Dumping pools usage.");
+	conn_close(active);
 	pool_cli_stop();
 	remove_tmpdir();
 }
@@ -869,25 +1626,18 @@ START_TEST(long_line)
 	memset(line, 'q', POOL_CLI_LINE_MAX + 1);
 	line[POOL_CLI_LINE_MAX + 1] = '\n';
 	conn_send(c, line, POOL_CLI_LINE_MAX + 2);
-	a = conn_until_eof(c);
-	ck_assert_str_eq(a, "Line too long (over 4096 bytes): closing.\n\n");
-	free(a);
+	conn_expect_eof(c, "Line too long (over 4096 bytes): closing.\n\n");
 	conn_close(c);
 
 	/* an endless line without a newline: the same */
 	c = conn_open();
 	memset(line, 'r', sizeof(line));
 	conn_send(c, line, sizeof(line));
-	a = conn_until_eof(c);
-	ck_assert_str_eq(a, "Line too long (over 4096 bytes): closing.\n\n");
-	free(a);
+	conn_expect_eof(c, "Line too long (over 4096 bytes): closing.\n\n");
 	conn_close(c);
 
 	/* nobody else noticed */
-	conn_puts(other, "help\n");
-	a = conn_answer(other);
-	ck_assert_int_eq(strncmp(a, "Commands:", 9), 0);
-	free(a);
+	conn_expect_start(other, "help", HELP_OPERATOR);
 	conn_close(other);
 	pool_cli_stop();
 	remove_tmpdir();
@@ -897,7 +1647,6 @@ END_TEST
 START_TEST(silent_clients)
 {
 	struct conn *silent, *partial, *active;
-	char *a;
 
 	ck_assert_int_eq(pool_cli_set_timeout_ms(300), 0);
 	start_server();
@@ -906,17 +1655,13 @@ START_TEST(silent_clients)
 	conn_puts(partial, "pools sh");
 	/* while those two say nothing, another client is served */
 	active = conn_open();
-	conn_puts(active, "help\n");
-	a = conn_answer(active);
-	ck_assert_int_eq(strncmp(a, "Commands:", 9), 0);
-	free(a);
-	/* both are closed by the server (a receive timeout of 60 s would fail the test) */
-	a = conn_until_eof(silent);
-	ck_assert_str_eq(a, "");
-	free(a);
-	a = conn_until_eof(partial);
-	ck_assert_str_eq(a, "");
-	free(a);
+	conn_expect_start(active, "help", HELP_OPERATOR);
+	/*
+	 * Both are closed by the server (a receive timeout of 60 s would fail the test); the one
+	 * that began a line is told (the idle timeout shortens the line timeout).
+	 */
+	conn_expect_eof(silent, "");
+	conn_expect_eof(partial, "Line not finished within the line timeout: closing.\n\n");
 	conn_close(silent);
 	conn_close(partial);
 	conn_close(active);
@@ -975,7 +1720,7 @@ END_TEST
 START_TEST(garbage)
 {
 	struct conn *c;
-	char buf[8192], *a;
+	char buf[8192];
 	uint64_t x = 0x9E3779B97F4A7C15ull;
 	unsigned int i, k;
 
@@ -996,10 +1741,7 @@ START_TEST(garbage)
 		conn_close(c);
 	}
 	c = conn_open();
-	conn_puts(c, "pools show\n");
-	a = conn_answer(c);
-	ck_assert_int_eq(strncmp(a, "Dumping pools usage.", 20), 0);
-	free(a);
+	conn_expect_start(c, "pools show", "Dumping pools usage.");
 	conn_close(c);
 	pool_cli_stop();
 	remove_tmpdir();
@@ -1031,7 +1773,7 @@ START_TEST(accept_out_of_fds)
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	a = conn_answer(c);
-	ck_assert_int_eq(strncmp(a, "Commands:", 9), 0);
+	ck_assert_int_eq(strncmp(a, HELP_OPERATOR, strlen(HELP_OPERATOR)), 0);
 	free(a);
 	conn_close(c);
 	pool_cli_stop();
@@ -1044,7 +1786,6 @@ START_TEST(fork_child_has_no_server)
 	struct conn *c;
 	pid_t pid;
 	int status;
-	char *a;
 
 	start_server();
 	pid = fork();
@@ -1070,12 +1811,237 @@ START_TEST(fork_child_has_no_server)
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status 0x%x", status);
 	c = conn_open();
-	conn_puts(c, "help\n");
-	a = conn_answer(c);
-	ck_assert_int_eq(strncmp(a, "Commands:", 9), 0);
-	free(a);
+	conn_expect_start(c, "help", HELP_OPERATOR);
 	conn_close(c);
 	pool_cli_stop();
+	remove_tmpdir();
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Fault injection: every allocation of the CLI fails in turn                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The sweep runs in a child of its own (`check_cli --fault-sweep <dir>`, without Check), so
+ * that under AddressSanitizer it can run with LeakSanitizer on (tests/run.sh turns it off for
+ * the tests that end with objects handed out on purpose): a leak fails its exit status.
+ */
+#define SWEEP_FAIL(...) do { fprintf(stderr, "fault sweep: " __VA_ARGS__); return -1; } while (0)
+
+static const char *const sweep_cmds[] = {
+	"pools show detailed", "show pools json detailed", "pools show prometheus byname",
+	"pools debug no-merge", "pools debug merge", "pools debug", "pools flush sweep",
+	"pools trim", "help", "pools limit sweep 100", "pools limit sweep 0", "pools topology",
+};
+#define NB_SWEEP_CMDS (sizeof(sweep_cmds) / sizeof(sweep_cmds[0]))
+
+/* Every command through pool_cli_exec(): it succeeds, or fails cleanly for lack of memory. */
+static int sweep_exec_pass(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < NB_SWEEP_CMDS; i++) {
+		unsigned int flags = pool_debugging;
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+		int r, e;
+
+		if (!f)
+			SWEEP_FAIL("open_memstream\n");
+		errno = 0;
+		r = pool_cli_exec(sweep_cmds[i], f);
+		e = errno;
+		fclose(f);
+		if (r != 0) {
+			/* one line, saying why, errno ENOMEM, nothing changed */
+			if (e != ENOMEM || strncmp(buf, "Not enough memory ", 18) != 0 ||
+			    strchr(buf, '\n') != buf + len - 1 || pool_debugging != flags) {
+				fprintf(stderr, "fault sweep: '%s' failed uncleanly (errno %d): %s",
+				        sweep_cmds[i], e, buf);
+				free(buf);
+				return -1;
+			}
+		}
+		free(buf);
+	}
+	return 0;
+}
+
+/*
+ * The same through a socket: every answer is the command's, or says that memory ran out (and
+ * then, when not even the answer could be allocated, the connection ends); a client the server
+ * cannot allocate is told so. Nothing of the server is left behind when listening fails.
+ */
+static int sweep_socket_pass(const char *dir)
+{
+	char path[128], req[1024], *buf, *a, *end;
+	size_t n = 0, cap = 1 << 20;
+	unsigned int i, answers = 0;
+	struct stat st;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/sweep.sock", dir);
+	if (pool_cli_listen_level(path, POOL_CLI_ADMIN, 0600) < 0) {
+		DIR *d;
+		struct dirent *de;
+
+		if (errno != ENOMEM)
+			SWEEP_FAIL("listen: %s\n", strerror(errno));
+		if (lstat(path, &st) == 0)
+			SWEEP_FAIL("a failed listen left %s behind\n", path);
+		d = opendir(dir);
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] == '.' && de->d_name[1] == 'p')
+				SWEEP_FAIL("a failed listen left %s/%s behind\n", dir, de->d_name);
+		if (d)
+			closedir(d);
+		return 0;
+	}
+	{
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		struct timeval tv = { .tv_sec = 60 };   /* a hang guard, as for the other tests */
+
+		if (strlen(path) >= sizeof(sa.sun_path))
+			SWEEP_FAIL("%s: too long\n", path);
+		memcpy(sa.sun_path, path, strlen(path) + 1);
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+			SWEEP_FAIL("connect: %s\n", strerror(errno));
+	}
+	snprintf(req, sizeof(req), "set status on\n");
+	for (i = 0; i < NB_SWEEP_CMDS; i++)
+		snprintf(req + strlen(req), sizeof(req) - strlen(req), "%s\n", sweep_cmds[i]);
+	strcat(req, "quit\n");
+	/* a client the server could not allocate may be closed before this: read its answer */
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) != (ssize_t)strlen(req) &&
+	    errno != EPIPE && errno != ECONNRESET)
+		SWEEP_FAIL("send: %s\n", strerror(errno));
+	buf = malloc(cap);
+	if (!buf)
+		SWEEP_FAIL("malloc\n");
+	while (n < cap - 1 && (r = recv(fd, buf + n, cap - 1 - n, 0)) > 0)
+		n += (size_t)r;
+	buf[n] = 0;
+	close(fd);
+	pool_cli_stop();
+	if (lstat(path, &st) == 0)
+		SWEEP_FAIL("pool_cli_stop() left %s behind\n", path);
+	if (!strcmp(buf, "Not enough memory for a new client: try again later.\n\n")) {
+		free(buf);
+		return 0;
+	}
+	for (a = buf; *a; a = end + 2, answers++) {
+		const char *last;
+
+		end = strstr(a, "\n\n");
+		if (!end) {
+			fprintf(stderr, "fault sweep: an answer does not end: %s\n", a);
+			free(buf);
+			return -1;
+		}
+		/* its status line: OK, or ERROR after a line saying that memory ran out */
+		last = end;
+		while (last > a && last[-1] != '\n')
+			last--;
+		if (!strncmp(last, "OK\n", 3))
+			continue;
+		if (strncmp(last, "ERROR\n", 6) != 0 || strncmp(a, "Not enough memory ", 18) != 0) {
+			fprintf(stderr, "fault sweep: unexpected answer: %.*s\n", (int)(end - a), a);
+			free(buf);
+			return -1;
+		}
+		if (!strncmp(a, "Not enough memory to answer: closing.\n", 38) && end[2]) {
+			fprintf(stderr, "fault sweep: answers after the closing one: %s\n", end + 2);
+			free(buf);
+			return -1;
+		}
+	}
+	if (answers > NB_SWEEP_CMDS + 1 || (answers < NB_SWEEP_CMDS + 1 &&
+	                                    !strstr(buf, "Not enough memory to answer: closing."))) {
+		fprintf(stderr, "fault sweep: %u answers for %u lines: %s\n", answers,
+		        (unsigned int)NB_SWEEP_CMDS + 1, buf);
+		free(buf);
+		return -1;
+	}
+	free(buf);
+	return 0;
+}
+
+/* Fail the k-th CLI allocation of `pass` for k = 1..K, K the allocations of a whole pass. */
+static int sweep(int (*pass)(const char *), const char *dir, const char *name)
+{
+	unsigned long k, calls, seen;
+
+	pool__fault_arm(POOL_FAULT_CLI, ULONG_MAX);
+	if (pass(dir) < 0)
+		return -1;
+	calls = pool__fault_arm(POOL_FAULT_CLI, 0);
+	if (calls < 5)
+		SWEEP_FAIL("%s: only %lu allocations to fail\n", name, calls);
+	for (k = 1; k <= calls; k++) {
+		pool__fault_arm(POOL_FAULT_CLI, k);
+		if (pass(dir) < 0)
+			SWEEP_FAIL("%s: with allocation %lu of %lu failing\n", name, k, calls);
+		seen = pool__fault_arm(POOL_FAULT_CLI, 0);
+		if (seen < k)
+			SWEEP_FAIL("%s: allocation %lu never came (%lu calls)\n", name, k, seen);
+	}
+	/* and everything works again */
+	if (pass(dir) < 0)
+		SWEEP_FAIL("%s: after the sweep\n", name);
+	printf("%s: %lu allocations failed in turn\n", name, calls);
+	return 0;
+}
+
+static int sweep_exec(const char *dir)
+{
+	(void)dir;
+	return sweep_exec_pass();
+}
+
+static int fault_sweep_main(const char *dir)
+{
+	struct pool_head *p = pool_create("sweep", 128, 0);
+	void *o[64];
+	unsigned int i;
+	int ret;
+
+	if (!p)
+		return 2;
+	for (i = 0; i < 64; i++)
+		o[i] = pool_alloc(p);
+	for (i = 0; i < 32; i++)
+		pool_free(p, o[i]);
+	ret = sweep(sweep_exec, dir, "pool_cli_exec") < 0 ||
+	      sweep(sweep_socket_pass, dir, "socket") < 0;
+	for (i = 32; i < 64; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	if (pool_destroy(p) != 0)
+		return 3;
+	return ret;
+}
+
+START_TEST(fault_sweep)
+{
+	char *argv[] = { "check_cli", "--fault-sweep", tmpdir, NULL };
+	const char *asan = getenv("ASAN_OPTIONS");
+	static char out[16384];
+	char opts[512];
+	int status;
+
+	make_tmpdir();
+	/* LeakSanitizer on (where AddressSanitizer runs): a leak fails the child */
+	snprintf(opts, sizeof(opts), "%s%sdetect_leaks=1", asan ? asan : "", asan ? ":" : "");
+	status = test_run_self(argv, "ASAN_OPTIONS", opts, out, sizeof(out));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	              "fault sweep: status 0x%x:\n%s", status, out);
+	ck_assert_ptr_nonnull(strstr(out, "pool_cli_exec: "));
+	ck_assert_ptr_nonnull(strstr(out, "socket: "));
 	remove_tmpdir();
 }
 END_TEST
@@ -1089,6 +2055,14 @@ static Suite *cli_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, exec_commands);
 	tcase_add_test(tc, exec_trim);
+	tcase_add_test(tc, exec_show_pools_alias);
+	tcase_add_test(tc, exec_flush_limit);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Levels");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, exec_levels);
+	tcase_add_test(tc, exec_addresses_admin_only);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Errors");
@@ -1101,6 +2075,10 @@ static Suite *cli_suite(void)
 	tc = tcase_create("Socket");
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, listen_mode_stale_live);
+	tcase_add_test(tc, listen_levels);
+	tcase_add_test(tc, listen_symlink_not_followed);
+	tcase_add_test(tc, listen_symlink_race);
+	tcase_add_test(tc, socat_client);
 	tcase_add_test(tc, protocol);
 	tcase_add_test(tc, long_line);
 	tcase_add_test(tc, silent_clients);
@@ -1110,19 +2088,29 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, fork_child_has_no_server);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("Faults");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, fault_sweep);
+	suite_add_tcase(s, tc);
+
 	tc = tcase_create("Threads");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, many_clients);
 	tcase_add_test(tc, too_many_clients);
+	tcase_add_test(tc, silent_clients_cannot_lock_out);
+	tcase_add_test(tc, line_timeout);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	SRunner *sr = srunner_create(cli_suite());
+	SRunner *sr;
 	int failed;
 
+	if (argc == 3 && !strcmp(argv[1], "--fault-sweep"))
+		return fault_sweep_main(argv[2]);
+	sr = srunner_create(cli_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -4,7 +4,8 @@
  *
  * Helpers shared by the Check tests: running a function in a child process and capturing what
  * it writes on stderr, to check both how it died and the words of its report; a pool's stats;
- * capturing what a function writes to a stream; counting lines; the main() of a test program.
+ * capturing what a function writes to a stream; counting lines; the main() of a test program;
+ * running this test program again, or a shell command, and capturing its output.
  */
 #ifndef POOL_TESTS_TESTUTIL_H
 #define POOL_TESTS_TESTUTIL_H
@@ -88,6 +89,68 @@ static inline unsigned int test_count_lines(const char *s)
 	for (; s && *s; s++)
 		n += *s == '\n' || !s[1];
 	return n;
+}
+
+/* Read fd until EOF into out (at most size - 1 bytes, then NUL-terminated); the length read. */
+static inline size_t test_read_all(int fd, char *out, size_t size)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < size - 1 && (r = read(fd, out + n, size - 1 - n)) > 0)
+		n += (size_t)r;
+	out[n] = 0;
+	return n;
+}
+
+/*
+ * Run this test program again (/proc/self/exe) with `argv`, its stdout and stderr captured into
+ * out (size bytes, NUL-terminated), with the environment variable `name` set to `value` (unset
+ * when value is NULL; untouched when name is NULL). Returns its wait status.
+ */
+static inline int test_run_self(char *const argv[], const char *name, const char *value,
+                                char *out, size_t size)
+{
+	int fds[2], status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	fflush(NULL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		if (name && value)
+			setenv(name, value, 1);
+		else if (name)
+			unsetenv(name);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	test_read_all(fds[0], out, size);
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+/* The output of the shell command `cmd`, malloc()ed; *status receives pclose()'s. */
+static inline char *test_run_command(const char *cmd, int *status)
+{
+	char chunk[4096], *out = NULL;
+	size_t len = 0, n;
+	FILE *f = popen(cmd, "r"), *o;
+
+	ck_assert_ptr_nonnull(f);
+	o = open_memstream(&out, &len);
+	ck_assert_ptr_nonnull(o);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, o);
+	*status = pclose(f);
+	ck_assert_int_eq(fclose(o), 0);
+	return out;
 }
 
 /*

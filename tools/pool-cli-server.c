@@ -9,8 +9,10 @@
  *   conn  192 bytes, aligned on 64, POOL_F_SHARED; 40 objects held, 10 freed to the cache
  *   buf   16384 bytes; 3 objects held
  *   task  96 bytes; nothing allocated
- * then serves pool_cli_listen(<socket>) until SIGINT or SIGTERM, stops the server (removing the
- * socket) and exits 0. It prints "ready <socket>" on stdout once the socket accepts clients.
+ * then serves pool_cli_listen_level(<socket>, <level>, 0600) until SIGINT or SIGTERM (level
+ * admin unless -l says otherwise, so that the `pools` tool can try every command), stops the
+ * server (removing the socket) and exits 0. It prints "ready <socket>" on stdout once the
+ * socket accepts clients.
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,9 +25,10 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: pool-cli-server -S <socket> [-t <timeout_ms>] [-dM<options>]\n"
+	        "Usage: pool-cli-server -S <socket> [-l <level>] [-t <timeout_ms>] [-dM<options>]\n"
 	        "Serves the libpool CLI on <socket> until SIGINT or SIGTERM.\n"
 	        "  -S <socket>       UNIX socket path to create (mode 0600)\n"
+	        "  -l <level>        access level of the socket: user, operator or admin (default)\n"
 	        "  -t <timeout_ms>   close clients silent this long (default 10000)\n"
 	        "  -dM<options>      libpool debugging options (-dMhelp lists them)\n");
 }
@@ -33,6 +36,7 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
 	const char *path = NULL;
+	enum pool_cli_level level = POOL_CLI_ADMIN;
 	struct pool_head *conn, *buf, *task;
 	void *held[64];
 	sigset_t set;
@@ -46,6 +50,21 @@ int main(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(a, "-S") && i + 1 < argc) {
 			path = argv[++i];
+		} else if (!strcmp(a, "-l") && i + 1 < argc) {
+			const char *l = argv[++i];
+
+			if (!strcmp(l, "user")) {
+				level = POOL_CLI_USER;
+			} else if (!strcmp(l, "operator")) {
+				level = POOL_CLI_OPERATOR;
+			} else if (!strcmp(l, "admin")) {
+				level = POOL_CLI_ADMIN;
+			} else {
+				fprintf(stderr, "pool-cli-server: bad level '%s' for -l (user, operator "
+				        "or admin)\n", l);
+				usage(stderr);
+				return 2;
+			}
 		} else if (!strcmp(a, "-t") && i + 1 < argc) {
 			char *e;
 			unsigned long v = strtoul(argv[++i], &e, 10);
@@ -98,7 +117,7 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	if (pool_cli_listen(path) < 0) {
+	if (pool_cli_listen_level(path, level, 0600) < 0) {
 		fprintf(stderr, "pool-cli-server: cannot serve '%s': %s\n", path, strerror(errno));
 		return 1;
 	}

@@ -215,6 +215,23 @@ struct pool_topology {
 #define POOL_CLI_LINE_MAX        4096u    /* longest command line on the socket, in bytes */
 #define POOL_CLI_TIMEOUT_MS_DEF  10000u   /* a silent socket client is closed after this (ms) */
 #define POOL_CLI_TIMEOUT_MS_MAX  3600000u /* largest timeout pool_cli_set_timeout_ms() takes */
-#define POOL_CLI_MAX_CLIENTS     64u      /* socket clients served at once */
+#define POOL_CLI_MAX_CLIENTS     64u      /* socket clients served at once, all listeners */
+#define POOL_CLI_MAX_LISTENERS   4u       /* sockets one process serves at once */
+#define POOL_CLI_READ_TIMEOUT_MS 1000u    /* a client that started a line must end it this fast */
+
+/*
+ * Access levels of the command line, as HAProxy's stats socket has them (its "level user",
+ * "level operator", "level admin"): each level may run what the levels below it may.
+ *   POOL_CLI_USER      read-only: pools show (no addresses), pools topology, pools debug with
+ *                      no options (or `help`), help.
+ *   POOL_CLI_OPERATOR  and memory return: pools trim, pools flush. Changes no behaviour.
+ *   POOL_CLI_ADMIN     and what changes behaviour or reveals addresses: pools debug <options>,
+ *                      pools limit, and the heap and code addresses in pools show.
+ */
+enum pool_cli_level {
+	POOL_CLI_USER = 1,
+	POOL_CLI_OPERATOR = 2,
+	POOL_CLI_ADMIN = 3,
+};
 
 #endif /* POOL_POOL_T_H */

@@ -334,6 +334,18 @@ const void *pool__uaf_free_caller(const void *obj)
 }
 
 /*
+ * Under uaf_lock: unmap an object's mapping. The library poisons the link words of objects in
+ * thread caches for ASan (`uaf,cache`); the shadow is cleared first, or whoever maps these
+ * addresses next (jemalloc, the program) would find them poisoned.
+ */
+static void uaf_unmap_object(uintptr_t base, size_t len)
+{
+	pool__san_access((void *)base, len);
+	pool__os_unmap((void *)base, len);
+	uaf_maps -= UAF_MAPS_PER_OBJECT;
+}
+
+/*
  * Under uaf_lock: unmap the oldest quarantined objects until `need_bytes` more bytes fit in the
  * quarantine and `need_maps` more mappings under the ceiling.
  */
@@ -352,8 +364,7 @@ static void uaf_quarantine_trim(size_t need_bytes, size_t need_maps)
 		e = uaf_find(obj);
 		if (e && e->state == UAF_QUARANTINED) {
 			uaf_quarantined_bytes -= e->len;
-			pool__os_unmap((void *)e->base, e->len);
-			uaf_maps -= UAF_MAPS_PER_OBJECT;
+			uaf_unmap_object(e->base, e->len);
 			uaf_remove(e);
 		}
 	}
@@ -392,8 +403,7 @@ void pool__uaf_release_owner(const void *owner)
 
 			if (e && e->owner == owner) {
 				uaf_quarantined_bytes -= e->len;
-				pool__os_unmap((void *)e->base, e->len);
-				uaf_maps -= UAF_MAPS_PER_OBJECT;
+				uaf_unmap_object(e->base, e->len);
 				uaf_remove(e);
 				uaf_ring[i] = 0;
 			}

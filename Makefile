@@ -40,7 +40,10 @@
 #                        not fork-safe while other threads allocate (a child can deadlock).
 #   USE_JEMALLOC=1|0     1 (default): objects come from jemalloc's mallocx/sdallocx;
 #                        0: from the C library's aligned_alloc/free
-#   DEBUG="..."          extra compiler flags, placed last
+#   DEBUG=1              the assertion tier: POOL_ASSERT() checks the invariants of the design
+#                        essay (src/pool.c) at run time (-DPOOL_ASSERTS=1), into its own build
+#                        directory; the sanitizer builds have it too. Any other value: extra
+#                        compiler flags, placed last (e.g. DEBUG="-DPOOL_ASSERTS=1 -O0")
 #   OPT=-O2              our optimisation flags (a -O in CFLAGS overrides them)
 #   BUILD=build/...      build directory (default: one per compiler, sanitizer and OS layer)
 #   V=1                  show the full commands
@@ -93,7 +96,7 @@ USE_JEMALLOC ?= 1
 endif
 
 CC_NAME     := $(notdir $(firstword $(CC)))
-BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLOC)),-libc)
+BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLOC)),-libc)$(if $(filter 1,$(DEBUG)),-debug)
 
 # Debian packages: what the build needs (checked through pkg-config) and what `make check`
 # needs besides (checked as commands). mk/*.mk may add to CHECK_PKGS and CHECK_CMDS.
@@ -110,7 +113,7 @@ endif
 
 SAN_CFLAGS  :=
 ifneq ($(SAN),)
-SAN_CFLAGS  := -fsanitize=$(SAN) -fno-omit-frame-pointer
+SAN_CFLAGS  := -fsanitize=$(SAN) -fno-omit-frame-pointer -DPOOL_ASSERTS=1
 ifeq ($(SAN),undefined)
 SAN_CFLAGS  += -fno-sanitize-recover=all
 endif
@@ -121,11 +124,12 @@ endif
 WARN        := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
                $(if $(filter 1,$(WERROR)),-Werror)
 POOL_CPPFLAGS := -D_GNU_SOURCE -Iinclude -DPOOL_USE_JEMALLOC=$(USE_JEMALLOC)
+DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DPOOL_ASSERTS=1,$(DEBUG))
 POOL_CFLAGS := -std=gnu11 $(OPT) -gdwarf-4 $(WARN) $(SAN_CFLAGS)
 DEPFLAGS     = -MMD -MP
-COMPILE      = $(CC) $(DEPFLAGS) $(POOL_CPPFLAGS) $(1) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG)
+COMPILE      = $(CC) $(DEPFLAGS) $(POOL_CPPFLAGS) $(1) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG_FLAGS)
 # Kept for mk/*.mk: every flag of a compile, ours and the user's.
-BASE_CFLAGS  = $(POOL_CPPFLAGS) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG)
+BASE_CFLAGS  = $(POOL_CPPFLAGS) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG_FLAGS)
 PC_CFLAGS   := $(shell pkg-config --cflags hwloc $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
 LIB_LIBS    := $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null)) \
                $(shell pkg-config --libs hwloc 2>/dev/null) -lpthread -ldl -lm

@@ -159,6 +159,20 @@ enum pool_thread_state {
 };
 
 /*
+ * A bulk magazine: pool_free_bulk() puts the pointers it is given here, as they are, and
+ * pool_alloc_bulk() takes them back with a copy, without touching the objects (DPDK's mempool
+ * cache works this way). One per (thread, pool) that uses the bulk calls, allocated on first use.
+ * Its objects are cached objects like those of the thread cache's list: they count in the same
+ * reservation, and every other path first moves them onto the list (mag_spill()).
+ */
+#define POOL_MAG_OBJECTS 64u
+
+struct pool_mag {
+	uint32_t n;                    /* pointers in obj[] */
+	void *obj[POOL_MAG_OBJECTS];
+};
+
+/*
  * A thread's caches of every pool and the state that goes with them, allocated when the thread
  * registers and freed at its exit. The inline fast path reaches tc[] through the thread-local
  * pointer pool__tls_cache; nothing else of it. Other threads reach it through the registry.
@@ -166,7 +180,9 @@ enum pool_thread_state {
 struct pool_thread_caches {
 	struct pool_tcache tc[POOL_MAX_CACHED_POOLS];  /* by struct pool_head_ro.index; 0 unused */
 	uint32_t limit[POOL_MAX_CACHED_POOLS];   /* reservation per pool: objects this thread may
-	                                            cache (count = limit - room) */
+	                                            cache (count = limit - room: the list and
+	                                            the magazine together) */
+	struct pool_mag *mag[POOL_MAX_CACHED_POOLS];  /* bulk magazines, or NULL */
 	unsigned int id;               /* the thread's registry slot */
 	size_t budget;                 /* bytes this thread may cache */
 	size_t reserved;               /* sum over pools of limit * cache_cost */

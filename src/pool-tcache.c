@@ -35,7 +35,7 @@
  * empty entries (head NULL, room 0), on which pool_alloc() and pool_free() always take the slow
  * path. Never written: the fast path writes an entry only after finding an object or room in it.
  */
-static const struct pool_tcache tcache_none[POOL_MAX_CACHED_POOLS];
+const struct pool_tcache pool__tcache_none[POOL_MAX_CACHED_POOLS];
 
 /*
  * The TLS pointer the inline fast path reads (initial-exec: one load from the thread pointer).
@@ -43,7 +43,7 @@ static const struct pool_tcache tcache_none[POOL_MAX_CACHED_POOLS];
  * surplus of static TLS for initial-exec variables of libraries loaded late.
  */
 POOL_API __thread struct pool_tcache *pool__tls_cache
-	__attribute__((tls_model("initial-exec"))) = (struct pool_tcache *)tcache_none;
+	__attribute__((tls_model("initial-exec"))) = (struct pool_tcache *)pool__tcache_none;
 
 /*
  * This thread as the library sees it (the default TLS model: reached only on slow paths). Its
@@ -119,6 +119,21 @@ static inline void tc_set_limit(struct pool_thread_caches *ctx, unsigned int s, 
 	tc_set_room(&ctx->tc[s], limit - count);
 }
 
+/*
+ * The budget's books (assertion builds): what the thread has reserved is the sum of its
+ * reservations, plus what other threads credited it and it has not taken back yet.
+ */
+static inline int reserved_ok(const struct pool_thread_caches *ctx)
+{
+	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed), s;
+	size_t sum = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
+
+	for (s = 1; s < max; s++)
+		if (ctx->limit[s] && pool__slots[s])
+			sum += (size_t)ctx->limit[s] * pool__slots[s]->cache_cost;
+	return sum == ctx->reserved;
+}
+
 /* Do every object of this thread's caches carry the integrity pattern, as `dbg` wants? */
 static inline int integrity_on(const struct pool_thread_caches *ctx, unsigned int dbg)
 {
@@ -129,6 +144,26 @@ static inline int integrity_on(const struct pool_thread_caches *ctx, unsigned in
 int pool__tcache_integrity(const struct pool_thread *self, unsigned int dbg)
 {
 	return self->caches && integrity_on(self->caches, dbg);
+}
+
+/*
+ * Move the objects of slot `slot`'s bulk magazine onto its list (in the order they were put in,
+ * so the last one freed is on top); the count does not change. Every path but the bulk calls'
+ * fast paths sees only the list, and calls this first.
+ */
+static void mag_spill(struct pool_thread_caches *ctx, unsigned int slot)
+{
+	struct pool_mag *m = ctx->mag[slot];
+	struct pool_tcache *tc = &ctx->tc[slot];
+	uint32_t i;
+
+	if (!m || !m->n)
+		return;
+	for (i = 0; i < m->n; i++) {
+		pool__link_set(m->obj[i], 0, tc->head);
+		tc->head = m->obj[i];
+	}
+	m->n = 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -153,6 +188,18 @@ static void make_exit_key(void)
 static unsigned int hash_thread(const void *p)
 {
 	return pool__hash_bits((uint64_t)(uintptr_t)p, 24);
+}
+
+/* Free a thread's caches (empty by now) and its magazines. */
+static void free_caches(struct pool_thread_caches *c)
+{
+	unsigned int s;
+
+	for (s = 0; s < POOL_MAX_CACHED_POOLS; s++)
+		if (c->mag[s])
+			pool__os_meta_free(c->mag[s], sizeof(*c->mag[s]), POOL_CACHE_LINE);
+	pthread_mutex_destroy(&c->lock);
+	pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
 }
 
 static void thread_init(struct pool_thread *self)
@@ -212,7 +259,7 @@ static void thread_exit(void *arg)
 	if (self->state != POOL_THREAD_CACHED || self->caches != c)
 		return;
 	/* the fast path must not refill what is being flushed: empty entries from now on */
-	pool__tls_cache = (struct pool_tcache *)tcache_none;
+	pool__tls_cache = (struct pool_tcache *)pool__tcache_none;
 	flush_all_caches(c, __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE));
 	pthread_mutex_lock(&registry_lock);
 	registry[c->id] = NULL;
@@ -220,8 +267,7 @@ static void thread_exit(void *arg)
 	self->state = POOL_THREAD_EXITED;
 	self->caches = NULL;
 	self->id = hash_thread(self);
-	pthread_mutex_destroy(&c->lock);
-	pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
+	free_caches(c);
 }
 
 struct pool_thread *pool__thread_self(unsigned int *dbg_out)
@@ -315,6 +361,8 @@ static void tc_evict(struct pool_thread_caches *ctx, unsigned int slot, uint32_t
 	uint32_t count = tc_count(ctx, slot);
 
 	POOL_ASSERT(n <= count);
+	if (n)
+		mag_spill(ctx, slot);
 	if (n) {
 		void *list = tc->head, *rest;
 
@@ -420,6 +468,7 @@ static int tc_reserve(struct pool_thread_caches *ctx, unsigned int slot, uint32_
 granted:
 	tc_set_limit(ctx, slot, ctx->limit[slot] + grant);
 	POOL_ASSERT(ctx->reserved <= ctx->budget);
+	POOL_ASSERT(reserved_ok(ctx));
 	return 1;
 }
 
@@ -433,7 +482,7 @@ static void flush_all_caches(struct pool_thread_caches *ctx, unsigned int dbg)
 	for (s = 1; s < max; s++)
 		if (ctx->limit[s])
 			tc_evict(ctx, s, tc_count(ctx, s), dbg);
-	POOL_ASSERT(ctx->reserved == 0);
+	POOL_ASSERT(reserved_ok(ctx));
 	pthread_mutex_unlock(&ctx->lock);
 }
 
@@ -448,6 +497,7 @@ static void fill_all_caches(struct pool_thread_caches *ctx)
 	for (s = 1; s < max; s++) {
 		void *p;
 
+		mag_spill(ctx, s);
 		for (p = ctx->tc[s].head; p; p = pool__link_get(p, 0))
 			pool__debug_fill_cached(pool__slots[s], p, 1);
 	}
@@ -477,6 +527,8 @@ static void *tc_pop(struct pool_thread_caches *ctx, unsigned int slot, unsigned 
 	uint32_t count = tc_count(ctx, slot);
 	void *obj, *p;
 
+	if (!tc->head || (dbg & POOL_DBG_COLD_FIRST))
+		mag_spill(ctx, slot);
 	if (!tc->head)
 		return NULL;
 	if ((dbg & POOL_DBG_COLD_FIRST) && count > 1) {
@@ -586,6 +638,7 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 	size_t got = 0, i;
 
 	/* from the cache first, then clusters from the shared lists or the OS layer */
+	mag_spill(ctx, slot);
 	while (got < n && tc->head) {
 		objs[got++] = tc->head;
 		tc->head = pool__link_get(tc->head, 0);
@@ -629,6 +682,13 @@ void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, vo
 {
 	struct pool_thread_caches *ctx = self->caches;
 	unsigned int slot = pool->ro.index;
+
+	/* a pool used in bulk gets its magazine, and the next bulk calls take the fast path */
+	if (!ctx->mag[slot] && n <= POOL_MAG_OBJECTS)
+		ctx->mag[slot] = pool__os_meta_alloc(sizeof(*ctx->mag[slot]), POOL_CACHE_LINE);
+	if (ctx->mag[slot] && tc_reserve(ctx, slot, (uint32_t)n, dbg) &&
+	    pool__tcache_free_bulk_fast(pool, objs, n))
+		return;
 	void *list = NULL;
 	size_t i, k = 0;
 
@@ -679,6 +739,7 @@ void pool__tcache_drain_pool(struct pool_head *pool)
 		if (!ctx)
 			continue;
 		pthread_mutex_lock(&ctx->lock);
+		mag_spill(ctx, slot);
 		tc = &ctx->tc[slot];
 		list = tc->head;
 		count = tc_count(ctx, slot);
@@ -741,6 +802,7 @@ void pool__tcache_fork_child(void)
 		for (s = 1; s < max; s++) {
 			struct pool_tcache *tc = &ctx->tc[s];
 
+			mag_spill(ctx, s);
 			if (tc->head && pool__slots[s])
 				release_objects(pool__slots[s], tc->head, tc_count(ctx, s), self->id,
 				                0, 0, 0);
@@ -749,7 +811,10 @@ void pool__tcache_fork_child(void)
 			ctx->limit[s] = 0;
 		}
 		registry[i] = NULL;
-		/* its thread does not exist here: its caches (and maybe a held lock) go */
+		/* its thread does not exist here: its caches go (a lock it held with them) */
+		for (s = 0; s < POOL_MAX_CACHED_POOLS; s++)
+			if (ctx->mag[s])
+				pool__os_meta_free(ctx->mag[s], sizeof(*ctx->mag[s]), POOL_CACHE_LINE);
 		pool__os_meta_free(ctx, sizeof(*ctx), POOL_CACHE_LINE);
 	}
 	/* the forking thread took the lock in fork_prepare(): it owns it in the child too */

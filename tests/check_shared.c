@@ -325,6 +325,53 @@ START_TEST(test_bulk_all_or_nothing_at_a_limit)
 }
 END_TEST
 
+/*
+ * The bulk magazine (the bulk calls' fast path) holds cached objects like the list does: single
+ * calls, eviction, flush, destroy and statistics see them.
+ */
+START_TEST(test_bulk_magazine_mixes_with_single_calls)
+{
+	struct pool_head *p = pool_create("bulkm", 64, 0);
+	void *objs[32], *more[32], *one, *kept;
+	struct pool_stats st;
+	unsigned int i, round;
+
+	for (round = 0; round < 100; round++) {
+		ck_assert_uint_eq(pool_alloc_bulk(p, objs, 32), 32);
+		for (i = 0; i < 32; i++)
+			memset(objs[i], (int)round, 64);
+		pool_free_bulk(p, objs, 32);          /* into the magazine after the first round */
+	}
+	st = test_stats(p);
+	ck_assert_uint_eq(st.used, st.cached);
+	ck_assert_uint_ge(st.cached, 32);
+	/* single allocations drain the magazine once the list is empty */
+	for (i = 0; i < 32; i++)
+		ck_assert_ptr_nonnull(more[i] = pool_alloc(p));
+	one = pool_alloc(p);
+	ck_assert_ptr_nonnull(one);
+	pool_free(p, one);
+	for (i = 0; i < 32; i++)
+		pool_free(p, more[i]);
+	/* a NULL among them: the slow path skips it */
+	ck_assert_uint_eq(pool_alloc_bulk(p, objs, 32), 32);
+	kept = objs[7];
+	objs[7] = NULL;
+	pool_free_bulk(p, objs, 32);
+	st = test_stats(p);
+	ck_assert_uint_eq(st.used - st.cached, 1);   /* `kept` is still handed out */
+	pool_thread_flush();                          /* the magazine is flushed too */
+	st = test_stats(p);
+	ck_assert_uint_eq(st.cached, 0);
+	ck_assert_uint_eq(st.used, 1);
+	ck_assert_int_eq(pool_destroy(p), -1);        /* one object is still out */
+	ck_assert_uint_eq(pool_alloc_bulk(p, objs, 16), 16);
+	pool_free_bulk(p, objs, 16);                  /* cached in the magazine: destroy drains it */
+	pool_free(p, kept);
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
 static void bulk_fail_child(void *arg)
 {
 	struct pool_head *p;
@@ -469,6 +516,7 @@ static Suite *shared_suite(void)
 
 	tc = tcase_create("Bulk");
 	tcase_add_test(tc, test_bulk_moves_clusters);
+	tcase_add_test(tc, test_bulk_magazine_mixes_with_single_calls);
 	tcase_add_test(tc, test_bulk_all_or_nothing_at_a_limit);
 	tcase_add_test(tc, test_bulk_all_or_nothing_under_fault_injection);
 	suite_add_tcase(s, tc);

@@ -3,7 +3,8 @@
  * Copyright (c) 2026 libpool developers
  *
  * pool-bench-malloc - pool-bench's child program for the general allocators: glibc, jemalloc,
- * tcmalloc and mimalloc, each through plain malloc()/free().
+ * tcmalloc and mimalloc, each through plain malloc()/free() (calloc() in `server`,
+ * aligned_alloc() for objects created with an alignment).
  *
  * This program links neither libpool nor jemalloc (mk/stress.mk builds it by itself), so
  * malloc() is glibc's unless the parent put an allocator in LD_PRELOAD: libjemalloc.so.2,
@@ -13,12 +14,15 @@
  * warns when a preload is missing), and answers "unavailable" otherwise.
  *
  * None of these allocators has a bulk API, so `bulk` allocates and frees 32 objects one by one.
+ * Threads are plain pthreads, placed by pool-bench.h like libpool's.
  */
 #include <dlfcn.h>
 
 #include "pool-bench.h"
 
 static size_t bk_size;
+static size_t bk_align;         /* 0: malloc(); else aligned_alloc(bk_align, bk_size) */
+static size_t bk_srv_sizes[SRV_CLASSES];
 
 /* A symbol only the allocator exports, to tell which one is loaded; NULL for glibc. */
 static const char *marker_of(const char *backend)
@@ -60,7 +64,17 @@ static int bk_setup(const struct bench_params *bp, char *why, size_t why_len)
 		}
 	}
 	bk_size = bp->size;
+	bk_align = bp->align;
+	if (bk_align) {
+		/* aligned_alloc() wants a multiple of the alignment: a pool rounds its stride too */
+		bk_size = (bk_size + bk_align - 1) / bk_align * bk_align;
+	}
 	return 0;
+}
+
+static int bk_run_workers(unsigned int n, void *(*fn)(void *), char *args, size_t stride)
+{
+	return bench_run_pthreads(n, fn, args, stride);
 }
 
 static void bk_thread_start(struct bk_thread *t)
@@ -76,7 +90,7 @@ static void bk_thread_stop(struct bk_thread *t)
 static inline void *bk_alloc(struct bk_thread *t)
 {
 	(void)t;
-	return malloc(bk_size);
+	return bk_align ? aligned_alloc(bk_align, bk_size) : malloc(bk_size);
 }
 
 static inline void bk_free(struct bk_thread *t, void *p)
@@ -106,6 +120,37 @@ static inline void bk_free_bulk(struct bk_thread *t, void **objs, unsigned int n
 }
 
 static void bk_teardown(void)
+{
+}
+
+/* server: the pools' sizes, through calloc() (the calloc-equivalent of pool_zalloc()). */
+static int bk_server_setup(const size_t *sizes, unsigned int n, char *why, size_t why_len)
+{
+	(void)why;
+	(void)why_len;
+	memcpy(bk_srv_sizes, sizes, n * sizeof(*sizes));
+	return 0;
+}
+
+static inline void *bk_server_zalloc(unsigned int cls)
+{
+	return calloc(1, bk_srv_sizes[cls]);
+}
+
+static inline void bk_server_free(unsigned int cls, void *p)
+{
+	(void)cls;
+	free(p);
+}
+
+/* A malloc does not say which allocations reached the system. */
+static int bk_server_os_allocs(uint64_t *objects)
+{
+	*objects = 0;
+	return -1;
+}
+
+static void bk_server_teardown(void)
 {
 }
 

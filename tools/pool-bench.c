@@ -3,28 +3,42 @@
  * Copyright (c) 2026 libpool developers
  *
  * pool-bench - libpool side by side with the allocators a user would pick instead: glibc malloc,
- * jemalloc, tcmalloc, mimalloc and DPDK's rte_mempool (`make bench`).
+ * jemalloc, tcmalloc, mimalloc and DPDK's rte_mempool (`make bench`). Manual: doc/pool-bench.1;
+ * method and latest figures: doc/benchmarks.md.
  *
  * Every measurement runs in a fresh child process (see pool-bench.h): this program itself for
  * libpool, pool-bench-malloc with the allocator in LD_PRELOAD for the general allocators, and
- * pool-bench-dpdk for DPDK. For each scenario and object size, the repetitions go round the
- * backends in a different order each time (rotated, and reversed every other round), so that
- * no backend always runs first or after the same neighbour; each figure is the median of the
- * repetitions. Backends that cannot run here are skipped with the reason.
+ * pool-bench-dpdk for DPDK. For each figure (scenario, size, backend), one calibration child
+ * finds how many units take about a third of a sample; every sample then times enough units to
+ * last at least --sample-ms (a sample that ends sooner is run again with more units, so the time
+ * is never capped and never short). The samples go round the backends in a different order each
+ * time (rotated, and reversed every other round), so that no backend always runs first or after
+ * the same neighbour. Each figure is the median of its samples, printed with their minimum and
+ * maximum; the JSON also holds the quartiles and every sample.
+ *
+ * The load average and the CPU model are read at the start (and the load again at the end) and
+ * printed in the header and the JSON; a load above 0.5 per PU draws a warning, because other
+ * processes then take CPU time from the threads being measured.
  *
  * `--instructions` runs the pair scenario of each backend under valgrind --tool=callgrind,
  * collecting only inside the measured loop (--toggle-collect=bench_pair_loop*), and prints the
- * instructions per allocation+free pair (`make bench-instructions`), also net of the same loop
- * without an allocator (the "loop" scenario of the children). libpool's child then
- * clears POOL_DBG_SANITIZER, which the library sets under any Valgrind tool for Memcheck's sake,
- * so that the count is that of the code that runs outside Valgrind.
+ * instructions per allocation+free pair, also net of the same loop without an allocator (the
+ * "loop" scenario of the children). libpool keeps its inline fast path under callgrind (only
+ * memcheck sends every call to the slow path), so the count is that of the code that runs
+ * outside Valgrind. A normal run counts libpool's pair this way too (when valgrind is
+ * installed), for the instruction target.
  *
- * Exit status: 0 done, 1 a backend failed or gnuplot/valgrind could not run, 2 bad usage.
+ * Exit status: 0 done; 1 a failure was found (a backend failed or crashed, an object came back
+ * corrupted, libpool could not run, a file could not be written); 2 bad usage; 3 a backend named
+ * with --backend, or a tool that --plot or --instructions needs, cannot run here.
  */
 #include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
 #include <spawn.h>
+#include <stddef.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <pool/pool.h>
 
@@ -41,6 +55,8 @@ extern char **environ;
 /* ------------------------------------------------------------------------------------------ */
 
 static struct pool_head *bk_pool;
+static struct pool_head *bk_srv_pools[SRV_CLASSES];
+static unsigned int bk_srv_n;
 
 static int bk_setup(const struct bench_params *bp, char *why, size_t why_len)
 {
@@ -48,20 +64,20 @@ static int bk_setup(const struct bench_params *bp, char *why, size_t why_len)
 		snprintf(why, why_len, "pool-bench serves libpool, not '%s'", bp->backend);
 		return -1;
 	}
-	/*
-	 * Under Valgrind the library turns on POOL_DBG_SANITIZER, which sends every call to the
-	 * slow path to annotate cached objects for Memcheck. Callgrind does not need that, and
-	 * `--instructions` means to count the code that runs outside Valgrind, so the parent asks
-	 * us (POOL_BENCH_CALLGRIND=1) to clear that bit before the first pool exists.
-	 */
-	if (getenv("POOL_BENCH_CALLGRIND"))
-		pool_debugging &= ~POOL_DBG_SANITIZER;
-	bk_pool = pool_create("bench", bp->size, 0);
+	if (bp->scenario == SC_SERVER)
+		return 0;
+	bk_pool = pool_create_aligned("bench", bp->size, bp->align, 0);
 	if (!bk_pool) {
-		snprintf(why, why_len, "pool_create(%zu): %s", bp->size, strerror(errno));
+		snprintf(why, why_len, "pool_create_aligned(%zu, %zu): %s", bp->size, bp->align,
+		         strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+static int bk_run_workers(unsigned int n, void *(*fn)(void *), char *args, size_t stride)
+{
+	return bench_run_pthreads(n, fn, args, stride);
 }
 
 static void bk_thread_start(struct bk_thread *t)
@@ -102,12 +118,67 @@ static inline void bk_free_bulk(struct bk_thread *t, void **objs, unsigned int n
 static void bk_teardown(void)
 {
 	pool_thread_flush();
-	pool_destroy(bk_pool);
+	if (bk_pool && pool_destroy(bk_pool) < 0)
+		bench_fail("pool_destroy(bench): %s (objects still handed out)", strerror(errno));
 	bk_pool = NULL;
 }
 
+/* server: one pool per size class, not merged with each other (no POOL_F_SHARED). */
+static int bk_server_setup(const size_t *sizes, unsigned int n, char *why, size_t why_len)
+{
+	char name[32];
+
+	for (bk_srv_n = 0; bk_srv_n < n; bk_srv_n++) {
+		snprintf(name, sizeof(name), "server-%zu", sizes[bk_srv_n]);
+		bk_srv_pools[bk_srv_n] = pool_create(name, sizes[bk_srv_n], 0);
+		if (!bk_srv_pools[bk_srv_n]) {
+			snprintf(why, why_len, "pool_create(%s): %s", name, strerror(errno));
+			bk_server_teardown();
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static inline void *bk_server_zalloc(unsigned int cls)
+{
+	return pool_zalloc(bk_srv_pools[cls]);
+}
+
+static inline void bk_server_free(unsigned int cls, void *p)
+{
+	pool_free(bk_srv_pools[cls], p);
+}
+
+/* Objects the server's pools took from the OS layer so far (struct pool_stats.os_allocs). */
+static int bk_server_os_allocs(uint64_t *objects)
+{
+	struct pool_stats st;
+	unsigned int i;
+
+	*objects = 0;
+	for (i = 0; i < bk_srv_n; i++) {
+		if (pool_get_stats(bk_srv_pools[i], &st) < 0)
+			return -1;
+		*objects += st.os_allocs;
+	}
+	return 0;
+}
+
+static void bk_server_teardown(void)
+{
+	pool_thread_flush();
+	while (bk_srv_n > 0) {
+		struct pool_head *p = bk_srv_pools[--bk_srv_n];
+
+		if (pool_destroy(p) < 0)
+			bench_fail("pool_destroy(%s): %s (objects still handed out)", pool_name(p),
+			           strerror(errno));
+	}
+}
+
 /* ------------------------------------------------------------------------------------------ */
-/* The parent                                                                                 */
+/* The parent: backends, rows and cells                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
 enum backend { BK_LIBPOOL, BK_GLIBC, BK_JEMALLOC, BK_TCMALLOC, BK_MIMALLOC, BK_DPDK, BK_COUNT };
@@ -128,39 +199,156 @@ static const struct backend_desc {
 	{ "dpdk", "pool-bench-dpdk", NULL, "libdpdk-dev (at build time)", 0 },
 };
 
-/* Rows of the table: a scenario at one thread count. */
-enum row { ROW_PAIR, ROW_BATCH, ROW_BULK, ROW_PIPELINE, ROW_THREADS_PU, ROW_THREADS_OVER,
-           ROW_COUNT };
+static const char *const bk_names[BK_COUNT] = {
+	"libpool", "glibc", "jemalloc", "tcmalloc", "mimalloc", "dpdk"
+};
 
-#define MAX_SIZES 8u
-#define MAX_REPS  101u
+/* Rows of the tables: a scenario at one thread count (and alignment). */
+enum row { ROW_PAIR, ROW_BATCH, ROW_BULK, ROW_PIPELINE, ROW_THREADS_PU, ROW_THREADS_OVER,
+           ROW_FSHARE, ROW_FSHARE_ALIGNED, ROW_SERVER0, ROW_SERVER1, ROW_SERVER2, ROW_COUNT };
+
+#define MAX_SIZES    8u
+#define MAX_REPS     101u
+#define MAX_SERVER   3u
+#define FS_SIZE      16u         /* false-sharing object size */
+#define MIN_REPS     7u          /* fewer samples than this: development figures */
+#define MIN_SAMPLE_MS 200.0      /* shorter samples than this: development figures */
 
 struct bench_opts {
 	unsigned int scenarios;     /* bits of enum bench_scenario */
 	unsigned int backends;      /* bits of enum backend */
+	unsigned int backends_given;
 	size_t sizes[MAX_SIZES];
 	unsigned int nsizes;
 	unsigned int reps;
-	uint64_t pairs;
-	unsigned int threads;       /* oversubscribed thread count */
+	double sample_ms;
+	uint64_t pairs;             /* --pairs: fixed count (no calibration); --instructions */
+	unsigned int threads;       /* oversubscribed thread count of `threads` */
+	unsigned int server_threads[MAX_SERVER];
+	unsigned int nserver;
 	unsigned int pus;
+	char pin[256];              /* normalised pin list, "" = not pinned */
 	const char *json;
 	const char *plot;
 	int instructions;
+	int placement;
 	int verbose;
+	int quick;
 	int sizes_given;
 };
 
+struct sample {
+	double ns;                  /* ns per unit */
+	double ms;                  /* length of the timed part */
+	double rss_mib;             /* server: peak RSS of the child */
+	double rss_base_mib;        /* server: RSS before the workload */
+	double rss_growth_mib;      /* server: peak minus before */
+	double os_warm, os_steady;  /* server, libpool: OS-layer share of allocations, or -1 */
+	double shared;              /* false-sharing: share of lines shared, or -1 */
+};
+
+/* Median, extremes and quartiles of a set of values. */
+struct spread {
+	double med, min, max, q1, q3;
+};
+
 struct cell {
-	double samples[MAX_REPS];
+	struct sample s[MAX_REPS];
 	unsigned int n;
-	double median;              /* ns per pair, 0: not measured */
+	uint64_t count;             /* units per sample (calibrated) */
+	unsigned int retries;       /* samples run again because they were too short */
+	struct spread ns, rss, rss_base, rss_growth, os_warm, os_steady, shared;
+	char placement[512];        /* first sample's "0:cpus 1:cpus ..." */
 };
 
 static struct cell cells[ROW_COUNT][MAX_SIZES][BK_COUNT];
 static char skipped[BK_COUNT][300];
 static int backend_failed[BK_COUNT];   /* failed rather than unavailable */
 static char self_dir[4096];
+
+/* Instruction counts of libpool's pair (callgrind), for the target; < 0: not measured. */
+static double insn_pair = -1, insn_loop = -1, insn_net = -1;
+static char insn_why[300];
+
+/* The machine, read at the start. */
+static struct machine {
+	char cpu[256];
+	char allowed[256];
+	char kernel[160];
+	char date[64];
+	double load_start[3], load_end[3];
+	double load_max;            /* highest 1-minute load average seen between two figures */
+	int load_warning;
+} mach;
+
+static enum bench_scenario row_scenario(enum row r)
+{
+	static const enum bench_scenario map[ROW_COUNT] = {
+		SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_THREADS, SC_FSHARE, SC_FSHARE,
+		SC_SERVER, SC_SERVER, SC_SERVER
+	};
+
+	return map[r];
+}
+
+static int row_is_server(enum row r)
+{
+	return r >= ROW_SERVER0 && r <= ROW_SERVER2;
+}
+
+/* Rows measured at each --size; the others at one size of their own. */
+static int row_sized(enum row r)
+{
+	return r <= ROW_THREADS_OVER;
+}
+
+static unsigned int row_nsizes(enum row r, const struct bench_opts *o)
+{
+	return row_sized(r) ? o->nsizes : 1;
+}
+
+static size_t row_size(enum row r, const struct bench_opts *o, unsigned int si)
+{
+	if (row_sized(r))
+		return o->sizes[si];
+	return row_is_server(r) ? 8 : FS_SIZE;
+}
+
+static size_t row_align(enum row r)
+{
+	return r == ROW_FSHARE_ALIGNED ? BENCH_LINE : 0;
+}
+
+static unsigned int row_threads(enum row r, const struct bench_opts *o)
+{
+	switch (r) {
+	case ROW_PIPELINE: return 2;
+	case ROW_THREADS_PU: return o->pus;
+	case ROW_THREADS_OVER: return o->threads;
+	case ROW_FSHARE:
+	case ROW_FSHARE_ALIGNED: return 2;
+	case ROW_SERVER0: return o->server_threads[0];
+	case ROW_SERVER1: return o->server_threads[1];
+	case ROW_SERVER2: return o->server_threads[2];
+	default: return 1;
+	}
+}
+
+static int row_wanted(enum row r, const struct bench_opts *o)
+{
+	if (!(o->scenarios & (1u << row_scenario(r))))
+		return 0;
+	if (row_is_server(r))
+		return (unsigned int)(r - ROW_SERVER0) < o->nserver;
+	if (r == ROW_THREADS_OVER)
+		return o->threads != o->pus;
+	return 1;
+}
+
+static int row_runs(enum row r, enum backend b)
+{
+	return !row_is_server(r) || b == BK_LIBPOOL || backends[b].general;
+}
 
 static void row_label(enum row r, const struct bench_opts *o, char *buf, size_t len)
 {
@@ -169,54 +357,54 @@ static void row_label(enum row r, const struct bench_opts *o, char *buf, size_t 
 	case ROW_BATCH: snprintf(buf, len, "batch"); break;
 	case ROW_BULK: snprintf(buf, len, "bulk"); break;
 	case ROW_PIPELINE: snprintf(buf, len, "pipeline"); break;
-	case ROW_THREADS_PU: snprintf(buf, len, "threads-%u", o->pus); break;
-	default: snprintf(buf, len, "threads-%u", o->threads); break;
+	case ROW_FSHARE: snprintf(buf, len, "false-sharing"); break;
+	case ROW_FSHARE_ALIGNED: snprintf(buf, len, "false-sharing-a64"); break;
+	default: snprintf(buf, len, "%s-%u", row_is_server(r) ? "server" : "threads",
+	                  row_threads(r, o)); break;
 	}
 }
 
-static enum bench_scenario row_scenario(enum row r)
+/* The unit of a row's figures. */
+static const char *row_unit(enum row r)
 {
-	static const enum bench_scenario map[ROW_COUNT] = {
-		SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_THREADS
-	};
-
-	return map[r];
-}
-
-/* Pairs per measurement: about the same wall time per scenario. */
-static uint64_t row_pairs(enum row r, const struct bench_opts *o)
-{
-	switch (r) {
-	case ROW_PIPELINE: return o->pairs / 8 ? o->pairs / 8 : 1;
-	case ROW_THREADS_PU: return o->pairs * o->pus;
-	case ROW_THREADS_OVER: return o->pairs * o->pus;
-	default: return o->pairs;
+	switch (row_scenario(r)) {
+	case SC_PIPELINE: return "ns per object passed";
+	case SC_SERVER: return "ns per allocation";
+	case SC_FSHARE: return "ns per write";
+	default: return "ns per alloc+free pair";
 	}
 }
 
-static unsigned int row_threads(enum row r, const struct bench_opts *o)
+/* A starting count for calibration: a few ms on any backend. */
+static uint64_t row_start_count(enum row r, const struct bench_opts *o)
 {
-	return r == ROW_THREADS_PU ? o->pus : r == ROW_THREADS_OVER ? o->threads : 1;
+	if (row_is_server(r))
+		return (uint64_t)SRV_MIN_ROUNDS * row_threads(r, o) * SRV_STEPS;
+	return row_scenario(r) == SC_PIPELINE ? 16384 : 65536;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Children                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
 
 /*
  * Run `argv` with LD_PRELOAD set to `preload` (or removed), its stdout read into out and its
  * stderr shown only with -v. Returns the exit status, or -1 if it could not be started.
  */
-static int run_child(char *const argv[], const char *preload, const char *extra_env,
-                     int verbose, char *out, size_t out_len)
+static int run_child(char *const argv[], const char *preload, int verbose, char *out,
+                     size_t out_len)
 {
 	posix_spawn_file_actions_t fa;
 	char **envp;
 	size_t n = 0, i, j = 0, got = 0;
 	char preload_env[512];
-	int pipefd[2], status, rc;
+	int pipefd[2], status = 0, rc;
 	pid_t pid;
 	ssize_t r;
 
 	while (environ[n])
 		n++;
-	envp = calloc(n + 3, sizeof(*envp));
+	envp = calloc(n + 2, sizeof(*envp));
 	if (!envp)
 		return -1;
 	for (i = 0; i < n; i++)
@@ -226,8 +414,6 @@ static int run_child(char *const argv[], const char *preload, const char *extra_
 		snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s", preload);
 		envp[j++] = preload_env;
 	}
-	if (extra_env)
-		envp[j++] = (char *)extra_env;
 	envp[j] = NULL;
 	if (pipe(pipefd) < 0) {
 		free(envp);
@@ -263,20 +449,37 @@ static int run_child(char *const argv[], const char *preload, const char *extra_
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* The last line of a child's output that starts with ok/unavailable/error. */
-static const char *result_line(char *out)
+/* The last result line of a child's output; *placement gets its placement line, if any. */
+static const char *result_line(char *out, const char **placement)
 {
 	char *line = NULL, *p = out;
 
+	*placement = NULL;
 	while (p && *p) {
 		if (!strncmp(p, "ok ", 3) || !strncmp(p, "unavailable ", 12) ||
 		    !strncmp(p, "error ", 6))
 			line = p;
+		else if (!strncmp(p, "placement ", 10))
+			*placement = p + 10;
 		p = strchr(p, '\n');
 		if (p)
 			*p++ = 0;
 	}
-	return line ? line : "error the child printed no result";
+	return line ? line : "error the child printed no result (it crashed?)";
+}
+
+/* The value of `key=` in a result line, or `def`. */
+static double field(const char *line, const char *key, double def)
+{
+	size_t len = strlen(key);
+	const char *p = line;
+
+	while ((p = strstr(p, key))) {
+		if ((p == line || p[-1] == ' ') && p[len] == '=')
+			return strtod(p + len + 1, NULL);
+		p += len;
+	}
+	return def;
 }
 
 /* Next to this program (the build tree), else where `make install` puts the helpers. */
@@ -287,13 +490,20 @@ static void child_path(enum backend b, char *buf, size_t len)
 		snprintf(buf, len, "%s/%s", POOL_BENCH_HELPER_DIR, backends[b].program);
 }
 
-/* One measurement; returns ns per pair, or -1 (and fills skipped[b]) when the backend fails. */
-static double measure(const struct bench_opts *o, enum backend b, enum row r, size_t size)
+/*
+ * One child run of row r at size index si for backend b, over `count` units (calibrate_ms > 0:
+ * growing until a run lasts that long). Returns 0 with *s filled, or -1 (and fills skipped[b])
+ * when the backend cannot run or failed.
+ */
+static int measure(const struct bench_opts *o, enum backend b, enum row r, unsigned int si,
+                   uint64_t count, double calibrate_ms, struct sample *s, char *placement,
+                   size_t placement_len)
 {
-	char prog[4200], sz[32], pairs[32], threads[16], out[4096];
-	char *argv[8];
-	const char *line;
-	int rc;
+	char prog[4200], sz[32], cnt[32], threads[16], pin[300], align[32], calib[48];
+	char out[8192];
+	char *argv[12];
+	const char *line, *pl;
+	int rc, argc = 0;
 
 	child_path(b, prog, sizeof(prog));
 	if (access(prog, X_OK) != 0) {
@@ -301,31 +511,75 @@ static double measure(const struct bench_opts *o, enum backend b, enum row r, si
 		         b == BK_DPDK ? "libdpdk-dev is not installed" : strerror(errno));
 		return -1;
 	}
-	snprintf(sz, sizeof(sz), "%zu", size);
-	snprintf(pairs, sizeof(pairs), "%llu", (unsigned long long)row_pairs(r, o));
+	snprintf(sz, sizeof(sz), "%zu", row_size(r, o, si));
+	snprintf(cnt, sizeof(cnt), "%llu", (unsigned long long)count);
 	snprintf(threads, sizeof(threads), "%u", row_threads(r, o));
-	argv[0] = prog;
-	argv[1] = "--child";
-	argv[2] = (char *)backends[b].name;
-	argv[3] = (char *)bench_scenario_names[row_scenario(r)];
-	argv[4] = sz;
-	argv[5] = pairs;
-	argv[6] = threads;
-	argv[7] = NULL;
-	rc = run_child(argv, backends[b].preload, NULL, o->verbose, out, sizeof(out));
-	line = result_line(out);
-	if (rc == 0 && !strncmp(line, "ok ", 3))
-		return strtod(line + 3, NULL);
-	if (!strncmp(line, "unavailable ", 12))
+	argv[argc++] = prog;
+	argv[argc++] = "--child";
+	argv[argc++] = (char *)backends[b].name;
+	argv[argc++] = (char *)bench_scenario_names[row_scenario(r)];
+	argv[argc++] = sz;
+	argv[argc++] = cnt;
+	argv[argc++] = threads;
+	if (o->pin[0]) {
+		snprintf(pin, sizeof(pin), "pin=%s", o->pin);
+		argv[argc++] = pin;
+	}
+	if (row_align(r)) {
+		snprintf(align, sizeof(align), "align=%zu", row_align(r));
+		argv[argc++] = align;
+	}
+	if (calibrate_ms > 0) {
+		snprintf(calib, sizeof(calib), "calibrate=%.1f", calibrate_ms);
+		argv[argc++] = calib;
+	}
+	argv[argc] = NULL;
+	rc = run_child(argv, backends[b].preload, o->verbose, out, sizeof(out));
+	line = result_line(out, &pl);
+	if (rc == 0 && !strncmp(line, "ok ", 3)) {
+		double units = field(line, "units", 0), os_w = field(line, "os_warm", -1);
+
+		memset(s, 0, sizeof(*s));
+		s->ns = field(line, "ns", 0);
+		s->ms = field(line, "elapsed_ms", 0);
+		s->rss_mib = field(line, "rss_kb", 0) / 1024;
+		s->rss_base_mib = field(line, "base_kb", 0) / 1024;
+		s->rss_growth_mib = s->rss_mib - s->rss_base_mib;
+		if (s->rss_growth_mib < 0)
+			s->rss_growth_mib = 0;
+		s->shared = field(line, "shared", -1);
+		s->os_warm = s->os_steady = -1;
+		if (os_w >= 0) {
+			double aw = field(line, "allocs_warm", 0), aa = field(line, "allocs_all", 0);
+			double oa = field(line, "os_all", 0);
+
+			s->os_warm = aw > 0 ? os_w / aw : -1;
+			s->os_steady = aa > aw ? (oa - os_w) / (aa - aw) : -1;
+		}
+		if (pl && placement)
+			snprintf(placement, placement_len, "%s", pl);
+		if (!units || s->ns <= 0) {
+			backend_failed[b] = 1;
+			snprintf(skipped[b], sizeof(skipped[b]), "its child reported no work: %.200s",
+			         line);
+			return -1;
+		}
+		return 0;
+	}
+	if (!strncmp(line, "unavailable ", 12)) {
 		snprintf(skipped[b], sizeof(skipped[b]), "%.200s (Debian package: %s)", line + 12,
 		         backends[b].package);
-	else {
+	} else {
 		backend_failed[b] = 1;
-		snprintf(skipped[b], sizeof(skipped[b]), "failed (exit %d): %s", rc,
+		snprintf(skipped[b], sizeof(skipped[b]), "failed (exit %d): %.250s", rc,
 		         !strncmp(line, "error ", 6) ? line + 6 : line);
 	}
 	return -1;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Statistics                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -334,27 +588,136 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(const double *v, unsigned int n)
+/* Quantile q of sorted v[0..n-1], linear between closest ranks (Hyndman & Fan type 7). */
+static double quantile(const double *v, unsigned int n, double q)
 {
-	double s[MAX_REPS];
+	double pos = q * (n - 1);
+	unsigned int lo = (unsigned int)pos;
 
-	if (!n)
-		return 0;
-	memcpy(s, v, n * sizeof(*s));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	if (lo + 1 >= n)
+		return v[n - 1];
+	return v[lo] + (pos - lo) * (v[lo + 1] - v[lo]);
 }
 
-static int row_wanted(enum row r, const struct bench_opts *o)
+/* The spread of the values at byte offset `off` of each sample (values < 0 are left out). */
+static struct spread spread_of(const struct cell *c, size_t off)
 {
-	return !!(o->scenarios & (1u << row_scenario(r)));
+	double v[MAX_REPS];
+	struct spread sp = { -1, -1, -1, -1, -1 };
+	unsigned int i, n = 0;
+
+	for (i = 0; i < c->n; i++) {
+		double x = *(const double *)((const char *)&c->s[i] + off);
+
+		if (x >= 0)
+			v[n++] = x;
+	}
+	if (!n)
+		return sp;
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	sp.med = quantile(v, n, 0.5);
+	sp.q1 = quantile(v, n, 0.25);
+	sp.q3 = quantile(v, n, 0.75);
+	sp.min = v[0];
+	sp.max = v[n - 1];
+	return sp;
+}
+
+static void cell_summarise(struct cell *c)
+{
+	c->ns = spread_of(c, offsetof(struct sample, ns));
+	c->rss = spread_of(c, offsetof(struct sample, rss_mib));
+	c->rss_base = spread_of(c, offsetof(struct sample, rss_base_mib));
+	c->rss_growth = spread_of(c, offsetof(struct sample, rss_growth_mib));
+	c->os_warm = spread_of(c, offsetof(struct sample, os_warm));
+	c->os_steady = spread_of(c, offsetof(struct sample, os_steady));
+	c->shared = spread_of(c, offsetof(struct sample, shared));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Running everything                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+static void progress(const struct bench_opts *o, enum row r, unsigned int si, const char *what,
+                     enum backend b)
+{
+	char label[32];
+
+	if (!isatty(STDERR_FILENO))
+		return;
+	row_label(r, o, label, sizeof(label));
+	fprintf(stderr, "\r  %-18s %6zu  %-12s %-9s", label, row_size(r, o, si), what,
+	        backends[b].name);
+}
+
+/* Calibrate a cell: the units that make one sample last about 1.3 x --sample-ms. */
+static int calibrate(const struct bench_opts *o, enum backend b, enum row r, unsigned int si)
+{
+	struct cell *c = &cells[r][si][b];
+	struct sample s;
+
+	if (o->pairs) {
+		c->count = o->pairs;
+		return 0;
+	}
+	if (measure(o, b, r, si, row_start_count(r, o), o->sample_ms / 3, &s, NULL, 0) < 0)
+		return -1;
+	c->count = (uint64_t)(o->sample_ms * 1.3e6 / s.ns);
+	if (c->count < 1)
+		c->count = 1;
+	return 0;
+}
+
+/* One sample of a cell; a sample shorter than --sample-ms is run again with more units. */
+static int sample(const struct bench_opts *o, enum backend b, enum row r, unsigned int si)
+{
+	struct cell *c = &cells[r][si][b];
+	struct sample s;
+	unsigned int tries;
+
+	for (tries = 0;; tries++) {
+		if (measure(o, b, r, si, c->count, 0, &s, c->n ? NULL : c->placement,
+		            sizeof(c->placement)) < 0)
+			return -1;
+		if (o->pairs || s.ms >= o->sample_ms || tries == 4)
+			break;
+		c->count = (uint64_t)((double)c->count * 1.3 * o->sample_ms /
+		                      (s.ms > 0.01 ? s.ms : 0.01)) + 1;
+		c->retries++;
+	}
+	c->s[c->n++] = s;
+	return 0;
+}
+
+/* The 1-, 5- and 15-minute load averages (-1 where unknown). */
+static void read_loadavg(double load[3])
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	load[0] = load[1] = load[2] = -1;
+	if (!f)
+		return;
+	if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3)
+		load[0] = load[1] = load[2] = -1;
+	fclose(f);
+}
+
+/* Between two figures: keep the highest load average, warn once it passes 0.5 per PU. */
+static void note_load(const struct bench_opts *o)
+{
+	double load[3];
+
+	read_loadavg(load);
+	if (load[0] > mach.load_max)
+		mach.load_max = load[0];
+	if (load[0] > 0.5 * o->pus)
+		mach.load_warning = 1;
 }
 
 static void run_all(const struct bench_opts *o)
 {
 	enum backend order[BK_COUNT];
 	unsigned int nb = 0, rep, i, k, si;
-	int tty = isatty(STDERR_FILENO);
 	enum row r;
 
 	for (i = 0; i < BK_COUNT; i++)
@@ -363,254 +726,698 @@ static void run_all(const struct bench_opts *o)
 	for (r = 0; r < ROW_COUNT; r++) {
 		if (!row_wanted(r, o))
 			continue;
-		for (si = 0; si < o->nsizes; si++) {
+		for (si = 0; si < row_nsizes(r, o); si++) {
+			for (k = 0; k < nb; k++) {
+				enum backend b = order[k];
+
+				if (skipped[b][0] || !row_runs(r, b))
+					continue;
+				progress(o, r, si, "calibrate", b);
+				calibrate(o, b, r, si);
+			}
 			for (rep = 0; rep < o->reps; rep++) {
 				for (k = 0; k < nb; k++) {
 					/* rotate by rep, reversed every other round */
 					unsigned int idx = (k + rep) % nb;
 					enum backend b = order[rep % 2 ? nb - 1 - idx : idx];
-					struct cell *c = &cells[r][si][b];
-					double ns;
-					char label[32];
+					char what[32];
 
-					if (skipped[b][0])
+					if (skipped[b][0] || !row_runs(r, b))
 						continue;
-					if (tty) {
-						row_label(r, o, label, sizeof(label));
-						fprintf(stderr, "\r  %-12s %6zu  rep %u/%u  %-9s", label,
-						        o->sizes[si], rep + 1, o->reps, backends[b].name);
-					}
-					ns = measure(o, b, r, o->sizes[si]);
-					if (ns >= 0)
-						c->samples[c->n++] = ns;
+					snprintf(what, sizeof(what), "sample %u/%u", rep + 1, o->reps);
+					progress(o, r, si, what, b);
+					sample(o, b, r, si);
 				}
 			}
-			for (k = 0; k < nb; k++) {
-				struct cell *c = &cells[r][si][order[k]];
-
-				c->median = median(c->samples, c->n);
-			}
+			for (k = 0; k < nb; k++)
+				cell_summarise(&cells[r][si][order[k]]);
+			note_load(o);
 		}
 	}
-	if (tty)
-		fprintf(stderr, "\r%60s\r", "");
+	if (isatty(STDERR_FILENO))
+		fprintf(stderr, "\r%70s\r", "");
 }
 
-static void cpu_model(char *buf, size_t len)
+/* ------------------------------------------------------------------------------------------ */
+/* The machine                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+static void read_machine(const struct bench_opts *o)
 {
 	FILE *f = fopen("/proc/cpuinfo", "r");
 	char line[512];
+	struct utsname un;
+	cpu_set_t set;
+	time_t now = time(NULL);
+	struct tm tm;
 
-	snprintf(buf, len, "unknown CPU");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
+	snprintf(mach.cpu, sizeof(mach.cpu), "unknown CPU");
+	while (f && fgets(line, sizeof(line), f)) {
 		if (!strncmp(line, "model name", 10)) {
 			char *p = strchr(line, ':');
 
 			if (p) {
 				p += 1 + strspn(p + 1, " \t");
 				p[strcspn(p, "\n")] = 0;
-				snprintf(buf, len, "%s", p);
+				snprintf(mach.cpu, sizeof(mach.cpu), "%s", p);
 			}
 			break;
 		}
 	}
-	fclose(f);
+	if (f)
+		fclose(f);
+	snprintf(mach.allowed, sizeof(mach.allowed), "?");
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		bench_format_cpuset(&set, mach.allowed, sizeof(mach.allowed));
+	snprintf(mach.kernel, sizeof(mach.kernel), "?");
+	if (uname(&un) == 0)
+		snprintf(mach.kernel, sizeof(mach.kernel), "%s %s", un.sysname, un.release);
+	gmtime_r(&now, &tm);
+	strftime(mach.date, sizeof(mach.date), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	read_loadavg(mach.load_start);
+	mach.load_max = mach.load_start[0];
+	mach.load_warning = mach.load_start[0] > 0.5 * o->pus;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Output: table                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A figure with 3 significant digits or so. */
+static void fmt_num(char *buf, size_t len, double v)
+{
+	if (v >= 1000)
+		snprintf(buf, len, "%.0f", v);
+	else if (v >= 100)
+		snprintf(buf, len, "%.1f", v);
+	else if (v >= 10)
+		snprintf(buf, len, "%.2f", v);
+	else
+		snprintf(buf, len, "%.3f", v);
+}
+
+/* "median [min-max]" */
+static void fmt_spread(char *buf, size_t len, const struct spread *sp)
+{
+	char a[24], b[24], c[24];
+
+	if (sp->med < 0) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	fmt_num(a, sizeof(a), sp->med);
+	fmt_num(b, sizeof(b), sp->min);
+	fmt_num(c, sizeof(c), sp->max);
+	snprintf(buf, len, "%s [%s-%s]", a, b, c);
+}
+
+static void print_header(const struct bench_opts *o)
+{
+	printf("pool-bench, libpool %s, on %s (%s), %u PUs, CPUs allowed %s; %s\n", pool_version(),
+	       mach.cpu, mach.kernel, o->pus, mach.allowed, mach.date);
+	printf("load average at start %.2f %.2f %.2f, at end %.2f %.2f %.2f, at most %.2f in "
+	       "between; threads ", mach.load_start[0], mach.load_start[1], mach.load_start[2],
+	       mach.load_end[0], mach.load_end[1], mach.load_end[2], mach.load_max);
+	if (o->pin[0])
+		printf("pinned: worker i on CPU i of %s\n", o->pin);
+	else
+		printf("not pinned (every thread may run on every allowed CPU)\n");
+	if (o->pairs)
+		printf("%u samples per figure, each %llu units (--pairs: no calibration)\n", o->reps,
+		       (unsigned long long)o->pairs);
+	else
+		printf("%u samples per figure, each at least %.0f ms of timed work; median "
+		       "[min-max] of the samples\n", o->reps, o->sample_ms);
+	if (mach.load_warning)
+		printf("WARNING: the load average (up to %.2f) was above 0.5 per PU (%u PUs): other "
+		       "processes took CPU time from the measured threads; these figures are noisy\n",
+		       mach.load_max, o->pus);
+	if (o->quick || o->reps < MIN_REPS || (!o->pairs && o->sample_ms < MIN_SAMPLE_MS) ||
+	    o->pairs)
+		printf("NOTE: fewer than %u samples or samples shorter than %.0f ms: figures for "
+		       "development, not for publication\n", MIN_REPS, MIN_SAMPLE_MS);
 }
 
 static void print_table(const struct bench_opts *o)
 {
 	unsigned int si, b;
-	char label[32], cpu[256];
+	char label[32], txt[128];
 	enum row r;
+	int any = 0;
 
-	cpu_model(cpu, sizeof(cpu));
-	printf("pool-bench: %s, %u PUs; median of %u runs, ns per alloc+free pair "
-	       "(lower is better), (x) = ratio to libpool\n", cpu, o->pus, o->reps);
-	printf("%-12s %6s", "scenario", "size");
-	for (b = 0; b < BK_COUNT; b++)
-		if (o->backends & (1u << b))
-			printf(" %17s", backends[b].name);
-	printf("\n");
+	for (r = 0; r < ROW_COUNT && !any; r++)
+		any = row_wanted(r, o) && !row_is_server(r);
+	if (any) {
+		printf("\n%-18s %6s", "scenario", "size");
+		for (b = 0; b < BK_COUNT; b++)
+			if (o->backends & (1u << b))
+				printf(" %22s", backends[b].name);
+		printf("\n");
+	}
 	for (r = 0; r < ROW_COUNT; r++) {
-		if (!row_wanted(r, o))
+		if (!row_wanted(r, o) || row_is_server(r))
 			continue;
 		row_label(r, o, label, sizeof(label));
-		for (si = 0; si < o->nsizes; si++) {
-			double base = cells[r][si][BK_LIBPOOL].median;
-
-			printf("%-12s %6zu", label, o->sizes[si]);
+		for (si = 0; si < row_nsizes(r, o); si++) {
+			printf("%-18s %6zu", label, row_size(r, o, si));
 			for (b = 0; b < BK_COUNT; b++) {
-				double v = cells[r][si][b].median;
-				char txt[32];
-
 				if (!(o->backends & (1u << b)))
 					continue;
-				if (!v)
-					snprintf(txt, sizeof(txt), "-");
-				else if (base && b != BK_LIBPOOL)
-					snprintf(txt, sizeof(txt), "%.2f (%.2fx)", v, v / base);
-				else
-					snprintf(txt, sizeof(txt), "%.2f", v);
-				printf(" %17s", txt);
+				fmt_spread(txt, sizeof(txt), &cells[r][si][b].ns);
+				printf(" %22s", cells[r][si][b].n ? txt : "-");
 			}
 			printf("\n");
 		}
 	}
-	for (b = 0; b < BK_COUNT; b++)
-		if ((o->backends & (1u << b)) && skipped[b][0])
-			printf("skipped %s: %s\n", backends[b].name, skipped[b]);
+	if (any)
+		printf("units: ns per alloc+free pair; pipeline: ns per object passed from one thread "
+		       "to the other;\nfalse-sharing: ns per write (2 threads, 16-byte objects; -a64: "
+		       "created with 64-byte alignment)\n");
+	if (row_wanted(ROW_FSHARE, o)) {
+		printf("false-sharing, share of a thread's objects on a cache line the other thread "
+		       "writes:");
+		for (b = 0; b < BK_COUNT; b++) {
+			const struct cell *u = &cells[ROW_FSHARE][0][b];
+			const struct cell *a = &cells[ROW_FSHARE_ALIGNED][0][b];
+
+			if (!u->n)
+				continue;
+			printf(" %s %.0f%%", backends[b].name, 100 * u->shared.med);
+			if (a->n)
+				printf("/%.0f%%", 100 * a->shared.med);
+		}
+		printf(" (unaligned/a64)\n");
+	}
 }
 
-/* The fastest general malloc in a cell row, or 0. */
-static double fastest_malloc(enum row r, unsigned int si, enum backend *which)
+/* The fastest general malloc of a row (by median), or NULL. */
+static const struct cell *fastest_malloc(enum row r, unsigned int si, enum backend *which)
 {
-	double best = 0;
+	const struct cell *best = NULL;
 	unsigned int b;
 
 	for (b = 0; b < BK_COUNT; b++) {
-		double v = cells[r][si][b].median;
+		const struct cell *c = &cells[r][si][b];
 
-		if (backends[b].general && v && (!best || v < best)) {
-			best = v;
+		if (backends[b].general && c->n && (!best || c->ns.med < best->ns.med)) {
+			best = c;
 			*which = (enum backend)b;
 		}
 	}
 	return best;
 }
 
-struct target {
-	char text[200];
-	int known, met;
-};
-
-static unsigned int eval_targets(const struct bench_opts *o, struct target *t, unsigned int max)
+/* The general malloc with the smallest median peak RSS in a server row, or NULL. */
+static const struct cell *leanest_malloc(enum row r, enum backend *which)
 {
-	unsigned int n = 0, si;
+	const struct cell *best = NULL;
+	unsigned int b;
 
-	for (si = 0; si < o->nsizes && n + 5 <= max; si++) {
-		double lp = cells[ROW_PAIR][si][BK_LIBPOOL].median;
-		double lb = cells[ROW_BATCH][si][BK_LIBPOOL].median;
-		enum backend w = BK_GLIBC;
-		double f;
-		size_t sz = o->sizes[si];
+	for (b = 0; b < BK_COUNT; b++) {
+		const struct cell *c = &cells[r][0][b];
 
-		f = fastest_malloc(ROW_PAIR, si, &w);
-		if (lp && f) {
-			t[n].known = 1;
-			t[n].met = lp <= 0.5 * f;
-			snprintf(t[n++].text, sizeof(t[0].text), "pair %zu B: libpool %.2f ns = %.2fx "
-			         "the fastest malloc (%s %.2f ns); target <= 0.5x", sz, lp, lp / f,
-			         backends[w].name, f);
-		}
-		f = cells[ROW_PAIR][si][BK_DPDK].median;
-		if (lp && f) {
-			t[n].known = 1;
-			t[n].met = lp <= f;
-			snprintf(t[n++].text, sizeof(t[0].text), "pair %zu B: libpool %.2f ns = %.2fx "
-			         "DPDK's cached get+put (%.2f ns); target <= 1.0x", sz, lp, lp / f, f);
-		}
-		f = fastest_malloc(ROW_BATCH, si, &w);
-		if (lb && f) {
-			t[n].known = 1;
-			t[n].met = lb <= 0.5 * f;
-			snprintf(t[n++].text, sizeof(t[0].text), "batch %zu B: libpool %.2f ns = "
-			         "%.2fx the fastest malloc (%s %.2f ns); target <= 0.5x", sz, lb, lb / f,
-			         backends[w].name, f);
-		}
-		f = cells[ROW_PIPELINE][si][BK_JEMALLOC].median;
-		lp = cells[ROW_PIPELINE][si][BK_LIBPOOL].median;
-		if (lp && f) {
-			t[n].known = 1;
-			t[n].met = lp <= f;
-			snprintf(t[n++].text, sizeof(t[0].text), "pipeline %zu B: libpool %.2f Mops/s "
-			         "= %.2fx jemalloc's %.2f Mops/s; target >= 1.0x", sz, 1e3 / lp, f / lp,
-			         1e3 / f);
-		}
-		f = cells[ROW_THREADS_PU][si][BK_LIBPOOL].median;
-		if (lb && f) {
-			t[n].known = 1;
-			t[n].met = lb / f >= 1.8;
-			snprintf(t[n++].text, sizeof(t[0].text), "threads %zu B: %u PUs give %.2fx the "
-			         "single-thread batch throughput (%.2f vs %.2f ns/pair); target >= 1.8x",
-			         sz, o->pus, lb / f, f, lb);
+		if (backends[b].general && c->n && (!best || c->rss.med < best->rss.med)) {
+			best = c;
+			*which = (enum backend)b;
 		}
 	}
-	return n;
+	return best;
 }
 
-static void print_targets(const struct bench_opts *o)
+static void fmt_share(char *buf, size_t len, const struct spread *sp)
 {
-	struct target t[MAX_SIZES * 5];
-	unsigned int n = eval_targets(o, t, MAX_SIZES * 5), i;
+	if (sp->med < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.2f%% [%.2f-%.2f]", 100 * sp->med, 100 * sp->min,
+		         100 * sp->max);
+}
 
-	if (!n)
+static void print_server(const struct bench_opts *o)
+{
+	enum row r;
+	unsigned int b;
+
+	if (!row_wanted(ROW_SERVER0, o))
 		return;
-	printf("\ntargets (doc/benchmarks.md):\n");
-	for (i = 0; i < n; i++)
-		printf("  %-6s %s\n", t[i].met ? "met" : "MISSED", t[i].text);
+	printf("\nserver: mimalloc test-stress's shape on pools: %u pools of 8 B..16 KiB, "
+	       "pool_zalloc/calloc, random lifetimes in %u slots\nper thread, 1/4 of the objects "
+	       "freed by another thread, threads created and joined in rounds of %u allocations\n"
+	       "per thread; objects checked when freed\n", SRV_CLASSES, SRV_SLOTS, SRV_STEPS);
+	printf("%-10s %-9s %21s %6s %21s %6s %21s %20s %20s\n", "row", "backend",
+	       "ns per allocation", "x best", "peak RSS MiB", "x lean", "RSS growth MiB",
+	       "OS share, warm-up", "OS share, steady");
+	for (r = ROW_SERVER0; r <= ROW_SERVER2; r++) {
+		enum backend fw = BK_GLIBC, lw = BK_GLIBC;
+		const struct cell *f, *l;
+		char label[32];
+
+		if (!row_wanted(r, o))
+			continue;
+		row_label(r, o, label, sizeof(label));
+		f = fastest_malloc(r, 0, &fw);
+		l = leanest_malloc(r, &lw);
+		for (b = 0; b < BK_COUNT; b++) {
+			const struct cell *c = &cells[r][0][b];
+			char t[128], rss[128], gr[128], ow[64], os[64], xf[16] = "-", xl[16] = "-";
+
+			if (!(o->backends & (1u << b)) || !row_runs(r, (enum backend)b))
+				continue;
+			if (!c->n) {
+				printf("%-10s %-9s %21s\n", label, backends[b].name, "-");
+				continue;
+			}
+			fmt_spread(t, sizeof(t), &c->ns);
+			fmt_spread(rss, sizeof(rss), &c->rss);
+			fmt_spread(gr, sizeof(gr), &c->rss_growth);
+			fmt_share(ow, sizeof(ow), &c->os_warm);
+			fmt_share(os, sizeof(os), &c->os_steady);
+			if (f)
+				snprintf(xf, sizeof(xf), "%.2fx", c->ns.med / f->ns.med);
+			if (l)
+				snprintf(xl, sizeof(xl), "%.2fx", c->rss.med / l->rss.med);
+			printf("%-10s %-9s %21s %6s %21s %6s %21s %20s %20s\n", label, backends[b].name, t,
+			       xf, rss, xl, gr, ow, os);
+		}
+	}
+	printf("x best: to the fastest general malloc; x lean: to the smallest peak RSS of a "
+	       "general malloc; RSS growth: peak minus\nthe RSS before the workload (without "
+	       "the program and its libraries); OS share: libpool's allocations that reached\n"
+	       "its OS layer (pool_stats.os_allocs), in the first round and in the others\n");
+}
+
+static void print_skipped(const struct bench_opts *o)
+{
+	unsigned int b;
+
+	for (b = 0; b < BK_COUNT; b++)
+		if ((o->backends & (1u << b)) && skipped[b][0])
+			printf("%s %s: %s\n", backend_failed[b] ? "FAILED" : "skipped", backends[b].name,
+			       skipped[b]);
+}
+
+static void print_placement(const struct bench_opts *o)
+{
+	unsigned int b;
+	char label[32];
+	enum row r;
+
+	printf("\nplacement: Cpus_allowed_list of each worker thread, read by the thread from "
+	       "/proc/thread-self/status\n");
+	for (r = 0; r < ROW_COUNT; r++) {
+		if (!row_wanted(r, o))
+			continue;
+		row_label(r, o, label, sizeof(label));
+		for (b = 0; b < BK_COUNT; b++)
+			if (cells[r][0][b].n)
+				printf("  %-18s %-9s %s\n", label, backends[b].name,
+				       cells[r][0][b].placement);
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Targets                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+struct target {
+	char name[80];              /* short, stable: "pair 64 B vs fastest malloc" */
+	char text[300];             /* what was compared */
+	const char *source;         /* "issue 12" or "earlier" */
+	double ratio, lo, hi;       /* measured (medians) and the range the samples allow */
+	double limit;
+	int at_least;               /* 1: ratio must be >= limit, 0: <= limit */
+	int met;
+	enum { T_RATIO, T_COUNT, T_SHARE } kind;   /* x-fold, a plain count, a fraction */
+};
+
+#define MAX_TARGETS 64u
+
+static unsigned int ntargets;
+static struct target targets[MAX_TARGETS];
+
+static struct target *add_target(const char *source, double limit, int at_least)
+{
+	struct target *t;
+
+	if (ntargets == MAX_TARGETS)
+		return NULL;
+	t = &targets[ntargets++];
+	memset(t, 0, sizeof(*t));
+	t->source = source;
+	t->limit = limit;
+	t->at_least = at_least;
+	t->lo = t->hi = -1;
+	return t;
+}
+
+/* Target "a / b <= limit" (or >=) between two cells' ns spreads. */
+static void ratio_target(const char *source, const struct spread *a, const struct spread *b,
+                         double limit, int at_least, const char *name, const char *text)
+{
+	struct target *t;
+
+	if (a->med <= 0 || b->med <= 0 || !(t = add_target(source, limit, at_least)))
+		return;
+	t->ratio = a->med / b->med;
+	t->lo = a->min / b->max;
+	t->hi = a->max / b->min;
+	t->met = at_least ? t->ratio >= limit : t->ratio <= limit;
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	snprintf(t->text, sizeof(t->text), "%s", text);
+}
+
+/*
+ * The targets that compare two figures of the same size: libpool's figure of row `row` with
+ * the figure of backend `other` (BK_COUNT: the fastest general malloc) of row `other_row`.
+ * A throughput target (at_least) compares other/libpool instead.
+ */
+static const struct size_target {
+	const char *source;
+	enum row row, other_row;
+	enum backend other;
+	double limit;
+	int at_least;
+	const char *what;           /* name after "<row> <size> B" */
+} size_targets[] = {
+	{ "issue 12", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.45, 0, "<= 0.45x fastest malloc" },
+	{ "issue 12", ROW_PIPELINE, ROW_PIPELINE, BK_DPDK, 1.0, 0, "<= 1.0x DPDK" },
+	{ "issue 12", ROW_BULK, ROW_BULK, BK_DPDK, 1.0, 0, "<= 1.0x DPDK" },
+	{ "earlier", ROW_PAIR, ROW_PAIR, BK_DPDK, 1.0, 0, "<= 1.0x DPDK" },
+	{ "earlier", ROW_BATCH, ROW_BATCH, BK_COUNT, 0.5, 0, "<= 0.5x fastest malloc" },
+	{ "earlier", ROW_PIPELINE, ROW_PIPELINE, BK_JEMALLOC, 1.0, 0, "<= 1.0x jemalloc" },
+	{ "earlier", ROW_THREADS_PU, ROW_BATCH, BK_LIBPOOL, 1.8, 1,
+	  ">= 1.8x one thread's throughput" },
+};
+
+static void eval_size_target(const struct bench_opts *o, const struct size_target *st,
+                             unsigned int si)
+{
+	const struct cell *lp = &cells[st->row][si][BK_LIBPOOL], *x;
+	enum backend w = st->other;
+	char label[32], name[80], text[300];
+
+	if (st->other == BK_COUNT)
+		x = fastest_malloc(st->other_row, si, &w);
+	else
+		x = &cells[st->other_row][si][st->other];
+	if (!lp->n || !x || !x->n || (st->at_least && o->pus < 2))
+		return;
+	row_label(st->row, o, label, sizeof(label));
+	snprintf(name, sizeof(name), "%s%s %zu B %s", label,
+	         st->row == ROW_BULK ? "-32" : "", o->sizes[si], st->what);
+	if (st->at_least) {
+		snprintf(text, sizeof(text), "%s %.3g ns on 1 thread, %.3g ns on %u", backends[w].name,
+		         x->ns.med, lp->ns.med, row_threads(st->row, o));
+		ratio_target(st->source, &x->ns, &lp->ns, st->limit, 1, name, text);
+	} else {
+		snprintf(text, sizeof(text), "libpool %.3g ns, %s %.3g ns (%s)", lp->ns.med,
+		         backends[w].name, x->ns.med, row_unit(st->row));
+		ratio_target(st->source, &lp->ns, &x->ns, st->limit, 0, name, text);
+	}
+}
+
+static void eval_targets(const struct bench_opts *o)
+{
+	unsigned int si, i;
+	char name[80], text[300];
+	enum row r;
+
+	ntargets = 0;
+	for (i = 0; i < sizeof(size_targets) / sizeof(size_targets[0]); i++) {
+		if (!strcmp(size_targets[i].source, "earlier"))
+			continue;
+		for (si = 0; si < o->nsizes; si++)
+			eval_size_target(o, &size_targets[i], si);
+	}
+	if (insn_pair >= 0) {
+		struct target *t = add_target("issue 12", 20, 0);
+
+		if (t) {
+			t->kind = T_COUNT;
+			t->ratio = t->lo = t->hi = insn_net;
+			t->met = t->ratio <= 20;
+			snprintf(t->name, sizeof(t->name), "pair 64 B <= 20 instructions net");
+			snprintf(t->text, sizeof(t->text), "callgrind: %.2f per pair, %.2f of them the "
+			         "loop's own", insn_pair, insn_loop);
+		}
+	}
+	for (r = ROW_SERVER0; r <= ROW_SERVER2; r++) {
+		const struct cell *lp = &cells[r][0][BK_LIBPOOL], *f, *l;
+		enum backend fw = BK_GLIBC, lw = BK_GLIBC;
+		unsigned int th = row_threads(r, o);
+
+		if (!row_wanted(r, o) || !lp->n)
+			continue;
+		f = fastest_malloc(r, 0, &fw);
+		l = leanest_malloc(r, &lw);
+		if (f) {
+			snprintf(name, sizeof(name), "server %u threads <= 1.0x fastest malloc", th);
+			snprintf(text, sizeof(text), "libpool %.1f ns, %s %.1f ns per allocation",
+			         lp->ns.med, backends[fw].name, f->ns.med);
+			ratio_target("issue 12", &lp->ns, &f->ns, 1.0, 0, name, text);
+		}
+		if (l) {
+			snprintf(name, sizeof(name), "server %u threads peak RSS <= 1.3x leanest malloc",
+			         th);
+			snprintf(text, sizeof(text), "libpool %.1f MiB, %s %.1f MiB", lp->rss.med,
+			         backends[lw].name, l->rss.med);
+			ratio_target("issue 12", &lp->rss, &l->rss, 1.3, 0, name, text);
+		}
+		if (lp->os_steady.med >= 0) {
+			struct target *t = add_target("issue 12", 0.01, 0);
+
+			if (t) {
+				t->kind = T_SHARE;
+				t->ratio = lp->os_steady.med;
+				t->lo = lp->os_steady.min;
+				t->hi = lp->os_steady.max;
+				t->met = t->ratio <= 0.01;
+				snprintf(t->name, sizeof(t->name), "server %u threads OS-layer share, "
+				         "steady <= 1%%", th);
+				snprintf(t->text, sizeof(t->text), "%.2f%% of allocations after the warm-up "
+				         "round (%.2f%% in it)", 100 * lp->os_steady.med,
+				         100 * lp->os_warm.med);
+			}
+		}
+	}
+	/* targets set before issue 12, kept while they say something */
+	for (i = 0; i < sizeof(size_targets) / sizeof(size_targets[0]); i++) {
+		if (strcmp(size_targets[i].source, "earlier"))
+			continue;
+		for (si = 0; si < o->nsizes; si++)
+			eval_size_target(o, &size_targets[i], si);
+	}
+}
+
+static void print_targets(void)
+{
+	unsigned int i;
+	const char *src = NULL;
+
+	if (!ntargets)
+		return;
+	for (i = 0; i < ntargets; i++) {
+		const struct target *t = &targets[i];
+		int straddle = t->lo >= 0 && t->lo <= t->limit && t->hi >= t->limit && t->lo != t->hi;
+
+		if (!src || strcmp(src, t->source)) {
+			src = t->source;
+			printf("\ntargets (%s):\n", !strcmp(src, "issue 12") ?
+			       "issue 12, server-grade shared tier" : "set before issue 12");
+		}
+		if (t->kind == T_SHARE)
+			printf("  %-6s %-52s %.2f%% [%.2f-%.2f%%]; %s%s\n", t->met ? "met" : "MISSED",
+			       t->name, 100 * t->ratio, 100 * t->lo, 100 * t->hi, t->text,
+			       straddle ? " (within the spread)" : "");
+		else if (t->kind == T_COUNT)
+			printf("  %-6s %-52s %.2f; %s\n", t->met ? "met" : "MISSED", t->name, t->ratio,
+			       t->text);
+		else
+			printf("  %-6s %-52s %.2fx [%.2f-%.2fx]; %s%s\n", t->met ? "met" : "MISSED",
+			       t->name, t->ratio, t->lo, t->hi, t->text,
+			       straddle ? " (within the spread)" : "");
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Output: JSON                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A JSON string (RFC 8259 section 7): quotes, backslash and control characters escaped. */
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		switch (c) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\b': fputs("\\b", f); break;
+		case '\f': fputs("\\f", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (c < 0x20)
+				fprintf(f, "\\u%04x", c);
+			else
+				fputc(c, f);
+		}
+	}
+	fputc('"', f);
+}
+
+/* A number, or null when it was not measured (< 0). */
+static void json_num(FILE *f, double v)
+{
+	if (v < 0 || !isfinite(v))
+		fputs("null", f);
+	else
+		fprintf(f, "%.6g", v);
+}
+
+static void json_spread(FILE *f, const char *key, const struct spread *sp)
+{
+	fprintf(f, ", \"%s\": {\"median\": ", key);
+	json_num(f, sp->med);
+	fputs(", \"min\": ", f);
+	json_num(f, sp->min);
+	fputs(", \"max\": ", f);
+	json_num(f, sp->max);
+	fputs(", \"q1\": ", f);
+	json_num(f, sp->q1);
+	fputs(", \"q3\": ", f);
+	json_num(f, sp->q3);
+	fputc('}', f);
+}
+
+static void json_cell(FILE *f, const struct bench_opts *o, enum row r, unsigned int si,
+                      enum backend b)
+{
+	const struct cell *c = &cells[r][si][b];
+	char label[32];
+	unsigned int k;
+
+	row_label(r, o, label, sizeof(label));
+	fputs("{\"scenario\": ", f);
+	json_string(f, label);
+	fprintf(f, ", \"kind\": \"%s\", \"threads\": %u, ", bench_scenario_names[row_scenario(r)],
+	        row_threads(r, o));
+	if (row_is_server(r))
+		fputs("\"size\": null", f);
+	else
+		fprintf(f, "\"size\": %zu", row_size(r, o, si));
+	fprintf(f, ", \"align\": %zu, \"backend\": ", row_align(r));
+	json_string(f, backends[b].name);
+	fputs(", \"unit\": ", f);
+	json_string(f, row_unit(r));
+	fprintf(f, ", \"units_per_sample\": %llu, \"short_samples_rerun\": %u",
+	        (unsigned long long)c->count, c->retries);
+	json_spread(f, "ns", &c->ns);
+	fputs(", \"samples\": [", f);
+	for (k = 0; k < c->n; k++)
+		fprintf(f, "%s%.6g", k ? ", " : "", c->s[k].ns);
+	fputs("], \"sample_ms\": [", f);
+	for (k = 0; k < c->n; k++)
+		fprintf(f, "%s%.2f", k ? ", " : "", c->s[k].ms);
+	fputc(']', f);
+	if (row_is_server(r)) {
+		json_spread(f, "peak_rss_mib", &c->rss);
+		json_spread(f, "rss_before_mib", &c->rss_base);
+		json_spread(f, "rss_growth_mib", &c->rss_growth);
+		json_spread(f, "os_share_warmup", &c->os_warm);
+		json_spread(f, "os_share_steady", &c->os_steady);
+	}
+	if (row_scenario(r) == SC_FSHARE)
+		json_spread(f, "shared_lines", &c->shared);
+	fputs(", \"placement\": ", f);
+	json_string(f, c->placement);
+	fputc('}', f);
 }
 
 static int write_json(const struct bench_opts *o)
 {
 	FILE *f = fopen(o->json, "w");
-	struct target t[MAX_SIZES * 5];
-	unsigned int n, i, si, b, k;
-	char cpu[256], label[32];
-	int first = 1;
+	unsigned int i, si, b, first = 1;
 	enum row r;
 
 	if (!f) {
 		fprintf(stderr, "pool-bench: cannot write '%s': %s\n", o->json, strerror(errno));
 		return -1;
 	}
-	cpu_model(cpu, sizeof(cpu));
-	fprintf(f, "{\n  \"cpu\": \"%s\",\n  \"pus\": %u,\n  \"repetitions\": %u,\n"
-	        "  \"pairs\": %llu,\n  \"unit\": \"ns per alloc+free pair (median)\",\n"
-	        "  \"results\": [\n", cpu, o->pus, o->reps, (unsigned long long)o->pairs);
+	fputs("{\n  \"tool\": \"pool-bench\",\n  \"version\": ", f);
+	json_string(f, pool_version());
+	fputs(",\n  \"date\": ", f);
+	json_string(f, mach.date);
+	fputs(",\n  \"cpu\": ", f);
+	json_string(f, mach.cpu);
+	fputs(",\n  \"kernel\": ", f);
+	json_string(f, mach.kernel);
+	fprintf(f, ",\n  \"pus\": %u,\n  \"cpus_allowed\": ", o->pus);
+	json_string(f, mach.allowed);
+	fputs(",\n  \"pin\": ", f);
+	if (o->pin[0])
+		json_string(f, o->pin);
+	else
+		fputs("null", f);
+	fprintf(f, ",\n  \"load_average_start\": [%.2f, %.2f, %.2f],\n"
+	        "  \"load_average_end\": [%.2f, %.2f, %.2f],\n  \"load_average_max\": %.2f,\n"
+	        "  \"load_warning\": %s,\n"
+	        "  \"samples_per_figure\": %u,\n  \"min_sample_ms\": %.1f,\n"
+	        "  \"fixed_units\": %llu,\n  \"quick\": %s,\n  \"results\": [",
+	        mach.load_start[0], mach.load_start[1], mach.load_start[2], mach.load_end[0],
+	        mach.load_end[1], mach.load_end[2], mach.load_max,
+	        mach.load_warning ? "true" : "false",
+	        o->reps, o->pairs ? 0.0 : o->sample_ms, (unsigned long long)o->pairs,
+	        o->quick ? "true" : "false");
 	for (r = 0; r < ROW_COUNT; r++) {
 		if (!row_wanted(r, o))
 			continue;
-		row_label(r, o, label, sizeof(label));
-		for (si = 0; si < o->nsizes; si++)
+		for (si = 0; si < row_nsizes(r, o); si++)
 			for (b = 0; b < BK_COUNT; b++) {
-				struct cell *c = &cells[r][si][b];
-				double base = cells[r][si][BK_LIBPOOL].median;
-
-				if (!c->median)
+				if (!cells[r][si][b].n)
 					continue;
-				fprintf(f, "%s    {\"scenario\": \"%s\", \"threads\": %u, \"size\": %zu, "
-				        "\"backend\": \"%s\", \"ns_per_pair\": %.4f, \"mops_per_s\": %.3f, "
-				        "\"ratio_to_libpool\": %.4f, \"samples\": [", first ? "" : ",\n",
-				        label, row_threads(r, o), o->sizes[si], backends[b].name,
-				        c->median, 1e3 / c->median, base ? c->median / base : 0);
-				for (k = 0; k < c->n; k++)
-					fprintf(f, "%s%.4f", k ? ", " : "", c->samples[k]);
-				fprintf(f, "]}");
+				fputs(first ? "\n    " : ",\n    ", f);
+				json_cell(f, o, r, si, (enum backend)b);
 				first = 0;
 			}
 	}
-	fprintf(f, "\n  ],\n  \"skipped\": {");
+	fputs("\n  ],\n  \"instructions\": ", f);
+	if (insn_pair >= 0)
+		fprintf(f, "{\"backend\": \"libpool\", \"size\": 64, \"per_pair\": %.3f, "
+		        "\"loop\": %.3f, \"net\": %.3f}", insn_pair, insn_loop, insn_net);
+	else {
+		fputs("{\"skipped\": ", f);
+		json_string(f, insn_why[0] ? insn_why : "not asked");
+		fputc('}', f);
+	}
+	fputs(",\n  \"skipped\": {", f);
 	for (b = 0, first = 1; b < BK_COUNT; b++)
 		if (skipped[b][0]) {
-			const char *p;
-
-			fprintf(f, "%s\"%s\": \"", first ? "" : ", ", backends[b].name);
-			for (p = skipped[b]; *p; p++)
-				if (*p == '"' || *p == '\\')
-					fprintf(f, "\\%c", *p);
-				else if ((unsigned char)*p >= 0x20)
-					fputc(*p, f);
-			fputc('"', f);
+			fputs(first ? "" : ", ", f);
+			json_string(f, backends[b].name);
+			fputs(": ", f);
+			json_string(f, skipped[b]);
 			first = 0;
 		}
-	fprintf(f, "},\n  \"targets\": [");
-	n = eval_targets(o, t, MAX_SIZES * 5);
-	for (i = 0; i < n; i++)
-		fprintf(f, "%s\n    {\"met\": %s, \"text\": \"%s\"}", i ? "," : "",
-		        t[i].met ? "true" : "false", t[i].text);
-	fprintf(f, "\n  ]\n}\n");
+	fputs("},\n  \"targets\": [", f);
+	for (i = 0; i < ntargets; i++) {
+		const struct target *t = &targets[i];
+
+		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+		json_string(f, t->name);
+		fputs(", \"source\": ", f);
+		json_string(f, t->source);
+		fprintf(f, ", \"met\": %s, \"measured\": %.6g, \"range\": [%.6g, %.6g], "
+		        "\"limit\": %g, \"direction\": \"%s\", \"unit\": \"%s\", \"text\": ",
+		        t->met ? "true" : "false", t->ratio, t->lo, t->hi, t->limit,
+		        t->at_least ? ">=" : "<=", t->kind == T_RATIO ? "ratio" :
+		        t->kind == T_SHARE ? "fraction" : "instructions");
+		json_string(f, t->text);
+		fputc('}', f);
+	}
+	fputs("\n  ]\n}\n", f);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "pool-bench: cannot write '%s': %s\n", o->json, strerror(errno));
 		return -1;
@@ -618,13 +1425,50 @@ static int write_json(const struct bench_opts *o)
 	return 0;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Output: plot                                                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Does backend b have figures in the server rows (server != 0) or in any row? */
+static int plot_has(const struct bench_opts *o, enum backend b, int server)
+{
+	unsigned int si;
+	enum row r;
+
+	if (!(o->backends & (1u << b)))
+		return 0;
+	for (r = 0; r < ROW_COUNT; r++)
+		if (row_wanted(r, o) && (!server || row_is_server(r)))
+			for (si = 0; si < row_nsizes(r, o); si++)
+				if (cells[r][si][b].n)
+					return 1;
+	return 0;
+}
+
+/* The plot command of one panel: a histogram with error bars, a column triple per backend. */
+static void plot_panel(FILE *gp, const struct bench_opts *o, const char *block, int server)
+{
+	unsigned int b, col = 2;
+
+	fputs("plot", gp);
+	for (b = 0; b < BK_COUNT; b++)
+		if (plot_has(o, (enum backend)b, server)) {
+			fprintf(gp, "%s %s using %u:%u:%u%s title '%s'", col > 2 ? "," : "", block, col,
+			        col + 1, col + 2, col == 2 ? ":xtic(1)" : "", backends[b].name);
+			col += 3;
+		}
+	fputc('\n', gp);
+}
+
 /*
- * Throughput (million pairs per second) by scenario/size and backend, drawn by gnuplot from a
- * script on its standard input, the data inline (a gnuplot 5 data block): no temporary file.
+ * Two panels drawn by gnuplot from a script on its standard input, the data inline (gnuplot 5
+ * data blocks, no temporary file): throughput of every row by backend, with the samples'
+ * extremes as error bars; and the server's peak RSS by thread count and backend.
  */
 static int write_plot(const struct bench_opts *o)
 {
-	unsigned int si, b, col = 2;
+	int server = row_wanted(ROW_SERVER0, o);
+	unsigned int si, b;
 	char label[32];
 	FILE *gp;
 	enum row r;
@@ -636,66 +1480,92 @@ static int write_plot(const struct bench_opts *o)
 		fprintf(stderr, "pool-bench: cannot run gnuplot: %s\n", strerror(errno));
 		return -1;
 	}
-	fprintf(gp, "$data << EOD\n# row");
-	for (b = 0; b < BK_COUNT; b++)
-		if (o->backends & (1u << b))
-			fprintf(gp, " %s", backends[b].name);
-	fprintf(gp, "\n");
+	fputs("$tp << EOD\n", gp);
 	for (r = 0; r < ROW_COUNT; r++) {
 		if (!row_wanted(r, o))
 			continue;
 		row_label(r, o, label, sizeof(label));
-		for (si = 0; si < o->nsizes; si++) {
-			fprintf(gp, "%s/%zu", label, o->sizes[si]);
-			for (b = 0; b < BK_COUNT; b++)
-				if (o->backends & (1u << b)) {
-					double v = cells[r][si][b].median;
+		for (si = 0; si < row_nsizes(r, o); si++) {
+			if (row_sized(r))
+				fprintf(gp, "%s/%zu", label, row_size(r, o, si));
+			else
+				fprintf(gp, "%s", label);
+			for (b = 0; b < BK_COUNT; b++) {
+				const struct cell *c = &cells[r][si][b];
 
-					if (v)
-						fprintf(gp, " %.3f", 1e3 / v);
-					else
-						fprintf(gp, " ?");
-				}
-			fprintf(gp, "\n");
+				if (!plot_has(o, (enum backend)b, 0))
+					continue;
+				if (c->n)
+					fprintf(gp, " %.4f %.4f %.4f", 1e3 / c->ns.med, 1e3 / c->ns.max,
+					        1e3 / c->ns.min);
+				else
+					fputs(" ? ? ?", gp);
+			}
+			fputc('\n', gp);
 		}
 	}
-	fprintf(gp, "EOD\n");
-	fprintf(gp, "set terminal pngcairo size 1400,600 font ',10'\nset output '%s'\n"
-	        "set title 'pool-bench: throughput by scenario/size (higher is better)'\n"
-	        "set ylabel 'million alloc+free pairs per second (log)'\nset logscale y\n"
-	        "set datafile missing '?'\nset style data histograms\n"
-	        "set style histogram clustered gap 1\nset style fill solid 0.8 border -1\n"
-	        "set key outside right top\nset xtics rotate by -40 scale 0\nset grid ytics\n"
-	        "plot", o->plot);
-	for (b = 0; b < BK_COUNT; b++)
-		if (o->backends & (1u << b)) {
-			fprintf(gp, "%s $data using %u%s title '%s'", col > 2 ? "," : "", col,
-			        col == 2 ? ":xtic(1)" : "", backends[b].name);
-			col++;
+	fputs("EOD\n$rss << EOD\n", gp);
+	for (r = ROW_SERVER0; r <= ROW_SERVER2; r++) {
+		if (!row_wanted(r, o))
+			continue;
+		row_label(r, o, label, sizeof(label));
+		fputs(label, gp);
+		for (b = 0; b < BK_COUNT; b++) {
+			const struct cell *c = &cells[r][0][b];
+
+			if (!plot_has(o, (enum backend)b, 1))
+				continue;
+			if (c->n)
+				fprintf(gp, " %.3f %.3f %.3f", c->rss.med, c->rss.min, c->rss.max);
+			else
+				fputs(" ? ? ?", gp);
 		}
-	fprintf(gp, "\n");
+		fputc('\n', gp);
+	}
+	fprintf(gp, "EOD\nset terminal pngcairo size 1500,%d font ',10'\nset output '%s'\n"
+	        "set datafile missing '?'\nset style data histograms\n"
+	        "set style histogram errorbars gap 1 lw 1\nset style fill solid 0.8 border -1\n"
+	        "set key outside right top\nset xtics rotate by -40 scale 0\nset grid ytics\n",
+	        server ? 1100 : 650, o->plot);
+	if (server)
+		fputs("set multiplot layout 2,1\n", gp);
+	fprintf(gp, "set title \"pool-bench: throughput, median of %u samples, bars from the slowest "
+	        "to the fastest sample (higher is better)\\nload average %.2f at start, at most "
+	        "%.2f, on %u PUs; %s\"\nset ylabel 'million operations per second (log)'\n"
+	        "set logscale y\n", o->reps, mach.load_start[0], mach.load_max, o->pus, mach.cpu);
+	plot_panel(gp, o, "$tp", 0);
+	if (server) {
+		fputs("set title 'server: peak RSS of the child process (lower is better)'\n"
+		      "unset logscale y\nset ylabel 'MiB'\nset yrange [0:*]\n", gp);
+		plot_panel(gp, o, "$rss", 1);
+		fputs("unset multiplot\n", gp);
+	}
 	rc = pclose(gp);
 	if (rc != 0) {
 		fprintf(stderr, "pool-bench: gnuplot failed (status %d); is the Debian package "
-		        "'gnuplot' installed?\n", rc);
+		        "'gnuplot-nox' installed?\n", rc);
 		return -1;
 	}
 	printf("plot written to %s\n", o->plot);
 	return 0;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Instructions (callgrind)                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
 /*
  * One callgrind run of `prog --child backend scenario size pairs 1`, counting only inside the
- * functions named `toggle`. Returns 0 with *total instructions over *done pairs, or -1 with
- * the reason in why.
+ * functions named `toggle`. Returns 0 with *total instructions over *done pairs; -1 with the
+ * reason in why when the run failed; -2 when valgrind itself cannot run.
  */
 static int callgrind_count(const struct bench_opts *o, enum backend b, const char *scenario,
                            const char *toggle, size_t size, unsigned long long *total,
                            unsigned long long *done, char *why, size_t why_len)
 {
 	char prog[4200], sz[32], pairs[32], outfile[64], of[96], tg[96], out[4096], line[512];
-	char *argv[13], *endp;
-	const char *res;
+	char *argv[13];
+	const char *res, *pl;
 	FILE *f;
 	int rc;
 
@@ -722,15 +1592,17 @@ static int callgrind_count(const struct bench_opts *o, enum backend b, const cha
 	argv[10] = pairs;
 	argv[11] = "1";
 	argv[12] = NULL;
-	rc = run_child(argv, backends[b].preload, "POOL_BENCH_CALLGRIND=1", o->verbose, out,
-	               sizeof(out));
-	res = result_line(out);
+	rc = run_child(argv, backends[b].preload, o->verbose, out, sizeof(out));
+	res = result_line(out, &pl);
 	if (rc != 0 || strncmp(res, "ok ", 3) != 0) {
-		snprintf(why, why_len, "%s", rc == 127 || rc < 0 ?
-		         "valgrind could not run (install the Debian package 'valgrind')" :
-		         strncmp(res, "error the child printed", 23) ? res :
-		         "valgrind failed (run with -v to see why)");
 		unlink(outfile);
+		if (rc == 127 || rc < 0) {
+			snprintf(why, why_len, "valgrind could not run (install the Debian package "
+			         "'valgrind')");
+			return -2;
+		}
+		snprintf(why, why_len, "%s", strncmp(res, "error the child printed", 23) ? res :
+		         "valgrind failed (run with -v to see why)");
 		return -1;
 	}
 	*total = 0;
@@ -741,10 +1613,67 @@ static int callgrind_count(const struct bench_opts *o, enum backend b, const cha
 	if (f)
 		fclose(f);
 	unlink(outfile);
-	strtod(res + 3, &endp);
-	*done = strtoull(endp, NULL, 10);
+	*done = (unsigned long long)field(res, "units", 0);
 	if (!*done)
 		*done = o->pairs;
+	return 0;
+}
+
+/* Under a sanitizer the children cannot run under Valgrind. */
+static int sanitizer_build(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(undefined_behavior_sanitizer)
+	return 1;
+#else
+	return 0;
+#endif
+#else
+	return 0;
+#endif
+}
+
+/* libpool's pair under callgrind, for the instruction target; 0, or -2 if valgrind is missing. */
+/*
+ * Instructions per pair net of the loop's own, to the hundredth as printed: the loops are
+ * called once per 4096 pairs, and those calls leave a few thousandths per pair that say
+ * nothing about the allocator.
+ */
+static double net_per_pair(unsigned long long total, unsigned long long done,
+                           unsigned long long base_total, unsigned long long base_done)
+{
+	double net = (double)total / (double)done;
+
+	if (base_done)
+		net -= (double)base_total / (double)base_done;
+	return round(net * 100) / 100;
+}
+
+static int count_libpool_pair(const struct bench_opts *o)
+{
+	unsigned long long total, done, base_total, base_done;
+	struct bench_opts co = *o;
+	int rc;
+
+	co.pairs = 1000000;
+	if (sanitizer_build()) {
+		snprintf(insn_why, sizeof(insn_why), "a sanitizer build cannot run under valgrind");
+		return 0;
+	}
+	rc = callgrind_count(&co, BK_LIBPOOL, "loop", "bench_loop_loop*", 64, &base_total,
+	                     &base_done, insn_why, sizeof(insn_why));
+	if (rc < 0)
+		return rc == -2 ? -2 : 0;
+	rc = callgrind_count(&co, BK_LIBPOOL, "pair", "bench_pair_loop*", 64, &total, &done,
+	                     insn_why, sizeof(insn_why));
+	if (rc < 0)
+		return rc == -2 ? -2 : 0;
+	insn_loop = (double)base_total / (double)base_done;
+	insn_pair = (double)total / (double)done;
+	insn_net = net_per_pair(total, done, base_total, base_done);
 	return 0;
 }
 
@@ -754,15 +1683,20 @@ static int callgrind_count(const struct bench_opts *o, enum backend b, const cha
  */
 static int run_instructions(const struct bench_opts *o)
 {
-	unsigned long long total, done;
+	unsigned long long total, done, base_total = 0, base_done = 0;
 	double base = 0;
 	char why[512];
 	unsigned int b, si;
-	int bad = 0;
+	int bad = 0, rc;
 
-	if (callgrind_count(o, BK_LIBPOOL, "loop", "bench_loop_loop*", 64, &total, &done, why,
-	                    sizeof(why)) == 0)
-		base = (double)total / (double)done;
+	rc = callgrind_count(o, BK_LIBPOOL, "loop", "bench_loop_loop*", 64, &base_total,
+	                     &base_done, why, sizeof(why));
+	if (rc == -2) {
+		fprintf(stderr, "pool-bench: %s\n", why);
+		return BENCH_EXIT_UNAVAILABLE;
+	}
+	if (rc == 0)
+		base = (double)base_total / (double)base_done;
 	else
 		printf("loop baseline skipped: %s\n", why);
 	printf("pool-bench: instructions per alloc+free pair in the pair loop (callgrind); the "
@@ -772,7 +1706,7 @@ static int run_instructions(const struct bench_opts *o)
 	       "per pair", "net");
 	for (si = 0; si < o->nsizes; si++)
 		for (b = 0; b < BK_COUNT; b++) {
-			double per;
+			double per, net;
 
 			if (!(o->backends & (1u << b)))
 				continue;
@@ -784,42 +1718,60 @@ static int run_instructions(const struct bench_opts *o)
 				continue;
 			}
 			per = (double)total / (double)done;
+			net = net_per_pair(total, done, base_total, base_done);
 			printf("%-10s %6zu %10llu %14llu %10.2f %8.2f%s\n", backends[b].name,
-			       o->sizes[si], done, total, per, per - base,
-			       b == BK_LIBPOOL ? (per - base <= 20 ? "  (target net <= 20: met)" :
+			       o->sizes[si], done, total, per, net,
+			       b == BK_LIBPOOL ? (net <= 20 ? "  (target net <= 20: met)" :
 			                          "  (target net <= 20: MISSED)") : "");
 		}
-	return bad ? 1 : 0;
+	return bad ? BENCH_EXIT_FAILED : 0;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* Command line                                                                               */
+/* ------------------------------------------------------------------------------------------ */
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: pool-bench [--scenario LIST] [--size LIST] [--backend LIST] [--reps N]\n"
-	        "                  [--pairs N] [--threads N] [--json FILE] [--plot FILE.png]\n"
-	        "                  [--instructions] [-v]\n"
-	        "  --scenario LIST  among pair,batch,bulk,pipeline,threads (default: all)\n"
-	        "  --size LIST      object sizes in bytes, 16..1048576 (default: 64,192,16384)\n"
-	        "  --backend LIST   among libpool,glibc,jemalloc,tcmalloc,mimalloc,dpdk\n"
-	        "                   (default: all)\n"
-	        "  --reps N         runs per figure, 1..%u; each figure is their median (default 5)\n"
-	        "  --pairs N        alloc+free pairs per run, 64..10^10 (default 2000000; pipeline\n"
-	        "                   runs N/8, threads N per PU)\n"
-	        "  --threads N      the oversubscribed thread count of `threads`, 1..%u (default 48)\n"
-	        "  --json FILE      also write the results as JSON\n"
-	        "  --plot FILE.png  draw throughput by backend and scenario with gnuplot\n"
-	        "  --instructions   count instructions per pair of the pair scenario under\n"
-	        "                   valgrind --tool=callgrind (default --pairs 1000000, size 64)\n"
-	        "  -v               show the children's stderr\n"
-	        "Exit status: 0 done, 1 a backend or tool failed, 2 bad usage.\n",
-	        MAX_REPS, BENCH_MAX_THREADS);
+	        "usage: pool-bench [options]\n"
+	        "Measure libpool side by side with glibc, jemalloc, tcmalloc, mimalloc and DPDK.\n"
+	        "  --scenario LIST     among pair,batch,bulk,pipeline,threads,server,false-sharing\n"
+	        "                      (default: all)\n"
+	        "  --size LIST         object sizes in bytes, 16..1048576 (default: 64,192,16384)\n"
+	        "  --backend LIST      among libpool,glibc,jemalloc,tcmalloc,mimalloc,dpdk (default:\n"
+	        "                      all; those that cannot run here are skipped)\n"
+	        "  --reps N            samples per figure, 1..%u (default %u)\n"
+	        "  --sample-ms MS      least timed work per sample, 1..60000 ms (default %.0f)\n"
+	        "  --threads N         the oversubscribed thread count of `threads`, 1..%u\n"
+	        "                      (default 48)\n"
+	        "  --server-threads LIST  thread counts of `server`, up to %u (default: 2,8,4x PUs)\n"
+	        "  --pin CPU-LIST      run worker i of every backend on CPU i of the list (modulo\n"
+	        "                      its length), e.g. 0,1 (default: not pinned)\n"
+	        "  --quick             development run: 3 samples of 20 ms, size 64, server at 2\n"
+	        "                      threads, threads at %u (options after it override)\n"
+	        "  --pairs N           a fixed count of units per sample instead of calibration,\n"
+	        "                      64..10^10; with --instructions: pairs counted (default 10^6)\n"
+	        "  --json FILE         also write the results as JSON\n"
+	        "  --plot FILE.png     draw throughput and server RSS with gnuplot\n"
+	        "  --instructions      count instructions per pair of the pair scenario of each\n"
+	        "                      backend under valgrind --tool=callgrind\n"
+	        "  --placement         print each worker thread's Cpus_allowed_list\n"
+	        "  -v, --verbose       show the children's stderr\n"
+	        "  -h, --help          this text\n"
+	        "  -V, --version       the version\n"
+	        "Child programs: next to pool-bench, else in %s.\n"
+	        "Exit status: 0 done, 1 a failure was found, 2 bad usage, 3 a backend named with\n"
+	        "--backend or a tool that --plot/--instructions needs cannot run here.\n",
+	        MAX_REPS, MIN_REPS, MIN_SAMPLE_MS, BENCH_MAX_THREADS, MAX_SERVER, 8u,
+	        POOL_BENCH_HELPER_DIR);
 }
 
 static void __attribute__((noreturn)) bad_usage(const char *what, const char *arg)
 {
 	fprintf(stderr, "pool-bench: %s '%s'\n", what, arg);
 	usage(stderr);
-	exit(2);
+	exit(BENCH_EXIT_USAGE);
 }
 
 static unsigned int parse_names(const char *s, const char *const *names, unsigned int n,
@@ -857,82 +1809,207 @@ static unsigned long long parse_num(const char *s, unsigned long long lo, unsign
 	return v;
 }
 
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
+/* A comma-separated list of numbers in [lo, hi] into v[0..max-1]; returns the count. */
+static unsigned int parse_num_list(const char *s, unsigned long long *v, unsigned int max,
+                                   unsigned long long lo, unsigned long long hi,
+                                   const char *what)
 {
-	size_t len = strlen(name);
+	char buf[256], *tok, *save = NULL;
+	unsigned int n = 0;
 
-	if (!strncmp(argv[*i], name, len) && argv[*i][len] == '=')
-		return argv[*i] + len + 1;
-	if (!strcmp(argv[*i], name)) {
-		if (*i + 1 >= argc)
-			bad_usage("missing value for", name);
-		return argv[++*i];
+	if (!*s || strlen(s) >= sizeof(buf))
+		bad_usage(what, s);
+	strcpy(buf, s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n == max)
+			bad_usage(what, s);
+		v[n++] = parse_num(tok, lo, hi, what);
 	}
-	return NULL;
+	if (!n)
+		bad_usage(what, s);
+	return n;
+}
+
+/* --pin: every CPU must be one this process may run on; stored normalised. */
+static void parse_pin(const char *s, struct bench_opts *o)
+{
+	static int cpus[BENCH_MAX_CPUS];
+	cpu_set_t allowed;
+	size_t used = 0;
+	int n, i;
+
+	n = bench_parse_cpulist(s, cpus, BENCH_MAX_CPUS);
+	if (n <= 0)
+		bad_usage("bad CPU list", s);
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+		CPU_ZERO(&allowed);
+	for (i = 0; i < n; i++) {
+		if (!CPU_ISSET(cpus[i], &allowed)) {
+			char buf[32];
+
+			snprintf(buf, sizeof(buf), "%d", cpus[i]);
+			bad_usage("--pin: this process may not run on CPU", buf);
+		}
+		used += (size_t)snprintf(o->pin + used, sizeof(o->pin) - used, "%s%d",
+		                         i ? "," : "", cpus[i]);
+		if (used >= sizeof(o->pin))
+			bad_usage("--pin: list too long", s);
+	}
+}
+
+enum {
+	OPT_SCENARIO = 256, OPT_SIZE, OPT_BACKEND, OPT_REPS, OPT_SAMPLE_MS, OPT_THREADS,
+	OPT_SERVER_THREADS, OPT_PIN, OPT_QUICK, OPT_PAIRS, OPT_JSON, OPT_PLOT, OPT_INSTRUCTIONS,
+	OPT_PLACEMENT
+};
+
+static void parse_args(int argc, char **argv, struct bench_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "scenario", required_argument, NULL, OPT_SCENARIO },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "backend", required_argument, NULL, OPT_BACKEND },
+		{ "reps", required_argument, NULL, OPT_REPS },
+		{ "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
+		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "server-threads", required_argument, NULL, OPT_SERVER_THREADS },
+		{ "pin", required_argument, NULL, OPT_PIN },
+		{ "quick", no_argument, NULL, OPT_QUICK },
+		{ "pairs", required_argument, NULL, OPT_PAIRS },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "plot", required_argument, NULL, OPT_PLOT },
+		{ "instructions", no_argument, NULL, OPT_INSTRUCTIONS },
+		{ "placement", no_argument, NULL, OPT_PLACEMENT },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	unsigned long long v[MAX_SIZES];
+	unsigned int n, i;
+	int c, server_given = 0;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":vhV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_SCENARIO:
+			o->scenarios = parse_names(optarg, bench_scenario_names, SC_LOOP,
+			                           "unknown scenario");
+			break;
+		case OPT_SIZE:
+			o->nsizes = parse_num_list(optarg, v, MAX_SIZES, 16, 1u << 20, "bad --size");
+			for (i = 0; i < o->nsizes; i++)
+				o->sizes[i] = (size_t)v[i];
+			o->sizes_given = 1;
+			break;
+		case OPT_BACKEND:
+			o->backends = o->backends_given = parse_names(optarg, bk_names, BK_COUNT,
+			                                              "unknown backend");
+			break;
+		case OPT_REPS:
+			o->reps = (unsigned int)parse_num(optarg, 1, MAX_REPS, "bad --reps");
+			break;
+		case OPT_SAMPLE_MS:
+			o->sample_ms = (double)parse_num(optarg, 1, 60000, "bad --sample-ms");
+			break;
+		case OPT_THREADS:
+			o->threads = (unsigned int)parse_num(optarg, 1, BENCH_MAX_THREADS,
+			                                     "bad --threads");
+			break;
+		case OPT_SERVER_THREADS:
+			n = parse_num_list(optarg, v, MAX_SERVER, 1, BENCH_MAX_THREADS,
+			                   "bad --server-threads");
+			for (i = 0; i < n; i++)
+				o->server_threads[i] = (unsigned int)v[i];
+			o->nserver = n;
+			server_given = 1;
+			break;
+		case OPT_PIN:
+			parse_pin(optarg, o);
+			break;
+		case OPT_QUICK:
+			o->quick = 1;
+			o->reps = 3;
+			o->sample_ms = 20;
+			o->nsizes = 1;
+			o->sizes[0] = 64;
+			o->threads = 8;
+			o->server_threads[0] = 2;
+			o->nserver = 1;
+			server_given = 1;
+			break;
+		case OPT_PAIRS:
+			o->pairs = parse_num(optarg, 64, 10000000000ull, "bad --pairs");
+			break;
+		case OPT_JSON:
+			o->json = optarg;
+			break;
+		case OPT_PLOT:
+			o->plot = optarg;
+			break;
+		case OPT_INSTRUCTIONS:
+			o->instructions = 1;
+			break;
+		case OPT_PLACEMENT:
+			o->placement = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("pool-bench (libpool) %s\n", pool_version());
+			exit(0);
+		case ':':
+			bad_usage("missing value for", argv[optind - 1]);
+		default:
+			bad_usage("unknown option", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		bad_usage("unexpected argument", argv[optind]);
+	if (!server_given) {
+		/* 2, 8 and 4 x PUs, without repeats */
+		unsigned int want[MAX_SERVER] = { 2, 8, 4 * o->pus }, k;
+
+		o->nserver = 0;
+		for (i = 0; i < MAX_SERVER; i++) {
+			for (k = 0; k < o->nserver && o->server_threads[k] != want[i]; k++)
+				;
+			if (k == o->nserver)
+				o->server_threads[o->nserver++] = want[i];
+		}
+	}
+}
+
+/* Is the backend's child built and, for preloads, its library installed? */
+static int backend_present(enum backend b)
+{
+	char prog[4200];
+
+	child_path(b, prog, sizeof(prog));
+	return access(prog, X_OK) == 0;
 }
 
 int main(int argc, char **argv)
 {
-	static const char *const bk_names[BK_COUNT] = { "libpool", "glibc", "jemalloc", "tcmalloc",
-	                                                "mimalloc", "dpdk" };
 	struct bench_opts o = { .scenarios = (1u << SC_LOOP) - 1,
 	                        .backends = (1u << BK_COUNT) - 1, .sizes = { 64, 192, 16384 },
-	                        .nsizes = 3, .reps = 5, .pairs = 0, .threads = 48 };
+	                        .nsizes = 3, .reps = MIN_REPS, .sample_ms = MIN_SAMPLE_MS,
+	                        .threads = 48 };
 	ssize_t len;
-	const char *v;
 	char *slash;
-	int i, rc = 0;
 	unsigned int b;
+	int rc = 0;
 
 	if (argc > 1 && !strcmp(argv[1], "--child"))
 		return bench_child_main(argc, argv);
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "-v")) {
-			o.verbose = 1;
-		} else if (!strcmp(argv[i], "--instructions")) {
-			o.instructions = 1;
-		} else if ((v = opt_value(argc, argv, &i, "--scenario"))) {
-			o.scenarios = parse_names(v, bench_scenario_names, SC_LOOP, "unknown scenario");
-		} else if ((v = opt_value(argc, argv, &i, "--backend"))) {
-			o.backends = parse_names(v, bk_names, BK_COUNT, "unknown backend");
-		} else if ((v = opt_value(argc, argv, &i, "--size"))) {
-			char buf[256], *tok, *save = NULL;
-
-			if (strlen(v) >= sizeof(buf))
-				bad_usage("bad --size list", v);
-			strcpy(buf, v);
-			o.nsizes = 0;
-			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				if (o.nsizes == MAX_SIZES)
-					bad_usage("too many sizes in", v);
-				o.sizes[o.nsizes++] = (size_t)parse_num(tok, 16, 1u << 20, "bad size");
-			}
-			if (!o.nsizes)
-				bad_usage("bad --size list", v);
-			o.sizes_given = 1;
-		} else if ((v = opt_value(argc, argv, &i, "--reps"))) {
-			o.reps = (unsigned int)parse_num(v, 1, MAX_REPS, "bad --reps");
-		} else if ((v = opt_value(argc, argv, &i, "--pairs"))) {
-			o.pairs = parse_num(v, 64, 10000000000ull, "bad --pairs");
-		} else if ((v = opt_value(argc, argv, &i, "--threads"))) {
-			o.threads = (unsigned int)parse_num(v, 1, BENCH_MAX_THREADS, "bad --threads");
-		} else if ((v = opt_value(argc, argv, &i, "--json"))) {
-			o.json = v;
-		} else if ((v = opt_value(argc, argv, &i, "--plot"))) {
-			o.plot = v;
-		} else {
-			bad_usage("unknown option", argv[i]);
-		}
-	}
-
 	len = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
 	if (len <= 0) {
 		fprintf(stderr, "pool-bench: cannot find my own path: %s\n", strerror(errno));
-		return 1;
+		return BENCH_EXIT_FAILED;
 	}
 	self_dir[len] = 0;
 	slash = strrchr(self_dir, '/');
@@ -941,26 +2018,63 @@ int main(int argc, char **argv)
 	o.pus = (unsigned int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (!o.pus)
 		o.pus = 1;
+	parse_args(argc, argv, &o);
 
 	if (o.instructions) {
 		if (!o.pairs)
 			o.pairs = 1000000;
 		if (!o.sizes_given)
-			o.nsizes = 1;   /* 64 bytes */
+			o.nsizes = 1;   /* 64 bytes unless sizes were given */
 		return run_instructions(&o);
 	}
-	if (!o.pairs)
-		o.pairs = 2000000;
-	run_all(&o);
-	print_table(&o);
-	print_targets(&o);
-	if (o.json && write_json(&o) < 0)
-		rc = 1;
-	if (o.plot && write_plot(&o) < 0)
-		rc = 1;
 	for (b = 0; b < BK_COUNT; b++)
-		if ((o.backends & (1u << b)) && (backend_failed[b] || (skipped[b][0] &&
-		                                                       b == BK_LIBPOOL)))
-			rc = 1;
+		if ((o.backends_given & (1u << b)) && !backend_present((enum backend)b)) {
+			fprintf(stderr, "pool-bench: backend %s cannot run: %s was not built%s\n",
+			        backends[b].name, backends[b].program,
+			        b == BK_DPDK ? " (libdpdk-dev is not installed)" : "");
+			return BENCH_EXIT_UNAVAILABLE;
+		}
+	if (o.plot && system("command -v gnuplot >/dev/null 2>&1") != 0) {
+		fprintf(stderr, "pool-bench: --plot needs gnuplot (Debian package gnuplot-nox)\n");
+		return BENCH_EXIT_UNAVAILABLE;
+	}
+	read_machine(&o);
+	if (mach.load_warning)
+		fprintf(stderr, "pool-bench: warning: load average %.2f on %u PUs is above 0.5 per "
+		        "PU; figures will be noisy\n", mach.load_start[0], o.pus);
+	if ((o.scenarios & (1u << SC_PAIR)) && (o.backends & (1u << BK_LIBPOOL)) &&
+	    count_libpool_pair(&o) == -2)
+		snprintf(insn_why, sizeof(insn_why), "valgrind is not installed");
+	run_all(&o);
+	read_loadavg(mach.load_end);
+	if (mach.load_end[0] > mach.load_max)
+		mach.load_max = mach.load_end[0];
+	if (mach.load_end[0] > 0.5 * o.pus)
+		mach.load_warning = 1;
+	eval_targets(&o);
+	print_header(&o);
+	print_table(&o);
+	print_server(&o);
+	if (insn_pair >= 0)
+		printf("\ninstructions (callgrind), libpool pair, 64 B: %.2f per pair, %.2f net of the "
+		       "loop's own %.2f\n", insn_pair, insn_net, insn_loop);
+	else if (insn_why[0])
+		printf("\ninstructions: not counted: %s\n", insn_why);
+	print_skipped(&o);
+	if (o.placement)
+		print_placement(&o);
+	print_targets();
+	if (o.json && write_json(&o) < 0)
+		rc = BENCH_EXIT_FAILED;
+	if (o.plot && write_plot(&o) < 0)
+		rc = BENCH_EXIT_FAILED;
+	for (b = 0; b < BK_COUNT; b++) {
+		if (!(o.backends & (1u << b)))
+			continue;
+		if (backend_failed[b] || (skipped[b][0] && b == BK_LIBPOOL))
+			rc = BENCH_EXIT_FAILED;
+		else if (skipped[b][0] && (o.backends_given & (1u << b)) && !rc)
+			rc = BENCH_EXIT_UNAVAILABLE;
+	}
 	return rc;
 }

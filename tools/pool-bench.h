@@ -5,30 +5,51 @@
  * pool-bench.h - the measuring side of tools/pool-bench, shared by its child programs.
  *
  * pool-bench measures every backend in a child process of its own (see doc/benchmarks.md):
- *   pool-bench        --child libpool  ...   libpool, inline fast path, linked statically
+ *   pool-bench        --child libpool  ...   libpool (libpool.so, as pkg-config links it), inline
+ *                                            fast path
  *   pool-bench-malloc --child glibc|jemalloc|tcmalloc|mimalloc ...
- *                                            malloc()/free() of whatever allocator the parent
- *                                            put in LD_PRELOAD (none: glibc); this program does
- *                                            not link libpool nor jemalloc
- *   pool-bench-dpdk   --child dpdk ...       rte_mempool with a per-thread cache
+ *                                            malloc()/calloc()/free() of whatever allocator the
+ *                                            parent put in LD_PRELOAD (none: glibc); this
+ *                                            program links neither libpool nor jemalloc
+ *   pool-bench-dpdk   --child dpdk ...       rte_mempool, each thread an EAL lcore with its
+ *                                            built-in per-lcore cache
  *
  * Each child program includes this header once and then defines the backend hooks declared
  * below (static functions; the compiler inlines them into the measured loops, so every backend
- * is called the way a program using it directly would call it). The header holds the scenarios,
- * the timing and the child's command line:
+ * is called the way a program using it directly would call it). The header holds the
+ * scenarios, the timing, the thread placement and the child's command line:
  *
- *   <program> --child <backend> <scenario> <size> <pairs> <threads>
+ *   <program> --child <backend> <scenario> <size> <count> <threads> [key=value...]
  *
- * which prints one line on stdout: "ok <nanoseconds per pair> <pairs timed>", "unavailable
- * <why>" (exit 3) or "error <why>" (exit 1). A pair is one allocation and one free of the same
- * object. A measurement times <pairs>, or fewer when it has run for BENCH_BUDGET_NS, after a
- * warm-up of a tenth of that (at most BENCH_WARM_NS).
+ * keys: pin=<cpu list> (thread i runs on the i-th CPU of the list, modulo its length; absent:
+ * threads keep the affinity they inherit), align=<bytes> (object alignment, false-sharing),
+ * calibrate=<ms> (run with growing counts until one run lasts that long, and report that run),
+ * corrupt=<n> (server, a self-test of the object check: thread 0 flips a bit of its n-th
+ * allocation in the first round, which must make the run fail).
+ * <count> is the number of units timed, over all threads: alloc+free pairs (pair, batch,
+ * bulk, threads), objects passed (pipeline), allocations (server) or writes (false-sharing).
+ *
+ * The child prints zero or more "placement <thread>:<Cpus_allowed_list> ..." lines (read from
+ * /proc/thread-self/status by each thread once it is placed), then one result line:
+ *   ok ns=<ns per unit> units=<units> elapsed_ms=<ms> rss_kb=<VmHWM> base_kb=<VmRSS before>
+ *      [os_warm=.. allocs_warm=.. os_all=.. allocs_all=..] [shared=<fraction>]
+ * or "unavailable <why>" (exit 3) or "error <why>" (exit 1: an allocation failed or an object
+ * came back corrupted). Bad arguments: exit 2.
+ *
+ * Every thread scenario runs its workers the same way for every backend: worker 0 on the
+ * child's main thread, workers 1..n-1 on threads the backend starts (pthread_create() for
+ * libpool and the mallocs; rte_eal_remote_launch() on EAL lcores for DPDK), all meeting at a
+ * barrier before the timed part and at another after it. Placement is the same for all: with a
+ * pin list, worker i runs on CPU pin[i % n] (pthread_setaffinity_np() by the worker itself, or
+ * the EAL's --lcores mapping for DPDK); without, every worker may run on every CPU the process
+ * may use.
  */
 #ifndef POOL_TOOLS_POOL_BENCH_H
 #define POOL_TOOLS_POOL_BENCH_H
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -36,48 +57,123 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#define BENCH_NOINLINE   __attribute__((noinline))
-#define BENCH_BATCH      64u      /* batch: live objects, freed LIFO */
-#define BENCH_BULK       32u      /* bulk: objects per bulk call */
-#define BENCH_RING       1024u    /* pipeline: producer/consumer queue slots */
+#define BENCH_NOINLINE    __attribute__((noinline))
+#define BENCH_UNUSED      __attribute__((unused))   /* not every child needs it */
+#define BENCH_BATCH       64u      /* batch: live objects, freed LIFO */
+#define BENCH_BULK        32u      /* bulk: objects per bulk call */
+#define BENCH_RING        1024u    /* pipeline: producer/consumer queue slots */
 #define BENCH_MAX_THREADS 1024u
+#define BENCH_MAX_CPUS    1024u
+#define BENCH_EXIT_FAILED 1
+#define BENCH_EXIT_USAGE  2
 #define BENCH_EXIT_UNAVAILABLE 3
-#define BENCH_CHUNK      4096u    /* pairs between two looks at the clock */
-#define BENCH_BUDGET_NS  400e6    /* a measurement stops after this long, pairs or not */
-#define BENCH_WARM_NS    50e6     /* and its warm-up after this long */
+#define BENCH_CHUNK       4096u    /* pairs per call of a measured loop */
+#define BENCH_LINE        64u      /* cache line size assumed by false-sharing */
+#define BENCH_FS_OBJS     64u      /* false-sharing: objects per thread */
 
-enum bench_scenario { SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_LOOP, SC_COUNT };
+/*
+ * server: the shape of mimalloc's test-stress (test/test-stress.c in microsoft/mimalloc),
+ * adapted to pools. One pool per power-of-two size from 8 B to 16 KiB; sizes 8 B-1 KiB are
+ * drawn uniformly 125 times in 128 and 2-16 KiB otherwise ("linear in powers of two, some extra
+ * large", as test-stress draws them). Each thread owns SRV_SLOTS slots: an allocation replaces
+ * the object of a random slot (freeing it), so lifetimes are random; one allocation in 16 is
+ * retained until the thread ends (up to SRV_RETAIN); a quarter of the slot allocations are
+ * swapped with a random entry of a shared transfer array (one per size), so that the object is
+ * freed by whichever thread takes it. Every thread makes SRV_STEPS allocations and then frees
+ * what it holds; threads are created and joined in rounds (test-stress: about 22,500
+ * allocations per thread and round at its default scale, 50 rounds). The count of a run sets
+ * the number of rounds (at least 2), never the work per thread, so that thread start and exit
+ * weigh the same for every backend. The first round is the warm-up of the OS-layer share.
+ */
+#define SRV_CLASSES       12u      /* 8 B .. 16 KiB */
+#define SRV_SLOTS         2048u
+#define SRV_RETAIN        1024u
+#define SRV_TRANSFER      256u     /* per size class */
+#define SRV_STEPS         20000u   /* allocations per thread and round */
+#define SRV_MIN_ROUNDS    2u
+#define SRV_COOKIE        0x5bd1e9955bd1e995ull
+
+enum bench_scenario { SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_SERVER,
+                      SC_FSHARE, SC_LOOP, SC_COUNT };
 
 /* "loop" is not a scenario of the table: the pair loop without an allocator (see below). */
 static const char *const bench_scenario_names[SC_COUNT] = {
-	"pair", "batch", "bulk", "pipeline", "threads", "loop"
+	"pair", "batch", "bulk", "pipeline", "threads", "server", "false-sharing", "loop"
 };
 
 struct bench_params {
 	const char *backend;
 	enum bench_scenario scenario;
-	size_t size;                /* object size in bytes */
-	uint64_t pairs;             /* allocation+free pairs to time, over all threads */
-	unsigned int threads;       /* threads scenario: threads running batch */
+	size_t size;                /* object size in bytes (server: unused) */
+	size_t align;               /* object alignment in bytes, 0: the backend's default */
+	uint64_t count;             /* units to time, over all threads */
+	unsigned int threads;       /* workers (pair, batch, bulk: 1; false-sharing: 2) */
+	unsigned int ncpus;         /* pin list length, 0: not pinned */
+	int cpus[BENCH_MAX_CPUS];   /* pin list */
+	double calibrate_ms;        /* > 0: grow count until a run lasts this long */
+	uint64_t corrupt;           /* server self-test: > 0, see srv_thread_main() */
 };
 
-/* A thread's backend state (DPDK: its mempool cache). */
+/* What one run measured. */
+struct bench_result {
+	double ns;                  /* ns per unit */
+	uint64_t units;
+	double elapsed_ns;
+	uint64_t os_warm, allocs_warm, os_all, allocs_all;   /* server, libpool only */
+	int have_os;
+	double shared;              /* false-sharing: share of lines both threads write, or -1 */
+};
+
+/* A thread's backend state (free for the backend to use). */
 struct bk_thread {
 	void *priv;
 };
 
-/* Backend hooks, defined by the program that includes this header. */
+/*
+ * Backend hooks, defined by the program that includes this header.
+ * bk_setup: check the backend name and prepare for bp (pools, EAL); -1 with a reason when the
+ * backend cannot run here. bk_run_workers: run fn(args + i * stride) for i in 0..n-1, worker 0
+ * on the calling thread, and return once all have returned (0), or -1 if they cannot be
+ * started. The server hooks allocate zero-filled objects of size class cls (sizes given to
+ * bk_server_setup); bk_server_os_allocs reports the objects the backend took from its OS layer
+ * (-1: the backend does not count them).
+ */
 static int bk_setup(const struct bench_params *bp, char *why, size_t why_len);
+static void bk_teardown(void);
+static int bk_run_workers(unsigned int n, void *(*fn)(void *), char *args, size_t stride);
 static void bk_thread_start(struct bk_thread *t);
 static void bk_thread_stop(struct bk_thread *t);
 static inline void *bk_alloc(struct bk_thread *t);
 static inline void bk_free(struct bk_thread *t, void *p);
 static inline unsigned int bk_alloc_bulk(struct bk_thread *t, void **objs, unsigned int n);
 static inline void bk_free_bulk(struct bk_thread *t, void **objs, unsigned int n);
-static void bk_teardown(void);
+static int bk_server_setup(const size_t *sizes, unsigned int n, char *why, size_t why_len);
+static inline void *bk_server_zalloc(unsigned int cls);
+static inline void bk_server_free(unsigned int cls, void *p);
+static int bk_server_os_allocs(uint64_t *objects);
+static void bk_server_teardown(void);
+
+/* Set by a backend whose threads are placed by someone else (DPDK's EAL). */
+static int bench_backend_places;
 
 static atomic_int bench_failed;
+static char bench_fail_msg[256];
+
+/* Record the first failure; the child reports it and exits 1. */
+static void bench_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void bench_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (atomic_exchange(&bench_failed, 1))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(bench_fail_msg, sizeof(bench_fail_msg), fmt, ap);
+	va_end(ap);
+}
 
 static inline double bench_now_ns(void)
 {
@@ -85,6 +181,101 @@ static inline double bench_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/*
+ * Parse a CPU list ("0-3,6,8-9") into cpus[] in the order written. Returns the count, or -1
+ * for a malformed list, a CPU number >= CPU_SETSIZE, or more than `max` entries.
+ */
+static int bench_parse_cpulist(const char *s, int *cpus, unsigned int max)
+{
+	unsigned int n = 0;
+	const char *p = s;
+
+	if (!*p)
+		return -1;
+	while (*p) {
+		char *end;
+		long a, b;
+
+		if (*p < '0' || *p > '9')
+			return -1;
+		a = strtol(p, &end, 10);
+		b = a;
+		if (*end == '-') {
+			if (end[1] < '0' || end[1] > '9')
+				return -1;
+			b = strtol(end + 1, &end, 10);
+		}
+		if (a < 0 || b < a || b >= CPU_SETSIZE || (*end && *end != ','))
+			return -1;
+		for (; a <= b; a++) {
+			if (n == max)
+				return -1;
+			cpus[n++] = (int)a;
+		}
+		p = *end ? end + 1 : end;
+		if (*end == ',' && !*p)
+			return -1;
+	}
+	return (int)n;
+}
+
+/* Format a CPU set as a list ("0-1,4"). */
+static BENCH_UNUSED void bench_format_cpuset(const cpu_set_t *set, char *buf, size_t len)
+{
+	size_t used = 0;
+	int c, start = -1;
+
+	buf[0] = 0;
+	for (c = 0; c <= CPU_SETSIZE && used < len; c++) {
+		int in = c < CPU_SETSIZE && CPU_ISSET(c, set);
+
+		if (in && start < 0)
+			start = c;
+		if (!in && start >= 0) {
+			used += (size_t)snprintf(buf + used, len - used, "%s%d", used ? "," : "", start);
+			if (c - 1 > start && used < len)
+				used += (size_t)snprintf(buf + used, len - used, "-%d", c - 1);
+			start = -1;
+		}
+	}
+}
+
+/* The calling thread's Cpus_allowed_list, as the kernel reports it in /proc. */
+static void bench_cpus_allowed(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/thread-self/status", "r");
+	char line[512];
+
+	snprintf(buf, len, "?");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Cpus_allowed_list:", 18)) {
+			char *v = line + 18 + strspn(line + 18, " \t");
+
+			v[strcspn(v, "\n")] = 0;
+			snprintf(buf, len, "%s", v);
+			break;
+		}
+	fclose(f);
+}
+
+/* Put the calling thread, worker `idx`, on its CPU of the pin list (unless not pinned). */
+static void bench_place(const struct bench_params *bp, unsigned int idx)
+{
+	cpu_set_t set;
+	int rc;
+
+	if (!bp->ncpus || bench_backend_places)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(bp->cpus[idx % bp->ncpus], &set);
+	rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	if (rc)
+		bench_fail("cannot pin worker %u to CPU %d: %s", idx, bp->cpus[idx % bp->ncpus],
+		           strerror(rc));
 }
 
 /* Write the first word, as a program initialising its object would; keeps the pair alive. */
@@ -96,7 +287,7 @@ static inline void bench_touch(void *p)
 static inline int bench_check(void *p)
 {
 	if (__builtin_expect(!p, 0)) {
-		atomic_store(&bench_failed, 1);
+		bench_fail("an allocation returned NULL");
 		return 0;
 	}
 	return 1;
@@ -161,8 +352,11 @@ static BENCH_NOINLINE void bench_batch_loop(struct bk_thread *t, uint64_t n)
 	for (r = 0; r < n / BENCH_BATCH; r++) {
 		for (j = 0; j < BENCH_BATCH; j++) {
 			objs[j] = bk_alloc(t);
-			if (!bench_check(objs[j]))
+			if (!bench_check(objs[j])) {
+				while (j-- > 0)
+					bk_free(t, objs[j]);
 				return;
+			}
 			bench_touch(objs[j]);
 		}
 		for (j = BENCH_BATCH; j-- > 0;)
@@ -179,7 +373,7 @@ static BENCH_NOINLINE void bench_bulk_loop(struct bk_thread *t, uint64_t n)
 	for (r = 0; r < n / BENCH_BULK; r++) {
 		got = bk_alloc_bulk(t, objs, BENCH_BULK);
 		if (got != BENCH_BULK) {
-			atomic_store(&bench_failed, 1);
+			bench_fail("a bulk allocation of %u objects returned %u", BENCH_BULK, got);
 			bk_free_bulk(t, objs, got);
 			return;
 		}
@@ -189,13 +383,31 @@ static BENCH_NOINLINE void bench_bulk_loop(struct bk_thread *t, uint64_t n)
 	}
 }
 
-/* pipeline: a single-producer single-consumer ring between two threads. */
+/* Run `loop` over n units in calls of at most BENCH_CHUNK (n: a multiple of the loop's unit). */
+static void bench_chunks(void (*loop)(struct bk_thread *, uint64_t), struct bk_thread *t,
+                         uint64_t n)
+{
+	uint64_t done = 0, c;
+
+	while (done < n && !atomic_load_explicit(&bench_failed, memory_order_relaxed)) {
+		c = n - done < BENCH_CHUNK ? n - done : BENCH_CHUNK;
+		loop(t, c);
+		done += c;
+	}
+}
+
+/* pipeline: single-producer single-consumer rings between pairs of threads. */
 struct bench_ring {
 	_Atomic uint64_t head __attribute__((aligned(64)));
 	_Atomic uint64_t tail __attribute__((aligned(64)));
 	void *slot[BENCH_RING] __attribute__((aligned(64)));
 };
 
+/*
+ * Wait a little: 1000 `pause`s (about 10-40 µs), then give the CPU away. The same for every
+ * backend; on a loaded machine each sched_yield() may hand a whole time slice to another
+ * process, which is why pipeline figures need a quiet machine (doc/benchmarks.md).
+ */
 static inline void bench_relax(unsigned int *spins)
 {
 	if (++*spins < 1000) {
@@ -221,28 +433,24 @@ static void bench_push(struct bench_ring *q, uint64_t *tail, void *p)
 	atomic_store_explicit(&q->tail, ++*tail, memory_order_release);
 }
 
-/* Produce up to n objects, until the deadline; returns how many were sent. */
-static uint64_t bench_produce(struct bk_thread *t, struct bench_ring *q, uint64_t n,
-                              double deadline)
+/* Produce n objects, then the end marker. */
+static void bench_produce(struct bk_thread *t, struct bench_ring *q, uint64_t n)
 {
 	uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
 	uint64_t i;
 
 	for (i = 0; i < n; i++) {
-		void *p;
+		void *p = bk_alloc(t);
 
-		if (!(i % BENCH_CHUNK) && i && bench_now_ns() >= deadline)
-			break;
-		p = bk_alloc(t);
 		if (!bench_check(p))
 			break;
 		bench_touch(p);
 		bench_push(q, &tail, p);
 	}
 	bench_push(q, &tail, &bench_end_marker);
-	return i;
 }
 
+/* Free what comes through the ring until the end marker. */
 static void bench_consume(struct bk_thread *t, struct bench_ring *q)
 {
 	uint64_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
@@ -253,6 +461,7 @@ static void bench_consume(struct bk_thread *t, struct bench_ring *q)
 
 		while (atomic_load_explicit(&q->tail, memory_order_acquire) == head)
 			bench_relax(&spins);
+		spins = 0;
 		p = q->slot[head % BENCH_RING];
 		atomic_store_explicit(&q->head, ++head, memory_order_release);
 		if (p == &bench_end_marker)
@@ -261,129 +470,45 @@ static void bench_consume(struct bk_thread *t, struct bench_ring *q)
 	}
 }
 
-/*
- * Run `loop` over up to n pairs in chunks of BENCH_CHUNK, until the deadline passes (so that a
- * slow backend does not take minutes); returns the pairs done. n is a multiple of the loop's
- * batch, and so is BENCH_CHUNK.
- */
-static uint64_t bench_chunks(void (*loop)(struct bk_thread *, uint64_t), struct bk_thread *t,
-                             uint64_t n, double deadline)
-{
-	uint64_t done = 0, c;
-
-	while (done < n && !atomic_load_explicit(&bench_failed, memory_order_relaxed)) {
-		c = n - done < BENCH_CHUNK ? n - done : BENCH_CHUNK;
-		loop(t, c);
-		done += c;
-		if (bench_now_ns() >= deadline)
-			break;
-	}
-	return done;
-}
+/* State shared by the workers of one run. */
+struct bench_shared {
+	const struct bench_params *bp;
+	pthread_barrier_t barrier;
+	struct bench_ring *rings;           /* pipeline: threads / 2 */
+	void *fs_objs[2 * BENCH_FS_OBJS];   /* false-sharing: carved by worker 0 */
+	uintptr_t fs_lines[2][BENCH_FS_OBJS];
+	uint64_t count;                     /* units of this run */
+};
 
 struct bench_worker {
-	pthread_t thread;
+	struct bench_shared *sh;
 	struct bk_thread t;
-	const struct bench_params *bp;
-	pthread_barrier_t *barriers;  /* [0]: warmed up, [1]: pipeline warm-up drained */
-	struct bench_ring *ring;
-	int role;                   /* pipeline: 0 producer, 1 consumer */
-	uint64_t pairs, done;
+	unsigned int idx;
+	uint64_t done;
 	double start_ns, end_ns;
+	char cpus[128];                     /* Cpus_allowed_list once placed */
 } __attribute__((aligned(64)));
 
-static void *bench_worker_main(void *arg)
+/* aligned_alloc() on cache lines; C11 wants the size to be a multiple of the alignment. */
+static void *bench_line_alloc(size_t size)
 {
-	struct bench_worker *w = arg;
-	uint64_t warm = (w->pairs / 10 / BENCH_BATCH + 1) * BENCH_BATCH;
-	double now = bench_now_ns();
-
-	bk_thread_start(&w->t);
-	if (w->bp->scenario == SC_PIPELINE) {
-		if (w->role == 0)
-			bench_produce(&w->t, w->ring, warm, now + BENCH_WARM_NS);
-		else
-			bench_consume(&w->t, w->ring);
-	} else {
-		bench_chunks(bench_batch_loop, &w->t, warm, now + BENCH_WARM_NS);
-	}
-	pthread_barrier_wait(w->barriers);
-	w->start_ns = bench_now_ns();
-	if (w->bp->scenario == SC_PIPELINE) {
-		if (w->role == 0)
-			w->done = bench_produce(&w->t, w->ring, w->pairs,
-			                        w->start_ns + BENCH_BUDGET_NS);
-		else
-			bench_consume(&w->t, w->ring);
-	} else {
-		w->done = bench_chunks(bench_batch_loop, &w->t, w->pairs,
-		                       w->start_ns + BENCH_BUDGET_NS);
-	}
-	w->end_ns = bench_now_ns();
-	bk_thread_stop(&w->t);
-	return NULL;
+	return aligned_alloc(64, (size + 63) / 64 * 64);
 }
 
-/* Run the threads of `pipeline` (2) or `threads` (bp->threads); ns per pair or -1. */
-static double bench_run_threads(const struct bench_params *bp, uint64_t *done)
+static void bench_barrier(struct bench_shared *sh)
 {
-	unsigned int n = bp->scenario == SC_PIPELINE ? 2 : bp->threads, i;
-	struct bench_worker *w = aligned_alloc(64, sizeof(*w) * n);
-	struct bench_ring *ring = aligned_alloc(64, sizeof(*ring));
-	pthread_barrier_t barrier;
-	double start = 0, end = 0;
-
-	*done = 0;
-	if (!w || !ring)
-		return -1;
-	memset(w, 0, sizeof(*w) * n);
-	memset(ring, 0, sizeof(*ring));
-	pthread_barrier_init(&barrier, NULL, n + 1);
-	for (i = 0; i < n; i++) {
-		w[i].bp = bp;
-		w[i].barriers = &barrier;
-		w[i].ring = ring;
-		w[i].role = (int)i;
-		if (bp->scenario == SC_PIPELINE) {
-			w[i].pairs = bp->pairs;
-		} else {
-			/* split the pairs evenly, in whole batches */
-			w[i].pairs = (bp->pairs / n / BENCH_BATCH) * BENCH_BATCH;
-			if (!w[i].pairs)
-				w[i].pairs = BENCH_BATCH;
-		}
-		if (pthread_create(&w[i].thread, NULL, bench_worker_main, &w[i]) != 0)
-			return -1;
-	}
-	/* wall time from the first thread's start to the last one's end: the main thread may
-	 * well be descheduled when the barrier opens */
-	pthread_barrier_wait(&barrier);
-	for (i = 0; i < n; i++) {
-		pthread_join(w[i].thread, NULL);
-		if (w[i].end_ns > end)
-			end = w[i].end_ns;
-		if (!start || w[i].start_ns < start)
-			start = w[i].start_ns;
-		*done += w[i].done;
-	}
-	pthread_barrier_destroy(&barrier);
-	free(w);
-	free(ring);
-	return *done ? (end - start) / (double)*done : -1;
+	pthread_barrier_wait(&sh->barrier);
 }
 
-/* Run one scenario in this process; ns per pair (and *done pairs), or -1 on failure. */
-static double bench_run(const struct bench_params *bp, uint64_t *done)
+/* pair, batch, bulk, loop: worker 0 alone. */
+static void bench_single(struct bench_worker *w)
 {
-	struct bk_thread t = { NULL };
-	uint64_t n = bp->pairs, warm = bp->pairs / 10 + BENCH_BATCH;
+	const struct bench_params *bp = w->sh->bp;
+	uint64_t n = w->sh->count, warm = n / 10;
 	void (*loop)(struct bk_thread *, uint64_t);
 	void (*warm_loop)(struct bk_thread *, uint64_t);
 	unsigned int unit;
-	double start, end;
 
-	if (bp->scenario == SC_PIPELINE || bp->scenario == SC_THREADS)
-		return bench_run_threads(bp, done);
 	switch (bp->scenario) {
 	case SC_PAIR:
 		loop = bench_pair_loop;
@@ -408,71 +533,649 @@ static double bench_run(const struct bench_params *bp, uint64_t *done)
 	if (!n)
 		n = unit;
 	warm -= warm % unit;
-	bk_thread_start(&t);
-	bench_chunks(warm_loop, &t, warm, bench_now_ns() + BENCH_WARM_NS);
-	start = bench_now_ns();
-	*done = bench_chunks(loop, &t, n, start + BENCH_BUDGET_NS);
-	end = bench_now_ns();
-	bk_thread_stop(&t);
-	return (end - start) / (double)*done;
+	bench_chunks(warm_loop, &w->t, warm);
+	w->start_ns = bench_now_ns();
+	bench_chunks(loop, &w->t, n);
+	w->end_ns = bench_now_ns();
+	w->done = n;
 }
 
-/* The child's main: parse "--child <backend> <scenario> <size> <pairs> <threads>" and run. */
+/* pipeline: even workers produce, odd ones consume, one ring per pair. */
+static void bench_pipeline(struct bench_worker *w)
+{
+	struct bench_shared *sh = w->sh;
+	struct bench_ring *q = &sh->rings[w->idx / 2];
+	uint64_t n = sh->count / (sh->bp->threads / 2);
+
+	if (!n)
+		n = 1;
+	if (w->idx % 2 == 0)
+		bench_produce(&w->t, q, n / 10 + 1);
+	else
+		bench_consume(&w->t, q);
+	bench_barrier(sh);
+	w->start_ns = bench_now_ns();
+	if (w->idx % 2 == 0) {
+		bench_produce(&w->t, q, n);
+		w->done = n;
+	} else {
+		bench_consume(&w->t, q);
+	}
+	w->end_ns = bench_now_ns();
+}
+
+/* threads: batch on every worker, the count split evenly in whole batches. */
+static void bench_threads(struct bench_worker *w)
+{
+	struct bench_shared *sh = w->sh;
+	uint64_t n = (sh->count / sh->bp->threads / BENCH_BATCH) * BENCH_BATCH;
+
+	if (!n)
+		n = BENCH_BATCH;
+	bench_chunks(bench_batch_loop, &w->t, (n / 10 / BENCH_BATCH + 1) * BENCH_BATCH);
+	bench_barrier(sh);
+	w->start_ns = bench_now_ns();
+	bench_chunks(bench_batch_loop, &w->t, n);
+	w->end_ns = bench_now_ns();
+	w->done = n;
+}
+
+static int bench_uintptr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * false-sharing: worker 0 allocates 2 x BENCH_FS_OBJS objects in a row; worker w frees the
+ * ones of parity w (into its own cache, as a server thread frees what another allocated); each
+ * then allocates BENCH_FS_OBJS objects (getting those back, if its allocator keeps freed
+ * objects on the freeing thread) and increments a word of each, round after round. Objects of
+ * the two workers that share a cache line make every increment a line transfer between cores.
+ * Worker 0 records the share of its objects whose line holds an object of worker 1.
+ */
+static void bench_fshare(struct bench_worker *w)
+{
+	struct bench_shared *sh = w->sh;
+	void *mine[BENCH_FS_OBJS];
+	uint64_t rounds = sh->count / 2 / BENCH_FS_OBJS, r;
+	unsigned int i, got = 0;
+
+	if (!rounds)
+		rounds = 1;
+	if (w->idx == 0)
+		for (i = 0; i < 2 * BENCH_FS_OBJS; i++) {
+			sh->fs_objs[i] = bk_alloc(&w->t);
+			if (!bench_check(sh->fs_objs[i]))
+				break;
+			bench_touch(sh->fs_objs[i]);
+		}
+	bench_barrier(sh);
+	/* every worker passes every barrier, failed or not, so that none waits forever */
+	for (i = w->idx; i < 2 * BENCH_FS_OBJS && sh->fs_objs[i]; i += 2)
+		bk_free(&w->t, sh->fs_objs[i]);
+	bench_barrier(sh);
+	for (; got < BENCH_FS_OBJS && !atomic_load(&bench_failed); got++) {
+		mine[got] = bk_alloc(&w->t);
+		if (!bench_check(mine[got]))
+			break;
+		*(volatile uint64_t *)mine[got] = 0;
+		sh->fs_lines[w->idx][got] = (uintptr_t)mine[got] / BENCH_LINE;
+	}
+	bench_barrier(sh);
+	w->start_ns = bench_now_ns();
+	if (got == BENCH_FS_OBJS)
+		for (r = 0; r < rounds; r++)
+			for (i = 0; i < BENCH_FS_OBJS; i++)
+				(*(volatile uint64_t *)mine[i])++;
+	w->end_ns = bench_now_ns();
+	w->done = rounds * BENCH_FS_OBJS;
+	for (i = 0; i < got; i++) {
+		if (got == BENCH_FS_OBJS && *(volatile uint64_t *)mine[i] != rounds)
+			bench_fail("false-sharing: an object was written by another thread");
+		bk_free(&w->t, mine[i]);
+	}
+}
+
+/* Share of worker 0's objects whose cache line also holds one of worker 1's. */
+static double bench_fshare_shared(struct bench_shared *sh)
+{
+	uintptr_t other[BENCH_FS_OBJS];
+	unsigned int i, shared = 0;
+
+	memcpy(other, sh->fs_lines[1], sizeof(other));
+	qsort(other, BENCH_FS_OBJS, sizeof(other[0]), bench_uintptr_cmp);
+	for (i = 0; i < BENCH_FS_OBJS; i++)
+		if (bsearch(&sh->fs_lines[0][i], other, BENCH_FS_OBJS, sizeof(other[0]),
+		            bench_uintptr_cmp))
+			shared++;
+	return (double)shared / BENCH_FS_OBJS;
+}
+
+static void *bench_worker_main(void *arg)
+{
+	struct bench_worker *w = arg;
+	const struct bench_params *bp = w->sh->bp;
+
+	bench_place(bp, w->idx);
+	bench_cpus_allowed(w->cpus, sizeof(w->cpus));
+	bk_thread_start(&w->t);
+	switch (bp->scenario) {
+	case SC_PIPELINE:
+		bench_pipeline(w);
+		break;
+	case SC_THREADS:
+		bench_threads(w);
+		break;
+	case SC_FSHARE:
+		bench_fshare(w);
+		break;
+	default:
+		bench_single(w);
+		break;
+	}
+	bk_thread_stop(&w->t);
+	/* all leave together: nobody waits for the others by spinning (DPDK's main lcore) */
+	bench_barrier(w->sh);
+	return NULL;
+}
+
+/* Workers of every scenario but server. */
+static unsigned int bench_workers_of(const struct bench_params *bp)
+{
+	switch (bp->scenario) {
+	case SC_PIPELINE:
+	case SC_THREADS:
+		return bp->threads;
+	case SC_FSHARE:
+		return 2;
+	default:
+		return 1;
+	}
+}
+
+/* The placement line: each worker's Cpus_allowed_list. */
+static void bench_print_placement(const char *const *cpus, unsigned int n)
+{
+	unsigned int i;
+
+	printf("placement");
+	for (i = 0; i < n; i++)
+		printf(" %u:%s", i, cpus[i]);
+	printf("\n");
+}
+
+/* One run of a worker scenario over `count` units. */
+static int bench_run_workers_once(const struct bench_params *bp, uint64_t count,
+                                  struct bench_result *res, int report_placement)
+{
+	unsigned int n = bench_workers_of(bp), i;
+	struct bench_worker *w = bench_line_alloc(sizeof(*w) * n);
+	struct bench_shared *sh = bench_line_alloc(sizeof(*sh));
+	double start = 0, end = 0;
+	int rc = 0;
+
+	if (!w || !sh) {
+		free(w);
+		free(sh);
+		bench_fail("out of memory for %u workers", n);
+		return -1;
+	}
+	memset(w, 0, sizeof(*w) * n);
+	memset(sh, 0, sizeof(*sh));
+	sh->bp = bp;
+	sh->count = count;
+	if (bp->scenario == SC_PIPELINE) {
+		sh->rings = bench_line_alloc(sizeof(*sh->rings) * (n / 2));
+		if (!sh->rings) {
+			free(w);
+			free(sh);
+			bench_fail("out of memory for %u rings", n / 2);
+			return -1;
+		}
+		memset(sh->rings, 0, sizeof(*sh->rings) * (n / 2));
+	}
+	pthread_barrier_init(&sh->barrier, NULL, n);
+	for (i = 0; i < n; i++) {
+		w[i].sh = sh;
+		w[i].idx = i;
+	}
+	if (bk_run_workers(n, bench_worker_main, (char *)w, sizeof(*w)) < 0) {
+		bench_fail("cannot start %u threads", n);
+		rc = -1;
+	}
+	res->units = 0;
+	for (i = 0; i < n && !rc; i++) {
+		if (w[i].end_ns > end)
+			end = w[i].end_ns;
+		if (w[i].start_ns && (!start || w[i].start_ns < start))
+			start = w[i].start_ns;
+		res->units += w[i].done;
+	}
+	res->elapsed_ns = end - start;
+	res->ns = res->units ? res->elapsed_ns / (double)res->units : 0;
+	res->shared = bp->scenario == SC_FSHARE ? bench_fshare_shared(sh) : -1;
+	if (report_placement && !rc) {
+		const char *cpus[BENCH_MAX_THREADS];
+
+		for (i = 0; i < n; i++)
+			cpus[i] = w[i].cpus;
+		bench_print_placement(cpus, n);
+	}
+	pthread_barrier_destroy(&sh->barrier);
+	free(sh->rings);
+	free(sh);
+	free(w);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* server                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+struct srv_slot {
+	void *p;
+	unsigned int cls;
+};
+
+struct srv_state {
+	const struct bench_params *bp;
+	size_t sizes[SRV_CLASSES];
+	_Atomic(void *) transfer[SRV_CLASSES][SRV_TRANSFER];
+	unsigned int rounds;
+	unsigned int round;
+};
+
+struct srv_thread {
+	pthread_t thread;
+	struct srv_state *st;
+	unsigned int idx;
+	uint64_t allocs;
+	char cpus[128];
+} __attribute__((aligned(64)));
+
+/* xorshift64* (Vigna, "An experimental exploration of Marsaglia's xorshift generators"). */
+static inline uint64_t srv_rand(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dull;
+}
+
+/* The pattern an object of class cls at p carries while it is live. */
+static inline uint64_t srv_pattern(const void *p, unsigned int cls)
+{
+	return ((uint64_t)(uintptr_t)p ^ SRV_COOKIE) + cls;
+}
+
+/*
+ * Allocate a zero-filled object of class cls and check that it is zero (first, middle and last
+ * word); then write its pattern into the first word and the complement into the last one.
+ */
+static inline void *srv_alloc(struct srv_state *st, unsigned int cls)
+{
+	size_t words = st->sizes[cls] / 8;
+	uint64_t *p = bk_server_zalloc(cls);
+
+	if (!p) {
+		bench_fail("an allocation of %zu bytes returned NULL", st->sizes[cls]);
+		return NULL;
+	}
+	if (p[0] || p[words / 2] || p[words - 1]) {
+		bench_fail("an object of %zu bytes at %p was not zero-filled", st->sizes[cls],
+		           (void *)p);
+		return p;
+	}
+	p[0] = srv_pattern(p, cls);
+	if (words > 1)
+		p[words - 1] = ~srv_pattern(p, cls);
+	return p;
+}
+
+/* Check an object's pattern (and that its middle word is still zero), then free it. */
+static inline void srv_free(struct srv_state *st, void *obj, unsigned int cls)
+{
+	size_t words = st->sizes[cls] / 8;
+	uint64_t *p = obj;
+
+	if (p[0] != srv_pattern(p, cls) || (words > 1 && p[words - 1] != ~srv_pattern(p, cls)) ||
+	    (words > 2 && p[words / 2]))
+		bench_fail("an object of %zu bytes at %p was corrupted while live (first word "
+		           "%#llx, expected %#llx)", st->sizes[cls], obj, (unsigned long long)p[0],
+		           (unsigned long long)srv_pattern(p, cls));
+	bk_server_free(cls, obj);
+}
+
+/* 125 times in 128: 8 B..1 KiB, uniformly; else 2..16 KiB. */
+static inline unsigned int srv_class(uint64_t r)
+{
+	return (r & 127) < 125 ? (unsigned int)((r >> 8) % 8) : 8 + (unsigned int)((r >> 8) % 4);
+}
+
+static void *srv_thread_main(void *arg)
+{
+	struct srv_thread *th = arg;
+	struct srv_state *st = th->st;
+	struct srv_slot *slot = calloc(SRV_SLOTS, sizeof(*slot));
+	struct srv_slot retain[SRV_RETAIN];
+	uint64_t seed = ((uint64_t)st->round + 1) * 0x9e3779b97f4a7c15ull ^ (th->idx + 1);
+	unsigned int nretain = 0, i;
+	uint64_t s;
+
+	bench_place(st->bp, th->idx);
+	if (st->round == 0)
+		bench_cpus_allowed(th->cpus, sizeof(th->cpus));
+	if (!slot) {
+		bench_fail("out of memory for the slots");
+		return NULL;
+	}
+	for (s = 0; s < SRV_STEPS && !atomic_load_explicit(&bench_failed, memory_order_relaxed);
+	     s++) {
+		uint64_t r = srv_rand(&seed);
+		unsigned int cls = srv_class(r);
+		void *p;
+
+		if ((r >> 16) % 16 == 0 && nretain < SRV_RETAIN) {
+			p = srv_alloc(st, cls);
+			if (!p)
+				break;
+			retain[nretain].p = p;
+			retain[nretain++].cls = cls;
+		} else {
+			struct srv_slot *sl = &slot[(r >> 24) % SRV_SLOTS];
+
+			if (sl->p)
+				srv_free(st, sl->p, sl->cls);
+			sl->p = srv_alloc(st, cls);
+			sl->cls = cls;
+			if (!sl->p)
+				break;
+			if ((r >> 40) % 4 == 0)   /* hand it to whichever thread takes it next */
+				sl->p = atomic_exchange(&st->transfer[cls][(r >> 44) % SRV_TRANSFER],
+				                        sl->p);
+		}
+		th->allocs++;
+		if (th->allocs == st->bp->corrupt && th->idx == 0 && st->round == 0) {
+			void *live = nretain ? retain[nretain - 1].p : NULL;
+
+			for (i = 0; !live && i < SRV_SLOTS; i++)
+				live = slot[i].p;
+			if (live)
+				*(volatile uint8_t *)live ^= 1;
+		}
+	}
+	for (i = 0; i < SRV_SLOTS; i++)
+		if (slot[i].p)
+			srv_free(st, slot[i].p, slot[i].cls);
+	for (i = 0; i < nretain; i++)
+		srv_free(st, retain[i].p, retain[i].cls);
+	free(slot);
+	return NULL;
+}
+
+static int bench_run_server_once(const struct bench_params *bp, uint64_t count,
+                                 struct bench_result *res, int report_placement)
+{
+	unsigned int n = bp->threads, i, c;
+	struct srv_state *st = calloc(1, sizeof(*st));
+	struct srv_thread *th = bench_line_alloc(sizeof(*th) * n);
+	uint64_t allocs = 0, os;
+	double start;
+	int rc = 0;
+
+	if (!st || !th) {
+		free(st);
+		free(th);
+		bench_fail("out of memory for %u threads", n);
+		return -1;
+	}
+	memset(th, 0, sizeof(*th) * n);
+	st->bp = bp;
+	st->rounds = (unsigned int)(count / ((uint64_t)SRV_STEPS * n));
+	if (st->rounds < SRV_MIN_ROUNDS)
+		st->rounds = SRV_MIN_ROUNDS;
+	for (c = 0; c < SRV_CLASSES; c++)
+		st->sizes[c] = (size_t)8 << c;
+	res->have_os = 0;
+	start = bench_now_ns();
+	for (st->round = 0; st->round < st->rounds && !rc; st->round++) {
+		for (i = 0; i < n; i++) {
+			th[i].st = st;
+			th[i].idx = i;
+			if (pthread_create(&th[i].thread, NULL, srv_thread_main, &th[i]) != 0) {
+				bench_fail("cannot create thread %u of %u", i, n);
+				n = i;
+				rc = -1;
+				break;
+			}
+		}
+		for (i = 0; i < n; i++)
+			pthread_join(th[i].thread, NULL);
+		if (st->round == 0) {
+			for (i = 0; i < n; i++)
+				allocs += th[i].allocs;
+			res->allocs_warm = allocs;
+			res->have_os = bk_server_os_allocs(&os) == 0;
+			res->os_warm = res->have_os ? os : 0;
+		}
+	}
+	res->elapsed_ns = bench_now_ns() - start;
+	for (c = 0; c < SRV_CLASSES; c++)
+		for (i = 0; i < SRV_TRANSFER; i++) {
+			void *p = atomic_exchange(&st->transfer[c][i], NULL);
+
+			if (p)
+				srv_free(st, p, c);
+		}
+	res->units = 0;
+	for (i = 0; i < n; i++)
+		res->units += th[i].allocs;
+	res->allocs_all = res->units;
+	if (res->have_os && bk_server_os_allocs(&os) == 0)
+		res->os_all = os;
+	res->ns = res->units ? res->elapsed_ns / (double)res->units : 0;
+	res->shared = -1;
+	if (report_placement && !rc) {
+		const char *cpus[BENCH_MAX_THREADS];
+
+		for (i = 0; i < n; i++)
+			cpus[i] = th[i].cpus;
+		bench_print_placement(cpus, n);
+	}
+	free(th);
+	free(st);
+	return rc;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The child's main                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A "Vm...:  N kB" line of /proc/self/status (VmRSS: resident now, VmHWM: peak), or 0. */
+static long bench_status_kb(const char *key)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	size_t len = strlen(key);
+	char line[256];
+	long kb = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':') {
+			kb = strtol(line + len + 1, NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static int bench_run_once(const struct bench_params *bp, uint64_t count,
+                          struct bench_result *res, int report_placement)
+{
+	memset(res, 0, sizeof(*res));
+	if (bp->scenario == SC_SERVER)
+		return bench_run_server_once(bp, count, res, report_placement);
+	return bench_run_workers_once(bp, count, res, report_placement);
+}
+
+/*
+ * Run the scenario; with calibrate_ms, grow the count (by the ratio of time still wanted, at
+ * least 2x, at most 64x) until a run lasts calibrate_ms, and report that last run.
+ */
+static int bench_run(const struct bench_params *bp, struct bench_result *res)
+{
+	uint64_t count = bp->count;
+	int first = 1;
+
+	for (;;) {
+		double want = bp->calibrate_ms * 1e6, grow;
+
+		if (bench_run_once(bp, count, res, first) < 0 || atomic_load(&bench_failed))
+			return -1;
+		first = 0;
+		if (bp->calibrate_ms <= 0 || res->elapsed_ns >= want)
+			return 0;
+		grow = want * 1.25 / (res->elapsed_ns > 1e4 ? res->elapsed_ns : 1e4);
+		grow = grow < 2 ? 2 : grow > 64 ? 64 : grow;
+		if ((double)count * grow > 1e13)
+			return 0;
+		count = (uint64_t)((double)count * grow);
+	}
+}
+
+static int bench_child_usage(const char *prog, const char *why, const char *arg)
+{
+	printf("error %s '%s'\n", why, arg);
+	fprintf(stderr, "usage: %s --child <backend> <scenario> <size> <count> <threads> "
+	        "[pin=LIST] [align=N] [calibrate=MS] [corrupt=N]\n(an internal program of pool-bench; run "
+	        "pool-bench instead)\n", prog);
+	return BENCH_EXIT_USAGE;
+}
+
 static int bench_child_main(int argc, char **argv)
 {
-	struct bench_params bp;
+	static struct bench_params bp;
+	struct bench_result res;
 	char why[256] = "";
 	char *end;
 	unsigned long long v;
-	uint64_t done = 0;
-	double ns;
-	int i;
+	long base_kb;
+	int i, n;
 
-	if (argc != 7 || strcmp(argv[1], "--child") != 0) {
-		fprintf(stderr, "usage: %s --child <backend> <scenario> <size> <pairs> <threads>\n"
-		        "(an internal program of pool-bench; run pool-bench instead)\n", argv[0]);
-		return 2;
-	}
+	if (argc < 7 || strcmp(argv[1], "--child") != 0)
+		return bench_child_usage(argv[0], "bad arguments", argc > 1 ? argv[1] : "");
 	memset(&bp, 0, sizeof(bp));
 	bp.backend = argv[2];
 	for (i = 0; i < SC_COUNT; i++)
 		if (strcmp(argv[3], bench_scenario_names[i]) == 0)
 			break;
-	if (i == SC_COUNT) {
-		printf("error unknown scenario '%s'\n", argv[3]);
-		return 2;
-	}
+	if (i == SC_COUNT)
+		return bench_child_usage(argv[0], "unknown scenario", argv[3]);
 	bp.scenario = (enum bench_scenario)i;
 	errno = 0;
 	v = strtoull(argv[4], &end, 10);
-	if (errno || *end || v < 16 || v > (1u << 30)) {
-		printf("error bad size '%s'\n", argv[4]);
-		return 2;
-	}
+	if (errno || *end || v < 8 || v > (1u << 30))
+		return bench_child_usage(argv[0], "bad size", argv[4]);
 	bp.size = (size_t)v;
 	v = strtoull(argv[5], &end, 10);
-	if (errno || *end || v < 1) {
-		printf("error bad pair count '%s'\n", argv[5]);
-		return 2;
-	}
-	bp.pairs = v;
+	if (errno || *end || v < 1)
+		return bench_child_usage(argv[0], "bad count", argv[5]);
+	bp.count = v;
 	v = strtoull(argv[6], &end, 10);
-	if (errno || *end || v < 1 || v > BENCH_MAX_THREADS) {
-		printf("error bad thread count '%s'\n", argv[6]);
-		return 2;
-	}
+	if (errno || *end || v < 1 || v > BENCH_MAX_THREADS ||
+	    (bp.scenario == SC_PIPELINE && v % 2))
+		return bench_child_usage(argv[0], "bad thread count", argv[6]);
 	bp.threads = (unsigned int)v;
+	if (bp.scenario != SC_SERVER)
+		bp.threads = bench_workers_of(&bp);
+	for (i = 7; i < argc; i++) {
+		if (!strncmp(argv[i], "pin=", 4)) {
+			n = bench_parse_cpulist(argv[i] + 4, bp.cpus, BENCH_MAX_CPUS);
+			if (n <= 0)
+				return bench_child_usage(argv[0], "bad CPU list", argv[i]);
+			bp.ncpus = (unsigned int)n;
+		} else if (!strncmp(argv[i], "align=", 6)) {
+			v = strtoull(argv[i] + 6, &end, 10);
+			if (*end || (v & (v - 1)) || v > 4096)
+				return bench_child_usage(argv[0], "bad alignment", argv[i]);
+			bp.align = (size_t)v;
+		} else if (!strncmp(argv[i], "corrupt=", 8)) {
+			bp.corrupt = strtoull(argv[i] + 8, &end, 10);
+			if (*end || bp.scenario != SC_SERVER)
+				return bench_child_usage(argv[0], "bad corrupt= (server only)", argv[i]);
+		} else if (!strncmp(argv[i], "calibrate=", 10)) {
+			bp.calibrate_ms = strtod(argv[i] + 10, &end);
+			if (*end || bp.calibrate_ms < 0 || bp.calibrate_ms > 60000)
+				return bench_child_usage(argv[0], "bad calibration time", argv[i]);
+		} else {
+			return bench_child_usage(argv[0], "unknown key", argv[i]);
+		}
+	}
 	if (bk_setup(&bp, why, sizeof(why)) < 0) {
 		printf("unavailable %s\n", why);
 		return BENCH_EXIT_UNAVAILABLE;
 	}
-	ns = bench_run(&bp, &done);
-	bk_teardown();
-	if (ns < 0 || atomic_load(&bench_failed)) {
-		printf("error %s: allocation failed during the %s scenario\n", bp.backend, argv[3]);
-		return 1;
+	if (bp.scenario == SC_SERVER) {
+		size_t sizes[SRV_CLASSES];
+		unsigned int c;
+
+		for (c = 0; c < SRV_CLASSES; c++)
+			sizes[c] = (size_t)8 << c;
+		if (bk_server_setup(sizes, SRV_CLASSES, why, sizeof(why)) < 0) {
+			bk_teardown();
+			printf("unavailable %s\n", why);
+			return BENCH_EXIT_UNAVAILABLE;
+		}
 	}
-	printf("ok %.4f %llu\n", ns, (unsigned long long)done);
+	base_kb = bench_status_kb("VmRSS");
+	fflush(stdout);
+	i = bench_run(&bp, &res);
+	if (bp.scenario == SC_SERVER)
+		bk_server_teardown();
+	bk_teardown();
+	if (i < 0 || atomic_load(&bench_failed)) {
+		printf("error %s, %s scenario: %s\n", bp.backend, argv[3],
+		       bench_fail_msg[0] ? bench_fail_msg : "the run failed");
+		return BENCH_EXIT_FAILED;
+	}
+	printf("ok ns=%.4f units=%llu elapsed_ms=%.3f rss_kb=%ld base_kb=%ld", res.ns,
+	       (unsigned long long)res.units, res.elapsed_ns / 1e6, bench_status_kb("VmHWM"),
+	       base_kb);
+	if (res.have_os)
+		printf(" os_warm=%llu allocs_warm=%llu os_all=%llu allocs_all=%llu",
+		       (unsigned long long)res.os_warm, (unsigned long long)res.allocs_warm,
+		       (unsigned long long)res.os_all, (unsigned long long)res.allocs_all);
+	if (res.shared >= 0)
+		printf(" shared=%.4f", res.shared);
+	printf("\n");
+	return 0;
+}
+
+/*
+ * bk_run_workers for backends on plain pthreads: workers 1..n-1 on new threads, worker 0 on
+ * the calling thread. Each worker places itself (bench_place()).
+ */
+static BENCH_UNUSED int bench_run_pthreads(unsigned int n, void *(*fn)(void *), char *args, size_t stride)
+{
+	pthread_t *tid = calloc(n, sizeof(*tid));
+	unsigned int i, started;
+
+	if (!tid)
+		return -1;
+	for (started = 1; started < n; started++)
+		if (pthread_create(&tid[started], NULL, fn, args + started * stride) != 0)
+			break;
+	if (started < n) {
+		/* the barrier expects n workers: the ones started cannot finish; give up */
+		fprintf(stderr, "pool-bench: cannot create thread %u of %u\n", started, n);
+		_exit(BENCH_EXIT_FAILED);
+	}
+	fn(args);
+	for (i = 1; i < n; i++)
+		pthread_join(tid[i], NULL);
+	free(tid);
 	return 0;
 }
 

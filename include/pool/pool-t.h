@@ -14,13 +14,18 @@
  *                   array pool__tls_cache points to). Only its own thread touches it on the hot
  *                   path.
  *   budget          the bytes one thread may keep in all its thread caches together.
- *   bucket          one cache line of a pool: the head of a shared free list and the counters
- *                   allocated/used/needed_avg of the objects whose address hashes to it.
+ *   bucket          two cache lines of a pool: the head of a shared free list and the counters
+ *                   (allocated, used, free objects, traffic) of the clusters moved through it,
+ *                   written only by the thread that owns the head; a pool's totals are sums.
  *   shared free list  per bucket, a stack of clusters, self-locked by swapping a BUSY marker in.
- *   cluster         a chain of a few free objects (8 by default) moved with one atomic operation.
+ *   cluster         a chain of a few free objects (8 by default, at most 16) moved with one
+ *                   atomic operation; its first object carries its count.
  *   eviction        moving objects out of a thread cache when the thread is over its budget.
- *   needed_avg      sliding average of `used` over 1024 samples (HAProxy's swrate).
- *   releasable      objects a pool holds beyond what needed_avg says it needs.
+ *   needed_avg      the most objects the pool used over its demand window (decay_ms), as the
+ *                   last release pass measured it (the name is HAProxy's, whose pools keep a
+ *                   sliding average, swrate, instead of a window over time).
+ *   releasable      objects a pool holds beyond what needed_avg says it needs: those that stayed
+ *                   in the shared free lists through the whole demand window.
  *   trim            asking the OS layer to return free memory to the system.
  *
  * This header holds types, constants and macros only, and includes only other -t.h headers and
@@ -78,7 +83,6 @@
 #define POOL_CLUSTER_MAX       16u           /* most objects per cluster (a cluster's count
                                                 lives in 4 free bits of a link word) */
 #define POOL_CACHE_BYTES_MIN   4096u         /* smallest per-thread cache budget, bytes */
-#define POOL_AVG_SAMPLES       1024u         /* needed_avg window, as HAProxy's POOL_AVG_SAMPLES */
 #define POOL_DECAY_MS_DEF      10000u        /* default demand window, ms (jemalloc's dirty_decay_ms) */
 #define POOL_DECAY_MS_MAX      3600000u      /* longest demand window, ms (one hour) */
 
@@ -137,7 +141,8 @@ struct pool_stats {
 	size_t used;            /* objects handed out plus objects in thread caches */
 	size_t cached;          /* approximate objects in thread caches */
 	size_t shared_free;     /* objects in the shared free lists */
-	size_t needed_avg;      /* sliding average of used over POOL_AVG_SAMPLES samples */
+	size_t needed_avg;      /* the most objects used over the demand window (or used now, if
+	                           more): what the pool keeps when it gives memory back */
 	size_t failed;          /* allocations that returned NULL */
 	size_t limit;           /* maximum allocated objects, 0: none */
 	unsigned int creators;  /* pool_create() calls merged into this pool (its creators) */

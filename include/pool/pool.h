@@ -221,7 +221,9 @@ POOL_INLINE void *pool_zalloc(struct pool_head *pool)
  * pool_free - give `ptr`, obtained from `pool`, back. NULL is a no-op.
  *
  * Any thread may free an object allocated by another. The object goes to this thread's cache; a
- * thread over its cache budget evicts its coldest objects to the shared lists or the OS layer.
+ * thread over its cache budget evicts objects of its coldest pools (a CLOCK) to the shared free
+ * lists, in clusters (to the OS layer only with the no-global or uaf debugging options, or when
+ * every shared list stays busy).
  * Freeing into the wrong pool or twice is undefined unless a debugging check (tag, uaf) is on,
  * which then aborts with a report naming the pool, the object, the check and the caller.
  */
@@ -302,7 +304,7 @@ POOL_API void pool_gc(struct pool_head *pool);
 
 /*
  * pool_thread_flush - give the calling thread's cached objects of every pool back to the shared
- * free lists (or to the OS layer where a pool holds more than it needs). The thread may keep
+ * free lists, in clusters (to the OS layer under no-global or uaf). The thread may keep
  * using pools afterwards. Call it from a thread that goes idle; threads that exit do it
  * automatically. Only affects the calling thread.
  */

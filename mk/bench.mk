@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
+# mk/bench.mk - the benchmarks and the profile (tools/pool-bench*.c, doc/benchmarks.md).
+#
+# Targets
+#   make bench           tools/pool-bench: libpool side by side with glibc malloc, jemalloc,
+#                        tcmalloc, mimalloc and DPDK's rte_mempool; 7 samples of at least
+#                        200 ms per figure, median [min-max], load average and CPU model in
+#                        the header; prints the tables and the targets, writes
+#                        $(BUILD)/bench.json and the plot $(BUILD)/bench.png. About 8 minutes
+#                        on 2 cores. See doc/benchmarks.md.
+#   make bench-quick     the same in about a minute (3 short samples, 64 B, server at 2
+#                        threads): figures for development, not for publication
+#   make bench-instructions
+#                        the pair scenario under valgrind --tool=callgrind: instructions per
+#                        alloc+free pair, for libpool and each general allocator.
+#   make profile         where libpool's time goes in one scenario: perf record of the libpool
+#                        child (perf report --stdio into $(BUILD)/profile.txt), or callgrind
+#                        where perf cannot sample (callgrind_annotate into the same file)
+#   make bench-deps      install (as root) or name the Debian packages that `make bench`,
+#                        `make bench-instructions` and `make profile` use: $(BENCH_PKGS)
+#
+# Variables
+#   BENCH_ARGS="..."     extra options for pool-bench (e.g. BENCH_ARGS="--pin 0,1 --reps 9",
+#                        BENCH_ARGS="--scenario server"); see doc/pool-bench.1
+#   SCENARIO=pipeline    profile: the pool-bench scenario (pair, batch, bulk, pipeline, threads,
+#                        server, false-sharing); THREADS=8 its threads (pipeline: half
+#                        producers, half consumers), SIZE=64 the object size, COUNT= the units
+#                        (default: enough for a few seconds), PROFILER=perf|callgrind (default:
+#                        perf when it can sample here)
+#
+# Build notes
+#   pool-bench-malloc is linked without libpool and without jemalloc, so that its malloc() is
+#   glibc's unless pool-bench preloads another allocator. pool-bench-dpdk is built with the
+#   flags of `pkg-config libdpdk` (including its -march) when libdpdk-dev is installed; without
+#   it the target only prints why, and pool-bench skips the dpdk backend. With that -march,
+#   pool-bench-dpdk runs only on CPUs like the build machine's: it is not a portable binary.
+#   `make install` puts both children in $(LIBEXECDIR)/libpool/; pool-bench looks for them next
+#   to itself first (the build tree), then there (POOL_BENCH_HELPER_DIR).
+
+BENCH_ARGS  ?=
+BENCH_PKGS  := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libdpdk-dev gnuplot-nox valgrind \
+               linux-perf
+SCENARIO    ?= pipeline
+THREADS     ?= 8
+SIZE        ?= 64
+COUNT       ?=
+PROFILER    ?=
+BENCH_BIN   := $(BUILD)/tools/pool-bench
+
+.PHONY: bench bench-quick bench-instructions bench-deps profile
+
+bench: deps lib tools
+	$(BENCH_BIN) --json $(BUILD)/bench.json --plot $(BUILD)/bench.png $(BENCH_ARGS)
+
+bench-quick: deps lib tools
+	$(BENCH_BIN) --quick --json $(BUILD)/bench.json $(BENCH_ARGS)
+
+bench-instructions: deps lib tools
+	$(BENCH_BIN) --instructions $(BENCH_ARGS)
+
+# The libpool child runs the scenario under the profiler. perf samples on cpu-clock when the
+# machine has no hardware counters (virtual machines); -g records call chains.
+profile: deps lib tools
+	@count="$(COUNT)"; \
+	case "$(SCENARIO)" in \
+	  server) count=$${count:-4000000} ;; \
+	  pipeline|threads) count=$${count:-20000000} ;; \
+	  *) count=$${count:-100000000} ;; \
+	esac; \
+	child="$(BENCH_BIN) --child libpool $(SCENARIO) $(SIZE) $$count $(THREADS)"; \
+	profiler="$(PROFILER)"; \
+	if [ -z "$$profiler" ]; then \
+	  if perf record -q -o /dev/null -- true >/dev/null 2>&1; then profiler=perf; \
+	  else profiler=callgrind; fi; \
+	fi; \
+	echo "profile: $$profiler on: $$child"; \
+	if [ "$$profiler" = perf ]; then \
+	  event=cycles; perf stat -e cycles -x, -- true 2>&1 | grep -q "not supported" && \
+	    event=cpu-clock; \
+	  perf record -q -e $$event -g -o $(BUILD)/profile.data -- $$child || exit 1; \
+	  perf report -i $(BUILD)/profile.data --stdio --no-children --percent-limit 0.5 \
+	    --sort symbol 2>/dev/null > $(BUILD)/profile.txt || exit 1; \
+	  perf report -i $(BUILD)/profile.data --stdio --no-children -g none --percent-limit 0.5 \
+	    --sort symbol 2>/dev/null | grep -v '^$$' | head -40; \
+	else \
+	  valgrind --tool=callgrind --quiet \
+	    --callgrind-out-file=$(BUILD)/profile.callgrind -- $$child || exit 1; \
+	  callgrind_annotate $(BUILD)/profile.callgrind > $(BUILD)/profile.txt || exit 1; \
+	  head -40 $(BUILD)/profile.txt; \
+	fi; \
+	echo "profile: the whole report is in $(BUILD)/profile.txt"
+
+bench-deps:
+	@missing=""; for p in $(BENCH_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || \
+	    missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "bench-deps: installing$$missing"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "bench-deps: run: sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+# pool-bench's children are helpers: installed in $(LIBEXECDIR)/libpool, compiled into pool-bench.
+INSTALL_LIBEXEC += pool-bench-malloc
+TOOL_CFLAGS_pool-bench = -DPOOL_BENCH_HELPER_DIR='"$(LIBEXECDIR)/libpool"'
+TOOL_LIBS_pool-bench = -lm
+$(BUILD)/obj/tools/pool-bench.o: $(DIRS_STAMP)
+
+# The general allocators' child: no libpool, no jemalloc, only the C library.
+$(BUILD)/tools/pool-bench-malloc: tools/pool-bench-malloc.c tools/pool-bench.h | deps
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(BASE_CFLAGS) -Itools -o $@ $< $(ALL_LDFLAGS) -lpthread -ldl
+
+# DPDK's child, when libdpdk-dev is installed.
+ifneq ($(shell pkg-config --exists libdpdk 2>/dev/null && echo yes),)
+INSTALL_LIBEXEC += pool-bench-dpdk
+DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null | sed -e 's/-I/-isystem /g')
+$(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c tools/pool-bench.h | deps
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(BASE_CFLAGS) $(DPDK_CFLAGS) -Itools -o $@ $< $(ALL_LDFLAGS) \
+		-lrte_mempool -lrte_ring -lrte_eal -lpthread
+else
+$(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c
+	@echo "  SKIP    $@: libdpdk-dev is not installed; pool-bench will skip the dpdk backend"
+endif
+
+# pool-bench runs its children from its own directory in the build tree.
+$(BUILD)/tools/pool-bench: $(BUILD)/tools/pool-bench-malloc $(BUILD)/tools/pool-bench-dpdk

@@ -78,22 +78,12 @@ static size_t address_space_left(void)
 {
 	struct rlimit rl;
 	unsigned long pages;
-	char buf[64];
-	ssize_t n;
 	size_t vm;
-	int fd;
 
 	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
 		return SIZE_MAX;
-	fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return SIZE_MAX;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return SIZE_MAX;
-	buf[n] = 0;
-	if (sscanf(buf, "%lu", &pages) != 1)
+	/* the first number of statm is VmSize in pages */
+	if (pool__os_read_number("/proc/self/statm", &pages) < 0)
 		return SIZE_MAX;
 	vm = pages * pool__os_page_size();
 	return vm < rl.rlim_cur ? (size_t)rl.rlim_cur - vm : 0;
@@ -197,7 +187,10 @@ void pool__os_meta_free(void *ptr, size_t size, size_t align)
 /*
  * Purging every arena gives dirty pages back to the kernel with madvise(); it costs a system
  * call per run of dirty pages, so it belongs to pool_gc()/pool_trim(), never a hot path.
- * "arena.<i>.purge" with i = MALLCTL_ARENAS_ALL is documented in jemalloc(3).
+ * "arena.<i>.purge" with i = MALLCTL_ARENAS_ALL is documented in jemalloc(3). The calling
+ * thread's tcache is flushed first ("thread.tcache.flush"): pool_gc() has just freed objects
+ * from this thread, which jemalloc keeps in its tcache, so their slabs would stay in use and
+ * their arenas could not reuse them (under RLIMIT_AS, another thread then found no memory).
  */
 void pool__os_trim(void)
 {
@@ -206,6 +199,7 @@ void pool__os_trim(void)
 
 	if (first < 0)
 		return;
+	mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
 	snprintf(cmd, sizeof(cmd), "arena.%u.purge", (unsigned int)MALLCTL_ARENAS_ALL);
 	mallctl(cmd, NULL, NULL, NULL, 0);
 	first_call_end(first);
@@ -305,6 +299,22 @@ size_t pool__os_page_size(void)
 		page = v > 0 ? (size_t)v : PAGE_SIZE_FALLBACK;
 	}
 	return page;
+}
+
+int pool__os_read_number(const char *path, unsigned long *value)
+{
+	char buf[64];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return sscanf(buf, "%lu", value) == 1 ? 0 : -1;
 }
 
 void *pool__os_map(size_t len)

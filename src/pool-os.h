@@ -35,6 +35,12 @@ void pool__os_usage(size_t *allocated, size_t *resident);
 /* The system page size in bytes. */
 size_t pool__os_page_size(void);
 
+/*
+ * The first decimal number of the file at `path` (a /proc or /sys file: a limit, a count) into
+ * *value: 0, or -1 when the file cannot be read or does not start with a number.
+ */
+int pool__os_read_number(const char *path, unsigned long *value);
+
 /* Anonymous private mapping of `len` bytes (page multiple), read-write; NULL on failure. */
 void *pool__os_map(size_t len);
 void pool__os_unmap(void *addr, size_t len);

@@ -25,12 +25,9 @@
  * unmaps the oldest quarantined ones when the ceiling is near, and fails (NULL) only when live
  * objects alone fill it.
  */
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "pool-os.h"
 #include "pool-san.h"
@@ -121,19 +118,9 @@ static void uaf_remove(struct uaf_entry *e)
 /* vm.max_map_count, or Linux's default when /proc cannot tell. */
 static size_t max_map_count(void)
 {
-	char buf[32];
 	unsigned long v;
-	ssize_t n;
-	int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return MAX_MAP_COUNT_DEF;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return MAX_MAP_COUNT_DEF;
-	buf[n] = 0;
-	if (sscanf(buf, "%lu", &v) != 1 || v < 64)
+	if (pool__os_read_number("/proc/sys/vm/max_map_count", &v) < 0 || v < 64)
 		return MAX_MAP_COUNT_DEF;
 	return v;
 }

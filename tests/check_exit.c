@@ -17,8 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 #include <pool/pool.h>
+
+#include "testutil.h"
 
 POOL_DECLARE(exit_small, "exit-small", 64)
 POOL_DECLARE(exit_big, "exit-big", 4096)
@@ -103,38 +104,32 @@ static unsigned int runs(void)
 
 START_TEST(test_exit_while_threads_allocate)
 {
+	static char out[16384];
+	char *const argv[] = { "check_exit", "--child", NULL };
+	const char *env_name = NULL, *env_value = NULL;
 	unsigned int n = runs(), run, crashed = 0;
 	int first_sig = 0;
+#ifdef LEAK_CHECKER
+	char opts[1024];
+	const char *cur = getenv("ASAN_OPTIONS");
+
+	/* the last setting of an option wins */
+	snprintf(opts, sizeof(opts), "%s%sdetect_leaks=1", cur ? cur : "", cur && *cur ? ":" : "");
+	env_name = "ASAN_OPTIONS";
+	env_value = opts;
+#endif
 
 	for (run = 0; run < n; run++) {
-		int status;
-		pid_t pid;
+		int status = test_run_self(argv, env_name, env_value, out, sizeof(out));
 
-		fflush(NULL);
-		pid = fork();
-		ck_assert_int_ge(pid, 0);
-		if (pid == 0) {
-#ifdef LEAK_CHECKER
-			char opts[1024];
-			const char *cur = getenv("ASAN_OPTIONS");
-
-			/* the last setting of an option wins */
-			snprintf(opts, sizeof(opts), "%s%sdetect_leaks=1", cur ? cur : "",
-			         cur && *cur ? ":" : "");
-			setenv("ASAN_OPTIONS", opts, 1);
-#endif
-			execl("/proc/self/exe", "check_exit", "--child", (char *)NULL);
-			_exit(99);
-		}
-		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 		if (WIFSIGNALED(status)) {
 			if (!crashed++)
 				first_sig = WTERMSIG(status);
 			continue;
 		}
 		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		              "run %u: the child exited with status %d (2: setup, 99: exec)", run,
-		              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		              "run %u: the child exited with status %d (2: setup, 127: exec):\n%s",
+		              run, WIFEXITED(status) ? WEXITSTATUS(status) : -1, out);
 	}
 	ck_assert_msg(crashed == 0, "%u of %u exits crashed (first: signal %d)", crashed, n,
 	              first_sig);

@@ -16,9 +16,9 @@
  * The scenario: pool_create() of a pool and of a POOL_F_SHARED one merged four more times,
  * three threads allocating one by one and in bulk from both and freeing everything, `pools show
  * detailed` and pool_dump() in JSON, pool_gc(), pool_flush(), pool_destroy(). Each k runs in a
- * child process (fork), so that a layout flag can be set before the first pool: the mapping
- * site runs under `uaf,cache`, the others with no option. The CLI site's own sweep over the
- * socket server is in check_cli.c.
+ * child process (run_child() of testutil.h), so that a layout flag can be set before the first
+ * pool: the mapping site runs under `uaf,cache`, the others with no option. The CLI site's own
+ * sweep over the socket server is in check_cli.c.
  */
 #include <check.h>
 #include <errno.h>
@@ -29,11 +29,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
 #include <pool/pool.h>
 
 #include "pool-fault.h"
+#include "testutil.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define LEAK_CHECKER 1
@@ -286,27 +286,31 @@ static int next_call_works(void)
 	return 0;
 }
 
+/* One run of the sweep: the site, and which of its calls fails (0: none). */
+struct job {
+	const struct site *site;
+	unsigned long k;
+};
+
 /*
- * The child: fail the k-th call at `s` (k = 0: none), run the scenario, check. Writes the calls
- * the site saw to `report_fd`. Exit status: 0 passed, 1 a check failed, 2 leaks.
+ * The child (testutil.h's run_child(), stderr captured): fail the k-th call at the site, run
+ * the scenario, check. Writes "check_fault: calls N" (the calls the site saw) on stderr first.
+ * Exit status: 0 passed, 1 a check failed (the reason on stderr), 2 leaks (LeakSanitizer's
+ * report on stderr).
  */
-static void child(const struct site *s, unsigned long k, int report_fd)
+static void child(void *arg)
 {
+	const struct job *j = arg;
 	unsigned long seen;
 	int rc;
 
-	if (s->flags && pool_parse_debugging(s->flags, NULL) != 0)
+	if (j->site->flags && pool_parse_debugging(j->site->flags, NULL) != 0)
 		_exit(1);
-	pool__fault_arm(s->site, k ? k : ULONG_MAX);
+	pool__fault_arm(j->site->site, j->k ? j->k : ULONG_MAX);
 	rc = scenario();
-	seen = pool__fault_arm(s->site, 0);
-	if (write(report_fd, &seen, sizeof(seen)) != (ssize_t)sizeof(seen))
-		_exit(1);
-	if (rc < 0) {
-		fprintf(stderr, "check_fault: site %s, call %lu of %lu failing\n", s->name, k, seen);
-		_exit(1);
-	}
-	if (next_call_works() < 0)
+	seen = pool__fault_arm(j->site->site, 0);
+	fprintf(stderr, "check_fault: calls %lu\n", seen);
+	if (rc < 0 || next_call_works() < 0)
 		_exit(1);
 #ifdef LEAK_CHECKER
 	if (__lsan_do_recoverable_leak_check())
@@ -320,31 +324,23 @@ static void child(const struct site *s, unsigned long k, int report_fd)
 /* ------------------------------------------------------------------------------------------ */
 
 /* Run one child; returns the calls the site saw, fails the test if the child failed. */
-static unsigned long run_child(const struct site *s, unsigned long k)
+static unsigned long sweep_one(const struct site *s, unsigned long k)
 {
+	struct job j = { s, k };
+	const char *calls;
 	unsigned long seen = 0;
-	int fds[2], status;
-	pid_t pid;
+	struct death d;
 
-	ck_assert_int_eq(pipe(fds), 0);
-	fflush(NULL);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		close(fds[0]);
-		child(s, k, fds[1]);
-	}
-	close(fds[1]);
-	if (read(fds[0], &seen, sizeof(seen)) != (ssize_t)sizeof(seen))
+	run_child(child, &j, &d);
+	calls = strstr(d.out, "check_fault: calls ");
+	if (calls && sscanf(calls, "check_fault: calls %lu", &seen) != 1)
 		seen = 0;
-	close(fds[0]);
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert_msg(WIFEXITED(status), "site %s, call %lu failing: killed by signal %d", s->name,
-	              k, WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-	ck_assert_msg(WEXITSTATUS(status) != 2, "site %s, call %lu failing: LeakSanitizer found "
-	              "leaks (above)", s->name, k);
-	ck_assert_msg(WEXITSTATUS(status) == 0, "site %s, call %lu failing: a check failed "
-	              "(above)", s->name, k);
+	ck_assert_msg(WIFEXITED(d.status), "site %s, call %lu failing: killed by signal %d:\n%s",
+	              s->name, k, WIFSIGNALED(d.status) ? WTERMSIG(d.status) : 0, d.out);
+	ck_assert_msg(WEXITSTATUS(d.status) != 2, "site %s, call %lu of %lu failing: "
+	              "LeakSanitizer found leaks:\n%s", s->name, k, seen, d.out);
+	ck_assert_msg(WEXITSTATUS(d.status) == 0, "site %s, call %lu of %lu failing: %s", s->name,
+	              k, seen, d.out);
 	return seen;
 }
 
@@ -353,10 +349,10 @@ static void sweep(const struct site *s)
 	unsigned long calls, k, fired = 0;
 
 	/* a dry run counts the calls; the threads make their count vary a little between runs */
-	calls = run_child(s, 0);
+	calls = sweep_one(s, 0);
 	ck_assert_msg(calls > 0, "site %s: the scenario never reached it", s->name);
 	for (k = 1; k <= calls + 1; k++)
-		fired += run_child(s, k) >= k;
+		fired += sweep_one(s, k) >= k;
 	ck_assert_msg(fired >= calls / 2, "site %s: the fault fired in %lu of %lu runs", s->name,
 	              fired, calls + 1);
 	printf("check_fault: site %s: calls 1..%lu failed in turn (%lu fired)\n", s->name,

@@ -17,6 +17,7 @@
 #include <pool/pool.h>
 
 #include "pool-uaf.h"
+#include "testutil.h"
 
 #define CACHE_BYTES  (512u << 10)  /* each thread's budget, set before the first pool */
 #define IDLE_THREADS 6
@@ -130,7 +131,7 @@ START_TEST(test_uaf_caches_pay_pages)
 		              th[i].nulls, PER_THREAD);
 	}
 	/* the idle caches hold a budget of pages each, not a budget of 64-byte strides */
-	ck_assert_int_eq(pool_get_stats(p, &st), 0);
+	st = test_stats(p);
 	ck_assert_msg(st.cached * cost <= (size_t)IDLE_THREADS * CACHE_BYTES,
 	              "%zu objects of %zu bytes cached by %d threads of %u bytes", (size_t)st.cached,
 	              cost, IDLE_THREADS, CACHE_BYTES);
@@ -144,7 +145,7 @@ START_TEST(test_uaf_caches_pay_pages)
 	              "%zu mappings of at most %zu", maps, max_map_count());
 	for (k = 0; k < 1000; k++)
 		pool_free(p, mine[k]);
-	ck_assert_int_eq(pool_get_stats(p, &st), 0);
+	st = test_stats(p);
 	ck_assert_uint_eq(st.failed, 0);
 
 	pthread_mutex_lock(&lock);
@@ -154,7 +155,7 @@ START_TEST(test_uaf_caches_pay_pages)
 	for (i = 0; i < IDLE_THREADS; i++)
 		pthread_join(th[i].tid, NULL);
 	pool_thread_flush();
-	ck_assert_int_eq(pool_get_stats(p, &st), 0);
+	st = test_stats(p);
 	ck_assert_uint_eq(st.used, 0);
 }
 END_TEST
@@ -197,7 +198,7 @@ START_TEST(test_uaf_quarantine_yields_to_new_objects)
 	live[CEILING_OBJS] = pool_alloc(p);
 	ck_assert_ptr_null(live[CEILING_OBJS]);
 	ck_assert_int_eq(errno, ENOMEM);
-	ck_assert_int_eq(pool_get_stats(p, &st), 0);
+	st = test_stats(p);
 	ck_assert_uint_eq(st.failed, 1);
 	ck_assert_uint_eq(st.used, CEILING_OBJS);
 	ck_assert_msg(count_maps() <= before + CEILING + OTHER_MAPS,
@@ -208,26 +209,22 @@ START_TEST(test_uaf_quarantine_yields_to_new_objects)
 	ck_assert_ptr_nonnull(live[0]);
 	for (i = 0; i < CEILING_OBJS; i++)
 		pool_free(p, live[i]);
-	ck_assert_int_eq(pool_get_stats(p, &st), 0);
+	st = test_stats(p);
 	ck_assert_uint_eq(st.used, 0);
 	ck_assert_int_eq(pool_destroy(p), 0);
 }
 END_TEST
 
-int main(void)
+static Suite *uaf_suite(void)
 {
 	Suite *s = suite_create("uaf");
 	TCase *tc = tcase_create("Mappings");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_uaf_caches_pay_pages);
 	tcase_add_test(tc, test_uaf_quarantine_yields_to_new_objects);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+POOL_TEST_MAIN(uaf_suite)

@@ -458,8 +458,9 @@ POOL_API int pool_topology_bind_thread(unsigned int index);
 POOL_API void pool_topology_show(FILE *out);
 
 /*
- * pool_trim - ask the OS layer to give free memory back to the system: with jemalloc, a purge of
- * every arena (mallctl "arena.<MALLCTL_ARENAS_ALL>.purge": madvise() of its dirty pages); with
+ * pool_trim - ask the OS layer to give free memory back to the system: with jemalloc, a flush of
+ * the calling thread's tcache and a purge of every arena (mallctl "thread.tcache.flush", then
+ * "arena.<MALLCTL_ARENAS_ALL>.purge": madvise() of its dirty pages); with
  * the C library, malloc_trim(0). Pool objects are not touched: pool_gc() releases them first
  * and then trims. Cost: a system call per run of free pages, so it grows with the free memory
  * the allocator holds; measured (doc/tuning.md): 5-8 us with nothing to return, 8.5 ms with

@@ -285,7 +285,7 @@ static void *os_alloc_one(struct pool_head *pool)
 {
 	if (pool->layout & POOL_DBG_UAF)
 		return pool__uaf_alloc(pool->ro.size, pool->align, pool);
-	return pool__os_alloc(pool->stride, pool->align);
+	return pool__os_alloc(pool->os_size, pool->align);
 }
 
 void *pool__os_get(struct pool_head *pool, unsigned int want, unsigned int start,
@@ -325,8 +325,8 @@ static void os_free_one(struct pool_head *pool, void *obj, const void *caller)
 		return;
 	}
 	if (pool__san_on())
-		pool__san_access(obj, pool->stride);
-	pool__os_free(obj, pool->stride, pool->align);
+		pool__san_access(obj, pool->os_size);
+	pool__os_free(obj, pool->os_size, pool->align);
 }
 
 void pool__os_put(struct pool_head *pool, void *list, unsigned int n, unsigned int start,

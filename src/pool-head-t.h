@@ -123,6 +123,10 @@ struct pool_head {
 	struct pool_head_ro ro;        /* read by the inline fast path: must stay first */
 	uint64_t magic;                /* POOL_HEAD_LIVE, or POOL_HEAD_DEAD once destroyed */
 	size_t stride;                 /* bytes per object including debugging extras */
+	size_t cache_cost;             /* bytes a cached object counts in a thread's budget: the
+	                                  stride, or under uaf its whole mapping (its pages) */
+	size_t os_size;                /* bytes per object from the OS layer: the stride, and in
+	                                  ASan builds without `tag` a hidden tag past it */
 	size_t align;                  /* alignment in bytes */
 	size_t tag_off;                /* offset of the tag, or 0 without tag */
 	size_t caller_off;             /* offset of the caller word, or 0 without caller */
@@ -181,7 +185,7 @@ struct pool_thread_caches {
 	struct pool_mag *mag[POOL_MAX_CACHED_POOLS];  /* bulk magazines, or NULL */
 	unsigned int id;               /* the thread's registry slot */
 	size_t budget;                 /* bytes this thread may cache */
-	size_t reserved;               /* sum over pools of limit * stride */
+	size_t reserved;               /* sum over pools of limit * cache_cost */
 	atomic_size_t credit;          /* reservation bytes released by other threads (destroy) */
 	unsigned int hand;             /* eviction clock hand (pool slot) */
 	unsigned int integrity_epoch;  /* pool__debug_integrity_epoch() when every object of these

@@ -114,7 +114,7 @@ static inline void tc_set_limit(struct pool_thread_caches *ctx, unsigned int s, 
 	uint32_t count = tc_count(ctx, s);
 
 	POOL_ASSERT(count <= limit);
-	ctx->reserved += ((size_t)limit - ctx->limit[s]) * pool__slots[s]->stride;
+	ctx->reserved += ((size_t)limit - ctx->limit[s]) * pool__slots[s]->cache_cost;
 	__atomic_store_n(&ctx->limit[s], limit, __ATOMIC_RELAXED);
 	tc_set_room(&ctx->tc[s], limit - count);
 }
@@ -132,7 +132,7 @@ static inline int reserved_ok(const struct pool_thread_caches *ctx)
 
 	for (s = 1; s < max; s++)
 		if (ctx->limit[s] && pool__slots[s])
-			sum += (size_t)ctx->limit[s] * pool__slots[s]->stride;
+			sum += (size_t)ctx->limit[s] * pool__slots[s]->cache_cost;
 	return sum == ctx->reserved;
 }
 #endif
@@ -317,7 +317,7 @@ int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *
                         unsigned int dbg)
 {
 	return self->state == POOL_THREAD_CACHED && pool->ro.index &&
-	       !(dbg & POOL_DBG_NO_CACHE) && pool->stride <= self->caches->budget;
+	       !(dbg & POOL_DBG_NO_CACHE) && pool->cache_cost <= self->caches->budget;
 }
 
 /* Every `TICK_EVERY` slow-path calls of this thread, give the pool's demand clock a look. */
@@ -428,7 +428,7 @@ static int tc_reserve(struct pool_thread_caches *ctx, unsigned int slot, uint32_
 {
 	struct pool_tcache *tc = &ctx->tc[slot];
 	struct pool_head *pool = pool__slots[slot];
-	size_t stride = pool->stride;
+	size_t cost = pool->cache_cost;
 	uint32_t want, grant;
 	unsigned int s, max, rounds;
 	int ok = 0;
@@ -437,10 +437,10 @@ static int tc_reserve(struct pool_thread_caches *ctx, unsigned int slot, uint32_
 		return 1;
 	want = n - tc->room;
 	grant = want < pool->cluster ? pool->cluster : want;
-	if (ctx->reserved + (size_t)grant * stride <= ctx->budget)
+	if (ctx->reserved + (size_t)grant * cost <= ctx->budget)
 		goto granted;
 	grant = want;
-	if (ctx->reserved + (size_t)grant * stride <= ctx->budget)
+	if (ctx->reserved + (size_t)grant * cost <= ctx->budget)
 		goto granted;
 
 	/* Over budget: take back what other slots reserve but do not use, then evict. */
@@ -453,7 +453,7 @@ static int tc_reserve(struct pool_thread_caches *ctx, unsigned int slot, uint32_
 		uint32_t cnt, ev;
 
 		want = n > tc->room ? n - tc->room : 0;
-		if (ctx->reserved + (size_t)want * stride <= ctx->budget) {
+		if (ctx->reserved + (size_t)want * cost <= ctx->budget) {
 			ok = 1;
 			break;
 		}
@@ -756,9 +756,9 @@ void pool__tcache_drain_pool(struct pool_head *pool)
 		count = tc_count(ctx, slot);
 		tc->head = NULL;
 		if (ctx == self->caches)
-			ctx->reserved -= (size_t)ctx->limit[slot] * pool->stride;
+			ctx->reserved -= (size_t)ctx->limit[slot] * pool->cache_cost;
 		else
-			atomic_fetch_add(&ctx->credit, (size_t)ctx->limit[slot] * pool->stride);
+			atomic_fetch_add(&ctx->credit, (size_t)ctx->limit[slot] * pool->cache_cost);
 		tc_set_room(tc, 0);
 		__atomic_store_n(&ctx->limit[slot], 0, __ATOMIC_RELAXED);
 		tc->referenced = 0;

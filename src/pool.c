@@ -20,7 +20,8 @@
  * 2. The cache budget (pool-tcache.c). A thread may cache at most `budget` bytes over all pools
  *    (the topology's L2 share, pool_configure()). Rather than counting bytes on every push and
  *    pop, each (thread, pool) cache holds a reservation `limit` in objects, and the thread keeps
- *    sum(limit * stride) == reserved <= budget. pool_free() compares only the room left in the
+ *    sum(limit * cost) == reserved <= budget, where an object's cost is its stride (under uaf,
+ *    its pages: pool__uaf_object_cost()). pool_free() compares only the room left in the
  *    reservation with 0; at 0 the slow path grows the reservation from the unreserved part of
  *    the budget, takes back reservations other pools do not use, and, when that is not enough,
  *    evicts. A thread destroying a pool drains the other threads' caches of it and cannot touch
@@ -110,7 +111,7 @@
  *
  * Invariants. POOL_ASSERT() checks those marked (A) in `make DEBUG=1` and the sanitizer builds;
  * the tests check the sums (check_shared.c), the Promela model the protocol.
- *   - per thread: sum over pools of limit * cache cost == reserved - credit <= budget (A);
+ *   - per thread: sum over pools of limit * cache_cost == reserved - credit <= budget (A);
  *     count <= limit (A);
  *   - per bucket: a head is stored only by its owner, and is BUSY right before that store (A);
  *     free_objects >= what a pop or a release takes (A); objects in its stack == free_objects;
@@ -132,6 +133,7 @@
 #include "pool-int.h"
 #include "pool-os.h"
 #include "pool-report.h"
+#include "pool-san.h"
 #include "pool-tcache.h"
 #include "pool-uaf.h"
 #include "pool-util.h"
@@ -353,6 +355,19 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 		return -1;
 	pool->ro.size = size;
 	pool->stride = off;
+	/*
+	 * ASan builds tag every object: without `tag`, the tag lies past the stride, hidden from the
+	 * layout and the statistics. It is the object's redzone (poisoned while the object is out:
+	 * an overflow is reported at the write) and lets pool_free() check that a pointer is an
+	 * object of that pool, which ASan cannot tell of memory jemalloc hands out.
+	 */
+	pool->os_size = off;
+	if (!(extras & POOL_DBG_TAG) && !(layout & POOL_DBG_UAF) && pool__san_asan_build()) {
+		pool->tag_off = off;
+		pool->os_size = pool__round_up(off + sizeof(uint64_t), align);
+	}
+	/* a uaf object costs its pages, not its stride: caches must not pin thousands of them */
+	pool->cache_cost = (layout & POOL_DBG_UAF) ? pool__uaf_object_cost(size, align) : off;
 	pool->align = align;
 	pool->layout = layout;
 	return 0;
@@ -613,12 +628,17 @@ POOL_API struct pool_head *pool__declare_create(const char *name, size_t size)
 	return pool;
 }
 
+/*
+ * A POOL_DECLARE pool at exit: other threads may still use it (detached workers run until the
+ * process is gone, and exit() does not stop them), so destroying it here would pull the head
+ * from under them (a report of a destroyed pool in use, or a crash: 8 exits in 10 in the issue,
+ * 6 to 11 in 50 in tests/check_exit.c). Only the exiting thread's caches are ours to touch; the
+ * rest goes with the process.
+ */
 POOL_API void pool__declare_destroy(struct pool_head *pool)
 {
-	if (pool) {
+	if (pool)
 		pool_thread_flush();
-		pool_destroy(pool);
-	}
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
 # pool-stress, briefly: 48 threads on every workload, plain and under a few POOL_DEBUG settings
-# (tag,integrity,caller,cold-first; uaf; fail=5; no-cache), the canary self-test, the JSON output
+# (tag,integrity,caller,cold-first; uaf; uaf,cache; fail=5; no-cache: a NULL not asked for fails
+# the run), the canary self-test, the JSON output
 # and the usage errors. Asserts exit statuses and output, never a time. Sanitizer builds (SAN set)
 # run shorter workloads. Env (from make check): BUILD, SAN.
 BUILD=${BUILD:-build/cc}
@@ -61,7 +62,7 @@ if expect 0 "--bind with an XML topology (binding refused, run goes on)" \
 fi
 
 # Debugging settings, from POOL_DEBUG and from -dM.
-for d in tag,integrity,caller,cold-first uaf no-cache; do
+for d in tag,integrity,caller,cold-first uaf uaf,cache no-cache; do
 	if expect 0 "POOL_DEBUG=$d" env POOL_DEBUG="$d" "$B" --threads 48 --seconds "$dbg_secs"; then
 		grep -q "debugging: .*$(echo "$d" | cut -d, -f1)" "$tmp/out" ||
 			fail "POOL_DEBUG=$d not in effect"

@@ -19,8 +19,9 @@
  * each of its pools must have used == 0 and allocated == shared_free (every object held from the
  * OS layer sits in a shared free list); otherwise the harness says what is wrong and exits 1.
  *
- * Allocation failures (NULL, e.g. under -dMfail=<percent> or when the OS layer is out of
- * memory) are expected and counted, never taken for corruption.
+ * Allocation failures are counted, never taken for corruption. Under -dMfail=<percent> they
+ * are asked for; without it (the harness sets no limit) a NULL means the library or the OS
+ * layer ran out of something, and any such NULL fails the workload.
  *
  * Exit status (tools/tool.h): 0 all workloads passed, 1 corruption or wrong accounting, 2 bad
  * usage, 3 cannot start (pools, threads or the --json file cannot be created). See
@@ -827,6 +828,12 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 		free(r.workers[i].live);
 	}
 	res->ok = 1;
+	/* the harness sets no limit: only -dMfail may make pool_alloc() answer NULL */
+	if (res->failures && !(pool_debugging & POOL_DBG_FAIL)) {
+		res->ok = 0;
+		add_error(res, "%llu allocations returned NULL without -dMfail (no limit is set: "
+		          "the library or the OS layer ran out)", (unsigned long long)res->failures);
+	}
 	if (wl == WL_SPIKE && !check_spike(&r, res))
 		res->ok = 0;
 	if (!check_accounting(&r, res))

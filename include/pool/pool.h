@@ -93,9 +93,18 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 POOL_API int pool_destroy(struct pool_head *pool);
 
 /*
- * POOL_DECLARE(var, name, size) - declare `struct pool_head *var`, created before main() (after
- * POOL_DEBUG was read) and destroyed at exit. If creation fails, the program prints the reason
- * on stderr and exits with status 1 before main() runs.
+ * POOL_DECLARE(var, name, size) - declare `struct pool_head *var`, a POOL_F_SHARED pool of
+ * `size`-byte objects named `name`, created before main() (after POOL_DEBUG was read). If
+ * creation fails, the program prints the reason on stderr and exits with status 1 before main()
+ * runs.
+ *
+ * At exit (the destructor, when main() returns or exit() is called, or when a library holding
+ * it is unloaded) the exiting thread's cached objects go back to the shared lists
+ * (pool_thread_flush()), and that is all: the pool is never destroyed then, because other
+ * threads (detached workers, or threads of another library) may still allocate from it while
+ * the process exits. Its memory goes with the process; leak checkers (LeakSanitizer, Valgrind)
+ * see the pool head as reachable through `var`. Call pool_destroy(var) yourself where you know
+ * that no thread uses the pool any more.
  */
 #define POOL_DECLARE(var, name, size)                                                  \
 	struct pool_head *var;                                                          \
@@ -104,7 +113,10 @@ POOL_API int pool_destroy(struct pool_head *pool);
 	__attribute__((destructor(201))) static void pool_declare_exit_##var(void)     \
 	{ pool__declare_destroy(var); }
 
-/* Internal to POOL_DECLARE: create or exit(1) with a message; destroy ignoring EBUSY. */
+/*
+ * Internal to POOL_DECLARE: create or exit(1) with a message; at exit, flush the calling
+ * thread's caches and leave the pool alone (the name stays for the ABI).
+ */
 POOL_API struct pool_head *pool__declare_create(const char *name, size_t size);
 POOL_API void pool__declare_destroy(struct pool_head *pool);
 
@@ -456,8 +468,9 @@ POOL_API int pool_topology_bind_thread(unsigned int index);
 POOL_API void pool_topology_show(FILE *out);
 
 /*
- * pool_trim - ask the OS layer to give free memory back to the system: with jemalloc, a purge of
- * every arena (mallctl "arena.<MALLCTL_ARENAS_ALL>.purge": madvise() of its dirty pages); with
+ * pool_trim - ask the OS layer to give free memory back to the system: with jemalloc, a flush of
+ * the calling thread's tcache and a purge of every arena (mallctl "thread.tcache.flush", then
+ * "arena.<MALLCTL_ARENAS_ALL>.purge": madvise() of its dirty pages); with
  * the C library, malloc_trim(0). Pool objects are not touched: pool_gc() releases them first
  * and then trims. Cost: a system call per run of free pages, so it grows with the free memory
  * the allocator holds; measured (doc/tuning.md): 5-8 us with nothing to return, 8.5 ms with

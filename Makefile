@@ -40,7 +40,10 @@
 #                        not fork-safe while other threads allocate (a child can deadlock).
 #   USE_JEMALLOC=1|0     1 (default): objects come from jemalloc's mallocx/sdallocx;
 #                        0: from the C library's aligned_alloc/free
-#   DEBUG="..."          extra compiler flags, placed last
+#   DEBUG=1              the assertion tier: POOL_ASSERT() checks the invariants of the design
+#                        essay (src/pool.c) at run time (-DPOOL_ASSERTS=1), into its own build
+#                        directory; the sanitizer builds have it too. Any other value: extra
+#                        compiler flags, placed last (e.g. DEBUG="-DPOOL_ASSERTS=1 -O0")
 #   OPT=-O2              our optimisation flags (a -O in CFLAGS overrides them)
 #   BUILD=build/...      build directory (default: one per compiler, sanitizer and OS layer)
 #   V=1                  show the full commands
@@ -93,7 +96,7 @@ USE_JEMALLOC ?= 1
 endif
 
 CC_NAME     := $(notdir $(firstword $(CC)))
-BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLOC)),-libc)
+BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLOC)),-libc)$(if $(filter 1,$(DEBUG)),-debug)
 
 # Debian packages: what the build needs (checked through pkg-config) and what `make check`
 # needs besides (checked as commands). mk/*.mk may add to CHECK_PKGS and CHECK_CMDS.
@@ -110,7 +113,7 @@ endif
 
 SAN_CFLAGS  :=
 ifneq ($(SAN),)
-SAN_CFLAGS  := -fsanitize=$(SAN) -fno-omit-frame-pointer
+SAN_CFLAGS  := -fsanitize=$(SAN) -fno-omit-frame-pointer -DPOOL_ASSERTS=1
 ifeq ($(SAN),undefined)
 SAN_CFLAGS  += -fno-sanitize-recover=all
 endif
@@ -121,11 +124,12 @@ endif
 WARN        := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
                $(if $(filter 1,$(WERROR)),-Werror)
 POOL_CPPFLAGS := -D_GNU_SOURCE -Iinclude -DPOOL_USE_JEMALLOC=$(USE_JEMALLOC)
+DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DPOOL_ASSERTS=1,$(DEBUG))
 POOL_CFLAGS := -std=gnu11 $(OPT) -gdwarf-4 $(WARN) $(SAN_CFLAGS)
 DEPFLAGS     = -MMD -MP
-COMPILE      = $(CC) $(DEPFLAGS) $(POOL_CPPFLAGS) $(1) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG)
+COMPILE      = $(CC) $(DEPFLAGS) $(POOL_CPPFLAGS) $(1) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG_FLAGS)
 # Kept for mk/*.mk: every flag of a compile, ours and the user's.
-BASE_CFLAGS  = $(POOL_CPPFLAGS) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG)
+BASE_CFLAGS  = $(POOL_CPPFLAGS) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG_FLAGS)
 PC_CFLAGS   := $(shell pkg-config --cflags hwloc $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
 LIB_LIBS    := $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null)) \
                $(shell pkg-config --libs hwloc 2>/dev/null) -lpthread -ldl -lm
@@ -221,10 +225,12 @@ $(STATIC_LIB): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(SHARED_REAL): $(LIB_OBJS)
+# abi/libpool.map: the exported symbols and their version node (LIBPOOL_0.1).
+VERSION_SCRIPT := abi/libpool.map
+$(SHARED_REAL): $(LIB_OBJS) $(VERSION_SCRIPT)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -Wl,-soname,libpool.so.$(SOVERSION) -Wl,-z,defs $(ALL_LDFLAGS) \
-		-o $@ $^ $(LIB_LIBS) $(LDLIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libpool.so.$(SOVERSION) -Wl,-z,defs \
+		-Wl,--version-script=$(VERSION_SCRIPT) $(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS) $(LDLIBS)
 
 $(SHARED_SO): $(SHARED_REAL)
 	$(Q)ln -sf $(notdir $<) $@
@@ -250,7 +256,12 @@ $(INT_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(STATIC_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -rdynamic -o $@ $< $(STATIC_LIB) $(ALL_LDFLAGS) $(CHECK_LIBS) $(LIB_LIBS) $(LDLIBS)
 
-$(PUB_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SHARED_LINK)
+# tests/pool-cli-server.c: a test fixture (a process serving the CLI socket), not a Check test;
+# built as the public tests are.
+FIXTURE_SRCS := tests/pool-cli-server.c
+FIXTURE_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(FIXTURE_SRCS))
+
+$(PUB_TEST_BINS) $(FIXTURE_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SHARED_LINK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -rdynamic $(BUILD_RPATH) -o $@ $< $(ALL_LDFLAGS) $(LINK_POOL) $(CHECK_LIBS) $(LDLIBS)
@@ -260,12 +271,12 @@ $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(INT_TEST_SRCS)): $(BUILD)/obj/test
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(call COMPILE,-Isrc -Itests) $(PC_CFLAGS) -c -o $@ $<
 
-$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(PUB_TEST_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c | deps
+$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(PUB_TEST_SRCS) $(FIXTURE_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(call COMPILE,-Itests) -c -o $@ $<
 
-tests: $(TEST_BINS)
+tests: $(TEST_BINS) $(FIXTURE_BINS)
 
 # Tools: public API only, linked with the shared library. mk/*.mk may give one tool extra
 # compile flags in TOOL_CFLAGS_<name> and extra libraries in TOOL_LIBS_<name>, or a rule of
@@ -295,10 +306,11 @@ check: deps lib tests tools
 	$(Q)BUILD=$(BUILD) SAN=$(SAN) USE_JEMALLOC=$(USE_JEMALLOC) CC="$(CC)" VERSION=$(VERSION) \
 		sh tests/run.sh $(TEST_BINS) $(TEST_SCRIPTS)
 
-# Man pages: every man/*.[1-8] and doc/*.1 page. Each name of a page's NAME section other than
-# the page's own becomes a symbolic link to it (pool_free.3 -> pool_alloc.3).
+# Man pages: man/ holds the pages of the API (section 3) and libpool(7), and is where new pages
+# go; doc/*.1 are the tools' pages. Each name of a page's NAME section other than the page's own
+# is installed as a symbolic link to it (pool_free.3 -> pool_alloc.3). tests/test_man.sh lints
+# them all with mandoc (and groff), and checks that every public function has a page.
 MAN_PAGES   := $(sort $(wildcard man/*.[1-8] doc/*.[1-8]))
-MAN_SECTION  = $(patsubst .%,%,$(suffix $(1)))
 
 # (its programs are prerequisites too: see the end of this file, after mk/*.mk add to them)
 install: all

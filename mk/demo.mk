@@ -27,3 +27,29 @@ DEMO_HTTPD_OPTS  ?=
 demo: all
 	$(Q)sh mk/demo.sh "$(BUILD)" "$(DEMO_DURATION)" "$(DEMO_CONNS)" "$(DEMO_WRK_THREADS)" \
 		"$(DEMO_PATH)" "$(DEMO_HTTPD_OPTS)"
+
+# pool-httpd embeds the pools page and uPlot (tools/httpd-page/) with .incbin, from the path
+# HTTPD_PAGE_DIR (relative to the top of the source tree, where make runs the compiler);
+# rebuild its object when they change.
+HTTPD_PAGE_FILES := tools/httpd-page/pools.html tools/httpd-page/uplot/uPlot.iife.min.js \
+                    tools/httpd-page/uplot/uPlot.min.css
+TOOL_CFLAGS_pool-httpd := -DHTTPD_PAGE_DIR='"tools/httpd-page"'
+$(BUILD)/obj/tools/pool-httpd.o: $(HTTPD_PAGE_FILES)
+
+# `make install` puts the example server's source in $(DOCDIR)/examples; it includes tool.h,
+# and the page goes with it (examples/httpd-page/, with uPlot's license), so that it builds from
+# there with or without the page (see the comment above EMBED() in tools/pool-httpd.c).
+INSTALL_EXAMPLES += tools/tool.h
+HTTPD_PAGE_DEST   = $(DESTDIR)$(DOCDIR)/examples/httpd-page
+.PHONY: install-httpd-page uninstall-httpd-page
+install: install-httpd-page
+uninstall: uninstall-httpd-page
+install-httpd-page:
+	install -d $(HTTPD_PAGE_DEST)/uplot
+	install -m 644 tools/httpd-page/pools.html $(HTTPD_PAGE_DEST)/
+	install -m 644 tools/httpd-page/uplot/uPlot.iife.min.js tools/httpd-page/uplot/uPlot.min.css \
+		tools/httpd-page/uplot/LICENSE tools/httpd-page/uplot/README.md $(HTTPD_PAGE_DEST)/uplot/
+uninstall-httpd-page:
+	rm -f $(HTTPD_PAGE_DEST)/pools.html $(addprefix $(HTTPD_PAGE_DEST)/uplot/,uPlot.iife.min.js \
+		uPlot.min.css LICENSE README.md)
+	-rmdir $(HTTPD_PAGE_DEST)/uplot $(HTTPD_PAGE_DEST) 2>/dev/null

@@ -4,7 +4,7 @@
  *
  * The bucket tier: the shared free lists with their BUSY protocol, the counters of each bucket,
  * the OS layer with the accounting of every backend, limits, demand tracking (needed_avg) and
- * memory return (the release pass each demand half-window, pool_gc(), pool_flush()).
+ * memory return (the release pass at the end of each demand window, pool_gc(), pool_flush()).
  *
  * Concurrency: lock-free, with one rule that carries everything. A thread owns a bucket from the
  * moment its atomic exchange of POOL_BUSY into the head returns something other than POOL_BUSY
@@ -30,6 +30,7 @@
 #define FLUSH_BUSY_TRIES      100000u   /* pool_flush()/pool_gc() wait this many yields per head */
 #define FORK_BUSY_TRIES       10000u    /* fork_prepare() waits this many yields per head */
 #define PASS_CLUSTERS_MAX     64u       /* clusters one automatic pass takes from one bucket */
+#define GC_CLUSTERS_PER_TURN  1024u     /* clusters a pass detaches per ownership of a head */
 #define GC_FLOOR_BYTES        65536u    /* pool_gc() keeps at most this much beyond the need */
 #define LOW_MAX               UINT32_MAX
 
@@ -73,10 +74,10 @@ static inline uint32_t clamp32(unsigned long v)
 }
 
 /*
- * Owner: bring the bucket's low-water marks to the pool's demand epoch. low_cur becomes
- * low_prev: it covers every half-window since the bucket's last rotation (one, or more when the
- * bucket or the pool's clock sat still, during which nothing was popped from it), and low_cur
- * starts again from the objects free now.
+ * Owner: bring the bucket's low-water marks to the pool's demand window. low_cur, the least the
+ * bucket held free since its last rotation, becomes low_prev; low_cur starts again from the
+ * objects free now. Any pop or push rotates first, so low_cur covers every window since the last
+ * rotation: one, or more when nothing was popped in the others.
  */
 static void bucket_sync(struct pool_head *pool, struct pool_bucket *b)
 {
@@ -91,14 +92,22 @@ static void bucket_sync(struct pool_head *pool, struct pool_bucket *b)
 	atomic_store_explicit(&b->epoch, e, memory_order_relaxed);
 }
 
-/* Owner: the objects of this bucket that stayed in its stack for the whole demand window. */
-static unsigned long bucket_idle(const struct pool_bucket *b)
+/*
+ * Owner, at the start of a release pass (the window just ended): the objects of this bucket that
+ * stayed in its stack through the whole window, i.e. the least it held since the window began
+ * (low_cur, or low_prev when a pop or push of the new window rotated the marks already), and no
+ * more than it holds now. Then the marks rotate.
+ */
+static unsigned long bucket_idle_rotate(struct pool_head *pool, struct pool_bucket *b)
 {
-	uint32_t lc = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
-	uint32_t lp = atomic_load_explicit(&b->low_prev, memory_order_relaxed);
-	unsigned long f = own_get(&b->free_objects);
-	unsigned long idle = lc < lp ? lc : lp;
+	unsigned int e = atomic_load_explicit(&pool->demand.epoch, memory_order_relaxed);
+	unsigned long f = own_get(&b->free_objects), idle;
 
+	if (e != atomic_load_explicit(&b->epoch, memory_order_relaxed))
+		idle = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
+	else
+		idle = atomic_load_explicit(&b->low_prev, memory_order_relaxed);
+	bucket_sync(pool, b);
 	return idle < f ? idle : f;
 }
 
@@ -133,8 +142,8 @@ SUM_FIELD(pool__sum_allocated, allocated,
           atomic_load_explicit(&pool->demand.spill_allocated, memory_order_relaxed))
 SUM_FIELD(pool__sum_used, used,
           atomic_load_explicit(&pool->demand.spill_used, memory_order_relaxed))
-SUM_FIELD(pool__sum_failed, failed, 0)
-SUM_FIELD(pool__sum_shared_free, free_objects, 0)
+static SUM_FIELD(sum_failed, failed, 0)
+static SUM_FIELD(sum_shared_free, free_objects, 0)
 static SUM_FIELD(sum_get_objects, get_objects, 0)
 static SUM_FIELD(sum_get_clusters, get_clusters, 0)
 static SUM_FIELD(sum_put_objects, put_objects, 0)
@@ -145,7 +154,8 @@ static SUM_FIELD(sum_os_allocs, os_allocs,
 static SUM_FIELD(sum_os_releases, os_releases,
                  atomic_load_explicit(&pool->demand.spill_os_releases, memory_order_relaxed))
 
-unsigned long pool__sum_needed(const struct pool_head *pool)
+/* needed_avg: the most objects used over the demand window (at the last pass), or used now. */
+static unsigned long sum_needed(const struct pool_head *pool)
 {
 	unsigned long need = atomic_load_explicit(&pool->demand.need, memory_order_relaxed);
 	unsigned long used = pool__sum_used(pool);
@@ -156,8 +166,13 @@ unsigned long pool__sum_needed(const struct pool_head *pool)
 	return need;
 }
 
-void pool__bucket_traffic(const struct pool_head *pool, struct pool_stats *st)
+void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st)
 {
+	st->allocated = pool__sum_allocated(pool);
+	st->used = pool__sum_used(pool);
+	st->needed_avg = sum_needed(pool);
+	st->failed = sum_failed(pool);
+	st->shared_free = sum_shared_free(pool);
 	st->shared_get_objects = sum_get_objects(pool);
 	st->shared_get_clusters = sum_get_clusters(pool);
 	st->shared_put_objects = sum_put_objects(pool);
@@ -210,11 +225,6 @@ static void count_move(struct pool_head *pool, unsigned int start, long allocate
 	else if (allocated < 0)
 		atomic_fetch_add_explicit(&pool->demand.spill_os_releases,
 		                          (unsigned long)-allocated, memory_order_relaxed);
-}
-
-void pool__count_used(struct pool_head *pool, unsigned int start, long delta)
-{
-	count_move(pool, start, 0, delta);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -275,7 +285,7 @@ static void *os_alloc_one(struct pool_head *pool)
 {
 	if (pool->layout & POOL_DBG_UAF)
 		return pool__uaf_alloc(pool->ro.size, pool->align, pool);
-	return pool__os_alloc(pool->stride, pool->align);
+	return pool__os_alloc(pool->os_size, pool->align);
 }
 
 void *pool__os_get(struct pool_head *pool, unsigned int want, unsigned int start,
@@ -315,8 +325,8 @@ static void os_free_one(struct pool_head *pool, void *obj, const void *caller)
 		return;
 	}
 	if (pool__san_on())
-		pool__san_access(obj, pool->stride);
-	pool__os_free(obj, pool->stride, pool->align);
+		pool__san_access(obj, pool->os_size);
+	pool__os_free(obj, pool->os_size, pool->align);
 }
 
 void pool__os_put(struct pool_head *pool, void *list, unsigned int n, unsigned int start,
@@ -480,24 +490,28 @@ void pool__push_or_release(struct pool_head *pool, void *list, unsigned int n,
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * Owner: detach up to `want` objects from the top of bucket `b` (whole clusters, the last one
- * split if needed), at most `max_clusters` of them, and return the chain of those objects
- * linked by word 0 (their clusters end-to-end). *took gets the count. The bucket's counters
- * lose them: free, allocated; and os_releases gains them.
+ * Owner: detach up to `want` objects, at most `max_clusters` clusters, from the top of bucket
+ * `b`'s stack: whole clusters, the last one split when it holds more than what is left to take.
+ * The detached clusters stay stacked (the last one's down link is set to NULL) and are
+ * returned; *took gets their objects. Reads one link word per cluster and walks at most one
+ * cluster's objects (the split): the objects are walked outside the BUSY window, by
+ * release_stack(). The bucket's counters lose them (free, allocated, both marks) and
+ * os_releases gains them.
  */
-static void *bucket_detach(struct pool_bucket *b, struct pool_item **head, unsigned long want,
-                           unsigned int max_clusters, unsigned long *took)
+static struct pool_item *bucket_detach(struct pool_bucket *b, struct pool_item **head,
+                                       unsigned long want, unsigned long max_clusters,
+                                       unsigned long *took)
 {
-	struct pool_item *h = *head, *chain = NULL, *tail = NULL;
-	unsigned long n = 0;
-	unsigned int ncl = 0;
+	struct pool_item *h = *head, *top = h, *last = NULL;
+	unsigned long n = 0, ncl = 0;
 
-	while (h && n < want && ncl < max_clusters) {
+	while (h && ncl < max_clusters && n < want) {
 		unsigned int k = cluster_count(h);
 		struct pool_item *down = cluster_down(h);
 
 		if (n + k > want) {
-			/* split: keep the cluster's last k - r objects as a cluster of their own */
+			/* split the last one (at most POOL_CLUSTER_MAX objects to walk): its first
+			 * r objects go, the rest stays as a cluster of its own */
 			unsigned int r = (unsigned int)(want - n), i;
 			struct pool_item *q = h, *rest;
 
@@ -506,48 +520,49 @@ static void *bucket_detach(struct pool_bucket *b, struct pool_item **head, unsig
 			rest = pool__link_get(q, 0);
 			pool__link_set(q, 0, NULL);
 			pool__link_set(rest, 1, (void *)((uintptr_t)down | (uintptr_t)(k - r - 1)));
+			pool__link_set(h, 1, (void *)(uintptr_t)(r - 1));
 			down = rest;
 			k = r;
 		}
-		if (tail)
-			pool__link_set(tail, 0, h);
-		else
-			chain = h;
-		/* the cluster's last object: walk its chain (at most POOL_CLUSTER_MAX) */
-		tail = h;
-		while (pool__link_get(tail, 0))
-			tail = pool__link_get(tail, 0);
 		n += k;
 		ncl++;
+		last = h;
 		h = down;
 	}
+	*took = n;
+	if (!n)
+		return NULL;
+	cluster_set_down(last, NULL);
 	*head = h;
-	if (n) {
+	{
 		uint32_t lc = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
 		uint32_t lp = atomic_load_explicit(&b->low_prev, memory_order_relaxed);
 
-		/* the objects given back were idle through both half-windows: both marks lose them */
+		/* they were idle through the window: the marks lose them as well */
 		POOL_ASSERT(own_get(&b->free_objects) >= n);
 		own_add(&b->free_objects, -n);
 		atomic_store_explicit(&b->low_cur, lc > n ? lc - (uint32_t)n : 0, memory_order_relaxed);
 		atomic_store_explicit(&b->low_prev, lp > n ? lp - (uint32_t)n : 0,
 		                      memory_order_relaxed);
-		own_add(&b->allocated, -n);
-		own_add(&b->os_releases, n);
 	}
-	*took = n;
-	return chain;
+	own_add(&b->allocated, -n);
+	own_add(&b->os_releases, n);
+	return top;
 }
 
-/* Give back the objects of a detached chain (they were uncounted by bucket_detach()). */
-static void release_chain(struct pool_head *pool, void *chain, unsigned long n)
+/* Give back the objects of a detached stack of clusters (uncounted by bucket_detach()). */
+static void release_stack(struct pool_head *pool, struct pool_item *top, unsigned long n)
 {
+	struct pool_item *c, *down;
 	void *p, *next;
 
 	limit_unreserve(pool, (unsigned int)n);
-	for (p = chain; p; p = next) {
-		next = pool__link_get(p, 0);
-		os_free_one(pool, p, NULL);
+	for (c = top; c; c = down) {
+		down = cluster_down(c);
+		for (p = c; p; p = next) {
+			next = pool__link_get(p, 0);
+			os_free_one(pool, p, NULL);
+		}
 	}
 	atomic_fetch_add_explicit(&pool->demand.gc_released_bytes, n * pool->stride,
 	                          memory_order_relaxed);
@@ -572,17 +587,18 @@ static struct pool_item *pass_own(struct pool_bucket *b, int gc)
 }
 
 /*
- * The release pass, run when a demand half-window ends: every bucket's marks rotate, and the
- * objects that stayed in the shared lists through the last two half-windows (decay_ms), beyond
- * a floor of pool->floor objects, go back to the OS layer. needed_avg becomes what the pool
- * held minus those. `gc`: a pool_gc() call, which waits for BUSY heads a while and takes as many
- * clusters as needed; an automatic pass skips BUSY buckets and takes at most PASS_CLUSTERS_MAX
- * clusters a bucket (the rest waits for the next half-window). Two rounds of exchanges per
- * bucket (rotate and count, then release): once per half-window, it costs nothing that shows.
- * The caller holds the pass lock.
+ * The release pass, run when a demand window ends: every bucket tells what stayed free through
+ * the whole window and its marks rotate; what stayed free, beyond a floor of pool->floor objects
+ * for the pool, goes back to the OS layer, and needed_avg becomes what the pool held minus it.
+ * Two rounds of exchanges per bucket (count and rotate, then release), once per window.
+ * `gc`: a pool_gc() call waits for BUSY heads a while and releases all that it may, in turns of
+ * at most GC_CLUSTERS_PER_TURN clusters per ownership so that no BUSY window grows long; an
+ * automatic pass skips BUSY buckets and takes at most PASS_CLUSTERS_MAX clusters a bucket (the
+ * rest goes at the next window). The caller holds the pass lock.
  */
 static void release_pass(struct pool_head *pool, int gc)
 {
+	unsigned long idle_of[POOL_BUCKETS_MAX];
 	unsigned long idle = 0, alloc, excess;
 	unsigned int i;
 
@@ -590,10 +606,11 @@ static void release_pass(struct pool_head *pool, int gc)
 		struct pool_bucket *b = &pool->buckets[i];
 		struct pool_item *head = pass_own(b, gc);
 
+		idle_of[i] = 0;
 		if (head == POOL_BUSY)
 			continue;
-		bucket_sync(pool, b);
-		idle += bucket_idle(b);
+		idle_of[i] = bucket_idle_rotate(pool, b);
+		idle += idle_of[i];
 		bucket_give(b, head);
 	}
 	alloc = pool__sum_allocated(pool);
@@ -602,21 +619,28 @@ static void release_pass(struct pool_head *pool, int gc)
 	excess = idle > pool->floor ? idle - pool->floor : 0;
 	for (i = 0; excess && i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
-		struct pool_item *head = pass_own(b, gc);
-		unsigned long take, took = 0;
-		void *chain;
+		unsigned long budget = gc ? ULONG_MAX : PASS_CLUSTERS_MAX;
 
-		if (head == POOL_BUSY)
-			continue;
-		bucket_sync(pool, b);
-		take = bucket_idle(b);
-		if (take > excess)
-			take = excess;
-		chain = bucket_detach(b, &head, take, gc ? UINT32_MAX : PASS_CLUSTERS_MAX, &took);
-		bucket_give(b, head);
-		if (took)
-			release_chain(pool, chain, took);
-		excess -= took;
+		while (excess && idle_of[i] && budget) {
+			struct pool_item *head = pass_own(b, gc), *top;
+			unsigned long take, took = 0, turn;
+
+			if (head == POOL_BUSY)
+				break;
+			/* what was idle, and is still there (pops since the count took from it) */
+			take = idle_of[i] < excess ? idle_of[i] : excess;
+			if (take > atomic_load_explicit(&b->low_cur, memory_order_relaxed))
+				take = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
+			turn = budget < GC_CLUSTERS_PER_TURN ? budget : GC_CLUSTERS_PER_TURN;
+			top = bucket_detach(b, &head, take, turn, &took);
+			bucket_give(b, head);
+			if (!took)
+				break;
+			release_stack(pool, top, took);
+			excess -= took;
+			idle_of[i] -= took;
+			budget -= budget == ULONG_MAX ? 0 : (took + pool->cluster - 1) / pool->cluster;
+		}
 	}
 }
 
@@ -628,8 +652,8 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* End the current half-window: the epoch moves and every bucket's marks follow lazily. */
-static void end_half_window(struct pool_head *pool, uint64_t now)
+/* End the current demand window: the epoch moves and every bucket's marks follow lazily. */
+static void end_window(struct pool_head *pool, uint64_t now)
 {
 	atomic_store_explicit(&pool->demand.epoch_ns, now, memory_order_relaxed);
 	atomic_fetch_add_explicit(&pool->demand.epoch, 1, memory_order_relaxed);
@@ -640,9 +664,7 @@ void pool__bucket_init(struct pool_head *pool, unsigned int decay_ms)
 	size_t floor_objs = GC_FLOOR_BYTES / pool->stride;
 
 	pthread_mutex_init(&pool->demand.pass_lock, NULL);
-	pool->demand.half_window_ns = (uint64_t)decay_ms * 1000000u / 2;
-	if (!pool->demand.half_window_ns)
-		pool->demand.half_window_ns = 1;
+	pool->demand.window_ns = (uint64_t)decay_ms * 1000000u;
 	atomic_store(&pool->demand.epoch_ns, now_ns());
 	if (floor_objs > pool->cluster)
 		floor_objs = pool->cluster;
@@ -659,13 +681,13 @@ void pool__bucket_tick(struct pool_head *pool)
 	uint64_t now = now_ns();
 	uint64_t begun = atomic_load_explicit(&pool->demand.epoch_ns, memory_order_relaxed);
 
-	if (now - begun < pool->demand.half_window_ns)
+	if (now - begun < pool->demand.window_ns)
 		return;
 	if (pthread_mutex_trylock(&pool->demand.pass_lock) != 0)
 		return;
-	/* another thread may have ended this half-window while we took the lock */
+	/* another thread may have ended this window while we took the lock */
 	if (atomic_load_explicit(&pool->demand.epoch_ns, memory_order_relaxed) == begun) {
-		end_half_window(pool, now);
+		end_window(pool, now);
 		release_pass(pool, 0);
 	}
 	pthread_mutex_unlock(&pool->demand.pass_lock);
@@ -674,35 +696,36 @@ void pool__bucket_tick(struct pool_head *pool)
 void pool__bucket_gc(struct pool_head *pool)
 {
 	pthread_mutex_lock(&pool->demand.pass_lock);
-	end_half_window(pool, now_ns());
+	end_window(pool, now_ns());
 	release_pass(pool, 1);
 	pthread_mutex_unlock(&pool->demand.pass_lock);
 }
 
 void pool__bucket_flush(struct pool_head *pool)
 {
-	unsigned int i, tries;
+	unsigned int i;
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
-		struct pool_item *head = POOL_BUSY;
-		unsigned long took;
-		void *chain;
+		struct pool_item *top = pass_own(b, 1);
+		unsigned long n;
 
-		for (tries = 0; tries < FLUSH_BUSY_TRIES; tries++) {
-			head = bucket_own(b);
-			if (head != POOL_BUSY)
-				break;
-			sched_yield();
-		}
-		if (head == POOL_BUSY)
+		if (top == POOL_BUSY)
 			continue;
-		/* count while we own it (a flush that counts after giving the head back loses
-		 * updates: tests/model/busy.pml) */
-		chain = bucket_detach(b, &head, ULONG_MAX, UINT32_MAX, &took);
-		bucket_give(b, head);
-		if (took)
-			release_chain(pool, chain, took);
+		/*
+		 * The whole stack, without a walk: its count is the bucket's free_objects. Count
+		 * while we own it (a flush that counts after giving the head back loses updates:
+		 * tests/model/busy.pml).
+		 */
+		n = own_get(&b->free_objects);
+		atomic_store_explicit(&b->free_objects, 0, memory_order_relaxed);
+		atomic_store_explicit(&b->low_cur, 0, memory_order_relaxed);
+		atomic_store_explicit(&b->low_prev, 0, memory_order_relaxed);
+		own_add(&b->allocated, -n);
+		own_add(&b->os_releases, n);
+		bucket_give(b, NULL);
+		if (n)
+			release_stack(pool, top, n);
 	}
 }
 

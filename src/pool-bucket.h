@@ -14,15 +14,6 @@
 #include "pool-debug.h"
 #include "pool-head-t.h"
 #include "pool-san.h"
-#include "pool-util.h"
-
-/* Pointer hash: the bucket of an object. */
-static inline unsigned int pool__bucket_of(const struct pool_head *pool, const void *ptr)
-{
-	if (pool->nbuckets == 1)
-		return 0;
-	return pool__hash_ptr(ptr, 64 - pool->bucket_shift);
-}
 
 /*
  * The link words of free objects (word 0: next in a cluster or a thread cache, word 1: down to
@@ -59,20 +50,15 @@ static inline void pool__link_set(void *obj, unsigned int word, void *v)
 /* Sums of a bucket counter over a pool (relaxed reads: stats and limits only). */
 unsigned long pool__sum_allocated(const struct pool_head *pool);
 unsigned long pool__sum_used(const struct pool_head *pool);
-unsigned long pool__sum_failed(const struct pool_head *pool);
-unsigned long pool__sum_shared_free(const struct pool_head *pool);
 
-/* needed_avg: the most objects used over the demand window (at the last pass), or used now. */
-unsigned long pool__sum_needed(const struct pool_head *pool);
-
-/* The cumulative traffic counters of struct pool_stats (shared lists, OS layer, gc, lost). */
-void pool__bucket_traffic(const struct pool_head *pool, struct pool_stats *st);
+/*
+ * The fields of struct pool_stats that the buckets count: allocated, used, needed_avg, failed,
+ * shared_free and the cumulative traffic counters (shared lists, OS layer, gc, lost).
+ */
+void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st);
 
 /* One allocation failed for the thread with registry id `id` (counted in its bucket). */
 void pool__count_failed(struct pool_head *pool, unsigned int id);
-
-/* `delta` objects start (> 0) or stop (< 0) being used without moving (counted near `start`). */
-void pool__count_used(struct pool_head *pool, unsigned int start, long delta);
 
 /* A new pool: its demand state (the window from decay_ms) and its gc floor. */
 void pool__bucket_init(struct pool_head *pool, unsigned int decay_ms);
@@ -131,14 +117,14 @@ void pool__push_or_release(struct pool_head *pool, void *list, unsigned int n,
                            unsigned int start);
 
 /*
- * Called now and then from slow paths: when the pool's demand half-window (decay_ms / 2) has
- * ended, end it and run the release pass (unless another thread runs one).
+ * Called now and then from slow paths: when the pool's demand window (decay_ms) has ended, end
+ * it and run the release pass (unless another thread runs one).
  */
 void pool__bucket_tick(struct pool_head *pool);
 
 /*
- * pool_gc() of one pool: end the demand half-window, then give back what the shared lists held
- * idle through it and the previous one, beyond the floor (pool->floor objects).
+ * pool_gc() of one pool: end the demand window, then give back what the shared lists held idle
+ * through it, beyond the floor (pool->floor objects).
  */
 void pool__bucket_gc(struct pool_head *pool);
 

@@ -2,15 +2,25 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The command handler (`pools show|trim|debug|topology`, `help`) and the optional UNIX-socket
- * CLI thread that serves it, in the way HAProxy's stats socket is used:
+ * The command handler (`pools show|topology|debug|trim|flush|limit`, `show pools`, `help`) with
+ * its access levels, and the optional UNIX-socket CLI thread that serves it, in the way
+ * HAProxy's stats socket is used:
  *     socat - UNIX-CONNECT:/run/app/pools.sock
+ *
+ * Commands and levels
+ *
+ * Every command is a row of one table (cli_commands[]): its words, the level it needs, the
+ * function that runs it and its line in `help`. HAProxy's three levels: `user` reads (and sees
+ * no address), `operator` also gives memory back, `admin` also changes behaviour. The table is
+ * the only place a level is decided, except for `pools debug`, whose options need admin while
+ * `pools debug` alone is read-only: its function checks that itself.
  *
  * The server
  *
- * One thread, one poll(2) loop, every socket non-blocking. It owns the listening socket, up to
- * POOL_CLI_MAX_CLIENTS clients, and the read end of a pipe that pool_cli_stop() writes to.
- * A single poll thread rather than a thread per client because:
+ * One thread, one poll(2) loop, every socket non-blocking. It owns up to POOL_CLI_MAX_LISTENERS
+ * listening sockets (each with its level), up to POOL_CLI_MAX_CLIENTS clients over all of them,
+ * and the read end of a pipe that pool_cli_listen() (a listener was added) and pool_cli_stop()
+ * write to. A single poll thread rather than a thread per client because:
  *   - a client can only ever cost the server a buffer (a 4 KiB line and one answer), never a
  *     thread, so many or hostile clients cannot exhaust threads or memory;
  *   - no client can block another: the server never waits on one socket, it waits on all at
@@ -22,18 +32,37 @@
  * Per client, in order:
  *   1. bytes are read into a line buffer of POOL_CLI_LINE_MAX + 1 bytes;
  *   2. while the client has no answer pending and the buffer holds a full line, the line is
- *      run by pool_cli_exec() into a memory stream, empty lines are dropped from the answer
- *      (so that an empty line always ends an answer), and the answer plus one empty line is
- *      queued; with `set status on`, a line "OK" or "ERROR" precedes that empty line;
+ *      run (the connection's own commands here, the others by pool_cli_exec_level() at the
+ *      client's level) into a memory stream, empty lines are dropped from the answer (so that an
+ *      empty line always ends an answer), and the answer plus one empty line is queued; with
+ *      `set status on`, a line "OK" or "ERROR" precedes that empty line;
  *   3. the answer is sent as the socket accepts it (MSG_NOSIGNAL: a client that went away
  *      cannot raise SIGPIPE); no new line is run until it is all sent, which bounds a client's
  *      memory to one answer however many commands it pipelines;
- *   4. a buffer full without a newline is a line over POOL_CLI_LINE_MAX bytes: the client gets
- *      one error line; once it is sent the server shuts its side down and drops whatever the
- *      client still sends until the client closes or the timeout (closing at once with client
- *      bytes unread would make the kernel reset the connection, losing the error line);
- *   5. a client that neither sends nor receives a byte for the timeout (10 s by default,
+ *   4. a line over POOL_CLI_LINE_MAX bytes, or one not finished within the line timeout
+ *      (POOL_CLI_READ_TIMEOUT_MS, 1 s, after its first byte), gets one error line; once it is
+ *      sent the server shuts its side down and drops whatever the client still sends until the
+ *      client closes or the idle timeout (closing at once with client bytes unread would make
+ *      the kernel reset the connection, losing the error line);
+ *   5. a client that neither sends nor receives a byte for the idle timeout (10 s by default,
  *      pool_cli_set_timeout_ms()) is closed, answer pending or not.
+ * Clients cannot lock others out: when every slot is taken and a client connects, the server
+ * closes the client that has been silent longest among those that are idle (no partial line,
+ * no answer waiting), closing, or stalled (no byte either way for the line timeout), and
+ * serves the newcomer; only when none is does the newcomer get "Too many clients". A partial
+ * line lasts at most the line timeout, so a slot always frees within it.
+ *
+ * The socket file is never created through a name another user can change: bind() happens in
+ * a fresh private directory (mkdtemp(3), mode 0700) next to the final path, the mode is set
+ * there, and the socket is moved to its final name with renameat2(RENAME_NOREPLACE) (link(2)
+ * and unlink(2) where the file system lacks the flag), which replaces nothing and follows no
+ * symbolic link. A stale socket in the way (a socket file nobody listens on) is removed and the
+ * move tried again.
+ *
+ * Every allocation here and in pool-dump.c goes through pool__cli_*() (pool-dump.h), a
+ * fault-injection site for the tests: out of memory, a command says so in its answer, an answer
+ * that cannot be allocated is replaced by a constant one before the connection ends, and a
+ * client that cannot be allocated is told so; nothing is lost or leaked on the way.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,65 +80,49 @@
 #include <sys/un.h>
 
 #include "pool-int.h"
+#include "pool-bucket.h"
 #include "pool-dump.h"
+#include "pool-text.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Levels                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+static const struct pool_word level_words[] = {
+	{ "user", 0, POOL_CLI_USER },
+	{ "operator", 0, POOL_CLI_OPERATOR },
+	{ "admin", 0, POOL_CLI_ADMIN },
+};
+
+#define NB_LEVELS (sizeof(level_words) / sizeof(level_words[0]))
+
+static int level_valid(int level)
+{
+	return level >= POOL_CLI_USER && level <= POOL_CLI_ADMIN;
+}
+
+static const char *level_name(enum pool_cli_level level)
+{
+	return level_words[level - POOL_CLI_USER].word;
+}
+
+/* "Permission denied: '<what>' needs level <need>; this session is <have>." */
+static int denied(FILE *out, const char *what, enum pool_cli_level need,
+                  enum pool_cli_level have)
+{
+	fprintf(out, "Permission denied: '%s' needs level %s; this session is %s.\n", what,
+	        level_name(need), level_name(have));
+	errno = EACCES;
+	return -1;
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* The command handler                                                                        */
 /* ------------------------------------------------------------------------------------------ */
 
-static const char cli_help[] =
-	"Commands:\n"
-	"  help                      this list\n"
-	"  pools show [byname|bysize|byusage] [detailed] [match <prefix>] [<max>] "
-	"[json|prometheus]\n"
-	"                            the pools and what they hold; byname: by name, bysize: "
-	"largest objects\n"
-	"                            first, byusage: most bytes allocated first (hides empty "
-	"pools); match:\n"
-	"                            names starting with <prefix>; <max>: the first <max> "
-	"pools only\n"
-	"  pools trim                give memory the pools do not need back to the system\n"
-	"  pools debug               the debugging options in effect\n"
-	"  pools debug <options>     change the options that may change at run time "
-	"(pools debug help)\n"
-	"  pools topology            the machine topology libpool detected and the defaults it "
-	"derived\n"
-	"On the socket only:\n"
-	"  set status on|off         end each answer with a line OK or ERROR before the empty "
-	"line\n"
-	"  quit                      close the connection\n";
-
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-static const char *skip_blanks(const char *p)
-{
-	while (*p && is_blank(*p))
-		p++;
-	return p;
-}
-
-static size_t word_len(const char *p)
-{
-	size_t n = 0;
-
-	while (p[n] && !is_blank(p[n]))
-		n++;
-	return n;
-}
-
-static int word_is(const char *w, size_t len, const char *lit)
-{
-	return strlen(lit) == len && memcmp(w, lit, len) == 0;
-}
-
 static int unknown_command(FILE *out, const char *w, size_t len)
 {
-	fputs("Unknown command '", out);
-	pool__put_word(out, w, len);
-	fputs("'. Try 'help'.\n", out);
+	pool__word_error(out, "Unknown command '", w, len, "'. Try 'help'.\n");
 	errno = EINVAL;
 	return -1;
 }
@@ -117,52 +130,153 @@ static int unknown_command(FILE *out, const char *w, size_t len)
 /* Returns -1 (after the error line) if anything but blanks follows p. */
 static int no_more_words(FILE *out, const char *p)
 {
-	p = skip_blanks(p);
-	if (*p)
-		return unknown_command(out, p, word_len(p));
-	return 0;
+	const char *w;
+	size_t len;
+
+	w = pool__next_word(&p, &len);
+	return w ? unknown_command(out, w, len) : 0;
 }
 
-/* A message from the parser, kept on one printable line whatever the client sent. */
-static void put_message(FILE *out, const char *msg)
-{
-	for (; *msg; msg++) {
-		unsigned char c = (unsigned char)*msg;
+/* What a pool_for_each() walk over the pools named `name` (all when NULL) does and finds. */
+struct cli_walk {
+	const char *name;
+	size_t name_len;
+	size_t limit;          /* pools limit: the new limit */
+	FILE *out;             /* pools limit: where each pool's line goes */
+	unsigned int pools;    /* pools named so */
+};
 
-		if (c < 0x20 || c > 0x7e)
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('\n', out);
+static int walk_matches(const struct cli_walk *wk, const struct pool_head *pool)
+{
+	return !wk->name || pool__word_is(wk->name, wk->name_len, pool->name);
 }
 
-static int cmd_trim(FILE *out)
+/* "No pool named '<name>'. Try 'pools show'." */
+static int no_such_pool(FILE *out, const char *name, size_t len)
 {
-	size_t before = pool__allocated_bytes(), after;
+	pool__word_error(out, "No pool named '", name, len, "'. Try 'pools show'.\n");
+	errno = ENOENT;
+	return -1;
+}
 
-	pool_gc(NULL);
-	after = pool__allocated_bytes();
+/* The first line of trim and flush: what the pools held before and after. */
+static void released_line(FILE *out, size_t before, size_t after)
+{
 	fprintf(out, "Released %zu bytes to the OS layer (the pools held %zu bytes, now %zu).\n",
 	        before > after ? before - after : 0, before, after);
+}
+
+static int cmd_trim(FILE *out, const char *args, enum pool_cli_level level)
+{
+	size_t before, after;
+
+	(void)level;
+	if (no_more_words(out, args) < 0)
+		return -1;
+	before = pool__allocated_bytes(NULL, 0);
+	pool_gc(NULL);
+	after = pool__allocated_bytes(NULL, 0);
+	released_line(out, before, after);
 	return 0;
 }
 
-static int cmd_debug(FILE *out, const char *opts)
+/* pool_for_each() callback of `pools flush`: runs under the pool list lock. */
+static int flush_one(struct pool_head *pool, void *arg)
+{
+	struct cli_walk *wk = arg;
+
+	if (walk_matches(wk, pool)) {
+		pool_flush(pool);
+		wk->pools++;
+	}
+	return 0;
+}
+
+static int cmd_flush(FILE *out, const char *args, enum pool_cli_level level)
+{
+	struct cli_walk wk = { 0 };
+	size_t before, after;
+
+	(void)level;
+	wk.name = pool__next_word(&args, &wk.name_len);
+	if (no_more_words(out, args) < 0)
+		return -1;
+	before = pool__allocated_bytes(wk.name, wk.name_len);
+	pool_for_each(flush_one, &wk);
+	if (wk.name && !wk.pools)
+		return no_such_pool(out, wk.name, wk.name_len);
+	pool_trim();
+	after = pool__allocated_bytes(wk.name, wk.name_len);
+	released_line(out, before, after);
+	return 0;
+}
+
+/* pool_for_each() callback of `pools limit`: runs under the pool list lock. */
+static int limit_one(struct pool_head *pool, void *arg)
+{
+	struct cli_walk *wk = arg;
+	size_t was = pool->limit;
+
+	if (!walk_matches(wk, pool))
+		return 0;
+	pool__bucket_set_limit(pool, wk->limit);
+	wk->pools++;
+	fprintf(wk->out, "Limit of pool '%s' now ", pool->name);
+	if (wk->limit)
+		fprintf(wk->out, "%zu objects", wk->limit);
+	else
+		fputs("none", wk->out);
+	if (was)
+		fprintf(wk->out, " (was %zu).\n", was);
+	else
+		fputs(" (was none).\n", wk->out);
+	return 0;
+}
+
+static int cmd_limit(FILE *out, const char *args, enum pool_cli_level level)
+{
+	static const char usage[] = "Usage: pools limit <pool> <objects> (0: no limit). "
+	                            "Try 'help'.\n";
+	struct cli_walk wk = { 0 };
+	const char *n;
+	size_t nlen;
+
+	(void)level;
+	wk.out = out;
+	wk.name = pool__next_word(&args, &wk.name_len);
+	n = pool__next_word(&args, &nlen);
+	if (!wk.name || !n) {
+		fputs(usage, out);
+		errno = EINVAL;
+		return -1;
+	}
+	if (pool__parse_size(n, nlen, &wk.limit) < 0) {
+		pool__word_error(out, "Invalid number of objects '", n, nlen, "' in 'pools limit' "
+		                 "(expected 0 for no limit, or a decimal count). Try 'help'.\n");
+		errno = EINVAL;
+		return -1;
+	}
+	if (no_more_words(out, args) < 0)
+		return -1;
+	pool_for_each(limit_one, &wk);
+	return wk.pools ? 0 : no_such_pool(out, wk.name, wk.name_len);
+}
+
+static int cmd_debug(FILE *out, const char *args, enum pool_cli_level level)
 {
 	char *copy, *err = NULL;
 	size_t len;
 	int ret;
 
-	opts = skip_blanks(opts);
-	len = strlen(opts);
-	while (len && is_blank(opts[len - 1]))
-		len--;
+	args = pool__rest_of_line(args, &len);
 	if (!len) {
 		pool_debugging_show(out);
 		return 0;
 	}
-	copy = strndup(opts, len);
+	/* the options table changes nothing: any level may read it */
+	if (level < POOL_CLI_ADMIN && !pool__word_is(args, len, "help"))
+		return denied(out, "pools debug <options>", POOL_CLI_ADMIN, level);
+	copy = pool__cli_strndup(args, len);
 	if (!copy) {
 		fputs("Not enough memory to parse the debugging options.\n", out);
 		errno = ENOMEM;
@@ -171,7 +285,10 @@ static int cmd_debug(FILE *out, const char *opts)
 	ret = pool__parse_debugging(copy, &err, out, 1);
 	free(copy);
 	if (ret < 0) {
-		put_message(out, err ? err : "invalid pool debugging options");
+		const char *msg = err ? err : "invalid pool debugging options";
+
+		pool__put_escaped(out, msg, strlen(msg), 0);
+		fputc('\n', out);
 		free(err);
 		errno = EINVAL;
 		return -1;
@@ -183,46 +300,151 @@ static int cmd_debug(FILE *out, const char *opts)
 	return 0;
 }
 
-POOL_API int pool_cli_exec(const char *line, FILE *out)
+static int cmd_show(FILE *out, const char *args, enum pool_cli_level level)
 {
-	const char *p, *w;
-	size_t len;
+	return pool__dump(out, args, level) < 0 ? -1 : 0;
+}
 
-	if (!line || !out) {
+static int cmd_topology(FILE *out, const char *args, enum pool_cli_level level)
+{
+	(void)level;
+	if (no_more_words(out, args) < 0)
+		return -1;
+	pool_topology_show(out);
+	return 0;
+}
+
+static int cmd_help(FILE *out, const char *args, enum pool_cli_level level);
+
+/*
+ * A command: its one or two words, the level it needs, what runs it, and its `help` lines.
+ * Rows without `run` are help only; rows without `usage` (aliases) are not listed in help. The
+ * first row whose words match runs.
+ */
+struct cli_command {
+	const char *w1, *w2;
+	enum pool_cli_level level;
+	int (*run)(FILE *out, const char *args, enum pool_cli_level level);
+	const char *usage;
+	const char *help;    /* "\n" starts a continuation line */
+};
+
+static const struct cli_command cli_commands[] = {
+	{ "help", NULL, POOL_CLI_USER, cmd_help, "help",
+	  "this list: the commands this session's level allows" },
+	{ "pools", "show", POOL_CLI_USER, cmd_show,
+	  "pools show [byname|bysize|byusage] [detailed] [match <prefix>] [<max>] "
+	  "[json|prometheus]",
+	  "the pools and what they hold; byname: by name, bysize: largest objects\n"
+	  "first, byusage: most bytes allocated first (hides empty pools); match:\n"
+	  "names starting with <prefix>; <max>: the first <max> pools only;\n"
+	  "addresses only at level admin; also spelled 'show pools ...'" },
+	{ "show", "pools", POOL_CLI_USER, cmd_show, NULL, NULL },
+	{ "pools", "topology", POOL_CLI_USER, cmd_topology, "pools topology",
+	  "the machine topology libpool detected and the defaults it derived" },
+	{ "pools", "debug", POOL_CLI_USER, cmd_debug, "pools debug",
+	  "the debugging options in effect ('pools debug help': the table)" },
+	{ "pools", "trim", POOL_CLI_OPERATOR, cmd_trim, "pools trim",
+	  "give memory the pools do not need back to the system" },
+	{ "pools", "flush", POOL_CLI_OPERATOR, cmd_flush, "pools flush [<pool>]",
+	  "give every object in the shared free lists of every pool (or of the\n"
+	  "pools named <pool>) back to the system" },
+	{ "pools", "debug", POOL_CLI_ADMIN, NULL, "pools debug <options>",
+	  "change the options that may change at run time (pools debug help)" },
+	{ "pools", "limit", POOL_CLI_ADMIN, cmd_limit, "pools limit <pool> <objects>",
+	  "cap the objects the pools named <pool> may hold (0: no limit)" },
+};
+
+#define NB_COMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))
+#define HELP_COLUMN 28
+
+/* One help entry: "  <usage>" padded to HELP_COLUMN (or alone on its line), then its text. */
+static void help_entry(FILE *out, const char *usage, const char *text)
+{
+	int pad = HELP_COLUMN - 2 - (int)strlen(usage);
+
+	if (pad > 0)
+		fprintf(out, "  %s%*s", usage, pad, "");
+	else
+		fprintf(out, "  %s\n%*s", usage, HELP_COLUMN, "");
+	for (; *text; text++) {
+		fputc(*text, out);
+		if (*text == '\n')
+			fprintf(out, "%*s", HELP_COLUMN, "");
+	}
+	fputc('\n', out);
+}
+
+static int cmd_help(FILE *out, const char *args, enum pool_cli_level level)
+{
+	unsigned int i;
+
+	if (no_more_words(out, args) < 0)
+		return -1;
+	fprintf(out, "Commands at level %s%s:\n", level_name(level),
+	        level < POOL_CLI_ADMIN ? " (higher levels have more)" : "");
+	for (i = 0; i < NB_COMMANDS; i++)
+		if (cli_commands[i].usage && cli_commands[i].level <= level)
+			help_entry(out, cli_commands[i].usage, cli_commands[i].help);
+	fputs("On the socket only:\n", out);
+	help_entry(out, "set status on|off",
+	           "end each answer with a line OK or ERROR before the empty line");
+	help_entry(out, "level [user|operator]",
+	           "this connection's level, or lower it for the rest of the connection");
+	help_entry(out, "quit", "close the connection");
+	return 0;
+}
+
+POOL_API int pool_cli_exec_level(const char *line, FILE *out, enum pool_cli_level level)
+{
+	const struct cli_command *cmd = NULL;
+	const char *p, *w1, *w2 = NULL;
+	size_t l1, l2 = 0;
+	unsigned int i;
+	int family = 0;
+
+	if (!line || !out || !level_valid((int)level)) {
 		errno = EINVAL;
 		return -1;
 	}
-	w = skip_blanks(line);
-	if (!*w)
+	p = line;
+	w1 = pool__next_word(&p, &l1);
+	if (!w1)
 		return 0;
-	len = word_len(w);
-	p = w + len;
-	if (word_is(w, len, "help")) {
-		if (no_more_words(out, p) < 0)
-			return -1;
-		fputs(cli_help, out);
-		return 0;
+	for (i = 0; i < NB_COMMANDS && !cmd; i++) {
+		const struct cli_command *c = &cli_commands[i];
+
+		if (!c->run || !pool__word_is(w1, l1, c->w1))
+			continue;
+		if (!c->w2) {
+			cmd = c;
+			break;
+		}
+		/* a two-word command: its second word, read once */
+		if (!family) {
+			family = 1;
+			w2 = pool__next_word(&p, &l2);
+			if (!w2)
+				return unknown_command(out, w1, l1);
+		}
+		if (pool__word_is(w2, l2, c->w2))
+			cmd = c;
 	}
-	if (!word_is(w, len, "pools"))
-		return unknown_command(out, w, len);
-	w = skip_blanks(p);
-	len = word_len(w);
-	p = w + len;
-	if (!len)
-		return unknown_command(out, "pools", 5);
-	if (word_is(w, len, "show"))
-		return pool_dump(out, p) < 0 ? -1 : 0;
-	if (word_is(w, len, "trim"))
-		return no_more_words(out, p) < 0 ? -1 : cmd_trim(out);
-	if (word_is(w, len, "debug"))
-		return cmd_debug(out, p);
-	if (word_is(w, len, "topology")) {
-		if (no_more_words(out, p) < 0)
-			return -1;
-		pool_topology_show(out);
-		return 0;
+	if (!cmd)
+		return family ? unknown_command(out, w2, l2) : unknown_command(out, w1, l1);
+	if (level < cmd->level) {
+		char what[32];
+
+		snprintf(what, sizeof(what), "%s%s%s", cmd->w1, cmd->w2 ? " " : "",
+		         cmd->w2 ? cmd->w2 : "");
+		return denied(out, what, cmd->level, level);
 	}
-	return unknown_command(out, w, len);
+	return cmd->run(out, p, level);
+}
+
+POOL_API int pool_cli_exec(const char *line, FILE *out)
+{
+	return pool_cli_exec_level(line, out, POOL_CLI_ADMIN);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -231,25 +453,35 @@ POOL_API int pool_cli_exec(const char *line, FILE *out)
 
 struct cli_client {
 	int fd;
-	int closing;                     /* line too long: send the error, shut our side down,
-	                                    drop its input until it closes or times out */
+	enum pool_cli_level level;       /* its listener's, or lower after `level <name>` */
+	int closing;                     /* line too long or too slow: send the error, shut our
+	                                    side down, drop its input until it closes or times out */
 	int status;                      /* `set status on` */
 	long long last_ms;               /* last byte received or sent (CLOCK_MONOTONIC) */
+	long long line_ms;               /* when the unfinished line in `in` began */
 	size_t in_len;
 	char in[POOL_CLI_LINE_MAX + 1];
-	char *out;                       /* answer being sent, malloc()ed */
+	char *out;                       /* answer being sent: malloc()ed, or a constant one */
+	int out_static;                  /* `out` is a constant (out of memory): not freed */
 	size_t out_len, out_off;
 };
 
-struct cli_server {
-	int listen_fd;
-	int wake_rd, wake_wr;            /* pool_cli_stop() writes a byte to wake the loop */
+/* A listening socket. Written before it is published (nlisteners), then read-only. */
+struct cli_listener {
+	int fd;
+	enum pool_cli_level level;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	dev_t dev;                       /* identity of our socket file, to unlink only ours */
 	ino_t ino;
+};
+
+struct cli_server {
+	int wake_rd, wake_wr;            /* a byte: a listener was added, or stop */
 	pthread_t thread;
 	long long accept_after_ms;       /* accept() failed for lack of resources: wait till then */
-	struct cli_client *clients[POOL_CLI_MAX_CLIENTS];
+	atomic_uint nlisteners;          /* listeners[0..nlisteners) are ready */
+	struct cli_listener listeners[POOL_CLI_MAX_LISTENERS];
+	struct cli_client *clients[POOL_CLI_MAX_CLIENTS];   /* the server thread's only */
 };
 
 #define ACCEPT_BACKOFF_MS 100
@@ -258,6 +490,9 @@ static pthread_mutex_t cli_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cli_server *cli_running;  /* under cli_lock */
 static atomic_uint cli_timeout_ms = POOL_CLI_TIMEOUT_MS_DEF;
 static atomic_int cli_stopping;
+
+atomic_uint pool__cli_line_timeout_ms = POOL_CLI_READ_TIMEOUT_MS;
+atomic_ulong pool__cli_rounds;
 
 static long long now_ms(void)
 {
@@ -282,26 +517,60 @@ static void client_close(struct cli_server *srv, unsigned int i)
 	struct cli_client *c = srv->clients[i];
 
 	close(c->fd);
-	free(c->out);
+	if (!c->out_static)
+		free(c->out);
 	free(c);
 	srv->clients[i] = NULL;
 }
 
-/* Queue `text` (len bytes) followed by `tail` as the answer; 0, or -1 when out of memory. */
-static int client_queue(struct cli_client *c, const char *text, size_t len, const char *tail)
+/* Drop the answer just sent (or never sent). */
+static void client_unqueue(struct cli_client *c)
+{
+	if (!c->out_static)
+		free(c->out);
+	c->out = NULL;
+	c->out_static = 0;
+	c->out_len = c->out_off = 0;
+}
+
+/*
+ * No memory for an answer: a constant one says so, then the connection ends as after a line
+ * too long (the client cannot know which command's answer it lost, so it must not go on).
+ */
+static void client_oom(struct cli_client *c)
+{
+	static const char plain[] = "Not enough memory to answer: closing.\n\n";
+	static const char status[] = "Not enough memory to answer: closing.\nERROR\n\n";
+
+	client_unqueue(c);
+	c->out = (char *)(c->status ? status : plain);
+	c->out_len = c->status ? sizeof(status) - 1 : sizeof(plain) - 1;
+	c->out_static = 1;
+	c->closing = 1;
+	c->in_len = 0;
+}
+
+/* Queue `text` (len bytes) followed by `tail` as the answer (or client_oom()). */
+static void client_queue(struct cli_client *c, const char *text, size_t len, const char *tail)
 {
 	size_t tlen = strlen(tail);
-	char *buf = malloc(len + tlen);
+	char *buf = pool__cli_malloc(len + tlen);
 
-	if (!buf)
-		return -1;
+	if (!buf) {
+		client_oom(c);
+		return;
+	}
 	memcpy(buf, text, len);
 	memcpy(buf + len, tail, tlen);
-	free(c->out);
+	client_unqueue(c);
 	c->out = buf;
 	c->out_len = len + tlen;
-	c->out_off = 0;
-	return 0;
+}
+
+/* Queue one message line and the end of an answer (with its status line when asked for). */
+static void client_say(struct cli_client *c, const char *msg, int ok)
+{
+	client_queue(c, msg, strlen(msg), !c->status ? "\n" : ok ? "OK\n\n" : "ERROR\n\n");
 }
 
 /* Drop empty lines from buf[0..*len) and make it end with a newline (unless empty). */
@@ -319,6 +588,62 @@ static void answer_normalise(char *buf, size_t *len)
 	*len = w;
 }
 
+/*
+ * The connection's own commands: quit, set status on|off, level [<name>]. Returns 1 when `line`
+ * was one of them and its answer is queued, 0 when it is for the command handler, -1 to close
+ * the client (quit).
+ */
+static int client_session(struct cli_client *c, const char *line)
+{
+	const char *p = line, *w, *a, *b;
+	size_t len = 0, alen = 0, blen = 0, more;
+
+	w = pool__next_word(&p, &len);
+	a = pool__next_word(&p, &alen);
+	b = pool__next_word(&p, &blen);
+	if (!w || pool__next_word(&p, &more))
+		return 0;
+	if (pool__word_is(w, len, "quit") && !a)
+		return -1;
+	if (pool__word_is(w, len, "set") && a && pool__word_is(a, alen, "status") && b &&
+	    (pool__word_is(b, blen, "on") || pool__word_is(b, blen, "off"))) {
+		c->status = pool__word_is(b, blen, "on");
+		client_say(c, "", 1);
+		return 1;
+	}
+	if (pool__word_is(w, len, "level") && !b) {
+		const struct pool_word *lw;
+		char msg[160];
+
+		if (!a) {
+			snprintf(msg, sizeof(msg), "%s\n", level_name(c->level));
+			client_say(c, msg, 1);
+			return 1;
+		}
+		lw = pool__word_find(level_words, NB_LEVELS, a, alen);
+		if (!lw) {
+			static const char bad[] = "Unknown level (expected user, operator or admin). "
+			                          "Try 'help'.\n";
+
+			client_say(c, bad, 0);
+			return 1;
+		}
+		if (lw->value > (int)c->level) {
+			snprintf(msg, sizeof(msg), "Permission denied: this session is %s and cannot "
+			         "raise its level to %s.\n", level_name(c->level), lw->word);
+			client_say(c, msg, 0);
+			return 1;
+		}
+		c->level = (enum pool_cli_level)lw->value;
+		snprintf(msg, sizeof(msg), "Level now %s.\n", lw->word);
+		client_say(c, msg, 1);
+		return 1;
+	}
+	return 0;
+}
+
+static const char no_memory_msg[] = "Not enough memory to run the command.\n";
+
 /* Run one command line of a client and queue its answer. Returns -1 to close the client. */
 static int client_run(struct cli_client *c, char *line)
 {
@@ -327,28 +652,34 @@ static int client_run(struct cli_client *c, char *line)
 	FILE *f;
 	int ret;
 
-	if (!strcmp(line, "quit"))
-		return -1;
-	if (!strcmp(line, "set status on") || !strcmp(line, "set status off")) {
-		c->status = !strcmp(line, "set status on");
-		return client_queue(c, "", 0, c->status ? "OK\n\n" : "\n");
+	ret = client_session(c, line);
+	if (ret != 0)
+		return ret > 0 ? 0 : -1;
+	f = pool__cli_memstream(&ans, &len);
+	if (!f) {
+		client_say(c, no_memory_msg, 0);
+		return 0;
 	}
-	f = open_memstream(&ans, &len);
-	if (!f)
-		return client_queue(c, "Not enough memory to run the command.\n", 38,
-		                    c->status ? "ERROR\n\n" : "\n");
-	ret = pool_cli_exec(line, f);
+	ret = pool_cli_exec_level(line, f, c->level);
 	/* ends an unterminated last line; otherwise an empty line that answer_normalise() drops */
 	fputc('\n', f);
 	if (fclose(f) != 0 || !ans) {
 		free(ans);
-		return client_queue(c, "Not enough memory to run the command.\n", 38,
-		                    c->status ? "ERROR\n\n" : "\n");
+		client_say(c, no_memory_msg, 0);
+		return 0;
 	}
 	answer_normalise(ans, &len);
-	ret = client_queue(c, ans, len, !c->status ? "\n" : ret == 0 ? "OK\n\n" : "ERROR\n\n");
+	client_queue(c, ans, len, !c->status ? "\n" : ret == 0 ? "OK\n\n" : "ERROR\n\n");
 	free(ans);
-	return ret;
+	return 0;
+}
+
+/* Answer `msg`, then shut the connection down once it is sent (see client_write()). */
+static void client_refuse(struct cli_client *c, const char *msg)
+{
+	client_say(c, msg, 0);
+	c->closing = 1;
+	c->in_len = 0;
 }
 
 /* Run the complete lines of a client while it has no answer pending. -1: close it. */
@@ -368,25 +699,16 @@ static int client_process(struct cli_client *c)
 		line[llen] = 0;
 		memmove(c->in, c->in + used, c->in_len - used);
 		c->in_len -= used;
+		c->line_ms = c->last_ms;   /* what is left arrived with the latest read */
 		if (memchr(line, 0, llen)) {
-			static const char msg[] = "Unknown command: the line holds a NUL byte. "
-			                          "Try 'help'.\n";
-
-			if (client_queue(c, msg, sizeof(msg) - 1, c->status ? "ERROR\n\n" : "\n") < 0)
-				return -1;
+			client_say(c, "Unknown command: the line holds a NUL byte. Try 'help'.\n", 0);
 			continue;
 		}
 		if (client_run(c, line) < 0)
 			return -1;
 	}
-	if (!c->closing && c->out_off == c->out_len && c->in_len == sizeof(c->in)) {
-		static const char msg[] = "Line too long (over 4096 bytes): closing.\n";
-
-		c->closing = 1;
-		c->in_len = 0;
-		if (client_queue(c, msg, sizeof(msg) - 1, c->status ? "ERROR\n\n" : "\n") < 0)
-			return -1;
-	}
+	if (!c->closing && c->out_off == c->out_len && c->in_len == sizeof(c->in))
+		client_refuse(c, "Line too long (over 4096 bytes): closing.\n");
 	return 0;
 }
 
@@ -406,13 +728,14 @@ static int client_read(struct cli_client *c)
 		return 0;
 	}
 	n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, 0);
-
 	if (n == 0)
 		return -1;
 	if (n < 0)
 		return (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) ? 0 : -1;
-	c->in_len += (size_t)n;
 	c->last_ms = now_ms();
+	if (c->in_len == 0)
+		c->line_ms = c->last_ms;
+	c->in_len += (size_t)n;
 	return client_process(c);
 }
 
@@ -430,9 +753,7 @@ static int client_write(struct cli_client *c)
 		c->out_off += (size_t)n;
 		c->last_ms = now_ms();
 	}
-	free(c->out);
-	c->out = NULL;
-	c->out_len = c->out_off = 0;
+	client_unqueue(c);
 	if (c->closing) {
 		/*
 		 * Closing now, with client bytes unread, would make the kernel reset the
@@ -446,28 +767,75 @@ static int client_write(struct cli_client *c)
 	return client_process(c);
 }
 
-static void server_accept(struct cli_server *srv)
+/* A client with a partial line and no answer pending: the server waits on its line. */
+static int client_mid_line(const struct cli_client *c)
 {
+	return !c->closing && c->in_len && c->out_off == c->out_len;
+}
+
+/*
+ * The client to close for a newcomer when every slot is taken: the one silent longest among
+ * those closing, idle (nothing pending either way) or stalled (no byte either way for the line
+ * timeout). Returns its slot, or -1 when every client is busy.
+ */
+static int pick_victim(const struct cli_server *srv, long long now)
+{
+	long long stall = atomic_load(&pool__cli_line_timeout_ms);
+	unsigned int i;
+	int victim = -1;
+
+	for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++) {
+		const struct cli_client *c = srv->clients[i];
+		int idle;
+
+		if (!c)
+			continue;
+		idle = c->closing || (!c->in_len && c->out_off == c->out_len) ||
+		       now - c->last_ms >= stall;
+		if (idle && (victim < 0 || c->last_ms < srv->clients[victim]->last_ms))
+			victim = (int)i;
+	}
+	return victim;
+}
+
+static void server_accept(struct cli_server *srv, const struct cli_listener *l)
+{
+	static const char full[] = "Too many clients: try again later.\n\n";
+	static const char no_memory[] = "Not enough memory for a new client: try again later.\n\n";
+	static const char evicted[] = "Closing this idle connection: the server is full and a "
+	                              "new client came.\n\n";
 	unsigned int i;
 	int fd;
 
-	while ((fd = accept4(srv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-		struct cli_client *c = NULL;
+	while ((fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		struct cli_client *c = pool__cli_calloc(1, sizeof(*c));
+		int victim = -1;
 
 		for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++)
 			if (!srv->clients[i])
 				break;
-		if (i < POOL_CLI_MAX_CLIENTS)
-			c = calloc(1, sizeof(*c));
-		if (!c) {
-			static const char msg[] = "Too many clients: try again later.\n\n";
+		if (c && i == POOL_CLI_MAX_CLIENTS) {
+			victim = pick_victim(srv, now_ms());
+			if (victim >= 0) {
+				/* best effort: it is idle, so its socket has room for one line */
+				if (send(srv->clients[victim]->fd, evicted, sizeof(evicted) - 1,
+				         MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+					errno = 0;
+				client_close(srv, (unsigned int)victim);
+				i = (unsigned int)victim;
+			}
+		}
+		if (!c || i == POOL_CLI_MAX_CLIENTS) {
+			const char *msg = c ? full : no_memory;
 
-			if (send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+			if (send(fd, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
 				errno = 0;
 			close(fd);
+			free(c);
 			continue;
 		}
 		c->fd = fd;
+		c->level = l->level;
 		c->last_ms = now_ms();
 		srv->clients[i] = c;
 	}
@@ -480,31 +848,55 @@ static void server_accept(struct cli_server *srv)
 		srv->accept_after_ms = now_ms() + ACCEPT_BACKOFF_MS;
 }
 
+/* The next deadline of client `c` (idle timeout, or line timeout mid-line); <= now: expired. */
+static long long client_deadline(const struct cli_client *c, long long timeout)
+{
+	long long idle = c->last_ms + timeout, line;
+
+	if (!client_mid_line(c))
+		return idle;
+	line = c->line_ms + (long long)atomic_load(&pool__cli_line_timeout_ms);
+	return line < idle ? line : idle;
+}
+
 static void *server_loop(void *arg)
 {
 	struct cli_server *srv = arg;
-	struct pollfd pfd[2 + POOL_CLI_MAX_CLIENTS];
-	unsigned int map[2 + POOL_CLI_MAX_CLIENTS];
+	struct pollfd pfd[1 + POOL_CLI_MAX_LISTENERS + POOL_CLI_MAX_CLIENTS];
+	unsigned int map[1 + POOL_CLI_MAX_LISTENERS + POOL_CLI_MAX_CLIENTS];
 
 	while (!atomic_load(&cli_stopping)) {
 		long long now = now_ms(), timeout = atomic_load(&cli_timeout_ms), wait = -1;
-		unsigned int i, n = 2;
+		unsigned int i, n = 1, nl = atomic_load_explicit(&srv->nlisteners,
+		                                                 memory_order_acquire);
+		unsigned int first_client;
 
+		atomic_fetch_add_explicit(&pool__cli_rounds, 1, memory_order_relaxed);
 		pfd[0].fd = srv->wake_rd;
 		pfd[0].events = POLLIN;
-		pfd[1].fd = srv->listen_fd;
-		pfd[1].events = POLLIN;
-		if (now < srv->accept_after_ms) {
-			pfd[1].fd = -1;   /* poll() ignores it */
-			wait = srv->accept_after_ms - now;
+		for (i = 0; i < nl; i++, n++) {
+			pfd[n].fd = now < srv->accept_after_ms ? -1 : srv->listeners[i].fd;
+			pfd[n].events = POLLIN;
 		}
+		if (now < srv->accept_after_ms)
+			wait = srv->accept_after_ms - now;   /* poll() ignores fd -1 until then */
+		first_client = n;
 		for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++) {
 			struct cli_client *c = srv->clients[i];
 			long long left;
 
 			if (!c)
 				continue;
-			left = c->last_ms + timeout - now;
+			left = client_deadline(c, timeout) - now;
+			if (left <= 0 && client_mid_line(c)) {
+				/* a line begun and not ended in time: refuse it, then close */
+				client_refuse(c, "Line not finished within the line timeout: closing.\n");
+				if (client_write(c) < 0) {
+					client_close(srv, i);
+					continue;
+				}
+				left = client_deadline(c, timeout) - now;
+			}
 			if (left <= 0) {
 				client_close(srv, i);
 				continue;
@@ -521,10 +913,16 @@ static void *server_loop(void *arg)
 		}
 		if (poll(pfd, n, (int)wait) < 0)
 			continue;   /* EINTR; nothing else can fail with valid arguments */
-		if (pfd[0].revents)
-			break;
+		if (pfd[0].revents) {
+			char drain[16];
+
+			/* stop, or a listener was added: the next round sees it */
+			while (read(srv->wake_rd, drain, sizeof(drain)) > 0)
+				;
+			continue;
+		}
 		/* clients first: one that left frees its slot for a newcomer in this round */
-		for (i = 2; i < n; i++) {
+		for (i = first_client; i < n; i++) {
 			struct cli_client *c = srv->clients[map[i]];
 			int ret = 0;
 
@@ -541,8 +939,9 @@ static void *server_loop(void *arg)
 			if (ret < 0)
 				client_close(srv, map[i]);
 		}
-		if (pfd[1].revents & POLLIN)
-			server_accept(srv);
+		for (i = 0; i < nl; i++)
+			if (pfd[1 + i].revents & POLLIN)
+				server_accept(srv, &srv->listeners[i]);
 	}
 	return NULL;
 }
@@ -567,15 +966,25 @@ static int socket_alive(const char *path)
 	return -1;
 }
 
+/* Remove a listener's socket file, unless someone replaced it since. */
+static void listener_unlink(const struct cli_listener *l)
+{
+	struct stat st;
+
+	if (lstat(l->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == l->dev &&
+	    st.st_ino == l->ino)
+		unlink(l->path);
+}
+
 static void server_free(struct cli_server *srv)
 {
-	unsigned int i;
+	unsigned int i, nl = atomic_load(&srv->nlisteners);
 
 	for (i = 0; i < POOL_CLI_MAX_CLIENTS; i++)
 		if (srv->clients[i])
 			client_close(srv, i);
-	if (srv->listen_fd >= 0)
-		close(srv->listen_fd);
+	for (i = 0; i < nl; i++)
+		close(srv->listeners[i].fd);
 	if (srv->wake_rd >= 0)
 		close(srv->wake_rd);
 	if (srv->wake_wr >= 0)
@@ -583,19 +992,18 @@ static void server_free(struct cli_server *srv)
 	free(srv);
 }
 
-/* Remove our socket file, unless someone replaced it since. */
-static void server_unlink(const struct cli_server *srv)
+static void server_wake(struct cli_server *srv)
 {
-	struct stat st;
+	ssize_t n;
 
-	if (lstat(srv->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == srv->dev &&
-	    st.st_ino == srv->ino)
-		unlink(srv->path);
+	do {
+		n = write(srv->wake_wr, "x", 1);
+	} while (n < 0 && errno == EINTR);
 }
 
 /*
  * fork(): the child has no server thread. It drops the parent's server (closes its copies of
- * the descriptors, leaves the socket file to the parent) so that it may listen on its own.
+ * the descriptors, leaves the socket files to the parent) so that it may listen on its own.
  * cli_lock is held across fork() so that no server is half set up or half stopped.
  */
 static void cli_fork_prepare(void)
@@ -622,84 +1030,132 @@ static void cli_register_atfork(void)
 	pthread_atfork(cli_fork_prepare, cli_fork_parent, cli_fork_child);
 }
 
-POOL_API int pool_cli_listen(const char *unix_path)
+/* Move `from` to `to` unless `to` exists (EEXIST); never follows a symbolic link at `to`. */
+static int move_noreplace(const char *from, const char *to)
 {
-	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-	struct cli_server *srv;
-	struct sockaddr_un sa;
-	struct stat st;
-	sigset_t all, old;
-	int wake[2], err, alive;
-
-	if (!unix_path || !*unix_path) {
-		errno = EINVAL;
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
 		return -1;
-	}
-	if (strlen(unix_path) >= sizeof(sa.sun_path)) {
+	/* a file system without RENAME_NOREPLACE: link(2) never replaces either */
+	if (link(from, to) < 0)
+		return -1;
+	unlink(from);
+	return 0;
+}
+
+/*
+ * Create the listening socket of `l` (path and level set) with `mode`, as the header comment
+ * says: bound in a private directory next to the final path, then moved there. 0, or -1 with
+ * errno set and nothing left behind.
+ */
+static int listener_open(struct cli_listener *l, unsigned int mode)
+{
+	char dir[sizeof(l->path)], tmp[sizeof(l->path) + 2];
+	const char *slash = strrchr(l->path, '/');
+	struct sockaddr_un sa;
+	struct stat st, sock_st;
+	int fd, err, tries;
+
+	/* "<dir>/.plXXXXXX" then "<dir>/.plXXXXXX/s" */
+	if (snprintf(dir, sizeof(dir), "%.*s.plXXXXXX", slash ? (int)(slash - l->path) + 1 : 0,
+	             l->path) >= (int)sizeof(dir) - 2) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	pthread_once(&atfork_once, cli_register_atfork);
-	pthread_mutex_lock(&cli_lock);
-	if (cli_running) {
-		pthread_mutex_unlock(&cli_lock);
-		errno = EBUSY;
+	if (!mkdtemp(dir))
 		return -1;
-	}
-	if (lstat(unix_path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			err = EEXIST;
-			goto fail_unlock;
-		}
-		alive = socket_alive(unix_path);
-		if (alive != 0) {
-			err = alive > 0 ? EADDRINUSE : errno;
-			goto fail_unlock;
-		}
-		if (unlink(unix_path) < 0 && errno != ENOENT) {
-			err = errno;
-			goto fail_unlock;
-		}
-	} else if (errno != ENOENT) {
-		err = errno;
-		goto fail_unlock;
-	}
+	snprintf(tmp, sizeof(tmp), "%s/s", dir);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		goto fail_dir;
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, tmp, strlen(tmp) + 1);
+	/*
+	 * Nobody else can enter the 0700 directory, so chmod() reaches our socket and nothing
+	 * else; nobody can connect before listen(), so the mode is right before anyone may use it.
+	 */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto fail_fd;
+	if (chmod(tmp, mode) < 0 || lstat(tmp, &sock_st) < 0 ||
+	    listen(fd, (int)POOL_CLI_MAX_CLIENTS) < 0)
+		goto fail_sock;
+	for (tries = 0;; tries++) {
+		int alive;
 
-	srv = calloc(1, sizeof(*srv));
-	if (!srv) {
-		err = ENOMEM;
-		goto fail_unlock;
+		if (move_noreplace(tmp, l->path) == 0)
+			break;
+		if (errno != EEXIST || tries == 3)
+			goto fail_sock;
+		/* something is there: a stale socket is replaced, anything else refused */
+		if (lstat(l->path, &st) < 0) {
+			if (errno == ENOENT)
+				continue;
+			goto fail_sock;
+		}
+		if (!S_ISSOCK(st.st_mode)) {
+			errno = EEXIST;
+			goto fail_sock;
+		}
+		alive = socket_alive(l->path);
+		if (alive != 0) {
+			if (alive > 0)
+				errno = EADDRINUSE;
+			goto fail_sock;
+		}
+		if (unlink(l->path) < 0 && errno != ENOENT)
+			goto fail_sock;
 	}
-	srv->listen_fd = srv->wake_rd = srv->wake_wr = -1;
-	snprintf(srv->path, sizeof(srv->path), "%s", unix_path);
+	rmdir(dir);
+	l->fd = fd;
+	l->dev = sock_st.st_dev;   /* the inode moved with its name */
+	l->ino = sock_st.st_ino;
+	return 0;
+
+fail_sock:
+	err = errno;
+	unlink(tmp);
+	errno = err;
+fail_fd:
+	err = errno;
+	close(fd);
+	errno = err;
+fail_dir:
+	err = errno;
+	rmdir(dir);
+	errno = err;
+	return -1;
+}
+
+/* A new server with no listener: the wake pipe only. NULL with errno set. */
+static struct cli_server *server_new(void)
+{
+	struct cli_server *srv = pool__cli_calloc(1, sizeof(*srv));
+	int wake[2];
+
+	if (!srv) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	srv->wake_rd = srv->wake_wr = -1;
 	if (pipe2(wake, O_CLOEXEC | O_NONBLOCK) < 0) {
-		err = errno;
-		goto fail;
+		int err = errno;
+
+		free(srv);
+		errno = err;
+		return NULL;
 	}
 	srv->wake_rd = wake[0];
 	srv->wake_wr = wake[1];
-	srv->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (srv->listen_fd < 0) {
-		err = errno;
-		goto fail;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, unix_path, strlen(unix_path) + 1);
-	/* nobody can connect before listen(): the mode is 0600 before anyone may use it */
-	if (bind(srv->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		err = errno == EADDRINUSE ? EEXIST : errno;
-		goto fail;
-	}
-	if (chmod(unix_path, 0600) < 0 || lstat(unix_path, &st) < 0 ||
-	    listen(srv->listen_fd, (int)POOL_CLI_MAX_CLIENTS) < 0) {
-		err = errno;
-		unlink(unix_path);
-		goto fail;
-	}
-	srv->dev = st.st_dev;
-	srv->ino = st.st_ino;
+	return srv;
+}
+
+/* Start the server thread with every asynchronous signal blocked. 0, or an errno value. */
+static int server_start(struct cli_server *srv)
+{
+	sigset_t all, old;
+	int err;
 
 	/*
 	 * The server thread takes no asynchronous signal: they belong to the application's
@@ -717,26 +1173,89 @@ POOL_API int pool_cli_listen(const char *unix_path)
 	atomic_store(&cli_stopping, 0);
 	err = pthread_create(&srv->thread, NULL, server_loop, srv);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+POOL_API int pool_cli_listen_level(const char *unix_path, enum pool_cli_level level,
+                                   unsigned int mode)
+{
+	static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+	struct cli_listener l;
+	struct cli_server *srv;
+	struct stat st;
+	unsigned int nl;
+	int err;
+
+	if (!unix_path || !*unix_path || !level_valid((int)level) || (mode & ~0777u)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (strlen(unix_path) >= sizeof(l.path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memset(&l, 0, sizeof(l));
+	memcpy(l.path, unix_path, strlen(unix_path) + 1);
+	l.level = level;
+	pthread_once(&atfork_once, cli_register_atfork);
+	pthread_mutex_lock(&cli_lock);
+	srv = cli_running;
+	nl = srv ? atomic_load(&srv->nlisteners) : 0;
+	if (nl == POOL_CLI_MAX_LISTENERS) {
+		err = EBUSY;
+		goto fail_unlock;
+	}
+	/* anything but a socket is refused before anything is created */
+	if (lstat(unix_path, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+		err = EEXIST;
+		goto fail_unlock;
+	}
+	if (listener_open(&l, mode ? mode : 0600) < 0) {
+		err = errno;
+		goto fail_unlock;
+	}
+	if (srv) {
+		srv->listeners[nl] = l;
+		atomic_store_explicit(&srv->nlisteners, nl + 1, memory_order_release);
+		server_wake(srv);
+		pthread_mutex_unlock(&cli_lock);
+		return 0;
+	}
+	srv = server_new();
+	if (!srv) {
+		err = errno;
+		goto fail_listener;
+	}
+	srv->listeners[0] = l;
+	atomic_store(&srv->nlisteners, 1);
+	err = server_start(srv);
 	if (err) {
-		server_unlink(srv);
-		goto fail;
+		server_free(srv);   /* closes l.fd */
+		listener_unlink(&l);
+		goto fail_unlock;
 	}
 	cli_running = srv;
 	pthread_mutex_unlock(&cli_lock);
 	return 0;
 
-fail:
-	server_free(srv);
+fail_listener:
+	close(l.fd);
+	listener_unlink(&l);
 fail_unlock:
 	pthread_mutex_unlock(&cli_lock);
 	errno = err;
 	return -1;
 }
 
+POOL_API int pool_cli_listen(const char *unix_path)
+{
+	return pool_cli_listen_level(unix_path, POOL_CLI_OPERATOR, 0600);
+}
+
 POOL_API void pool_cli_stop(void)
 {
 	struct cli_server *srv;
-	ssize_t n;
+	unsigned int i;
 
 	pthread_mutex_lock(&cli_lock);
 	srv = cli_running;
@@ -745,11 +1264,10 @@ POOL_API void pool_cli_stop(void)
 		return;
 	}
 	atomic_store(&cli_stopping, 1);
-	do {
-		n = write(srv->wake_wr, "x", 1);
-	} while (n < 0 && errno == EINTR);
+	server_wake(srv);
 	pthread_join(srv->thread, NULL);
-	server_unlink(srv);
+	for (i = 0; i < atomic_load(&srv->nlisteners); i++)
+		listener_unlink(&srv->listeners[i]);
 	server_free(srv);
 	cli_running = NULL;
 	pthread_mutex_unlock(&cli_lock);

@@ -33,8 +33,9 @@
  */
 POOL_API unsigned int pool_debugging;
 
-static unsigned char poison_byte = 0x50;    /* HAProxy's -dM default */
-static unsigned int fail_percent = 1;
+/* read by slow paths while pool__debug_apply() changes them: relaxed atomics */
+static _Atomic unsigned char poison_byte = 0x50;    /* HAProxy's -dM default */
+static atomic_uint fail_percent = 1;
 static int fail_seed_set;
 static uint64_t fail_seed;
 static atomic_uint integrity_epoch = 1;
@@ -119,7 +120,7 @@ static int parse_long(const char *s, size_t len, long *out)
 
 POOL_API void pool_debugging_help(FILE *out)
 {
-	unsigned int cur = pool_debugging;
+	unsigned int cur = POOL__DEBUGGING();
 	size_t i;
 
 	if (!out)
@@ -149,7 +150,7 @@ POOL_API void pool_debugging_help(FILE *out)
 
 POOL_API void pool_debugging_show(FILE *out)
 {
-	unsigned int cur = pool_debugging;
+	unsigned int cur = POOL__DEBUGGING();
 	size_t i;
 
 	if (!out)
@@ -317,7 +318,7 @@ fail:
 
 void pool__debug_apply(const struct pool_debug_settings *s)
 {
-	unsigned int cur = pool_debugging;
+	unsigned int cur = POOL__DEBUGGING();
 	unsigned int flags = (s->flags & ~POOL_DBG_SANITIZER) | (cur & POOL_DBG_SANITIZER);
 
 	poison_byte = (unsigned char)s->poison_byte;
@@ -493,28 +494,40 @@ void pool__debug_san_handout(struct pool_head *pool, void *obj)
 {
 	/* uaf objects are protected by their own pages, which report better: ASan leaves them */
 	if (!(pool->layout & POOL_DBG_UAF) && pool__san_asan_build())
-		pool__san_access(obj, pool->stride);
+		pool__san_access(obj, pool->os_size);
 	pool__san_mempool_alloc(pool, obj, pool->ro.size, pool->stride);
+}
+
+/*
+ * ASan: the object is out: its usable bytes are the user's, what lies past them up to os_size
+ * (padding, tag, caller word, backup: its redzone) stays poisoned, so that an overflow is
+ * reported at the write, before it reaches the next object.
+ */
+static void san_redzone(struct pool_head *pool, void *obj)
+{
+	if (!(pool->layout & POOL_DBG_UAF) && pool__san_asan_build()) {
+		pool__san_noaccess(obj, pool->os_size);
+		pool__san_access(obj, pool->ro.size);
+	}
 }
 
 void pool__debug_san_freed(struct pool_head *pool, void *obj)
 {
 	if (!(pool->layout & POOL_DBG_UAF) && pool__san_asan_build())
-		pool__san_noaccess(obj, pool->stride);
+		pool__san_noaccess(obj, pool->os_size);
 	pool__san_mempool_free(pool, obj, pool->stride);
 }
 
 void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
-                          const void *caller, int from_cache, int integrity)
+                          const void *caller, unsigned int dbg, int from_cache, int integrity)
 {
-	unsigned int dbg = pool_debugging;
 
 	if (dbg & POOL_DBG_SANITIZER)
 		pool__debug_san_handout(pool, obj);
 	if (from_cache && (integrity || pool->backup_off))
 		pool__debug_check_cached(pool, obj, caller, integrity);
 	if (dbg & POOL_DBG_SANITIZER)
-		pool__san_access(obj, pool->stride);
+		pool__san_access(obj, pool->os_size);
 	if (pool->layout & POOL_DBG_UAF) {
 		pool__uaf_note_alloc(obj, caller);
 		if (pool->layout & POOL_DBG_CALLER)
@@ -531,6 +544,8 @@ void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
 		memset(obj, 0, pool->ro.size);
 	else if ((dbg & POOL_DBG_POISON) && !(flags & POOL_F_NO_POISON))
 		memset(obj, poison_byte, pool->ro.size);
+	if (dbg & POOL_DBG_SANITIZER)
+		san_redzone(pool, obj);
 }
 
 /* Under uaf, the backend's table knows every object: check it before the free. */
@@ -574,7 +589,7 @@ static void san_check_free(struct pool_head *pool, void *obj, const void *caller
 		return;
 	if (pool->tag_off) {
 		/* with tag on, the tag check reports it with who freed it */
-		pool__san_access(obj, pool->stride);
+		pool__san_access(obj, pool->os_size);
 		return;
 	}
 	report("double free (the object is already free: AddressSanitizer still has it "
@@ -620,6 +635,9 @@ void pool__debug_on_free(struct pool_head *pool, void *obj, const void *caller)
 		uaf_check_free(pool, obj, caller);
 		return;
 	}
+	/* ASan: the checks read the redzone, poisoned while the object was out */
+	if (pool__san_on() && pool__san_asan_build())
+		pool__san_access(obj, pool->os_size);
 	if (pool->tag_off)
 		tag_check_free(pool, obj, caller);
 	if (pool->caller_off) {

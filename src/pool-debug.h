@@ -25,7 +25,7 @@ struct pool_debug_settings {
 /* Is the sanitizer/Valgrind bookkeeping on? (the internal POOL_DBG_SANITIZER bit) */
 static inline int pool__san_on(void)
 {
-	return POOL_UNLIKELY(pool_debugging & POOL_DBG_SANITIZER);
+	return POOL_UNLIKELY(POOL__DEBUGGING() & POOL_DBG_SANITIZER);
 }
 
 /* The settings in effect. */
@@ -49,7 +49,7 @@ int pool__debug_parse(const char *str, const struct pool_debug_settings *cur, in
  */
 void pool__debug_apply(const struct pool_debug_settings *s);
 
-/* The number of times `integrity` was switched on (see struct pool_thread.integrity_epoch). */
+/* The number of times `integrity` was switched on (struct pool_thread_caches.integrity_epoch). */
 unsigned int pool__debug_integrity_epoch(void);
 
 /* Start-up: POOL_FAIL_SEED, the sanitizer bit, then POOL_DEBUG (no pool exists yet). */
@@ -65,10 +65,10 @@ int pool__debug_fail_roll(uint64_t *rng, unsigned int id);
  * An object is handed out: sanitizer bookkeeping, the backup check and (with `integrity`, which
  * the caller sets only when that cache was filled with the pattern) the integrity check when it
  * comes from a thread cache (`from_cache`), tag and caller, then zeroing (POOL_F_MUST_ZERO) or
- * poisoning.
+ * poisoning. `dbg`: the debugging word the slow path acts on (one snapshot per call).
  */
 void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
-                          const void *caller, int from_cache, int integrity);
+                          const void *caller, unsigned int dbg, int from_cache, int integrity);
 
 /* An object comes back: double free and wrong-pool checks (tag, uaf, ASan), caller record. */
 void pool__debug_on_free(struct pool_head *pool, void *obj, const void *caller);

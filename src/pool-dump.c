@@ -20,20 +20,28 @@
  *
  * Sizes of objects are the usable size (struct pool_stats.size); byte figures are objects times
  * the stride (the memory each object really takes: size plus debugging extras, rounded up to the
- * alignment), so that they add up to what the pools hold from the OS layer.
+ * alignment), so that they add up to what the pools hold from the OS layer. The cumulative
+ * counters come from one table (dump_counters[]) that every format prints under the same names.
+ * Heap and code addresses are printed only for a session of level admin (pool__dump()).
+ *
+ * The end of the file holds POOL_STATS_ON_EXIT: the same dump on stderr at exit.
  *
  * The format of every output is documented in doc/pools-show.md.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "pool-int.h"
 #include "pool-dump.h"
 #include "pool-os.h"
+#include "pool-text.h"
 
 /* Callers listed per pool by `detailed`: the ones with the most live objects. */
 #define DUMP_CALLERS_SHOWN 5u
@@ -51,6 +59,7 @@ struct dump_args {
 	const char *match;        /* prefix, or NULL */
 	size_t match_len;
 	size_t max;               /* 0: no cut */
+	int addresses;            /* show heap and code addresses (level admin) */
 };
 
 struct dump_caller {
@@ -80,156 +89,90 @@ struct dump_snapshot {
 	int failed;                     /* out of memory while copying */
 };
 
-void pool__put_word(FILE *out, const char *word, size_t len)
-{
-	size_t i, n = len > POOL_ECHO_MAX ? POOL_ECHO_MAX : len;
-
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)word[i];
-
-		if (c < 0x20 || c > 0x7e || c == '\'' || c == '\\')
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
-	if (n < len)
-		fputs("...", out);
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Arguments                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
+/* What each word of `pools show` sets; the words of one group exclude each other. */
+enum show_group { SHOW_SORT, SHOW_FORMAT, SHOW_DETAILED, SHOW_MATCH, SHOW_GROUPS };
 
-/* The next blank-separated word of *p: returns its start and sets *len; NULL at the end. */
-static const char *next_word(const char **p, size_t *len)
-{
-	const char *s = *p, *w;
-
-	while (*s && is_blank(*s))
-		s++;
-	if (!*s)
-		return NULL;
-	w = s;
-	while (*s && !is_blank(*s))
-		s++;
-	*len = (size_t)(s - w);
-	*p = s;
-	return w;
-}
-
-static int word_is(const char *w, size_t len, const char *lit)
-{
-	return strlen(lit) == len && memcmp(w, lit, len) == 0;
-}
-
-/* Write `pre`, the client's word (sanitised), then `post`. */
-static void arg_error(FILE *out, const char *pre, const char *w, size_t len, const char *post)
-{
-	fputs(pre, out);
-	pool__put_word(out, w, len);
-	fputs(post, out);
-}
-
-/* "Option '<w>' conflicts with '<prev>' in 'pools show'. Try 'help'." */
-static void conflict_error(FILE *out, const char *w, size_t len, const char *prev, size_t plen)
-{
-	arg_error(out, "Option '", w, len, "' conflicts with '");
-	arg_error(out, "", prev, plen, "' in 'pools show'. Try 'help'.\n");
-}
+static const struct pool_word show_words[] = {
+	{ "byname", SHOW_SORT, SORT_NAME },
+	{ "bysize", SHOW_SORT, SORT_SIZE },
+	{ "byusage", SHOW_SORT, SORT_USAGE },
+	{ "detailed", SHOW_DETAILED, 1 },
+	{ "match", SHOW_MATCH, 1 },
+	{ "json", SHOW_FORMAT, FMT_JSON },
+	{ "prometheus", SHOW_FORMAT, FMT_PROMETHEUS },
+};
 
 /* Parse `args` into *a; on error write one line to `out` and return -1. */
 static int parse_args(FILE *out, const char *args, struct dump_args *a)
 {
-	static const char *const sorts[] = { NULL, "byname", "bysize", "byusage" };
-	const char *p = args ? args : "", *w, *sort_word = NULL, *fmt_word = NULL;
-	size_t len, sort_len = 0, fmt_len = 0;
+	const char *p = args ? args : "", *w, *seen[SHOW_GROUPS] = { NULL };
+	size_t len, seen_len[SHOW_GROUPS] = { 0 };
 	int have_max = 0;
 
 	memset(a, 0, sizeof(*a));
-	while ((w = next_word(&p, &len))) {
-		unsigned int s;
-		int matched = 0;
+	while ((w = pool__next_word(&p, &len))) {
+		const struct pool_word *sw = pool__word_find(show_words, sizeof(show_words) /
+		                                             sizeof(show_words[0]), w, len);
 
-		for (s = SORT_NAME; s <= SORT_USAGE; s++) {
-			if (!word_is(w, len, sorts[s]))
-				continue;
-			if (sort_word && word_is(sort_word, sort_len, sorts[s])) {
-				arg_error(out, "Option '", w, len, "' given twice in 'pools show'. "
-				          "Try 'help'.\n");
-				return -1;
-			}
-			if (sort_word) {
-				conflict_error(out, w, len, sort_word, sort_len);
-				return -1;
-			}
-			a->sort = (enum dump_sort)s;
-			sort_word = w;
-			sort_len = len;
-			matched = 1;
-		}
-		if (matched)
-			continue;
-		if (word_is(w, len, "json") || word_is(w, len, "prometheus")) {
-			if (fmt_word && fmt_len == len && !memcmp(fmt_word, w, len)) {
-				arg_error(out, "Option '", w, len, "' given twice in 'pools show'. "
-				          "Try 'help'.\n");
-				return -1;
-			}
-			if (fmt_word) {
-				conflict_error(out, w, len, fmt_word, fmt_len);
-				return -1;
-			}
-			a->format = word_is(w, len, "json") ? FMT_JSON : FMT_PROMETHEUS;
-			fmt_word = w;
-			fmt_len = len;
-		} else if (word_is(w, len, "detailed")) {
-			if (a->detailed) {
-				arg_error(out, "Option '", w, len, "' given twice in 'pools show'. "
-				          "Try 'help'.\n");
-				return -1;
-			}
-			a->detailed = 1;
-		} else if (word_is(w, len, "match")) {
-			const char *m;
-			size_t mlen;
+		if (sw) {
+			const char *prev = seen[sw->group];
 
-			if (a->match) {
-				arg_error(out, "Option '", w, len, "' given twice in 'pools show'. "
-				          "Try 'help'.\n");
+			if (prev && pool__word_is(prev, seen_len[sw->group], sw->word)) {
+				pool__word_error(out, "Option '", w, len, "' given twice in "
+				                 "'pools show'. Try 'help'.\n");
 				return -1;
 			}
-			m = next_word(&p, &mlen);
-			if (!m) {
-				fputs("Option 'match' needs a prefix in 'pools show'. Try 'help'.\n", out);
+			if (prev) {
+				pool__word_error(out, "Option '", w, len, "' conflicts with '");
+				pool__word_error(out, "", prev, seen_len[sw->group], "' in "
+				                 "'pools show'. Try 'help'.\n");
 				return -1;
 			}
-			a->match = m;
-			a->match_len = mlen;
+			seen[sw->group] = w;
+			seen_len[sw->group] = len;
+			switch ((enum show_group)sw->group) {
+			case SHOW_SORT:
+				a->sort = (enum dump_sort)sw->value;
+				break;
+			case SHOW_FORMAT:
+				a->format = (enum dump_format)sw->value;
+				break;
+			case SHOW_DETAILED:
+				a->detailed = 1;
+				break;
+			case SHOW_MATCH:
+				a->match = pool__next_word(&p, &a->match_len);
+				if (!a->match) {
+					fputs("Option 'match' needs a prefix in 'pools show'. "
+					      "Try 'help'.\n", out);
+					return -1;
+				}
+				break;
+			case SHOW_GROUPS:
+				break;
+			}
 		} else if (*w >= '0' && *w <= '9') {
-			size_t i, v = 0;
+			size_t v;
 
-			for (i = 0; i < len; i++) {
-				if (w[i] < '0' || w[i] > '9' || v > (SIZE_MAX - 9) / 10)
-					break;
-				v = v * 10 + (size_t)(w[i] - '0');
+			if (pool__parse_size(w, len, &v) < 0 || v == 0) {
+				pool__word_error(out, "Invalid count '", w, len, "' (expected a number "
+				                 "of pools from 1 up) in 'pools show'. Try 'help'.\n");
+				return -1;
 			}
-			if (i < len || v == 0 || have_max) {
-				arg_error(out, "Invalid count '", w, len, have_max && i == len && v ?
-				          "' (a count was already given) in 'pools show'. Try 'help'.\n" :
-				          "' (expected a number of pools from 1 up) in 'pools show'. "
-				          "Try 'help'.\n");
+			if (have_max) {
+				pool__word_error(out, "Invalid count '", w, len, "' (a count was already "
+				                 "given) in 'pools show'. Try 'help'.\n");
 				return -1;
 			}
 			a->max = v;
 			have_max = 1;
 		} else {
-			arg_error(out, "Unknown option '", w, len, "' for 'pools show' (expected "
-			          SHOW_USAGE "). Try 'help'.\n");
+			pool__word_error(out, "Unknown option '", w, len, "' for 'pools show' "
+			                 "(expected " SHOW_USAGE "). Try 'help'.\n");
 			return -1;
 		}
 	}
@@ -275,7 +218,7 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 		return 0;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 16;
-		struct dump_entry *ne = realloc(s->e, cap * sizeof(*ne));
+		struct dump_entry *ne = pool__cli_realloc(s->e, cap * sizeof(*ne));
 
 		if (!ne) {
 			s->failed = 1;
@@ -305,13 +248,14 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 			snprintf(e->label, sizeof(e->label), "%s#%u", pool->name, dup);
 	}
 	if (a->detailed) {
-		e->creators = malloc((e->st.creators ? e->st.creators : 1) * sizeof(*e->creators));
+		e->creators = pool__cli_malloc((e->st.creators ? e->st.creators : 1) *
+		                               sizeof(*e->creators));
 		if (!e->creators) {
 			s->failed = 1;
 			return 1;
 		}
 		memcpy(e->creators, pool->creator, e->st.creators * sizeof(*e->creators));
-		e->records_callers = !!(pool->layout & POOL_DBG_CALLER);
+		e->records_callers = a->addresses && (pool->layout & POOL_DBG_CALLER);
 		for (i = 0; e->records_callers && i < POOL_CALLER_SLOTS; i++) {
 			uintptr_t c = atomic_load_explicit(&pool->callers[i].caller,
 			                                   memory_order_relaxed);
@@ -363,20 +307,30 @@ static int cmp_usage(const void *a, const void *b)
 	return cmp_seq(x, y);
 }
 
-size_t pool__allocated_bytes(void)
-{
-	struct dump_args a;
-	struct dump_snapshot s;
-	size_t i, bytes = 0;
+struct bytes_walk {
+	const char *name;
+	size_t len, bytes;
+};
 
-	memset(&a, 0, sizeof(a));
-	memset(&s, 0, sizeof(s));
-	s.args = &a;
-	pool_for_each(snapshot_one, &s);
-	for (i = 0; i < s.n; i++)
-		bytes += s.e[i].st.allocated * s.e[i].st.stride;
-	free_snapshot(&s);
-	return bytes;
+/* pool_for_each() callback of pool__allocated_bytes(): runs with the pool list lock held. */
+static int add_bytes(struct pool_head *pool, void *arg)
+{
+	struct bytes_walk *b = arg;
+	struct pool_stats st;
+
+	if (b->name && !pool__word_is(b->name, b->len, pool->name))
+		return 0;
+	pool_get_stats(pool, &st);
+	b->bytes += st.allocated * st.stride;
+	return 0;
+}
+
+size_t pool__allocated_bytes(const char *name, size_t len)
+{
+	struct bytes_walk b = { name, len, 0 };
+
+	pool_for_each(add_bytes, &b);
+	return b.bytes;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -412,29 +366,58 @@ static void caller_str(uintptr_t addr, char *buf, size_t size)
 	}
 }
 
-static void json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+/*
+ * The cumulative counters of struct pool_stats, under one name in every format: the field's
+ * name is the JSON key and, with "libpool_pool_" before it and "_total" after it, the
+ * Prometheus counter; `detailed` prints them in the text.
+ */
+struct dump_counter {
+	const char *name;
+	const char *help;
+	uint64_t (*value)(const struct pool_stats *st);
+};
 
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
+#define COUNTER_GETTER(field) \
+	static uint64_t cv_##field(const struct pool_stats *st) { return (uint64_t)st->field; }
+
+COUNTER_GETTER(failed)
+COUNTER_GETTER(shared_get_objects)
+COUNTER_GETTER(shared_get_clusters)
+COUNTER_GETTER(shared_put_objects)
+COUNTER_GETTER(shared_put_clusters)
+COUNTER_GETTER(os_allocs)
+COUNTER_GETTER(os_releases)
+COUNTER_GETTER(gc_released_bytes)
+COUNTER_GETTER(lost)
+
+static const struct dump_counter dump_counters[] = {
+	{ "failed", "Allocations that returned NULL (limit reached, OS layer out of memory, "
+	  "fault injection).", cv_failed },
+	{ "shared_get_objects", "Objects taken from the shared free lists.",
+	  cv_shared_get_objects },
+	{ "shared_get_clusters", "Clusters taken from the shared free lists (one exchange each).",
+	  cv_shared_get_clusters },
+	{ "shared_put_objects", "Objects given to the shared free lists.", cv_shared_put_objects },
+	{ "shared_put_clusters", "Clusters given to the shared free lists.",
+	  cv_shared_put_clusters },
+	{ "os_allocs", "Objects obtained from the OS layer.", cv_os_allocs },
+	{ "os_releases", "Objects given back to the OS layer.", cv_os_releases },
+	{ "gc_released_bytes", "Bytes (objects times stride) given back to the OS layer by "
+	  "memory return and pool_flush().", cv_gc_released_bytes },
+	{ "lost", "Objects lost in a fork() child: held by a thread that did not follow the fork, "
+	  "in the middle of a shared-list operation (normally 0).", cv_lost },
+};
+
+#define NB_COUNTERS (sizeof(dump_counters) / sizeof(dump_counters[0]))
 
 struct dump_totals {
 	size_t pools, allocated_bytes, used_bytes, cached_bytes;
+	uint64_t counters[NB_COUNTERS];
 };
 
 static void totals_of(const struct dump_snapshot *s, struct dump_totals *t)
 {
-	size_t i;
+	size_t i, k;
 
 	memset(t, 0, sizeof(*t));
 	for (i = 0; i < s->n; i++) {
@@ -444,6 +427,8 @@ static void totals_of(const struct dump_snapshot *s, struct dump_totals *t)
 		t->allocated_bytes += st->allocated * st->stride;
 		t->used_bytes += st->used * st->stride;
 		t->cached_bytes += st->cached * st->stride;
+		for (k = 0; k < NB_COUNTERS; k++)
+			t->counters[k] += dump_counters[k].value(st);
 	}
 }
 
@@ -463,15 +448,22 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		const struct pool_stats *st = &e->st;
 
 		fprintf(out, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
-		        "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users, @%p%s\n",
+		        "(~%zu by thread caches), needed_avg %zu, %zu failed, %u users",
 		        e->name, st->size, st->align, st->allocated, st->allocated * st->stride,
-		        st->used, st->cached, st->needed_avg, st->failed, st->creators,
-		        (const void *)e->head, (st->flags & POOL_F_SHARED) ? " [SHARED]" : "");
+		        st->used, st->cached, st->needed_avg, st->failed, st->creators);
+		if (s->args->addresses)
+			fprintf(out, ", @%p", (const void *)e->head);
+		fputs((st->flags & POOL_F_SHARED) ? " [SHARED]\n" : "\n", out);
 		if (!s->args->detailed)
 			continue;
 		fprintf(out, "      stride %zu bytes, %u buckets, %zu in shared free lists, "
 		        "limit %zu%s\n", st->stride, st->buckets, st->shared_free, st->limit,
 		        st->limit ? "" : " (none)");
+		fputs("      since created:", out);
+		for (k = 0; k < NB_COUNTERS; k++)
+			fprintf(out, "%s %s %" PRIu64, k ? "," : "", dump_counters[k].name,
+			        dump_counters[k].value(st));
+		fputc('\n', out);
 		for (k = 0; k < st->creators; k++)
 			fprintf(out, "      created as %s: %zu bytes/%zu, flags %s\n", e->creators[k].name,
 			        e->creators[k].size, e->creators[k].align, flags_str(e->creators[k].flags));
@@ -488,35 +480,47 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 
 static void print_json(FILE *out, const struct dump_snapshot *s, int limited, size_t matched)
 {
+	struct pool_config cfg;
 	struct dump_totals t;
 	char sym[256];
 	size_t i, k, os_alloc, os_res;
 
-	fputs("{\"pools\": [", out);
+	pool_get_config(&cfg);
+	fputs("{\"format\": 1,\n \"settings\": {\"version\": ", out);
+	pool_json_write_string(out, pool_version());
+	fputs(", \"os_layer\": ", out);
+	pool_json_write_string(out, pool__os_name());
+	fprintf(out, ", \"buckets\": %u, \"cache_bytes\": %zu, \"cluster\": %u, \"decay_ms\": %u},"
+	        "\n \"pools\": [", cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
 	for (i = 0; i < s->n; i++) {
 		const struct dump_entry *e = &s->e[i];
 		const struct pool_stats *st = &e->st;
 
 		fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
-		json_string(out, e->name);
-		fprintf(out, ", \"address\": \"%p\", \"size\": %zu, \"align\": %zu, \"stride\": %zu, "
+		pool_json_write_string(out, e->name);
+		if (s->args->addresses)
+			fprintf(out, ", \"address\": \"%p\"", (const void *)e->head);
+		fprintf(out, ", \"size\": %zu, \"align\": %zu, \"stride\": %zu, "
 		        "\"allocated\": %zu, \"allocated_bytes\": %zu, \"used\": %zu, "
 		        "\"used_bytes\": %zu, \"cached\": %zu, \"shared_free\": %zu, "
-		        "\"needed_avg\": %zu, \"failures\": %zu, \"limit\": %zu, \"users\": %u, "
+		        "\"needed_avg\": %zu, \"limit\": %zu, \"users\": %u, "
 		        "\"buckets\": %u, \"shared\": %s, \"exact\": %s",
-		        (const void *)e->head, st->size, st->align, st->stride, st->allocated,
+		        st->size, st->align, st->stride, st->allocated,
 		        st->allocated * st->stride, st->used, st->used * st->stride, st->cached,
-		        st->shared_free, st->needed_avg, st->failed, st->limit, st->creators, st->buckets,
+		        st->shared_free, st->needed_avg, st->limit, st->creators, st->buckets,
 		        (st->flags & POOL_F_SHARED) ? "true" : "false",
 		        (st->flags & POOL_F_EXACT) ? "true" : "false");
+		for (k = 0; k < NB_COUNTERS; k++)
+			fprintf(out, ", \"%s\": %" PRIu64, dump_counters[k].name,
+			        dump_counters[k].value(st));
 		if (s->args->detailed) {
 			fputs(", \"creators\": [", out);
 			for (k = 0; k < st->creators; k++) {
 				fputs(k ? ", {\"name\": " : "{\"name\": ", out);
-				json_string(out, e->creators[k].name);
+				pool_json_write_string(out, e->creators[k].name);
 				fprintf(out, ", \"size\": %zu, \"align\": %zu, \"flags\": ",
 				        e->creators[k].size, e->creators[k].align);
-				json_string(out, flags_str(e->creators[k].flags));
+				pool_json_write_string(out, flags_str(e->creators[k].flags));
 				fputc('}', out);
 			}
 			fputc(']', out);
@@ -526,7 +530,7 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 					caller_str(e->callers[k].addr, sym, sizeof(sym));
 					fprintf(out, "%s{\"address\": \"%#lx\", \"symbol\": ", k ? ", " : "",
 					        (unsigned long)e->callers[k].addr);
-					json_string(out, sym);
+					pool_json_write_string(out, sym);
 					fprintf(out, ", \"live\": %ld}", e->callers[k].live);
 				}
 				fputc(']', out);
@@ -539,9 +543,9 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 	        "\"allocated_bytes\": %zu, \"used_bytes\": %zu, \"cached_bytes\": %zu",
 	        s->n ? "\n " : "", t.pools, matched, limited ? "true" : "false",
 	        t.allocated_bytes, t.used_bytes, t.cached_bytes);
+	for (k = 0; k < NB_COUNTERS; k++)
+		fprintf(out, ", \"%s\": %" PRIu64, dump_counters[k].name, t.counters[k]);
 	pool__os_usage(&os_alloc, &os_res);
-	fputs(", \"os_layer\": ", out);
-	json_string(out, pool__os_name());
 	fprintf(out, ", \"os_allocated_bytes\": %zu, \"os_resident_bytes\": %zu}}\n", os_alloc,
 	        os_res);
 }
@@ -567,10 +571,8 @@ PROM_GETTER(pv_used_bytes, st->used * st->stride)
 PROM_GETTER(pv_cached, st->cached)
 PROM_GETTER(pv_shared_free, st->shared_free)
 PROM_GETTER(pv_needed, st->needed_avg)
-PROM_GETTER(pv_failed, st->failed)
 PROM_GETTER(pv_limit, st->limit)
 PROM_GETTER(pv_users, st->creators)
-PROM_GETTER(pv_shared, (st->flags & POOL_F_SHARED) ? 1 : 0)
 
 static const struct prom_metric prom_metrics[] = {
 	{ "libpool_pool_object_size_bytes", "gauge", "Usable size of one object.", pv_size },
@@ -590,15 +592,11 @@ static const struct prom_metric prom_metrics[] = {
 	{ "libpool_pool_shared_free_objects", "gauge",
 	  "Objects in the shared free lists.", pv_shared_free },
 	{ "libpool_pool_needed_avg_objects", "gauge",
-	  "Sliding average of used objects over 1024 samples.", pv_needed },
-	{ "libpool_pool_failures_total", "counter",
-	  "Allocations that returned NULL.", pv_failed },
+	  "Demand estimate memory return keeps objects for (needed_avg).", pv_needed },
 	{ "libpool_pool_limit_objects", "gauge",
 	  "Maximum allocated objects, 0 for none.", pv_limit },
 	{ "libpool_pool_users", "gauge",
 	  "pool_create() calls merged into the pool.", pv_users },
-	{ "libpool_pool_shared", "gauge",
-	  "1 when the pool was created with POOL_F_SHARED (may merge), else 0.", pv_shared },
 };
 
 /* A label value, escaped as the exposition format requires (backslash, quote, newline). */
@@ -614,19 +612,55 @@ static void prom_label(FILE *out, const char *v)
 	}
 }
 
+/* `name{pool="<label>"} ` for entry e: the start of a per-pool sample. */
+static void prom_sample(FILE *out, const char *name, const struct dump_entry *e)
+{
+	fprintf(out, "%s{pool=\"", name);
+	prom_label(out, e->label);
+	fputs("\"} ", out);
+}
+
 static void print_prometheus(FILE *out, const struct dump_snapshot *s)
 {
+	struct pool_config cfg;
 	struct dump_totals t;
 	size_t i, m, os_alloc, os_res;
 
+	/* the settings, as labels of one info metric (Prometheus' naming practice) */
+	pool_get_config(&cfg);
+	fputs("# HELP libpool_info The libpool library and its process-wide settings.\n"
+	      "# TYPE libpool_info gauge\nlibpool_info{version=\"", out);
+	prom_label(out, pool_version());
+	fputs("\",os_layer=\"", out);
+	prom_label(out, pool__os_name());
+	fprintf(out, "\",buckets=\"%u\",cache_bytes=\"%zu\",cluster=\"%u\",decay_ms=\"%u\"} 1\n",
+	        cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
+	fputs("# HELP libpool_pool_info A pool and its creation flags (1 when set).\n"
+	      "# TYPE libpool_pool_info gauge\n", out);
+	for (i = 0; i < s->n; i++) {
+		fputs("libpool_pool_info{pool=\"", out);
+		prom_label(out, s->e[i].label);
+		fprintf(out, "\",shared=\"%d\",exact=\"%d\"} 1\n",
+		        !!(s->e[i].st.flags & POOL_F_SHARED), !!(s->e[i].st.flags & POOL_F_EXACT));
+	}
 	for (m = 0; m < sizeof(prom_metrics) / sizeof(prom_metrics[0]); m++) {
 		const struct prom_metric *pm = &prom_metrics[m];
 
 		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", pm->name, pm->help, pm->name, pm->type);
 		for (i = 0; i < s->n; i++) {
-			fprintf(out, "%s{pool=\"", pm->name);
-			prom_label(out, s->e[i].label);
-			fprintf(out, "\"} %zu\n", pm->value(&s->e[i].st));
+			prom_sample(out, pm->name, &s->e[i]);
+			fprintf(out, "%zu\n", pm->value(&s->e[i].st));
+		}
+	}
+	for (m = 0; m < NB_COUNTERS; m++) {
+		const struct dump_counter *dc = &dump_counters[m];
+		char name[64];
+
+		snprintf(name, sizeof(name), "libpool_pool_%s_total", dc->name);
+		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", name, dc->help, name);
+		for (i = 0; i < s->n; i++) {
+			prom_sample(out, name, &s->e[i]);
+			fprintf(out, "%" PRIu64 "\n", dc->value(&s->e[i].st));
 		}
 	}
 	totals_of(s, &t);
@@ -637,14 +671,15 @@ static void print_prometheus(FILE *out, const struct dump_snapshot *s)
 	        t.allocated_bytes);
 	pool__os_usage(&os_alloc, &os_res);
 	fprintf(out, "# HELP libpool_os_allocated_bytes Bytes the OS layer has handed out "
-	        "(all its users), 0 if unknown.\n# TYPE libpool_os_allocated_bytes gauge\n"
-	        "libpool_os_allocated_bytes{layer=\"%s\"} %zu\n", pool__os_name(), os_alloc);
+	        "(all its users, not only pools), 0 if unknown.\n"
+	        "# TYPE libpool_os_allocated_bytes gauge\nlibpool_os_allocated_bytes %zu\n",
+	        os_alloc);
 	fprintf(out, "# HELP libpool_os_resident_bytes Bytes the OS layer holds resident, "
 	        "0 if unknown.\n# TYPE libpool_os_resident_bytes gauge\n"
-	        "libpool_os_resident_bytes{layer=\"%s\"} %zu\n", pool__os_name(), os_res);
+	        "libpool_os_resident_bytes %zu\n", os_res);
 }
 
-POOL_API int pool_dump(FILE *out, const char *args)
+int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
 {
 	struct dump_args a;
 	struct dump_snapshot s;
@@ -659,6 +694,7 @@ POOL_API int pool_dump(FILE *out, const char *args)
 		errno = EINVAL;
 		return -1;
 	}
+	a.addresses = level >= POOL_CLI_ADMIN;
 	memset(&s, 0, sizeof(s));
 	s.args = &a;
 	pool_for_each(snapshot_one, &s);
@@ -701,4 +737,70 @@ POOL_API int pool_dump(FILE *out, const char *args)
 		return -1;
 	}
 	return 0;
+}
+
+POOL_API int pool_dump(FILE *out, const char *args)
+{
+	return pool__dump(out, args, POOL_CLI_ADMIN);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* POOL_STATS_ON_EXIT                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * `pools show` on stderr when the process exits, as jemalloc's MALLOC_CONF=stats_print:true and
+ * MIMALLOC_SHOW_STATS=1 do. The variable is read once, by a constructor; unset, empty or "0":
+ * off; "1": `pools show`; anything else: the arguments of `pools show` ("byusage detailed",
+ * "json"...). The handler is registered with atexit(), so it runs at exit() or return from
+ * main() (not at _exit() or on a signal), before the destructors (a POOL_DECLARE pool still
+ * exists) and after the atexit() handlers the program registered itself; in a shared library
+ * loaded with dlopen(), at dlclose(). What it prints is whatever exists then: pools destroyed
+ * earlier are simply not there, and a forked child that calls exit() prints its own pools under
+ * its own pid.
+ */
+#define STATS_WAIT_MS 1000
+
+static char stats_on_exit_args[POOL_CLI_LINE_MAX + 1];
+
+static void stats_on_exit(void)
+{
+	struct timespec pause = { 0, 1000000 };
+	int i;
+
+	/*
+	 * exit() may run while a thread holds the pool list lock for a moment, or while this very
+	 * thread does (exit() from a pool_for_each() callback): wait a bounded time for it rather
+	 * than forever.
+	 */
+	for (i = 0; pthread_mutex_trylock(&pool__list_lock) != 0; i++) {
+		if (i == STATS_WAIT_MS) {
+			fputs("libpool: POOL_STATS_ON_EXIT: the pool list stayed locked for 1 s at "
+			      "exit: no statistics.\n", stderr);
+			return;
+		}
+		nanosleep(&pause, NULL);
+	}
+	pthread_mutex_unlock(&pool__list_lock);
+	fprintf(stderr, "libpool: pools at exit of process %ld (POOL_STATS_ON_EXIT=%s):\n",
+	        (long)getpid(), stats_on_exit_args[0] ? stats_on_exit_args : "1");
+	pool__dump(stderr, stats_on_exit_args, POOL_CLI_ADMIN);
+	fflush(stderr);
+}
+
+__attribute__((constructor(102))) static void stats_on_exit_init(void)
+{
+	const char *v = getenv("POOL_STATS_ON_EXIT");
+
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	if (strlen(v) >= sizeof(stats_on_exit_args)) {
+		fputs("libpool: POOL_STATS_ON_EXIT is longer than a command line (4096 bytes): "
+		      "ignored.\n", stderr);
+		return;
+	}
+	strcpy(stats_on_exit_args, strcmp(v, "1") ? v : "");
+	if (atexit(stats_on_exit) != 0)
+		fputs("libpool: POOL_STATS_ON_EXIT: atexit() failed: no statistics at exit.\n",
+		      stderr);
 }

@@ -8,10 +8,11 @@
  *
  *   struct pool_head    a pool: the read-mostly part the inline fast path reads (ro), the layout,
  *                       the creators merged into it, and its buckets.
- *   struct pool_bucket  one cache line: the head of a shared free list and counters.
+ *   struct pool_bucket  two cache lines: the head of a shared free list and its counters.
  *   struct pool_item    a free object in a shared list, seen through its first two words.
- *   struct pool_thread  one thread's caches of every pool (the array the TLS pointer points to)
- *                       and its private context: registry id, budget, eviction clock, lock.
+ *   struct pool_thread  a thread: its state, registry id and fault-injection state (in TLS).
+ *   struct pool_thread_caches  a registered thread's caches of every pool (the array the TLS
+ *                       pointer points to), budget, eviction clock and lock (allocated).
  */
 #ifndef POOL_SRC_POOL_HEAD_T_H
 #define POOL_SRC_POOL_HEAD_T_H
@@ -67,9 +68,9 @@ struct pool_bucket {
 	atomic_ulong allocated;                 /* objects obtained from the OS layer, net */
 	atomic_ulong used;                      /* objects handed out or in thread caches, net */
 	atomic_ulong free_objects;              /* objects in this bucket's stack */
-	_Atomic uint32_t low_cur;               /* least free_objects in this demand half-window */
-	_Atomic uint32_t low_prev;              /* ... in the previous one (saturated at 2^32-1) */
-	atomic_uint epoch;                      /* the pool's demand epoch of low_cur/low_prev */
+	_Atomic uint32_t low_cur;               /* least free_objects since the marks last rotated */
+	_Atomic uint32_t low_prev;              /* ... before that (both saturate at 2^32-1) */
+	atomic_uint epoch;                      /* the pool's demand window of the last rotation */
 	uint32_t spare;
 	atomic_ulong get_objects;               /* cumulative: objects popped by threads */
 	atomic_ulong put_objects;               /* cumulative: objects pushed by threads */
@@ -85,17 +86,17 @@ struct pool_bucket {
 } __attribute__((aligned(2 * POOL_CACHE_LINE)));
 
 /*
- * Demand tracking and memory return of a pool, on a line of its own (written once per demand
- * half-window, read by the pass that releases memory). A half-window lasts decay_ms / 2; an
- * object that stayed in a shared list for two half-windows in a row (decay_ms) was not needed
- * and is given back to the OS layer. See the essay in pool.c, step 6.
+ * Demand tracking and memory return of a pool, on lines of its own (written once per demand
+ * window, read by the pass that releases memory). A window lasts decay_ms; an object that stayed
+ * in a shared list through a whole window was not needed and is given back to the OS layer when
+ * the window ends. See the essay in pool.c, step 6.
  */
 struct pool_demand {
-	atomic_uint epoch;                      /* half-windows ended since the pool was created */
+	atomic_uint epoch;                      /* windows ended since the pool was created */
 	pthread_mutex_t pass_lock;              /* one release pass at a time (trylock from slow
 	                                           paths, lock from pool_gc()) */
 	_Atomic uint64_t epoch_ns;              /* CLOCK_MONOTONIC time the current one began */
-	uint64_t half_window_ns;                /* decay_ms / 2, in nanoseconds (fixed) */
+	uint64_t window_ns;                     /* decay_ms, in nanoseconds (fixed) */
 	atomic_ulong need;                      /* needed_avg: the most objects used over the
 	                                           window, measured at the last pass */
 	atomic_ulong gc_released_bytes;         /* cumulative: bytes the passes and pool_flush()
@@ -122,6 +123,10 @@ struct pool_head {
 	struct pool_head_ro ro;        /* read by the inline fast path: must stay first */
 	uint64_t magic;                /* POOL_HEAD_LIVE, or POOL_HEAD_DEAD once destroyed */
 	size_t stride;                 /* bytes per object including debugging extras */
+	size_t cache_cost;             /* bytes a cached object counts in a thread's budget: the
+	                                  stride, or under uaf its whole mapping (its pages) */
+	size_t os_size;                /* bytes per object from the OS layer: the stride, and in
+	                                  ASan builds without `tag` a hidden tag past it */
 	size_t align;                  /* alignment in bytes */
 	size_t tag_off;                /* offset of the tag, or 0 without tag */
 	size_t caller_off;             /* offset of the caller word, or 0 without caller */
@@ -148,32 +153,57 @@ struct pool_head {
 /* Thread states. */
 enum pool_thread_state {
 	POOL_THREAD_NEW = 0,           /* never used a pool */
-	POOL_THREAD_CACHED,            /* has an id and a cache */
-	POOL_THREAD_UNCACHED,          /* no id left (over POOL_MAX_THREADS): works without cache */
-	POOL_THREAD_EXITED,            /* past its exit flush: works without cache */
+	POOL_THREAD_CACHED,            /* has an id and caches */
+	POOL_THREAD_UNCACHED,          /* no id or no memory for caches: works without them */
+	POOL_THREAD_EXITED,            /* past its exit flush: works without caches */
 };
 
 /*
- * A thread's caches of every pool and its private context. The inline fast path reaches tc[]
- * through the thread-local pointer pool__tls_cache; nothing else of it. Its other fields are
- * the slow path's.
+ * A bulk magazine: pool_free_bulk() puts the pointers it is given here, as they are, and
+ * pool_alloc_bulk() takes them back with a copy, without touching the objects (DPDK's mempool
+ * cache works this way). One per (thread, pool) that uses the bulk calls, allocated on first use.
+ * Its objects are cached objects like those of the thread cache's list: they count in the same
+ * reservation, and every other path first moves them onto the list (mag_spill()).
  */
-struct pool_thread {
+#define POOL_MAG_OBJECTS 64u
+
+struct pool_mag {
+	uint32_t n;                    /* pointers in obj[] */
+	void *obj[POOL_MAG_OBJECTS];
+};
+
+/*
+ * A thread's caches of every pool and the state that goes with them, allocated when the thread
+ * registers and freed at its exit. The inline fast path reaches tc[] through the thread-local
+ * pointer pool__tls_cache; nothing else of it. Other threads reach it through the registry.
+ */
+struct pool_thread_caches {
 	struct pool_tcache tc[POOL_MAX_CACHED_POOLS];  /* by struct pool_head_ro.index; 0 unused */
 	uint32_t limit[POOL_MAX_CACHED_POOLS];   /* reservation per pool: objects this thread may
-	                                            cache (count = limit - room) */
-	enum pool_thread_state state;
-	unsigned int id;               /* registry slot, or a hash for UNCACHED/EXITED threads */
+	                                            cache (count = limit - room: the list and
+	                                            the magazine together) */
+	struct pool_mag *mag[POOL_MAX_CACHED_POOLS];  /* bulk magazines, or NULL */
+	unsigned int id;               /* the thread's registry slot */
 	size_t budget;                 /* bytes this thread may cache */
-	size_t reserved;               /* sum over pools of limit * stride */
+	size_t reserved;               /* sum over pools of limit * cache_cost */
 	atomic_size_t credit;          /* reservation bytes released by other threads (destroy) */
 	unsigned int hand;             /* eviction clock hand (pool slot) */
-	unsigned int ticks;            /* slow-path calls since the last demand tick */
-	unsigned int integrity_epoch;  /* pool__debug_integrity_epoch() when every object of this
-	                                  thread's caches last carried the integrity pattern */
-	uint64_t rng;                  /* fault-injection generator state */
+	unsigned int integrity_epoch;  /* pool__debug_integrity_epoch() when every object of these
+	                                  caches last carried the integrity pattern */
 	pthread_mutex_t lock;          /* held by the owner while touching other slots, by others
-	                                  while draining this thread's caches */
+	                                  while draining these caches */
+};
+
+/*
+ * A thread as the library sees it: a few words of thread-local storage (so that the library's
+ * TLS block stays small enough for dlopen()), and its caches while it has them.
+ */
+struct pool_thread {
+	enum pool_thread_state state;
+	unsigned int id;               /* registry slot, or a hash for threads without one */
+	unsigned int ticks;            /* slow-path calls since the last look at the demand clock */
+	uint64_t rng;                  /* fault-injection generator state */
+	struct pool_thread_caches *caches;   /* while CACHED, else NULL */
 };
 
 #endif

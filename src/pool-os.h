@@ -10,12 +10,16 @@
 
 #include <stddef.h>
 
-/* Objects: `size` bytes aligned on `align` (a power of two >= 16). NULL when out of memory. */
+/*
+ * Objects: `size` bytes aligned on `align` (a power of two >= 16). NULL when out of memory, and
+ * with jemalloc also when this thread's first call into jemalloc would have too little address
+ * space under RLIMIT_AS to set the thread up (a crash in jemalloc; see pool-os.c).
+ */
 void *pool__os_alloc(size_t size, size_t align);
 /* Give back an object from pool__os_alloc() with the same size and alignment. */
 void pool__os_free(void *ptr, size_t size, size_t align);
 
-/* Metadata (pool heads, tables): zero-filled, `align` a power of two. NULL when out of memory. */
+/* Metadata (pool heads, tables): zero-filled, `align` a power of two. NULL as pool__os_alloc(). */
 void *pool__os_meta_alloc(size_t size, size_t align);
 void pool__os_meta_free(void *ptr, size_t size, size_t align);
 
@@ -30,6 +34,12 @@ void pool__os_usage(size_t *allocated, size_t *resident);
 
 /* The system page size in bytes. */
 size_t pool__os_page_size(void);
+
+/*
+ * The first decimal number of the file at `path` (a /proc or /sys file: a limit, a count) into
+ * *value: 0, or -1 when the file cannot be read or does not start with a number.
+ */
+int pool__os_read_number(const char *path, unsigned long *value);
 
 /* Anonymous private mapping of `len` bytes (page multiple), read-write; NULL on failure. */
 void *pool__os_map(size_t len);

@@ -23,6 +23,7 @@
 #include "pool-bucket.h"
 #include "pool-config.h"
 #include "pool-fault.h"
+#include "pool-os.h"
 #include "pool-tcache.h"
 #include "pool-util.h"
 
@@ -34,7 +35,7 @@
  * empty entries (head NULL, room 0), on which pool_alloc() and pool_free() always take the slow
  * path. Never written: the fast path writes an entry only after finding an object or room in it.
  */
-static const struct pool_tcache tcache_none[POOL_MAX_CACHED_POOLS];
+const struct pool_tcache pool__tcache_none[POOL_MAX_CACHED_POOLS];
 
 /*
  * The TLS pointer the inline fast path reads (initial-exec: one load from the thread pointer).
@@ -42,16 +43,20 @@ static const struct pool_tcache tcache_none[POOL_MAX_CACHED_POOLS];
  * surplus of static TLS for initial-exec variables of libraries loaded late.
  */
 POOL_API __thread struct pool_tcache *pool__tls_cache
-	__attribute__((tls_model("initial-exec"))) = (struct pool_tcache *)tcache_none;
+	__attribute__((tls_model("initial-exec"))) = (struct pool_tcache *)pool__tcache_none;
 
-/* This thread's caches and context (the default TLS model: reached only on slow paths). */
+/*
+ * This thread as the library sees it (the default TLS model: reached only on slow paths). Its
+ * caches are allocated: a library with initial-exec TLS has its whole TLS block in static TLS,
+ * so the block must stay a few words for dlopen() to find room for it.
+ */
 static __thread struct pool_thread pool_self;
 
 struct pool_head *pool__slots[POOL_MAX_CACHED_POOLS];
 static atomic_uint pool_max_slot = 1;   /* highest slot ever used + 1 */
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct pool_thread *registry[POOL_MAX_THREADS];
+static struct pool_thread_caches *registry[POOL_MAX_THREADS];
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
@@ -86,7 +91,7 @@ void pool__tcache_detach(struct pool_head *pool)
 /* ------------------------------------------------------------------------------------------ */
 
 /* Objects in slot `s` of a thread: its reservation minus the room left in it. */
-static inline uint32_t tc_count(const struct pool_thread *ctx, unsigned int s)
+static inline uint32_t tc_count(const struct pool_thread_caches *ctx, unsigned int s)
 {
 	return ctx->limit[s] - ctx->tc[s].room;
 }
@@ -97,33 +102,71 @@ static inline void tc_set_room(struct pool_tcache *tc, uint32_t room)
 	__atomic_store_n(&tc->room, room, __ATOMIC_RELAXED);
 }
 
-static inline void tc_set_count(struct pool_thread *ctx, unsigned int s, uint32_t count)
+static inline void tc_set_count(struct pool_thread_caches *ctx, unsigned int s, uint32_t count)
 {
 	POOL_ASSERT(count <= ctx->limit[s]);
 	tc_set_room(&ctx->tc[s], ctx->limit[s] - count);
 }
 
 /* Change the reservation of slot `s`, keeping its objects (and the budget's books). */
-static inline void tc_set_limit(struct pool_thread *ctx, unsigned int s, uint32_t limit)
+static inline void tc_set_limit(struct pool_thread_caches *ctx, unsigned int s, uint32_t limit)
 {
 	uint32_t count = tc_count(ctx, s);
 
 	POOL_ASSERT(count <= limit);
-	ctx->reserved += ((size_t)limit - ctx->limit[s]) * pool__slots[s]->stride;
+	ctx->reserved += ((size_t)limit - ctx->limit[s]) * pool__slots[s]->cache_cost;
 	__atomic_store_n(&ctx->limit[s], limit, __ATOMIC_RELAXED);
 	tc_set_room(&ctx->tc[s], limit - count);
 }
 
+#if POOL_ASSERTS
+/*
+ * The budget's books (assertion builds): what the thread has reserved is the sum of its
+ * reservations, plus what other threads credited it and it has not taken back yet. Under the
+ * caches' lock.
+ */
+static inline int reserved_ok(const struct pool_thread_caches *ctx)
+{
+	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed), s;
+	size_t sum = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
+
+	for (s = 1; s < max; s++)
+		if (ctx->limit[s] && pool__slots[s])
+			sum += (size_t)ctx->limit[s] * pool__slots[s]->cache_cost;
+	return sum == ctx->reserved;
+}
+#endif
+
 /* Do every object of this thread's caches carry the integrity pattern, as `dbg` wants? */
-static inline int integrity_on(const struct pool_thread *ctx, unsigned int dbg)
+static inline int integrity_on(const struct pool_thread_caches *ctx, unsigned int dbg)
 {
 	return (dbg & POOL_DBG_INTEGRITY) &&
 	       ctx->integrity_epoch == pool__debug_integrity_epoch();
 }
 
-int pool__tcache_integrity(const struct pool_thread *ctx, unsigned int dbg)
+int pool__tcache_integrity(const struct pool_thread *self, unsigned int dbg)
 {
-	return integrity_on(ctx, dbg);
+	return self->caches && integrity_on(self->caches, dbg);
+}
+
+/*
+ * Move the objects of slot `slot`'s bulk magazine onto its list (in the order they were put in,
+ * so the last one freed is on top); the count does not change. Every path but the bulk calls'
+ * fast paths sees only the list, and calls this first.
+ */
+static void mag_spill(struct pool_thread_caches *ctx, unsigned int slot)
+{
+	struct pool_mag *m = ctx->mag[slot];
+	struct pool_tcache *tc = &ctx->tc[slot];
+	uint32_t i;
+
+	if (!m || !m->n)
+		return;
+	for (i = 0; i < m->n; i++) {
+		pool__link_set(m->obj[i], 0, tc->head);
+		tc->head = m->obj[i];
+	}
+	m->n = 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -131,8 +174,8 @@ int pool__tcache_integrity(const struct pool_thread *ctx, unsigned int dbg)
 /* ------------------------------------------------------------------------------------------ */
 
 static void thread_exit(void *arg);
-static void flush_all_caches(struct pool_thread *ctx, unsigned int dbg);
-static void fill_all_caches(struct pool_thread *ctx);
+static void flush_all_caches(struct pool_thread_caches *ctx, unsigned int dbg);
+static void fill_all_caches(struct pool_thread_caches *ctx);
 
 static void make_exit_key(void)
 {
@@ -150,68 +193,99 @@ static unsigned int hash_thread(const void *p)
 	return pool__hash_bits((uint64_t)(uintptr_t)p, 24);
 }
 
-static void thread_init(struct pool_thread *ctx)
+/* Free a thread's caches (empty by now) and its magazines. */
+static void free_caches(struct pool_thread_caches *c)
 {
+	unsigned int s;
+
+	for (s = 0; s < POOL_MAX_CACHED_POOLS; s++)
+		if (c->mag[s])
+			pool__os_meta_free(c->mag[s], sizeof(*c->mag[s]), POOL_CACHE_LINE);
+	pthread_mutex_destroy(&c->lock);
+	pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
+}
+
+static void thread_init(struct pool_thread *self)
+{
+	struct pool_thread_caches *c = NULL;
 	unsigned int i, id = POOL_MAX_THREADS;
 
 	pthread_once(&exit_key_once, make_exit_key);
-	pthread_mutex_init(&ctx->lock, NULL);
-	ctx->budget = pool__config_get()->cache_bytes;
-	ctx->reserved = 0;
-	ctx->hand = 1;
-	ctx->integrity_epoch = pool__debug_integrity_epoch();
-	ctx->rng = 0;
+	self->rng = 0;
+	self->state = POOL_THREAD_UNCACHED;
+	self->id = hash_thread(self);
+	if (pool__fault(POOL_FAULT_THREAD))
+		return;
+	c = pool__os_meta_alloc(sizeof(*c), POOL_CACHE_LINE);
+	if (!c)
+		return;
+	pthread_mutex_init(&c->lock, NULL);
+	c->budget = pool__config_get()->cache_bytes;
+	c->hand = 1;
+	/*
+	 * No epoch yet (they start at 1): `integrity` may have been switched on since this slow
+	 * path read the flags, so only a sync that sees it on may say the caches are filled.
+	 */
+	c->integrity_epoch = 0;
 	/* the lowest free id: ids stay dense, so per-id tables and hashes stay small */
-	if (!pool__fault(POOL_FAULT_THREAD)) {
-		pthread_mutex_lock(&registry_lock);
-		for (i = 0; i < POOL_MAX_THREADS; i++) {
-			if (!registry[i]) {
-				id = i;
-				registry[i] = ctx;
-				break;
-			}
+	pthread_mutex_lock(&registry_lock);
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		if (!registry[i]) {
+			id = i;
+			registry[i] = c;
+			break;
 		}
-		pthread_mutex_unlock(&registry_lock);
 	}
-	if (id < POOL_MAX_THREADS) {
-		ctx->id = id;
-		ctx->state = POOL_THREAD_CACHED;
-		pthread_setspecific(exit_key, ctx);
-		pool__tls_cache = ctx->tc;
-	} else {
-		ctx->id = hash_thread(ctx);
-		ctx->state = POOL_THREAD_UNCACHED;
+	pthread_mutex_unlock(&registry_lock);
+	if (id == POOL_MAX_THREADS) {
+		pthread_mutex_destroy(&c->lock);
+		pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
+		return;
 	}
+	c->id = id;
+	self->id = id;
+	self->caches = c;
+	self->state = POOL_THREAD_CACHED;
+	pthread_setspecific(exit_key, c);
+	pool__tls_cache = c->tc;
 }
 
-/* The pthread key destructor: flush, leave the registry, and work uncached from now on. */
+/*
+ * The pthread key destructor: flush, leave the registry, free the caches, and work without
+ * them from now on (other destructors may still free objects).
+ */
 static void thread_exit(void *arg)
 {
-	struct pool_thread *ctx = arg;
+	struct pool_thread_caches *c = arg;
+	struct pool_thread *self = &pool_self;
 
-	if (ctx->state != POOL_THREAD_CACHED)
+	if (self->state != POOL_THREAD_CACHED || self->caches != c)
 		return;
 	/* the fast path must not refill what is being flushed: empty entries from now on */
-	pool__tls_cache = (struct pool_tcache *)tcache_none;
-	flush_all_caches(ctx, __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE));
+	pool__tls_cache = (struct pool_tcache *)pool__tcache_none;
+	flush_all_caches(c, __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE));
 	pthread_mutex_lock(&registry_lock);
-	registry[ctx->id] = NULL;
+	registry[c->id] = NULL;
 	pthread_mutex_unlock(&registry_lock);
-	ctx->state = POOL_THREAD_EXITED;
-	ctx->id = hash_thread(ctx);
+	self->state = POOL_THREAD_EXITED;
+	self->caches = NULL;
+	self->id = hash_thread(self);
+	free_caches(c);
 }
 
 struct pool_thread *pool__thread_self(unsigned int *dbg_out)
 {
-	struct pool_thread *ctx = &pool_self;
+	struct pool_thread *self = &pool_self;
+	struct pool_thread_caches *ctx;
 	unsigned int dbg = __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE);
 	size_t credit;
 
 	*dbg_out = dbg;
-	if (POOL_UNLIKELY(ctx->state == POOL_THREAD_NEW))
-		thread_init(ctx);
-	if (ctx->state != POOL_THREAD_CACHED)
-		return ctx;
+	if (POOL_UNLIKELY(self->state == POOL_THREAD_NEW))
+		thread_init(self);
+	if (self->state != POOL_THREAD_CACHED)
+		return self;
+	ctx = self->caches;
 	credit = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
 	if (credit)
 		ctx->reserved -= atomic_exchange(&ctx->credit, 0);
@@ -222,35 +296,37 @@ struct pool_thread *pool__thread_self(unsigned int *dbg_out)
 	                         ctx->integrity_epoch != pool__debug_integrity_epoch())) {
 		fill_all_caches(ctx);
 	}
-	return ctx;
+	return self;
 }
 
-unsigned int pool__thread_id(const struct pool_thread *ctx)
+unsigned int pool__thread_id(const struct pool_thread *self)
 {
-	return ctx->id;
+	return self->id;
 }
 
-uint64_t *pool__thread_rng(struct pool_thread *ctx)
+uint64_t *pool__thread_rng(struct pool_thread *self)
 {
-	return &ctx->rng;
+	return &self->rng;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Thread caches: reservation, eviction, flush (steps 2 and 3)                                */
 /* ------------------------------------------------------------------------------------------ */
 
-int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *ctx,
+int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *self,
                         unsigned int dbg)
 {
-	return ctx->state == POOL_THREAD_CACHED && pool->ro.index &&
-	       !(dbg & POOL_DBG_NO_CACHE) && pool->stride <= ctx->budget;
+	return self->state == POOL_THREAD_CACHED && pool->ro.index &&
+	       !(dbg & POOL_DBG_NO_CACHE) && pool->cache_cost <= self->caches->budget;
 }
 
 /* Every `TICK_EVERY` slow-path calls of this thread, give the pool's demand clock a look. */
-static inline void tick(struct pool_thread *ctx, struct pool_head *pool)
+static inline void tick(struct pool_head *pool)
 {
-	if (++ctx->ticks >= TICK_EVERY) {
-		ctx->ticks = 0;
+	struct pool_thread *self = &pool_self;
+
+	if (++self->ticks >= TICK_EVERY) {
+		self->ticks = 0;
 		pool__bucket_tick(pool);
 	}
 }
@@ -282,7 +358,7 @@ static void release_objects(struct pool_head *pool, void *list, unsigned int n,
  * the bottom would walk what stays) as clusters, with one exchange, and give back the slot's
  * unused reservation. tcmalloc's thread caches release from the top of their lists too.
  */
-static void tc_evict(struct pool_thread *ctx, unsigned int slot, uint32_t n, unsigned int dbg)
+static void tc_evict(struct pool_thread_caches *ctx, unsigned int slot, uint32_t n, unsigned int dbg)
 {
 	struct pool_tcache *tc = &ctx->tc[slot];
 	struct pool_head *pool = pool__slots[slot];
@@ -290,6 +366,8 @@ static void tc_evict(struct pool_thread *ctx, unsigned int slot, uint32_t n, uns
 	uint32_t count = tc_count(ctx, slot);
 
 	POOL_ASSERT(n <= count);
+	if (n)
+		mag_spill(ctx, slot);
 	if (n) {
 		void *list = tc->head, *rest;
 
@@ -314,13 +392,13 @@ static void tc_evict(struct pool_thread *ctx, unsigned int slot, uint32_t n, uns
 			tc_set_count(ctx, slot, count - n);
 			pool__push_clusters(pool, top, bottom, n, ncl, ctx->id);
 		}
-		tick(ctx, pool);
+		tick(pool);
 	}
 	tc_set_limit(ctx, slot, tc_count(ctx, slot));
 }
 
 /* The clock hand's next victim: a slot with objects whose reference bit is clear; 0 if none. */
-static unsigned int clock_victim(struct pool_thread *ctx)
+static unsigned int clock_victim(struct pool_thread_caches *ctx)
 {
 	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
 	unsigned int step;
@@ -346,11 +424,11 @@ static unsigned int clock_victim(struct pool_thread *ctx)
  * at least a cluster when the budget allows; takes back unused reservations and evicts cold
  * objects when it does not. Returns 1 on success, 0 when the budget cannot hold them.
  */
-static int tc_reserve(struct pool_thread *ctx, unsigned int slot, uint32_t n, unsigned int dbg)
+static int tc_reserve(struct pool_thread_caches *ctx, unsigned int slot, uint32_t n, unsigned int dbg)
 {
 	struct pool_tcache *tc = &ctx->tc[slot];
 	struct pool_head *pool = pool__slots[slot];
-	size_t stride = pool->stride;
+	size_t cost = pool->cache_cost;
 	uint32_t want, grant;
 	unsigned int s, max, rounds;
 	int ok = 0;
@@ -359,10 +437,10 @@ static int tc_reserve(struct pool_thread *ctx, unsigned int slot, uint32_t n, un
 		return 1;
 	want = n - tc->room;
 	grant = want < pool->cluster ? pool->cluster : want;
-	if (ctx->reserved + (size_t)grant * stride <= ctx->budget)
+	if (ctx->reserved + (size_t)grant * cost <= ctx->budget)
 		goto granted;
 	grant = want;
-	if (ctx->reserved + (size_t)grant * stride <= ctx->budget)
+	if (ctx->reserved + (size_t)grant * cost <= ctx->budget)
 		goto granted;
 
 	/* Over budget: take back what other slots reserve but do not use, then evict. */
@@ -375,7 +453,7 @@ static int tc_reserve(struct pool_thread *ctx, unsigned int slot, uint32_t n, un
 		uint32_t cnt, ev;
 
 		want = n > tc->room ? n - tc->room : 0;
-		if (ctx->reserved + (size_t)want * stride <= ctx->budget) {
+		if (ctx->reserved + (size_t)want * cost <= ctx->budget) {
 			ok = 1;
 			break;
 		}
@@ -395,11 +473,17 @@ static int tc_reserve(struct pool_thread *ctx, unsigned int slot, uint32_t n, un
 granted:
 	tc_set_limit(ctx, slot, ctx->limit[slot] + grant);
 	POOL_ASSERT(ctx->reserved <= ctx->budget);
+#if POOL_ASSERTS
+	/* other threads change other slots' limits under the lock (drain) */
+	pthread_mutex_lock(&ctx->lock);
+	POOL_ASSERT(reserved_ok(ctx));
+	pthread_mutex_unlock(&ctx->lock);
+#endif
 	return 1;
 }
 
 /* Evict everything this thread caches and drop its reservations (exit, flush, no-cache). */
-static void flush_all_caches(struct pool_thread *ctx, unsigned int dbg)
+static void flush_all_caches(struct pool_thread_caches *ctx, unsigned int dbg)
 {
 	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
 	unsigned int s;
@@ -408,12 +492,12 @@ static void flush_all_caches(struct pool_thread *ctx, unsigned int dbg)
 	for (s = 1; s < max; s++)
 		if (ctx->limit[s])
 			tc_evict(ctx, s, tc_count(ctx, s), dbg);
-	POOL_ASSERT(ctx->reserved == 0);
+	POOL_ASSERT(reserved_ok(ctx));
 	pthread_mutex_unlock(&ctx->lock);
 }
 
 /* Integrity was switched on: fill every object this thread caches with the pattern. */
-static void fill_all_caches(struct pool_thread *ctx)
+static void fill_all_caches(struct pool_thread_caches *ctx)
 {
 	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
 	unsigned int epoch = pool__debug_integrity_epoch();
@@ -423,6 +507,7 @@ static void fill_all_caches(struct pool_thread *ctx)
 	for (s = 1; s < max; s++) {
 		void *p;
 
+		mag_spill(ctx, s);
 		for (p = ctx->tc[s].head; p; p = pool__link_get(p, 0))
 			pool__debug_fill_cached(pool__slots[s], p, 1);
 	}
@@ -431,7 +516,7 @@ static void fill_all_caches(struct pool_thread *ctx)
 }
 
 /* Push one object into slot `slot` (room must have been reserved). */
-static void tc_push(struct pool_thread *ctx, unsigned int slot, void *obj, int integrity)
+static void tc_push(struct pool_thread_caches *ctx, unsigned int slot, void *obj, int integrity)
 {
 	struct pool_tcache *tc = &ctx->tc[slot];
 	struct pool_head *pool = pool__slots[slot];
@@ -446,12 +531,14 @@ static void tc_push(struct pool_thread *ctx, unsigned int slot, void *obj, int i
 }
 
 /* Pop one object; the least recently freed one under cold-first. NULL if empty. */
-static void *tc_pop(struct pool_thread *ctx, unsigned int slot, unsigned int dbg)
+static void *tc_pop(struct pool_thread_caches *ctx, unsigned int slot, unsigned int dbg)
 {
 	struct pool_tcache *tc = &ctx->tc[slot];
 	uint32_t count = tc_count(ctx, slot);
 	void *obj, *p;
 
+	if (!tc->head || (dbg & POOL_DBG_COLD_FIRST))
+		mag_spill(ctx, slot);
 	if (!tc->head)
 		return NULL;
 	if ((dbg & POOL_DBG_COLD_FIRST) && count > 1) {
@@ -472,14 +559,15 @@ static void *tc_pop(struct pool_thread *ctx, unsigned int slot, unsigned int dbg
 /* Beyond the thread cache: refill, put, bulk                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
-void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg)
+void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigned int dbg)
 {
-	return tc_pop(ctx, pool->ro.index, dbg);
+	return tc_pop(self->caches, pool->ro.index, dbg);
 }
 
-int pool__tcache_push(struct pool_head *pool, struct pool_thread *ctx, void *obj,
+int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *obj,
                       unsigned int dbg)
 {
+	struct pool_thread_caches *ctx = self->caches;
 	unsigned int slot = pool->ro.index;
 
 	if (!tc_reserve(ctx, slot, 1, dbg))
@@ -493,8 +581,8 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *ctx, void *obj
  * holds them: spliced onto an empty list as they are, pushed one by one onto a non-empty one
  * or when debugging fills them. Returns 1, or 0 when they did not fit (nothing changed).
  */
-static int tc_take_list(struct pool_thread *ctx, unsigned int slot, void *list, uint32_t n,
-                        unsigned int dbg)
+static int tc_take_list(struct pool_thread_caches *ctx, unsigned int slot, void *list,
+                        uint32_t n, unsigned int dbg)
 {
 	struct pool_tcache *tc = &ctx->tc[slot];
 	struct pool_head *pool = pool__slots[slot];
@@ -519,46 +607,49 @@ static int tc_take_list(struct pool_thread *ctx, unsigned int slot, void *list, 
 	return 1;
 }
 
-void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg)
+void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsigned int dbg)
 {
-	int usable = pool__tcache_usable(pool, ctx, dbg);
+	struct pool_thread_caches *ctx = pool__tcache_usable(pool, self, dbg) ? self->caches : NULL;
 	unsigned int n = 0;
 	void *obj = NULL, *rest;
 
 	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF))
-		obj = pool__shared_pop(pool, ctx->id, &n);
+		obj = pool__shared_pop(pool, self->id, &n);
 	/* one object from the OS layer: growing, the pool asks for no more than it hands out */
 	if (!obj)
-		obj = pool__os_get(pool, 1, ctx->id, &n);
+		obj = pool__os_get(pool, 1, self->id, &n);
 	if (!obj)
 		return NULL;
-	if (usable)
-		tick(ctx, pool);
+	tick(pool);
 	rest = pool__link_get(obj, 0);
-	if (rest && !(usable && tc_take_list(ctx, pool->ro.index, rest, n - 1, dbg)))
-		release_objects(pool, rest, n - 1, ctx->id, dbg, 0, 0);
+	if (rest && !(ctx && tc_take_list(ctx, pool->ro.index, rest, n - 1, dbg)))
+		release_objects(pool, rest, n - 1, self->id, dbg, 0, 0);
 	pool__link_set(obj, 0, NULL);
 	return obj;
 }
 
-void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *ctx, void *obj,
+void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *self, void *obj,
                                unsigned int dbg, const void *caller)
 {
 	pool__link_set(obj, 0, NULL);
 	if (pool->layout & POOL_DBG_UAF)
-		pool__os_put(pool, obj, 1, ctx->id, caller);
+		pool__os_put(pool, obj, 1, self->id, caller);
 	else
-		release_objects(pool, obj, 1, ctx->id, dbg, 0, 0);
+		release_objects(pool, obj, 1, self->id, dbg, 0, 0);
+	/* threads without caches (no-cache, past the registry) look at the demand clock too */
+	tick(pool);
 }
 
-size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
+size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self, void **objs,
                                size_t n, unsigned int dbg)
 {
+	struct pool_thread_caches *ctx = self->caches;
 	unsigned int slot = pool->ro.index;
 	struct pool_tcache *tc = &ctx->tc[slot];
 	size_t got = 0, i;
 
 	/* from the cache first, then clusters from the shared lists or the OS layer */
+	mag_spill(ctx, slot);
 	while (got < n && tc->head) {
 		objs[got++] = tc->head;
 		tc->head = pool__link_get(tc->head, 0);
@@ -585,7 +676,7 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *ctx, 
 		/* what the last cluster held beyond the request goes to the cache, or back */
 		if (p && !tc_take_list(ctx, slot, p, k, dbg))
 			release_objects(pool, p, k, ctx->id, dbg, 0, 0);
-		tick(ctx, pool);
+		tick(pool);
 	}
 	if (got == n)
 		return n;
@@ -597,10 +688,18 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *ctx, 
 	return 0;
 }
 
-void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
+void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, void **objs,
                             size_t n, unsigned int dbg)
 {
+	struct pool_thread_caches *ctx = self->caches;
 	unsigned int slot = pool->ro.index;
+
+	/* a pool used in bulk gets its magazine, and the next bulk calls take the fast path */
+	if (!ctx->mag[slot] && n <= POOL_MAG_OBJECTS)
+		ctx->mag[slot] = pool__os_meta_alloc(sizeof(*ctx->mag[slot]), POOL_CACHE_LINE);
+	if (ctx->mag[slot] && tc_reserve(ctx, slot, (uint32_t)n, dbg) &&
+	    pool__tcache_free_bulk_fast(pool, objs, n))
+		return;
 	void *list = NULL;
 	size_t i, k = 0;
 
@@ -621,12 +720,12 @@ void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *ctx, voi
 
 POOL_API void pool_thread_flush(void)
 {
-	struct pool_thread *ctx = &pool_self;
+	struct pool_thread *self = &pool_self;
 	unsigned int dbg;
 
-	if (ctx->state == POOL_THREAD_CACHED) {
+	if (self->state == POOL_THREAD_CACHED) {
 		pool__thread_self(&dbg);
-		flush_all_caches(ctx, dbg);
+		flush_all_caches(self->caches, dbg);
 	}
 }
 
@@ -643,7 +742,7 @@ void pool__tcache_drain_pool(struct pool_head *pool)
 		return;
 	pthread_mutex_lock(&registry_lock);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
-		struct pool_thread *ctx = registry[i];
+		struct pool_thread_caches *ctx = registry[i];
 		struct pool_tcache *tc;
 		uint32_t count;
 		void *list;
@@ -651,14 +750,15 @@ void pool__tcache_drain_pool(struct pool_head *pool)
 		if (!ctx)
 			continue;
 		pthread_mutex_lock(&ctx->lock);
+		mag_spill(ctx, slot);
 		tc = &ctx->tc[slot];
 		list = tc->head;
 		count = tc_count(ctx, slot);
 		tc->head = NULL;
-		if (ctx == self)
-			ctx->reserved -= (size_t)ctx->limit[slot] * pool->stride;
+		if (ctx == self->caches)
+			ctx->reserved -= (size_t)ctx->limit[slot] * pool->cache_cost;
 		else
-			atomic_fetch_add(&ctx->credit, (size_t)ctx->limit[slot] * pool->stride);
+			atomic_fetch_add(&ctx->credit, (size_t)ctx->limit[slot] * pool->cache_cost);
 		tc_set_room(tc, 0);
 		__atomic_store_n(&ctx->limit[slot], 0, __ATOMIC_RELAXED);
 		tc->referenced = 0;
@@ -706,13 +806,14 @@ void pool__tcache_fork_child(void)
 
 	max = atomic_load(&pool_max_slot);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
-		struct pool_thread *ctx = registry[i];
+		struct pool_thread_caches *ctx = registry[i];
 
-		if (!ctx || ctx == self)
+		if (!ctx || ctx == self->caches)
 			continue;
 		for (s = 1; s < max; s++) {
 			struct pool_tcache *tc = &ctx->tc[s];
 
+			mag_spill(ctx, s);
 			if (tc->head && pool__slots[s])
 				release_objects(pool__slots[s], tc->head, tc_count(ctx, s), self->id,
 				                0, 0, 0);
@@ -721,6 +822,11 @@ void pool__tcache_fork_child(void)
 			ctx->limit[s] = 0;
 		}
 		registry[i] = NULL;
+		/* its thread does not exist here: its caches go (a lock it held with them) */
+		for (s = 0; s < POOL_MAX_CACHED_POOLS; s++)
+			if (ctx->mag[s])
+				pool__os_meta_free(ctx->mag[s], sizeof(*ctx->mag[s]), POOL_CACHE_LINE);
+		pool__os_meta_free(ctx, sizeof(*ctx), POOL_CACHE_LINE);
 	}
 	/* the forking thread took the lock in fork_prepare(): it owns it in the child too */
 	pthread_mutex_unlock(&registry_lock);

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <pool/pool.h>
 
 #include "pool-head-t.h"
 
@@ -67,6 +69,86 @@ void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *ctx, 
  */
 size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
                                size_t n, unsigned int dbg);
+
+/* The empty entries of a thread without caches (pool__tls_cache points to them). */
+extern const struct pool_tcache pool__tcache_none[POOL_MAX_CACHED_POOLS];
+
+/*
+ * The registered caller's caches straight from the TLS pointer the inline fast path reads
+ * (pool__tls_cache points to the first member of struct pool_thread_caches): NULL for a thread
+ * without caches. No call into the TLS runtime, unlike pool__thread_self().
+ */
+static inline struct pool_thread_caches *pool__tcache_fast(void)
+{
+	struct pool_tcache *t = pool__tls_cache;
+
+	return t == pool__tcache_none ? NULL : (struct pool_thread_caches *)(void *)t;
+}
+
+/*
+ * The fast paths of the bulk calls, for a registered thread without per-object debugging: n
+ * objects out of / into the thread's bulk magazine for `pool`, with a copy of the pointers and
+ * no object touched (the way DPDK's mempool cache works). They return 1, or 0 when they cannot
+ * serve (no magazine, too few objects or too little room, a NULL pointer), and then the slow
+ * paths do it all. The room of the thread cache entry is the reservation's, shared with the list.
+ */
+static inline int pool__tcache_alloc_bulk_fast(struct pool_head *pool, void **objs, size_t n)
+{
+	struct pool_thread_caches *ctx = pool__tcache_fast();
+	unsigned int slot = pool->ro.index;
+	struct pool_mag *m;
+
+	if (!ctx || !slot || (POOL__DEBUGGING() & POOL_DBG_SLOW))
+		return 0;
+	m = ctx->mag[slot];
+	if (!m || m->n < n)
+		return 0;
+	m->n -= (uint32_t)n;
+	memcpy(objs, &m->obj[m->n], n * sizeof(*objs));
+	__atomic_store_n(&ctx->tc[slot].room, ctx->tc[slot].room + (uint32_t)n, __ATOMIC_RELAXED);
+	return 1;
+}
+
+static inline int pool__tcache_free_bulk_fast(struct pool_head *pool, void **objs, size_t n)
+{
+	struct pool_thread_caches *ctx = pool__tcache_fast();
+	unsigned int slot = pool->ro.index;
+	struct pool_tcache *tc;
+	struct pool_mag *m;
+	void **dst;
+	size_t i;
+
+	if (!ctx || !slot || (POOL__DEBUGGING() & POOL_DBG_SLOW))
+		return 0;
+	m = ctx->mag[slot];
+	tc = &ctx->tc[slot];
+	if (!m || n > POOL_MAG_OBJECTS - m->n || n > tc->room)
+		return 0;
+	/*
+	 * Copy, and look for a NULL in the same pass (four at a time: one branch per four): the
+	 * copy counts only if there was none, else the slow path skips them.
+	 */
+	dst = &m->obj[m->n];
+	for (i = 0; i + 4 <= n; i += 4) {
+		void *a = objs[i], *b = objs[i + 1], *c = objs[i + 2], *d = objs[i + 3];
+
+		dst[i] = a;
+		dst[i + 1] = b;
+		dst[i + 2] = c;
+		dst[i + 3] = d;
+		if (POOL_UNLIKELY(!a || !b || !c || !d))
+			return 0;
+	}
+	for (; i < n; i++) {
+		dst[i] = objs[i];
+		if (POOL_UNLIKELY(!objs[i]))
+			return 0;
+	}
+	m->n += (uint32_t)n;
+	__atomic_store_n(&tc->room, tc->room - (uint32_t)n, __ATOMIC_RELAXED);
+	tc->referenced = 1;
+	return 1;
+}
 
 /* pool_free_bulk() likewise: into the cache in one splice, or as clusters to the shared lists. */
 void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,

@@ -12,6 +12,18 @@
  * handler (pool-report.c) asks pool__uaf_lookup() whose mapping a faulting address is in. A
  * table of every object (live or quarantined) finds double frees and frees by the wrong owner
  * without touching the object.
+ *
+ * Mappings are a resource of their own: Linux gives a process at most vm.max_map_count of them
+ * (65530 by default) and every live object here takes two (its data pages and the PROT_NONE
+ * guard, which the kernel cannot merge), a quarantined one one or two. Past the count, every
+ * mmap() and mprotect() of the process fails, jemalloc's and the program's included. So the
+ * backend counts the mappings it holds (two per object, live or quarantined, and the two
+ * tables) against a ceiling of three quarters of vm.max_map_count, read once from /proc (65530
+ * when unreadable): the last quarter is the rest of the process's (its libraries, thread
+ * stacks, jemalloc's extents; a few hundred in a typical server, so a quarter is a wide margin
+ * that still leaves uaf 49147 of the default count, about 24500 objects). A new object first
+ * unmaps the oldest quarantined ones when the ceiling is near, and fails (NULL) only when live
+ * objects alone fill it.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -29,6 +41,9 @@
 #define UAF_CANARY_KEY       UINT64_C(0xCA7A11C0DEADBEEF)
 #define UAF_SLACK_BYTE       0xC5
 #define UAF_HEADER_BYTES     (2 * sizeof(uint64_t))   /* the canary and its padding */
+#define UAF_MAPS_PER_OBJECT  2u          /* data pages + guard page (an upper bound once freed) */
+#define UAF_TABLE_MAPS       2u          /* the object table and the quarantine ring */
+#define MAX_MAP_COUNT_DEF    65530ul     /* Linux's DEFAULT_MAX_MAP_COUNT (USHRT_MAX - 5) */
 
 enum uaf_state { UAF_EMPTY = 0, UAF_LIVE, UAF_QUARANTINED };
 
@@ -48,6 +63,8 @@ static struct uaf_entry *uaf_table;
 static uintptr_t *uaf_ring;
 static unsigned int uaf_ring_head, uaf_ring_count;
 static size_t uaf_quarantined_bytes;
+static size_t uaf_maps;                 /* mappings held: objects and tables (under uaf_lock) */
+static size_t uaf_map_ceiling;          /* most mappings we may hold; 0: not read yet */
 
 static unsigned int uaf_hash(uintptr_t obj)
 {
@@ -98,11 +115,33 @@ static void uaf_remove(struct uaf_entry *e)
 	}
 }
 
+/* vm.max_map_count, or Linux's default when /proc cannot tell. */
+static size_t max_map_count(void)
+{
+	unsigned long v;
+
+	if (pool__os_read_number("/proc/sys/vm/max_map_count", &v) < 0 || v < 64)
+		return MAX_MAP_COUNT_DEF;
+	return v;
+}
+
+/* Under uaf_lock: three quarters of vm.max_map_count, once (see the top of this file). */
+static void ceiling_init(void)
+{
+	size_t count;
+
+	if (uaf_map_ceiling)
+		return;
+	count = max_map_count();
+	uaf_map_ceiling = count - count / 4;
+}
+
 /* Under uaf_lock: the tables, mapped on first use. 0, or -1 when a mapping fails. */
 static int uaf_setup(void)
 {
 	if (uaf_table)
 		return 0;
+	ceiling_init();
 	uaf_table = pool__os_map(UAF_TABLE_SIZE * sizeof(*uaf_table));
 	uaf_ring = pool__os_map(UAF_RING_SIZE * sizeof(*uaf_ring));
 	if (!uaf_table || !uaf_ring) {
@@ -114,8 +153,11 @@ static int uaf_setup(void)
 		uaf_ring = NULL;
 		return -1;
 	}
+	uaf_maps += UAF_TABLE_MAPS;
 	return 0;
 }
+
+static void uaf_quarantine_trim(size_t need_bytes, size_t need_maps);
 
 static void uaf_geometry(size_t size, size_t align, size_t *data_len, size_t *map_len)
 {
@@ -134,6 +176,30 @@ size_t pool__uaf_object_cost(size_t size, size_t align)
 	return map_len;
 }
 
+/*
+ * Under uaf_lock: reserve the mappings of one more object, unmapping the oldest quarantined
+ * objects if the ceiling is near. 0, or -1 when live objects alone leave no room (or the tables
+ * cannot be mapped).
+ */
+static int uaf_reserve_maps(void)
+{
+	if (uaf_setup() < 0)
+		return -1;
+	if (uaf_maps + UAF_MAPS_PER_OBJECT > uaf_map_ceiling)
+		uaf_quarantine_trim(0, UAF_MAPS_PER_OBJECT);
+	if (uaf_maps + UAF_MAPS_PER_OBJECT > uaf_map_ceiling)
+		return -1;
+	uaf_maps += UAF_MAPS_PER_OBJECT;
+	return 0;
+}
+
+static void uaf_unreserve_maps(void)
+{
+	pthread_mutex_lock(&uaf_lock);
+	uaf_maps -= UAF_MAPS_PER_OBJECT;
+	pthread_mutex_unlock(&uaf_lock);
+}
+
 void *pool__uaf_alloc(size_t size, size_t align, const void *owner)
 {
 	size_t data_len, map_len, i;
@@ -141,11 +207,19 @@ void *pool__uaf_alloc(size_t size, size_t align, const void *owner)
 	struct uaf_entry *e = NULL;
 	uint64_t canary;
 	unsigned int h;
+	int ok;
 
 	uaf_geometry(size, align, &data_len, &map_len);
-	base = pool__os_map(map_len);
-	if (!base)
+	pthread_mutex_lock(&uaf_lock);
+	ok = uaf_reserve_maps() == 0;
+	pthread_mutex_unlock(&uaf_lock);
+	if (!ok)
 		return NULL;
+	base = pool__os_map(map_len);
+	if (!base) {
+		uaf_unreserve_maps();
+		return NULL;
+	}
 	/* a fresh mapping may reuse addresses whose ASan shadow still says "poisoned by user" */
 	pool__san_access(base, data_len);
 	guard = base + data_len;
@@ -158,16 +232,14 @@ void *pool__uaf_alloc(size_t size, size_t align, const void *owner)
 		obj[size + i] = UAF_SLACK_BYTE;
 
 	pthread_mutex_lock(&uaf_lock);
-	if (uaf_setup() == 0) {
-		h = uaf_hash((uintptr_t)obj);
-		/* at most half full, so that probes stay short */
-		for (i = 0; i < UAF_TABLE_SIZE / 2; i++) {
-			struct uaf_entry *c = &uaf_table[(h + i) & (UAF_TABLE_SIZE - 1)];
+	h = uaf_hash((uintptr_t)obj);
+	/* at most half full, so that probes stay short */
+	for (i = 0; i < UAF_TABLE_SIZE / 2; i++) {
+		struct uaf_entry *c = &uaf_table[(h + i) & (UAF_TABLE_SIZE - 1)];
 
-			if (c->state == UAF_EMPTY) {
-				e = c;
-				break;
-			}
+		if (c->state == UAF_EMPTY) {
+			e = c;
+			break;
 		}
 	}
 	if (e) {
@@ -185,6 +257,7 @@ void *pool__uaf_alloc(size_t size, size_t align, const void *owner)
 	return obj;
 fail_unmap:
 	pool__os_unmap(base, map_len);
+	uaf_unreserve_maps();
 	return NULL;
 }
 
@@ -247,12 +320,27 @@ const void *pool__uaf_free_caller(const void *obj)
 	return e ? e->free_caller : NULL;
 }
 
-/* Under uaf_lock: unmap the oldest quarantined objects until `need` more bytes fit. */
-static void uaf_quarantine_trim(size_t need)
+/*
+ * Under uaf_lock: unmap an object's mapping. The library poisons the link words of objects in
+ * thread caches for ASan (`uaf,cache`); the shadow is cleared first, or whoever maps these
+ * addresses next (jemalloc, the program) would find them poisoned.
+ */
+static void uaf_unmap_object(uintptr_t base, size_t len)
+{
+	pool__san_access((void *)base, len);
+	pool__os_unmap((void *)base, len);
+	uaf_maps -= UAF_MAPS_PER_OBJECT;
+}
+
+/*
+ * Under uaf_lock: unmap the oldest quarantined objects until `need_bytes` more bytes fit in the
+ * quarantine and `need_maps` more mappings under the ceiling.
+ */
+static void uaf_quarantine_trim(size_t need_bytes, size_t need_maps)
 {
 	while (uaf_ring_count &&
-	       (uaf_quarantined_bytes + need > UAF_QUARANTINE_BYTES ||
-	        uaf_ring_count == UAF_RING_SIZE)) {
+	       (uaf_quarantined_bytes + need_bytes > UAF_QUARANTINE_BYTES ||
+	        uaf_ring_count == UAF_RING_SIZE || uaf_maps + need_maps > uaf_map_ceiling)) {
 		unsigned int tail = (uaf_ring_head - uaf_ring_count) & (UAF_RING_SIZE - 1);
 		uintptr_t obj = uaf_ring[tail];
 		struct uaf_entry *e;
@@ -263,7 +351,7 @@ static void uaf_quarantine_trim(size_t need)
 		e = uaf_find(obj);
 		if (e && e->state == UAF_QUARANTINED) {
 			uaf_quarantined_bytes -= e->len;
-			pool__os_unmap((void *)e->base, e->len);
+			uaf_unmap_object(e->base, e->len);
 			uaf_remove(e);
 		}
 	}
@@ -279,7 +367,7 @@ void pool__uaf_free(void *obj, const void *free_caller)
 		if (free_caller)
 			e->free_caller = free_caller;
 		pool__os_protect((void *)e->base, e->len, 0);
-		uaf_quarantine_trim(e->len);
+		uaf_quarantine_trim(e->len, 0);
 		e = uaf_find((uintptr_t)obj);   /* trimming may have moved it */
 		e->state = UAF_QUARANTINED;
 		uaf_quarantined_bytes += e->len;
@@ -302,7 +390,7 @@ void pool__uaf_release_owner(const void *owner)
 
 			if (e && e->owner == owner) {
 				uaf_quarantined_bytes -= e->len;
-				pool__os_unmap((void *)e->base, e->len);
+				uaf_unmap_object(e->base, e->len);
 				uaf_remove(e);
 				uaf_ring[i] = 0;
 			}
@@ -329,6 +417,19 @@ int pool__uaf_lookup(const void *addr, struct pool_uaf_hit *hit)
 		}
 	}
 	return 0;
+}
+
+size_t pool__uaf_set_map_ceiling(size_t ceiling)
+{
+	size_t prev;
+
+	pthread_mutex_lock(&uaf_lock);
+	ceiling_init();
+	prev = uaf_map_ceiling;
+	if (ceiling)
+		uaf_map_ceiling = ceiling;
+	pthread_mutex_unlock(&uaf_lock);
+	return prev;
 }
 
 void pool__uaf_fork_prepare(void)

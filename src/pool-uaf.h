@@ -34,9 +34,11 @@ struct pool_uaf_hit {
 /*
  * A new object of `size` usable bytes aligned on `align` (a power of two <= the page size) for
  * `owner`: header pages, the object ending at the end of its last page (alignment permitting,
- * the few bytes after it hold a slack pattern), then a PROT_NONE guard page. NULL when a
- * mapping fails or the object table is full. Installs nothing: the caller installs the fault
- * handler (pool-report.c) before the first object. Thread-safe.
+ * the few bytes after it hold a slack pattern), then a PROT_NONE guard page. Unmaps the oldest
+ * quarantined objects first when the backend's mappings near their ceiling (three quarters of
+ * vm.max_map_count, see pool-uaf.c). NULL when a mapping fails, the object table is full, or
+ * live objects alone fill the ceiling. Installs nothing: the caller installs the fault handler
+ * (pool-report.c) before the first object. Thread-safe.
  */
 void *pool__uaf_alloc(size_t size, size_t align, const void *owner);
 
@@ -57,9 +59,10 @@ const void *pool__uaf_alloc_caller(const void *obj);
 const void *pool__uaf_free_caller(const void *obj);
 
 /*
- * Free `obj`: its whole mapping becomes PROT_NONE and enters the quarantine (64 MiB of mappings;
- * the oldest are unmapped first), so that any later access faults. `free_caller` (may be NULL)
- * is kept for the report. Thread-safe.
+ * Free `obj`: its whole mapping becomes PROT_NONE and enters the quarantine (64 MiB of mappings
+ * and 65536 objects at most, fewer when new objects need the mappings; the oldest are unmapped
+ * first), so that any later access faults. `free_caller` (may be NULL) is kept for the report.
+ * Thread-safe.
  */
 void pool__uaf_free(void *obj, const void *free_caller);
 
@@ -71,6 +74,12 @@ void pool__uaf_release_owner(const void *owner);
  * no lock (a torn entry only makes the answer vaguer) and is async-signal-safe.
  */
 int pool__uaf_lookup(const void *addr, struct pool_uaf_hit *hit);
+
+/*
+ * For tests: make `ceiling` (>= 4) the most mappings the backend may hold (0 keeps it); returns
+ * the ceiling in effect before (three quarters of vm.max_map_count unless set). Thread-safe.
+ */
+size_t pool__uaf_set_map_ceiling(size_t ceiling);
 
 /* fork(): the table lock must not be held by a thread that will not exist in the child. */
 void pool__uaf_fork_prepare(void);

@@ -7,6 +7,10 @@
  *
  * Check runs every test in a fresh child, where no pool exists yet, so tests may set layout
  * options first.
+ *
+ * Public-API test: it includes only <pool/pool.h>, as a program debugging its use of the
+ * library does; the reports name this program's functions through dladdr() (linked with
+ * -rdynamic). The caller table's internals are check_tier.c's.
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -19,16 +23,7 @@
 
 #include <pool/pool.h>
 
-#include "pool-int.h"
 #include "testutil.h"
-
-static struct pool_stats stats_of(const struct pool_head *pool)
-{
-	struct pool_stats st;
-
-	ck_assert_int_eq(pool_get_stats(pool, &st), 0);
-	return st;
-}
 
 static unsigned int user_flags(void)
 {
@@ -199,24 +194,6 @@ END_TEST
 /* Detections (death tests)                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-/*
- * A write after free into a cached object: our check reports it when the object leaves the
- * cache; in an ASan build, ASan sees the write itself first (the object is poisoned), which is
- * what we want there, and the process exits with ASan's report instead.
- */
-static void expect_write_after_free(void (*fn)(void *), const char *const *words)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	struct death d;
-
-	(void)words;
-	run_child(fn, NULL, &d);
-	ck_assert_msg(!(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0), "%s", d.out);
-	ck_assert_msg(strstr(d.out, "AddressSanitizer: use-after-poison") != NULL, "%s", d.out);
-#else
-	expect_death(fn, NULL, SIGABRT, words);
-#endif
-}
 
 static void set_flags(const char *s)
 {
@@ -266,9 +243,18 @@ void overflow_child(void *arg)
 
 START_TEST(test_tag_overflow_one_byte)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	/* in an ASan build the bytes past the object are poisoned: ASan reports the write itself */
+	struct death d;
+
+	run_child(overflow_child, NULL, &d);
+	ck_assert_msg(!(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0), "%s", d.out);
+	ck_assert_msg(strstr(d.out, "AddressSanitizer: use-after-poison") != NULL, "%s", d.out);
+#else
 	static const char *const w[] = { "tag mismatch: overflow past the end of the object",
 	                                 "pool 'buf' (24 bytes)", "around the end", "78 78", NULL };
 	expect_death(overflow_child, NULL, SIGABRT, w);
+#endif
 }
 END_TEST
 
@@ -314,7 +300,7 @@ START_TEST(test_integrity_write_after_free)
 	static const char *const w[] = { "write after free detected by the integrity check",
 	                                 "pool 'sess' (128 bytes)", "caller: integrity_child+",
 	                                 NULL };
-	expect_write_after_free(integrity_child, w);
+	test_expect_write_after_free(integrity_child, w);
 }
 END_TEST
 
@@ -336,7 +322,7 @@ START_TEST(test_integrity_on_eviction)
 {
 	static const char *const w[] = { "write after free detected by the integrity check",
 	                                 NULL };
-	expect_write_after_free(integrity_evict_child, w);
+	test_expect_write_after_free(integrity_evict_child, w);
 }
 END_TEST
 
@@ -359,7 +345,7 @@ START_TEST(test_backup_write_after_free)
 {
 	static const char *const w[] = { "write after free detected by the backup copy",
 	                                 "pool 'bk'", NULL };
-	expect_write_after_free(backup_child, w);
+	test_expect_write_after_free(backup_child, w);
 }
 END_TEST
 
@@ -506,13 +492,13 @@ START_TEST(test_uaf_counts_and_quarantine)
 		                  ((uintptr_t)o[i] + 1000) % (uintptr_t)getpagesize(), 16);
 		memset(o[i], 1, 1000);
 	}
-	ck_assert_uint_eq(stats_of(p).allocated, 100);
-	ck_assert_uint_eq(stats_of(p).used, 100);
+	ck_assert_uint_eq(test_stats(p).allocated, 100);
+	ck_assert_uint_eq(test_stats(p).used, 100);
 	for (i = 0; i < 100; i++)
 		pool_free(p, o[i]);
-	ck_assert_uint_eq(stats_of(p).allocated, 0);
-	ck_assert_uint_eq(stats_of(p).used, 0);
-	ck_assert_uint_eq(stats_of(p).cached, 0);               /* uaf implies no-cache */
+	ck_assert_uint_eq(test_stats(p).allocated, 0);
+	ck_assert_uint_eq(test_stats(p).used, 0);
+	ck_assert_uint_eq(test_stats(p).cached, 0);             /* uaf implies no-cache */
 	ck_assert_int_eq(pool_destroy(p), 0);
 }
 END_TEST
@@ -534,8 +520,8 @@ START_TEST(test_fail_half)
 	}
 	ck_assert_uint_gt(nulls, 45000);
 	ck_assert_uint_lt(nulls, 55000);
-	ck_assert_uint_eq(stats_of(p).failed, nulls);            /* every failure counted */
-	ck_assert_uint_le(stats_of(p).allocated, 64);            /* and nothing leaked */
+	ck_assert_uint_eq(test_stats(p).failed, nulls);          /* every failure counted */
+	ck_assert_uint_le(test_stats(p).allocated, 64);          /* and nothing leaked */
 }
 END_TEST
 
@@ -553,7 +539,7 @@ START_TEST(test_fail_exempt)
 		ck_assert_ptr_nonnull(o);
 		pool_free(p, o);
 	}
-	ck_assert_uint_eq(stats_of(p).failed, 1);
+	ck_assert_uint_eq(test_stats(p).failed, 1);
 }
 END_TEST
 
@@ -617,20 +603,20 @@ START_TEST(test_no_cache_no_global)
 		o[i] = pool_alloc(p);
 	for (i = 0; i < 32; i++)
 		pool_free(p, o[i]);
-	ck_assert_uint_eq(stats_of(p).cached, 0);               /* nothing in thread caches */
-	ck_assert_uint_eq(stats_of(p).used, 0);
-	ck_assert_uint_eq(stats_of(p).allocated, stats_of(p).shared_free);
+	ck_assert_uint_eq(test_stats(p).cached, 0);             /* nothing in thread caches */
+	ck_assert_uint_eq(test_stats(p).used, 0);
+	ck_assert_uint_eq(test_stats(p).allocated, test_stats(p).shared_free);
 
 	ck_assert_int_eq(pool_parse_debugging("cache,no-global", NULL), 0);
 	for (i = 0; i < 32; i++)
 		o[i] = pool_alloc(p);
 	for (i = 0; i < 32; i++)
 		pool_free(p, o[i]);
-	ck_assert_uint_gt(stats_of(p).cached, 0);
+	ck_assert_uint_gt(test_stats(p).cached, 0);
 	pool_thread_flush();
 	/* the 32 new objects were evicted straight to the OS; the old ones were not used */
-	ck_assert_uint_eq(stats_of(p).shared_free, 32);
-	ck_assert_uint_eq(stats_of(p).allocated, 32);
+	ck_assert_uint_eq(test_stats(p).shared_free, 32);
+	ck_assert_uint_eq(test_stats(p).allocated, 32);
 
 	/* switching no-cache on flushes what a thread cached before */
 	ck_assert_int_eq(pool_parse_debugging("global", NULL), 0);
@@ -638,10 +624,10 @@ START_TEST(test_no_cache_no_global)
 		o[i] = pool_alloc(p);
 	for (i = 0; i < 32; i++)
 		pool_free(p, o[i]);
-	ck_assert_uint_gt(stats_of(p).cached, 0);
+	ck_assert_uint_gt(test_stats(p).cached, 0);
 	ck_assert_int_eq(pool_parse_debugging("no-cache", NULL), 0);
 	pool_free(p, pool_alloc(p));
-	ck_assert_uint_eq(stats_of(p).cached, 0);
+	ck_assert_uint_eq(test_stats(p).cached, 0);
 }
 END_TEST
 
@@ -668,41 +654,7 @@ START_TEST(test_integrity_switched_on_late)
 		ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
 	pool_free_bulk(p, o, 64);
 	pool_thread_flush();
-	ck_assert_uint_eq(stats_of(p).used, 0);
-}
-END_TEST
-
-void *alloc_from_here(struct pool_head *p) __attribute__((noinline));
-void *alloc_from_here(struct pool_head *p)
-{
-	return pool_alloc(p);
-}
-
-START_TEST(test_caller_live_table)
-{
-	struct pool_head *p;
-	void *o[5];
-	int i, found = 0;
-
-	ck_assert_int_eq(pool_parse_debugging("caller", NULL), 0);
-	p = pool_create("traced", 64, 0);
-	for (i = 0; i < 5; i++)
-		o[i] = alloc_from_here(p);
-	for (i = 0; i < (int)POOL_CALLER_SLOTS; i++) {
-		uintptr_t c = atomic_load(&p->callers[i].caller);
-		Dl_info info;
-
-		if (c && dladdr((void *)c, &info) && info.dli_sname &&
-		    !strcmp(info.dli_sname, "alloc_from_here")) {
-			ck_assert_int_eq(atomic_load(&p->callers[i].live), 5);
-			found = 1;
-		}
-	}
-	ck_assert(found);
-	for (i = 0; i < 5; i++)
-		pool_free(p, o[i]);
-	for (i = 0; i < (int)POOL_CALLER_SLOTS; i++)
-		ck_assert_int_eq(atomic_load(&p->callers[i].live), 0);
+	ck_assert_uint_eq(test_stats(p).used, 0);
 }
 END_TEST
 
@@ -734,12 +686,18 @@ END_TEST
 
 /* ------------------------------------------------------------------------------------------ */
 
-/* `check_debug --fail-sequence`: print which of 64 allocations fail (POOL_FAIL_SEED test). */
-static int fail_sequence(void)
+/*
+ * `check_debug --fail-sequence`: print which of 64 allocations fail (tests/test_debug_modes.sh
+ * checks POOL_FAIL_SEED with it) and exit 0; -1 without that argument (run the suite).
+ */
+static int fail_sequence(int argc, char **argv)
 {
-	struct pool_head *p = pool_create("seq", 64, 0);
+	struct pool_head *p;
 	int i;
 
+	if (argc < 2 || strcmp(argv[1], "--fail-sequence") != 0)
+		return -1;
+	p = pool_create("seq", 64, 0);
 	for (i = 0; i < 64; i++) {
 		void *o = pool_alloc(p);
 
@@ -763,7 +721,7 @@ static Suite *debug_suite(void)
 	tcase_add_test(tc, test_help_and_show);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("Detect");
+	tc = tcase_create("Misuse");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_tag_wrong_pool);
 	tcase_add_test(tc, test_tag_overflow_one_byte);
@@ -790,21 +748,8 @@ static Suite *debug_suite(void)
 	tcase_add_test(tc, test_cold_first);
 	tcase_add_test(tc, test_no_cache_no_global);
 	tcase_add_test(tc, test_integrity_switched_on_late);
-	tcase_add_test(tc, test_caller_live_table);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(int argc, char **argv)
-{
-	SRunner *sr;
-	int failed;
-
-	if (argc > 1 && !strcmp(argv[1], "--fail-sequence"))
-		return fail_sequence();
-	sr = srunner_create(debug_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+POOL_TEST_MAIN_ARGS(debug_suite, fail_sequence)

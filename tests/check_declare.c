@@ -3,10 +3,14 @@
  * Copyright (c) 2026 libpool developers
  *
  * POOL_DECLARE: a file-scope pool created before main() and destroyed at exit.
+ *
+ * Public-API test: it includes only <pool/pool.h>; POOL_DECLARE is a public macro.
  */
 #include <check.h>
 #include <stdlib.h>
 #include <pool/pool.h>
+
+#include "testutil.h"
 
 POOL_DECLARE(declared_pool, "declared", 128)
 POOL_DECLARE(declared_twin, "declared-twin", 128)
@@ -28,18 +32,14 @@ START_TEST(test_pool_declare)
 }
 END_TEST
 
-int main(void)
+static Suite *declare_suite(void)
 {
 	Suite *s = suite_create("declare");
 	TCase *tc = tcase_create("Core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_pool_declare);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+POOL_TEST_MAIN(declare_suite)

@@ -5,12 +5,17 @@
  * pool_dump(): the text line of every pool field by field against pool_get_stats(), every sort
  * order, match, <max>, detailed (merged creators and callers), the JSON output parsed back by
  * python3's json module, the Prometheus output parsed by python3-prometheus-client's parser,
- * every argument error, and dumps racing pool creation and destruction.
+ * every argument error, dumps racing pool creation and destruction, and
+ * pool_json_write_string() against Python's json module and UTF-8 decoder.
+ *
+ * Public-API test: it includes only <pool/pool.h>; every figure it checks comes from
+ * pool_get_stats() and pool_get_config().
  *
  * Check forks every test, so each test starts with no pool and creates the ones it checks.
  */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -18,50 +23,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <pool/pool.h>
 
-#include "pool-int.h"
+#include "testutil.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/* pool_dump(args) into a malloc()ed string; *ret receives its return value. */
-static char *dump(const char *args, int *ret)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int r, e;
-
-	ck_assert_ptr_nonnull(f);
-	errno = 0;
-	r = pool_dump(f, args);
-	e = errno;
-	if (ret)
-		*ret = r;
-	ck_assert_int_eq(fclose(f), 0);
-	errno = e;   /* fclose() may change it */
-	return buf;
-}
-
+/* pool_dump(args) into a malloc()ed string; it must succeed. */
 static char *dump_ok(const char *args)
 {
 	int r;
-	char *s = dump(args, &r);
+	char *s = test_capture(pool_dump, args, &r);
 
 	ck_assert_msg(r == 0, "pool_dump(\"%s\") failed: %s", args ? args : "(null)", s);
 	return s;
-}
-
-static unsigned int count_lines(const char *s)
-{
-	unsigned int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
 }
 
 /* The n-th line (0-based) of s, copied into buf (without its newline). */
@@ -90,7 +69,7 @@ static void expected_line(struct pool_head *pool, char *buf, size_t size)
 
 	ck_assert_int_eq(pool_get_stats(pool, &st), 0);
 	snprintf(buf, size, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
-	         "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users, @%p%s",
+	         "(~%zu by thread caches), needed_avg %zu, %zu failed, %u users, @%p%s",
 	         pool_name(pool), st.size, st.align, st.allocated, st.allocated * st.stride,
 	         st.used, st.cached, st.needed_avg, st.failed, st.creators, (void *)pool,
 	         (st.flags & POOL_F_SHARED) ? " [SHARED]" : "");
@@ -121,10 +100,8 @@ static const char *python3(void)
 /* Write `text` to a temporary file, run `script` on it with python3, return its stdout. */
 static char *run_python(const char *text, const char *script)
 {
-	char path[] = "/tmp/check_dump_XXXXXX", cmd[8192], *out = NULL;
-	size_t len = 0, n;
-	char chunk[4096];
-	FILE *f, *o;
+	char path[] = "/tmp/check_dump_XXXXXX", cmd[8192], *out;
+	FILE *f;
 	int fd = mkstemp(path), st;
 
 	ck_assert_int_ge(fd, 0);
@@ -133,13 +110,7 @@ static char *run_python(const char *text, const char *script)
 	fputs(text, f);
 	ck_assert_int_eq(fclose(f), 0);
 	snprintf(cmd, sizeof(cmd), "%s -c '%s' %s 2>&1", python3(), script, path);
-	f = popen(cmd, "r");
-	ck_assert_ptr_nonnull(f);
-	o = open_memstream(&out, &len);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		fwrite(chunk, 1, n, o);
-	st = pclose(f);
-	fclose(o);
+	out = test_run_command(cmd, &st);
 	unlink(path);
 	ck_assert_msg(st == 0, "python3 failed (%d): %s", st, out);
 	return out;
@@ -152,7 +123,7 @@ struct fixture {
 
 /*
  * Three pools with known contents: conn (192 bytes/64, shared, 2 users), buf (1000 bytes, a
- * limit of 5 and 2 failures), tiny (24 bytes, exact).
+ * limit of 5 and 2 failed allocations), tiny (24 bytes, exact).
  */
 static void make_pools(struct fixture *fx)
 {
@@ -201,7 +172,7 @@ static void free_pools(struct fixture *fx)
 /* Core: the text format                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-START_TEST(text_every_field)
+START_TEST(test_text_every_field)
 {
 	struct fixture fx;
 	struct pool_stats st[3];
@@ -218,7 +189,7 @@ START_TEST(text_every_field)
 	pools[1] = fx.buf;
 	pools[2] = fx.tiny;
 	s = dump_ok(NULL);
-	ck_assert_uint_eq(count_lines(s), 5);
+	ck_assert_uint_eq(test_count_lines(s), 5);
 	ck_assert_str_eq(line_of(s, 0, line, sizeof(line)),
 	                 "Dumping pools usage. Use 'pools trim' to release unused memory.");
 	for (i = 0; i < 3; i++) {
@@ -231,7 +202,7 @@ START_TEST(text_every_field)
 		shared[0] = 0;
 		ck_assert_int_ge(sscanf(line, "  - Pool %63s (%zu bytes/%zu) : %zu allocated (%zu "
 		                        "bytes), %zu used (~%zu by thread caches), needed_avg %zu, %zu "
-		                        "failures, %u users, @%p %15s", name, &size, &align, &alloc,
+		                        "failed, %u users, @%p %15s", name, &size, &align, &alloc,
 		                        &bytes, &used, &cached, &needed, &failed, &users, &addr,
 		                        shared), 11);
 		ck_assert_str_eq(name, pool_name(pools[i]));
@@ -262,7 +233,7 @@ START_TEST(text_every_field)
 	ck_assert_uint_eq(st[2].allocated, 7);
 	ck_assert_ptr_nonnull(strstr(s, "Pool conn (192 bytes/64) : 120 allocated (23040 bytes), "
 	                             "120 used (~20 by thread caches)"));
-	ck_assert_ptr_nonnull(strstr(s, ", 2 failures, 1 users, @"));
+	ck_assert_ptr_nonnull(strstr(s, ", 2 failed, 1 users, @"));
 	ck_assert_int_eq(sscanf(line_of(s, 4, line, sizeof(line)), "Total: %zu pools, %zu bytes "
 	                        "allocated, %zu used (~%zu by thread caches).", &tp, &tb, &tu, &tc),
 	                 4);
@@ -278,7 +249,7 @@ START_TEST(text_every_field)
 }
 END_TEST
 
-START_TEST(text_no_pools)
+START_TEST(test_text_no_pools)
 {
 	static const char *const args[] = { "", "byname", "bysize", "byusage", "match x bysize" };
 	unsigned int i;
@@ -333,7 +304,7 @@ static void free_sort_pools(struct sort_fixture *fx)
 	}
 }
 
-START_TEST(sort_orders)
+START_TEST(test_sort_orders)
 {
 	struct sort_fixture fx;
 	char names[256];
@@ -362,7 +333,7 @@ START_TEST(sort_orders)
 }
 END_TEST
 
-START_TEST(match_and_max)
+START_TEST(test_match_and_max)
 {
 	struct sort_fixture fx;
 	char names[256], line[256];
@@ -399,7 +370,7 @@ START_TEST(match_and_max)
 	free(s);
 	s = dump_ok("5");
 	ck_assert_ptr_null(strstr(s, "limited"));
-	ck_assert_uint_eq(count_lines(s), 7);
+	ck_assert_uint_eq(test_count_lines(s), 7);
 	free(s);
 	s = dump_ok("byusage 4");
 	ck_assert_ptr_null(strstr(s, "limited"));   /* 4 pools hold memory: nothing cut */
@@ -417,7 +388,7 @@ END_TEST
 /* detailed                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-START_TEST(detailed_creators)
+START_TEST(test_detailed_creators)
 {
 	struct fixture fx;
 	struct pool_stats st;
@@ -427,17 +398,30 @@ START_TEST(detailed_creators)
 	make_pools(&fx);
 	ck_assert_int_eq(pool_get_stats(fx.conn, &st), 0);
 	s = dump_ok("detailed match conn");
-	ck_assert_uint_eq(count_lines(s), 6);
+	ck_assert_uint_eq(test_count_lines(s), 7);
 	expected_line(fx.conn, want, sizeof(want));
 	ck_assert_str_eq(line_of(s, 1, line, sizeof(line)), want);
 	snprintf(want, sizeof(want), "      stride %zu bytes, %u buckets, %zu in shared free lists, "
 	         "limit 0 (none)", st.stride, st.buckets, st.shared_free);
 	ck_assert_str_eq(line_of(s, 2, line, sizeof(line)), want);
+	/* the cumulative counters, under their struct pool_stats names */
+	snprintf(want, sizeof(want), "      since created: failed %zu, shared_get_objects %" PRIu64
+	         ", shared_get_clusters %" PRIu64 ", shared_put_objects %" PRIu64
+	         ", shared_put_clusters %" PRIu64 ", os_allocs %" PRIu64 ", os_releases %" PRIu64
+	         ", gc_released_bytes %" PRIu64 ", lost %" PRIu64, st.failed,
+	         st.shared_get_objects, st.shared_get_clusters, st.shared_put_objects,
+	         st.shared_put_clusters, st.os_allocs, st.os_releases, st.gc_released_bytes,
+	         st.lost);
+	ck_assert_str_eq(line_of(s, 3, line, sizeof(line)), want);
+	ck_assert_uint_ge(st.os_allocs, 120);
 	/* one line per pool_create() call, with what that call asked for */
-	ck_assert_str_eq(line_of(s, 3, line, sizeof(line)),
-	                 "      created as conn: 192 bytes/64, flags SHARED");
 	ck_assert_str_eq(line_of(s, 4, line, sizeof(line)),
 	                 "      created as conn: 192 bytes/64, flags SHARED");
+	ck_assert_str_eq(line_of(s, 5, line, sizeof(line)),
+	                 "      created as conn: 192 bytes/64, flags SHARED");
+	free(s);
+	s = dump_ok("match buf detailed");
+	ck_assert_ptr_nonnull(strstr(s, "\n      since created: failed 2, shared_get_objects "));
 	free(s);
 	s = dump_ok("match buf detailed");
 	ck_assert_int_eq(pool_get_stats(fx.buf, &st), 0);
@@ -475,7 +459,7 @@ static __attribute__((noinline)) void alloc_from_b(unsigned int n)
 	__asm__ volatile("" ::: "memory");
 }
 
-START_TEST(detailed_callers)
+START_TEST(test_detailed_callers)
 {
 	char line[512], sym[256];
 	unsigned long addr_a, addr_b;
@@ -492,14 +476,14 @@ START_TEST(detailed_callers)
 	for (i = 0; i < 12; i++)
 		ck_assert_ptr_nonnull(caller_objs[i]);
 	s = dump_ok("detailed");
-	/* pool line, stride line, one creator, then the callers, most live objects first */
-	ck_assert_uint_eq(count_lines(s), 7);
-	ck_assert_int_eq(sscanf(line_of(s, 4, line, sizeof(line)), "      caller %255s (%lx): %ld "
+	/* pool line, stride and counter lines, one creator, then the callers, most live first */
+	ck_assert_uint_eq(test_count_lines(s), 8);
+	ck_assert_int_eq(sscanf(line_of(s, 5, line, sizeof(line)), "      caller %255s (%lx): %ld "
 	                        "live objects", sym, &addr_a, &live_a), 3);
 	ck_assert_int_eq(live_a, 12);
 	ck_assert_uint_ge(addr_a, (uintptr_t)alloc_from_a);
 	ck_assert_uint_lt(addr_a, (uintptr_t)alloc_from_a + 4096);
-	ck_assert_int_eq(sscanf(line_of(s, 5, line, sizeof(line)), "      caller %255s (%lx): %ld "
+	ck_assert_int_eq(sscanf(line_of(s, 6, line, sizeof(line)), "      caller %255s (%lx): %ld "
 	                        "live objects", sym, &addr_b, &live_b), 3);
 	ck_assert_int_eq(live_b, 5);
 	ck_assert_uint_ge(addr_b, (uintptr_t)alloc_from_b);
@@ -509,7 +493,7 @@ START_TEST(detailed_callers)
 	for (i = 0; i < 12; i++)
 		pool_free(caller_pool, caller_objs[i]);
 	s = dump_ok("detailed");
-	ck_assert_uint_eq(count_lines(s), 6);
+	ck_assert_uint_eq(test_count_lines(s), 7);
 	ck_assert_ptr_nonnull(strstr(s, ": 5 live objects\n"));
 	free(s);
 	s = dump_ok("detailed json");
@@ -526,122 +510,219 @@ END_TEST
 /* JSON and Prometheus, read back by real parsers                                             */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Prints one line per pool with every required field, after checking each JSON type. */
+/*
+ * Checks each JSON type and prints "settings <version> <os_layer> <buckets> <cache_bytes>
+ * <cluster> <decay_ms>", one line per pool "<name> <address> <the integers of json_ints, in
+ * order> <shared> <exact> <creators listed>", then "total <pools> <matched> <limited> <the
+ * integers of json_total_ints>".
+ */
+#define JSON_INTS "\"size\", \"align\", \"stride\", \"allocated\", \"allocated_bytes\", " \
+	"\"used\", \"used_bytes\", \"cached\", \"shared_free\", \"needed_avg\", \"limit\", " \
+	"\"users\", \"buckets\", \"failed\", \"shared_get_objects\", \"shared_get_clusters\", " \
+	"\"shared_put_objects\", \"shared_put_clusters\", \"os_allocs\", \"os_releases\", " \
+	"\"gc_released_bytes\", \"lost\""
+#define JSON_NB_INTS 22
+#define JSON_TOTAL_INTS "\"allocated_bytes\", \"used_bytes\", \"cached_bytes\", " \
+	"\"failed\", \"shared_get_objects\", \"shared_get_clusters\", \"shared_put_objects\", " \
+	"\"shared_put_clusters\", \"os_allocs\", \"os_releases\", \"gc_released_bytes\", " \
+	"\"lost\", \"os_allocated_bytes\", \"os_resident_bytes\""
+#define JSON_NB_TOTAL_INTS 14
+
 static const char json_script[] =
 	"import json, sys\n"
-	"d = json.load(open(sys.argv[1]))\n"
-	"assert set(d) == {\"pools\", \"total\"}, d.keys()\n"
-	"ints = [\"size\", \"align\", \"stride\", \"allocated\", \"allocated_bytes\", \"used\", "
-	"\"used_bytes\", \"cached\", \"shared_free\", \"needed_avg\", \"failures\", \"limit\", "
-	"\"users\", \"buckets\"]\n"
+	"text = open(sys.argv[1]).read()\n"
+	"d = json.loads(text)\n"
+	"assert \"failures\" not in text\n"
+	"assert list(d) == [\"format\", \"settings\", \"pools\", \"total\"], d.keys()\n"
+	"assert d[\"format\"] == 1 and type(d[\"format\"]) is int\n"
+	"c = d[\"settings\"]\n"
+	"assert isinstance(c[\"version\"], str) and isinstance(c[\"os_layer\"], str)\n"
+	"for k in [\"buckets\", \"cache_bytes\", \"cluster\", \"decay_ms\"]:\n"
+	"    assert type(c[k]) is int, k\n"
+	"print(\"settings\", c[\"version\"], c[\"os_layer\"], c[\"buckets\"], c[\"cache_bytes\"], "
+	"c[\"cluster\"], c[\"decay_ms\"])\n"
+	"ints = [" JSON_INTS "]\n"
 	"for p in d[\"pools\"]:\n"
 	"    assert isinstance(p[\"name\"], str)\n"
-	"    assert isinstance(p[\"address\"], str) and p[\"address\"].startswith(\"0x\")\n"
+	"    assert isinstance(p.get(\"address\", \"0x\"), str)\n"
+	"    assert p.get(\"address\", \"0x\").startswith(\"0x\")\n"
 	"    for k in ints:\n"
 	"        assert type(p[k]) is int, k\n"
 	"    assert type(p[\"shared\"]) is bool and type(p[\"exact\"]) is bool\n"
 	"    for c in p.get(\"creators\", []):\n"
 	"        assert type(c[\"size\"]) is int and type(c[\"align\"]) is int\n"
 	"        assert isinstance(c[\"name\"], str) and isinstance(c[\"flags\"], str)\n"
-	"    print(p[\"name\"], p[\"address\"], *[p[k] for k in ints], int(p[\"shared\"]), "
-	"int(p[\"exact\"]), len(p.get(\"creators\", [])))\n"
+	"    print(p[\"name\"], p.get(\"address\", \"-\"), *[p[k] for k in ints], "
+	"int(p[\"shared\"]), int(p[\"exact\"]), len(p.get(\"creators\", [])))\n"
 	"t = d[\"total\"]\n"
-	"for k in [\"pools\", \"matched\", \"allocated_bytes\", \"used_bytes\", \"cached_bytes\", "
-	"\"os_allocated_bytes\", \"os_resident_bytes\"]:\n"
+	"tints = [" JSON_TOTAL_INTS "]\n"
+	"for k in [\"pools\", \"matched\"] + tints:\n"
 	"    assert type(t[k]) is int, k\n"
-	"assert type(t[\"limited\"]) is bool and isinstance(t[\"os_layer\"], str)\n"
-	"print(\"total\", t[\"pools\"], t[\"matched\"], int(t[\"limited\"]), t[\"allocated_bytes\"], "
-	"t[\"used_bytes\"], t[\"cached_bytes\"], t[\"os_layer\"])\n";
+	"assert type(t[\"limited\"]) is bool\n"
+	"print(\"total\", t[\"pools\"], t[\"matched\"], int(t[\"limited\"]), *[t[k] for k in tints])\n";
 
-static void check_json_pool(const char *line, struct pool_head *pool, unsigned int creators)
+/* The values of JSON_INTS for a pool, from pool_get_stats(). */
+static void json_ints_of(const struct pool_stats *st, uint64_t *v)
+{
+	const uint64_t w[JSON_NB_INTS] = {
+		st->size, st->align, st->stride, st->allocated, st->allocated * st->stride, st->used,
+		st->used * st->stride, st->cached, st->shared_free, st->needed_avg, st->limit,
+		st->creators, st->buckets, st->failed, st->shared_get_objects,
+		st->shared_get_clusters, st->shared_put_objects, st->shared_put_clusters,
+		st->os_allocs, st->os_releases, st->gc_released_bytes, st->lost,
+	};
+
+	memcpy(v, w, sizeof(w));
+}
+
+/* Read n unsigned decimal numbers from *p (blank-separated) into v. */
+static void read_numbers(const char **p, uint64_t *v, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		char *end;
+
+		v[i] = strtoull(*p, &end, 10);
+		ck_assert_msg(end != *p, "number %u missing in '%s'", i, *p);
+		*p = end;
+	}
+}
+
+/* The line of json_script for `pool`: every integer as pool_get_stats() says. */
+static void check_json_pool(const char *line, struct pool_head *pool, unsigned int creators,
+                            int with_address)
 {
 	struct pool_stats st;
 	char name[64], addr[32], want_addr[32];
-	size_t v[14];
-	int shared, exact, ncreators;
+	uint64_t v[JSON_NB_INTS], want[JSON_NB_INTS];
+	const char *p;
+	int shared, exact, ncreators, used;
+	unsigned int i;
 
 	ck_assert_int_eq(pool_get_stats(pool, &st), 0);
-	ck_assert_int_eq(sscanf(line, "%63s %31s %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu %zu "
-	                        "%zu %zu %d %d %d", name, addr, &v[0], &v[1], &v[2], &v[3], &v[4],
-	                        &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12], &v[13],
-	                        &shared, &exact, &ncreators), 19);
+	ck_assert_int_eq(sscanf(line, "%63s %31s %n", name, addr, &used), 2);
+	p = line + used;
+	read_numbers(&p, v, JSON_NB_INTS);
+	ck_assert_int_eq(sscanf(p, "%d %d %d", &shared, &exact, &ncreators), 3);
 	snprintf(want_addr, sizeof(want_addr), "%p", (void *)pool);
 	ck_assert_str_eq(name, pool_name(pool));
-	ck_assert_str_eq(addr, want_addr);
-	ck_assert_uint_eq(v[0], st.size);
-	ck_assert_uint_eq(v[1], st.align);
-	ck_assert_uint_eq(v[2], st.stride);
-	ck_assert_uint_eq(v[3], st.allocated);
-	ck_assert_uint_eq(v[4], st.allocated * st.stride);
-	ck_assert_uint_eq(v[5], st.used);
-	ck_assert_uint_eq(v[6], st.used * st.stride);
-	ck_assert_uint_eq(v[7], st.cached);
-	ck_assert_uint_eq(v[8], st.shared_free);
-	ck_assert_uint_eq(v[9], st.needed_avg);
-	ck_assert_uint_eq(v[10], st.failed);
-	ck_assert_uint_eq(v[11], st.limit);
-	ck_assert_uint_eq(v[12], st.creators);
-	ck_assert_uint_eq(v[13], st.buckets);
+	ck_assert_str_eq(addr, with_address ? want_addr : "-");
+	json_ints_of(&st, want);
+	for (i = 0; i < JSON_NB_INTS; i++)
+		ck_assert_msg(v[i] == want[i], "%s: integer %u is %llu, pool_get_stats() says %llu",
+		              name, i, (unsigned long long)v[i], (unsigned long long)want[i]);
 	ck_assert_int_eq(shared, !!(st.flags & POOL_F_SHARED));
 	ck_assert_int_eq(exact, !!(st.flags & POOL_F_EXACT));
 	ck_assert_int_eq(ncreators, (int)creators);
 }
 
-START_TEST(json_parsed_back)
+/* The settings line of json_script: what pool_version(), the stats and the config say. */
+static void check_json_settings(const char *line, const char *os_layer)
+{
+	struct pool_config cfg;
+	char want[256];
+
+	pool_get_config(&cfg);
+	snprintf(want, sizeof(want), "settings %s %s %u %zu %u %u", pool_version(), os_layer,
+	         cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
+	ck_assert_str_eq(line, want);
+}
+
+/* The total line of json_script against the pools listed. */
+static void check_json_total(const char *line, struct pool_head *const *pools, unsigned int n,
+                             size_t matched, int limited)
+{
+	uint64_t v[JSON_NB_TOTAL_INTS], want[JSON_NB_TOTAL_INTS] = { 0 }, ints[JSON_NB_INTS];
+	size_t tp, tm;
+	int tl, used;
+	unsigned int i, k;
+	const char *p;
+
+	ck_assert_int_eq(sscanf(line, "total %zu %zu %d %n", &tp, &tm, &tl, &used), 3);
+	ck_assert_uint_eq(tp, n);
+	ck_assert_uint_eq(tm, matched);
+	ck_assert_int_eq(tl, limited);
+	p = line + used;
+	read_numbers(&p, v, JSON_NB_TOTAL_INTS);
+	for (i = 0; i < n; i++) {
+		struct pool_stats st;
+
+		pool_get_stats(pools[i], &st);
+		json_ints_of(&st, ints);
+		want[0] += st.allocated * st.stride;
+		want[1] += st.used * st.stride;
+		want[2] += st.cached * st.stride;
+		for (k = 0; k < 9; k++)   /* failed .. lost */
+			want[3 + k] += ints[13 + k];
+	}
+	for (k = 0; k < 12; k++)
+		ck_assert_msg(v[k] == want[k], "total integer %u is %llu, the pools sum to %llu", k,
+		              (unsigned long long)v[k], (unsigned long long)want[k]);
+}
+
+START_TEST(test_json_parsed_back)
 {
 	struct fixture fx;
-	char line[512], os[32];
-	size_t tp, tm, tb, tu, tc, sum_b = 0, sum_u = 0, sum_c = 0;
+	char line[1024];
 	struct pool_head *order[3];
 	struct pool_stats st;
-	int limited;
 	unsigned int i;
 	char *s, *out;
 
 	make_pools(&fx);
 	s = dump_ok("json");
 	out = run_python(s, json_script);
-	ck_assert_uint_eq(count_lines(out), 4);
+	ck_assert_uint_eq(test_count_lines(out), 5);
 	order[0] = fx.conn;
 	order[1] = fx.buf;
 	order[2] = fx.tiny;
-	for (i = 0; i < 3; i++) {
-		check_json_pool(line_of(out, i, line, sizeof(line)), order[i], 0);
-		pool_get_stats(order[i], &st);
-		sum_b += st.allocated * st.stride;
-		sum_u += st.used * st.stride;
-		sum_c += st.cached * st.stride;
-	}
-	ck_assert_int_eq(sscanf(line_of(out, 3, line, sizeof(line)), "total %zu %zu %d %zu %zu %zu "
-	                        "%31s", &tp, &tm, &limited, &tb, &tu, &tc, os), 7);
-	ck_assert_uint_eq(tp, 3);
-	ck_assert_uint_eq(tm, 3);
-	ck_assert_int_eq(limited, 0);
-	ck_assert_uint_eq(tb, sum_b);
-	ck_assert_uint_eq(tu, sum_u);
-	ck_assert_uint_eq(tc, sum_c);
-	ck_assert_str_eq(os, st.os_layer);
+	pool_get_stats(fx.conn, &st);
+	check_json_settings(line_of(out, 0, line, sizeof(line)), st.os_layer);
+	for (i = 0; i < 3; i++)
+		check_json_pool(line_of(out, i + 1, line, sizeof(line)), order[i], 0, 1);
+	check_json_total(line_of(out, 4, line, sizeof(line)), order, 3, 3, 0);
+	/* the counters moved: buf failed twice, every pool got objects from the OS layer */
+	ck_assert_ptr_nonnull(strstr(s, "\"failed\": 2, "));
+	pool_get_stats(fx.buf, &st);
+	ck_assert_uint_eq(st.failed, 2);
+	ck_assert_uint_ge(st.os_allocs, 5);
 	free(out);
 	free(s);
 
 	/* sorted, cut and detailed: still valid JSON, creators listed, limited reported */
 	s = dump_ok("json bysize detailed 2");
 	out = run_python(s, json_script);
-	ck_assert_uint_eq(count_lines(out), 3);
-	check_json_pool(line_of(out, 0, line, sizeof(line)), fx.buf, 1);
-	check_json_pool(line_of(out, 1, line, sizeof(line)), fx.conn, 2);
-	ck_assert_int_eq(sscanf(line_of(out, 2, line, sizeof(line)), "total %zu %zu %d", &tp, &tm,
-	                        &limited), 3);
-	ck_assert_uint_eq(tp, 2);
-	ck_assert_uint_eq(tm, 3);
-	ck_assert_int_eq(limited, 1);
+	ck_assert_uint_eq(test_count_lines(out), 4);
+	check_json_pool(line_of(out, 1, line, sizeof(line)), fx.buf, 1, 1);
+	check_json_pool(line_of(out, 2, line, sizeof(line)), fx.conn, 2, 1);
+	order[0] = fx.buf;
+	order[1] = fx.conn;
+	check_json_total(line_of(out, 3, line, sizeof(line)), order, 2, 3, 1);
+	free(out);
+	free(s);
+
+	/* below level admin: no address, the rest the same */
+	s = NULL;
+	{
+		size_t len = 0;
+		FILE *f = open_memstream(&s, &len);
+
+		ck_assert_int_eq(pool_cli_exec_level("pools show json detailed", f,
+		                                     POOL_CLI_OPERATOR), 0);
+		fclose(f);
+	}
+	ck_assert_ptr_null(strstr(s, "\"address\""));
+	out = run_python(s, json_script);
+	check_json_pool(line_of(out, 1, line, sizeof(line)), fx.conn, 2, 0);
 	free(out);
 	free(s);
 
 	/* no pool at all */
 	s = dump_ok("json match nothing");
 	out = run_python(s, json_script);
-	ck_assert_int_eq(strncmp(out, "total 0 0 0 0 0 0 ", 18), 0);
+	ck_assert_int_eq(strncmp(line_of(out, 1, line, sizeof(line)), "total 0 0 0 0 0 0 0 0 ", 22),
+	                 0);
 	free(out);
 	free(s);
 	free_pools(&fx);
@@ -659,23 +740,40 @@ static const char prom_script[] =
 	"    assert f.documentation, f.name\n"
 	"    print(\"family\", f.name, f.type)\n"
 	"    for s in f.samples:\n"
-	"        print(\"sample\", s.name, s.labels.get(\"pool\", \"-\"), int(s.value))\n";
+	"        l = s.labels\n"
+	"        if s.name == \"libpool_info\":\n"
+	"            print(\"info\", l[\"version\"], l[\"os_layer\"], l[\"buckets\"], "
+	"l[\"cache_bytes\"], l[\"cluster\"], l[\"decay_ms\"], int(s.value))\n"
+	"        elif s.name == \"libpool_pool_info\":\n"
+	"            print(\"poolinfo\", l[\"pool\"], l[\"shared\"], l[\"exact\"], int(s.value))\n"
+	"        else:\n"
+	"            print(\"sample\", s.name, l.get(\"pool\", \"-\"), int(s.value))\n";
 
+/* The per-pool samples, gauges then counters, and their values from pool_get_stats(). */
 static const char *const prom_per_pool[] = {
 	"libpool_pool_object_size_bytes", "libpool_pool_alignment_bytes",
 	"libpool_pool_stride_bytes", "libpool_pool_allocated_objects",
 	"libpool_pool_allocated_bytes", "libpool_pool_used_objects", "libpool_pool_used_bytes",
 	"libpool_pool_cached_objects", "libpool_pool_shared_free_objects",
-	"libpool_pool_needed_avg_objects", "libpool_pool_failures_total",
-	"libpool_pool_limit_objects", "libpool_pool_users", "libpool_pool_shared",
+	"libpool_pool_needed_avg_objects", "libpool_pool_limit_objects", "libpool_pool_users",
+	"libpool_pool_failed_total", "libpool_pool_shared_get_objects_total",
+	"libpool_pool_shared_get_clusters_total", "libpool_pool_shared_put_objects_total",
+	"libpool_pool_shared_put_clusters_total", "libpool_pool_os_allocs_total",
+	"libpool_pool_os_releases_total", "libpool_pool_gc_released_bytes_total",
+	"libpool_pool_lost_total",
 };
+#define PROM_GAUGES   12u
+#define PROM_COUNTERS 9u
 
-static size_t prom_expected(const char *metric, const struct pool_stats *st)
+static uint64_t prom_expected(const char *metric, const struct pool_stats *st)
 {
-	const size_t v[] = { st->size, st->align, st->stride, st->allocated,
-	                     st->allocated * st->stride, st->used, st->used * st->stride,
-	                     st->cached, st->shared_free, st->needed_avg, st->failed, st->limit,
-	                     st->creators, !!(st->flags & POOL_F_SHARED) };
+	const uint64_t v[] = { st->size, st->align, st->stride, st->allocated,
+	                       st->allocated * st->stride, st->used, st->used * st->stride,
+	                       st->cached, st->shared_free, st->needed_avg, st->limit,
+	                       st->creators, st->failed, st->shared_get_objects,
+	                       st->shared_get_clusters, st->shared_put_objects,
+	                       st->shared_put_clusters, st->os_allocs, st->os_releases,
+	                       st->gc_released_bytes, st->lost };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(prom_per_pool) / sizeof(prom_per_pool[0]); i++)
@@ -685,13 +783,29 @@ static size_t prom_expected(const char *metric, const struct pool_stats *st)
 	return 0;
 }
 
-START_TEST(prometheus_parsed_back)
+/* The pool a Prometheus label names. */
+static struct pool_head *prom_pool(const char *label, struct fixture *fx, struct pool_head *dup)
+{
+	if (!strcmp(label, "conn"))
+		return fx->conn;
+	if (!strcmp(label, "conn#2"))
+		return dup;
+	if (!strcmp(label, "buf"))
+		return fx->buf;
+	if (!strcmp(label, "tiny"))
+		return fx->tiny;
+	ck_abort_msg("unexpected pool label %s", label);
+	return NULL;
+}
+
+START_TEST(test_prometheus_parsed_back)
 {
 	struct fixture fx;
 	struct pool_head *dup;
 	struct pool_stats st;
 	char *s, *out, *line, *save = NULL;
-	unsigned int families = 0, samples = 0, counters = 0, pool_samples = 0;
+	unsigned int families = 0, samples = 0, counters = 0, pool_samples = 0, infos = 0;
+	unsigned int pool_infos = 0;
 
 	make_pools(&fx);
 	/* a second pool named conn (not shared: no merge) gets the label value conn#2 */
@@ -704,6 +818,9 @@ START_TEST(prometheus_parsed_back)
 			ck_assert_int_eq(strncmp(line + 7, "libpool_", 8), 0);
 			if (!strncmp(line, "# TYPE ", 7) && strstr(line, " counter"))
 				ck_assert_ptr_nonnull(strstr(line, "_total counter"));
+			/* one name for failures everywhere; base units only */
+			ck_assert_ptr_null(strstr(line, "failures"));
+			ck_assert_ptr_null(strstr(line, "_ms "));
 			continue;
 		}
 		/* a sample: name{labels} value, the value an unsigned integer */
@@ -716,36 +833,55 @@ START_TEST(prometheus_parsed_back)
 	out = run_python(s, prom_script);
 	save = NULL;
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char a[128], b[128], c[64];
-		size_t v;
+		char a[128], b[128], c[64], d[64], e[64], want[256];
+		uint64_t v;
 
 		if (sscanf(line, "family %127s %63s", a, c) == 2) {
 			families++;
 			counters += !strcmp(c, "counter");
 			continue;
 		}
-		ck_assert_int_eq(sscanf(line, "sample %127s %127s %zu", a, b, &v), 3);
+		if (!strncmp(line, "info ", 5)) {
+			struct pool_config cfg;
+
+			pool_get_config(&cfg);
+			pool_get_stats(fx.conn, &st);
+			snprintf(want, sizeof(want), "info %s %s %u %zu %u %u 1", pool_version(),
+			         st.os_layer, cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
+			ck_assert_str_eq(line, want);
+			infos++;
+			continue;
+		}
+		if (sscanf(line, "poolinfo %127s %63s %63s %63s", b, c, d, e) == 4) {
+			pool_get_stats(prom_pool(b, &fx, dup), &st);
+			ck_assert_int_eq(atoi(c), !!(st.flags & POOL_F_SHARED));
+			ck_assert_int_eq(atoi(d), !!(st.flags & POOL_F_EXACT));
+			ck_assert_str_eq(e, "1");
+			pool_infos++;
+			continue;
+		}
+		ck_assert_int_eq(sscanf(line, "sample %127s %127s %" SCNu64, a, b, &v), 3);
 		samples++;
 		if (strcmp(b, "-") == 0)
 			continue;
 		pool_samples++;
-		if (!strcmp(b, "conn"))
-			pool_get_stats(fx.conn, &st);
-		else if (!strcmp(b, "conn#2"))
-			pool_get_stats(dup, &st);
-		else if (!strcmp(b, "buf"))
-			pool_get_stats(fx.buf, &st);
-		else if (!strcmp(b, "tiny"))
-			pool_get_stats(fx.tiny, &st);
-		else
-			ck_abort_msg("unexpected pool label %s", b);
-		ck_assert_msg(prom_expected(a, &st) == v, "%s{pool=%s} = %zu", a, b, v);
+		pool_get_stats(prom_pool(b, &fx, dup), &st);
+		ck_assert_msg(prom_expected(a, &st) == v, "%s{pool=%s} = %llu", a, b,
+		              (unsigned long long)v);
 	}
-	/* 14 per-pool families + pools, allocated, os allocated, os resident */
-	ck_assert_uint_eq(families, 18);
-	ck_assert_uint_eq(counters, 1);
-	ck_assert_uint_eq(pool_samples, 14 * 4);
-	ck_assert_uint_eq(samples, 14 * 4 + 4);
+	/*
+	 * libpool_info, libpool_pool_info, the gauges and counters of each pool, then pools,
+	 * allocated, os allocated, os resident
+	 */
+	ck_assert_uint_eq(families, 2 + PROM_GAUGES + PROM_COUNTERS + 4);
+	ck_assert_uint_eq(counters, PROM_COUNTERS);
+	ck_assert_uint_eq(infos, 1);
+	ck_assert_uint_eq(pool_infos, 4);
+	ck_assert_uint_eq(pool_samples, (PROM_GAUGES + PROM_COUNTERS) * 4);
+	ck_assert_uint_eq(samples, (PROM_GAUGES + PROM_COUNTERS) * 4 + 4);
+	/* the counters are not all zero: buf failed twice */
+	pool_get_stats(fx.buf, &st);
+	ck_assert_uint_eq(st.failed, 2);
 	free(out);
 	free(s);
 	s = dump_ok("prometheus match conn 1");
@@ -762,23 +898,173 @@ START_TEST(prometheus_parsed_back)
 END_TEST
 
 /* ------------------------------------------------------------------------------------------ */
+/* pool_json_write_string()                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* pool_json_write_string(s) into a malloc()ed string; the call must succeed. */
+static char *json_of(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	errno = 1234;
+	ck_assert_int_eq(pool_json_write_string(f, s), 0);
+	ck_assert_int_eq(errno, 1234);   /* unchanged on success */
+	ck_assert_int_eq(fclose(f), 0);
+	return buf;
+}
+
+START_TEST(test_json_string_escapes)
+{
+	static const struct { const char *in, *out; } cases[] = {
+		{ "", "\"\"" },
+		{ "conn", "\"conn\"" },
+		{ "a\"b\\c/d", "\"a\\\"b\\\\c/d\"" },
+		{ "\b\f\n\r\t", "\"\\b\\f\\n\\r\\t\"" },
+		{ "\x01\x1f\x7f x", "\"\\u0001\\u001f\\u007f x\"" },
+		{ "\x1b[0m", "\"\\u001b[0m\"" },
+		/* well-formed UTF-8 passes through: 2, 3 and 4 bytes, the extremes of each */
+		{ "caf\xc3\xa9", "\"caf\xc3\xa9\"" },
+		{ "\xc2\x80\xdf\xbf", "\"\xc2\x80\xdf\xbf\"" },
+		{ "\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf",
+		  "\"\xe0\xa0\x80\xed\x9f\xbf\xee\x80\x80\xef\xbf\xbf\"" },
+		{ "\xf0\x90\x80\x80\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf",
+		  "\"\xf0\x90\x80\x80\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf\"" },
+		/* line ends of JavaScript */
+		{ "a\xe2\x80\xa8" "b\xe2\x80\xa9", "\"a\\u2028b\\u2029\"" },
+		/* ill-formed: one U+FFFD per maximal subpart */
+		{ "\xff", "\"\\ufffd\"" },
+		{ "\x80x", "\"\\ufffdx\"" },
+		{ "\xc3", "\"\\ufffd\"" },                          /* cut at the end */
+		{ "\xc3x", "\"\\ufffdx\"" },
+		{ "\xc0\xaf", "\"\\ufffd\\ufffd\"" },               /* overlong '/' */
+		{ "\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"" },    /* overlong, 3 bytes */
+		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" },    /* surrogate U+D800 */
+		{ "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" },   /* U+110000 */
+		{ "\xf5\x80", "\"\\ufffd\\ufffd\"" },
+		{ "\xe2\x82x", "\"\\ufffdx\"" },                    /* a 2-byte maximal subpart */
+		{ "\xf0\x9f\x98" "a", "\"\\ufffda\"" },             /* a 3-byte maximal subpart */
+		{ "\xe2\x82\xac\xe2\x82", "\"\xe2\x82\xac\\ufffd\"" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *s = json_of(cases[i].in);
+
+		ck_assert_msg(strcmp(s, cases[i].out) == 0, "case %u: got %s, want %s", i, s,
+		              cases[i].out);
+		free(s);
+	}
+}
+END_TEST
+
+/*
+ * Reads lines "<input in hex>\t<JSON literal>": the file must be valid UTF-8 (strict decoding),
+ * each literal must parse, and give the input as Python decodes it with U+FFFD replacement.
+ */
+static const char json_oracle_script[] =
+	"import json, sys\n"
+	"n = 0\n"
+	"for line in open(sys.argv[1], encoding=\"utf-8\", errors=\"strict\"):\n"
+	"    h, j = line.rstrip(\"\\n\").split(\"\\t\", 1)\n"
+	"    want = bytes.fromhex(h).decode(\"utf-8\", \"replace\")\n"
+	"    got = json.loads(j)\n"
+	"    assert got == want, (h, j, got, want)\n"
+	"    n += 1\n"
+	"print(n)\n";
+
+START_TEST(test_json_string_python_oracle)
+{
+	/* bytes that start, continue or break UTF-8 sequences, plus ASCII and controls */
+	static const unsigned char alphabet[] = {
+		'a', 'Z', ' ', '"', '\\', '/', '\n', '\t', 0x01, 0x1f, 0x7f, 0x80, 0x8f, 0x90, 0x9f,
+		0xa0, 0xa8, 0xa9, 0xbf, 0xc0, 0xc1, 0xc2, 0xc3, 0xdf, 0xe0, 0xe2, 0xed, 0xee, 0xef,
+		0xf0, 0xf4, 0xf5, 0xff,
+	};
+	uint64_t x = 0x2545F4914F6CDD1Dull;
+	char *text = NULL, *out;
+	size_t tlen = 0;
+	FILE *f = open_memstream(&text, &tlen);
+	unsigned int i, k, n;
+
+	ck_assert_ptr_nonnull(f);
+	for (i = 0; i < 4000; i++) {
+		unsigned char in[48];
+
+		/* xorshift64 (Marsaglia 2003) */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		n = (unsigned int)(x % 40);
+		for (k = 0; k < n; k++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			in[k] = alphabet[(x >> 11) % sizeof(alphabet)];
+		}
+		in[n] = 0;
+		for (k = 0; k < n; k++)
+			fprintf(f, "%02x", in[k]);
+		fputc('\t', f);
+		ck_assert_int_eq(pool_json_write_string(f, (const char *)in), 0);
+		fputc('\n', f);
+	}
+	ck_assert_int_eq(fclose(f), 0);
+	out = run_python(text, json_oracle_script);
+	ck_assert_str_eq(out, "4000\n");
+	free(out);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_json_string_errors)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	errno = 0;
+	ck_assert_int_eq(pool_json_write_string(NULL, "x"), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_int_eq(pool_json_write_string(f, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_uint_eq(len, 0);   /* nothing written */
+	free(buf);
+	/* a stream that cannot be written: the write's error comes back */
+	f = fopen("/dev/full", "w");
+	if (f) {
+		setvbuf(f, NULL, _IONBF, 0);
+		errno = 0;
+		ck_assert_int_eq(pool_json_write_string(f, "abc\n\xff"), -1);
+		ck_assert_int_eq(errno, ENOSPC);
+		fclose(f);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
 /* Errors                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
 static void check_refused(const char *args, const char *msg)
 {
 	int r;
-	char *s = dump(args, &r);
+	char *s = test_capture(pool_dump, args, &r);
 
 	ck_assert_msg(r == -1, "pool_dump(\"%s\") returned %d", args, r);
 	ck_assert_int_eq(errno, EINVAL);
-	ck_assert_uint_eq(count_lines(s), 1);
+	ck_assert_uint_eq(test_count_lines(s), 1);
 	ck_assert_msg(strstr(s, msg) != NULL, "pool_dump(\"%s\"): '%s' lacks '%s'", args, s, msg);
 	ck_assert_ptr_nonnull(strstr(s, "Try 'help'.\n"));
 	free(s);
 }
 
-START_TEST(errors)
+START_TEST(test_argument_errors)
 {
 	struct fixture fx;
 	char big[300], want[128];
@@ -816,7 +1102,7 @@ START_TEST(errors)
 END_TEST
 
 /* A stream that cannot be written: the error comes back. */
-START_TEST(write_error)
+START_TEST(test_write_error)
 {
 	struct fixture fx;
 	FILE *f;
@@ -831,6 +1117,156 @@ START_TEST(write_error)
 		fclose(f);
 	}
 	free_pools(&fx);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* POOL_STATS_ON_EXIT                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+static atomic_int exit_child_stop;
+
+static void *exit_child_churn(void *arg)
+{
+	struct pool_head *p = arg;
+
+	while (!atomic_load(&exit_child_stop)) {
+		void *o = pool_alloc(p);
+
+		pool_free(p, o);
+	}
+	return NULL;
+}
+
+static int exit_from_walk(struct pool_head *pool, void *arg)
+{
+	(void)pool;
+	(void)arg;
+	exit(5);   /* with the pool list lock held */
+}
+
+/*
+ * The program check_dump runs as a child (`check_dump --exit-child <mode>`), so that
+ * POOL_STATS_ON_EXIT is read by the library's constructor as in any program. Returns -1
+ * without those arguments (run the suite).
+ */
+static int exit_child(int argc, char **argv)
+{
+	struct pool_head *a, *b;
+	const char *mode;
+	void *o[10];
+	unsigned int i;
+	pthread_t t;
+	pid_t pid;
+	int st;
+
+	if (argc != 3 || strcmp(argv[1], "--exit-child") != 0)
+		return -1;
+	mode = argv[2];
+	a = pool_create("exit_a", 64, 0);
+	b = pool_create("exit_b", 256, 0);
+	if (!a || !b)
+		return 100;
+	for (i = 0; i < 10; i++)
+		o[i] = pool_alloc(i < 7 ? a : b);
+	if (!strcmp(mode, "pools"))
+		exit(3);
+	if (!strcmp(mode, "destroyed")) {
+		for (i = 0; i < 10; i++)
+			pool_free(i < 7 ? a : b, o[i]);
+		pool_thread_flush();
+		if (pool_destroy(a) != 0 || pool_destroy(b) != 0)
+			return 101;
+		return 0;
+	}
+	if (!strcmp(mode, "fork")) {
+		/* the child prints its own pools; a grandchild that _exit()s prints nothing */
+		pid = fork();
+		if (pid == 0) {
+			if (fork() == 0)
+				_exit(0);
+			wait(NULL);
+			pool_free(a, o[0]);
+			pool_thread_flush();   /* out of the cache: no longer counted as used */
+			exit(0);
+		}
+		waitpid(pid, &st, 0);
+		return WIFEXITED(st) ? 10 + WEXITSTATUS(st) : 102;
+	}
+	if (!strcmp(mode, "threads")) {
+		/* a thread still allocating while the process exits */
+		if (pthread_create(&t, NULL, exit_child_churn, a) != 0)
+			return 103;
+		return 4;
+	}
+	if (!strcmp(mode, "locked"))
+		pool_for_each(exit_from_walk, NULL);
+	return 104;
+}
+
+/* Run `check_dump --exit-child <mode>` with POOL_STATS_ON_EXIT=<env> (unset if NULL). */
+static int run_exit_child(const char *env, const char *mode, char *out, size_t size)
+{
+	char *argv[] = { "check_dump", "--exit-child", (char *)mode, NULL };
+	int status = test_run_self(argv, "POOL_STATS_ON_EXIT", env, out, size);
+
+	ck_assert_msg(WIFEXITED(status), "the child died: status 0x%x, stderr:\n%s", status, out);
+	return WEXITSTATUS(status);
+}
+
+START_TEST(test_stats_on_exit)
+{
+	static char out[65536];
+	char *json;
+
+	/* off: unset, empty or 0 */
+	ck_assert_int_eq(run_exit_child(NULL, "pools", out, sizeof(out)), 3);
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(run_exit_child("", "pools", out, sizeof(out)), 3);
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(run_exit_child("0", "pools", out, sizeof(out)), 3);
+	ck_assert_str_eq(out, "");
+
+	/* 1: pools show, the exit status kept */
+	ck_assert_int_eq(run_exit_child("1", "pools", out, sizeof(out)), 3);
+	ck_assert_int_eq(strncmp(out, "libpool: pools at exit of process ", 34), 0);
+	ck_assert_ptr_nonnull(strstr(out, " (POOL_STATS_ON_EXIT=1):\nDumping pools usage. "));
+	ck_assert_ptr_nonnull(strstr(out, "\n  - Pool exit_a (64 bytes/16) : 7 allocated"));
+	ck_assert_ptr_nonnull(strstr(out, "\n  - Pool exit_b (256 bytes/16) : 3 allocated"));
+	ck_assert_ptr_nonnull(strstr(out, ", @0x"));   /* the process's own stderr: admin */
+	ck_assert_ptr_nonnull(strstr(out, "\nTotal: 2 pools, "));
+
+	/* other values are the arguments of pools show */
+	ck_assert_int_eq(run_exit_child("json byname", "pools", out, sizeof(out)), 3);
+	json = strchr(out, '\n');
+	ck_assert_ptr_nonnull(json);
+	free(run_python(json + 1, "import json, sys\n"
+	                          "d = json.load(open(sys.argv[1]))\n"
+	                          "assert [p[\"name\"] for p in d[\"pools\"]] == "
+	                          "[\"exit_a\", \"exit_b\"]\n"));
+	ck_assert_int_eq(run_exit_child("bogus", "pools", out, sizeof(out)), 3);
+	ck_assert_ptr_nonnull(strstr(out, "\nUnknown option 'bogus' for 'pools show'"));
+
+	/* pools destroyed before exit are not there */
+	ck_assert_int_eq(run_exit_child("1", "destroyed", out, sizeof(out)), 0);
+	ck_assert_ptr_nonnull(strstr(out, "\nTotal: 0 pools, 0 bytes allocated"));
+
+	/* a forked child that calls exit() prints its own; _exit() prints nothing */
+	ck_assert_int_eq(run_exit_child("1", "fork", out, sizeof(out)), 10);
+	ck_assert_uint_eq(test_count(out, "libpool: pools at exit of process "), 2);
+	ck_assert_uint_eq(test_count(out, "  - Pool exit_a (64 bytes/16) : 7 allocated (448 bytes), "
+	                              "7 used"), 1);   /* the parent */
+	ck_assert_uint_eq(test_count(out, "  - Pool exit_a (64 bytes/16) : 7 allocated (448 bytes), "
+	                              "6 used"), 1);   /* the child freed one */
+
+	/* a thread still allocating: printed, no crash */
+	ck_assert_int_eq(run_exit_child("1", "threads", out, sizeof(out)), 4);
+	ck_assert_ptr_nonnull(strstr(out, "\n  - Pool exit_a (64 bytes/16) : "));
+
+	/* exit() with the pool list lock held: a bounded wait, then a word, not a hang */
+	ck_assert_int_eq(run_exit_child("1", "locked", out, sizeof(out)), 5);
+	ck_assert_str_eq(out, "libpool: POOL_STATS_ON_EXIT: the pool list stayed locked for 1 s "
+	                 "at exit: no statistics.\n");
 }
 END_TEST
 
@@ -877,7 +1313,7 @@ static void *alloc_free(void *arg)
 	return NULL;
 }
 
-START_TEST(dump_while_churning)
+START_TEST(test_dump_while_churning)
 {
 	struct pool_head *stable = pool_create("stable", 128, 0);
 	pthread_t t1, t2;
@@ -930,40 +1366,43 @@ static Suite *dump_suite(void)
 
 	tc = tcase_create("Core");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, text_every_field);
-	tcase_add_test(tc, text_no_pools);
-	tcase_add_test(tc, sort_orders);
-	tcase_add_test(tc, match_and_max);
-	tcase_add_test(tc, detailed_creators);
-	tcase_add_test(tc, detailed_callers);
+	tcase_add_test(tc, test_text_every_field);
+	tcase_add_test(tc, test_text_no_pools);
+	tcase_add_test(tc, test_sort_orders);
+	tcase_add_test(tc, test_match_and_max);
+	tcase_add_test(tc, test_detailed_creators);
+	tcase_add_test(tc, test_detailed_callers);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Formats");
 	tcase_set_timeout(tc, 120);
-	tcase_add_test(tc, json_parsed_back);
-	tcase_add_test(tc, prometheus_parsed_back);
+	tcase_add_test(tc, test_json_parsed_back);
+	tcase_add_test(tc, test_prometheus_parsed_back);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("JSON writer");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_json_string_escapes);
+	tcase_add_test(tc, test_json_string_python_oracle);
+	tcase_add_test(tc, test_json_string_errors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Errors");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, errors);
-	tcase_add_test(tc, write_error);
+	tcase_add_test(tc, test_argument_errors);
+	tcase_add_test(tc, test_write_error);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Exit");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_stats_on_exit);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");
 	tcase_set_timeout(tc, 300);
-	tcase_add_test(tc, dump_while_churning);
+	tcase_add_test(tc, test_dump_while_churning);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(dump_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+POOL_TEST_MAIN_ARGS(dump_suite, exit_child)

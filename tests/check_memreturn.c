@@ -3,7 +3,11 @@
  * Copyright (c) 2026 libpool developers
  *
  * Memory return: after a spike, pool_gc(NULL) gives back what needed_avg and the floor do not
- * justify and the process's resident memory falls; objects still in use are never released.
+ * justify and the process's resident memory falls; objects still in use are never released,
+ * by pool_gc() nor by pool_trim(); pool_trim() returns the pages of what went back.
+ *
+ * Public-API test: it includes only <pool/pool.h>; what it checks is in pool_get_stats() and
+ * the process's RSS.
  *
  * The spike: 8 threads allocate 34 MiB each (272 MiB of 16 KiB buffers, 4 KiB pages, 1 KiB
  * connections and 256-byte tasks), touching every byte, then each frees the objects another
@@ -26,8 +30,8 @@
 #include <unistd.h>
 
 #include <pool/pool.h>
-#include "pool-int.h"
-#include "pool-os.h"
+
+#include "testutil.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SAN_REPLACES_MALLOC 1
@@ -165,6 +169,7 @@ START_TEST(test_spike)
 	struct pool_config cfg;
 	size_t base, peak, after, spike_bytes = 0;
 	double t0, t1, t2, t3, t4, t5;
+	const char *os_layer;
 	size_t p;
 	unsigned int t;
 
@@ -180,6 +185,7 @@ START_TEST(test_spike)
 		}
 	}
 	ck_assert_uint_ge(spike_bytes, 256 * MiB / SPIKE_DIVISOR);
+	os_layer = test_stats(pools[0]).os_layer;
 	pthread_barrier_init(&allocated_bar, NULL, NTHREADS + 1);
 	pthread_barrier_init(&peak_bar, NULL, NTHREADS + 1);
 	pthread_barrier_init(&freed_bar, NULL, NTHREADS / 2 + 1);
@@ -199,9 +205,9 @@ START_TEST(test_spike)
 	/* every thread is now gone or idle with empty caches */
 	log_stats("idle");
 	/*
-	 * A periodic collector: the first pass sees buckets that moved since the previous one (or
-	 * since creation) and keeps max(used, needed_avg * 5/4) of them; the second sees them idle,
-	 * takes their needed_avg down to their used, and gives back the rest.
+	 * A periodic collector: the first call ends the demand window in which the spike was
+	 * used, so it keeps what the spike needed; the pools then stay idle, and the second call
+	 * ends a window through which everything stayed free, and gives it back.
 	 */
 	t0 = now_us();
 	pool_gc(NULL);
@@ -220,13 +226,13 @@ START_TEST(test_spike)
 	/* measurements for doc/tuning.md, printed, never asserted */
 	printf("check_memreturn: cost (%s): pool_gc(NULL) pass 1 %.2f ms, pass 2 (releases the "
 	       "rest, then trims) %.2f ms, pool_trim() with nothing left to return %.3f ms\n",
-	       pool__os_name(), (t1 - t0) / 1000.0, (t3 - t2) / 1000.0, (t5 - t4) / 1000.0);
+	       os_layer, (t1 - t0) / 1000.0, (t3 - t2) / 1000.0, (t5 - t4) / 1000.0);
 	printf("check_memreturn: spike of %zu MiB of objects; RSS %zu MiB before, %zu MiB at the "
 	       "peak, %zu MiB after pool_gc(NULL): %.1f%% of the spike given back (OS layer %s)\n",
 	       spike_bytes / MiB, base / MiB, peak / MiB, after / MiB,
 	       peak > base ? 100.0 * (double)(peak - (after < peak ? after : peak)) /
 	                     (double)(peak - base) : 0.0,
-	       pool__os_name());
+	       os_layer);
 
 	for (p = 0; p < NPOOLS; p++) {
 		struct pool_stats st;
@@ -417,7 +423,7 @@ START_TEST(test_trim_returns_pages)
 	trimmed = rss_bytes();
 	printf("check_memreturn: cost (%s): pool_trim() after 64 MiB went back to the OS layer "
 	       "%.2f ms; RSS %zu MiB before, %zu MiB allocated, %zu MiB flushed, %zu MiB trimmed\n",
-	       pool__os_name(), (t1 - t0) / 1000.0, base / MiB, peak / MiB, flushed / MiB,
+	       test_stats(p).os_layer, (t1 - t0) / 1000.0, base / MiB, peak / MiB, flushed / MiB,
 	       trimmed / MiB);
 #ifdef SAN_REPLACES_MALLOC
 	printf("check_memreturn: RSS assertion skipped under the sanitizer (shadow memory)\n");
@@ -426,6 +432,36 @@ START_TEST(test_trim_returns_pages)
 #endif
 	free(o);
 	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/* pool_trim() gives back what was freed; it never touches pool objects in use. */
+START_TEST(test_trim_keeps_objects_in_use)
+{
+	struct pool_head *p = pool_create("trim", 4096, 0);
+	void *keep[64];
+	unsigned int i;
+
+	ck_assert_ptr_nonnull(p);
+	for (i = 0; i < 64; i++) {
+		keep[i] = pool_alloc(p);
+		ck_assert_ptr_nonnull(keep[i]);
+		memset(keep[i], (int)i, 4096);
+	}
+	pool_trim();
+	pool_gc(NULL);
+	pool_flush(p);
+	pool_trim();
+	for (i = 0; i < 64; i++) {
+		unsigned char *c = keep[i];
+
+		ck_assert_uint_eq(c[0], i);
+		ck_assert_uint_eq(c[4095], i);
+		pool_free(p, keep[i]);
+	}
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+	pool_trim();
 }
 END_TEST
 
@@ -442,6 +478,7 @@ static Suite *memreturn_suite(void)
 	tc = tcase_create("Trim");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_trim_returns_pages);
+	tcase_add_test(tc, test_trim_keeps_objects_in_use);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("InUse");
@@ -451,14 +488,4 @@ static Suite *memreturn_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(memreturn_suite());
-	int failed;
-
-	setvbuf(stdout, NULL, _IOLBF, 0);   /* lines reach the log before a forked test ends */
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
-}
+POOL_TEST_MAIN(memreturn_suite)

@@ -2,9 +2,12 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * Core pool library tests: objects and alignment, reuse, merging, limits, bad input, counters,
- * the cache budget, refill, threads (producer/consumer with canaries, thread churn, progress,
- * a limited pool shared by 1000 threads), fork, bulk, destroy.
+ * Core pool library tests: objects and alignment (also with every object from the OS layer),
+ * reuse, merging, limits, bad input, counters, the cache budget, refill, threads
+ * (producer/consumer with canaries, progress, a limited pool shared by 1000 threads), fork,
+ * bulk, destroy. The configuration is check_config.c's.
+ *
+ * Public-API test: it includes only <pool/pool.h>, as users do.
  *
  * The Threads case also runs under POOL_DEBUG settings from tests/test_debug_modes.sh.
  */
@@ -20,16 +23,7 @@
 
 #include <pool/pool.h>
 
-#include "pool-tcache.h"
 #include "testutil.h"
-
-static struct pool_stats stats_of(const struct pool_head *pool)
-{
-	struct pool_stats st;
-
-	ck_assert_int_eq(pool_get_stats(pool, &st), 0);
-	return st;
-}
 
 /* Scale for the threaded tests: smaller under uaf, whose every object is a mapping. */
 static unsigned int scale(unsigned int n)
@@ -45,15 +39,21 @@ static unsigned int scale(unsigned int n)
 /* Core                                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
-START_TEST(test_alignment_and_contents)
+/*
+ * Every alignment 8..4096 and sizes that are and are not multiples of it: objects are aligned
+ * (on 16 at least), no object overlaps another, and objects that come back (from the thread
+ * cache, the shared lists, or the OS layer) are aligned too.
+ */
+static void check_alignment_and_contents(void)
 {
+	static const size_t sizes[] = { 1, 24, 100, 192, 1000, 3000, 4096, 5000, 16384 };
 	size_t align;
 
 	for (align = 8; align <= 4096; align *= 2) {
+		size_t want = align < 16 ? 16 : align;
 		struct pool_head *p;
 		unsigned char *objs[64];
 		char name[32];
-		size_t sizes[] = { 1, 24, 100, 192, 4096, 16384 };
 		size_t si, i, j, bad;
 
 		for (si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
@@ -63,7 +63,8 @@ START_TEST(test_alignment_and_contents)
 			for (i = 0; i < 64; i++) {
 				objs[i] = pool_alloc(p);
 				ck_assert_ptr_nonnull(objs[i]);
-				ck_assert_uint_eq((uintptr_t)objs[i] % (align < 16 ? 16 : align), 0);
+				ck_assert_msg((uintptr_t)objs[i] % want == 0, "%s: %p not aligned on %zu",
+				              name, (void *)objs[i], want);
 				memset(objs[i], (int)i, sizes[si]);
 			}
 			/* no object overlaps another: each kept what was written into it */
@@ -75,13 +76,30 @@ START_TEST(test_alignment_and_contents)
 			for (i = 0; i < 64; i++)
 				pool_free(p, objs[i]);
 			/* reused objects keep their alignment */
-			objs[0] = pool_alloc(p);
-			ck_assert_uint_eq((uintptr_t)objs[0] % (align < 16 ? 16 : align), 0);
-			pool_free(p, objs[0]);
+			for (i = 0; i < 64; i++) {
+				objs[i] = pool_alloc(p);
+				ck_assert_ptr_nonnull(objs[i]);
+				ck_assert_uint_eq((uintptr_t)objs[i] % want, 0);
+			}
+			for (i = 0; i < 64; i++)
+				pool_free(p, objs[i]);
 			pool_thread_flush();
 			ck_assert_int_eq(pool_destroy(p), 0);
 		}
 	}
+}
+
+START_TEST(test_alignment_and_contents)
+{
+	check_alignment_and_contents();
+}
+END_TEST
+
+/* The same with every object from the OS layer and back to it (no thread cache nor shared list). */
+START_TEST(test_alignment_without_caches)
+{
+	ck_assert_int_eq(pool_parse_debugging("no-cache,no-global", NULL), 0);
+	check_alignment_and_contents();
 }
 END_TEST
 
@@ -165,35 +183,6 @@ START_TEST(test_for_each)
 }
 END_TEST
 
-START_TEST(test_declare_config)
-{
-	struct pool_config cfg = { .buckets = 8, .cache_bytes = 65536, .cluster = 4 }, got;
-
-	ck_assert_int_eq(pool_configure(&cfg), 0);
-	pool_get_config(&got);
-	ck_assert_uint_eq(got.buckets, 8);
-	ck_assert_uint_eq(got.cache_bytes, 65536);
-	ck_assert_uint_eq(got.cluster, 4);
-	cfg.buckets = 3;
-	errno = 0;
-	ck_assert_int_eq(pool_configure(&cfg), -1);
-	ck_assert_int_eq(errno, EINVAL);
-	cfg = (struct pool_config){ .cache_bytes = 100 };
-	ck_assert_int_eq(pool_configure(&cfg), -1);
-	cfg = (struct pool_config){ .cluster = 65 };
-	ck_assert_int_eq(pool_configure(&cfg), -1);
-	ck_assert_int_eq(pool_configure(NULL), -1);
-	pool_get_config(&got);
-	ck_assert_uint_eq(got.buckets, 8);         /* unchanged by the refused calls */
-	ck_assert_ptr_nonnull(pool_create("cfg", 64, 0));
-	cfg = (struct pool_config){ .buckets = 16 };
-	errno = 0;
-	ck_assert_int_eq(pool_configure(&cfg), -1);
-	ck_assert_int_eq(errno, EBUSY);
-	ck_assert_uint_eq(stats_of(pool_create("cfg2", 64, 0)).buckets, 8);
-}
-END_TEST
-
 START_TEST(test_bulk)
 {
 	struct pool_head *p = pool_create("bulk", 64, 0);
@@ -206,7 +195,7 @@ START_TEST(test_bulk)
 		ck_assert_ptr_nonnull(objs[i]);
 		memset(objs[i], 1, 64);
 	}
-	ck_assert_uint_eq(stats_of(p).used, 100);
+	ck_assert_uint_eq(test_stats(p).used, 100);
 	objs[50] = NULL;                 /* NULL entries are skipped */
 	pool_free_bulk(p, objs, 100);
 	pool_set_limit(p, 120);
@@ -239,7 +228,7 @@ START_TEST(test_destroy)
 	p = pool_create("destroy2", 64, 0);
 	a = pool_alloc(p);
 	ck_assert_ptr_nonnull(a);
-	ck_assert_uint_eq(stats_of(p).allocated, 1);
+	ck_assert_uint_eq(test_stats(p).allocated, 1);
 	pool_free(p, a);
 }
 END_TEST
@@ -290,7 +279,7 @@ START_TEST(test_destroy_drains_other_threads)
 	while (!pk.cached)
 		pthread_cond_wait(&pk.cond, &pk.lock);
 	pthread_mutex_unlock(&pk.lock);
-	ck_assert_uint_eq(stats_of(pk.pool).cached, 10);
+	ck_assert_uint_eq(test_stats(pk.pool).cached, 10);
 	ck_assert_int_eq(pool_destroy(pk.pool), 0);    /* the parked thread's cache is drained */
 	pk.pool = pool_create("drain2", 64, 0);         /* reuses the slot */
 	pthread_mutex_lock(&pk.lock);
@@ -298,7 +287,7 @@ START_TEST(test_destroy_drains_other_threads)
 	pthread_cond_broadcast(&pk.cond);
 	pthread_mutex_unlock(&pk.lock);
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
-	ck_assert_uint_eq(stats_of(pk.pool).used, 0);
+	ck_assert_uint_eq(test_stats(pk.pool).used, 0);
 }
 END_TEST
 
@@ -318,7 +307,7 @@ START_TEST(test_merging)
 	void *o;
 
 	ck_assert_ptr_eq(a, b);
-	ck_assert_uint_eq(stats_of(a).creators, 2);
+	ck_assert_uint_eq(test_stats(a).creators, 2);
 	ck_assert_uint_eq(pool_object_size(a), 1008);   /* the larger size */
 	ck_assert_ptr_ne(a, c);
 	ck_assert_ptr_ne(a, d);
@@ -330,12 +319,12 @@ START_TEST(test_merging)
 	o = pool_alloc(a);
 	ck_assert_ptr_ne(pool_create("m-h", 1000, POOL_F_SHARED), a);
 	ck_assert_ptr_eq(pool_create("m-i", 1008, POOL_F_SHARED), a);
-	ck_assert_uint_eq(stats_of(a).creators, 3);
+	ck_assert_uint_eq(test_stats(a).creators, 3);
 	pool_free(a, o);
 
 	/* destroy drops users one at a time */
 	ck_assert_int_eq(pool_destroy(a), 0);
-	ck_assert_uint_eq(stats_of(a).creators, 2);
+	ck_assert_uint_eq(test_stats(a).creators, 2);
 }
 END_TEST
 
@@ -370,8 +359,8 @@ START_TEST(test_limit)
 	ck_assert_ptr_null(pool_alloc(p));
 	ck_assert_int_eq(errno, ENOMEM);
 	ck_assert_ptr_null(pool_alloc(p));
-	ck_assert_uint_eq(stats_of(p).failed, 2);
-	ck_assert_uint_eq(stats_of(p).allocated, 10);   /* no OS allocation past the limit */
+	ck_assert_uint_eq(test_stats(p).failed, 2);
+	ck_assert_uint_eq(test_stats(p).allocated, 10);   /* no OS allocation past the limit */
 	/* recovers as soon as an object comes back */
 	pool_free(p, o[0]);
 	ck_assert_ptr_nonnull(o[0] = pool_alloc(p));
@@ -429,24 +418,24 @@ START_TEST(test_counters)
 
 	for (i = 0; i < 500; i++)
 		o[i] = pool_alloc(p);
-	st = stats_of(p);
+	st = test_stats(p);
 	ck_assert_uint_eq(st.allocated, 500);
 	ck_assert_uint_eq(st.used, 500);
 	ck_assert_uint_eq(st.cached, 0);
 	for (i = 0; i < 500; i++)
 		pool_free(p, o[i]);
-	st = stats_of(p);
+	st = test_stats(p);
 	ck_assert_uint_ge(st.allocated, st.used);
 	ck_assert_uint_eq(st.used, st.cached);          /* nothing handed out */
 	ck_assert_uint_eq(st.allocated, st.used + st.shared_free);
 	ck_assert_uint_gt(st.needed_avg, 0);
 	pool_thread_flush();
-	st = stats_of(p);
+	st = test_stats(p);
 	ck_assert_uint_eq(st.used, 0);
 	ck_assert_uint_eq(st.cached, 0);
 	ck_assert_uint_eq(st.allocated, st.shared_free);
 	pool_flush(p);
-	st = stats_of(p);
+	st = test_stats(p);
 	ck_assert_uint_eq(st.allocated, 0);
 	ck_assert_uint_eq(st.shared_free, 0);
 	pool_flush(NULL);
@@ -470,8 +459,8 @@ START_TEST(test_budget)
 		o[i] = pool_alloc(b);
 	for (i = 0; i < 4000; i++)
 		pool_free(i < 2000 ? a : b, o[i]);
-	sa = stats_of(a);
-	sb = stats_of(b);
+	sa = test_stats(a);
+	sb = test_stats(b);
 	ck_assert_uint_le(sa.cached * sa.stride + sb.cached * sb.stride, cfg.cache_bytes);
 	ck_assert_uint_gt(sa.cached + sb.cached, 0);
 	/* the coldest went first: pool a was freed into before pool b */
@@ -480,8 +469,8 @@ START_TEST(test_budget)
 	a = pool_create("budget-huge", 128 * 1024, 0);
 	o[0] = pool_alloc(a);
 	pool_free(a, o[0]);
-	ck_assert_uint_eq(stats_of(a).cached, 0);
-	ck_assert_uint_eq(stats_of(a).shared_free + (stats_of(a).allocated == 0), 1);
+	ck_assert_uint_eq(test_stats(a).cached, 0);
+	ck_assert_uint_eq(test_stats(a).shared_free + (test_stats(a).allocated == 0), 1);
 }
 END_TEST
 
@@ -522,13 +511,13 @@ START_TEST(test_refill)
 	pthread_join(t, NULL);
 	pthread_create(&t, NULL, free_n, &ra);    /* ...thread B frees and exits (flush) */
 	pthread_join(t, NULL);
-	before = stats_of(ra.pool).allocated;
+	before = test_stats(ra.pool).allocated;
 	ck_assert_uint_eq(before, 2000);
-	ck_assert_uint_gt(stats_of(ra.pool).shared_free, 0);
+	ck_assert_uint_gt(test_stats(ra.pool).shared_free, 0);
 	pthread_create(&t, NULL, alloc_n, &ra);   /* thread C is served from the shared lists */
 	pthread_join(t, NULL);
-	ck_assert_uint_le(stats_of(ra.pool).allocated, before);
-	ck_assert_uint_eq(stats_of(ra.pool).used, 2000);
+	ck_assert_uint_le(test_stats(ra.pool).allocated, before);
+	ck_assert_uint_eq(test_stats(ra.pool).used, 2000);
 	free_n(&ra);
 }
 END_TEST
@@ -657,7 +646,7 @@ START_TEST(test_producer_consumer_48)
 	}
 	ck_assert_uint_eq(pc_bad, 0);
 	ck_assert_uint_eq(pc_consumed, (unsigned long)PC_PAIRS * pc_per_producer);
-	st = stats_of(pc_pool);
+	st = test_stats(pc_pool);
 	ck_assert_uint_eq(st.used, 0);
 	ck_assert_uint_eq(st.cached, 0);
 	ck_assert_uint_eq(st.allocated, st.shared_free);
@@ -665,44 +654,6 @@ START_TEST(test_producer_consumer_48)
 }
 END_TEST
 
-static struct pool_head *churn_pool;
-static _Atomic unsigned int churn_max_id;
-
-static _Atomic unsigned int churn_null;
-
-static void *churn_thread(void *arg)
-{
-	void *o = pool_alloc(churn_pool);
-	unsigned int id;
-
-	(void)arg;
-	churn_null += !o;
-	pool_free(churn_pool, o);
-	id = pool__thread_id(pool__thread_self(&id));
-	if (id > churn_max_id)
-		churn_max_id = id;
-	return NULL;
-}
-
-START_TEST(test_thread_churn_5000)
-{
-	unsigned int i, errors = 0;
-
-	churn_pool = pool_create("churn", 64, 0);
-	for (i = 0; i < 5000; i++) {
-		pthread_t t;
-
-		if (pthread_create(&t, NULL, churn_thread, NULL) != 0 || pthread_join(t, NULL) != 0)
-			errors++;
-	}
-	ck_assert_uint_eq(errors, 0);
-	ck_assert_uint_eq(churn_null, 0);
-	/* ids are recycled: one thread at a time never needs more than a couple */
-	ck_assert_uint_le(churn_max_id, 4);
-	ck_assert_uint_eq(stats_of(churn_pool).used, 0);
-	ck_assert_uint_le(stats_of(churn_pool).allocated, 8);
-}
-END_TEST
 
 #define HAMMER_THREADS 48
 
@@ -750,8 +701,8 @@ START_TEST(test_hammer_48_progress)
 	ck_assert_uint_eq(hammer_bad, 0);
 	for (i = 0; i < HAMMER_THREADS; i++)
 		ck_assert_uint_eq(hammer_done[i], scale(20000));   /* every thread completed */
-	ck_assert_uint_eq(stats_of(hammer_pool).used, 0);
-	ck_assert_uint_eq(stats_of(hammer_pool).allocated, stats_of(hammer_pool).shared_free);
+	ck_assert_uint_eq(test_stats(hammer_pool).used, 0);
+	ck_assert_uint_eq(test_stats(hammer_pool).allocated, test_stats(hammer_pool).shared_free);
 }
 END_TEST
 
@@ -795,8 +746,8 @@ START_TEST(test_limited_pool_1000_threads)
 	for (i = 0; i < started; i++)
 		pthread_join(t[i], NULL);
 	ck_assert_uint_eq(slot_completed, started);              /* all served, none dropped */
-	ck_assert_uint_le(stats_of(slot_pool).allocated, 128);   /* never past the limit */
-	ck_assert_uint_eq(stats_of(slot_pool).used, 0);
+	ck_assert_uint_le(test_stats(slot_pool).allocated, 128);   /* never past the limit */
+	ck_assert_uint_eq(test_stats(slot_pool).used, 0);
 	free(t);
 }
 END_TEST
@@ -854,7 +805,7 @@ START_TEST(test_fork_child_allocates)
 			/* only the objects the other threads held at the fork (at most a cluster each,
 			 * in hand or in a slow path) stay used: they cannot come back in the child */
 			for (k = 0; k < 3; k++)
-				if (stats_of(fork_pools[k]).used > 4 * POOL_CLUSTER_DEFAULT)
+				if (test_stats(fork_pools[k]).used > 4 * POOL_CLUSTER_DEFAULT)
 					_exit(3);
 			_exit(0);
 		}
@@ -876,11 +827,11 @@ static Suite *pool_suite(void)
 	tc = tcase_create("Core");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_alignment_and_contents);
+	tcase_add_test(tc, test_alignment_without_caches);
 	tcase_add_test(tc, test_zalloc_zeroes_reused);
 	tcase_add_test(tc, test_lifo_reuse);
 	tcase_add_test(tc, test_names_and_sizes);
 	tcase_add_test(tc, test_for_each);
-	tcase_add_test(tc, test_declare_config);
 	tcase_add_test(tc, test_bulk);
 	tcase_add_test(tc, test_destroy);
 	tcase_add_test(tc, test_destroy_drains_other_threads);
@@ -905,7 +856,6 @@ static Suite *pool_suite(void)
 	tc = tcase_create("Threads");
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_producer_consumer_48);
-	tcase_add_test(tc, test_thread_churn_5000);
 	tcase_add_test(tc, test_hammer_48_progress);
 	tcase_add_test(tc, test_limited_pool_1000_threads);
 	tcase_add_test(tc, test_fork_child_allocates);
@@ -913,13 +863,4 @@ static Suite *pool_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *sr = srunner_create(pool_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+POOL_TEST_MAIN(pool_suite)

@@ -5,6 +5,9 @@
  * pool_version() and the POOL_VERSION_* macros: the string is "MAJOR.MINOR.PATCH" made of the
  * three macros, the shared library loaded at run time reports the version its file name carries
  * (libpool.so.MAJOR.MINOR.PATCH), and the comparison macro orders versions.
+ *
+ * Public-API test: it includes only <pool/pool.h>, and must be linked with the shared library
+ * (which the Makefile does for public tests) to find the file it was loaded from.
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -13,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pool/pool.h>
+
+#include "testutil.h"
 
 START_TEST(test_version_string)
 {
@@ -61,20 +66,16 @@ START_TEST(test_version_num)
 }
 END_TEST
 
-int main(void)
+static Suite *version_suite(void)
 {
 	Suite *s = suite_create("version");
 	TCase *tc = tcase_create("Core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_version_string);
 	tcase_add_test(tc, test_version_is_the_loaded_library);
 	tcase_add_test(tc, test_version_num);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+POOL_TEST_MAIN(version_suite)

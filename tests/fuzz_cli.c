@@ -2,11 +2,13 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * libFuzzer target: pool_cli_exec() on any byte string (`make fuzz-cli`, see mk/fuzz.mk).
+ * libFuzzer target: pool_cli_exec_level() on any byte string (`make fuzz-cli`, see mk/fuzz.mk):
+ * the first byte picks the access level (user, operator, admin), the rest is the line.
  *
- * Besides crashes and sanitizer reports, it checks the promise made to socket clients: a refused
- * command answers exactly one printable line, whatever the input. The debugging options a
- * `pools debug` input changed are put back after every input, so that inputs stay independent.
+ * Besides crashes and sanitizer reports, it checks the promises made to socket clients: a
+ * refused command answers exactly one printable line, whatever the input, and below admin no
+ * answer holds an address. The debugging options and limits an input changed are put back after
+ * every input, so that inputs stay independent.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -57,21 +59,37 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *line = malloc(size + 1), *out = NULL;
+	enum pool_cli_level level;
+	char *line, *out = NULL, addr[32];
 	size_t len = 0, i;
 	FILE *f;
 	int ret;
 
+	if (size == 0)
+		return 0;
+	level = (enum pool_cli_level)(POOL_CLI_USER + data[0] % 3);
+	line = malloc(size);
 	if (!line)
 		return 0;
-	memcpy(line, data, size);
-	line[size] = 0;
+	memcpy(line, data + 1, size - 1);
+	line[size - 1] = 0;
 	f = open_memstream(&out, &len);
 	if (!f)
 		abort();
-	ret = pool_cli_exec(line, f);
+	ret = pool_cli_exec_level(line, f, level);
 	if (fclose(f) != 0)
 		abort();
+	if (ret == 0 && level < POOL_CLI_ADMIN) {
+		/*
+		 * No pool head address in what a user or an operator is answered (an error may echo
+		 * what the client typed, which can spell anything: those are left out).
+		 */
+		for (i = 0; i < 4; i++) {
+			snprintf(addr, sizeof(addr), "%p", (void *)pools[i]);
+			if (strstr(out, addr))
+				abort();
+		}
+	}
 	if (ret != 0) {
 		/* one line, printable, ending with its newline */
 		if (len == 0 || out[len - 1] != '\n')
@@ -84,5 +102,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(line);
 	if (pool_parse_debugging(initial_options, NULL) != 0)
 		abort();
+	for (i = 0; i < 4; i++)
+		pool_set_limit(pools[i], i == 2 ? 4 : 0);
 	return 0;
 }

@@ -8,6 +8,15 @@
     httpd-client.py flood  PORT N        N connections opened at once (past the server's fd limit)
     httpd-client.py faults PORT N        N requests while the server fails allocations at random
     httpd-client.py pools  JSON-FILE     no httpd-* pool has an object in use (used - cached == 0)
+    httpd-client.py memreturn PORT PID N POOLS SOCKET [rss|no-rss]
+                                          after a slowloris wave of N connections, each holding
+                                          an input buffer, and at most 10 idle seconds, the
+                                          httpd-ibuf pool holds at most 32 buffers (asked with
+                                          the pools tool POOLS on the CLI socket SOCKET) and the
+                                          server's RSS is within 1.5x of its idle baseline (not
+                                          with no-rss)
+    httpd-client.py stats  PORT          --stats: /metrics, /pools.json and /pools answer
+    httpd-client.py nostats PORT         without --stats those paths are 404
 
 Each prints what it did on one line and exits 0, or prints the first failure and exits 1.
 Waits are bounded so that a broken server fails the test instead of hanging it; nothing here
@@ -20,6 +29,7 @@ import resource
 import selectors
 import socket
 import struct
+import subprocess
 import sys
 import time
 
@@ -385,6 +395,155 @@ def cmd_faults(port, n):
           % (ok, broken))
 
 
+def rss_kib(pid):
+    """VmRSS of process pid, in KiB (from /proc/PID/status)."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    fail("memreturn: no VmRSS in /proc/%d/status" % pid)
+
+
+def ibufs_allocated(pools_tool, socket_path):
+    """httpd-ibuf's allocated objects, asked on the CLI socket: its thread touches no pool, so
+    asking does not make the server busy as an HTTP request would."""
+    out = subprocess.run([pools_tool, "-S", socket_path, "show", "json"], check=True,
+                         stdout=subprocess.PIPE, timeout=GUARD_S).stdout
+    return [p["allocated"] for p in find_pools(json.loads(out), []) if p["name"] == "httpd-ibuf"][0]
+
+
+def cmd_memreturn(port, pid, n, pools_tool, socket_path, check_rss):
+    """Baseline RSS when idle; a wave of n connections that each fill an input buffer with a
+    header section that never ends (slowloris); the pool must hold them and RSS rise by most of
+    n x 16 KiB; once the clients are gone, in at most 10 idle seconds, the pool must hold at most
+    32 buffers and RSS fall back within 1.5x of the baseline. check_rss False leaves RSS out (a
+    sanitizer's allocator that keeps freed memory: ThreadSanitizer's)."""
+    raise_fd_limit(n + 64)
+    # Warm up: every path the wave will take has run once, so the baseline holds its code and
+    # stacks; then let the server go idle (its caches are flushed after 1 s, gc runs each 1 s).
+    c = Conn(port)
+    for _ in range(50):
+        c.send(get(b"/bytes/20000"))
+        check_ok(c.response(), "/bytes/20000")
+    c.close()
+    time.sleep(3)
+    samples = []
+    for _ in range(3):
+        samples.append(rss_kib(pid))
+        time.sleep(0.3)
+    baseline = min(samples)
+    # A header section of 15000 bytes without its end: the server holds a 16 KiB input buffer
+    # per connection, its pages touched, waiting for the rest.
+    pad = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"s" * 15000
+    conns = []
+    for _ in range(n):
+        s = socket.create_connection(("127.0.0.1", port), timeout=GUARD_S)
+        s.sendall(pad)
+        conns.append(s)
+    want = baseline + n * 16 * 3 // 4 if check_rss else 0
+    deadline = time.monotonic() + GUARD_S
+    peak = rss_kib(pid)
+    held = ibufs_allocated(pools_tool, socket_path)
+    while (peak < want or held < n) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        peak = max(peak, rss_kib(pid))
+        held = ibufs_allocated(pools_tool, socket_path)
+    if held < n or peak < want:
+        fail("memreturn: the wave did not show: %d input buffers, RSS %d KiB, expected at least "
+             "%d buffers and %d KiB (baseline %d KiB + 3/4 of %d x 16 KiB)"
+             % (held, peak, n, want, baseline, n))
+    for s in conns:
+        s.close()
+    limit = baseline * 3 // 2 if check_rss else float("inf")
+    waited = 0.0
+    rss = rss_kib(pid)
+    left = ibufs_allocated(pools_tool, socket_path)
+    while (rss > limit or left > 32) and waited < 10:
+        time.sleep(0.5)
+        waited += 0.5
+        rss = rss_kib(pid)
+        left = ibufs_allocated(pools_tool, socket_path)
+    if left > 32:
+        fail("memreturn: the httpd-ibuf pool still holds %d buffers 10 s after the wave" % left)
+    if rss > limit:
+        fail("memreturn: RSS %d KiB 10 s after the wave, over 1.5 x the idle baseline of %d KiB "
+             "(peak %d KiB)" % (rss, baseline, peak))
+    print("memreturn: RSS idle %d KiB, %d slowloris connections %d KiB, %.1f s after they left "
+          "%d KiB (limit %s); httpd-ibuf %d buffers, then %d"
+          % (baseline, n, peak, waited, rss,
+             "1.5 x idle = %d KiB" % limit if check_rss else "not checked", held, left))
+
+
+def http_get(port, path):
+    c = Conn(port)
+    c.send(get(path.encode(), b"Connection: close\r\n"))
+    resp = c.response()
+    c.close()
+    if resp is None:
+        fail("GET %s: closed without a response" % path)
+    return resp
+
+
+def cmd_stats(port):
+    status, headers, body = http_get(port, "/metrics")
+    if status != 200 or not headers["content-type"].startswith("text/plain; version=0.0.4"):
+        fail("/metrics: %d %s" % (status, headers.get("content-type")))
+    text = body.decode()
+    for want in ('libpool_pool_allocated_bytes{pool="httpd-ibuf"}', "# TYPE ",
+                 "# TYPE pool_httpd_requests_total counter", "pool_httpd_connections_open "):
+        if want not in text:
+            fail("/metrics lacks %r" % want)
+    requests = [int(line.split()[1]) for line in text.splitlines()
+                if line.startswith("pool_httpd_requests_total ")]
+    try:    # the reference parser, where installed (Debian: python3-prometheus-client)
+        from prometheus_client.parser import text_string_to_metric_families
+        families = {f.name: f.type for f in text_string_to_metric_families(text)}
+        if families.get("pool_httpd_requests") != "counter":
+            fail("/metrics: prometheus_client reads %r" % families)
+    except ImportError:
+        pass
+    again = [int(line.split()[1]) for line in http_get(port, "/metrics")[2].decode().splitlines()
+             if line.startswith("pool_httpd_requests_total ")]
+    if len(requests) != 1 or len(again) != 1 or again[0] <= requests[0]:
+        fail("/metrics: pool_httpd_requests_total %r, then %r: no growth" % (requests, again))
+    status, headers, body = http_get(port, "/pools.json")
+    if status != 200 or headers["content-type"] != "application/json":
+        fail("/pools.json: %d %s" % (status, headers.get("content-type")))
+    doc = json.loads(body)
+    names = sorted(p["name"] for p in find_pools(doc, []))
+    if names != ["httpd-conn", "httpd-ibuf", "httpd-obuf", "httpd-req"]:
+        fail("/pools.json: pools %s" % names)
+    if doc.get("format") != 1 or b"address" in body or b"0x" in body:
+        fail("/pools.json: not the format 1 JSON of a user-level session (no addresses): %r"
+             % body[:200])
+    status, headers, body = http_get(port, "/pools")
+    if status != 200 or not headers["content-type"].startswith("text/html") or \
+            b'src="/pools/uPlot.iife.min.js"' not in body:
+        fail("/pools: %d %s" % (status, headers.get("content-type")))
+    for path, ctype, start in (("/pools/uPlot.iife.min.js", "text/javascript", b"/*! "),
+                               ("/pools/uPlot.min.css", "text/css", b".uplot")):
+        status, headers, body = http_get(port, path)
+        if status != 200 or not headers["content-type"].startswith(ctype) or \
+                not body.startswith(start):
+            fail("%s: %d %s %r" % (path, status, headers.get("content-type"), body[:20]))
+    c = Conn(port)
+    c.send(get(b"/metrics", method=b"HEAD"))
+    status, headers, body = c.response(head_only=True)
+    c.close()
+    if status != 200 or int(headers["content-length"]) < 1000:
+        fail("HEAD /metrics: %d, content-length %s" % (status, headers.get("content-length")))
+    print("stats: /metrics (%d requests so far), /pools.json (4 pools, format 1, no address), "
+          "/pools and its uPlot files answer" % requests[0])
+
+
+def cmd_nostats(port):
+    for path in ("/metrics", "/pools.json", "/pools", "/pools/uPlot.iife.min.js"):
+        status = http_get(port, path)[0]
+        if status != 404:
+            fail("%s without --stats: status %d, expected 404" % (path, status))
+    print("nostats: the statistics paths are 404 without --stats")
+
+
 def find_pools(node, out):
     """Collect every JSON object that has name, used and cached members."""
     if isinstance(node, dict):
@@ -424,6 +583,15 @@ def main():
             cmd_faults(int(args[1]), int(args[2]))
         elif args[0] == "pools":
             cmd_pools(args[1])
+        elif args[0] == "memreturn":
+            if len(args) not in (6, 7) or (len(args) == 7 and args[6] not in ("rss", "no-rss")):
+                raise ValueError
+            cmd_memreturn(int(args[1]), int(args[2]), int(args[3]), args[4], args[5],
+                          len(args) == 6 or args[6] == "rss")
+        elif args[0] == "stats":
+            cmd_stats(int(args[1]))
+        elif args[0] == "nostats":
+            cmd_nostats(int(args[1]))
         else:
             raise IndexError
     except (IndexError, ValueError):

@@ -18,25 +18,7 @@ if [ ! -x "$B" ]; then
 fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-failures=0
-
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
-
-expect() {
-	want=$1; desc=$2; shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		fail "$desc: exit $rc, expected $want"
-		tail -n 40 "$tmp/out" "$tmp/err"
-		return 1
-	fi
-	echo "ok: $desc"
-	return 0
-}
+. "$(dirname "$0")/testlib.sh"
 
 # A sanitizer runtime must come first in the process: no allocator can be preloaded into it, and
 # DPDK's EAL is not built for it. Sanitizer builds compare libpool with the C library's malloc.

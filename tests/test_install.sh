@@ -35,7 +35,8 @@ for f in "$lib/libpool.a" "$lib/libpool.so" "$lib/libpool.so.0" "$lib/libpool.so
 	"$root/share/doc/libpool/README.md" "$root/share/doc/libpool/LICENSE" \
 	"$root/share/doc/libpool/CHANGELOG.md" "$root/share/doc/libpool/internals.md" \
 	"$root/share/doc/libpool/examples/pool-httpd.c" "$root/share/doc/libpool/examples/example.c" \
-	"$root/man/man1/pools.1"; do
+	"$root/man/man1/pools.1" "$root/man/man3/pool_create.3" "$root/man/man3/pool_free.3" \
+	"$root/man/man3/pool_version.3" "$root/man/man7/libpool.7"; do
 	[ -e "$f" ] || fail "not installed: ${f#"$stage"}"
 done
 for f in "$root/bin/pool-httpd" "$root/bin/pool-bench-malloc" "$root/bin/pool-cli-server" \
@@ -55,6 +56,7 @@ readelf -d "$root/bin/pool-stress" | grep -q 'NEEDED.*libpool.so.0' ||
 	fail "pool-stress does not link the shared library"
 
 # Man pages: every name of a NAME section is a link to its page.
+[ "$(readlink "$root/man/man3/pool_free.3")" = pool_alloc.3 ] || fail "pool_free.3 is no link to pool_alloc.3"
 for m in "$root"/man/man*/*; do
 	[ -L "$m" ] && { [ -f "$m" ] || fail "dangling man link ${m#"$stage"}"; }
 done
@@ -89,6 +91,14 @@ ${CC:-cc} -o "$tmp/example-static" "$root/share/doc/libpool/examples/example.c" 
 	"$lib/libpool.a" $(pc --static --libs | sed -e 's/-lpool //' -e 's/-ludev//') -lpthread ||
 	fail "the example does not link with libpool.a and pkg-config --static"
 "$tmp/example-static" > /dev/null || fail "the statically linked example failed"
+
+# The same build directory installed again with other directories: libpool.pc follows them
+# (it used to keep the first PREFIX it was generated with).
+make -s install BUILD="$tmp/build" PREFIX=/usr/local DESTDIR="$tmp/stage2" > "$tmp/log" 2>&1 ||
+	{ cat "$tmp/log"; fail "second make install failed"; }
+pc2=$tmp/stage2/usr/local/lib/pkgconfig/libpool.pc
+grep -qx 'prefix=/usr/local' "$pc2" && grep -qx 'libdir=${prefix}/lib' "$pc2" ||
+	fail "libpool.pc not regenerated for PREFIX=/usr/local: $(head -n 6 "$pc2")"
 
 make -s uninstall "$@" > "$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make uninstall failed"; }
 left=$(find "$stage" ! -type d | head -5)

@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
-# tools/pool-topology: the summary of this machine, the table on XML files, bad usage (exit 2)
-# and a file hwloc cannot load (exit 1, the row says so, the other rows are still printed).
+#
+# tools/pool-topology: the summary of this machine, the table on XML files, bad usage (exit 2,
+# the message names the option), --help, --version, and a file hwloc cannot load (exit 1, the
+# row says so, the other rows are still printed).
 tool=${BUILD:?BUILD must be set}/tools/pool-topology
 dir=${POOL_TOPOLOGY_DIR:-tests/topologies}
 tmp=$(mktemp -d) || exit 1
@@ -19,14 +21,28 @@ grep -q 'in effect' "$tmp/out" || fail "no configuration in effect"
 POOL_BUCKETS=32 "$tool" > "$tmp/out" 2>&1 || fail "POOL_BUCKETS=32: exit $?"
 sed -n '/in effect/,$p' "$tmp/out" | grep -q 'buckets per pool    32$' || fail "override not shown"
 
-"$tool" --bogus > "$tmp/out" 2> "$tmp/err"
-[ $? -eq 2 ] || fail "--bogus: expected exit 2"
-grep -q 'usage:' "$tmp/err" || fail "--bogus: no usage on stderr"
-"$tool" --table > "$tmp/out" 2> "$tmp/err"
-[ $? -eq 2 ] || fail "--table without files: expected exit 2"
-grep -q 'needs at least one XML file' "$tmp/err" || fail "--table: no reason given"
+# usage_error <message> <args...>: exit 2, the message, then the hint to --help
+usage_error() {
+	want=$1
+	shift
+	"$tool" "$@" > "$tmp/out" 2> "$tmp/err"
+	rc=$?
+	[ $rc -eq 2 ] || fail "$*: exit $rc, expected 2"
+	[ "$(head -n 1 "$tmp/err")" = "pool-topology: $want" ] ||
+		fail "$*: message '$(head -n 1 "$tmp/err")'"
+	grep -q "^Try 'pool-topology --help' for more information.$" "$tmp/err" || fail "$*: no hint"
+	[ -s "$tmp/out" ] && fail "$*: wrote on stdout"
+}
+usage_error "unknown option '--bogus'" --bogus
+usage_error "unknown option '-x'" -x
+usage_error "--table needs at least one XML file" --table
+usage_error "unexpected argument 'file.xml' (files go with --table)" file.xml
 "$tool" --help > "$tmp/out" || fail "--help: exit $?"
-grep -q 'usage:' "$tmp/out" || fail "--help: no usage"
+grep -q '^Usage: pool-topology' "$tmp/out" || fail "--help: no usage"
+grep -q '^Exit status: 0 success, 1 a file hwloc could not load' "$tmp/out" ||
+	fail "--help: no exit status"
+"$tool" --version > "$tmp/out" || fail "--version: exit $?"
+grep -q '^pool-topology (libpool) ' "$tmp/out" || fail "--version: $(cat "$tmp/out")"
 
 echo "not xml" > "$tmp/bad.xml"
 [ -f "$dir/Intel-CascadeLake-2xXeon6230.xml" ] || fail "no $dir/Intel-CascadeLake-2xXeon6230.xml"

@@ -1,14 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
-# The `pools` tool against tools/pool-cli-server: exit codes 0 (success), 1 (refused) and
-# 2 (socket unreachable, bad usage), the one-line messages that say which, -S and
-# POOL_CLI_SOCKET, -dM, and the same socket driven by socat as an operator would.
+#
+# The `pools` tool against the test fixture tests/pool-cli-server.c: exit codes 0 (success),
+# 1 (the server answered an error), 2 (bad usage) and 3 (socket unreachable, no answer), the
+# one-line messages that say which, -S and POOL_CLI_SOCKET, -dM, and the same socket driven by
+# socat as an operator would.
 # Env (from make check): BUILD. Exit 0 pass, 1 fail.
 
 BUILD=${BUILD:?BUILD must name the build directory}
 POOLS=$BUILD/tools/pools
-SERVER=$BUILD/tools/pool-cli-server
+SERVER=$BUILD/tests/pool-cli-server
 for b in "$POOLS" "$SERVER"; do
 	[ -x "$b" ] || { echo "missing $b (run make first)"; exit 1; }
 done
@@ -60,9 +62,10 @@ expect_out() {
 	grep -qF -- "$1" "$dir/out" || fail "stdout lacks '$1': $(cat "$dir/out")"
 }
 
+# start_server [level]: the fixture serves $sock at that level (default: admin)
 start_server() {
 	: >"$dir/server.out"   # the "ready" line of an earlier server must not count
-	"$SERVER" -S "$sock" -t 5000 >"$dir/server.out" 2>"$dir/server.err" &
+	"$SERVER" -S "$sock" -t 5000 -l "${1:-admin}" >"$dir/server.out" 2>"$dir/server.err" &
 	pid=$!
 	i=0
 	while ! grep -q '^ready ' "$dir/server.out" 2>/dev/null; do
@@ -84,18 +87,31 @@ stop_server() {
 	[ "$src" -eq 0 ] || fail "server exited $src: $(cat "$dir/server.err")"
 }
 
-# ---- nothing to talk to: exit 2 ---------------------------------------------------------
-run 2 -S "$dir/nowhere.sock" show && expect_err "cannot reach socket '$dir/nowhere.sock'"
+# ---- nothing to talk to: exit 3 ---------------------------------------------------------
+run 3 -S "$dir/nowhere.sock" show && expect_err "cannot reach socket '$dir/nowhere.sock'"
 : >"$dir/plain"
-run 2 -S "$dir/plain" show && expect_err "cannot reach socket '$dir/plain'"
-run 2 show && expect_err "no socket: use -S <path> or set POOL_CLI_SOCKET" multi
-run 2 -S "$sock" && expect_err "no command given" multi
-run 2 -x -S "$sock" show && expect_err "unknown option: -x" multi
-run 2 -S && expect_err "-S needs a socket path" multi
-run 2 -S "$sock" -t 0 show && expect_err "-t needs a timeout" multi
-run 2 -S "$sock" -dMbogus show && expect_err "-dM: unknown pool debugging option 'bogus'" multi
+run 3 -S "$dir/plain" show && expect_err "cannot reach socket '$dir/plain'"
+
+# ---- bad usage: exit 2, the message naming the option, a hint to --help -------------------
+hint="Try 'pools --help' for more information."
+run 2 show && expect_err "pools: no socket: use -S <path> or set POOL_CLI_SOCKET" multi &&
+	expect_err "$hint" multi
+run 2 -S "$sock" && expect_err "pools: no command given" multi
+run 2 -x -S "$sock" show && expect_err "pools: unknown option '-x'" multi
+run 2 --bogus show && expect_err "pools: unknown option '--bogus'" multi
+run 2 -S && expect_err "pools: option '--socket' needs a value" multi
+run 2 -S "$sock" -t 0 show &&
+	expect_err "pools: bad value '0' for --timeout-ms: expected 1..3600000" multi
+run 2 -S "$sock" --timeout-ms=9999999 show &&
+	expect_err "pools: bad value '9999999' for --timeout-ms: expected 1..3600000" multi
+run 2 -S "$sock" -dMbogus show &&
+	expect_err "pools: -dMbogus: unknown pool debugging option 'bogus'" multi
 run 2 -S "$sock" show "$(printf 'a\nb')" && expect_err "hold no newline" multi
-run 0 -h && expect_out "Usage: pools "
+checks=$((checks + 1))
+[ "$(wc -l <"$dir/err")" -eq 2 ] || fail "a usage error is not two lines: $(cat "$dir/err")"
+run 0 -h && expect_out "Usage: pools " && expect_out "Exit status: 0 success, 1 the server"
+run 0 --help && expect_out "-S, --socket <path>"
+run 0 --version && expect_out "pools (libpool) "
 run 0 -dMhelp && expect_out "Pool debugging options"
 
 # ---- a server ---------------------------------------------------------------------------
@@ -114,7 +130,7 @@ run 0 -S "$sock" show && {
 	checks=$((checks + 1))
 	[ -s "$dir/err" ] && fail "stderr not empty: $(cat "$dir/err")"
 }
-# the environment variable, options after the command, the answer ends without the status line
+# the environment variable, arguments after the command, the answer ends without the status line
 POOL_CLI_SOCKET=$sock run 0 show byusage 1 && {
 	expect_out "(limited to the first 1 entries)"
 	expect_out "  - Pool buf "
@@ -122,7 +138,7 @@ POOL_CLI_SOCKET=$sock run 0 show byusage 1 && {
 	grep -q '^OK$' "$dir/out" && fail "the status line leaked into the output"
 }
 run 0 -S "$sock" -t 20000 show match co detailed && expect_out "      created as conn: 192 bytes/64, flags SHARED"
-run 0 "-S$sock" show json && {
+run 0 "--socket=$sock" show json && {
 	if command -v python3 >/dev/null 2>&1; then
 		checks=$((checks + 1))
 		python3 -c 'import json, sys
@@ -176,25 +192,41 @@ fi
 stop_server
 checks=$((checks + 1))
 [ -e "$sock" ] && fail "the socket is still there after the server stopped"
-run 2 -S "$sock" show && expect_err "cannot reach socket '$sock'"
+run 3 -S "$sock" show && expect_err "cannot reach socket '$sock'"
 
-# a stale socket (the server was killed): refused connection, exit 2; a new server replaces it
+# a stale socket (the server was killed): refused connection, exit 3; a new server replaces it
 start_server
 kill -9 "$pid"
 wait "$pid" 2>/dev/null
 pid=
 checks=$((checks + 1))
 [ -S "$sock" ] || fail "expected a stale socket after kill -9"
-run 2 -S "$sock" show && expect_err "cannot reach socket '$sock': Connection refused"
+run 3 -S "$sock" show && expect_err "cannot reach socket '$sock': Connection refused"
 start_server
 run 0 -S "$sock" show && expect_out "Total: 3 pools"
+stop_server
+
+# ---- a socket of level user: it reads, sees no address, and is refused the rest (exit 1) ----
+start_server user
+run 0 -S "$sock" show && {
+	expect_out "  - Pool conn (192 bytes/64) : 50 allocated"
+	checks=$((checks + 1))
+	grep -q "@0x" "$dir/out" && fail "a user session sees addresses: $(cat "$dir/out")"
+}
+run 1 -S "$sock" trim &&
+	expect_err "pools: command refused by '$sock': Permission denied: 'pools trim' needs level operator; this session is user."
+run 1 -S "$sock" debug no-merge && expect_err "needs level admin; this session is user."
+run 0 -S "$sock" help && {
+	checks=$((checks + 1))
+	grep -q "pools trim" "$dir/out" && fail "help at level user lists pools trim"
+}
 # a regular file where the socket should go is not replaced
 stop_server
 echo keep >"$sock"
 "$SERVER" -S "$sock" >"$dir/server.out" 2>"$dir/server.err"
 rc=$?
 checks=$((checks + 1))
-if [ $rc -ne 1 ] || ! grep -qF "cannot serve '$sock': File exists" "$dir/server.err"; then
+if [ $rc -ne 3 ] || ! grep -qF "cannot serve '$sock': File exists" "$dir/server.err"; then
 	fail "server on a regular file: exit $rc, $(cat "$dir/server.err")"
 fi
 checks=$((checks + 1))

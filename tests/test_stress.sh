@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
 # pool-stress, briefly: 48 threads on every workload, plain and under a few POOL_DEBUG settings
-# (tag,integrity,caller,cold-first; uaf; fail=5; no-cache), the canary self-test, the JSON output
+# (tag,integrity,caller,cold-first; uaf; uaf,cache; fail=5; no-cache: a NULL not asked for fails
+# the run), the canary self-test, the JSON output
 # and the usage errors. Asserts exit statuses and output, never a time. Sanitizer builds (SAN set)
 # run shorter workloads. Env (from make check): BUILD, SAN.
 BUILD=${BUILD:-build/cc}
@@ -19,26 +20,7 @@ if [ -n "$SAN" ]; then
 else
 	secs=2; dbg_secs=0.5
 fi
-failures=0
-
-fail() {
-	echo "FAIL: $*"
-	failures=$((failures + 1))
-}
-
-# expect <status> <description> <command...>: run it, show its output on failure
-expect() {
-	want=$1; desc=$2; shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	if [ "$rc" -ne "$want" ]; then
-		fail "$desc: exit $rc, expected $want"
-		tail -n 30 "$tmp/out" "$tmp/err"
-		return 1
-	fi
-	echo "ok: $desc"
-	return 0
-}
+. "$(dirname "$0")/testlib.sh"
 
 # The main job, briefly: every workload, 48 threads, JSON results.
 if expect 0 "48 threads, every workload, ${secs}s each" \
@@ -80,7 +62,7 @@ if expect 0 "--bind with an XML topology (binding refused, run goes on)" \
 fi
 
 # Debugging settings, from POOL_DEBUG and from -dM.
-for d in tag,integrity,caller,cold-first uaf no-cache; do
+for d in tag,integrity,caller,cold-first uaf uaf,cache no-cache; do
 	if expect 0 "POOL_DEBUG=$d" env POOL_DEBUG="$d" "$B" --threads 48 --seconds "$dbg_secs"; then
 		grep -q "debugging: .*$(echo "$d" | cut -d, -f1)" "$tmp/out" ||
 			fail "POOL_DEBUG=$d not in effect"
@@ -104,15 +86,27 @@ if expect 1 "deliberate corruption is caught" \
 	grep -q "first word differing from the pattern" "$tmp/err" || fail "no offset in the report"
 fi
 
-# Bad usage: message, usage text, exit 2.
+# Bad usage: one message naming the option, a hint to --help, exit 2.
 for args in "--threads 0" "--threads 1025" "--threads x" "--seconds 0" "--seconds abc" \
-	"--workload local,nope" "--bogus" "-dMbogus" "--threads" "--json="; do
+	"--workload local,nope" "--bogus" "-dMbogus" "--threads" "--json=" "-t -1" "extra"; do
 	# shellcheck disable=SC2086
 	if expect 2 "usage error: $args" "$B" $args; then
-		grep -q "^usage: pool-stress" "$tmp/err" || fail "$args: no usage text"
+		opt=${args%% *}
+		opt=${opt%%=*}
+		case $opt in -t) opt=--threads ;; -dMbogus) opt=-dMbogus: ;; esac
+		grep -q "^pool-stress: .*$opt" "$tmp/err" || fail "$args: the message does not name $opt"
+		grep -q "^Try 'pool-stress --help' for more information.$" "$tmp/err" ||
+			fail "$args: no hint to --help"
 	fi
 done
-expect 0 "--help" "$B" --help && { grep -q "^usage: pool-stress" "$tmp/out" || fail "help"; }
+expect 2 "usage error names the value" "$B" --threads 2000 &&
+	{ grep -q "^pool-stress: bad value '2000' for --threads: expected 1..1024$" "$tmp/err" ||
+		fail "--threads 2000: $(cat "$tmp/err")"; }
+expect 3 "--json into a missing directory: cannot start" \
+	"$B" --threads 1 --seconds 0.1 --json "$tmp/missing/x.json" &&
+	{ grep -q "cannot create '$tmp/missing/x.json'" "$tmp/err" || fail "--json: no reason"; }
+expect 0 "--help" "$B" --help && { grep -q "^Usage: pool-stress" "$tmp/out" || fail "help"; }
+expect 0 "--version" "$B" --version && { grep -q "^pool-stress (libpool) " "$tmp/out" || fail "version"; }
 
 echo "test_stress: $failures failure(s)"
 [ "$failures" -eq 0 ]

@@ -3,18 +3,45 @@
  * Copyright (c) 2026 libpool developers
  *
  * Helpers shared by the Check tests: running a function in a child process and capturing what
- * it writes on stderr, to check both how it died and the words of its report; a pool's stats;
- * capturing what a function writes to a stream; counting lines; the main() of a test program.
+ * it writes on stderr, to check both how it died and the words of its report, or to bring back
+ * what it saw; a pool's stats; capturing what a function writes to a stream; counting lines and
+ * words; the main() of a test program; running this test program again, or a shell command, and
+ * capturing its output.
+ *
+ * How the tests are laid out (every tests/check_*.c follows it):
+ * - Files. One tests/check_<module>.c per module. A file that includes only <pool/pool.h> (and
+ *   this header) tests what users get: the Makefile builds it without -Isrc and links it with
+ *   the shared library, so a hidden symbol or a private type is a build error there. A file
+ *   that includes a private "pool-*.h" is an internal test: built with -Isrc, linked with the
+ *   static library. Only tests that cannot be written through the public API go to an internal
+ *   file, the one of their module: check_tier.c (the core tiers and the pool head),
+ *   check_os.c (the OS layer), check_cli_int.c (the CLI server's loop and its fault sites).
+ *   Each file's header comment says which of the two it is, and why.
+ * - Test names. Every START_TEST is test_<what it checks>, in snake_case, saying the behaviour
+ *   rather than the function (test_trim_keeps_objects_in_use, test_bad_cache_size), so that a
+ *   failure line of Check ("check_x.c:12:F:Errors:test_bad_cache_size:0: ...") reads alone.
+ * - TCase names. One capitalised word for the kind of test, the house style's: Core (what the
+ *   module does with good input), Limits (bounds, sizes and limits at their edges), Errors (bad
+ *   input and failures: a clear error and nothing lost), Threads (concurrency), Misuse (the
+ *   program's bugs caught and reported: death tests), Faults (injected allocation failures);
+ *   a module adds a word of its own only for a group of its own (Socket, Formats, Bind).
+ *   CK_RUN_CASE=<name> runs one case (tests/test_debug_modes.sh runs check_pool's Threads).
+ * - main(). POOL_TEST_MAIN(suite_fn), or POOL_TEST_MAIN_ARGS(suite_fn, before_fn) for a
+ *   program that clears its environment first or is also its own child (test_run_self()).
+ * - Helpers. Anything two test files need goes here (or, for the CLI socket tests only, into
+ *   tests/testcli.h), never into a local copy.
  */
 #ifndef POOL_TESTS_TESTUTIL_H
 #define POOL_TESTS_TESTUTIL_H
 
 #include <check.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include <pool/pool.h>
@@ -71,6 +98,59 @@ static inline void expect_death(void (*fn)(void *), void *arg, int sig, const ch
 		              d.out);
 }
 
+struct test_child_call {
+	void (*fn)(void *result, const void *arg);
+	void *result;
+	const void *arg;
+};
+
+static inline void test_child_call(void *call)
+{
+	struct test_child_call *c = call;
+
+	c->fn(c->result, c->arg);
+}
+
+/*
+ * Run fn(result, arg) in a child (run_child()), which must exit 0, and copy the `size` bytes it
+ * left in its `result` (zeroed first, and shared with the child through an anonymous mapping)
+ * into `result`; d receives the child's status and stderr. For what can be seen once per process
+ * only: the configuration and the topology load at their first use.
+ */
+static inline void test_child_result(void (*fn)(void *result, const void *arg), const void *arg,
+                                     void *result, size_t size, struct death *d)
+{
+	void *shared = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct test_child_call call = { fn, shared, arg };
+
+	ck_assert(shared != MAP_FAILED);
+	run_child(test_child_call, &call, d);
+	ck_assert_msg(WIFEXITED(d->status) && WEXITSTATUS(d->status) == 0,
+	              "the child ended with status 0x%x; stderr:\n%s", d->status, d->out);
+	memcpy(result, shared, size);
+	ck_assert_int_eq(munmap(shared, size), 0);
+}
+
+/*
+ * A write after free into a cached object: our check reports it when the object leaves the
+ * cache; in an ASan build, ASan sees the write itself first (the object is poisoned), which is
+ * what we want there, and the process exits with ASan's report instead.
+ */
+static inline void test_expect_write_after_free(void (*fn)(void *),
+                                                const char *const *words)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	struct death d;
+
+	(void)words;
+	run_child(fn, NULL, &d);
+	ck_assert_msg(!(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0), "%s", d.out);
+	ck_assert_msg(strstr(d.out, "AddressSanitizer: use-after-poison") != NULL, "%s", d.out);
+#else
+	expect_death(fn, NULL, SIGABRT, words);
+#endif
+}
+
 /* The statistics of `pool` (the call must succeed). */
 static inline struct pool_stats test_stats(const struct pool_head *pool)
 {
@@ -90,9 +170,123 @@ static inline unsigned int test_count_lines(const char *s)
 	return n;
 }
 
+/* How many times `needle` occurs in `s` (occurrences may overlap). */
+static inline unsigned int test_count(const char *s, const char *needle)
+{
+	unsigned int n = 0;
+
+	while ((s = strstr(s, needle)) != NULL) {
+		n++;
+		s++;
+	}
+	return n;
+}
+
 /*
- * Run fn(out, arg) with `out` an in-memory stream and return what it wrote (malloc()ed, free()
- * it); *ret receives fn's return value.
+ * Set the environment variable `name` to `value`, or unset it when value is NULL. Also for code
+ * that runs outside a test (a `before` function, a child): a failure (ENOMEM) aborts.
+ */
+static inline void test_setenv(const char *name, const char *value)
+{
+	if ((value ? setenv(name, value, 1) : unsetenv(name)) != 0) {
+		perror(name);
+		abort();
+	}
+}
+
+/*
+ * The directory of the hwloc XML exports of large machines: $POOL_TOPOLOGY_DIR, or
+ * tests/topologies (from the repository root, where make check runs the tests).
+ */
+static inline const char *test_topology_dir(void)
+{
+	const char *d = getenv("POOL_TOPOLOGY_DIR");
+
+	return d && *d ? d : "tests/topologies";
+}
+
+/*
+ * A `before` function for POOL_TEST_MAIN_ARGS(): unset the variables that change the topology
+ * and the configuration (HWLOC_XMLFILE, POOL_BUCKETS, POOL_CACHE_SIZE, POOL_DECAY_MS), so that
+ * the caller's environment changes nothing a test checks; returns -1 (run the suite).
+ */
+static inline int test_clear_environment(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	test_setenv("HWLOC_XMLFILE", NULL);
+	test_setenv("POOL_BUCKETS", NULL);
+	test_setenv("POOL_CACHE_SIZE", NULL);
+	test_setenv("POOL_DECAY_MS", NULL);
+	return -1;
+}
+
+/* Read fd until EOF into out (at most size - 1 bytes, then NUL-terminated); the length read. */
+static inline size_t test_read_all(int fd, char *out, size_t size)
+{
+	size_t n = 0;
+	ssize_t r;
+
+	while (n < size - 1 && (r = read(fd, out + n, size - 1 - n)) > 0)
+		n += (size_t)r;
+	out[n] = 0;
+	return n;
+}
+
+/*
+ * Run this test program again (/proc/self/exe) with `argv`, its stdout and stderr captured into
+ * out (size bytes, NUL-terminated), with the environment variable `name` set to `value` (unset
+ * when value is NULL; untouched when name is NULL). Returns its wait status.
+ */
+static inline int test_run_self(char *const argv[], const char *name, const char *value,
+                                char *out, size_t size)
+{
+	int fds[2], status;
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	fflush(NULL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(fds[0]);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		if (name && value)
+			setenv(name, value, 1);
+		else if (name)
+			unsetenv(name);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	test_read_all(fds[0], out, size);
+	close(fds[0]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	return status;
+}
+
+/* The output of the shell command `cmd`, malloc()ed; *status receives pclose()'s. */
+static inline char *test_run_command(const char *cmd, int *status)
+{
+	char chunk[4096], *out = NULL;
+	size_t len = 0, n;
+	FILE *f = popen(cmd, "r"), *o;
+
+	ck_assert_ptr_nonnull(f);
+	o = open_memstream(&out, &len);
+	ck_assert_ptr_nonnull(o);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		fwrite(chunk, 1, n, o);
+	*status = pclose(f);
+	ck_assert_int_eq(fclose(o), 0);
+	return out;
+}
+
+/*
+ * What fn(out, arg) writes to `out`, an in-memory stream, as a malloc()ed string (free() it),
+ * e.g. test_capture(pool_dump, "byname", &ret). *ret receives fn's return value (ret may be
+ * NULL); errno is left as fn left it (0 when fn set none), whatever closing the stream did.
  */
 static inline char *test_capture(int (*fn)(FILE *out, const char *arg), const char *arg,
                                  int *ret)
@@ -100,23 +294,59 @@ static inline char *test_capture(int (*fn)(FILE *out, const char *arg), const ch
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
+	int r, e;
 
 	ck_assert_ptr_nonnull(out);
-	*ret = fn(out, arg);
-	fclose(out);
+	errno = 0;
+	r = fn(out, arg);
+	e = errno;
+	if (ret)
+		*ret = r;
+	ck_assert_int_eq(fclose(out), 0);
+	errno = e;
 	return buf;
 }
 
-/* The main() of a Check test program: runs `suite_fn`'s suite, fails iff a test failed. */
-#define POOL_TEST_MAIN(suite_fn)                                                    \
-	int main(void)                                                             \
+/*
+ * The main() of a Check test program (the Check manual's check_money.c): stdout line-buffered,
+ * so that a test's lines reach the log before its forked child ends; then before(argc, argv)
+ * when given, which returns an exit status to end the program there (a mode in which the
+ * program is its own child, run through test_run_self()) or -1 to go on, after any setup of
+ * its own (an environment cleared); then suite_fn()'s suite. Returns EXIT_FAILURE iff a test
+ * failed.
+ */
+static inline int test_main(int argc, char **argv, Suite *(*suite_fn)(void),
+                            int (*before)(int argc, char **argv))
+{
+	SRunner *sr;
+	int failed;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (before) {
+		int status = before(argc, argv);
+
+		if (status >= 0)
+			return status;
+	}
+	sr = srunner_create(suite_fn());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* main() running `suite_fn`'s suite (see test_main()). */
+#define POOL_TEST_MAIN(suite_fn)                                                   \
+	int main(int argc, char **argv)                                            \
 	{                                                                          \
-		SRunner *sr = srunner_create(suite_fn());                          \
-		int failed;                                                        \
-		srunner_run_all(sr, CK_NORMAL);                                    \
-		failed = srunner_ntests_failed(sr);                                \
-		srunner_free(sr);                                                  \
-		return failed ? EXIT_FAILURE : EXIT_SUCCESS;                       \
+		return test_main(argc, argv, suite_fn, NULL);                      \
+	}
+
+/* main() running before(argc, argv) first, then `suite_fn`'s suite (see test_main()). */
+#define POOL_TEST_MAIN_ARGS(suite_fn, before)                                      \
+	int main(int argc, char **argv)                                            \
+	{                                                                          \
+		return test_main(argc, argv, suite_fn, before);                    \
 	}
 
 #endif

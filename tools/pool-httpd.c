@@ -9,7 +9,21 @@
  * epoll instance and its own listening socket bound with SO_REUSEPORT to the same address, so
  * that the kernel spreads new connections over the threads and no connection ever moves between
  * threads. Each worker runs one event loop (level-triggered epoll, non-blocking sockets). main()
- * then waits for SIGTERM/SIGINT and writes the log line (one a minute at most).
+ * then waits for SIGTERM/SIGINT, calls pool_gc() once a second and writes the log line (one a
+ * minute at most).
+ *
+ * Memory return. Load comes in waves; memory must go back when a wave ends. Two steps do it: a
+ * worker gives its thread cache back (pool_thread_flush()) when it had nothing to do for a
+ * second, and at least once per demand window (decay_ms, 10 s by default) when it is always
+ * busy (cache_flush()); main() calls pool_gc() every --gc-interval (1 s by default), which
+ * gives the OS layer what stayed free in the pools through the last two half-windows and trims
+ * it. Under steady load neither step releases much that the pools will ask for again.
+ *
+ * Monitoring (--stats). GET /metrics answers `show pools prometheus` followed by the server's
+ * own counters, GET /pools.json `show pools json`, and GET /pools a page that draws the pools
+ * from /pools.json every second (tools/httpd-page/, embedded in the binary at build time, with
+ * uPlot for the charts). An HTTP client is a session of level user (pool_cli_exec_level()): it
+ * reads, and sees no address. --cli serves the command socket at the level --cli-level says.
  *
  * Objects, each from its own pool (or from malloc() with --malloc):
  *   httpd-conn  struct conn: the socket, the state, the timer links. From accept() to close().
@@ -32,13 +46,17 @@
  * one in LINGER after at most a second. Every timer of one kind has the same duration, so each
  * kind is a FIFO list in deadline order: arming appends, expiring pops from the front, O(1).
  *
- * Errors. Bad requests get 400, 404, 405, 413, 431 or 505 (see parse_head()). A connection
- * whose object cannot be allocated (-dMfail makes that happen) or whose socket fails is closed
- * and everything it held goes back to its pool. Out of file descriptors, a worker closes a
+ * Errors. Bad requests get 400, 404, 405, 413, 431 or 505 (see parse_head()); a statistics
+ * answer that cannot be generated gets 500. A connection whose object cannot be allocated
+ * (-dMfail makes that happen) or whose socket fails is closed and everything it held goes back
+ * to its pool. Out of file descriptors, a worker closes a
  * reserve descriptor, accepts the pending connection, closes it at once, and takes the reserve
  * back: the client is refused and the listener does not spin. On SIGTERM/SIGINT the workers
  * close their listener and their connections, flush their thread caches and exit; main prints
  * the final state of the pools, in which every pool is at used 0.
+ *
+ * Exit status (tools/tool.h): 0 clean stop, 1 a pool still had objects in use at the stop (a
+ * leak), 2 bad usage, 3 cannot start (address in use or not local, CLI socket, pools, threads).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +66,7 @@
 #include <arpa/inet.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +80,8 @@
 
 #include <pool/pool.h>
 
+#include "tool.h"
+
 #define IBUF_SIZE      16384u       /* input buffer: the largest header section we accept */
 #define OBUF_SIZE      16384u       /* output buffer: a response goes out in pieces this big */
 #define BYTES_MAX      (1u << 20)   /* largest body GET /bytes/<n> serves */
@@ -69,6 +90,8 @@
 #define LINGER_MS      1000u        /* longest wait for the client to close after our last byte */
 #define ACCEPT_PAUSE_MS 100u        /* listener pause when accept() fails for lack of memory */
 #define LOG_PERIOD_S   60           /* at most one log line per this many seconds */
+#define IDLE_FLUSH_MS  1000u        /* a worker idle this long gives its thread cache back */
+#define GC_INTERVAL_MS_DEF 1000u    /* main() calls pool_gc() this often (--gc-interval) */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Objects and where they come from                                                           */
@@ -76,11 +99,18 @@
 
 enum obj_kind { OBJ_CONN, OBJ_IBUF, OBJ_REQ, OBJ_OBUF, OBJ_KINDS };
 
+/* What a request asks for (parse_head()); the statistics routes exist only with --stats. */
+enum route { RT_HELLO, RT_BYTES, RT_METRICS, RT_JSON, RT_FILE };
+
 struct req {
 	int status;               /* HTTP status of the response */
 	int head_only;            /* HEAD: send the header section only */
 	int keep_alive;           /* keep the connection open after this response */
+	enum route route;         /* what a 200 answers */
+	const char *ctype;        /* Content-Type; NULL: text/plain, or octet-stream for /bytes */
+	const char *cache;        /* Cache-Control value, NULL for none */
 	const char *text;         /* body text, or NULL for the /bytes pattern */
+	char *owned;              /* malloc()ed body generated for this request (text points to it) */
 	size_t body_len;          /* body bytes to send */
 	size_t body_done;         /* body bytes already copied to the output buffer */
 	int head_done;            /* header section copied to the output buffer */
@@ -163,6 +193,8 @@ struct worker {
 	int listening;            /* lfd is registered with epfd */
 	uint64_t accept_resume_ms;/* when to listen again after a pause, 0: not paused */
 	uint64_t now_ms;          /* monotonic time of this loop iteration */
+	uint64_t flush_at_ms;     /* when to flush the thread cache if still idle, 0: nothing to */
+	uint64_t flushed_ms;      /* when it was last flushed */
 	struct timer_list io_timers;      /* READ and SEND: --timeout */
 	struct timer_list linger_timers;  /* LINGER: min(LINGER_MS, --timeout) */
 	struct counters cnt;
@@ -176,11 +208,17 @@ static struct {
 	const char *addr;
 	unsigned int port;
 	const char *cli_path;
+	enum pool_cli_level cli_level; /* of the --cli socket */
 	unsigned int timeout_ms;
+	unsigned int gc_interval_ms;   /* 0: no periodic pool_gc() */
 	int bind_threads;
-} opt = { .addr = "127.0.0.1", .timeout_ms = 10000 };
+	int stats;                     /* serve /metrics, /pools.json and /pools */
+} opt = { .addr = "127.0.0.1", .cli_level = POOL_CLI_OPERATOR, .timeout_ms = 10000,
+            .gc_interval_ms = GC_INTERVAL_MS_DEF };
 
 static int stop_fd = -1;      /* eventfd every worker watches; written once to stop them */
+static uint64_t busy_flush_ms;  /* a busy worker flushes its cache this often: decay_ms */
+static struct worker *workers;  /* opt.threads of them, for /metrics and the log line */
 
 static uint64_t now_ms(void)
 {
@@ -287,9 +325,145 @@ static int has_token(const char *v, size_t len, const char *tok)
 
 static const char hello_text[] = "Hello from pool-httpd\n";
 
+/* ------------------------------------------------------------------------------------------ */
+/* Statistics: /metrics, /pools.json, /pools (--stats)                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+struct page_file {
+	const char *path;
+	const char *ctype;
+	const char *start, *end;
+};
+
+/*
+ * The files of the pools page, embedded at build time by the assembler's .incbin when
+ * HTTPD_PAGE_DIR names their directory: the binary needs nothing at run time, and the page is
+ * edited as the HTML file it is. The assembler opens the path as given, relative to the
+ * directory the compiler runs in. mk/demo.mk passes -DHTTPD_PAGE_DIR='"tools/httpd-page"' (make
+ * runs at the top of the source tree) and makes pool-httpd depend on the files. Built without
+ * it (as the installed example, from its directory alone), the server has no page: /metrics and
+ * /pools.json work, /pools answers 404. To build the installed example with its page, from the
+ * examples directory:
+ *   cc -D_GNU_SOURCE -DHTTPD_PAGE_DIR='"httpd-page"' -o pool-httpd pool-httpd.c \
+ *      $(pkg-config --cflags --libs libpool) -lpthread
+ */
+#ifdef HTTPD_PAGE_DIR
+#define EMBED(sym, file)                                                                   \
+	__asm__(".pushsection .rodata, \"a\"\n"                                               \
+	        ".balign 16\n"                                                                 \
+	        ".globl " #sym "\n.hidden " #sym "\n" #sym ":\n"                                \
+	        ".incbin \"" HTTPD_PAGE_DIR "/" file "\"\n"                                    \
+	        ".globl " #sym "_end\n.hidden " #sym "_end\n" #sym "_end:\n"                    \
+	        ".popsection\n");                                                              \
+	extern const char sym[] __attribute__((visibility("hidden")));                        \
+	extern const char sym##_end[] __attribute__((visibility("hidden")))
+
+EMBED(page_html, "pools.html");
+EMBED(uplot_js, "uplot/uPlot.iife.min.js");
+EMBED(uplot_css, "uplot/uPlot.min.css");
+
+static const struct page_file page_files[] = {
+	{ "/pools", "text/html; charset=utf-8", page_html, page_html_end },
+	{ "/pools/uPlot.iife.min.js", "text/javascript; charset=utf-8", uplot_js, uplot_js_end },
+	{ "/pools/uPlot.min.css", "text/css; charset=utf-8", uplot_css, uplot_css_end },
+};
+static const size_t page_nfiles = sizeof(page_files) / sizeof(page_files[0]);
+#else
+static const struct page_file *const page_files = NULL;
+static const size_t page_nfiles = 0;
+#endif
+
+/* parse_head() for the statistics paths: sets r->status to 200 and the route, or leaves it. */
+static void route_stats(const char *path, size_t len, struct req *r)
+{
+	size_t i;
+
+	if (len == 8 && !memcmp(path, "/metrics", 8)) {
+		r->route = RT_METRICS;
+		/* the Prometheus text exposition format, version 0.0.4 */
+		r->ctype = "text/plain; version=0.0.4; charset=utf-8";
+	} else if (len == 11 && !memcmp(path, "/pools.json", 11)) {
+		r->route = RT_JSON;
+		r->ctype = "application/json";
+	} else {
+		for (i = 0; i < page_nfiles; i++)
+			if (strlen(page_files[i].path) == len && !memcmp(path, page_files[i].path, len))
+				break;
+		if (i == page_nfiles)
+			return;
+		r->route = RT_FILE;
+		r->ctype = page_files[i].ctype;
+		r->text = page_files[i].start;
+		r->body_len = (size_t)(page_files[i].end - page_files[i].start);
+	}
+	r->cache = "no-cache";
+	r->status = 200;
+}
+
+static void counters_sum(const struct worker *ws, unsigned int n, struct counters *sum);
+
+/* The server's own counters after libpool's metrics, in the same exposition format. */
+static void metrics_server(FILE *out)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t offset;
+	} m[] = {
+		{ "pool_httpd_requests_total", "counter", "Responses started.",
+		  offsetof(struct counters, requests) },
+		{ "pool_httpd_connections_accepted_total", "counter", "Connections accepted and kept.",
+		  offsetof(struct counters, accepted) },
+		{ "pool_httpd_connections_refused_total", "counter",
+		  "Connections closed at once for lack of descriptors or memory.",
+		  offsetof(struct counters, refused) },
+		{ "pool_httpd_alloc_failures_total", "counter",
+		  "Connections closed because an object could not be allocated.",
+		  offsetof(struct counters, alloc_fail) },
+		{ "pool_httpd_timeouts_total", "counter", "Connections closed by their timer.",
+		  offsetof(struct counters, timeouts) },
+		{ "pool_httpd_connections_open", "gauge", "Connections open now.",
+		  offsetof(struct counters, open) },
+	};
+	struct counters sum;
+	size_t i;
+
+	counters_sum(workers, opt.threads, &sum);
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n%s %lu\n", m[i].name, m[i].help, m[i].name,
+		        m[i].type, m[i].name, *(const unsigned long *)((const char *)&sum + m[i].offset));
+}
+
+/*
+ * Generate the body of /metrics or /pools.json into r->owned (malloc()ed by open_memstream()),
+ * as a CLI session of level user would see it: the pools without their addresses.
+ * Returns 0, or -1 when it cannot be generated (no memory; the command failed).
+ */
+static int stats_generate(struct req *r)
+{
+	size_t len = 0;
+	FILE *out = open_memstream(&r->owned, &len);
+	int ret;
+
+	if (!out)
+		return -1;
+	ret = pool_cli_exec_level(r->route == RT_METRICS ? "show pools prometheus" :
+	                          "show pools json", out, POOL_CLI_USER);
+	if (ret == 0 && r->route == RT_METRICS)
+		metrics_server(out);
+	if (fclose(out) != 0 || ret < 0) {
+		free(r->owned);
+		r->owned = NULL;
+		return -1;
+	}
+	r->text = r->owned;
+	r->body_len = len;
+	return 0;
+}
+
 /*
  * Parse the header section h[0..len) (complete, checked by head_end()) into r. Sets r->status:
- *   200 GET or HEAD of "/" (hello_text) or of "/bytes/<n>", n = 0..1048576 (the pattern);
+ *   200 GET or HEAD of "/" (hello_text) or of "/bytes/<n>", n = 0..1048576 (the pattern), or
+ *       with --stats of a statistics path (route_stats());
  *   400 a malformed request line or header line, a missing or repeated Host in HTTP/1.1, a bad
  *       Content-Length;
  *   404 any other path;
@@ -391,6 +565,7 @@ static void parse_head(const char *h, size_t len, struct req *r)
 	r->status = 404;
 	if (tlen == 1) {
 		r->status = 200;
+		r->route = RT_HELLO;
 		r->text = hello_text;
 		r->body_len = sizeof(hello_text) - 1;
 	} else if (tlen > 7 && tlen <= 7 + 7 && !memcmp(target, "/bytes/", 7)) {
@@ -404,8 +579,11 @@ static void parse_head(const char *h, size_t len, struct req *r)
 		if (n > BYTES_MAX)
 			return;
 		r->status = 200;
+		r->route = RT_BYTES;
 		r->text = NULL;
 		r->body_len = n;
+	} else if (opt.stats) {
+		route_stats(target, tlen, r);
 	}
 }
 
@@ -426,6 +604,7 @@ static const char *reason(int status)
 	case 405: return "Method Not Allowed";
 	case 413: return "Content Too Large";
 	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
 	case 505: return "HTTP Version Not Supported";
 	default:  return "Error";
 	}
@@ -436,10 +615,11 @@ static void req_error(struct req *r, int status)
 {
 	int head_only = r->head_only, keep_alive = r->keep_alive;
 
+	free(r->owned);
 	memset(r, 0, sizeof(*r));
 	r->status = status;
 	r->head_only = head_only;
-	r->keep_alive = (status == 404 || status == 405) && keep_alive;
+	r->keep_alive = (status == 404 || status == 405 || status == 500) && keep_alive;
 	r->text = reason(status);
 	r->body_len = strlen(r->text);
 }
@@ -456,10 +636,13 @@ static void resp_fill(struct conn *c)
 		                 "Server: pool-httpd\r\n"
 		                 "Content-Type: %s\r\n"
 		                 "Content-Length: %zu\r\n"
-		                 "%s%s\r\n",
+		                 "%s%s%s%s%s\r\n",
 		                 r->status, reason(r->status),
+		                 r->ctype ? r->ctype :
 		                 r->text ? "text/plain" : "application/octet-stream",
 		                 r->body_len,
+		                 r->cache ? "Cache-Control: " : "", r->cache ? r->cache : "",
+		                 r->cache ? "\r\n" : "",
 		                 r->status == 405 ? "Allow: GET, HEAD\r\n" : "",
 		                 !r->keep_alive ? "Connection: close\r\n" :
 		                 "Connection: keep-alive\r\n");
@@ -505,6 +688,17 @@ static void conn_release_ibuf(struct conn *c)
 	c->ilen = c->iscan = 0;
 }
 
+/* The request object and the output buffer go back (with a generated body, if any). */
+static void conn_release_req(struct conn *c)
+{
+	if (c->req)
+		free(c->req->owned);
+	obj_free(OBJ_REQ, c->req);
+	c->req = NULL;
+	obj_free(OBJ_OBUF, c->obuf);
+	c->obuf = NULL;
+}
+
 /* Close the socket and give every object the connection holds back. */
 static void conn_close(struct worker *w, struct conn *c)
 {
@@ -512,8 +706,7 @@ static void conn_close(struct worker *w, struct conn *c)
 	close(c->fd);             /* also removes it from the epoll set */
 	if (c->ibuf)
 		conn_release_ibuf(c);
-	obj_free(OBJ_OBUF, c->obuf);
-	obj_free(OBJ_REQ, c->req);
+	conn_release_req(c);
 	obj_free(OBJ_CONN, c);
 	COUNT(w, open, -1);
 }
@@ -560,10 +753,7 @@ static void conn_response_done(struct worker *w, struct conn *c)
 {
 	int keep_alive = c->req->keep_alive;
 
-	obj_free(OBJ_REQ, c->req);
-	c->req = NULL;
-	obj_free(OBJ_OBUF, c->obuf);
-	c->obuf = NULL;
+	conn_release_req(c);
 	if (keep_alive) {
 		c->state = CS_READ;
 		timer_arm(w, c, &w->io_timers);
@@ -623,16 +813,21 @@ static int conn_send(struct worker *w, struct conn *c)
 static int conn_answer(struct worker *w, struct conn *c, size_t head_len, int status)
 {
 	c->req = obj_alloc(OBJ_REQ);
+	if (c->req)
+		memset(c->req, 0, sizeof(*c->req));
 	c->obuf = obj_alloc(OBJ_OBUF);
 	if (!c->req || !c->obuf) {
 		conn_alloc_failed(w, c);
 		return -1;
 	}
 	if (status) {
-		memset(c->req, 0, sizeof(*c->req));
 		req_error(c->req, status);
 	} else {
 		parse_head(c->ibuf, head_len, c->req);
+		if (c->req->status == 200 &&
+		    (c->req->route == RT_METRICS || c->req->route == RT_JSON) &&
+		    stats_generate(c->req) < 0)
+			c->req->status = 500;
 		if (c->req->status != 200)
 			req_error(c->req, c->req->status);
 	}
@@ -808,11 +1003,54 @@ static void listener_ready(struct worker *w)
 /* The event loop                                                                             */
 /* ------------------------------------------------------------------------------------------ */
 
-static void expire_timers(struct worker *w, struct timer_list *t)
+/* Close the connections whose timer on t fired; returns how many. */
+static unsigned int expire_timers(struct worker *w, struct timer_list *t)
 {
+	unsigned int n = 0;
+
 	while (t->first && t->first->deadline_ms <= w->now_ms) {
 		COUNT(w, timeouts, 1);
 		conn_close(w, t->first);
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Something happened on this worker: its thread cache may now hold objects. cache_flush() gives
+ * them back once the worker has been idle for IDLE_FLUSH_MS, or, if it never idles that long,
+ * busy_flush_ms after the previous flush (the library's demand window, decay_ms: objects
+ * cached longer than that were not needed): the shared free lists then hold them and the
+ * library's memory return and main()'s pool_gc() can give them to the system. Without it, a
+ * worker would keep for good up to its whole cache budget (pool_get_config()'s cache_bytes,
+ * 1 MiB on a machine with 1 MiB of L2 per PU) of whatever a past burst left in its cache: 64
+ * input buffers. A flush under load costs the next allocations a refill from the shared lists,
+ * one cluster at a time, once per busy_flush_ms.
+ */
+static void worker_busy(struct worker *w)
+{
+	if (!use_malloc)
+		w->flush_at_ms = w->now_ms + IDLE_FLUSH_MS;
+}
+
+/* When cache_flush() has something to do, 0 if never. */
+static uint64_t cache_flush_due(const struct worker *w)
+{
+	uint64_t busy = w->flushed_ms + busy_flush_ms;
+
+	if (!w->flush_at_ms)
+		return 0;
+	return w->flush_at_ms < busy ? w->flush_at_ms : busy;
+}
+
+static void cache_flush(struct worker *w)
+{
+	uint64_t due = cache_flush_due(w);
+
+	if (due && due <= w->now_ms) {
+		pool_thread_flush();
+		w->flush_at_ms = 0;
+		w->flushed_ms = w->now_ms;
 	}
 }
 
@@ -827,6 +1065,8 @@ static int next_wakeup(const struct worker *w)
 		next = w->linger_timers.first->deadline_ms;
 	if (w->accept_resume_ms && w->accept_resume_ms < next)
 		next = w->accept_resume_ms;
+	if (cache_flush_due(w) && cache_flush_due(w) < next)
+		next = cache_flush_due(w);
 	if (next == UINT64_MAX)
 		return -1;
 	return next <= w->now_ms ? 0 : (int)(next - w->now_ms);
@@ -856,10 +1096,11 @@ static void *worker_main(void *arg)
 			else
 				conn_event(w, ev[i].data.ptr);
 		}
-		expire_timers(w, &w->io_timers);
-		expire_timers(w, &w->linger_timers);
+		if (expire_timers(w, &w->io_timers) + expire_timers(w, &w->linger_timers) || n > 0)
+			worker_busy(w);
 		if (w->accept_resume_ms && w->accept_resume_ms <= w->now_ms)
 			listener_resume(w);
+		cache_flush(w);
 	}
 
 	/* Stop accepting, close every connection, give this thread's cached objects back. */
@@ -927,6 +1168,7 @@ static int worker_init(struct worker *w, unsigned int index, unsigned int *port)
 		return -1;
 	}
 	w->now_ms = now_ms();
+	w->flushed_ms = w->now_ms;
 	listener_resume(w);
 	return w->listening ? 0 : -1;
 }
@@ -960,130 +1202,171 @@ static void usage(FILE *out)
 	        "An example HTTP/1.1 server whose per-connection objects come from libpool.\n"
 	        "  GET /            a short text\n"
 	        "  GET /bytes/<n>   n bytes (0..%u) of a 64-byte pattern\n"
+	        "  with --stats:    GET /metrics (Prometheus), /pools.json, /pools (live page)\n"
 	        "Options:\n"
 	        "  --addr <ipv4>        address to listen on (default 127.0.0.1)\n"
-	        "  --port <port>        TCP port, 0 for an ephemeral one (default 0); the port is\n"
-	        "                       printed on stdout as 'port=<n>'\n"
-	        "  --threads <n>        worker threads, each with its own listener (default: one\n"
-	        "                       per processing unit)\n"
+	        "  --port <port>        TCP port, 0..65535, 0 for an ephemeral one (default 0); the\n"
+	        "                       port is printed on stdout as 'port=<n>'\n"
+	        "  --threads <n>        worker threads, 1..1024 (default: one per processing unit)\n"
 	        "  --bind               bind worker i to a processing unit (topology order)\n"
-	        "  --timeout <seconds>  close connections idle or stuck that long (default 10)\n"
+	        "  --timeout <seconds>  close connections idle or stuck that long, 0.001..86400\n"
+	        "                       (default 10)\n"
+	        "  --gc-interval <seconds>\n"
+	        "                       call pool_gc() this often, 0 (never) or 0.01..3600\n"
+	        "                       (default 1)\n"
+	        "  --stats              serve /metrics, /pools.json and /pools on the same address:\n"
+	        "                       anyone who can connect can read them (keep 127.0.0.1)\n"
 	        "  --cli <path>         serve the libpool CLI (pools show ...) on this UNIX socket\n"
+	        "  --cli-level <level>  what the CLI socket allows: user (read), operator (and give\n"
+	        "                       memory back, the default) or admin (and change debugging\n"
+	        "                       options and limits)\n"
 	        "  --malloc             take objects from malloc()/free() instead of pools\n"
-	        "  -dM<options>         libpool debugging options (-dMhelp lists them)\n"
-	        "  -h, --help           this text\n", BYTES_MAX);
+	        "  -dM<options>, --debug <options>\n"
+	        "                       libpool debugging options (-dMhelp lists them)\n"
+	        "  -h, --help           this text\n"
+	        "  -V, --version        the version\n"
+	        "Exit status: 0 clean stop, 1 objects still in use at the stop, 2 bad usage,\n"
+	        "3 cannot start (address, CLI socket, pools or threads).\n", BYTES_MAX);
 }
 
-/* Parse a decimal count in [lo, hi]; -1 for anything else. */
-static long parse_count(const char *s, long lo, long hi)
+static void parse_options(int argc, char **argv)
 {
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	return v;
-}
-
-static int parse_options(int argc, char **argv)
-{
+	enum { OPT_ADDR = 256, OPT_PORT, OPT_THREADS, OPT_TIMEOUT, OPT_BIND, OPT_CLI, OPT_CLI_LEVEL,
+	       OPT_MALLOC, OPT_GC, OPT_STATS };
+	static const char *const levels[] = { [POOL_CLI_USER] = "user",
+	                                      [POOL_CLI_OPERATOR] = "operator",
+	                                      [POOL_CLI_ADMIN] = "admin" };
 	static const struct option longopts[] = {
-		{ "addr",    required_argument, NULL, 'a' },
-		{ "port",    required_argument, NULL, 'p' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "timeout", required_argument, NULL, 'T' },
-		{ "bind",    no_argument,       NULL, 'b' },
-		{ "cli",     required_argument, NULL, 'c' },
-		{ "malloc",  no_argument,       NULL, 'm' },
-		{ "help",    no_argument,       NULL, 'h' },
+		{ "addr",        required_argument, NULL, OPT_ADDR },
+		{ "port",        required_argument, NULL, OPT_PORT },
+		{ "threads",     required_argument, NULL, OPT_THREADS },
+		{ "timeout",     required_argument, NULL, OPT_TIMEOUT },
+		{ "gc-interval", required_argument, NULL, OPT_GC },
+		{ "bind",        no_argument,       NULL, OPT_BIND },
+		{ "stats",       no_argument,       NULL, OPT_STATS },
+		{ "cli",         required_argument, NULL, OPT_CLI },
+		{ "cli-level",   required_argument, NULL, OPT_CLI_LEVEL },
+		{ "malloc",      no_argument,       NULL, OPT_MALLOC },
+		{ "debug",       required_argument, NULL, 'D' },
+		{ "help",        no_argument,       NULL, 'h' },
+		{ "version",     no_argument,       NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int c;
+	struct in_addr ia;
+	double secs;
+	int c, l;
 
-	while ((c = getopt_long(argc, argv, "d:h", longopts, NULL)) != -1) {
-		long v;
-		double secs;
-		char *end, *err;
-
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:hV", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'a':
+		case OPT_ADDR:
+			if (inet_pton(AF_INET, optarg, &ia) != 1)
+				tool_usage_error("bad value '%s' for --addr: expected an IPv4 address",
+				                 optarg);
 			opt.addr = optarg;
 			break;
-		case 'p':
-			if ((v = parse_count(optarg, 0, 65535)) < 0)
-				goto bad;
-			opt.port = (unsigned int)v;
+		case OPT_PORT:
+			opt.port = (unsigned int)tool_parse_ulong("--port", optarg, 0, 65535);
 			break;
-		case 't':
-			if ((v = parse_count(optarg, 1, 1024)) < 0)
-				goto bad;
-			opt.threads = (unsigned int)v;
+		case OPT_THREADS:
+			opt.threads = (unsigned int)tool_parse_ulong("--threads", optarg, 1, 1024);
 			break;
-		case 'T':
-			errno = 0;
-			secs = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(secs >= 0.001 && secs <= 86400))
-				goto bad;
+		case OPT_TIMEOUT:
+			secs = tool_parse_double("--timeout", optarg, 0.001, 86400, "seconds");
 			opt.timeout_ms = (unsigned int)(secs * 1000);
 			break;
-		case 'b':
+		case OPT_GC:
+			secs = tool_parse_double("--gc-interval", optarg, 0, 3600, "seconds");
+			if (secs != 0 && secs < 0.01)
+				tool_usage_error("bad value '%s' for --gc-interval: expected 0 or "
+				                 "0.01..3600 seconds", optarg);
+			opt.gc_interval_ms = (unsigned int)(secs * 1000);
+			break;
+		case OPT_BIND:
 			opt.bind_threads = 1;
 			break;
-		case 'c':
+		case OPT_STATS:
+			opt.stats = 1;
+			break;
+		case OPT_CLI:
+			if (!*optarg)
+				tool_usage_error("bad value '' for --cli: expected a socket path");
 			opt.cli_path = optarg;
 			break;
-		case 'm':
+		case OPT_CLI_LEVEL:
+			for (l = POOL_CLI_USER; l <= POOL_CLI_ADMIN && strcmp(optarg, levels[l]); l++)
+				;
+			if (l > POOL_CLI_ADMIN)
+				tool_usage_error("bad value '%s' for --cli-level: expected user, operator "
+				                 "or admin", optarg);
+			opt.cli_level = (enum pool_cli_level)l;
+			break;
+		case OPT_MALLOC:
 			use_malloc = 1;
 			break;
-		case 'd':
-			if (optarg[0] != 'M')
-				goto bad;
-			switch (pool_parse_debugging(optarg + 1, &err)) {
-			case 0:
-				break;
-			case 1:
-				exit(0);
-			default:
-				fprintf(stderr, "pool-httpd: -d%s: %s\n", optarg,
-				        err ? err : strerror(errno));
-				free(err);
-				usage(stderr);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
 		default:
-			usage(stderr);
-			return -1;
+			tool_common_option(c, longopts, argv, usage);
 		}
-		continue;
-bad:
-		fprintf(stderr, "pool-httpd: bad value '%s' for %s\n", optarg, argv[optind - 1]);
-		usage(stderr);
-		return -1;
 	}
-	if (optind < argc) {
-		fprintf(stderr, "pool-httpd: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return -1;
+	tool_no_operands(argc, argv);
+}
+
+/*
+ * main() after start-up: wait for SIGTERM/SIGINT; meanwhile call pool_gc() every
+ * opt.gc_interval_ms and log the counters once a minute when something happened. Returns the
+ * signal.
+ */
+static int main_loop(const sigset_t *sigs)
+{
+	uint64_t now = now_ms(), next_log = now + LOG_PERIOD_S * 1000u;
+	uint64_t next_gc = opt.gc_interval_ms ? now + opt.gc_interval_ms : UINT64_MAX;
+	struct counters total, last, d;
+	int sig;
+
+	memset(&last, 0, sizeof(last));
+	for (;;) {
+		uint64_t next = next_gc < next_log ? next_gc : next_log, wait_ms;
+		struct timespec period;
+
+		wait_ms = next > now ? next - now : 0;
+		period.tv_sec = (time_t)(wait_ms / 1000);
+		period.tv_nsec = (long)(wait_ms % 1000) * 1000000L;
+		sig = sigtimedwait(sigs, NULL, &period);
+		if (sig > 0)
+			return sig;
+		now = now_ms();
+		if (now >= next_gc) {
+			if (!use_malloc)
+				pool_gc(NULL);
+			next_gc = now + opt.gc_interval_ms;
+		}
+		if (now < next_log)
+			continue;
+		next_log = now + LOG_PERIOD_S * 1000u;
+		counters_sum(workers, opt.threads, &total);
+		d.requests = total.requests - last.requests;
+		d.accepted = total.accepted - last.accepted;
+		d.refused = total.refused - last.refused;
+		d.alloc_fail = total.alloc_fail - last.alloc_fail;
+		d.timeouts = total.timeouts - last.timeouts;
+		if (d.requests || d.accepted || d.refused || d.alloc_fail || d.timeouts)
+			log_counters("last minute", &d, total.open);
+		last = total;
 	}
-	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	struct worker *workers;
-	struct counters total, last;
+	struct pool_config cfg;
+	struct counters total;
 	sigset_t sigs;
 	unsigned int i, port;
-	int sig, k, status = 0;
+	int sig, k, status = TOOL_EXIT_OK;
 
-	if (parse_options(argc, argv) < 0)
-		return 2;
+	tool_name = "pool-httpd";
+	parse_options(argc, argv);
+	pool_get_config(&cfg);
+	busy_flush_ms = cfg.decay_ms;
 	if (!opt.threads)
 		opt.threads = pool_topology()->pus;
 
@@ -1097,63 +1380,46 @@ int main(int argc, char **argv)
 	for (k = 0; k < OBJ_KINDS && !use_malloc; k++) {
 		pools[k] = pool_create(obj_desc[k].name, obj_desc[k].size, 0);
 		if (!pools[k]) {
-			fprintf(stderr, "pool-httpd: cannot create pool %s: %s\n", obj_desc[k].name,
-			        strerror(errno));
-			return 1;
+			tool_error("cannot create pool %s: %s", obj_desc[k].name, strerror(errno));
+			return TOOL_EXIT_UNAVAILABLE;
 		}
 	}
 
 	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	workers = calloc(opt.threads, sizeof(*workers));
 	if (stop_fd < 0 || !workers) {
-		fprintf(stderr, "pool-httpd: %s\n", strerror(errno));
-		return 1;
+		tool_error("cannot start: %s", strerror(errno));
+		return TOOL_EXIT_UNAVAILABLE;
 	}
 	port = opt.port;
 	for (i = 0; i < opt.threads; i++)
 		if (worker_init(&workers[i], i, &port) < 0)
-			return 1;
-	if (opt.cli_path && pool_cli_listen(opt.cli_path) < 0) {
-		fprintf(stderr, "pool-httpd: cannot serve the CLI on %s: %s\n", opt.cli_path,
-		        strerror(errno));
-		return 1;
+			return TOOL_EXIT_UNAVAILABLE;
+	if (opt.cli_path && pool_cli_listen_level(opt.cli_path, opt.cli_level, 0600) < 0) {
+		tool_error("cannot serve the CLI on %s: %s", opt.cli_path, strerror(errno));
+		return TOOL_EXIT_UNAVAILABLE;
 	}
-	printf("pool-httpd: listening addr=%s port=%u threads=%u objects=%s timeout_ms=%u\n",
-	       opt.addr, port, opt.threads, use_malloc ? "malloc" : "pools", opt.timeout_ms);
+	printf("pool-httpd: listening addr=%s port=%u threads=%u objects=%s timeout_ms=%u "
+	       "gc_interval_ms=%u stats=%s\n", opt.addr, port, opt.threads,
+	       use_malloc ? "malloc" : "pools", opt.timeout_ms, opt.gc_interval_ms,
+	       !opt.stats ? "off" : page_nfiles ? "on" : "on-without-page");
+	if (opt.stats && !page_nfiles)
+		tool_error("built without the pools page (HTTPD_PAGE_DIR): /pools answers 404");
 	fflush(stdout);
 
 	for (i = 0; i < opt.threads; i++) {
 		errno = pthread_create(&workers[i].thread, NULL, worker_main, &workers[i]);
 		if (errno) {
-			fprintf(stderr, "pool-httpd: cannot start worker %u: %s\n", i,
-			        strerror(errno));
-			return 1;
+			tool_error("cannot start worker %u: %s", i, strerror(errno));
+			return TOOL_EXIT_UNAVAILABLE;
 		}
 	}
 
-	/* Wait for a signal; once a minute, log what happened if anything did. */
-	memset(&last, 0, sizeof(last));
-	for (;;) {
-		struct timespec period = { .tv_sec = LOG_PERIOD_S };
-		struct counters d;
-
-		sig = sigtimedwait(&sigs, NULL, &period);
-		if (sig > 0)
-			break;
-		counters_sum(workers, opt.threads, &total);
-		d.requests = total.requests - last.requests;
-		d.accepted = total.accepted - last.accepted;
-		d.refused = total.refused - last.refused;
-		d.alloc_fail = total.alloc_fail - last.alloc_fail;
-		d.timeouts = total.timeouts - last.timeouts;
-		if (d.requests || d.accepted || d.refused || d.alloc_fail || d.timeouts)
-			log_counters("last minute", &d, total.open);
-		last = total;
-	}
+	sig = main_loop(&sigs);
 
 	/* Stop: every worker sees stop_fd readable, closes everything, flushes and exits. */
 	if (write(stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
-		fprintf(stderr, "pool-httpd: cannot wake the workers: %s\n", strerror(errno));
+		tool_error("cannot wake the workers: %s", strerror(errno));
 	for (i = 0; i < opt.threads; i++) {
 		pthread_join(workers[i].thread, NULL);
 		close(workers[i].epfd);
@@ -1169,9 +1435,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		for (k = 0; k < OBJ_KINDS; k++) {
 			if (pool_destroy(pools[k]) < 0) {
-				fprintf(stderr, "pool-httpd: pool %s still has objects in use\n",
-				        obj_desc[k].name);
-				status = 1;
+				tool_error("pool %s still has objects in use", obj_desc[k].name);
+				status = TOOL_EXIT_FAILURE;
 			}
 		}
 	}

@@ -19,12 +19,17 @@
  * each of its pools must have used == 0 and allocated == shared_free (every object held from the
  * OS layer sits in a shared free list); otherwise the harness says what is wrong and exits 1.
  *
- * Allocation failures (NULL, e.g. under -dMfail=<percent> or when the OS layer is out of
- * memory) are expected and counted, never taken for corruption.
+ * Allocation failures are counted, never taken for corruption. Under -dMfail=<percent> they
+ * are asked for; without it (the harness sets no limit) a NULL means the library or the OS
+ * layer ran out of something, and any such NULL fails the workload.
  *
- * Exit status: 0 all workloads passed, 1 corruption or wrong accounting, 2 bad usage.
+ * Exit status (tools/tool.h): 0 all workloads passed, 1 corruption or wrong accounting, 2 bad
+ * usage, 3 cannot start (pools, threads or the --json file cannot be created). See
+ * pool-stress(1).
  */
 #include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -37,6 +42,8 @@
 #include <unistd.h>
 
 #include <pool/pool.h>
+
+#include "tool.h"
 
 #define MAX_THREADS      1024u
 #define MAX_SECONDS      86400.0
@@ -774,7 +781,7 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 		err = pthread_create(&w->thread, NULL, worker_main, w);
 		if (err) {
 			fprintf(stderr, "pool-stress: cannot start thread %u: %s\n", i, strerror(err));
-			exit(1);
+			exit(TOOL_EXIT_UNAVAILABLE);
 		}
 	}
 	/* the spike workers synchronise among themselves; the others wait for main to start */
@@ -821,6 +828,12 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 		free(r.workers[i].live);
 	}
 	res->ok = 1;
+	/* the harness sets no limit: only -dMfail may make pool_alloc() answer NULL */
+	if (res->failures && !(pool_debugging & POOL_DBG_FAIL)) {
+		res->ok = 0;
+		add_error(res, "%llu allocations returned NULL without -dMfail (no limit is set: "
+		          "the library or the OS layer ran out)", (unsigned long long)res->failures);
+	}
 	if (wl == WL_SPIKE && !check_spike(&r, res))
 		res->ok = 0;
 	if (!check_accounting(&r, res))
@@ -913,46 +926,30 @@ static void print_pools(FILE *out)
 	pool_dump(out, "byname");
 }
 
-static void json_string(FILE *f, const char *s)
+/* The results as JSON into f (opened on --json at start, so that a bad path fails at once). */
+static int write_json(FILE *f, const struct options *opt, const struct wl_result *res,
+                      unsigned int n, int ok)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
-static int write_json(const struct options *opt, const struct wl_result *res, unsigned int n,
-                      int ok)
-{
-	FILE *f = fopen(opt->json, "w");
 	char *dbg;
 	unsigned int i;
 
-	if (!f) {
-		fprintf(stderr, "pool-stress: cannot write '%s': %s\n", opt->json, strerror(errno));
-		return -1;
-	}
 	dbg = debugging_text();
 	fprintf(f, "{\n  \"threads\": %u,\n  \"seconds\": %g,\n  \"debugging\": ", opt->threads,
 	        opt->seconds);
-	json_string(f, dbg ? dbg : "");
+	pool_json_write_string(f, dbg ? dbg : "");
 	free(dbg);
 	fprintf(f, ",\n  \"result\": \"%s\",\n  \"workloads\": [\n", ok ? "ok" : "failed");
 	for (i = 0; i < n; i++) {
 		double rate = res[i].elapsed > 0 ? (double)res[i].ops / res[i].elapsed : 0;
 
-		fprintf(f, "    {\"name\": \"%s\", \"elapsed_s\": %.3f, \"operations\": %llu, "
+		fprintf(f, "    {\"name\": ");
+		pool_json_write_string(f, res[i].name);
+		fprintf(f, ", \"elapsed_s\": %.3f, \"operations\": %llu, "
 		        "\"ops_per_s\": %.0f, \"ops_per_s_per_thread\": %.0f, \"failures\": %llu, "
-		        "\"ok\": %s, \"error\": ", res[i].name, res[i].elapsed,
+		        "\"ok\": %s, \"error\": ", res[i].elapsed,
 		        (unsigned long long)res[i].ops, rate, rate / opt->threads,
 		        (unsigned long long)res[i].failures, res[i].ok ? "true" : "false");
-		json_string(f, res[i].error);
+		pool_json_write_string(f, res[i].error);
 		if (res[i].has_spike)
 			fprintf(f, ", \"spike\": {\"cycles\": %u, \"peak_allocated\": %zu, "
 			        "\"before_gc\": %zu, \"after_gc\": %zu, \"needed_avg\": %zu, "
@@ -968,7 +965,7 @@ static int write_json(const struct options *opt, const struct wl_result *res, un
 
 		pool_get_stats(all_pools[i], &st);
 		fprintf(f, "    {\"name\": ");
-		json_string(f, pool_name(all_pools[i]));
+		pool_json_write_string(f, pool_name(all_pools[i]));
 		fprintf(f, ", \"size\": %zu, \"allocated\": %zu, \"used\": %zu, \"cached\": %zu, "
 		        "\"shared_free\": %zu, \"needed_avg\": %zu, \"failed\": %zu}%s\n", st.size,
 		        st.allocated, st.used, st.cached, st.shared_free, st.needed_avg, st.failed,
@@ -989,30 +986,27 @@ static int write_json(const struct options *opt, const struct wl_result *res, un
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: pool-stress [--threads N] [--seconds S] [--workload LIST] [--json FILE]\n"
+	        "Usage: pool-stress [--threads N] [--seconds S] [--workload LIST] [--json FILE]\n"
 	        "                   [--bind] [-dM<options>] [--self-test-corruption OPS]\n"
-	        "  --threads N        worker threads, 1..%u (default 48)\n"
-	        "  --seconds S        seconds per workload, 0.1..%.0f, decimals allowed (default 10)\n"
-	        "  --workload LIST    comma-separated among local,pipeline,bleed,mixed,spike\n"
+	        "The stress harness of libpool: N threads per workload, every object checked.\n"
+	        "  -t, --threads N    worker threads, 1..%u (default 48)\n"
+	        "  -s, --seconds S    seconds per workload, 0.1..%.0f, decimals allowed (default 10)\n"
+	        "  -w, --workload LIST\n"
+	        "                     comma-separated among local,pipeline,bleed,mixed,spike\n"
 	        "                     (default: all of them in turn)\n"
-	        "  --json FILE        also write the results as JSON to FILE\n"
-	        "  --bind             pin worker i to the i-th PU, cores first (pool_topology_bind_thread)\n"
-	        "  -dM<options>       pool debugging options, as POOL_DEBUG (-dMhelp lists them)\n"
+	        "  -j, --json FILE    also write the results as JSON to FILE\n"
+	        "  -b, --bind         pin worker i to the i-th PU, cores first "
+	        "(pool_topology_bind_thread)\n"
+	        "  -dM<options>, --debug <options>\n"
+	        "                     pool debugging options, as POOL_DEBUG (-dMhelp lists them)\n"
 	        "  --self-test-corruption OPS\n"
 	        "                     overwrite one byte of a live object after OPS allocations, to\n"
 	        "                     prove the canary check stops the run (exits 1)\n"
 	        "  -h, --help         this text\n"
-	        "Exit status: 0 passed, 1 corruption or wrong accounting, 2 bad usage.\n",
+	        "  -V, --version      the version\n"
+	        "Exit status: 0 passed, 1 corruption or wrong accounting, 2 bad usage, 3 cannot start\n"
+	        "(pools, threads or the JSON file cannot be created).\n",
 	        MAX_THREADS, MAX_SECONDS);
-}
-
-static void __attribute__((noreturn)) bad_usage(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "pool-stress: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n");
-	usage(stderr);
-	exit(2);
 }
 
 static int parse_workloads(const char *s, unsigned int *mask)
@@ -1035,94 +1029,57 @@ static int parse_workloads(const char *s, unsigned int *mask)
 	return *mask ? 0 : -1;
 }
 
-/* The value of option argv[*i] (either --opt=value or --opt value); NULL if it has none. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name)
-{
-	size_t len = strlen(name);
-
-	if (strncmp(argv[*i], name, len) == 0 && argv[*i][len] == '=')
-		return argv[*i] + len + 1;
-	if (strcmp(argv[*i], name) == 0) {
-		if (*i + 1 >= argc)
-			bad_usage("option '%s' needs a value", name);
-		return argv[++*i];
-	}
-	return NULL;
-}
-
-static int is_opt(const char *arg, const char *name)
-{
-	size_t len = strlen(name);
-
-	return strncmp(arg, name, len) == 0 && (arg[len] == 0 || arg[len] == '=');
-}
-
 static void parse_args(int argc, char **argv, struct options *opt)
 {
-	const char *v;
-	char *end;
-	int i;
+	enum { OPT_CORRUPT = 256 };
+	static const struct option longopts[] = {
+		{ "threads",              required_argument, NULL, 't' },
+		{ "seconds",              required_argument, NULL, 's' },
+		{ "workload",             required_argument, NULL, 'w' },
+		{ "json",                 required_argument, NULL, 'j' },
+		{ "bind",                 no_argument,       NULL, 'b' },
+		{ "debug",                required_argument, NULL, 'D' },
+		{ "self-test-corruption", required_argument, NULL, OPT_CORRUPT },
+		{ "help",                 no_argument,       NULL, 'h' },
+		{ "version",              no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			usage(stdout);
-			exit(0);
-		} else if (strncmp(argv[i], "-dM", 3) == 0) {
-			char *err = NULL;
-			int rc = pool_parse_debugging(argv[i] + 3, &err);
-
-			if (rc == 1)
-				exit(0);
-			if (rc < 0) {
-				fprintf(stderr, "pool-stress: %s\n", err ? err : "bad -dM option");
-				free(err);
-				usage(stderr);
-				exit(2);
-			}
-		} else if (is_opt(argv[i], "--threads")) {
-			unsigned long n;
-
-			v = opt_value(argc, argv, &i, "--threads");
-			errno = 0;
-			n = strtoul(v, &end, 10);
-			if (errno || end == v || *end || *v == '-' || n < 1 || n > MAX_THREADS)
-				bad_usage("--threads: '%s' is not a number from 1 to 1024", v);
-			opt->threads = (unsigned int)n;
-		} else if (is_opt(argv[i], "--seconds")) {
-			double s;
-
-			v = opt_value(argc, argv, &i, "--seconds");
-			errno = 0;
-			s = strtod(v, &end);
-			if (errno || end == v || *end || !(s >= 0.1 && s <= MAX_SECONDS))
-				bad_usage("--seconds: '%s' is not a number of seconds from 0.1 to 86400",
-				          v);
-			opt->seconds = s;
-		} else if (is_opt(argv[i], "--workload")) {
-			v = opt_value(argc, argv, &i, "--workload");
-			if (parse_workloads(v, &opt->workloads))
-				bad_usage("--workload: '%s' is not a comma-separated list of local, "
-				          "pipeline, bleed, mixed, spike", v);
-		} else if (is_opt(argv[i], "--json")) {
-			v = opt_value(argc, argv, &i, "--json");
-			if (!*v)
-				bad_usage("--json needs a file name%s", "");
-			opt->json = v;
-		} else if (is_opt(argv[i], "--self-test-corruption")) {
-			long n;
-
-			v = opt_value(argc, argv, &i, "--self-test-corruption");
-			errno = 0;
-			n = strtol(v, &end, 10);
-			if (errno || end == v || *end || n < 0)
-				bad_usage("--self-test-corruption: '%s' is not a count of operations", v);
-			opt->corrupt_after = n;
-		} else if (!strcmp(argv[i], "--bind")) {
+	tool_name = "pool-stress";
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:s:w:j:bd:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			opt->threads = (unsigned int)tool_parse_ulong("--threads", optarg, 1,
+			                                              MAX_THREADS);
+			break;
+		case 's':
+			opt->seconds = tool_parse_double("--seconds", optarg, 0.1, MAX_SECONDS,
+			                                 "seconds");
+			break;
+		case 'w':
+			if (parse_workloads(optarg, &opt->workloads))
+				tool_usage_error("bad value '%s' for --workload: expected a comma-separated "
+				                 "list of local, pipeline, bleed, mixed, spike", optarg);
+			break;
+		case 'j':
+			if (!*optarg)
+				tool_usage_error("bad value '' for --json: expected a file name");
+			opt->json = optarg;
+			break;
+		case 'b':
 			opt->bind = 1;
-		} else {
-			bad_usage("unknown option '%s'", argv[i]);
+			break;
+		case OPT_CORRUPT:
+			opt->corrupt_after = (long)tool_parse_ulong("--self-test-corruption", optarg, 0,
+			                                            LONG_MAX);
+			break;
+		default:
+			tool_common_option(c, longopts, argv, usage);
 		}
 	}
+	tool_no_operands(argc, argv);
 }
 
 int main(int argc, char **argv)
@@ -1131,10 +1088,15 @@ int main(int argc, char **argv)
 	                       .corrupt_after = -1 };
 	struct wl_result res[WL_COUNT];
 	unsigned int i, n = 0;
+	FILE *json = NULL;
 	char *dbg;
 	int ok = 1;
 
 	parse_args(argc, argv, &opt);
+	if (opt.json && !(json = fopen(opt.json, "w"))) {
+		fprintf(stderr, "pool-stress: cannot create '%s': %s\n", opt.json, strerror(errno));
+		return TOOL_EXIT_UNAVAILABLE;
+	}
 	if (!opt.workloads)
 		opt.workloads = (1u << WL_COUNT) - 1;
 	uaf_on = !!(pool_debugging & POOL_DBG_UAF);
@@ -1149,8 +1111,9 @@ int main(int argc, char **argv)
 		if (!(opt.workloads & (1u << i)))
 			continue;
 		if (run_workload(&opt, (enum workload)i, &res[n]) < 0) {
-			fprintf(stderr, "pool-stress: cannot set up workload '%s'\n", wl_names[i]);
-			return 1;
+			fprintf(stderr, "pool-stress: cannot set up workload '%s': %s\n", wl_names[i],
+			        strerror(errno));
+			return TOOL_EXIT_UNAVAILABLE;
 		}
 		if (!res[n].ok)
 			ok = 0;
@@ -1158,7 +1121,7 @@ int main(int argc, char **argv)
 	}
 	print_summary(&opt, res, n);
 	print_pools(stdout);
-	if (opt.json && write_json(&opt, res, n, ok) < 0)
+	if (json && write_json(json, &opt, res, n, ok) < 0)
 		ok = 0;
 	/* every object is back: the pools must go away cleanly */
 	for (i = 0; i < nb_all_pools; i++) {
@@ -1170,5 +1133,5 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("\npool-stress: %s\n", ok ? "PASSED" : "FAILED");
-	return ok ? 0 : 1;
+	return ok ? TOOL_EXIT_OK : TOOL_EXIT_FAILURE;
 }

@@ -7,13 +7,13 @@
  *   pool-topology                 pool_topology_show() for this machine (or HWLOC_XMLFILE)
  *   pool-topology --table F.xml.. a markdown table, one row per hwloc XML file: what libpool
  *                                 derives on that machine (doc/tuning.md is made with it)
- *   pool-topology --help
  *
  * Each file is loaded in a child process with HWLOC_XMLFILE set, because pool_topology() loads
- * once per process. Exit status: 0, 1 when a file could not be loaded by hwloc (its row says
- * so), 2 on bad usage.
+ * once per process. Exit status (tools/tool.h): 0, 1 when a file could not be loaded by hwloc
+ * (its row says so) or a child could not run, 2 on bad usage. See pool-topology(1).
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,35 +22,35 @@
 
 #include <pool/pool.h>
 
+#include "tool.h"
+
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "usage: pool-topology               show this machine's topology and defaults\n"
+	        "Usage: pool-topology               show this machine's topology and defaults\n"
 	        "       pool-topology --table FILE.xml...\n"
 	        "                                   markdown table of the defaults derived on each\n"
 	        "                                   hwloc XML topology (loaded via HWLOC_XMLFILE)\n"
-	        "       pool-topology --help\n");
+	        "Options:\n"
+	        "  -T, --table      one table row per hwloc XML file given as argument\n"
+	        "  -h, --help       this text\n"
+	        "  -V, --version    the version\n"
+	        "Environment: HWLOC_XMLFILE, POOL_BUCKETS, POOL_CACHE_SIZE (see pool-topology(1)).\n"
+	        "Exit status: 0 success, 1 a file hwloc could not load (its row says so), 2 bad "
+	        "usage.\n");
 }
 
-/* "1 MiB", "48 KiB", "1.4 MiB" */
-static void human(char *buf, size_t len, size_t v)
+/*
+ * A cache size in whole KiB ("48 KiB", "1280 KiB"), "-" when there is no such cache: a table
+ * compares better in one unit. (`pool-topology` without --table prints the library's summary,
+ * pool_topology_show(), with sizes in the unit that reads best.)
+ */
+static void kib(char *buf, size_t len, size_t v)
 {
-	static const char *unit[] = { "B", "KiB", "MiB", "GiB" };
-	unsigned int u = 0;
-	double d = (double)v;
-
-	if (!v) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	while (u < 3 && d >= 1024.0) {
-		d /= 1024.0;
-		u++;
-	}
-	if (d == (double)(size_t)d)
-		snprintf(buf, len, "%zu %s", (size_t)d, unit[u]);
+	if (v)
+		snprintf(buf, len, "%zu KiB", v / 1024);
 	else
-		snprintf(buf, len, "%.1f %s", d, unit[u]);
+		snprintf(buf, len, "-");
 }
 
 /* Append " x <count>" to a cache size, unless there is no such cache. */
@@ -76,20 +76,20 @@ static void row_child(const char *path)
 	char l1[48], l2[48], l3[48], per[32], budget[32];
 
 	if (setenv("HWLOC_XMLFILE", path, 1) < 0) {
-		perror("setenv");
-		_exit(1);
+		tool_error("cannot set HWLOC_XMLFILE: %s", strerror(errno));
+		_exit(TOOL_EXIT_FAILURE);
 	}
 	t = pool_topology();
 	if (t->source != POOL_TOPO_XML) {
 		printf("| %s | (hwloc could not load it) | | | | | | | | | |\n", base_name(path));
 		fflush(stdout);
-		_exit(1);
+		_exit(TOOL_EXIT_FAILURE);
 	}
-	human(l1, sizeof(l1), t->l1d_bytes);
-	human(l2, sizeof(l2), t->l2_bytes);
-	human(l3, sizeof(l3), t->l3_bytes);
-	human(per, sizeof(per), t->l2_per_pu_bytes);
-	human(budget, sizeof(budget), t->default_cache_bytes);
+	kib(l1, sizeof(l1), t->l1d_bytes);
+	kib(l2, sizeof(l2), t->l2_bytes);
+	kib(l3, sizeof(l3), t->l3_bytes);
+	kib(per, sizeof(per), t->l2_per_pu_bytes);
+	kib(budget, sizeof(budget), t->default_cache_bytes);
 	cache_count(l2, sizeof(l2), t->l2_count);
 	cache_count(l3, sizeof(l3), t->l3_count);
 	printf("| %s | %u x %u cores x %u threads | %u | %u | %u | %s | %s | %s | %s | **%u** | "
@@ -97,7 +97,7 @@ static void row_child(const char *path)
 	       t->pus / t->cores, t->numa_nodes, t->cores, t->pus, l1, l2, l3, per,
 	       t->default_buckets, budget);
 	fflush(stdout);
-	_exit(0);
+	_exit(TOOL_EXIT_OK);
 }
 
 static int table(int argc, char **argv)
@@ -112,31 +112,49 @@ static int table(int argc, char **argv)
 	for (i = 0; i < argc; i++) {
 		pid = fork();
 		if (pid < 0) {
-			perror("fork");
-			return 1;
+			tool_error("cannot start a process for '%s': %s", argv[i], strerror(errno));
+			return TOOL_EXIT_FAILURE;
 		}
 		if (pid == 0)
 			row_child(argv[i]);
 		if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
-			ret = 1;
+			ret = TOOL_EXIT_FAILURE;
 	}
 	return ret;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc == 1) {
-		pool_topology_show(stdout);
-		return 0;
+	static const struct option longopts[] = {
+		{ "table",   no_argument, NULL, 'T' },
+		{ "help",    no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, as_table = 0;
+
+	tool_name = "pool-topology";
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":ThV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'T':
+			as_table = 1;
+			break;
+		default:
+			tool_common_option(c, longopts, argv, usage);
+		}
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		usage(stdout);
-		return 0;
+	if (as_table) {
+		if (optind == argc)
+			tool_usage_error("--table needs at least one XML file");
+		return table(argc - optind, argv + optind);
 	}
-	if (!strcmp(argv[1], "--table") && argc > 2)
-		return table(argc - 2, argv + 2);
-	fprintf(stderr, "pool-topology: %s\n", !strcmp(argv[1], "--table") ?
-	        "--table needs at least one XML file" : "unknown option");
-	usage(stderr);
-	return 2;
+	if (optind < argc)
+		tool_usage_error("unexpected argument '%s' (files go with --table)", argv[optind]);
+	pool_topology_show(stdout);
+	if (fflush(stdout) != 0) {
+		tool_error("cannot write: %s", strerror(errno));
+		return TOOL_EXIT_FAILURE;
+	}
+	return TOOL_EXIT_OK;
 }

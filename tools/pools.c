@@ -3,12 +3,14 @@
  * Copyright (c) 2026 libpool developers
  *
  * pools - ask a running process that embeds libpool what its pools hold, through the UNIX
- * socket it serves with pool_cli_listen(). See doc/pools.1.
+ * socket it serves with pool_cli_listen(). See pools(1).
  *
- * Exit status: 0 the command succeeded, 1 the server refused it, 2 the socket cannot be reached
- * or the connection failed (or bad usage). One line on stderr says which.
+ * Exit status (tools/tool.h): 0 the command succeeded, 1 the server answered an error, 2 bad
+ * usage, 3 the socket cannot be reached, the connection failed or the peer does not speak the
+ * protocol. One line on stderr says which.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,39 +22,39 @@
 
 #include <pool/pool.h>
 
-#define EXIT_REFUSED     1
-#define EXIT_UNREACHABLE 2
-#define EXIT_USAGE       2
-#define TIMEOUT_MS_DEF   30000L
+#include "tool.h"
 
-static const char *prog = "pools";
+#define TIMEOUT_MS_DEF   30000UL
+#define TIMEOUT_MS_MAX   3600000UL
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: %s [-S <socket>] [-t <timeout_ms>] [-dM<options>] <command> [<args>...]\n"
-	        "Commands (run by the process serving the socket):\n"
+	        "Usage: pools [-S <socket>] [-t <timeout_ms>] [-dM<options>] <command> [<args>...]\n"
+	        "Sends one command to the libpool CLI socket of a running process and prints the\n"
+	        "answer.\n"
+	        "Commands (run by the process serving the socket; [level] it needs):\n"
 	        "  show [byname|bysize|byusage] [detailed] [match <prefix>] [<max>] "
 	        "[json|prometheus]\n"
-	        "  trim                  give memory the pools do not need back to the system\n"
-	        "  debug [<options>]     show or change its run-time debugging options\n"
-	        "  topology              the machine topology it detected and its defaults\n"
-	        "  help                  the commands the server knows\n"
+	        "                        [user] the pools and what they hold\n"
+	        "  topology              [user] the machine topology it detected and its defaults\n"
+	        "  debug                 [user] its run-time debugging options\n"
+	        "  trim                  [operator] give memory the pools do not need back\n"
+	        "  flush [<pool>]        [operator] give every free object back\n"
+	        "  debug <options>       [admin] change its run-time debugging options\n"
+	        "  limit <pool> <n>      [admin] cap the objects a pool may hold (0: no limit)\n"
+	        "  help                  the commands the socket's level allows\n"
 	        "Options:\n"
-	        "  -S <socket>           the socket (default: $POOL_CLI_SOCKET)\n"
-	        "  -t <timeout_ms>       wait at most this long for the answer (default 30000)\n"
-	        "  -dM<options>          libpool debugging options for this client only "
+	        "  -S, --socket <path>   the socket (default: $POOL_CLI_SOCKET)\n"
+	        "  -t, --timeout-ms <ms> wait at most this long for the answer, 1..%lu (default %lu)\n"
+	        "  -dM<options>, --debug <options>\n"
+	        "                        libpool debugging options for this client only "
 	        "(-dMhelp lists them)\n"
-	        "  -h                    this help\n"
-	        "Exit status: 0 success, 1 command refused, 2 socket unreachable or bad usage.\n",
-	        prog);
-}
-
-static int usage_error(const char *msg, const char *arg)
-{
-	fprintf(stderr, "%s: %s%s%s\n", prog, msg, arg ? ": " : "", arg ? arg : "");
-	usage(stderr);
-	return EXIT_USAGE;
+	        "  -h, --help            this help\n"
+	        "  -V, --version         the version\n"
+	        "Exit status: 0 success, 1 the server answered an error (or the socket's level\n"
+	        "does not allow the command), 2 bad usage, 3 socket unreachable or no answer.\n",
+	        TIMEOUT_MS_MAX, TIMEOUT_MS_DEF);
 }
 
 static long long now_ms(void)
@@ -148,73 +150,61 @@ fail:
 
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "socket",     required_argument, NULL, 'S' },
+		{ "timeout-ms", required_argument, NULL, 't' },
+		{ "debug",      required_argument, NULL, 'D' },
+		{ "help",       no_argument,       NULL, 'h' },
+		{ "version",    no_argument,       NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
 	const char *path = getenv("POOL_CLI_SOCKET"), *ans, *status;
-	long timeout_ms = TIMEOUT_MS_DEF;
+	unsigned long timeout_ms = TIMEOUT_MS_DEF;
 	struct sockaddr_un sa;
 	size_t cmdlen, bodylen;
 	char *cmd, *reply, *body, *end;
 	long long deadline;
-	int i, fd, ok;
+	int i, c, fd, ok;
 
-	if (argc > 0 && argv[0] && strrchr(argv[0], '/'))
-		prog = strrchr(argv[0], '/') + 1;
-	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--")) {
-			i++;
+	tool_name = "pools";
+	opterr = 0;
+	/* '+': options end at the command; what follows goes to the server as is */
+	while ((c = getopt_long(argc, argv, "+:S:t:d:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			if (!*optarg)
+				tool_usage_error("bad value '' for --socket: expected a socket path");
+			path = optarg;
 			break;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 0;
-		} else if (!strncmp(a, "-S", 2)) {
-			path = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!path || !*path)
-				return usage_error("-S needs a socket path", NULL);
-		} else if (!strncmp(a, "-t", 2)) {
-			const char *v = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-			char *e;
-
-			errno = 0;
-			timeout_ms = v ? strtol(v, &e, 10) : 0;
-			if (!v || errno || *e || e == v || timeout_ms <= 0 || timeout_ms > 3600000)
-				return usage_error("-t needs a timeout of 1..3600000 ms", v);
-		} else if (!strncmp(a, "-dM", 3)) {
-			char *err = NULL;
-			int r = pool_parse_debugging(a + 3, &err);
-
-			if (r < 0) {
-				fprintf(stderr, "%s: -dM: %s\n", prog, err ? err : "invalid options");
-				free(err);
-				usage(stderr);
-				return EXIT_USAGE;
-			}
-			if (r == 1)
-				return 0;   /* -dMhelp: the table is printed */
-		} else {
-			return usage_error("unknown option", a);
+		case 't':
+			timeout_ms = tool_parse_ulong("--timeout-ms", optarg, 1, TIMEOUT_MS_MAX);
+			break;
+		default:
+			tool_common_option(c, longopts, argv, usage);
 		}
 	}
+	i = optind;
 	if (i >= argc)
-		return usage_error("no command given", NULL);
+		tool_usage_error("no command given");
 	if (!path || !*path)
-		return usage_error("no socket: use -S <path> or set POOL_CLI_SOCKET", NULL);
+		tool_usage_error("no socket: use -S <path> or set POOL_CLI_SOCKET");
 	if (strlen(path) >= sizeof(sa.sun_path))
-		return usage_error("socket path too long (at most 107 bytes)", path);
+		tool_usage_error("socket path '%s' is longer than %zu bytes", path,
+		                 sizeof(sa.sun_path) - 1);
 
 	/* "help" goes as is; every other command is a "pools" command */
 	cmdlen = strcmp(argv[i], "help") ? strlen("pools") : 0;
 	for (int k = i; k < argc; k++) {
 		if (strpbrk(argv[k], "\r\n") || !*argv[k])
-			return usage_error("arguments must be non-empty and hold no newline", NULL);
+			tool_usage_error("arguments must be non-empty and hold no newline");
 		cmdlen += strlen(argv[k]) + 1;
 	}
 	if (cmdlen > POOL_CLI_LINE_MAX)
-		return usage_error("command line too long (at most 4096 bytes)", NULL);
+		tool_usage_error("command line too long (at most %u bytes)", POOL_CLI_LINE_MAX);
 	cmd = malloc(strlen("set status on\n") + cmdlen + 2);
 	if (!cmd) {
-		fprintf(stderr, "%s: out of memory\n", prog);
-		return EXIT_UNREACHABLE;
+		tool_error("out of memory");
+		return TOOL_EXIT_FAILURE;
 	}
 	strcpy(cmd, "set status on\n");
 	if (strcmp(argv[i], "help"))
@@ -229,9 +219,9 @@ int main(int argc, char **argv)
 	sa.sun_family = AF_UNIX;
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "%s: cannot reach socket '%s': %s\n", prog, path, strerror(errno));
+		tool_error("cannot reach socket '%s': %s", path, strerror(errno));
 		free(cmd);
-		return EXIT_UNREACHABLE;
+		return TOOL_EXIT_UNAVAILABLE;
 	}
 	deadline = now_ms() + timeout_ms;
 	reply = NULL;
@@ -240,19 +230,18 @@ int main(int argc, char **argv)
 	free(cmd);
 	close(fd);
 	if (!reply) {
-		fprintf(stderr, "%s: no answer from socket '%s': %s\n", prog, path,
-		        errno == ECONNRESET ? "the server closed the connection" : strerror(errno));
-		return EXIT_UNREACHABLE;
+		tool_error("no answer from socket '%s': %s", path,
+		           errno == ECONNRESET ? "the server closed the connection" : strerror(errno));
+		return TOOL_EXIT_UNAVAILABLE;
 	}
 
 	/* reply: "OK\n\n" then "<body lines>OK|ERROR\n\n" */
 	ans = strncmp(reply, "OK\n\n", 4) ? NULL : reply + 4;
 	end = ans ? strstr(ans, "\n\n") : NULL;
 	if (!end) {
-		fprintf(stderr, "%s: socket '%s' does not speak the libpool CLI protocol\n", prog,
-		        path);
+		tool_error("socket '%s' does not speak the libpool CLI protocol", path);
 		free(reply);
-		return EXIT_UNREACHABLE;
+		return TOOL_EXIT_UNAVAILABLE;
 	}
 	/* the status is the last line of the answer */
 	end[1] = 0;
@@ -261,21 +250,24 @@ int main(int argc, char **argv)
 		status--;
 	ok = !strcmp(status, "OK\n");
 	if (!ok && strcmp(status, "ERROR\n")) {
-		fprintf(stderr, "%s: socket '%s' does not speak the libpool CLI protocol\n", prog,
-		        path);
+		tool_error("socket '%s' does not speak the libpool CLI protocol", path);
 		free(reply);
-		return EXIT_UNREACHABLE;
+		return TOOL_EXIT_UNAVAILABLE;
 	}
 	body = (char *)ans;
 	bodylen = (size_t)(status - ans);
 	if (ok) {
 		fwrite(body, 1, bodylen, stdout);
 		free(reply);
-		return fflush(stdout) == 0 ? 0 : EXIT_UNREACHABLE;
+		if (fflush(stdout) != 0) {
+			tool_error("cannot write the answer: %s", strerror(errno));
+			return TOOL_EXIT_FAILURE;
+		}
+		return TOOL_EXIT_OK;
 	}
 	if (bodylen && body[bodylen - 1] == '\n')
 		bodylen--;
-	fprintf(stderr, "%s: command refused by '%s': %.*s\n", prog, path, (int)bodylen, body);
+	tool_error("command refused by '%s': %.*s", path, (int)bodylen, body);
 	free(reply);
-	return EXIT_REFUSED;
+	return TOOL_EXIT_FAILURE;
 }

@@ -14,13 +14,18 @@
  *                   array pool__tls_cache points to). Only its own thread touches it on the hot
  *                   path.
  *   budget          the bytes one thread may keep in all its thread caches together.
- *   bucket          one cache line of a pool: the head of a shared free list and the counters
- *                   allocated/used/needed_avg of the objects whose address hashes to it.
+ *   bucket          two cache lines of a pool: the head of a shared free list and the counters
+ *                   (allocated, used, free objects, traffic) of the clusters moved through it,
+ *                   written only by the thread that owns the head; a pool's totals are sums.
  *   shared free list  per bucket, a stack of clusters, self-locked by swapping a BUSY marker in.
- *   cluster         a chain of a few free objects (8 by default) moved with one atomic operation.
+ *   cluster         a chain of a few free objects (8 by default, at most 16) moved with one
+ *                   atomic operation; its first object carries its count.
  *   eviction        moving objects out of a thread cache when the thread is over its budget.
- *   needed_avg      sliding average of `used` over 1024 samples (HAProxy's swrate).
- *   releasable      objects a pool holds beyond what needed_avg says it needs.
+ *   needed_avg      the most objects the pool used over its demand window (decay_ms), as the
+ *                   last release pass measured it (the name is HAProxy's, whose pools keep a
+ *                   sliding average, swrate, instead of a window over time).
+ *   releasable      objects a pool holds beyond what needed_avg says it needs: those that stayed
+ *                   in the shared free lists through the whole demand window.
  *   trim            asking the OS layer to return free memory to the system.
  *
  * This header holds types, constants and macros only, and includes only other -t.h headers and
@@ -78,7 +83,6 @@
 #define POOL_CLUSTER_MAX       16u           /* most objects per cluster (a cluster's count
                                                 lives in 4 free bits of a link word) */
 #define POOL_CACHE_BYTES_MIN   4096u         /* smallest per-thread cache budget, bytes */
-#define POOL_AVG_SAMPLES       1024u         /* needed_avg window, as HAProxy's POOL_AVG_SAMPLES */
 #define POOL_DECAY_MS_DEF      10000u        /* default demand window, ms (jemalloc's dirty_decay_ms) */
 #define POOL_DECAY_MS_MAX      3600000u      /* longest demand window, ms (one hour) */
 
@@ -114,7 +118,7 @@ struct pool_head_ro {
 	size_t size;            /* usable object size in bytes */
 };
 
-struct pool_head;               /* opaque: defined in src/pool-int.h */
+struct pool_head;               /* opaque: defined in src/pool-head-t.h */
 
 /*
  * One thread's cache of one pool. Only the owning thread writes it, except at thread exit, in
@@ -137,7 +141,8 @@ struct pool_stats {
 	size_t used;            /* objects handed out plus objects in thread caches */
 	size_t cached;          /* approximate objects in thread caches */
 	size_t shared_free;     /* objects in the shared free lists */
-	size_t needed_avg;      /* sliding average of used over POOL_AVG_SAMPLES samples */
+	size_t needed_avg;      /* the most objects used over the demand window (or used now, if
+	                           more): what the pool keeps when it gives memory back */
 	size_t failed;          /* allocations that returned NULL */
 	size_t limit;           /* maximum allocated objects, 0: none */
 	unsigned int creators;  /* pool_create() calls merged into this pool (its creators) */
@@ -215,6 +220,23 @@ struct pool_topology {
 #define POOL_CLI_LINE_MAX        4096u    /* longest command line on the socket, in bytes */
 #define POOL_CLI_TIMEOUT_MS_DEF  10000u   /* a silent socket client is closed after this (ms) */
 #define POOL_CLI_TIMEOUT_MS_MAX  3600000u /* largest timeout pool_cli_set_timeout_ms() takes */
-#define POOL_CLI_MAX_CLIENTS     64u      /* socket clients served at once */
+#define POOL_CLI_MAX_CLIENTS     64u      /* socket clients served at once, all listeners */
+#define POOL_CLI_MAX_LISTENERS   4u       /* sockets one process serves at once */
+#define POOL_CLI_READ_TIMEOUT_MS 1000u    /* a client that started a line must end it this fast */
+
+/*
+ * Access levels of the command line, as HAProxy's stats socket has them (its "level user",
+ * "level operator", "level admin"): each level may run what the levels below it may.
+ *   POOL_CLI_USER      read-only: pools show (no addresses), pools topology, pools debug with
+ *                      no options (or `help`), help.
+ *   POOL_CLI_OPERATOR  and memory return: pools trim, pools flush. Changes no behaviour.
+ *   POOL_CLI_ADMIN     and what changes behaviour or reveals addresses: pools debug <options>,
+ *                      pools limit, and the heap and code addresses in pools show.
+ */
+enum pool_cli_level {
+	POOL_CLI_USER = 1,
+	POOL_CLI_OPERATOR = 2,
+	POOL_CLI_ADMIN = 3,
+};
 
 #endif /* POOL_POOL_T_H */

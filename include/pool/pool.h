@@ -60,7 +60,7 @@ POOL_API struct pool_head *pool_create(const char *name, size_t size, unsigned i
  * size; smaller than 16 is raised to 16. `flags`: POOL_F_SHARED and/or POOL_F_EXACT.
  *
  * With POOL_F_SHARED, the call may return an existing POOL_F_SHARED pool instead of a new one
- * (its `users` count grows by one): same alignment, sizes within 1% or 16 bytes of each other,
+ * (its `creators` count grows by one): same alignment, sizes within 1% or 16 bytes of each other,
  * and, once that pool has allocated an object, only for exactly the same size. The merged pool
  * takes the larger size. With the `no-merge` debugging option only pools of the same name merge.
  *
@@ -93,9 +93,18 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 POOL_API int pool_destroy(struct pool_head *pool);
 
 /*
- * POOL_DECLARE(var, name, size) - declare `struct pool_head *var`, created before main() (after
- * POOL_DEBUG was read) and destroyed at exit. If creation fails, the program prints the reason
- * on stderr and exits with status 1 before main() runs.
+ * POOL_DECLARE(var, name, size) - declare `struct pool_head *var`, a POOL_F_SHARED pool of
+ * `size`-byte objects named `name`, created before main() (after POOL_DEBUG was read). If
+ * creation fails, the program prints the reason on stderr and exits with status 1 before main()
+ * runs.
+ *
+ * At exit (the destructor, when main() returns or exit() is called, or when a library holding
+ * it is unloaded) the exiting thread's cached objects go back to the shared lists
+ * (pool_thread_flush()), and that is all: the pool is never destroyed then, because other
+ * threads (detached workers, or threads of another library) may still allocate from it while
+ * the process exits. Its memory goes with the process; leak checkers (LeakSanitizer, Valgrind)
+ * see the pool head as reachable through `var`. Call pool_destroy(var) yourself where you know
+ * that no thread uses the pool any more.
  */
 #define POOL_DECLARE(var, name, size)                                                  \
 	struct pool_head *var;                                                          \
@@ -104,7 +113,10 @@ POOL_API int pool_destroy(struct pool_head *pool);
 	__attribute__((destructor(201))) static void pool_declare_exit_##var(void)     \
 	{ pool__declare_destroy(var); }
 
-/* Internal to POOL_DECLARE: create or exit(1) with a message; destroy ignoring EBUSY. */
+/*
+ * Internal to POOL_DECLARE: create or exit(1) with a message; at exit, flush the calling
+ * thread's caches and leave the pool alone (the name stays for the ABI).
+ */
 POOL_API struct pool_head *pool__declare_create(const char *name, size_t size);
 POOL_API void pool__declare_destroy(struct pool_head *pool);
 
@@ -141,18 +153,26 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 	((struct pool_tcache *)((char *)pool__tls_cache + (ro)->cache_off))
 
 /*
- * The fast path updates `room` with a plain read-modify-write (one instruction on x86). Other
- * threads read it only for statistics, tolerating a stale value; under ThreadSanitizer the
- * update is a relaxed atomic one, so that this tolerated race is not reported.
+ * The fast path updates `room` with a plain read-modify-write (one instruction on x86) and reads
+ * the debugging word with a plain load. Other threads read `room` only for statistics,
+ * tolerating a stale value, and a thread that reads the debugging word a little late takes one
+ * more fast path (every slow path rereads it with acquire): both races are meant. Under
+ * ThreadSanitizer both accesses are relaxed atomic ones, so that these tolerated races are not
+ * reported.
  */
 #if defined(__SANITIZE_THREAD__)
-#define POOL_TC_ROOM_ADD(tc, n) \
-	__atomic_store_n(&(tc)->room, (tc)->room + (uint32_t)(n), __ATOMIC_RELAXED)
+#define POOL__TSAN 1
 #elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
+#define POOL__TSAN 1
+#endif
+#endif
+#ifdef POOL__TSAN
 #define POOL_TC_ROOM_ADD(tc, n) \
 	__atomic_store_n(&(tc)->room, (tc)->room + (uint32_t)(n), __ATOMIC_RELAXED)
-#endif
+#define POOL__DEBUGGING() __atomic_load_n(&pool_debugging, __ATOMIC_RELAXED)
+#else
+#define POOL__DEBUGGING() (pool_debugging)
 #endif
 #ifndef POOL_TC_ROOM_ADD
 #define POOL_TC_ROOM_ADD(tc, n) ((tc)->room += (uint32_t)(n))
@@ -176,7 +196,7 @@ POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 	struct pool_tcache *tc;
 	void **item;
 
-	if (POOL_UNLIKELY(pool_debugging & POOL_DBG_SLOW))
+	if (POOL_UNLIKELY(POOL__DEBUGGING() & POOL_DBG_SLOW))
 		return pool__alloc_call(pool, flags);
 	tc = POOL__TCACHE(ro);
 	item = (void **)tc->head;
@@ -209,7 +229,9 @@ POOL_INLINE void *pool_zalloc(struct pool_head *pool)
  * pool_free - give `ptr`, obtained from `pool`, back. NULL is a no-op.
  *
  * Any thread may free an object allocated by another. The object goes to this thread's cache; a
- * thread over its cache budget evicts its coldest objects to the shared lists or the OS layer.
+ * thread over its cache budget evicts objects of its coldest pools (a CLOCK) to the shared free
+ * lists, in clusters (to the OS layer only with the no-global or uaf debugging options, or when
+ * every shared list stays busy).
  * Freeing into the wrong pool or twice is undefined unless a debugging check (tag, uaf) is on,
  * which then aborts with a report naming the pool, the object, the check and the caller.
  */
@@ -221,7 +243,13 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 	if (POOL_UNLIKELY(!ptr))
 		return;
 	tc = POOL__TCACHE(ro);
-	if (POOL_UNLIKELY((pool_debugging & POOL_DBG_SLOW) || !tc->room)) {
+	/*
+	 * `room` is tested through a relaxed atomic load, which the compiler keeps apart from the
+	 * decrement below: the decrement is then one read-modify-write of memory instead of a
+	 * subtraction and a store (callgrind: 19 instructions per alloc+free pair net, 20 without).
+	 */
+	if (POOL_UNLIKELY((POOL__DEBUGGING() & POOL_DBG_SLOW) ||
+	                  !__atomic_load_n(&tc->room, __ATOMIC_RELAXED))) {
 		pool__free_call(pool, ptr);
 		return;
 	}
@@ -234,9 +262,10 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 /*
  * pool_alloc_bulk - allocate `n` objects into objs[0..n-1], all or nothing.
  *
- * Without per-object debugging, the objects come from this thread's cache first, then whole
- * clusters from the shared free lists (one atomic exchange per cluster) or the OS layer; what a
- * cluster holds beyond the request refills the cache. Returns `n`; or 0 when they cannot all
+ * Without per-object debugging, the objects come from this thread's bulk magazine for the pool
+ * (what pool_free_bulk() put there: a copy of the pointers, the objects untouched), or from its
+ * cache list, then whole clusters from the shared free lists (one atomic exchange per cluster)
+ * or the OS layer; what a cluster holds beyond the request refills the cache. Returns `n`; or 0 when they cannot all
  * be had (the pool's limit, no memory, -dMfail on one of them): then no object is handed out
  * (those already taken go back), objs[] is left with unspecified pointers, one failure is
  * counted and errno is ENOMEM. 0 also for a NULL pool or objs, or n = 0 (errno unchanged). On a
@@ -246,9 +275,10 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n);
 
 /*
  * pool_free_bulk - give objs[0..n-1] back to `pool` (NULL entries are skipped), as pool_free()
- * does for each: into this thread's cache in one splice when its budget holds them, otherwise as
- * clusters to the shared free lists with one atomic exchange. Nothing happens for a NULL pool or
- * objs. Thread-safe.
+ * does for each: into this thread's bulk magazine for the pool (up to 64 pointers, copied; the
+ * objects are not touched) when it has room and the thread's budget holds them, else onto its
+ * cache list, else as clusters to the shared free lists with one atomic exchange. Nothing
+ * happens for a NULL pool or objs. Thread-safe.
  */
 POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n);
 
@@ -268,23 +298,23 @@ POOL_API void pool_flush(struct pool_head *pool);
  * pool_gc - release what a pool does not need, now.
  *
  * A pool tracks its demand over time: each shared free list keeps the low-water mark of its
- * free objects over half-windows of decay_ms / 2 (pool_configure(), POOL_DECAY_MS; 10 s by
- * default), and objects that stayed free through two half-windows in a row were not needed. The
- * library gives those back by itself when a half-window ends and the pool is in use (a slow
- * path notices). pool_gc() ends the current half-window at once and gives back what stayed free
- * through it and the previous one, beyond a floor of min(one cluster, 64 KiB) of objects (at
- * least one), then trims the OS layer (see pool_trim()). So after load drops, a pool_gc() call
- * keeps what the load just used, and the next one, once the pool stayed idle in between, gives
- * the rest back: call it periodically (or twice) to give a spike back at once. needed_avg
- * becomes the most objects used over that window. NULL: every pool. Never call it on a hot
- * path: it visits every bucket, waits for busy ones a bounded time, and may take milliseconds.
- * Thread-safe.
+ * free objects over windows of decay_ms (pool_configure(), POOL_DECAY_MS; 10 s by default), and
+ * the objects that stayed free through a whole window were not needed. The library gives those
+ * back by itself when a window ends while the pool is in use (a slow path notices), so an object
+ * goes back between decay_ms and twice that after it was last needed. pool_gc() ends the current
+ * window at once and gives back what stayed free through it, beyond a floor of min(one cluster,
+ * 64 KiB) of objects (at least one), then trims the OS layer (see pool_trim()). So after load
+ * drops, a pool_gc() call keeps what the load just used, and the next one, once the pool stayed
+ * idle in between, gives the rest back: call it periodically (or twice) to give a spike back at
+ * once. needed_avg becomes the most objects used over that window. NULL: every pool; a destroyed
+ * pool: no-op. Never call it on a hot path: it visits every bucket, waits for busy ones a bounded
+ * time, and may take milliseconds. Thread-safe.
  */
 POOL_API void pool_gc(struct pool_head *pool);
 
 /*
  * pool_thread_flush - give the calling thread's cached objects of every pool back to the shared
- * free lists (or to the OS layer where a pool holds more than it needs). The thread may keep
+ * free lists, in clusters (to the OS layer under no-global or uaf). The thread may keep
  * using pools afterwards. Call it from a thread that goes idle; threads that exit do it
  * automatically. Only affects the calling thread.
  */
@@ -401,7 +431,7 @@ POOL_API unsigned int pool_debugging_poison_byte(void);
  *     two PUs two threads rarely meet on one shared-list head. HAProxy measured gains up to 64
  *     buckets on 80 threads (its shared pool buckets, CONFIG_HAP_POOL_BUCKETS); past 64 the
  *     stats sums and pool_gc() walks grow with no measured gain. 8 keeps small machines (and
- *     their helper threads) out of each other's way for 512 bytes per pool.
+ *     their helper threads) out of each other's way for 1 KiB per pool (128-byte buckets).
  *   default_cache_bytes = l2_per_pu_bytes (sum of L2 sizes / pus), rounded down to 4 KiB,
  *     clamped to 256 KiB..2 MiB; 512 KiB when no L2 is known.
  *     A thread cache holds recently freed objects so that the next allocation gets a line that
@@ -438,8 +468,9 @@ POOL_API int pool_topology_bind_thread(unsigned int index);
 POOL_API void pool_topology_show(FILE *out);
 
 /*
- * pool_trim - ask the OS layer to give free memory back to the system: with jemalloc, a purge of
- * every arena (mallctl "arena.<MALLCTL_ARENAS_ALL>.purge": madvise() of its dirty pages); with
+ * pool_trim - ask the OS layer to give free memory back to the system: with jemalloc, a flush of
+ * the calling thread's tcache and a purge of every arena (mallctl "thread.tcache.flush", then
+ * "arena.<MALLCTL_ARENAS_ALL>.purge": madvise() of its dirty pages); with
  * the C library, malloc_trim(0). Pool objects are not touched: pool_gc() releases them first
  * and then trims. Cost: a system call per run of free pages, so it grows with the free memory
  * the allocator holds; measured (doc/tuning.md): 5-8 us with nothing to return, 8.5 ms with
@@ -453,7 +484,9 @@ POOL_API void pool_trim(void);
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * pool_dump - write `pools show` for every pool to `out`.
+ * pool_dump - write `pools show` for every pool to `out`, as the program itself sees it
+ * (access level admin: with the heap and code addresses; pool_cli_exec_level() gives the
+ * address-free view of the lower levels).
  *
  * `args`: the words after "pools show", separated by blanks, in any order, each at most once
  * (NULL or "" for none):
@@ -461,23 +494,40 @@ POOL_API void pool_trim(void);
  *                               first), or by bytes allocated (largest first; pools with nothing
  *                               allocated are left out); default: creation order.
  *   detailed                    (text, json) add each pool's stride, buckets, shared free
- *                               objects and limit, one line per merged pool_create() call (name,
- *                               requested size, alignment, flags), and, for pools created with
- *                               `caller` debugging, the (up to 5) callers with the most live
- *                               objects, resolved with dladdr(3) to symbol+offset.
+ *                               objects and limit, its cumulative counters (text; JSON has them
+ *                               always), one line per merged pool_create() call (name, requested
+ *                               size, alignment, flags), and, for pools created with `caller`
+ *                               debugging, the (up to 5) callers with the most live objects,
+ *                               resolved with dladdr(3) to symbol+offset.
  *   match <prefix>              only pools whose name starts with <prefix> (compared bytewise).
  *   <max>                       a decimal number >= 1: only the first <max> pools after sorting
  *                               and filtering; the header then says "(limited to the first <max>
  *                               entries)", only when pools were left out.
  *   json | prometheus           the format (default: text). doc/pools-show.md documents the text
- *                               lines, the JSON schema and the Prometheus metrics.
+ *                               lines, the JSON schema ("format": 1) and the Prometheus metrics.
  * Object sizes are usable bytes; byte figures are objects times the stride (object plus
- * debugging extras, rounded to the alignment).
+ * debugging extras, rounded to the alignment). The cumulative counters of struct pool_stats
+ * (failed, shared_get_objects, shared_get_clusters, shared_put_objects, shared_put_clusters,
+ * os_allocs, os_releases, gc_released_bytes, lost) keep their field names in every format: the
+ * JSON keys, the text of `detailed`, and the Prometheus counters libpool_pool_<name>_total.
  *
  * The pools are copied under the pool list lock (pool_for_each()), so a pool created, merged into
  * or destroyed meanwhile appears whole or not at all; counters are read without stopping any
  * thread and no pool's allocation path is called or locked. `out` is written after the lock is
  * released. Thread-safe.
+ *
+ * At exit: with the environment variable POOL_STATS_ON_EXIT set when the library is loaded,
+ * a handler registered with atexit(3) by a library constructor writes a line "libpool: pools at
+ * exit of process <pid> (POOL_STATS_ON_EXIT=<value>):" and then pool_dump(stderr, args) to
+ * stderr. Unset, empty or "0": off; "1": no arguments; any other value: the arguments (e.g.
+ * "byusage detailed", "json"); bad arguments print their error line instead. It runs at exit()
+ * or the return from main(), after the handlers the program registered and before destructors
+ * (POOL_DECLARE pools are still there), not at _exit() or death by a signal; in a library
+ * loaded with dlopen(), at dlclose(). It prints what exists then: pools destroyed earlier are
+ * not listed, and a forked child that calls exit() prints its own pools with its own pid. If
+ * the pool list lock stays taken for 1 s (exit() called from a pool_for_each() callback), it
+ * prints one line saying so instead of waiting for ever. With the static library, the
+ * constructor is linked only into programs that call an introspection function.
  *
  * Returns 0. On error returns -1 with errno set: EINVAL when `out` is NULL (nothing written) or
  * `args` is bad (an unknown word, two sort orders or formats, a word given twice, `match`
@@ -489,73 +539,173 @@ POOL_API void pool_trim(void);
 POOL_API int pool_dump(FILE *out, const char *args);
 
 /*
- * pool_cli_exec - run one command line and write its answer to `out`.
+ * pool_json_write_string - write the NUL-terminated string `s` to `out` as a JSON string
+ * literal, quotes included: the one JSON escaper of libpool, used by the JSON of `pools show`
+ * and by the tools, so that any string (a pool name, a symbol, an error message, a file name)
+ * yields valid JSON.
+ *
+ * Escaping follows RFC 8259, section 7: `"` and `\` are escaped as \" and \\; the control
+ * characters U+0000..U+001F as \b, \f, \n, \r, \t or \u00XX (lowercase hexadecimal), and DEL
+ * (0x7f) as \u007f; U+2028 and U+2029 as \u2028 and \u2029 (valid JSON, but line ends in
+ * JavaScript before ES2019, so the output may be pasted into a script). Other bytes from 0x20
+ * to 0x7e are written as they are, and so is every well-formed UTF-8 sequence (RFC 3629: no
+ * overlong form, no surrogate, nothing above U+10FFFF): the output is UTF-8, not ASCII-escaped.
+ * An ill-formed sequence is not passed through: each maximal subpart of it (the Unicode
+ * Standard, section 3.9, "U+FFFD Substitution of Maximal Subparts", as Python's
+ * bytes.decode("utf-8", "replace") and the WHATWG Encoding Standard do) is written as \ufffd,
+ * the replacement character, so the output is always valid UTF-8 and valid JSON. A byte string
+ * that is not UTF-8 (Latin-1, binary) therefore does not come back byte for byte from a JSON
+ * parser; \u00XX was not chosen for it because a parser would read those as other characters,
+ * U+0080..U+00FF, that were never in the input.
+ *
+ * The string is written under the stream's lock (flockfile(3)), so another thread writing to
+ * `out` cannot cut it in two. Returns 0 (errno unchanged). Returns -1 with errno = EINVAL when
+ * `out` or `s` is NULL (nothing written), or with the errno of the failed write (EIO if the
+ * stream did not set one); part of the literal may then have been written. As with fputs(), a
+ * failure that the stream's buffering defers shows at the next fflush() or fclose() instead.
+ * Thread-safe.
+ */
+POOL_API int pool_json_write_string(FILE *out, const char *s);
+
+/*
+ * pool_cli_exec_level - run one command line as a session of access level `level` and write
+ * its answer to `out`.
  *
  * `line`: words separated by blanks (space, tab, CR, LF: a trailing "\r\n" and extra blanks
- * are ignored; the socket server splits lines before they get here).
- *   help                     the list of commands.
- *   pools show [args]        pool_dump(out, args).
- *   pools trim               pool_gc(NULL), then "Released N bytes to the OS layer (the pools
- *                            held B bytes, now A)." where B and A are the sums of allocated *
- *                            stride over every pool before and after, and N = B - A (0 if other
- *                            threads allocated more meanwhile).
- *   pools debug              the debugging options in effect (pool_debugging_show()).
- *   pools debug <options>    pool_parse_debugging(<options>) for the options that may change
- *                            at run time: the same syntax and error messages, except that
- *                            layout options (tag, caller, uaf, backup) are refused whenever
+ * are ignored; the socket server splits lines before they get here). `level`: POOL_CLI_USER,
+ * POOL_CLI_OPERATOR or POOL_CLI_ADMIN (see enum pool_cli_level); each command needs the level
+ * in brackets, and a level may run every command of the levels below it:
+ *   help                     [user] the commands `level` allows.
+ *   pools show [args]        [user] pool_dump(out, args), except that below admin the heap and
+ *   show pools [args]        code addresses are left out: no "@<address>" on the pool lines,
+ *                            no "address" in the JSON, no callers with `detailed`. `show pools`
+ *                            is HAProxy's spelling of the same command.
+ *   pools topology           [user] pool_topology_show(out): the topology and its defaults.
+ *   pools debug              [user] the debugging options in effect (pool_debugging_show()).
+ *   pools debug help         [user] the options table; changes nothing.
+ *   pools trim               [operator] pool_gc(NULL), then "Released N bytes to the OS layer
+ *                            (the pools held B bytes, now A)." where B and A are the sums of
+ *                            allocated * stride over every pool before and after, and N = B - A
+ *                            (0 if other threads allocated more meanwhile).
+ *   pools flush [<pool>]     [operator] pool_flush() on every pool, or on the pools named
+ *                            exactly <pool>, then pool_trim(); the same line as pools trim over
+ *                            those pools. Unlike trim, it gives back every free object of the
+ *                            shared lists, also those the demand estimate would keep.
+ *   pools debug <options>    [admin] pool_parse_debugging(<options>) for the options that may
+ *                            change at run time: the same syntax and error messages, except
+ *                            that layout options (tag, caller, uaf, backup) are refused whenever
  *                            they would change a flag, even before the first pool exists;
- *                            `help` among them writes the options table to `out` and changes
- *                            nothing. On success, "Pool debugging options now: <options>".
- *   pools topology           pool_topology_show(out): the topology and the defaults from it.
+ *                            `help` among them writes the options table and changes nothing.
+ *                            On success, "Pool debugging options now: <options>".
+ *   pools limit <pool> <n>   [admin] pool_set_limit(pool, n) on every pool named exactly <pool>
+ *                            (n: decimal objects, 0 for no limit); one line each, "Limit of pool
+ *                            '<pool>' now <n> objects (was <m>)." ("none" for 0).
  * A line of blanks only does nothing and returns 0.
  *
- * Returns 0 on success. Returns -1 with errno = EINVAL, having changed nothing, for a NULL `line`
- * or `out` (nothing written), an unknown command or an extra word ("Unknown command '<word>'.
- * Try 'help'."), bad `pools show` arguments (see pool_dump()), or bad debugging options (the
- * parser's message, one line). Client bytes echoed in an error are kept printable (\xNN) and cut
- * after 64 bytes. ENOMEM or a write error as for pool_dump(). Thread-safe.
+ * Returns 0 on success. Returns -1 with errno set, having changed nothing (one error line is
+ * written unless said otherwise):
+ *   EINVAL  `line` or `out` is NULL or `level` is not a level (nothing written); an unknown
+ *           command or an extra word ("Unknown command '<word>'. Try 'help'."); bad `pools
+ *           show` arguments (see pool_dump()); bad debugging options (the parser's message);
+ *           `pools limit` without its two words or with a count that is not a decimal number up
+ *           to SIZE_MAX;
+ *   EACCES  the command needs a higher level: "Permission denied: '<command>' needs level
+ *           <level>; this session is <level>." (`pools debug <options>` names itself so);
+ *   ENOENT  `pools flush <pool>` or `pools limit <pool> <n>` name no pool: "No pool named
+ *           '<pool>'. Try 'pools show'.";
+ *   ENOMEM, or the errno of a failed write to `out`, as for pool_dump().
+ * Client bytes echoed in an error are kept printable (\xNN, and \x27 and \x5c for the quote
+ * and the backslash) and cut after 64 bytes ("..."). Thread-safe.
+ */
+POOL_API int pool_cli_exec_level(const char *line, FILE *out, enum pool_cli_level level);
+
+/*
+ * pool_cli_exec - pool_cli_exec_level(line, out, POOL_CLI_ADMIN): the program's own access,
+ * with every command and the addresses.
  */
 POOL_API int pool_cli_exec(const char *line, FILE *out);
 
 /*
- * pool_cli_listen - serve pool_cli_exec() on a UNIX stream socket at `unix_path`, from one
- * background thread, until pool_cli_stop().
+ * pool_cli_listen_level - serve pool_cli_exec_level(..., `level`) on a UNIX stream socket at
+ * `unix_path`, created with the permission bits `mode`, from one background thread, until
+ * pool_cli_stop().
+ *
+ * `level`: the access level of every connection to this socket (enum pool_cli_level). `mode`:
+ * the socket file's permission bits, which decide who may connect: 0600 (only this user) unless
+ * given, e.g. 0660 to let a group in, which fits a `user` socket for monitoring next to an
+ * `admin` socket at 0600; 0 means 0600.
+ *
+ * One process serves up to POOL_CLI_MAX_LISTENERS (4) sockets, each with its own level and
+ * mode, from the same thread; a call while the thread runs adds a socket to it.
  *
  * Protocol: one command per line (at most POOL_CLI_LINE_MAX = 4096 bytes before the "\n"; a
  * "\r" before it is ignored); each answer is followed by one empty line and never contains
  * one (empty lines of an answer are dropped), so `socat - UNIX-CONNECT:<path>` works
- * interactively. Commands of one client run in order; a client may pipeline lines. Two
- * commands exist only on the socket: "quit" closes the connection, "set status on|off" makes
- * each following answer end with a line "OK" or "ERROR" (as pool_cli_exec() returned) before
- * the empty line (the `pools` tool uses it). A line holding a NUL byte is refused with an
- * error answer. A line over 4096 bytes gets "Line too long (over 4096 bytes): closing." and the
- * connection is closed. A client that neither sends nor reads a byte for the timeout (see
- * pool_cli_set_timeout_ms()) is closed. Up to POOL_CLI_MAX_CLIENTS (64) clients are served at
- * once; more get "Too many clients: try again later." and are closed. No client can block
- * another (one poll(2) loop, non-blocking sockets, one pending answer per client), and sends
- * use MSG_NOSIGNAL so a client that goes away raises no SIGPIPE. The thread blocks every
+ * interactively, and so does `echo 'show pools' | socat - UNIX-CONNECT:<path>`. Commands of one
+ * client run in order; a client may pipeline lines. Commands that exist only on the socket:
+ *   quit                   closes the connection;
+ *   set status on|off      each following answer ends with a line "OK" or "ERROR" (as
+ *                          pool_cli_exec_level() returned) before the empty line (the `pools`
+ *                          tool uses it);
+ *   level                  answers the connection's level ("operator");
+ *   level <level>          lowers the connection's level for the rest of the connection
+ *                          ("Level now user."), as HAProxy's `operator` and `user` commands do;
+ *                          raising it is refused ("Permission denied: this session is user and
+ *                          cannot raise its level to admin.").
+ * A line holding a NUL byte is refused with an error answer. A line over 4096 bytes gets "Line
+ * too long (over 4096 bytes): closing." and the connection is closed; so does a line not
+ * finished within POOL_CLI_READ_TIMEOUT_MS (1 s) of its first byte ("Line not finished within
+ * the line timeout: closing."). A client that neither sends nor reads a byte for the idle
+ * timeout (see pool_cli_set_timeout_ms()) is closed. Out of memory, a command is answered "Not
+ * enough memory to run the command." (or its own ENOMEM line) and the client carries on; when
+ * not even the answer can be allocated, the client gets "Not enough memory to answer:
+ * closing." and the connection ends; a client the server cannot allocate gets "Not enough
+ * memory for a new client: try again later." Nothing leaks on any of these paths.
+ *
+ * Up to POOL_CLI_MAX_CLIENTS (64) clients are served at once over all sockets. Silent clients
+ * cannot lock others out: when every slot is taken and a client connects, the one silent
+ * longest among the clients that are idle (between commands), closing, or stalled (no byte sent
+ * or read for 1 s) is told "Closing this idle connection: the server is full and a new client
+ * came." and closed, and the newcomer is served; only when every client is busy does the
+ * newcomer get "Too many clients: try again later." and is closed. No client can block another
+ * (one poll(2) loop, non-blocking sockets, one pending answer per client), and sends use
+ * MSG_NOSIGNAL so a client that goes away raises no SIGPIPE. The thread blocks every
  * asynchronous signal.
  *
- * The socket file is created with mode 0600 before the socket listens. An existing socket
- * file nobody listens on (stale: connect() is refused) is replaced.
+ * The socket is created without following any symbolic link and without a moment at another
+ * mode: it is bound in a new private directory next to `unix_path` (mkdtemp(3), "<dir>/.plXXXXXX",
+ * mode 0700, removed again), given `mode`, made to listen, and moved to `unix_path` with
+ * renameat2(RENAME_NOREPLACE) (or link(2) and unlink(2) on a file system without that flag),
+ * which never replaces a file that appeared meanwhile nor follows a link planted at
+ * `unix_path`. An existing socket file nobody listens on (stale: connect() is refused) is
+ * replaced; anything else at `unix_path` is left untouched.
  *
  * After fork(), the child has no server: it closes its copies of the server's descriptors, leaves
- * the socket file to the parent, and may call pool_cli_listen() for a socket of its own.
+ * the socket files to the parent, and may call pool_cli_listen_level() for sockets of its own.
  *
- * Returns 0 when the thread serves. Returns -1 with errno set and nothing left behind:
- * EINVAL for a NULL or empty path; ENAMETOOLONG for a path of 108 bytes or more (sun_path);
- * EBUSY when this process already serves a socket (stop it first); EEXIST when `unix_path`
- * exists and is not a socket (it is left untouched) or appeared between the check and bind();
- * EADDRINUSE when a process serves that socket; or the errno of lstat(), unlink(), socket(),
- * bind(), chmod(), listen(), pipe2() or pthread_create() (e.g. EACCES, ENOENT for a missing
- * directory, EAGAIN); ENOMEM. Thread-safe with pool_cli_stop().
+ * Returns 0 when the thread serves the socket. Returns -1 with errno set and nothing left
+ * behind: EINVAL for a NULL or empty path, a `level` that is not one, or `mode` with bits outside
+ * 0777; ENAMETOOLONG for a path of 108 bytes or more (sun_path), or whose directory part is
+ * over 95 bytes (the temporary name must fit in sun_path); EBUSY when this process already
+ * serves POOL_CLI_MAX_LISTENERS sockets; EEXIST when `unix_path` exists and is not a socket (a
+ * file, a directory, a symbolic link: it is left untouched); EADDRINUSE when a process (this one
+ * included) serves that socket; or the errno of mkdtemp(), socket(), bind(), chmod(), listen(),
+ * renameat2(), link(), lstat(), unlink(), pipe2() or pthread_create() (e.g. EACCES, ENOENT for a
+ * missing directory, EAGAIN); ENOMEM. Thread-safe with pool_cli_stop().
+ */
+POOL_API int pool_cli_listen_level(const char *unix_path, enum pool_cli_level level,
+                                   unsigned int mode);
+
+/*
+ * pool_cli_listen - pool_cli_listen_level(unix_path, POOL_CLI_OPERATOR, 0600): the default
+ * level is operator (read, and give memory back), as the embedding program did not choose one.
  */
 POOL_API int pool_cli_listen(const char *unix_path);
 
 /*
- * pool_cli_stop - stop the server started by pool_cli_listen(): wake and join its thread,
- * close every client (answers not yet sent are lost) and the listening socket, and remove the
- * socket file if it is still ours (same device and inode). No-op when no server runs.
+ * pool_cli_stop - stop the server started by pool_cli_listen_level(): wake and join its thread,
+ * close every client (answers not yet sent are lost) and every listening socket, and remove each
+ * socket file that is still ours (same device and inode). No-op when no server runs.
  * Blocks until the thread has exited, at most the time of the command it is running. Must not
  * be called from a command run by the server (there is no way to do that from a client).
  * Thread-safe.
@@ -564,9 +714,11 @@ POOL_API void pool_cli_stop(void);
 
 /*
  * pool_cli_set_timeout_ms - close socket clients silent for `timeout_ms` milliseconds (neither
- * a byte received nor a byte of an answer sent). Default POOL_CLI_TIMEOUT_MS_DEF (10 s). Takes
- * effect at once, also for a running server and its clients. Returns 0, or -1 with errno =
- * EINVAL (nothing changed) for 0 or more than POOL_CLI_TIMEOUT_MS_MAX (1 hour). Thread-safe.
+ * a byte received nor a byte of an answer sent): the idle timeout between commands. Default
+ * POOL_CLI_TIMEOUT_MS_DEF (10 s). The line timeout (POOL_CLI_READ_TIMEOUT_MS) is fixed; a
+ * shorter idle timeout also shortens it. Takes effect at once, also for a running server and its
+ * clients. Returns 0, or -1 with errno = EINVAL (nothing changed) for 0 or more than
+ * POOL_CLI_TIMEOUT_MS_MAX (1 hour). Thread-safe.
  */
 POOL_API int pool_cli_set_timeout_ms(unsigned int timeout_ms);
 

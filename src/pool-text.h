@@ -1,0 +1,78 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * Text helpers of the introspection layer (src/pool-text.c): the JSON string writer is public
+ * (pool_json_write_string() in <pool/pool.h>); the tokenizer, the word tables and the escaper of
+ * client bytes are shared by src/pool-dump.c and src/pool-cli.c. Private header: never
+ * installed.
+ */
+#ifndef POOL_SRC_POOL_TEXT_H
+#define POOL_SRC_POOL_TEXT_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <pool/pool.h>
+
+/* Longest piece of client input echoed back in an error message, in bytes. */
+#define POOL_ECHO_MAX 64u
+
+/* Separators of the words of a command line: space, tab, CR and LF. */
+static inline int pool__is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/*
+ * The tokenizer: the next blank-separated word of the NUL-terminated string *p. Returns its
+ * start, sets *len to its length and moves *p past it; returns NULL (and leaves *len alone) when
+ * only blanks are left.
+ */
+const char *pool__next_word(const char **p, size_t *len);
+
+/* The rest of the line at `p` without its leading and trailing blanks: start, and *len. */
+const char *pool__rest_of_line(const char *p, size_t *len);
+
+/*
+ * A word table: the words a command accepts, each with the group it belongs to (words of one
+ * group exclude each other, e.g. the sort orders) and the value it selects in that group.
+ */
+struct pool_word {
+	const char *word;
+	unsigned int group;
+	int value;
+};
+
+/* The entry of table[0..n) whose word is exactly w[0..len) (case-sensitive), or NULL. */
+const struct pool_word *pool__word_find(const struct pool_word *table, size_t n, const char *w,
+                                        size_t len);
+
+/*
+ * A count written in decimal, w[0..len): digits only, no sign, at most SIZE_MAX. Returns 0 and
+ * sets *v, or -1 (*v undefined).
+ */
+int pool__parse_size(const char *w, size_t len, size_t *v);
+
+/* Does w[0..len) spell the NUL-terminated `lit` exactly? */
+int pool__word_is(const char *w, size_t len, const char *lit);
+
+/*
+ * The escaper: write s[0..len) so that an answer stays one printable line whatever the client
+ * sent: bytes outside 0x20..0x7e are written as \xNN, and with POOL_ESC_QUOTES also the quote
+ * and the backslash (so that a word echoed between quotes cannot be confused with them); with
+ * POOL_ESC_CUT at most POOL_ECHO_MAX bytes are written, "..." marking a cut.
+ */
+#define POOL_ESC_QUOTES 0x1u
+#define POOL_ESC_CUT    0x2u
+void pool__put_escaped(FILE *out, const char *s, size_t len, unsigned int how);
+
+/* A client's word in an error message: pool__put_escaped(QUOTES | CUT). */
+static inline void pool__put_word(FILE *out, const char *w, size_t len)
+{
+	pool__put_escaped(out, w, len, POOL_ESC_QUOTES | POOL_ESC_CUT);
+}
+
+/* An error message around a client's word: `pre`, the word (pool__put_word()), `post`. */
+void pool__word_error(FILE *out, const char *pre, const char *w, size_t len, const char *post);
+
+#endif

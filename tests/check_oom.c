@@ -1,0 +1,324 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * Out of memory under an address-space limit (RLIMIT_AS, `ulimit -v`), with the OS layer the
+ * build has (jemalloc, or the C library with USE_JEMALLOC=0): threads allocate from two pools
+ * until NULL, free everything, give it back, and allocate again. Every NULL must come with
+ * errno = ENOMEM and be counted in `failed`, nothing may crash, the counters must come back to
+ * 0, and a thread that could allocate before must allocate again once memory is back.
+ *
+ * Each run is a child process that re-executes this program (`--child`) with the limit set
+ * before exec, as `ulimit -v` does, so that the libraries load under it too. Two limits:
+ *   - 30 MB for the whole process (the limit at which jemalloc used to crash 7 runs in 10): a
+ *     thread may get nothing at all there (see pool-os.c), but nothing crashes;
+ *   - the child's own size after start-up plus 24 MiB, set by the child itself once its pools
+ *     and threads exist: every thread has room to start, so each must allocate something.
+ * AddressSanitizer and ThreadSanitizer reserve terabytes of shadow memory and cannot run under
+ * RLIMIT_AS: the test is skipped in those builds (exit 77). CHECK_OOM_VERBOSE=1 in the
+ * environment makes each child print what each thread got.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <pool/pool.h>
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SHADOW_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SHADOW_SANITIZER 1
+#endif
+#endif
+
+#ifdef SHADOW_SANITIZER
+static const int shadow_sanitizer = 1;
+#else
+static const int shadow_sanitizer = 0;
+#endif
+
+#define THREADS        4
+#define MAX_OBJS       16384       /* per thread and pool: more than any limit here lets in */
+#define AGAIN_OBJS     100
+#define RUNS           20
+#define WHOLE_LIMIT    (30u << 20)  /* bytes: the whole process, set before exec */
+#define HEADROOM       (24u << 20)  /* bytes above the child's size once it has started */
+
+static const char *self_path;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The child                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+struct worker {
+	pthread_t tid;
+	struct pool_head *pool[2];
+	void **objs[2];
+	size_t got[2];              /* objects allocated before the first NULL of each pool */
+	size_t nulls[2];            /* NULLs seen */
+	size_t again;               /* objects allocated once memory was given back */
+	int bad_errno;              /* a NULL came with another errno than ENOMEM */
+};
+
+static pthread_barrier_t phase;
+
+/* Allocate from both pools in turn until both answer NULL (or the arrays are full). */
+static void fill(struct worker *w)
+{
+	int done[2] = { 0, 0 }, i;
+
+	while (!done[0] || !done[1]) {
+		for (i = 0; i < 2; i++) {
+			void *o;
+
+			if (done[i])
+				continue;
+			if (w->got[i] == MAX_OBJS) {
+				done[i] = 1;
+				continue;
+			}
+			errno = 0;
+			o = pool_alloc(w->pool[i]);
+			if (!o) {
+				w->nulls[i]++;
+				w->bad_errno |= errno != ENOMEM;
+				done[i] = 1;
+				continue;
+			}
+			memset(o, 0xA5, pool_object_size(w->pool[i]));
+			w->objs[i][w->got[i]++] = o;
+		}
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	size_t i, k;
+	int p;
+
+	pthread_barrier_wait(&phase);            /* 1: the limit is set */
+	/* one object each first, as a server's threads do before the load that fills memory */
+	for (p = 0; p < 2; p++) {
+		errno = 0;
+		w->objs[p][0] = pool_alloc(w->pool[p]);
+		if (w->objs[p][0])
+			w->got[p]++;
+		else
+			w->nulls[p]++;
+		w->bad_errno |= !w->objs[p][0] && errno != ENOMEM;
+	}
+	pthread_barrier_wait(&phase);            /* 1b: every thread has started */
+	fill(w);
+	pthread_barrier_wait(&phase);            /* 2: every thread met NULL */
+	for (p = 0; p < 2; p++)
+		for (i = 0; i < w->got[p]; i++)
+			pool_free(w->pool[p], w->objs[p][i]);
+	pool_thread_flush();
+	pthread_barrier_wait(&phase);            /* 3: everything is free */
+	pthread_barrier_wait(&phase);            /* 4: main gave it back to the OS layer */
+	for (p = 0; p < 2; p++) {
+		for (k = 0; k < AGAIN_OBJS; k++) {
+			w->objs[p][k] = pool_alloc(w->pool[p]);
+			if (!w->objs[p][k]) {
+				w->nulls[p]++;
+				w->bad_errno |= errno != ENOMEM;
+				break;
+			}
+		}
+		w->again += k;
+		for (i = 0; i < k; i++)
+			pool_free(w->pool[p], w->objs[p][i]);
+	}
+	pool_thread_flush();
+	return NULL;
+}
+
+static size_t vm_size(void)
+{
+	unsigned long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%lu", &pages) != 1)
+			pages = 0;
+		fclose(f);
+	}
+	return pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+#define CHILD_CHECK(cond, ...)                                                          \
+	do {                                                                           \
+		if (!(cond)) {                                                         \
+			fprintf(stderr, "check_oom child: " __VA_ARGS__);              \
+			fputc('\n', stderr);                                           \
+			return 1;                                                      \
+		}                                                                      \
+	} while (0)
+
+/*
+ * `relative`: set RLIMIT_AS to our size plus HEADROOM once pools and threads exist (every thread
+ * must then allocate); otherwise the parent set the limit before exec.
+ */
+static int child(int relative)
+{
+	static struct worker w[THREADS];
+	struct pool_head *pool[2];
+	struct pool_stats st;
+	size_t nulls[2] = { 0, 0 };
+	pthread_attr_t attr;
+	int i, p;
+
+	pool[0] = pool_create("oom-small", 64, 0);
+	pool[1] = pool_create("oom-big", 4096, 0);
+	CHILD_CHECK(pool[0] && pool[1], "pool_create: %s", strerror(errno));
+	CHILD_CHECK(pthread_barrier_init(&phase, NULL, THREADS + 1) == 0, "barrier");
+	CHILD_CHECK(pthread_attr_init(&attr) == 0 &&
+	            pthread_attr_setstacksize(&attr, 256u << 10) == 0, "attr");
+	for (i = 0; i < THREADS; i++) {
+		for (p = 0; p < 2; p++) {
+			w[i].pool[p] = pool[p];
+			w[i].objs[p] = mmap(NULL, MAX_OBJS * sizeof(void *), PROT_READ | PROT_WRITE,
+			                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			CHILD_CHECK(w[i].objs[p] != MAP_FAILED, "mmap: %s", strerror(errno));
+		}
+		CHILD_CHECK(pthread_create(&w[i].tid, &attr, worker_main, &w[i]) == 0,
+		            "pthread_create failed");
+	}
+	if (relative) {
+		struct rlimit rl;
+
+		rl.rlim_cur = rl.rlim_max = vm_size() + HEADROOM;
+		CHILD_CHECK(setrlimit(RLIMIT_AS, &rl) == 0, "setrlimit: %s", strerror(errno));
+	}
+	pthread_barrier_wait(&phase);            /* 1 */
+	pthread_barrier_wait(&phase);            /* 1b */
+	pthread_barrier_wait(&phase);            /* 2 */
+	pthread_barrier_wait(&phase);            /* 3 */
+	for (p = 0; p < 2; p++) {
+		pool_flush(pool[p]);
+		CHILD_CHECK(pool_get_stats(pool[p], &st) == 0, "stats");
+		CHILD_CHECK(st.used == 0 && st.allocated == 0,
+		            "%s after freeing and flushing: used %zu, allocated %zu",
+		            pool_name(pool[p]), (size_t)st.used, (size_t)st.allocated);
+	}
+	pool_gc(NULL);
+	pthread_barrier_wait(&phase);            /* 4 */
+	for (i = 0; i < THREADS; i++) {
+		pthread_join(w[i].tid, NULL);
+		CHILD_CHECK(!w[i].bad_errno, "thread %d: a NULL without errno = ENOMEM", i);
+		CHILD_CHECK(w[i].nulls[0] + w[i].nulls[1] > 0 || w[i].got[0] == MAX_OBJS ||
+		            w[i].got[1] == MAX_OBJS, "thread %d never met the limit", i);
+		if (relative)
+			CHILD_CHECK(w[i].got[0] + w[i].got[1] > 0,
+			            "thread %d allocated nothing with %u MiB of room", i,
+			            HEADROOM >> 20);
+		/* a thread that could allocate before can allocate again: its memory is back */
+		if (w[i].got[0] + w[i].got[1] > 0)
+			CHILD_CHECK(w[i].again > 0, "thread %d: nothing again after the memory "
+			            "came back (it had %zu + %zu objects)", i, w[i].got[0],
+			            w[i].got[1]);
+		for (p = 0; p < 2; p++)
+			nulls[p] += w[i].nulls[p];
+		if (getenv("CHECK_OOM_VERBOSE"))
+			fprintf(stderr, "thread %d: %zu + %zu objects, %zu + %zu NULLs, %zu again\n",
+			        i, w[i].got[0], w[i].got[1], w[i].nulls[0], w[i].nulls[1],
+			        w[i].again);
+	}
+	for (p = 0; p < 2; p++) {
+		pool_flush(pool[p]);
+		CHILD_CHECK(pool_get_stats(pool[p], &st) == 0, "stats");
+		CHILD_CHECK(st.used == 0 && st.allocated == 0, "%s at the end: used %zu, "
+		            "allocated %zu", pool_name(pool[p]), (size_t)st.used,
+		            (size_t)st.allocated);
+		CHILD_CHECK(st.failed == nulls[p], "%s: %zu NULLs seen, %zu counted",
+		            pool_name(pool[p]), nulls[p], (size_t)st.failed);
+		CHILD_CHECK(pool_destroy(pool[p]) == 0, "pool_destroy: %s", strerror(errno));
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The parent: Check tests                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Run the child `RUNS` times, under `whole_limit` bytes (0: the child sets its own). */
+static void run_children(size_t whole_limit)
+{
+	int run;
+
+	for (run = 0; run < RUNS; run++) {
+		int status;
+		pid_t pid;
+
+		fflush(NULL);
+		pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			if (whole_limit) {
+				struct rlimit rl = { whole_limit, whole_limit };
+
+				if (setrlimit(RLIMIT_AS, &rl) != 0)
+					_exit(98);
+				execl(self_path, self_path, "--child", "whole", (char *)NULL);
+			} else {
+				execl(self_path, self_path, "--child", "relative", (char *)NULL);
+			}
+			_exit(99);
+		}
+		ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+		ck_assert_msg(!WIFSIGNALED(status), "run %d: the child died of signal %d", run,
+		              WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		              "run %d: the child failed (status %d; 99: exec failed)", run,
+		              WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+}
+
+START_TEST(test_oom_whole_process_30mb)
+{
+	run_children(WHOLE_LIMIT);
+}
+END_TEST
+
+START_TEST(test_oom_headroom_24mib)
+{
+	run_children(0);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+	Suite *s;
+	TCase *tc;
+	SRunner *sr;
+	int failed;
+
+	if (argc == 3 && !strcmp(argv[1], "--child"))
+		return child(!strcmp(argv[2], "relative"));
+	self_path = "/proc/self/exe";
+	s = suite_create("oom");
+	tc = tcase_create("Limits");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_oom_whole_process_30mb);
+	tcase_add_test(tc, test_oom_headroom_24mib);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	if (shadow_sanitizer) {
+		printf("check_oom: skipped: the sanitizer's shadow memory cannot live under "
+		       "RLIMIT_AS\n");
+		srunner_free(sr);
+		return 77;
+	}
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

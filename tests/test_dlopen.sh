@@ -1,0 +1,59 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Copyright (c) 2026 libpool developers
+# libpool.so can be loaded with dlopen() into a program that is not linked with it (a plugin, a
+# language binding), and the README's example runs through dlsym() (tests/dlopen_example.c),
+# twice, with a dlclose() in between.
+# The jemalloc build (USE_JEMALLOC=1) pulls in Debian's libjemalloc.so.2, which keeps its
+# thread-local state in initial-exec TLS and cannot be dlopen()ed itself ("cannot allocate
+# memory in static TLS block"): that build is skipped (77) with the reason when dlopen() fails
+# on libjemalloc, and then run again with jemalloc preloaded (LD_PRELOAD), the way such a program
+# can use it. The C library build (USE_JEMALLOC=0) must load.
+# Env (from make check): BUILD, CC, SAN, USE_JEMALLOC.
+set -u
+BUILD=${BUILD:?BUILD must be set}
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+lib=$BUILD/libpool.so.0
+[ -e "$lib" ] || { echo "FAIL: $lib not built"; exit 1; }
+san=
+[ -n "${SAN:-}" ] && san="-fsanitize=$SAN -fno-omit-frame-pointer"
+# shellcheck disable=SC2086
+${CC:-cc} -std=gnu11 -O1 -g -Wall -Wextra -Iinclude $san -o "$tmp/dlopen_example" \
+	tests/dlopen_example.c -ldl -lpthread || { echo "FAIL: tests/dlopen_example.c does not build"; exit 1; }
+if readelf -d "$tmp/dlopen_example" | grep -q 'NEEDED.*libpool'; then
+	echo "FAIL: the test program is linked with libpool"; exit 1
+fi
+
+"$tmp/dlopen_example" "$lib" > "$tmp/out" 2>&1
+rc=$?
+cat "$tmp/out"
+[ $rc -eq 0 ] && { echo "dlopen: the README example ran through dlsym(), twice"; exit 0; }
+[ $rc -ne 3 ] && { echo "FAIL: the example failed once loaded (exit $rc)"; exit 1; }
+
+why=$(sed -n 's/^dlopen: //p' "$tmp/out")
+case "$why" in
+*libjemalloc*"static TLS"*)
+	[ "${USE_JEMALLOC:-1}" = 1 ] || { echo "FAIL: jemalloc in a USE_JEMALLOC=0 build"; exit 1; }
+	jemalloc=$(ldd "$lib" | awk '/libjemalloc/ { print $3 }')
+	# a shared AddressSanitizer runtime (gcc's) must stay first among the loaded libraries
+	asan=$(ldd "$tmp/dlopen_example" | awk '/libasan/ { print $3 }')
+	LD_PRELOAD="${asan:+$asan }$jemalloc" "$tmp/dlopen_example" "$lib" > "$tmp/out" 2>&1
+	rc=$?
+	cat "$tmp/out"
+	[ $rc -eq 0 ] || { echo "FAIL: with $jemalloc preloaded, libpool still does not load (exit $rc)"; exit 1; }
+	echo "skip: the jemalloc build cannot be dlopen()ed: Debian's libjemalloc.so.2 uses"
+	echo "      initial-exec TLS ($why); it loads and runs with jemalloc preloaded,"
+	echo "      and the USE_JEMALLOC=0 build loads alone (make check USE_JEMALLOC=0)"
+	exit 77 ;;
+*"static TLS"*)
+	tls=$(printf '%d' "$(readelf -lW "$lib" | awk '$1 == "TLS" { print $6 }')" 2>/dev/null)
+	echo "FAIL: libpool's own thread-local state is too large for dlopen(): $why"
+	echo "      its TLS block (PT_TLS) is ${tls:-?} bytes, all of it static TLS since the library"
+	echo "      uses initial-exec TLS (readelf -lW $lib; readelf -sW ... | grep TLS)"
+	echo "      (a library's initial-exec TLS must fit in the small surplus of static TLS"
+	echo "      that glibc keeps for libraries loaded later: tunable glibc.rtld.optional_static_tls)"
+	exit 1 ;;
+*)
+	echo "FAIL: dlopen($lib): $why"; exit 1 ;;
+esac

@@ -191,7 +191,8 @@ for args in "--reps 0" "--reps 1000" "--backend nope" "--scenario pair,nope" "--
 	"--server-threads 1,2,3,4" "--sample-ms 0" "extra"; do
 	# shellcheck disable=SC2086
 	if expect 2 "usage error: $args" "$B" $args; then
-		grep -q "^usage: pool-bench" "$tmp/err" || fail "$args: no usage text"
+		grep -q "^pool-bench: " "$tmp/err" || fail "$args: no error message"
+		grep -q "^Try 'pool-bench --help'" "$tmp/err" || fail "$args: no hint to --help"
 	fi
 done
 if expect 0 "--help" "$B" --help; then

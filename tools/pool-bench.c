@@ -43,6 +43,7 @@
 #include <pool/pool.h>
 
 #include "pool-bench.h"
+#include "tool.h"
 
 #ifndef POOL_BENCH_HELPER_DIR   /* the Makefile sets it to $(LIBEXECDIR)/libpool */
 #define POOL_BENCH_HELPER_DIR "/usr/local/libexec/libpool"
@@ -1243,29 +1244,10 @@ static void print_targets(void)
 /* Output: JSON                                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
-/* A JSON string (RFC 8259 section 7): quotes, backslash and control characters escaped. */
+/* A JSON string: the library's one escaper (RFC 8259; ill-formed UTF-8 becomes \ufffd). */
 static void json_string(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		switch (c) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\b': fputs("\\b", f); break;
-		case '\f': fputs("\\f", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\r': fputs("\\r", f); break;
-		case '\t': fputs("\\t", f); break;
-		default:
-			if (c < 0x20)
-				fprintf(f, "\\u%04x", c);
-			else
-				fputc(c, f);
-		}
-	}
-	fputc('"', f);
+	pool_json_write_string(f, s);
 }
 
 /* A number, or null when it was not measured (< 0). */
@@ -1343,7 +1325,7 @@ static int write_json(const struct bench_opts *o)
 	enum row r;
 
 	if (!f) {
-		fprintf(stderr, "pool-bench: cannot write '%s': %s\n", o->json, strerror(errno));
+		tool_error("cannot write '%s': %s", o->json, strerror(errno));
 		return -1;
 	}
 	fputs("{\n  \"tool\": \"pool-bench\",\n  \"version\": ", f);
@@ -1419,7 +1401,7 @@ static int write_json(const struct bench_opts *o)
 	}
 	fputs("\n  ]\n}\n", f);
 	if (fclose(f) != 0) {
-		fprintf(stderr, "pool-bench: cannot write '%s': %s\n", o->json, strerror(errno));
+		tool_error("cannot write '%s': %s", o->json, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -1477,7 +1459,7 @@ static int write_plot(const struct bench_opts *o)
 	fflush(stdout);
 	gp = popen("gnuplot", "w");
 	if (!gp) {
-		fprintf(stderr, "pool-bench: cannot run gnuplot: %s\n", strerror(errno));
+		tool_error("cannot run gnuplot: %s", strerror(errno));
 		return -1;
 	}
 	fputs("$tp << EOD\n", gp);
@@ -1542,8 +1524,8 @@ static int write_plot(const struct bench_opts *o)
 	}
 	rc = pclose(gp);
 	if (rc != 0) {
-		fprintf(stderr, "pool-bench: gnuplot failed (status %d); is the Debian package "
-		        "'gnuplot-nox' installed?\n", rc);
+		tool_error("gnuplot failed (status %d); is the Debian package 'gnuplot-nox' "
+		           "installed?", rc);
 		return -1;
 	}
 	printf("plot written to %s\n", o->plot);
@@ -1692,8 +1674,8 @@ static int run_instructions(const struct bench_opts *o)
 	rc = callgrind_count(o, BK_LIBPOOL, "loop", "bench_loop_loop*", 64, &base_total,
 	                     &base_done, why, sizeof(why));
 	if (rc == -2) {
-		fprintf(stderr, "pool-bench: %s\n", why);
-		return BENCH_EXIT_UNAVAILABLE;
+		tool_error("%s", why);
+		return TOOL_EXIT_UNAVAILABLE;
 	}
 	if (rc == 0)
 		base = (double)base_total / (double)base_done;
@@ -1724,7 +1706,7 @@ static int run_instructions(const struct bench_opts *o)
 			       b == BK_LIBPOOL ? (net <= 20 ? "  (target net <= 20: met)" :
 			                          "  (target net <= 20: MISSED)") : "");
 		}
-	return bad ? BENCH_EXIT_FAILED : 0;
+	return bad ? TOOL_EXIT_FAILURE : 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1767,66 +1749,54 @@ static void usage(FILE *out)
 	        POOL_BENCH_HELPER_DIR);
 }
 
-static void __attribute__((noreturn)) bad_usage(const char *what, const char *arg)
+/* A comma-separated list of names among names[0..n-1], as a bit mask; else exit 2. */
+static unsigned int parse_names(const char *opt, const char *s, const char *const *names,
+                                unsigned int n)
 {
-	fprintf(stderr, "pool-bench: %s '%s'\n", what, arg);
-	usage(stderr);
-	exit(BENCH_EXIT_USAGE);
-}
-
-static unsigned int parse_names(const char *s, const char *const *names, unsigned int n,
-                                const char *what)
-{
-	char buf[256], *tok, *save = NULL;
+	char buf[256], all[256] = "", *tok, *save = NULL;
 	unsigned int mask = 0, i;
+	size_t used = 0;
 
+	for (i = 0; i < n && used < sizeof(all); i++)
+		used += (size_t)snprintf(all + used, sizeof(all) - used, "%s%s", i ? "," : "",
+		                         names[i]);
 	if (!*s || strlen(s) >= sizeof(buf))
-		bad_usage(what, s);
+		tool_usage_error("bad value '%s' for %s: expected a list among %s", s, opt, all);
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		for (i = 0; i < n; i++)
 			if (!strcmp(tok, names[i]))
 				break;
 		if (i == n)
-			bad_usage(what, tok);
+			tool_usage_error("bad value '%s' for %s: expected a list among %s", tok, opt,
+			                 all);
 		mask |= 1u << i;
 	}
 	if (!mask)
-		bad_usage(what, s);
+		tool_usage_error("bad value '%s' for %s: expected a list among %s", s, opt, all);
 	return mask;
 }
 
-static unsigned long long parse_num(const char *s, unsigned long long lo, unsigned long long hi,
-                                    const char *what)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v < lo || v > hi)
-		bad_usage(what, s);
-	return v;
-}
-
 /* A comma-separated list of numbers in [lo, hi] into v[0..max-1]; returns the count. */
-static unsigned int parse_num_list(const char *s, unsigned long long *v, unsigned int max,
-                                   unsigned long long lo, unsigned long long hi,
-                                   const char *what)
+static unsigned int parse_num_list(const char *opt, const char *s, unsigned long *v,
+                                   unsigned int max, unsigned long lo, unsigned long hi)
 {
 	char buf[256], *tok, *save = NULL;
 	unsigned int n = 0;
 
 	if (!*s || strlen(s) >= sizeof(buf))
-		bad_usage(what, s);
+		tool_usage_error("bad value '%s' for %s: expected up to %u numbers in %lu..%lu", s,
+		                 opt, max, lo, hi);
 	strcpy(buf, s);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		if (n == max)
-			bad_usage(what, s);
-		v[n++] = parse_num(tok, lo, hi, what);
+			tool_usage_error("bad value '%s' for %s: expected up to %u numbers", s, opt,
+			                 max);
+		v[n++] = tool_parse_ulong(opt, tok, lo, hi);
 	}
 	if (!n)
-		bad_usage(what, s);
+		tool_usage_error("bad value '%s' for %s: expected up to %u numbers in %lu..%lu", s,
+		                 opt, max, lo, hi);
 	return n;
 }
 
@@ -1834,26 +1804,27 @@ static unsigned int parse_num_list(const char *s, unsigned long long *v, unsigne
 static void parse_pin(const char *s, struct bench_opts *o)
 {
 	static int cpus[BENCH_MAX_CPUS];
+	char allowed_list[256] = "?";
 	cpu_set_t allowed;
 	size_t used = 0;
 	int n, i;
 
 	n = bench_parse_cpulist(s, cpus, BENCH_MAX_CPUS);
 	if (n <= 0)
-		bad_usage("bad CPU list", s);
+		tool_usage_error("bad value '%s' for --pin: expected a CPU list such as 0,1 or 0-3",
+		                 s);
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
 		CPU_ZERO(&allowed);
+	else
+		bench_format_cpuset(&allowed, allowed_list, sizeof(allowed_list));
 	for (i = 0; i < n; i++) {
-		if (!CPU_ISSET(cpus[i], &allowed)) {
-			char buf[32];
-
-			snprintf(buf, sizeof(buf), "%d", cpus[i]);
-			bad_usage("--pin: this process may not run on CPU", buf);
-		}
+		if (!CPU_ISSET(cpus[i], &allowed))
+			tool_usage_error("bad value '%s' for --pin: this process may not run on CPU %d "
+			                 "(it may use %s)", s, cpus[i], allowed_list);
 		used += (size_t)snprintf(o->pin + used, sizeof(o->pin) - used, "%s%d",
 		                         i ? "," : "", cpus[i]);
 		if (used >= sizeof(o->pin))
-			bad_usage("--pin: list too long", s);
+			tool_usage_error("bad value '%s' for --pin: list too long", s);
 	}
 }
 
@@ -1885,7 +1856,7 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	unsigned long long v[MAX_SIZES];
+	unsigned long v[MAX_SIZES];
 	unsigned int n, i;
 	int c, server_given = 0;
 
@@ -1893,32 +1864,32 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 	while ((c = getopt_long(argc, argv, ":vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SCENARIO:
-			o->scenarios = parse_names(optarg, bench_scenario_names, SC_LOOP,
-			                           "unknown scenario");
+			o->scenarios = parse_names("--scenario", optarg, bench_scenario_names,
+			                           SC_LOOP);
 			break;
 		case OPT_SIZE:
-			o->nsizes = parse_num_list(optarg, v, MAX_SIZES, 16, 1u << 20, "bad --size");
+			o->nsizes = parse_num_list("--size", optarg, v, MAX_SIZES, 16, 1u << 20);
 			for (i = 0; i < o->nsizes; i++)
 				o->sizes[i] = (size_t)v[i];
 			o->sizes_given = 1;
 			break;
 		case OPT_BACKEND:
-			o->backends = o->backends_given = parse_names(optarg, bk_names, BK_COUNT,
-			                                              "unknown backend");
+			o->backends = o->backends_given = parse_names("--backend", optarg, bk_names,
+			                                              BK_COUNT);
 			break;
 		case OPT_REPS:
-			o->reps = (unsigned int)parse_num(optarg, 1, MAX_REPS, "bad --reps");
+			o->reps = (unsigned int)tool_parse_ulong("--reps", optarg, 1, MAX_REPS);
 			break;
 		case OPT_SAMPLE_MS:
-			o->sample_ms = (double)parse_num(optarg, 1, 60000, "bad --sample-ms");
+			o->sample_ms = (double)tool_parse_ulong("--sample-ms", optarg, 1, 60000);
 			break;
 		case OPT_THREADS:
-			o->threads = (unsigned int)parse_num(optarg, 1, BENCH_MAX_THREADS,
-			                                     "bad --threads");
+			o->threads = (unsigned int)tool_parse_ulong("--threads", optarg, 1,
+			                                            BENCH_MAX_THREADS);
 			break;
 		case OPT_SERVER_THREADS:
-			n = parse_num_list(optarg, v, MAX_SERVER, 1, BENCH_MAX_THREADS,
-			                   "bad --server-threads");
+			n = parse_num_list("--server-threads", optarg, v, MAX_SERVER, 1,
+			                   BENCH_MAX_THREADS);
 			for (i = 0; i < n; i++)
 				o->server_threads[i] = (unsigned int)v[i];
 			o->nserver = n;
@@ -1939,7 +1910,7 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 			server_given = 1;
 			break;
 		case OPT_PAIRS:
-			o->pairs = parse_num(optarg, 64, 10000000000ull, "bad --pairs");
+			o->pairs = tool_parse_ulong("--pairs", optarg, 64, 10000000000ul);
 			break;
 		case OPT_JSON:
 			o->json = optarg;
@@ -1956,20 +1927,11 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 		case 'v':
 			o->verbose = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("pool-bench (libpool) %s\n", pool_version());
-			exit(0);
-		case ':':
-			bad_usage("missing value for", argv[optind - 1]);
-		default:
-			bad_usage("unknown option", argv[optind - 1]);
+		default:   /* -h, -V, and getopt_long()'s errors */
+			tool_common_option(c, longopts, argv, usage);
 		}
 	}
-	if (optind < argc)
-		bad_usage("unexpected argument", argv[optind]);
+	tool_no_operands(argc, argv);
 	if (!server_given) {
 		/* 2, 8 and 4 x PUs, without repeats */
 		unsigned int want[MAX_SERVER] = { 2, 8, 4 * o->pus }, k;
@@ -2006,10 +1968,11 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--child"))
 		return bench_child_main(argc, argv);
+	tool_name = "pool-bench";
 	len = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
 	if (len <= 0) {
-		fprintf(stderr, "pool-bench: cannot find my own path: %s\n", strerror(errno));
-		return BENCH_EXIT_FAILED;
+		tool_error("cannot find my own path: %s", strerror(errno));
+		return TOOL_EXIT_FAILURE;
 	}
 	self_dir[len] = 0;
 	slash = strrchr(self_dir, '/');
@@ -2029,19 +1992,19 @@ int main(int argc, char **argv)
 	}
 	for (b = 0; b < BK_COUNT; b++)
 		if ((o.backends_given & (1u << b)) && !backend_present((enum backend)b)) {
-			fprintf(stderr, "pool-bench: backend %s cannot run: %s was not built%s\n",
-			        backends[b].name, backends[b].program,
-			        b == BK_DPDK ? " (libdpdk-dev is not installed)" : "");
-			return BENCH_EXIT_UNAVAILABLE;
+			tool_error("backend %s cannot run: %s was not built%s", backends[b].name,
+			           backends[b].program,
+			           b == BK_DPDK ? " (libdpdk-dev is not installed)" : "");
+			return TOOL_EXIT_UNAVAILABLE;
 		}
 	if (o.plot && system("command -v gnuplot >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "pool-bench: --plot needs gnuplot (Debian package gnuplot-nox)\n");
-		return BENCH_EXIT_UNAVAILABLE;
+		tool_error("--plot needs gnuplot (Debian package gnuplot-nox)");
+		return TOOL_EXIT_UNAVAILABLE;
 	}
 	read_machine(&o);
 	if (mach.load_warning)
-		fprintf(stderr, "pool-bench: warning: load average %.2f on %u PUs is above 0.5 per "
-		        "PU; figures will be noisy\n", mach.load_start[0], o.pus);
+		tool_error("warning: load average %.2f on %u PUs is above 0.5 per PU; figures "
+		           "will be noisy", mach.load_start[0], o.pus);
 	if ((o.scenarios & (1u << SC_PAIR)) && (o.backends & (1u << BK_LIBPOOL)) &&
 	    count_libpool_pair(&o) == -2)
 		snprintf(insn_why, sizeof(insn_why), "valgrind is not installed");
@@ -2065,16 +2028,16 @@ int main(int argc, char **argv)
 		print_placement(&o);
 	print_targets();
 	if (o.json && write_json(&o) < 0)
-		rc = BENCH_EXIT_FAILED;
+		rc = TOOL_EXIT_FAILURE;
 	if (o.plot && write_plot(&o) < 0)
-		rc = BENCH_EXIT_FAILED;
+		rc = TOOL_EXIT_FAILURE;
 	for (b = 0; b < BK_COUNT; b++) {
 		if (!(o.backends & (1u << b)))
 			continue;
 		if (backend_failed[b] || (skipped[b][0] && b == BK_LIBPOOL))
-			rc = BENCH_EXIT_FAILED;
+			rc = TOOL_EXIT_FAILURE;
 		else if (skipped[b][0] && (o.backends_given & (1u << b)) && !rc)
-			rc = BENCH_EXIT_UNAVAILABLE;
+			rc = TOOL_EXIT_UNAVAILABLE;
 	}
 	return rc;
 }

@@ -241,6 +241,7 @@ struct bench_opts {
 struct sample {
 	double ns;                  /* ns per unit */
 	double ms;                  /* length of the timed part */
+	double units;               /* units it timed (a scenario may round the count up) */
 	double rss_mib;             /* server: peak RSS of the child */
 	double rss_base_mib;        /* server: RSS before the workload */
 	double rss_growth_mib;      /* server: peak minus before */
@@ -543,6 +544,7 @@ static int measure(const struct bench_opts *o, enum backend b, enum row r, unsig
 		memset(s, 0, sizeof(*s));
 		s->ns = field(line, "ns", 0);
 		s->ms = field(line, "elapsed_ms", 0);
+		s->units = units;
 		s->rss_mib = field(line, "rss_kb", 0) / 1024;
 		s->rss_base_mib = field(line, "base_kb", 0) / 1024;
 		s->rss_growth_mib = s->rss_mib - s->rss_base_mib;
@@ -663,7 +665,7 @@ static int calibrate(const struct bench_opts *o, enum backend b, enum row r, uns
 	}
 	if (measure(o, b, r, si, row_start_count(r, o), o->sample_ms / 3, &s, NULL, 0) < 0)
 		return -1;
-	c->count = (uint64_t)(o->sample_ms * 1.3e6 / s.ns);
+	c->count = (uint64_t)(o->sample_ms * 1.3e6 / s.ns);   /* s.ns is per unit really timed */
 	if (c->count < 1)
 		c->count = 1;
 	return 0;
@@ -682,8 +684,9 @@ static int sample(const struct bench_opts *o, enum backend b, enum row r, unsign
 			return -1;
 		if (o->pairs || s.ms >= o->sample_ms || tries == 4)
 			break;
-		c->count = (uint64_t)((double)c->count * 1.3 * o->sample_ms /
-		                      (s.ms > 0.01 ? s.ms : 0.01)) + 1;
+		/* from what the child really timed: server runs whole rounds, at least two */
+		c->count = (uint64_t)((s.units > (double)c->count ? s.units : (double)c->count) *
+		                      1.3 * o->sample_ms / (s.ms > 0.01 ? s.ms : 0.01)) + 1;
 		c->retries++;
 	}
 	c->s[c->n++] = s;

@@ -262,25 +262,6 @@ void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
 	pool->limit = max_objects;
 }
 
-/*
- * The pool's first allocation closes it to merges that would grow its layout; it waits while a
- * merge is rewriting the layout (ever_allocated 2: see grow_layout() in pool.c), which takes a
- * few instructions under the pool list lock.
- */
-static void first_allocation(struct pool_head *pool)
-{
-	for (;;) {
-		int v = 0;
-
-		if (atomic_compare_exchange_weak_explicit(&pool->ever_allocated, &v, 1,
-		                                          memory_order_acquire,
-		                                          memory_order_acquire) || v == 1)
-			return;
-		if (v == 2)
-			sched_yield();
-	}
-}
-
 static void *os_alloc_one(struct pool_head *pool)
 {
 	if (pool->layout & POOL_DBG_UAF)
@@ -298,8 +279,8 @@ void *pool__os_get(struct pool_head *pool, unsigned int want, unsigned int start
 	k = limit_reserve(pool, want ? want : 1);
 	if (!k)
 		return NULL;
-	if (POOL_UNLIKELY(atomic_load_explicit(&pool->ever_allocated, memory_order_acquire) != 1))
-		first_allocation(pool);
+	/* pool_alloc()'s slow path and the bulk call opened the pool (pool.c, open_for_allocation()) */
+	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) == 1);
 	while (n < k) {
 		struct pool_item *obj = os_alloc_one(pool);
 

@@ -113,13 +113,18 @@ static void first_call_end(int state)
 	}
 }
 
-/* fork(): the child's only thread must not find the lock held by a thread it does not have. */
-static void first_call_fork_prepare(void)
+/*
+ * fork(): the child's only thread must not find the lock held by a thread it does not have. The
+ * core's fork handlers call these last and first (pool.c): the lock is the last of the lock
+ * order, since a thread may take it under the pool list lock (its first call into jemalloc
+ * inside pool_create()).
+ */
+void pool__os_fork_prepare(void)
 {
 	pthread_mutex_lock(&je_first_lock);
 }
 
-static void first_call_fork_after(void)
+void pool__os_fork_after(void)
 {
 	pthread_mutex_unlock(&je_first_lock);
 }
@@ -133,7 +138,6 @@ __attribute__((constructor)) static void os_init(void)
 {
 	int first = first_call_begin();
 
-	pthread_atfork(first_call_fork_prepare, first_call_fork_after, first_call_fork_after);
 	if (first >= 0) {
 		void *p = mallocx(1, 0);
 
@@ -231,6 +235,15 @@ void pool__os_usage(size_t *allocated, size_t *resident)
 }
 
 #else /* C library */
+
+/* fork(): the C library backend holds no lock of its own. */
+void pool__os_fork_prepare(void)
+{
+}
+
+void pool__os_fork_after(void)
+{
+}
 
 void *pool__os_alloc(size_t size, size_t align)
 {

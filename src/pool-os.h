@@ -60,6 +60,13 @@ int pool__os_safe_read(void *dst, const void *src, size_t len);
  */
 void pool__os_fault_context(const void *uctx, const void **pc, int *write_fault);
 
+/*
+ * fork(): take the OS layer's own lock before (the last lock of the order: pool.c's fork
+ * handlers call it after taking theirs) and release it after, in the parent and the child.
+ */
+void pool__os_fork_prepare(void);
+void pool__os_fork_after(void);
+
 /* The calling thread's kernel id (gettid()). Async-signal-safe. */
 unsigned long pool__os_thread_id(void);
 

@@ -84,7 +84,7 @@
  *
  * 7. Threads (pool-tcache.c). A thread registers on its first slow path: an id from the
  *    registry (POOL_MAX_THREADS slots, the lowest free one), its caches (allocated, so that the
- *    library's TLS block stays 32 bytes and it can be dlopen()ed), and a pthread key whose
+ *    library's TLS block stays under 64 bytes and it can be dlopen()ed), and a pthread key whose
  *    destructor flushes them at exit. A thread without an id or without memory for its caches
  *    works without a cache, and so does one past its exit flush.
  *
@@ -99,7 +99,9 @@
  *   -> a thread's caches lock (its other slots while it evicts; others while they drain them)
  *   -> a pool's pass lock (pool-bucket.c; slow paths only try it)
  *   -> the uaf table lock (pool-uaf.c)
- *   and, last, the OS layer's own (jemalloc's). No lock is held inside a BUSY window.
+ *   -> the OS layer's first-call lock (pool-os.c: a thread's first call into jemalloc, which
+ *      pool_create() may make under the pool list lock)
+ *   and, last, jemalloc's own. No lock is held inside a BUSY window.
  *
  * fork(): before it, the forking thread takes every lock above in that order and owns every
  * bucket head, waiting a bounded time for each (FORK_BUSY_TRIES yields): a head held longer
@@ -184,6 +186,32 @@ __attribute__((noreturn, cold)) static void bad_head(const struct pool_head *poo
 	pool__report(&r);
 }
 
+/*
+ * The pool's first allocation closes it to merges that would grow its layout; it waits while a
+ * merge is rewriting the layout (ever_allocated 2: see grow_layout() in pool.c), which takes a
+ * few instructions under the pool list lock.
+ */
+static void first_allocation(struct pool_head *pool)
+{
+	for (;;) {
+		int v = 0;
+
+		if (atomic_compare_exchange_weak_explicit(&pool->ever_allocated, &v, 1,
+		                                          memory_order_acquire,
+		                                          memory_order_acquire) || v == 1)
+			return;
+		if (v == 2)
+			sched_yield();
+	}
+}
+
+/* Before an allocation reads the layout: the pool's first one closes it to growing merges. */
+static inline void open_for_allocation(struct pool_head *pool)
+{
+	if (POOL_UNLIKELY(atomic_load_explicit(&pool->ever_allocated, memory_order_acquire) != 1))
+		first_allocation(pool);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Slow paths of pool_alloc() and pool_free()                                                 */
 /* ------------------------------------------------------------------------------------------ */
@@ -199,6 +227,7 @@ POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
 
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		bad_head(pool, NULL, caller);
+	open_for_allocation(pool);
 	ctx = pool__thread_self(&dbg);
 
 	if ((dbg & POOL_DBG_FAIL) && !(flags & POOL_F_NO_FAIL) &&
@@ -256,6 +285,7 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 		bad_head(pool, NULL, __builtin_return_address(0));
 	if (pool__tcache_alloc_bulk_fast(pool, objs, n))
 		return n;
+	open_for_allocation(pool);
 	ctx = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
 		if (pool__tcache_alloc_bulk(pool, ctx, objs, n, dbg) == n)
@@ -409,7 +439,7 @@ static int add_creator(struct pool_head *pool, const char *name, size_t size, si
 
 /*
  * A merge takes the larger size, but only while the pool has never allocated: the first
- * allocation (pool__os_get()) and this resize exclude each other through ever_allocated
+ * allocation (open_for_allocation()) and this resize exclude each other through ever_allocated
  * (0 open, 2 resizing, 1 allocated), so no allocation reads a layout being rewritten. Returns 1
  * when the layout grew, 0 when the pool allocated first (it keeps its size).
  */
@@ -765,7 +795,7 @@ int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runti
 
 /*
  * Before fork() we take the locks in their order (pool list, registry, every pool's pass lock,
- * the uaf table) and own every bucket head, waiting a bounded time for each (see the essay), so
+ * the uaf table, the OS layer's) and own every bucket head, waiting a bounded time for each (see the essay), so
  * that no lock is held by a thread that will not exist in the child. No thread's caches lock is
  * taken: only the owner and pool_destroy() (under the pool list lock, held here) take them, and
  * the child takes back the caches of the threads that did not follow it without their locks.
@@ -779,6 +809,7 @@ static void fork_prepare(void)
 	for (p = pool__list_head; p; p = p->next)
 		pthread_mutex_lock(&p->demand.pass_lock);
 	pool__uaf_fork_prepare();
+	pool__os_fork_prepare();
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_prepare(p);
 }
@@ -787,11 +818,12 @@ static void fork_parent(void)
 {
 	struct pool_head *p;
 
-	for (p = pool__list_head; p; p = p->next) {
+	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_parent(p);
-		pthread_mutex_unlock(&p->demand.pass_lock);
-	}
+	pool__os_fork_after();
 	pool__uaf_fork_after();
+	for (p = pool__list_head; p; p = p->next)
+		pthread_mutex_unlock(&p->demand.pass_lock);
 	pool__tcache_fork_parent();
 	pthread_mutex_unlock(&pool__list_lock);
 }
@@ -800,11 +832,12 @@ static void fork_child(void)
 {
 	struct pool_head *p;
 
-	for (p = pool__list_head; p; p = p->next) {
+	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_child(p);
-		pthread_mutex_unlock(&p->demand.pass_lock);
-	}
+	pool__os_fork_after();
 	pool__uaf_fork_after();
+	for (p = pool__list_head; p; p = p->next)
+		pthread_mutex_unlock(&p->demand.pass_lock);
 	pool__tcache_fork_child();
 	/* the forking thread took the list lock in fork_prepare(): it owns it in the child too */
 	pthread_mutex_unlock(&pool__list_lock);

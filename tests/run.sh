@@ -8,6 +8,10 @@
 # there), so LeakSanitizer would report them: the address sanitizer runs without it.
 ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export ASAN_OPTIONS
+# Check stops a test case after 4 s unless it sets its own limit: a hang guard only (no test
+# times anything), which a loaded 2-core machine can reach with death tests; 60 s by default.
+CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60}
+export CK_DEFAULT_TIMEOUT
 passed=0
 failed=0
 skipped=0

@@ -671,22 +671,33 @@ static int calibrate(const struct bench_opts *o, enum backend b, enum row r, uns
 	return 0;
 }
 
-/* One sample of a cell; a sample shorter than --sample-ms is run again with more units. */
+/*
+ * One sample of a cell; a sample shorter than --sample-ms is run again with more units, up to
+ * SAMPLE_TRIES times (1.5^20 = 3300 times the count: only a broken child stays short).
+ */
+#define SAMPLE_TRIES 20u
+
 static int sample(const struct bench_opts *o, enum backend b, enum row r, unsigned int si)
 {
 	struct cell *c = &cells[r][si][b];
 	struct sample s;
 	unsigned int tries;
+	double grow;
 
 	for (tries = 0;; tries++) {
 		if (measure(o, b, r, si, c->count, 0, &s, c->n ? NULL : c->placement,
 		            sizeof(c->placement)) < 0)
 			return -1;
-		if (o->pairs || s.ms >= o->sample_ms || tries == 4)
+		if (o->pairs || s.ms >= o->sample_ms || tries == SAMPLE_TRIES)
 			break;
-		/* from what the child really timed: server runs whole rounds, at least two */
+		/*
+		 * From what the child really timed (server runs whole rounds, at least two), and at
+		 * least 1.5x more each time: a run's time is not always proportional to its count
+		 * (a pipeline's threads may wait on each other), so the count must still grow.
+		 */
+		grow = 1.3 * o->sample_ms / (s.ms > 0.01 ? s.ms : 0.01);
 		c->count = (uint64_t)((s.units > (double)c->count ? s.units : (double)c->count) *
-		                      1.3 * o->sample_ms / (s.ms > 0.01 ? s.ms : 0.01)) + 1;
+		                      (grow > 1.5 ? grow : 1.5)) + 1;
 		c->retries++;
 	}
 	c->s[c->n++] = s;

@@ -375,6 +375,22 @@ static inline struct pool_item *cluster_down(struct pool_item *c)
 	return (struct pool_item *)((uintptr_t)pool__link_get(c, 1) & ~POOL_DOWN_COUNT_MASK);
 }
 
+/*
+ * Turn a stack of clusters (down links, the last one's NULL) into one chain of objects through
+ * word 0: each cluster's last object links the next cluster's first. Outside any BUSY window:
+ * it walks every object but the last cluster's (which the caller is about to use anyway).
+ */
+static void chain_clusters(struct pool_item *top)
+{
+	struct pool_item *c = top, *down, *q;
+
+	for (; (down = cluster_down(c)); c = down) {
+		for (q = c; pool__link_get(q, 0); q = pool__link_get(q, 0))
+			;
+		pool__link_set(q, 0, down);
+	}
+}
+
 /* Link the bottom cluster of a stack above `below`, keeping its count tag. */
 static inline void cluster_set_down(struct pool_item *c, struct pool_item *below)
 {
@@ -382,15 +398,16 @@ static inline void cluster_set_down(struct pool_item *c, struct pool_item *below
 	                              ((uintptr_t)pool__link_get(c, 1) & POOL_DOWN_COUNT_MASK)));
 }
 
-struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start, unsigned int *n)
+struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start,
+                                   unsigned int max_clusters, unsigned int *n)
 {
 	unsigned int mask = pool->nbuckets - 1;
 	unsigned int i;
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
-		struct pool_item *head;
-		unsigned int k;
+		struct pool_item *head, *last, *down;
+		unsigned int k, ncl;
 
 		if (!atomic_load_explicit(&b->free_list, memory_order_relaxed))
 			continue;
@@ -401,15 +418,29 @@ struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start, u
 			bucket_give(b, NULL);
 			continue;
 		}
-		/* we own the head: nobody can pop `head` and free it, so its down link is ours */
+		/*
+		 * We own the head: nobody can pop these clusters and free them, so their down
+		 * links are ours to read. Up to max_clusters of them, headers only.
+		 */
 		k = cluster_count(head);
+		last = head;
+		down = cluster_down(head);
+		for (ncl = 1; ncl < max_clusters && down; ncl++) {
+			k += cluster_count(down);
+			last = down;
+			down = cluster_down(down);
+		}
+		if (ncl > 1)
+			cluster_set_down(last, NULL);
 		bucket_sync(pool, b);
 		bucket_took(b, k);
 		own_add(&b->used, k);
 		own_add(&b->get_objects, k);
-		own_add(&b->get_clusters, 1);
-		bucket_give(b, cluster_down(head));
+		own_add(&b->get_clusters, ncl);
+		bucket_give(b, down);
 		*n = k;
+		if (ncl > 1)
+			chain_clusters(head);
 		return head;
 	}
 	*n = 0;

@@ -92,10 +92,12 @@ void *pool__clusters_build(struct pool_head *pool, void *list, unsigned int n,
                            struct pool_item **top, struct pool_item **bottom, unsigned int *ncl);
 
 /*
- * Pop one cluster, visiting each bucket once from `start`: the cluster (linked by word 0, its
- * first object first), *n its object count, counted as used. NULL if none could be had.
+ * Pop up to `max_clusters` (>= 1) clusters of one bucket, visiting each bucket once from
+ * `start`, with one exchange: their objects chained by word 0 (the first cluster's first object
+ * first), *n their count, counted as used. NULL if none could be had.
  */
-struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start, unsigned int *n);
+struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start,
+                                   unsigned int max_clusters, unsigned int *n);
 
 /*
  * Push a stack of `nclusters` clusters (`top` to `bottom`, from pool__clusters_build()) holding

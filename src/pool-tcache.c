@@ -27,6 +27,9 @@
 #include "pool-tcache.h"
 #include "pool-util.h"
 
+/* Clusters a thread cache takes from the shared lists per refill (one exchange). */
+#define REFILL_CLUSTERS 4u
+
 /* A thread's slow paths look at the clock (demand tracking) once every this many calls. */
 #define TICK_EVERY 16u
 
@@ -613,8 +616,13 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 	unsigned int n = 0;
 	void *obj = NULL, *rest;
 
+	/*
+	 * A cache that refills takes up to REFILL_CLUSTERS clusters at once (one exchange): a
+	 * thread that only allocates (the producer of a pipeline) then pays one exchange for that
+	 * many objects. Without a cache, one cluster.
+	 */
 	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF))
-		obj = pool__shared_pop(pool, self->id, &n);
+		obj = pool__shared_pop(pool, self->id, ctx ? REFILL_CLUSTERS : 1, &n);
 	/* one object from the OS layer: growing, the pool asks for no more than it hands out */
 	if (!obj)
 		obj = pool__os_get(pool, 1, self->id, &n);
@@ -661,7 +669,7 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 		void *p = NULL, *next;
 
 		if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF))
-			p = pool__shared_pop(pool, ctx->id, &k);
+			p = pool__shared_pop(pool, ctx->id, 1, &k);
 		if (!p)
 			p = pool__os_get(pool, n - got < pool->cluster ? (unsigned int)(n - got) :
 			                 pool->cluster, ctx->id, &k);
@@ -799,6 +807,21 @@ void pool__tcache_fork_parent(void)
 	pthread_mutex_unlock(&registry_lock);
 }
 
+/*
+ * In a fork child, the objects a vanished thread's list of slot `s` really holds: the thread may
+ * have been cut short between changing its list and its count (cutting clusters off, splicing
+ * a refill), so its count is only an upper bound. Objects it was moving are lost to the child.
+ */
+static uint32_t listed(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	uint32_t want = tc_count(ctx, s), n = 0;
+	void *p;
+
+	for (p = ctx->tc[s].head; p && n < want; p = pool__link_get(p, 0))
+		n++;
+	return n;
+}
+
 void pool__tcache_fork_child(void)
 {
 	struct pool_thread *self = &pool_self;
@@ -815,7 +838,7 @@ void pool__tcache_fork_child(void)
 
 			mag_spill(ctx, s);
 			if (tc->head && pool__slots[s])
-				release_objects(pool__slots[s], tc->head, tc_count(ctx, s), self->id,
+				release_objects(pool__slots[s], tc->head, listed(ctx, s), self->id,
 				                0, 0, 0);
 			tc->head = NULL;
 			tc->room = 0;

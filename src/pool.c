@@ -44,8 +44,11 @@
  *      own:  read the head; if BUSY, go to the next bucket; else swap BUSY in with one atomic
  *            exchange. A BUSY back means another thread owns it: go on (BUSY over BUSY changed
  *            nothing). Anything else: this thread owns the bucket until it stores a new head.
- *      pop:  own; a NULL head is stored back; else read the top cluster's down link and count,
- *            count the move, store the link (release).
+ *      pop:  own; a NULL head is stored back; else read the top cluster's down link and count
+ *            (a refill: up to 4 clusters' down links, cutting the last one's), count the move
+ *            once, store the link (release). The clusters taken are chained into one list
+ *            after the window, so that a thread that only allocates pays one exchange per
+ *            4 clusters.
  *      push: own; link the bottom cluster of the stack being pushed above the head, count the
  *            move, store the top (release). A push tries 2N times, then gives the objects to
  *            the OS layer.

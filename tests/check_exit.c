@@ -136,23 +136,21 @@ START_TEST(test_exit_while_threads_allocate)
 }
 END_TEST
 
-int main(int argc, char **argv)
+static Suite *exit_suite(void)
 {
-	Suite *s;
-	TCase *tc;
-	SRunner *sr;
-	int failed;
+	Suite *s = suite_create("exit");
+	TCase *tc = tcase_create("Exit");
 
-	if (argc == 2 && !strcmp(argv[1], "--child"))
-		return child();
-	s = suite_create("exit");
-	tc = tcase_create("Exit");
 	tcase_set_timeout(tc, 1800);
 	tcase_add_test(tc, test_exit_while_threads_allocate);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+/* `check_exit --child`: the program whose exits the test watches */
+static int before(int argc, char **argv)
+{
+	return argc == 2 && !strcmp(argv[1], "--child") ? child() : -1;
+}
+
+POOL_TEST_MAIN_ARGS(exit_suite, before)

@@ -365,42 +365,41 @@ START_TEST(test_fault_sweep)
 }
 END_TEST
 
-int main(int argc, char **argv)
+static Suite *fault_suite(void)
 {
-	Suite *s;
-	TCase *tc;
-	SRunner *sr;
-	int failed;
+	Suite *s = suite_create("fault");
+	TCase *tc = tcase_create("Sweep");
 
-	(void)argc;
-#ifdef LEAK_CHECKER
-	{
-		/* LeakSanitizer on (run.sh turns it off), checking only where child() asks */
-		const char *cur = getenv("ASAN_OPTIONS");
-		size_t n = cur ? strlen(cur) : 0, w = strlen(LSAN_OPTIONS_WANTED);
-
-		if (n < w || strcmp(cur + n - w, LSAN_OPTIONS_WANTED) != 0) {
-			char opts[1024];
-
-			snprintf(opts, sizeof(opts), "%s%s%s", cur ? cur : "", n ? ":" : "",
-			         LSAN_OPTIONS_WANTED);
-			setenv("ASAN_OPTIONS", opts, 1);
-			execv("/proc/self/exe", argv);
-			perror("check_fault: re-executing with LeakSanitizer on");
-			return 1;
-		}
-	}
-#else
-	(void)argv;
-#endif
-	s = suite_create("fault");
-	tc = tcase_create("Sweep");
 	tcase_set_timeout(tc, 900);
 	tcase_add_loop_test(tc, test_fault_sweep, 0, (int)(sizeof(sites) / sizeof(sites[0])));
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
 }
+
+/*
+ * Under a leak checker, the program runs itself again with LeakSanitizer on (run.sh turns it
+ * off), checking only where child() asks; elsewhere nothing to do.
+ */
+static int before(int argc, char **argv)
+{
+#ifdef LEAK_CHECKER
+	const char *cur = getenv("ASAN_OPTIONS");
+	size_t n = cur ? strlen(cur) : 0, w = strlen(LSAN_OPTIONS_WANTED);
+
+	if (n < w || strcmp(cur + n - w, LSAN_OPTIONS_WANTED) != 0) {
+		char opts[1024];
+
+		snprintf(opts, sizeof(opts), "%s%s%s", cur ? cur : "", n ? ":" : "",
+		         LSAN_OPTIONS_WANTED);
+		setenv("ASAN_OPTIONS", opts, 1);
+		execv("/proc/self/exe", argv);
+		perror("check_fault: re-executing with LeakSanitizer on");
+		return 1;
+	}
+#endif
+	(void)argc;
+	(void)argv;
+	return -1;
+}
+
+POOL_TEST_MAIN_ARGS(fault_suite, before)

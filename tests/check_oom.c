@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <pool/pool.h>
+#include "testutil.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define SHADOW_SANITIZER 1
@@ -51,7 +52,8 @@ static const int shadow_sanitizer = 0;
 #define WHOLE_LIMIT    (30u << 20)  /* bytes: the whole process, set before exec */
 #define HEADROOM       (24u << 20)  /* bytes above the child's size once it has started */
 
-static const char *self_path;
+/* this program, which runs itself as the child */
+static const char *const self_path = "/proc/self/exe";
 
 /* ------------------------------------------------------------------------------------------ */
 /* The child                                                                                  */
@@ -294,31 +296,29 @@ START_TEST(test_oom_headroom_24mib)
 }
 END_TEST
 
-int main(int argc, char **argv)
+static Suite *oom_suite(void)
 {
-	Suite *s;
-	TCase *tc;
-	SRunner *sr;
-	int failed;
+	Suite *s = suite_create("oom");
+	TCase *tc = tcase_create("Limits");
 
-	if (argc == 3 && !strcmp(argv[1], "--child"))
-		return child(!strcmp(argv[2], "relative"));
-	self_path = "/proc/self/exe";
-	s = suite_create("oom");
-	tc = tcase_create("Limits");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_oom_whole_process_30mb);
 	tcase_add_test(tc, test_oom_headroom_24mib);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
+	return s;
+}
+
+/* `check_oom --child absolute|relative`: the program run under the limit */
+static int before(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--child"))
+		return child(!strcmp(argv[2], "relative"));
 	if (shadow_sanitizer) {
 		printf("check_oom: skipped: the sanitizer's shadow memory cannot live under "
 		       "RLIMIT_AS\n");
-		srunner_free(sr);
 		return 77;
 	}
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return -1;
 }
+
+POOL_TEST_MAIN_ARGS(oom_suite, before)

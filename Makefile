@@ -115,7 +115,8 @@ SAN_CFLAGS  :=
 ifneq ($(SAN),)
 SAN_CFLAGS  := -fsanitize=$(SAN) -fno-omit-frame-pointer -DPOOL_ASSERTS=1
 ifeq ($(SAN),undefined)
-SAN_CFLAGS  += -fno-sanitize-recover=all
+# (the compilers define no macro for -fsanitize=undefined: tests that must know say so)
+SAN_CFLAGS  += -fno-sanitize-recover=all -DPOOL_SAN_UNDEFINED=1
 endif
 endif
 

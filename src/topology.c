@@ -25,7 +25,16 @@
 #include "pool-topology.h"
 
 static struct pool_topology topo_info;
-static hwloc_topology_t topo_hwloc;       /* NULL with the sysconf() fallback */
+/*
+ * What binding needs, kept when the hwloc topology is unloaded (a loaded topology holds about
+ * 1.8 MiB of a process's RSS): the OS indexes of the PUs grouped by core, core i's PUs being
+ * bind_pu[bind_core[i]] .. bind_pu[bind_core[i + 1] - 1], in hwloc's logical order. A machine
+ * without cores in its topology counts each PU as a core. bind_ncores is 0 when the topology is
+ * not this machine's (XML), and bind_core NULL as well when the table could not be allocated.
+ */
+static unsigned int *bind_pu, *bind_core;
+static unsigned int bind_ncores;
+static int bind_nomem;
 static pthread_once_t topo_once = PTHREAD_ONCE_INIT;
 static char topo_xml_path[PATH_MAX];
 
@@ -159,7 +168,52 @@ static void read_sysconf(void)
 	t->l2_per_pu_bytes = t->l2_bytes;
 }
 
-/* Load with hwloc; returns 0, or -1 with `why` filled and nothing kept. */
+/* Fill the binding table (bind_pu, bind_core) from a topology of this machine. */
+static void read_binding(hwloc_topology_t h)
+{
+	unsigned int ncores = count_type(h, HWLOC_OBJ_CORE), npus = count_type(h, HWLOC_OBJ_PU);
+	unsigned int c, k, n = 0;
+	hwloc_obj_t core, pu;
+	int got;
+
+	if (!npus)
+		return;
+	bind_pu = calloc(npus, sizeof(*bind_pu));
+	bind_core = calloc((ncores ? ncores : npus) + 1, sizeof(*bind_core));
+	if (!bind_pu || !bind_core) {
+		free(bind_pu);
+		free(bind_core);
+		bind_pu = bind_core = NULL;
+		bind_nomem = 1;
+		return;
+	}
+	if (!ncores) {                          /* no cores in the topology: a PU is a core */
+		for (c = 0; c < npus; c++) {
+			bind_core[c] = c;
+			bind_pu[c] = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, c)->os_index;
+		}
+		bind_core[npus] = npus;
+		bind_ncores = npus;
+		return;
+	}
+	for (c = 0; c < ncores; c++) {
+		bind_core[c] = n;
+		core = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, c);
+		got = hwloc_get_nbobjs_inside_cpuset_by_type(h, core->cpuset, HWLOC_OBJ_PU);
+		for (k = 0; got > 0 && k < (unsigned int)got && n < npus; k++) {
+			pu = hwloc_get_obj_inside_cpuset_by_type(h, core->cpuset, HWLOC_OBJ_PU, k);
+			if (pu)
+				bind_pu[n++] = pu->os_index;
+		}
+	}
+	bind_core[ncores] = n;
+	bind_ncores = ncores;
+}
+
+/*
+ * Load with hwloc, read what the library needs and unload it; returns 0, or -1 with `why`
+ * filled and nothing kept.
+ */
 static int load_hwloc(char *why, size_t why_len)
 {
 	hwloc_topology_t h;
@@ -185,8 +239,10 @@ static int load_hwloc(char *why, size_t why_len)
 		hwloc_topology_destroy(h);
 		return -1;
 	}
-	topo_hwloc = h;
 	read_hwloc(h);
+	if (!topo_info.xml_file && hwloc_topology_is_thissystem(h))
+		read_binding(h);
+	hwloc_topology_destroy(h);
 	return 0;
 }
 
@@ -269,43 +325,46 @@ static int bind_sysconf(unsigned int index)
 POOL_API int pool_topology_bind_thread(unsigned int index)
 {
 	const struct pool_topology *t = pool_topology();
-	hwloc_topology_t h = topo_hwloc;
-	hwloc_obj_t core, pu;
-	int ncores, npus;
+	unsigned int c, first, npus, os;
+	cpu_set_t *set;
+	size_t size;
+	int err;
 
 	if (t->source == POOL_TOPO_SYSCONF)
 		return bind_sysconf(index);
-	if (t->source == POOL_TOPO_XML || !hwloc_topology_is_thissystem(h)) {
+	if (bind_nomem) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (!bind_ncores) {
 		errno = ENOTSUP;
 		return -1;
 	}
-	ncores = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_CORE);
-	if (ncores > 0) {
-		core = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, index % (unsigned int)ncores);
-		npus = hwloc_get_nbobjs_inside_cpuset_by_type(h, core->cpuset, HWLOC_OBJ_PU);
-		if (npus <= 0) {
-			errno = EINVAL;
-			return -1;
-		}
-		pu = hwloc_get_obj_inside_cpuset_by_type(h, core->cpuset, HWLOC_OBJ_PU,
-		                                         (index / (unsigned int)ncores) %
-		                                         (unsigned int)npus);
-	} else {
-		npus = hwloc_get_nbobjs_by_type(h, HWLOC_OBJ_PU);
-		if (npus <= 0) {
-			errno = EINVAL;
-			return -1;
-		}
-		pu = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, index % (unsigned int)npus);
-	}
-	if (!pu) {
+	c = index % bind_ncores;
+	first = bind_core[c];
+	npus = bind_core[c + 1] - first;
+	if (!npus) {
 		errno = EINVAL;
 		return -1;
 	}
-	/* hwloc_set_cpubind() returns -1 with errno ENOSYS, EXDEV, EPERM or EINVAL */
-	return hwloc_set_cpubind(h, pu->cpuset, HWLOC_CPUBIND_THREAD) < 0 ? -1 : 0;
+	os = bind_pu[first + (index / bind_ncores) % npus];
+	set = CPU_ALLOC(os + 1);
+	if (!set) {
+		errno = ENOMEM;
+		return -1;
+	}
+	size = CPU_ALLOC_SIZE(os + 1);
+	CPU_ZERO_S(size, set);
+	CPU_SET_S(os, size, set);
+	/* EINVAL: the PU is not among the CPUs this process may use (cgroup cpuset, taskset) */
+	err = pthread_setaffinity_np(pthread_self(), size, set);
+	CPU_FREE(set);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
 }
-
 
 unsigned int pool__topology_hwloc_api(void)
 {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
 # Runs every test program and script given as arguments, each with its output shown, and ends
-# with one line "check: N passed, N failed, N skipped" (exit 77 means skipped). Exits 1 if any failed. Called by `make check`, which
+# with one line "check: N passed, N failed, N skipped" (exit 77 means skipped), and how many
+# seconds each took. Exits 1 if any failed. Called by `make check`, which
 # exports BUILD, SAN, USE_JEMALLOC and CC for the scripts.
 # Tests end with objects still handed out on purpose (a pool is not a leak checker's business
 # there), so LeakSanitizer would report them: the address sanitizer runs without it.
@@ -18,11 +19,13 @@ skipped=0
 failures=""
 for t in "$@"; do
 	echo "=== $t"
+	t0=$(date +%s)
 	case "$t" in
 	*.sh) sh "$t" ;;
 	*) "$t" ;;
 	esac
 	rc=$?
+	echo "--- $t: $(($(date +%s) - t0)) s"
 	if [ $rc -eq 0 ]; then
 		passed=$((passed + 1))
 	elif [ $rc -eq 77 ]; then

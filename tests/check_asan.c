@@ -20,14 +20,6 @@
 
 #include "testutil.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
-
 /* Global, not static, so that the reports name them. */
 void wrong_pool_child(void *arg);
 void overflow_child(void *arg);
@@ -164,7 +156,7 @@ int main(void)
 	tcase_add_test(tc, test_asan_double_free);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
-#ifndef ASAN_BUILD
+#if !TEST_ASAN
 	printf("check_asan: skipped: these cases are caught by ASan builds (make check "
 	       "SAN=address); other builds need -dMtag (check_debug)\n");
 	srunner_free(sr);

@@ -47,17 +47,6 @@
 #include "testcli.h"
 #include "testutil.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define RUNNING_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RUNNING_TSAN 1
-#endif
-#endif
-#ifndef RUNNING_TSAN
-#define RUNNING_TSAN 0
-#endif
-
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
@@ -1502,7 +1491,7 @@ START_TEST(test_fork_child_has_no_server)
 		pool_cli_stop();
 		if (lstat(sock_path, &st) != 0)
 			_exit(3);
-		if (RUNNING_TSAN)
+		if (TEST_TSAN)
 			_exit(0);   /* ThreadSanitizer cannot start threads after a threaded fork */
 		/* the parent's server is not the child's: it may serve a socket of its own */
 		snprintf(own, sizeof(own), "%s/child.sock", tmpdir);

@@ -24,27 +24,14 @@
 POOL_DECLARE(exit_small, "exit-small", 64)
 POOL_DECLARE(exit_big, "exit-big", 4096)
 
-#if defined(__SANITIZE_ADDRESS__)
+#if TEST_ASAN
 #define LEAK_CHECKER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LEAK_CHECKER 1
-#endif
 #endif
 
 #define WORKERS      4
 #define KEEP         64            /* objects a worker keeps live while it churns */
 /* runs by default; under ThreadSanitizer a run costs about 1 s on 2 cores, so fewer */
-#if defined(__SANITIZE_THREAD__)
-#define RUNS_DEF     20
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define RUNS_DEF     20
-#endif
-#endif
-#ifndef RUNS_DEF
-#define RUNS_DEF     50
-#endif
+#define RUNS_DEF     (TEST_TSAN ? 20u : 50u)
 #define RUNS_MAX     100000
 
 static atomic_uint started;

@@ -35,12 +35,8 @@
 #include "pool-fault.h"
 #include "testutil.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if TEST_ASAN
 #define LEAK_CHECKER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LEAK_CHECKER 1
-#endif
 #endif
 #ifdef LEAK_CHECKER
 #include <sanitizer/lsan_interface.h>

@@ -33,12 +33,8 @@
 
 #include "testutil.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if TEST_ASAN || TEST_TSAN
 #define SAN_REPLACES_MALLOC 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SAN_REPLACES_MALLOC 1
-#endif
 #endif
 
 /*
@@ -46,16 +42,7 @@
  * shared test machine: under it the spike is a quarter as big (the RSS assertion is skipped
  * there anyway; every counter assertion runs).
  */
-#if defined(__SANITIZE_THREAD__)
-#define SPIKE_DIVISOR 4
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SPIKE_DIVISOR 4
-#endif
-#endif
-#ifndef SPIKE_DIVISOR
-#define SPIKE_DIVISOR 1
-#endif
+#define SPIKE_DIVISOR (TEST_TSAN ? 4 : 1)
 
 #define NTHREADS 8
 #define MiB (1024ul * 1024ul)

@@ -31,19 +31,7 @@
 #include <pool/pool.h>
 #include "testutil.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SHADOW_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define SHADOW_SANITIZER 1
-#endif
-#endif
-
-#ifdef SHADOW_SANITIZER
-static const int shadow_sanitizer = 1;
-#else
-static const int shadow_sanitizer = 0;
-#endif
+static const int shadow_sanitizer = TEST_ASAN || TEST_TSAN;
 
 #define THREADS        4
 #define MAX_OBJS       16384       /* per thread and pool: more than any limit here lets in */

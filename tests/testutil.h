@@ -46,6 +46,33 @@
 
 #include <pool/pool.h>
 
+/*
+ * The sanitizer this program was built with, 1 or 0: gcc says so with __SANITIZE_ADDRESS__ and
+ * __SANITIZE_THREAD__, clang with __has_feature(). (UBSan has neither: the Makefile defines
+ * POOL_SAN_UNDEFINED.)
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#ifndef TEST_ASAN
+#define TEST_ASAN 0
+#endif
+
+#if defined(__SANITIZE_THREAD__)
+#define TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TEST_TSAN 1
+#endif
+#endif
+#ifndef TEST_TSAN
+#define TEST_TSAN 0
+#endif
+
 struct death {
 	int status;             /* from waitpid() */
 	char out[16384];        /* what the child wrote on stderr, NUL-terminated */

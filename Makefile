@@ -368,7 +368,7 @@ dist:
 	@echo "dist: $(DIST_TAR)"
 
 # The tarball must build and pass its own make check alone: unpacked where nothing of this
-# tree (no .git, no ../shared) is within reach.
+# tree (no .git, nothing beside the checkout) is within reach.
 distcheck: dist
 	@tmp=$$(mktemp -d /tmp/libpool-distcheck.XXXXXX) && \
 	tar -xzf $(DIST_TAR) -C $$tmp && \

@@ -196,15 +196,19 @@ static unsigned int hash_thread(const void *p)
 	return pool__hash_bits((uint64_t)(uintptr_t)p, 24);
 }
 
-/* Free a thread's caches (empty by now) and its magazines. */
-static void free_caches(struct pool_thread_caches *c)
+/*
+ * Free a thread's caches (empty by now) and its magazines. `destroy_lock` is 0 in a fork child
+ * for a thread that did not follow: it may have held the lock, which must not be destroyed then.
+ */
+static void free_caches(struct pool_thread_caches *c, int destroy_lock)
 {
 	unsigned int s;
 
 	for (s = 0; s < POOL_MAX_CACHED_POOLS; s++)
 		if (c->mag[s])
 			pool__os_meta_free(c->mag[s], sizeof(*c->mag[s]), POOL_CACHE_LINE);
-	pthread_mutex_destroy(&c->lock);
+	if (destroy_lock)
+		pthread_mutex_destroy(&c->lock);
 	pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
 }
 
@@ -273,7 +277,7 @@ static void thread_exit(void *arg)
 	self->state = POOL_THREAD_EXITED;
 	self->caches = NULL;
 	self->id = hash_thread(self);
-	free_caches(c);
+	free_caches(c, 1);
 }
 
 struct pool_thread *pool__thread_self(unsigned int *dbg_out)
@@ -846,10 +850,7 @@ void pool__tcache_fork_child(void)
 		}
 		registry[i] = NULL;
 		/* its thread does not exist here: its caches go (a lock it held with them) */
-		for (s = 0; s < POOL_MAX_CACHED_POOLS; s++)
-			if (ctx->mag[s])
-				pool__os_meta_free(ctx->mag[s], sizeof(*ctx->mag[s]), POOL_CACHE_LINE);
-		pool__os_meta_free(ctx, sizeof(*ctx), POOL_CACHE_LINE);
+		free_caches(ctx, 0);
 	}
 	/* the forking thread took the lock in fork_prepare(): it owns it in the child too */
 	pthread_mutex_unlock(&registry_lock);

@@ -3,7 +3,9 @@
 # Copyright (c) 2026 libpool developers
 # Runs every test program and script given as arguments, each with its output shown, and ends
 # with one line "check: N passed, N failed, N skipped" (exit 77 means skipped), and how many
-# seconds each took. Exits 1 if any failed. Called by `make check`, which
+# seconds each took. The last lines of each failed test's output are shown again just before
+# that line, so that a log cut to its tail (a CI summary) still tells what failed and why.
+# Exits 1 if any failed. Called by `make check`, which
 # exports BUILD, SAN, USE_JEMALLOC and CC for the scripts.
 # Tests end with objects still handed out on purpose (a pool is not a leak checker's business
 # there), so LeakSanitizer would report them: the address sanitizer runs without it.
@@ -17,14 +19,22 @@ passed=0
 failed=0
 skipped=0
 failures=""
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pool-check.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+n=0
 for t in "$@"; do
 	echo "=== $t"
 	t0=$(date +%s)
-	case "$t" in
-	*.sh) sh "$t" ;;
-	*) "$t" ;;
-	esac
-	rc=$?
+	n=$((n + 1))
+	# the output goes to the terminal as it comes, and to a file for the summary
+	{
+		case "$t" in
+		*.sh) sh "$t" ;;
+		*) "$t" ;;
+		esac
+		echo $? > "$tmp/rc"
+	} 2>&1 | tee "$tmp/out.$n"
+	rc=$(cat "$tmp/rc")
 	echo "--- $t: $(($(date +%s) - t0)) s"
 	if [ $rc -eq 0 ]; then
 		passed=$((passed + 1))
@@ -35,8 +45,14 @@ for t in "$@"; do
 		failed=$((failed + 1))
 		failures="$failures $t"
 		echo "--- FAILED ($rc): $t"
+		{
+			echo "=== the end of the output of $t (exit $rc):"
+			tail -n 30 "$tmp/out.$n"
+		} >> "$tmp/summary"
 	fi
+	rm -f "$tmp/out.$n"
 done
+[ -f "$tmp/summary" ] && cat "$tmp/summary"
 [ -n "$failures" ] && echo "failed:$failures"
 echo "check: $passed passed, $failed failed, $skipped skipped"
 [ $failed -eq 0 ]

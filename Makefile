@@ -5,8 +5,8 @@
 # Targets
 #   make / make all      build the static and shared libraries and the tools into $(BUILD)
 #   make check           build and run every test (tests/check_*.c with Check, tests/test_*.sh);
-#                        prints one "check: N passed, N failed, N skipped" line and fails if any
-#                        failed
+#                        prints one "check: N passed, N failed, N skipped" line, after the end
+#                        of each failed test's output repeated, and fails if any failed
 #   make stress          the main job: tools/pool-stress with 48 threads on every workload
 #   make bench           tools/pool-bench: libpool side by side with the allocators users pick
 #   make install         install the libraries, headers, libpool.pc, programs, man pages and

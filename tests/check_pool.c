@@ -832,8 +832,8 @@ START_TEST(test_fork_child_allocates)
 		 * on a lock that a parent thread held inside the runtime, whatever the program does
 		 * (llvm/llvm-project pull request 96600; google/sanitizers issues 453 and 945): this
 		 * test hung about once in 100 runs of the libc build under it, once in CI. There the
-		 * busy threads wait outside the library while fork() runs: the child still finds
-		 * their caches full and must take them back, but no thread is inside the runtime.
+		 * busy threads wait, outside the library and the allocator, while fork() runs: the
+		 * child still finds their caches full and must take them back.
 		 */
 		if (TEST_TSAN) {
 			fork_park = 1;

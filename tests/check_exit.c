@@ -5,9 +5,10 @@
  * Clean exits: main() returns while detached threads still allocate from and free to
  * POOL_DECLARE pools. Nothing may destroy those pools at exit (the destructors only flush the
  * exiting thread's cache), so no run may crash. Each run is a child process running this program
- * with `--child`; POOL_EXIT_RUNS sets the number of runs (50 by default, 20 under TSan; `make
- * stress` runs 1000). In an AddressSanitizer build the children run with LeakSanitizer on (tests/run.sh
- * turns it off for the other tests): what the pools hold at exit must stay reachable.
+ * with `--child`; POOL_EXIT_RUNS sets the number of runs (50 by default, 20 under TSan;
+ * `make stress` runs 1000). In an AddressSanitizer build the children run with LeakSanitizer on
+ * (tests/run.sh turns it off for the other tests): what the pools hold at exit must stay
+ * reachable.
  */
 #include <check.h>
 #include <errno.h>

@@ -5,8 +5,8 @@
 # with one line "check: N passed, N failed, N skipped" (exit 77 means skipped), and how many
 # seconds each took. The last lines of each failed test's output are shown again just before
 # that line, so that a log cut to its tail (a CI summary) still tells what failed and why.
-# Exits 1 if any failed. Called by `make check`, which
-# exports BUILD, SAN, USE_JEMALLOC and CC for the scripts.
+# Exits 1 if any failed. Called by `make check`, which exports BUILD, SAN, USE_JEMALLOC and CC
+# for the scripts.
 # Tests end with objects still handed out on purpose (a pool is not a leak checker's business
 # there), so LeakSanitizer would report them: the address sanitizer runs without it.
 ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"

@@ -454,10 +454,9 @@ POOL_API const struct pool_topology *pool_topology(void);
  * Returns 0 when bound. Returns -1 and leaves the thread unbound (the caller carries on) with
  * errno = ENOTSUP when the topology is not this machine's (loaded from HWLOC_XMLFILE), EINVAL
  * when the PU is outside the process's allowed CPUs (pthread_setaffinity_np(3)), EPERM where a
- * sandbox (seccomp) forbids the call, or ENOMEM
- * when its CPU set (or, at load, the table of PUs) could not be allocated. With
- * the sysconf() fallback, index i binds to the (i mod n)-th CPU the process may run on
- * (pthread_setaffinity_np). Thread-safe.
+ * sandbox (seccomp) forbids the call, or ENOMEM when its CPU set (or, at load, the table of
+ * PUs) could not be allocated. With the sysconf() fallback, index i binds to the (i mod n)-th
+ * CPU the process may run on (pthread_setaffinity_np). Thread-safe.
  */
 POOL_API int pool_topology_bind_thread(unsigned int index);
 

@@ -2,23 +2,30 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The bucket tier: the shared free lists with their BUSY protocol, the counters of each bucket,
- * the OS layer with the accounting of every backend, limits, demand tracking (needed_avg) and
- * memory return (the release pass at the end of each demand window, pool_gc(), pool_flush()).
+ * The bucket tier: magazines, the shared free lists with their BUSY protocol, the counters of
+ * each bucket, the OS layer with the accounting of every backend, limits, demand tracking
+ * (needed_avg) and memory return (the release pass at the end of each demand window, pool_gc(),
+ * pool_flush()).
  *
  * Concurrency: lock-free, with one rule that carries everything. A thread owns a bucket from the
  * moment its atomic exchange of POOL_BUSY into the head returns something other than POOL_BUSY
  * until it stores a new head; the BUSY window holds no lock and calls nothing that can block.
- * Only the owner reads a cluster's `down` and only the owner writes the bucket's counters (plain
- * relaxed loads and stores), so a cluster moved costs one atomic read-modify-write (the head's
- * exchange) and its counters land on the line that exchange already took. Moves that own no head
- * (the OS layer when every bucket was BUSY) count in the pool's spill counters with fetch_add.
- * Release passes are serialised by the pool's pass lock, taken with trylock from slow paths.
+ * Only the owner reads the `next` of a magazine in the bucket's stacks, and only the owner writes
+ * the bucket's counters (plain relaxed loads and stores), so a magazine moved costs one atomic
+ * read-modify-write (the head's exchange) and its counters land on the line that exchange
+ * already took. Moves that own no head (the OS layer when every bucket was BUSY) count in the
+ * pool's spill counters with fetch_add. Release passes are serialised by the pool's pass lock,
+ * taken with trylock from slow paths.
+ *
+ * No function here reads or writes the memory of a free object: magazines hold the pointers, so
+ * a move between tiers reads magazine headers and pointer arrays (library metadata) and nothing
+ * else, and giving objects back to the OS layer reads their pointers from the magazines.
  */
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <time.h>
 
 #include "pool-assert.h"
@@ -29,9 +36,18 @@
 #define PUSH_TRIES_PER_BUCKET 2u        /* a push tries each bucket twice before the OS layer */
 #define FLUSH_BUSY_TRIES      100000u   /* pool_flush()/pool_gc() wait this many yields per head */
 #define FORK_BUSY_TRIES       10000u    /* fork_prepare() waits this many yields per head */
-#define PASS_CLUSTERS_MAX     64u       /* clusters one automatic pass takes from one bucket */
-#define GC_CLUSTERS_PER_TURN  1024u     /* clusters a pass detaches per ownership of a head */
+#define PASS_MAGS_MAX         64u       /* magazines one automatic pass takes from one bucket */
+#define GC_MAGS_PER_TURN      1024u     /* magazines a pass detaches per ownership of a head */
 #define GC_FLOOR_BYTES        65536u    /* pool_gc() keeps at most this much beyond the need */
+#define EMPTIES_MAX           16u       /* empty magazines a bucket keeps for threads to take */
+#define EMPTIES_KEEP          4u        /* ... and what a release pass leaves it */
+/*
+ * A pool's magazine holds at most 1/MAG_BUDGET_SHARE of the thread budget in objects: a thread
+ * keeps a loaded and a previous magazine per pool it uses, so a pool of large objects (16 KiB
+ * buffers under a 512 KiB budget: 2 objects) gets small magazines rather than filling the
+ * budget with two of them.
+ */
+#define MAG_BUDGET_SHARE      16u
 #define LOW_MAX               UINT32_MAX
 
 /* ------------------------------------------------------------------------------------------ */
@@ -39,9 +55,9 @@
 /* ------------------------------------------------------------------------------------------ */
 
 /* Take ownership of bucket `b`: its head (NULL or a stack), or POOL_BUSY if another owns it. */
-static inline struct pool_item *bucket_own(struct pool_bucket *b)
+static inline struct pool_mag *bucket_own(struct pool_bucket *b)
 {
-	struct pool_item *h = atomic_load_explicit(&b->free_list, memory_order_relaxed);
+	struct pool_mag *h = atomic_load_explicit(&b->free_list, memory_order_relaxed);
 
 	if (h == POOL_BUSY)
 		return POOL_BUSY;
@@ -49,7 +65,7 @@ static inline struct pool_item *bucket_own(struct pool_bucket *b)
 }
 
 /* Give ownership back with `head` as the new head (release: what we wrote is visible first). */
-static inline void bucket_give(struct pool_bucket *b, struct pool_item *head)
+static inline void bucket_give(struct pool_bucket *b, struct pool_mag *head)
 {
 	/* nobody else may have changed a head we own (no ABA; tests/model/busy.pml) */
 	POOL_ASSERT(atomic_load_explicit(&b->free_list, memory_order_relaxed) == POOL_BUSY);
@@ -202,7 +218,7 @@ static void count_move(struct pool_head *pool, unsigned int start, long allocate
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
-		struct pool_item *h = bucket_own(b);
+		struct pool_mag *h = bucket_own(b);
 
 		if (h == POOL_BUSY)
 			continue;
@@ -225,6 +241,27 @@ static void count_move(struct pool_head *pool, unsigned int start, long allocate
 	else if (allocated < 0)
 		atomic_fetch_add_explicit(&pool->demand.spill_os_releases,
 		                          (unsigned long)-allocated, memory_order_relaxed);
+}
+
+void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned int start)
+{
+	unsigned int mask = pool->nbuckets - 1, i;
+
+	if (!n)
+		return;
+	for (i = 0; i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
+		struct pool_mag *h = bucket_own(b);
+
+		if (h == POOL_BUSY)
+			continue;
+		own_add(&b->allocated, -n);
+		own_add(&b->used, -n);
+		own_add(&b->lost, n);
+		bucket_give(b, h);
+		return;
+	}
+	/* every head BUSY (a fork child whose heads were reset cannot get here): not counted */
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -269,33 +306,27 @@ static void *os_alloc_one(struct pool_head *pool)
 	return pool__os_alloc(pool->os_size, pool->align);
 }
 
-void *pool__os_get(struct pool_head *pool, unsigned int want, unsigned int start,
-                   unsigned int *got)
+unsigned int pool__os_get(struct pool_head *pool, void **out, unsigned int want,
+                          unsigned int start)
 {
-	struct pool_item *list = NULL;
 	unsigned int k, n = 0;
 
-	*got = 0;
 	k = limit_reserve(pool, want ? want : 1);
 	if (!k)
-		return NULL;
+		return 0;
 	/* pool_alloc()'s slow path and the bulk call opened the pool (pool.c, open_for_allocation()) */
 	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) == 1);
 	while (n < k) {
-		struct pool_item *obj = os_alloc_one(pool);
+		void *obj = os_alloc_one(pool);
 
 		if (!obj)
 			break;
-		obj->next = list;
-		list = obj;
-		n++;
+		out[n++] = obj;
 	}
 	limit_unreserve(pool, k - n);
-	if (!n)
-		return NULL;
-	count_move(pool, start, n, n);
-	*got = n;
-	return list;
+	if (n)
+		count_move(pool, start, n, n);
+	return n;
 }
 
 /* Give `obj`, a free object already uncounted, to the OS layer (the uaf quarantine). */
@@ -310,18 +341,48 @@ static void os_free_one(struct pool_head *pool, void *obj, const void *caller)
 	pool__os_free(obj, pool->os_size, pool->align);
 }
 
-void pool__os_put(struct pool_head *pool, void *list, unsigned int n, unsigned int start,
+void pool__os_put(struct pool_head *pool, void *const *objs, unsigned int n, unsigned int start,
                   const void *caller)
 {
-	void *p, *next;
+	unsigned int i;
 
 	if (!n)
 		return;
 	count_move(pool, start, -(long)n, -(long)n);
 	limit_unreserve(pool, n);
-	for (p = list; p; p = next) {
-		next = pool__link_get(p, 0);
-		os_free_one(pool, p, caller);
+	for (i = 0; i < n; i++)
+		os_free_one(pool, objs[i], caller);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Magazines                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+struct pool_mag *pool__mag_new(const struct pool_head *pool)
+{
+	struct pool_mag *m = pool__os_meta_alloc(pool->mag_bytes, POOL_CACHE_LINE);
+
+	if (!m)
+		return NULL;
+	m->next = m->prev = NULL;
+	m->n = 0;
+	m->cap = pool->cluster;
+	return m;
+}
+
+void pool__mag_free(const struct pool_head *pool, struct pool_mag *m)
+{
+	if (m)
+		pool__os_meta_free(m, pool->mag_bytes, POOL_CACHE_LINE);
+}
+
+void pool__mag_free_stack(const struct pool_head *pool, struct pool_mag *top)
+{
+	struct pool_mag *next;
+
+	for (; top; top = next) {
+		next = top->next;
+		pool__mag_free(pool, top);
 	}
 }
 
@@ -329,85 +390,48 @@ void pool__os_put(struct pool_head *pool, void *list, unsigned int n, unsigned i
 /* Shared free lists (step 4 of the essay)                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-void *pool__clusters_build(struct pool_head *pool, void *list, unsigned int n,
-                           struct pool_item **top, struct pool_item **bottom, unsigned int *ncl)
+/* Owner: leave the empty magazines of *empties in bucket `b`, up to its bound. */
+static void deposit_empties(struct pool_bucket *b, struct pool_mag **empties)
 {
-	struct pool_item *first = NULL, *prev_first = NULL;
-	unsigned int done = 0;
-	void *p = list;
+	unsigned int ne = atomic_load_explicit(&b->nempties, memory_order_relaxed);
+	struct pool_mag *m;
 
-	*top = *bottom = NULL;
-	*ncl = 0;
-	while (done < n) {
-		unsigned int k = n - done < pool->cluster ? n - done : pool->cluster;
-		void *q = p;
-		unsigned int i;
-
-		/* walk to the cluster's last object and end the cluster there */
-		for (i = 1; i < k; i++)
-			q = pool__link_get(q, 0);
-		first = p;
-		p = pool__link_get(q, 0);
-		pool__link_set(q, 0, NULL);
-		pool__link_set(first, 1, (void *)(uintptr_t)(k - 1));
-		if (prev_first)
-			pool__link_set(prev_first, 1, (void *)((uintptr_t)first |
-			               ((uintptr_t)pool__link_get(prev_first, 1) &
-			                POOL_DOWN_COUNT_MASK)));
-		else
-			*top = first;
-		prev_first = first;
-		done += k;
-		(*ncl)++;
+	while ((m = *empties) && ne < EMPTIES_MAX) {
+		*empties = m->next;
+		m->next = b->empties;
+		b->empties = m;
+		ne++;
 	}
-	*bottom = first;
-	return p;
+	atomic_store_explicit(&b->nempties, ne, memory_order_relaxed);
 }
 
-/* The count and the next cluster of the cluster `c` (its tagged down word). */
-static inline unsigned int cluster_count(struct pool_item *c)
+/* Owner: take up to `want` empty magazines of bucket `b` onto *empties. */
+static void withdraw_empties(struct pool_bucket *b, unsigned int want, struct pool_mag **empties)
 {
-	return (unsigned int)(((uintptr_t)pool__link_get(c, 1) & POOL_DOWN_COUNT_MASK) + 1);
-}
+	unsigned int ne = atomic_load_explicit(&b->nempties, memory_order_relaxed);
+	struct pool_mag *m;
 
-static inline struct pool_item *cluster_down(struct pool_item *c)
-{
-	return (struct pool_item *)((uintptr_t)pool__link_get(c, 1) & ~POOL_DOWN_COUNT_MASK);
-}
-
-/*
- * Turn a stack of clusters (down links, the last one's NULL) into one chain of objects through
- * word 0: each cluster's last object links the next cluster's first. Outside any BUSY window:
- * it walks every object but the last cluster's (which the caller is about to use anyway).
- */
-static void chain_clusters(struct pool_item *top)
-{
-	struct pool_item *c = top, *down, *q;
-
-	for (; (down = cluster_down(c)); c = down) {
-		for (q = c; pool__link_get(q, 0); q = pool__link_get(q, 0))
-			;
-		pool__link_set(q, 0, down);
+	while (want && (m = b->empties)) {
+		b->empties = m->next;
+		m->next = *empties;
+		*empties = m;
+		want--;
+		ne--;
 	}
+	atomic_store_explicit(&b->nempties, ne, memory_order_relaxed);
 }
 
-/* Link the bottom cluster of a stack above `below`, keeping its count tag. */
-static inline void cluster_set_down(struct pool_item *c, struct pool_item *below)
-{
-	pool__link_set(c, 1, (void *)((uintptr_t)below |
-	                              ((uintptr_t)pool__link_get(c, 1) & POOL_DOWN_COUNT_MASK)));
-}
-
-struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start,
-                                   unsigned int max_clusters, unsigned int *n)
+struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
+                                  unsigned int max_mags, struct pool_mag **empties,
+                                  unsigned int *nobjs)
 {
 	unsigned int mask = pool->nbuckets - 1;
 	unsigned int i;
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
-		struct pool_item *head, *last, *down;
-		unsigned int k, ncl;
+		struct pool_mag *head, *last;
+		unsigned int k, nm;
 
 		if (!atomic_load_explicit(&b->free_list, memory_order_relaxed))
 			continue;
@@ -419,82 +443,185 @@ struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start,
 			continue;
 		}
 		/*
-		 * We own the head: nobody can pop these clusters and free them, so their down
-		 * links are ours to read. Up to max_clusters of them, headers only.
+		 * We own the head: nobody can pop these magazines, so their headers are ours to
+		 * read. Up to max_mags of them.
 		 */
-		k = cluster_count(head);
+		k = head->n;
 		last = head;
-		down = cluster_down(head);
-		for (ncl = 1; ncl < max_clusters && down; ncl++) {
-			k += cluster_count(down);
-			last = down;
-			down = cluster_down(down);
+		for (nm = 1; nm < max_mags && last->next; nm++) {
+			last = last->next;
+			k += last->n;
 		}
-		if (ncl > 1)
-			cluster_set_down(last, NULL);
 		bucket_sync(pool, b);
 		bucket_took(b, k);
 		own_add(&b->used, k);
 		own_add(&b->get_objects, k);
-		own_add(&b->get_clusters, ncl);
-		bucket_give(b, down);
-		*n = k;
-		if (ncl > 1)
-			chain_clusters(head);
+		own_add(&b->get_clusters, nm);
+		if (empties)
+			deposit_empties(b, empties);
+		bucket_give(b, last->next);
+		last->next = NULL;
+		*nobjs = k;
 		return head;
 	}
-	*n = 0;
+	*nobjs = 0;
 	return NULL;
 }
 
-int pool__shared_push(struct pool_head *pool, struct pool_item *top, struct pool_item *bottom,
-                      unsigned int nobjs, unsigned int nclusters, unsigned int start)
+int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
+                      unsigned int nmags, unsigned int nobjs, unsigned int start,
+                      unsigned int want_empties, struct pool_mag **empties)
 {
 	unsigned int mask = pool->nbuckets - 1;
 	unsigned int i;
 
 	for (i = 0; i < pool->nbuckets * PUSH_TRIES_PER_BUCKET; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
-		struct pool_item *head = bucket_own(b);
+		struct pool_mag *head = bucket_own(b);
 
 		if (head == POOL_BUSY)
 			continue;
-		cluster_set_down(bottom, head);
+		bottom->next = head;
 		bucket_sync(pool, b);
 		own_add(&b->free_objects, nobjs);
 		own_add(&b->used, -(unsigned long)nobjs);
 		own_add(&b->put_objects, nobjs);
-		own_add(&b->put_clusters, nclusters);
+		own_add(&b->put_clusters, nmags);
+		if (want_empties)
+			withdraw_empties(b, want_empties, empties);
 		bucket_give(b, top);
 		return 1;
 	}
 	return 0;
 }
 
-void pool__push_clusters(struct pool_head *pool, struct pool_item *top, struct pool_item *bottom,
-                         unsigned int nobjs, unsigned int nclusters, unsigned int start)
+/* Give back every object of a stack of magazines (uncounted already) and free the magazines. */
+static void release_mags(struct pool_head *pool, struct pool_mag *top, const void *caller)
 {
-	struct pool_item *c, *down;
+	struct pool_mag *m;
+	unsigned int i;
 
-	if (pool__shared_push(pool, top, bottom, nobjs, nclusters, start))
-		return;
-	/* every head stayed BUSY: the objects go to the OS layer rather than wait */
-	for (c = top; c; c = down) {
-		down = c == bottom ? NULL : cluster_down(c);
-		pool__os_put(pool, c, cluster_count(c), start, NULL);
-	}
+	for (m = top; m; m = m->next)
+		for (i = 0; i < m->n; i++)
+			os_free_one(pool, m->obj[i], caller);
+	pool__mag_free_stack(pool, top);
 }
 
-void pool__push_or_release(struct pool_head *pool, void *list, unsigned int n,
-                           unsigned int start)
+void pool__push_mags(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
+                     unsigned int nmags, unsigned int nobjs, unsigned int start)
 {
-	struct pool_item *top, *bottom;
-	unsigned int ncl;
-
-	if (!n)
+	if (!nmags)
 		return;
-	pool__clusters_build(pool, list, n, &top, &bottom, &ncl);
-	pool__push_clusters(pool, top, bottom, n, ncl, start);
+	if (pool__shared_push(pool, top, bottom, nmags, nobjs, start, 0, NULL))
+		return;
+	/* every head stayed BUSY: the objects go to the OS layer rather than wait */
+	bottom->next = NULL;
+	count_move(pool, start, -(long)nobjs, -(long)nobjs);
+	limit_unreserve(pool, nobjs);
+	release_mags(pool, top, NULL);
+}
+
+void *pool__shared_get_one(struct pool_head *pool, unsigned int start)
+{
+	unsigned int mask = pool->nbuckets - 1;
+	unsigned int i;
+
+	for (i = 0; i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
+		struct pool_mag *head;
+		void *obj;
+
+		if (!atomic_load_explicit(&b->free_list, memory_order_relaxed))
+			continue;
+		head = bucket_own(b);
+		if (head == POOL_BUSY)
+			continue;
+		if (!head) {
+			bucket_give(b, NULL);
+			continue;
+		}
+		POOL_ASSERT(head->n > 0);
+		obj = head->obj[--head->n];
+		bucket_sync(pool, b);
+		bucket_took(b, 1);
+		own_add(&b->used, 1);
+		own_add(&b->get_objects, 1);
+		if (!head->n) {
+			/* the magazine left the stack empty: it joins the empties, or goes */
+			struct pool_mag *next = head->next, *spare = head;
+
+			head->next = NULL;
+			own_add(&b->get_clusters, 1);
+			deposit_empties(b, &spare);
+			bucket_give(b, next);
+			pool__mag_free(pool, spare);
+		} else {
+			bucket_give(b, head);
+		}
+		return obj;
+	}
+	return NULL;
+}
+
+void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start)
+{
+	unsigned int mask = pool->nbuckets - 1;
+	unsigned int i;
+
+	/* into a magazine a bucket already has, with one exchange */
+	for (i = 0; i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
+		struct pool_mag *head = bucket_own(b);
+
+		if (head == POOL_BUSY)
+			continue;
+		if (head && head->n < head->cap) {
+			head->obj[head->n++] = obj;
+		} else if (b->empties) {
+			struct pool_mag *e = b->empties;
+
+			b->empties = e->next;
+			atomic_store_explicit(&b->nempties,
+			                      atomic_load_explicit(&b->nempties,
+			                                           memory_order_relaxed) - 1,
+			                      memory_order_relaxed);
+			e->obj[0] = obj;
+			e->n = 1;
+			e->next = head;
+			head = e;
+			own_add(&b->put_clusters, 1);
+		} else {
+			bucket_give(b, head);
+			continue;
+		}
+		bucket_sync(pool, b);
+		own_add(&b->free_objects, 1);
+		own_add(&b->used, -1ul);
+		own_add(&b->put_objects, 1);
+		bucket_give(b, head);
+		return;
+	}
+	pool__shared_put_array(pool, &obj, 1, start);
+}
+
+void pool__shared_put_array(struct pool_head *pool, void *const *objs, unsigned int n,
+                            unsigned int start)
+{
+	while (n) {
+		struct pool_mag *m = pool__mag_new(pool);
+		unsigned int k;
+
+		if (!m) {
+			pool__os_put(pool, objs, n, start, NULL);
+			return;
+		}
+		k = n < m->cap ? n : m->cap;
+		memcpy(m->obj, objs, k * sizeof(*objs));
+		m->n = k;
+		pool__push_mags(pool, m, m, 1, k, start);
+		objs += k;
+		n -= k;
+	}
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -502,49 +629,46 @@ void pool__push_or_release(struct pool_head *pool, void *list, unsigned int n,
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * Owner: detach up to `want` objects, at most `max_clusters` clusters, from the top of bucket
- * `b`'s stack: whole clusters, the last one split when it holds more than what is left to take.
- * The detached clusters stay stacked (the last one's down link is set to NULL) and are
- * returned; *took gets their objects. Reads one link word per cluster and walks at most one
- * cluster's objects (the split): the objects are walked outside the BUSY window, by
- * release_stack(). The bucket's counters lose them (free, allocated, both marks) and
- * os_releases gains them.
+ * Owner: detach up to `want` objects, at most `max_mags` magazines, from the top of bucket `b`'s
+ * stack: whole magazines, and when the last one holds more than what is left to take, the
+ * pointers of its last objects are copied into split[] (at most POOL_CLUSTER_MAX) and *nsplit
+ * receives their number. The detached magazines are returned as a stack linked by `next`;
+ * *took gets the objects detached in all. Reads magazine headers and, for the split, part of
+ * one pointer array; no object. The bucket's counters lose them (free, allocated, both marks)
+ * and os_releases gains them.
  */
-static struct pool_item *bucket_detach(struct pool_bucket *b, struct pool_item **head,
-                                       unsigned long want, unsigned long max_clusters,
-                                       unsigned long *took)
+static struct pool_mag *bucket_detach(struct pool_bucket *b, struct pool_mag **head,
+                                      unsigned long want, unsigned long max_mags,
+                                      void **split, unsigned int *nsplit, unsigned long *took)
 {
-	struct pool_item *h = *head, *top = h, *last = NULL;
-	unsigned long n = 0, ncl = 0;
+	struct pool_mag *h = *head, *top = NULL, *last = NULL;
+	unsigned long n = 0, nm = 0;
 
-	while (h && ncl < max_clusters && n < want) {
-		unsigned int k = cluster_count(h);
-		struct pool_item *down = cluster_down(h);
+	*nsplit = 0;
+	while (h && nm < max_mags && n < want) {
+		if (n + h->n > want) {
+			unsigned int r = (unsigned int)(want - n);
 
-		if (n + k > want) {
-			/* split the last one (at most POOL_CLUSTER_MAX objects to walk): its first
-			 * r objects go, the rest stays as a cluster of its own */
-			unsigned int r = (unsigned int)(want - n), i;
-			struct pool_item *q = h, *rest;
-
-			for (i = 1; i < r; i++)
-				q = pool__link_get(q, 0);
-			rest = pool__link_get(q, 0);
-			pool__link_set(q, 0, NULL);
-			pool__link_set(rest, 1, (void *)((uintptr_t)down | (uintptr_t)(k - r - 1)));
-			pool__link_set(h, 1, (void *)(uintptr_t)(r - 1));
-			down = rest;
-			k = r;
+			h->n -= r;
+			memcpy(split, &h->obj[h->n], r * sizeof(*split));
+			*nsplit = r;
+			n += r;
+			break;
 		}
-		n += k;
-		ncl++;
+		n += h->n;
+		nm++;
+		if (last)
+			last->next = h;
+		else
+			top = h;
 		last = h;
-		h = down;
+		h = h->next;
 	}
 	*took = n;
 	if (!n)
 		return NULL;
-	cluster_set_down(last, NULL);
+	if (last)
+		last->next = NULL;
 	*head = h;
 	{
 		uint32_t lc = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
@@ -562,31 +686,44 @@ static struct pool_item *bucket_detach(struct pool_bucket *b, struct pool_item *
 	return top;
 }
 
-/* Give back the objects of a detached stack of clusters (uncounted by bucket_detach()). */
-static void release_stack(struct pool_head *pool, struct pool_item *top, unsigned long n)
+/*
+ * Give back the objects of a detached stack of magazines and of split[] (uncounted by
+ * bucket_detach()), and free the magazines.
+ */
+static void release_detached(struct pool_head *pool, struct pool_mag *top, void *const *split,
+                             unsigned int nsplit, unsigned long n)
 {
-	struct pool_item *c, *down;
-	void *p, *next;
+	unsigned int i;
 
 	limit_unreserve(pool, (unsigned int)n);
-	for (c = top; c; c = down) {
-		down = cluster_down(c);
-		for (p = c; p; p = next) {
-			next = pool__link_get(p, 0);
-			os_free_one(pool, p, NULL);
-		}
-	}
+	for (i = 0; i < nsplit; i++)
+		os_free_one(pool, split[i], NULL);
+	release_mags(pool, top, NULL);
 	atomic_fetch_add_explicit(&pool->demand.gc_released_bytes, n * pool->stride,
 	                          memory_order_relaxed);
+}
+
+/*
+ * Owner: the bucket's empty magazines beyond `keep` are taken off it; returned as a stack for
+ * the caller to free after the window.
+ */
+static struct pool_mag *trim_empties(struct pool_bucket *b, unsigned int keep)
+{
+	unsigned int ne = atomic_load_explicit(&b->nempties, memory_order_relaxed);
+	struct pool_mag *out = NULL;
+
+	if (ne > keep)
+		withdraw_empties(b, ne - keep, &out);
+	return out;
 }
 
 /*
  * Own bucket `b` for a pass: an automatic pass skips a BUSY head, pool_gc() waits a while.
  * Returns the head, or POOL_BUSY.
  */
-static struct pool_item *pass_own(struct pool_bucket *b, int gc)
+static struct pool_mag *pass_own(struct pool_bucket *b, int gc)
 {
-	struct pool_item *head = POOL_BUSY;
+	struct pool_mag *head = POOL_BUSY;
 	unsigned int tries;
 
 	for (tries = 0; tries < (gc ? FLUSH_BUSY_TRIES : 1); tries++) {
@@ -602,28 +739,32 @@ static struct pool_item *pass_own(struct pool_bucket *b, int gc)
  * The release pass, run when a demand window ends: every bucket tells what stayed free through
  * the whole window and its marks rotate; what stayed free, beyond a floor of pool->floor objects
  * for the pool, goes back to the OS layer, and needed_avg becomes what the pool held minus it.
- * Two rounds of exchanges per bucket (count and rotate, then release), once per window.
+ * Two rounds of exchanges per bucket (count and rotate, then release), once per window; the
+ * first also trims the bucket's empty magazines to EMPTIES_KEEP.
  * `gc`: a pool_gc() call waits for BUSY heads a while and releases all that it may, in turns of
- * at most GC_CLUSTERS_PER_TURN clusters per ownership so that no BUSY window grows long; an
- * automatic pass skips BUSY buckets and takes at most PASS_CLUSTERS_MAX clusters a bucket (the
+ * at most GC_MAGS_PER_TURN magazines per ownership so that no BUSY window grows long; an
+ * automatic pass skips BUSY buckets and takes at most PASS_MAGS_MAX magazines a bucket (the
  * rest goes at the next window). The caller holds the pass lock.
  */
 static void release_pass(struct pool_head *pool, int gc)
 {
 	unsigned long idle_of[POOL_BUCKETS_MAX];
 	unsigned long idle = 0, alloc, excess;
+	void *split[POOL_CLUSTER_MAX];
 	unsigned int i;
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
-		struct pool_item *head = pass_own(b, gc);
+		struct pool_mag *head = pass_own(b, gc), *extra;
 
 		idle_of[i] = 0;
 		if (head == POOL_BUSY)
 			continue;
 		idle_of[i] = bucket_idle_rotate(pool, b);
 		idle += idle_of[i];
+		extra = trim_empties(b, EMPTIES_KEEP);
 		bucket_give(b, head);
+		pool__mag_free_stack(pool, extra);
 	}
 	alloc = pool__sum_allocated(pool);
 	atomic_store_explicit(&pool->demand.need, alloc > idle ? alloc - idle : 0,
@@ -631,11 +772,12 @@ static void release_pass(struct pool_head *pool, int gc)
 	excess = idle > pool->floor ? idle - pool->floor : 0;
 	for (i = 0; excess && i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
-		unsigned long budget = gc ? ULONG_MAX : PASS_CLUSTERS_MAX;
+		unsigned long budget = gc ? ULONG_MAX : PASS_MAGS_MAX;
 
 		while (excess && idle_of[i] && budget) {
-			struct pool_item *head = pass_own(b, gc), *top;
+			struct pool_mag *head = pass_own(b, gc), *top;
 			unsigned long take, took = 0, turn;
+			unsigned int nsplit;
 
 			if (head == POOL_BUSY)
 				break;
@@ -643,12 +785,12 @@ static void release_pass(struct pool_head *pool, int gc)
 			take = idle_of[i] < excess ? idle_of[i] : excess;
 			if (take > atomic_load_explicit(&b->low_cur, memory_order_relaxed))
 				take = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
-			turn = budget < GC_CLUSTERS_PER_TURN ? budget : GC_CLUSTERS_PER_TURN;
-			top = bucket_detach(b, &head, take, turn, &took);
+			turn = budget < GC_MAGS_PER_TURN ? budget : GC_MAGS_PER_TURN;
+			top = bucket_detach(b, &head, take, turn, split, &nsplit, &took);
 			bucket_give(b, head);
 			if (!took)
 				break;
-			release_stack(pool, top, took);
+			release_detached(pool, top, split, nsplit, took);
 			excess -= took;
 			idle_of[i] -= took;
 			budget -= budget == ULONG_MAX ? 0 : (took + pool->cluster - 1) / pool->cluster;
@@ -671,20 +813,33 @@ static void end_window(struct pool_head *pool, uint64_t now)
 	atomic_fetch_add_explicit(&pool->demand.epoch, 1, memory_order_relaxed);
 }
 
-void pool__bucket_init(struct pool_head *pool, unsigned int decay_ms)
+void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cache_bytes,
+                       unsigned int decay_ms)
 {
-	size_t floor_objs = GC_FLOOR_BYTES / pool->stride;
+	size_t share = cache_bytes / MAG_BUDGET_SHARE / pool->cache_cost;
+	size_t floor_objs;
 
+	pool->cluster = share < cluster ? (share ? (unsigned int)share : 1) : cluster;
+	pool->mag_bytes = sizeof(struct pool_mag) + (size_t)pool->cluster * sizeof(void *);
+	/* the floor is bytes: a pool of objects over 64 KiB keeps none beyond its need */
+	floor_objs = GC_FLOOR_BYTES / pool->stride;
+	pool->floor = floor_objs < pool->cluster ? (unsigned int)floor_objs : pool->cluster;
 	pthread_mutex_init(&pool->demand.pass_lock, NULL);
 	pool->demand.window_ns = (uint64_t)decay_ms * 1000000u;
 	atomic_store(&pool->demand.epoch_ns, now_ns());
-	if (floor_objs > pool->cluster)
-		floor_objs = pool->cluster;
-	pool->floor = floor_objs ? (unsigned int)floor_objs : 1;
 }
 
 void pool__bucket_fini(struct pool_head *pool)
 {
+	unsigned int i;
+
+	for (i = 0; i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[i];
+
+		pool__mag_free_stack(pool, b->empties);
+		b->empties = NULL;
+		atomic_store_explicit(&b->nempties, 0, memory_order_relaxed);
+	}
 	pthread_mutex_destroy(&pool->demand.pass_lock);
 }
 
@@ -719,7 +874,7 @@ void pool__bucket_flush(struct pool_head *pool)
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
-		struct pool_item *top = pass_own(b, 1);
+		struct pool_mag *top = pass_own(b, 1), *extra;
 		unsigned long n;
 
 		if (top == POOL_BUSY)
@@ -735,9 +890,11 @@ void pool__bucket_flush(struct pool_head *pool)
 		atomic_store_explicit(&b->low_prev, 0, memory_order_relaxed);
 		own_add(&b->allocated, -n);
 		own_add(&b->os_releases, n);
+		extra = trim_empties(b, 0);
 		bucket_give(b, NULL);
+		pool__mag_free_stack(pool, extra);
 		if (n)
-			release_stack(pool, top, n);
+			release_detached(pool, top, NULL, 0, n);
 	}
 }
 
@@ -751,7 +908,7 @@ void pool__bucket_fork_prepare(struct pool_head *p)
 
 	for (i = 0; i < p->nbuckets; i++) {
 		struct pool_bucket *b = &p->buckets[i];
-		struct pool_item *h = POOL_BUSY;
+		struct pool_mag *h = POOL_BUSY;
 
 		/* bounded: a head held BUSY this long belongs to a thread that is stuck or died
 		 * inside its BUSY window (asynchronous cancellation, a longjmp out of a handler) */
@@ -762,7 +919,6 @@ void pool__bucket_fork_prepare(struct pool_head *p)
 			sched_yield();
 		}
 		b->fork_saved = h;
-		atomic_store_explicit(&b->fork_owned, h != POOL_BUSY, memory_order_relaxed);
 	}
 }
 
@@ -772,7 +928,7 @@ void pool__bucket_fork_parent(struct pool_head *p)
 
 	/* the heads we could not own are their owners' to store back */
 	for (i = 0; i < p->nbuckets; i++)
-		if (atomic_load_explicit(&p->buckets[i].fork_owned, memory_order_relaxed))
+		if (p->buckets[i].fork_saved != POOL_BUSY)
 			bucket_give(&p->buckets[i], p->buckets[i].fork_saved);
 }
 
@@ -783,12 +939,13 @@ void pool__bucket_fork_child(struct pool_head *p)
 	for (i = 0; i < p->nbuckets; i++) {
 		struct pool_bucket *b = &p->buckets[i];
 
-		if (atomic_load_explicit(&b->fork_owned, memory_order_relaxed)) {
+		if (b->fork_saved != POOL_BUSY) {
 			bucket_give(b, b->fork_saved);
 			continue;
 		}
 		/*
-		 * Its owner does not exist here: what the stack held is lost to this process. The
+		 * Its owner does not exist here: what the stack held is lost to this process, and so
+		 * are the bucket's empty magazines, which that owner may have been changing. The
 		 * counters say how much it held when last counted (an owner that died between
 		 * taking the head and counting makes it approximate).
 		 */
@@ -797,6 +954,8 @@ void pool__bucket_fork_child(struct pool_head *p)
 		atomic_store_explicit(&b->free_objects, 0, memory_order_relaxed);
 		atomic_store_explicit(&b->low_cur, 0, memory_order_relaxed);
 		atomic_store_explicit(&b->low_prev, 0, memory_order_relaxed);
+		b->empties = NULL;
+		atomic_store_explicit(&b->nempties, 0, memory_order_relaxed);
 		atomic_store_explicit(&b->free_list, NULL, memory_order_release);
 	}
 }

@@ -2,9 +2,9 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The bucket tier: shared free lists (the BUSY protocol), per-bucket counters, the OS layer with
- * its accounting, limits, demand tracking and memory return. Private header: its callers are the
- * thread-cache tier (pool-tcache.c) and the pool heads (pool.c).
+ * The bucket tier: magazines, shared free lists (the BUSY protocol), per-bucket counters, the OS
+ * layer with its accounting, limits, demand tracking and memory return. Private header: its
+ * callers are the thread-cache tier (pool-tcache.c) and the pool heads (pool.c).
  */
 #ifndef POOL_SRC_POOL_BUCKET_H
 #define POOL_SRC_POOL_BUCKET_H
@@ -14,38 +14,6 @@
 #include "pool-debug.h"
 #include "pool-head-t.h"
 #include "pool-san.h"
-
-/*
- * The link words of free objects (word 0: next in a cluster or a thread cache, word 1: down to
- * the next cluster), with the sanitizer annotations when they are on: a free object is poisoned
- * and the library unpoisons the word it reads or writes around the access.
- */
-static inline void *pool__link_get(void *obj, unsigned int word)
-{
-	void **p = (void **)obj + word;
-	void *v;
-
-	if (pool__san_on()) {
-		pool__san_access(p, sizeof(*p));
-		v = *p;
-		pool__san_noaccess(p, sizeof(*p));
-		return v;
-	}
-	return *p;
-}
-
-static inline void pool__link_set(void *obj, unsigned int word, void *v)
-{
-	void **p = (void **)obj + word;
-
-	if (pool__san_on()) {
-		pool__san_access(p, sizeof(*p));
-		*p = v;
-		pool__san_noaccess(p, sizeof(*p));
-		return;
-	}
-	*p = v;
-}
 
 /* Sums of a bucket counter over a pool (relaxed reads: stats and limits only). */
 unsigned long pool__sum_allocated(const struct pool_head *pool);
@@ -57,66 +25,122 @@ unsigned long pool__sum_used(const struct pool_head *pool);
  */
 void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st);
 
+/*
+ * `n` objects counted as used are lost to this process (a fork() child could not trust the
+ * caches of a thread that did not follow it): they leave allocated and used and join lost.
+ */
+void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned int start);
+
 /* One allocation failed for the thread with registry id `id` (counted in its bucket). */
 void pool__count_failed(struct pool_head *pool, unsigned int id);
 
-/* A new pool: its demand state (the window from decay_ms) and its gc floor. */
-void pool__bucket_init(struct pool_head *pool, unsigned int decay_ms);
+/*
+ * A new pool (its layout computed): its magazine capacity from the configured cluster and the
+ * thread budget (a pool of large objects gets smaller magazines, see the essay in pool.c), its
+ * demand state (the window from decay_ms) and its gc floor.
+ */
+void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cache_bytes,
+                       unsigned int decay_ms);
 
-/* A destroyed pool: what pool__bucket_init() set up is torn down (its lists are empty). */
+/*
+ * A destroyed pool: what pool__bucket_init() set up is torn down, and the buckets' empty
+ * magazines are freed (their stacks are empty).
+ */
 void pool__bucket_fini(struct pool_head *pool);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Magazines                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A new empty magazine for `pool` (pool->cluster pointers, pool->mag_bytes bytes of metadata
+ * from the OS layer), or NULL when out of memory. Its `next` and `prev` are NULL.
+ */
+struct pool_mag *pool__mag_new(const struct pool_head *pool);
+
+/* Give a magazine's memory back (its objects, if any, must have gone elsewhere). NULL: no-op. */
+void pool__mag_free(const struct pool_head *pool, struct pool_mag *m);
+
+/* Free every magazine of a stack linked by `next` (their objects must have gone elsewhere). */
+void pool__mag_free_stack(const struct pool_head *pool, struct pool_mag *top);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The OS layer, with the accounting of every backend                                         */
+/* ------------------------------------------------------------------------------------------ */
 
 /*
  * Up to `want` (>= 1) new objects from the OS layer (the use-after-free backend for a pool with
- * the uaf layout), linked by word 0, counted as allocated and used in one move (near bucket
- * `start`); *got receives how many. NULL (and *got = 0) at the pool's limit or when the OS layer
- * has no memory; fewer than `want` near the limit or when memory runs out midway.
+ * the uaf layout) into out[0..], counted as allocated and used in one move (near bucket
+ * `start`). Returns how many: 0 at the pool's limit or when the OS layer has no memory, fewer
+ * than `want` near the limit or when memory runs out midway.
  */
-void *pool__os_get(struct pool_head *pool, unsigned int want, unsigned int start,
-                   unsigned int *got);
+unsigned int pool__os_get(struct pool_head *pool, void **out, unsigned int want,
+                          unsigned int start);
 
 /*
- * Give `n` objects linked by word 0, counted as used until now, back to the OS layer (under
- * uaf: to the quarantine, with `caller` as the freeing caller for reports; may be NULL).
+ * Give objs[0..n-1], counted as used until now, back to the OS layer (under uaf: to the
+ * quarantine, with `caller` as the freeing caller for reports; may be NULL). Reads the pointer
+ * array only: the objects are not touched (beyond what the OS layer does to free them).
  */
-void pool__os_put(struct pool_head *pool, void *list, unsigned int n, unsigned int start,
+void pool__os_put(struct pool_head *pool, void *const *objs, unsigned int n, unsigned int start,
                   const void *caller);
 
-/*
- * Split the first `n` objects of `list` (linked by word 0) into clusters of pool->cluster
- * objects stacked through their tagged down words, from *top to *bottom (whose down is left for
- * the push to set); *ncl receives the number of clusters. Touches each object once, to link it.
- * Returns what follows the n-th object of the list.
- */
-void *pool__clusters_build(struct pool_head *pool, void *list, unsigned int n,
-                           struct pool_item **top, struct pool_item **bottom, unsigned int *ncl);
+/* ------------------------------------------------------------------------------------------ */
+/* Shared free lists (the BUSY protocol)                                                      */
+/* ------------------------------------------------------------------------------------------ */
 
 /*
- * Pop up to `max_clusters` (>= 1) clusters of one bucket, visiting each bucket once from
- * `start`, with one exchange: their objects chained by word 0 (the first cluster's first object
- * first), *n their count, counted as used. NULL if none could be had.
+ * Pop up to `max_mags` (>= 1) magazines of one bucket with one exchange, visiting each bucket
+ * once from `start`: a stack linked by `next` (NULL-terminated), top first; *nobjs receives the
+ * objects they hold, counted as used. In the same ownership the empty magazines of *empties (a
+ * stack linked by `next`) are left in that bucket, up to its bound; those it could not take stay
+ * in *empties for the caller to free. Reads one magazine header per magazine and no object.
+ * NULL (and *nobjs = 0, *empties untouched) if no bucket had a magazine.
  */
-struct pool_item *pool__shared_pop(struct pool_head *pool, unsigned int start,
-                                   unsigned int max_clusters, unsigned int *n);
+struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
+                                  unsigned int max_mags, struct pool_mag **empties,
+                                  unsigned int *nobjs);
 
 /*
- * Push a stack of `nclusters` clusters (`top` to `bottom`, from pool__clusters_build()) holding
- * `nobjs` objects, uncounting them from used, with one exchange; 2 tries per bucket from
- * `start`. Returns 1, or 0 when every try met a BUSY head (nothing changed).
+ * Push a stack of `nmags` magazines (`top` to `bottom` through `next`; bottom's `next` is set
+ * here) holding `nobjs` objects, uncounting them from used, with one exchange; 2 tries per
+ * bucket from `start`. In the same ownership, up to `want_empties` empty magazines are taken
+ * from that bucket's empties into *empties (a stack linked by `next`; may be NULL when
+ * want_empties is 0). Returns 1, or 0 when every try met a BUSY head (nothing changed).
  */
-int pool__shared_push(struct pool_head *pool, struct pool_item *top, struct pool_item *bottom,
-                      unsigned int nobjs, unsigned int nclusters, unsigned int start);
-
-/* pool__shared_push(), or, when every try met a BUSY head, the objects go to the OS layer. */
-void pool__push_clusters(struct pool_head *pool, struct pool_item *top, struct pool_item *bottom,
-                         unsigned int nobjs, unsigned int nclusters, unsigned int start);
+int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
+                      unsigned int nmags, unsigned int nobjs, unsigned int start,
+                      unsigned int want_empties, struct pool_mag **empties);
 
 /*
- * Push the first `n` objects of `list` (linked by word 0, counted as used) to the shared lists
- * as clusters, or give them to the OS layer when every try met a BUSY head.
+ * pool__shared_push() without empties, or, when every try met a BUSY head, the objects go to
+ * the OS layer. Either way the caller no longer owns the magazines (freed in the second case).
  */
-void pool__push_or_release(struct pool_head *pool, void *list, unsigned int n,
-                           unsigned int start);
+void pool__push_mags(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
+                     unsigned int nmags, unsigned int nobjs, unsigned int start);
+
+/*
+ * One object for a thread without a cache: taken out of the top magazine of a bucket's stack
+ * (an emptied magazine joins that bucket's empties), counted as used; NULL if every bucket was
+ * empty or BUSY.
+ */
+void *pool__shared_get_one(struct pool_head *pool, unsigned int start);
+
+/*
+ * One object from a thread without a cache, counted as used until now: put into the top
+ * magazine of a bucket's stack when it has room, or into one of the bucket's empty magazines;
+ * else into a new magazine; else (no memory, every head BUSY) to the OS layer.
+ */
+void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start);
+
+/*
+ * Give `n` objects (objs[0..n-1], counted as used) to the shared lists in new magazines, or to
+ * the OS layer when the shared lists are out of reach (no memory for a magazine, every head
+ * BUSY). For callers holding pointers outside any magazine (pool_destroy()'s drain, a fork()
+ * child, a bulk call giving back what it took).
+ */
+void pool__shared_put_array(struct pool_head *pool, void *const *objs, unsigned int n,
+                            unsigned int start);
 
 /*
  * Called now and then from slow paths: when the pool's demand window (decay_ms) has ended, end

@@ -9,10 +9,12 @@
  *   struct pool_head    a pool: the read-mostly part the inline fast path reads (ro), the layout,
  *                       the creators merged into it, and its buckets.
  *   struct pool_bucket  two cache lines: the head of a shared free list and its counters.
- *   struct pool_item    a free object in a shared list, seen through its first two words.
+ *   struct pool_mag     a magazine: an array of pointers to free objects, the unit that moves
+ *                       between a thread cache and a shared free list (a "cluster").
+ *   struct pool_tslot   a thread's magazines of one pool beyond the one the fast path uses.
  *   struct pool_thread  a thread: its state, registry id and fault-injection state (in TLS).
  *   struct pool_thread_caches  a registered thread's caches of every pool (the array the TLS
- *                       pointer points to), budget, eviction clock and lock (allocated).
+ *                       pointer points to), budget, eviction clock (allocated).
  */
 #ifndef POOL_SRC_POOL_HEAD_T_H
 #define POOL_SRC_POOL_HEAD_T_H
@@ -25,11 +27,11 @@
 #define POOL_CACHE_LINE       64u          /* bytes; bucket and head alignment */
 #define POOL_BUCKETS_MAX      64u          /* most buckets a pool may have (pool_configure) */
 #define POOL_DEFAULT_ALIGN    16u          /* object alignment when none is asked for (malloc's) */
-#define POOL_MIN_OBJECT       16u          /* two link words: next and down */
+#define POOL_MIN_OBJECT       16u          /* smallest object layout (malloc's alignment) */
 #define POOL_CALLER_SLOTS     32u          /* live-object counts per allocating caller */
 
 /* Marker swapped into a shared free list head by the thread that owns it. */
-#define POOL_BUSY             ((struct pool_item *)1)
+#define POOL_BUSY             ((struct pool_mag *)1)
 
 /*
  * The first word of every pool head: a live pool carries POOL_HEAD_LIVE, a destroyed one
@@ -40,49 +42,58 @@
 #define POOL_HEAD_DEAD        UINT64_C(0x4C4F4F5044454144)   /* "LOOPDEAD" */
 
 /*
- * A free object in a shared list, seen through its first two words. Every object of a cluster
- * chains the next one through `next` (NULL ends the cluster); the first object of a cluster also
- * holds `down`: the next cluster of its bucket's stack, tagged in its 4 low bits with the number
- * of objects of the cluster minus one (objects are 16-byte aligned, so the bits are free). So a
- * cluster is popped, counted and given to a thread cache without a walk.
+ * A magazine (Bonwick & Adams, "Magazines and Vmem", USENIX 2001; DPDK's per-lcore mempool cache
+ * works the same way): an array of pointers to free objects. It is the unit that moves between
+ * a thread cache and a shared free list, so that a move touches the magazine's header and never
+ * the objects: no link is stored in a free object, and nothing walks objects to cut or chain a
+ * group of them. A magazine is library metadata (pool__os_meta_alloc()), made for one pool with
+ * that pool's capacity (pool->cluster pointers). `next` links it into whichever stack holds it:
+ * a bucket's stack of magazines with objects, a bucket's stack of empty magazines, or a thread's
+ * stack of full magazines of one pool, which also keeps `prev` (the thread evicts from the
+ * bottom of that stack, its coldest magazines, without a walk).
  */
-struct pool_item {
-	struct pool_item *next;
-	uintptr_t down;                         /* next cluster | (objects - 1) */
+struct pool_mag {
+	struct pool_mag *next;
+	struct pool_mag *prev;                  /* thread stacks only (toward the top) */
+	uint32_t n;                             /* pointers held in obj[0..n-1] (while a thread
+	                                           cache's fast path uses it, its entry's count
+	                                           is the truth and n is stale) */
+	uint32_t cap;                           /* capacity of obj[] (the pool's cluster) */
+	void *obj[];
 };
-
-#define POOL_DOWN_COUNT_MASK  ((uintptr_t)15)   /* tag bits of pool_item.down */
 
 /*
  * One bucket: the head of a shared free list and the counters of what moved through it, on two
  * cache lines (128 bytes; adjacent-line prefetchers fetch them together). Only the thread that
- * owns the head (it swapped POOL_BUSY in and got a cluster or NULL back) writes these counters,
- * with plain relaxed loads and stores: a cluster moved costs the head's exchange and no other
+ * owns the head (it swapped POOL_BUSY in and got a stack or NULL back) writes these counters,
+ * with plain relaxed loads and stores: a magazine moved costs the head's exchange and no other
  * atomic read-modify-write. Counts are objects; sums over buckets are the pool's totals. Which
  * bucket counts a move does not matter to the sums; `allocated` and `used` of one bucket can
  * even wrap below 0 (they are unsigned and add up right).
  */
 struct pool_bucket {
 	/* line 1: the head and what every pop and push writes */
-	_Atomic(struct pool_item *) free_list;  /* NULL, a cluster stack, or POOL_BUSY */
-	atomic_ulong allocated;                 /* objects obtained from the OS layer, net */
-	atomic_ulong used;                      /* objects handed out or in thread caches, net */
+	_Atomic(struct pool_mag *) free_list;   /* NULL, a stack of magazines, or POOL_BUSY */
+	struct pool_mag *empties;               /* a stack of empty magazines that threads leave
+	                                           here and take again (owner only) */
 	atomic_ulong free_objects;              /* objects in this bucket's stack */
+	atomic_ulong used;                      /* objects handed out or in thread caches, net */
 	_Atomic uint32_t low_cur;               /* least free_objects since the marks last rotated */
 	_Atomic uint32_t low_prev;              /* ... before that (both saturate at 2^32-1) */
 	atomic_uint epoch;                      /* the pool's demand window of the last rotation */
-	uint32_t spare;
+	atomic_uint nempties;                   /* magazines on `empties` */
 	atomic_ulong get_objects;               /* cumulative: objects popped by threads */
 	atomic_ulong put_objects;               /* cumulative: objects pushed by threads */
 	/* line 2: written by the owner too, less often; and two counters that are not owned */
-	atomic_ulong get_clusters;              /* cumulative: pops (one exchange each) */
-	atomic_ulong put_clusters;              /* cumulative: pushes (one exchange each) */
+	atomic_ulong allocated;                 /* objects obtained from the OS layer, net */
+	atomic_ulong get_clusters;              /* cumulative: magazines popped */
+	atomic_ulong put_clusters;              /* cumulative: magazines pushed */
 	atomic_ulong os_allocs;                 /* cumulative: objects from the OS layer */
 	atomic_ulong os_releases;               /* cumulative: objects back to the OS layer */
 	atomic_ulong lost;                      /* objects lost when a fork() child reset the head */
 	atomic_ulong failed;                    /* failures of threads hashed here (fetch_add) */
-	struct pool_item *fork_saved;           /* the head, kept here across fork() */
-	atomic_int fork_owned;                  /* 1 while fork_prepare() owns the head */
+	struct pool_mag *fork_saved;            /* the head fork_prepare() owns across fork(), or
+	                                           POOL_BUSY when it could not own it */
 } __attribute__((aligned(2 * POOL_CACHE_LINE)));
 
 /*
@@ -134,8 +145,12 @@ struct pool_head {
 	unsigned int layout;           /* POOL_DBG_LAYOUT flags this pool was created with */
 	unsigned int nbuckets;         /* power of two */
 	unsigned int bucket_shift;     /* 64 - log2(nbuckets) for the pointer hash */
-	unsigned int cluster;          /* objects per cluster */
-	unsigned int floor;            /* objects pool_gc() keeps beyond the need (<= cluster) */
+	unsigned int cluster;          /* objects per magazine: the configured cluster, less for
+	                                  large objects (see pool__bucket_init()) */
+	unsigned int floor;            /* objects pool_gc() keeps beyond the need: 64 KiB worth,
+	                                  at most a magazine, possibly 0 */
+	size_t mag_bytes;              /* bytes of one magazine of this pool (header + cluster
+	                                  pointers) */
 	size_t limit;                  /* maximum allocated objects, 0: none */
 	atomic_long limit_count;       /* allocated objects, kept exact only while limit != 0 */
 	atomic_int ever_allocated;     /* 0: never allocated, 2: a merge grows the layout, 1: the
@@ -159,17 +174,27 @@ enum pool_thread_state {
 };
 
 /*
- * A bulk magazine: pool_free_bulk() puts the pointers it is given here, as they are, and
- * pool_alloc_bulk() takes them back with a copy, without touching the objects (DPDK's mempool
- * cache works this way). One per (thread, pool) that uses the bulk calls, allocated on first use.
- * Its objects are cached objects like those of the thread cache's list: they count in the same
- * reservation, and every other path first moves them onto the list (mag_spill()).
+ * A thread's magazines of one pool beyond the loaded one (Bonwick & Adams 2001, section 3: a
+ * CPU layer of a loaded and a previous magazine over a depot of full and empty ones; here the
+ * thread keeps a small depot of its own, within its byte budget, before the shared free lists).
+ * The loaded magazine is the one the inline fast path pops and pushes through the thread's
+ * struct pool_tcache entry (objs = loaded->obj, count, cap). Only the owning thread touches a
+ * slot, except pool_destroy()'s drain and fork(), which wait until the owner is outside its
+ * sections and keep it out while they look (see pool-tcache.c).
  */
-#define POOL_MAG_OBJECTS 64u
-
-struct pool_mag {
-	uint32_t n;                    /* pointers in obj[] */
-	void *obj[POOL_MAG_OBJECTS];
+struct pool_tslot {
+	struct pool_mag *loaded;       /* the fast path's magazine (NULL: none yet) */
+	struct pool_mag *prev;         /* the previous magazine: full, partial or empty, or NULL */
+	struct pool_mag *top;          /* stack of full magazines: most recently pushed ... */
+	struct pool_mag *bottom;       /* ... and least recently pushed (the coldest) */
+	struct pool_mag *empty;        /* stack of empty magazines */
+	uint32_t nfull;                /* magazines from top to bottom */
+	uint32_t nempty;               /* magazines on `empty` */
+	uint32_t held;                 /* objects in prev and the full stack (the loaded count is
+	                                  the tcache entry's) */
+	uint32_t referenced;           /* CLOCK bit: set when a slow path moves a magazine here */
+	uint32_t reserved_objs;        /* objects this slot counts in the budget: held, plus the
+	                                  loaded magazine's capacity */
 };
 
 /*
@@ -178,20 +203,18 @@ struct pool_mag {
  * pointer pool__tls_cache; nothing else of it. Other threads reach it through the registry.
  */
 struct pool_thread_caches {
-	struct pool_tcache tc[POOL_MAX_CACHED_POOLS];  /* by struct pool_head_ro.index; 0 unused */
-	uint32_t limit[POOL_MAX_CACHED_POOLS];   /* reservation per pool: objects this thread may
-	                                            cache (count = limit - room: the list and
-	                                            the magazine together) */
-	struct pool_mag *mag[POOL_MAX_CACHED_POOLS];  /* bulk magazines, or NULL */
+	struct pool_tcache tc[POOL_MAX_CACHED_POOLS];   /* by struct pool_head_ro.index; 0 unused */
+	struct pool_tslot slot[POOL_MAX_CACHED_POOLS];
 	unsigned int id;               /* the thread's registry slot */
 	size_t budget;                 /* bytes this thread may cache */
-	size_t reserved;               /* sum over pools of limit * cache_cost */
-	atomic_size_t credit;          /* reservation bytes released by other threads (destroy) */
+	size_t reserved;               /* sum over pools of slot.reserved_objs * cache_cost */
+	atomic_size_t credit;          /* reserved bytes released by other threads (destroy) */
 	unsigned int hand;             /* eviction clock hand (pool slot) */
 	unsigned int integrity_epoch;  /* pool__debug_integrity_epoch() when every object of these
 	                                  caches last carried the integrity pattern */
-	pthread_mutex_t lock;          /* held by the owner while touching other slots, by others
-	                                  while draining these caches */
+	atomic_int busy;               /* 1 while the owner changes its slots (a section): fork()
+	                                  and pool_destroy() wait for 0 before they look at them
+	                                  (see pool-tcache.c, "Sections") */
 };
 
 /*

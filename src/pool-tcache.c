@@ -4,19 +4,53 @@
  *
  * The thread-cache tier: the thread registry, each thread's context and caches (struct
  * pool_thread, reached by the inline fast path through the TLS pointer pool__tls_cache), the
- * budget reservations, CLOCK eviction, refill from the shared lists, bulk moves, flush at thread
- * exit and on request, and draining other threads' caches (pool_destroy(), fork()).
+ * magazines of each (thread, pool) slot, the byte budget and CLOCK eviction, refill from the
+ * shared lists and the OS layer, bulk moves, flush at thread exit and on request, and what other
+ * threads do to a thread's caches (pool_destroy()'s drain, fork()).
  *
- * Concurrency: a thread's caches are written by that thread alone, except under its ctx->lock by
- * pool_destroy() (drain) and in a fork() child. The registry (registry[], ids) is guarded by
- * registry_lock; the pool slot table by the pool list lock of pool.c, whose creation and
- * destruction of pools call pool__tcache_attach()/detach(). Lock order: pool list ->
- * registry_lock -> ctx->lock -> a pool's pass lock (trylock only) (see the essay in pool.c).
+ * A slot, after Bonwick & Adams ("Magazines and Vmem", USENIX 2001, section 3): the loaded
+ * magazine, whose pointer array the fast path pops and pushes through the slot's struct
+ * pool_tcache entry; the previous magazine; a stack of full magazines and one of empty ones,
+ * which are the thread's own small depot. When the loaded magazine runs empty, a full previous
+ * one takes its place, else the top of the full stack, else magazines from a shared free list
+ * (one exchange), else new objects from the OS layer. When it runs full, an empty previous one
+ * takes its place, else the previous one goes onto the full stack and an empty magazine is
+ * loaded. Every move is of whole magazines: a pointer swap or a stack operation on magazine
+ * headers, never a walk over objects, so the objects' memory is not touched at all.
+ *
+ * The budget: each slot counts `reserved_objs`, the objects of its previous and full magazines
+ * plus the loaded magazine's capacity, and the thread keeps sum(reserved_objs * cache_cost) ==
+ * reserved <= budget. What does not fit is evicted: the CLOCK (Corbato 1968: a reference bit,
+ * set when a slot's slow path moves a magazine, cleared by the hand) picks the coldest other
+ * slot, which gives the bottom half of its full stack (its coldest magazines) or, with none, all
+ * it holds; then this slot's own full stack; and a full magazine that still does not fit goes
+ * to the shared free lists at once. The fast path itself counts nothing, so a thread holds at
+ * most its budget.
+ *
+ * Sections: a thread changes its slots only inside a section (a busy word set at the start and
+ * cleared at the end). fork() and pool_destroy() quiesce: they raise a global flag, wait
+ * (bounded) until no registered thread is inside a section, and look at other threads' slots
+ * while the flag keeps new sections from starting. So a fork() child never sees a slot cut in
+ * the middle of a change, and a drain never races one. The thread's side is a plain store and a
+ * load: the quiescer issues membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full
+ * memory barrier on every thread of the process, so that one of the two sides always sees the
+ * other (the asymmetric fence of Linux's membarrier(2)); where membarrier is not available, each
+ * section entry uses a full fence instead. The inline fast path is not a section: its changes are
+ * single stores (the pointer, then the count), safe to be cut anywhere.
+ *
+ * Concurrency otherwise: a thread's caches are written by that thread alone. The registry
+ * (registry[], ids) is guarded by registry_lock; the pool slot table by the pool list lock of
+ * pool.c, whose creation and destruction of pools call pool__tcache_attach()/detach(). Lock
+ * order: pool list -> registry_lock -> a pool's pass lock (trylock only) (see the essay in
+ * pool.c). A section takes no lock but the uaf table's and the OS layer's.
  */
+#include <linux/membarrier.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pool-assert.h"
@@ -27,16 +61,22 @@
 #include "pool-tcache.h"
 #include "pool-util.h"
 
-/* Clusters a thread cache takes from the shared lists per refill (one exchange). */
-#define REFILL_CLUSTERS 4u
+/* Magazines a refill takes from a shared list with one exchange, when the budget holds them. */
+#define REFILL_MAGS 2u
 
 /* A thread's slow paths look at the clock (demand tracking) once every this many calls. */
 #define TICK_EVERY 16u
 
+/* Empty magazines a slot keeps when it leaves others in a bucket during a refill. */
+#define EMPTY_KEEP 2u
+
+/* A quiescer waits this many yields for a thread to leave its section, then gives up on it. */
+#define QUIESCE_TRIES 100000u
+
 /*
  * The fast path's view of a thread: its caches when it is registered, otherwise this array of
- * empty entries (head NULL, room 0), on which pool_alloc() and pool_free() always take the slow
- * path. Never written: the fast path writes an entry only after finding an object or room in it.
+ * empty entries (count 0, cap 0), on which pool_alloc() and pool_free() always take the slow
+ * path. Never written.
  */
 const struct pool_tcache pool__tcache_none[POOL_MAX_CACHED_POOLS];
 
@@ -61,7 +101,12 @@ static atomic_uint pool_max_slot = 1;   /* highest slot ever used + 1 */
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pool_thread_caches *registry[POOL_MAX_THREADS];
 static pthread_key_t exit_key;
+static int exit_key_made;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+/* Sections (see the head of this file). */
+static atomic_int quiescing;            /* 1 while fork() or a drain looks at other threads */
+static int section_fence;               /* 1: no membarrier, each section entry fences */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Pool slots                                                                                 */
@@ -90,55 +135,215 @@ void pool__tcache_detach(struct pool_head *pool)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* One cache entry                                                                            */
+/* Sections                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Objects in slot `s` of a thread: its reservation minus the room left in it. */
-static inline uint32_t tc_count(const struct pool_thread_caches *ctx, unsigned int s)
+static void section_enter(struct pool_thread_caches *ctx)
 {
-	return ctx->limit[s] - ctx->tc[s].room;
+	for (;;) {
+		atomic_store_explicit(&ctx->busy, 1, memory_order_relaxed);
+		if (section_fence)
+			atomic_thread_fence(memory_order_seq_cst);
+		else
+			atomic_signal_fence(memory_order_seq_cst);
+		if (POOL_LIKELY(!atomic_load_explicit(&quiescing, memory_order_acquire)))
+			return;
+		/* a fork() or a drain is looking: stay out until it is done */
+		atomic_store_explicit(&ctx->busy, 0, memory_order_release);
+		while (atomic_load_explicit(&quiescing, memory_order_acquire))
+			sched_yield();
+	}
 }
 
-/* Other threads read `room` for statistics: stores are relaxed atomics. */
-static inline void tc_set_room(struct pool_tcache *tc, uint32_t room)
+static void section_exit(struct pool_thread_caches *ctx)
 {
-	__atomic_store_n(&tc->room, room, __ATOMIC_RELAXED);
+	atomic_store_explicit(&ctx->busy, 0, memory_order_release);
 }
 
-static inline void tc_set_count(struct pool_thread_caches *ctx, unsigned int s, uint32_t count)
-{
-	POOL_ASSERT(count <= ctx->limit[s]);
-	tc_set_room(&ctx->tc[s], ctx->limit[s] - count);
-}
-
-/* Change the reservation of slot `s`, keeping its objects (and the budget's books). */
-static inline void tc_set_limit(struct pool_thread_caches *ctx, unsigned int s, uint32_t limit)
-{
-	uint32_t count = tc_count(ctx, s);
-
-	POOL_ASSERT(count <= limit);
-	ctx->reserved += ((size_t)limit - ctx->limit[s]) * pool__slots[s]->cache_cost;
-	__atomic_store_n(&ctx->limit[s], limit, __ATOMIC_RELAXED);
-	tc_set_room(&ctx->tc[s], limit - count);
-}
-
-#if POOL_ASSERTS
 /*
- * The budget's books (assertion builds): what the thread has reserved is the sum of its
- * reservations, plus what other threads credited it and it has not taken back yet. Under the
- * caches' lock.
+ * Under the registry lock: keep every registered thread but the caller out of its sections, and
+ * wait for those inside to leave (QUIESCE_TRIES yields each, then that thread is left as it is:
+ * it is stuck, or died inside one). Returns the number of threads it gave up on.
  */
-static inline int reserved_ok(const struct pool_thread_caches *ctx)
+static unsigned int quiesce_begin(const struct pool_thread_caches *self)
 {
-	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed), s;
-	size_t sum = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
+	unsigned int i, tries, stuck = 0;
 
-	for (s = 1; s < max; s++)
-		if (ctx->limit[s] && pool__slots[s])
-			sum += (size_t)ctx->limit[s] * pool__slots[s]->cache_cost;
-	return sum == ctx->reserved;
+	atomic_store_explicit(&quiescing, 1, memory_order_seq_cst);
+	if (section_fence || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+		atomic_thread_fence(memory_order_seq_cst);
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		struct pool_thread_caches *c = registry[i];
+
+		if (!c || c == self)
+			continue;
+		for (tries = 0; tries < QUIESCE_TRIES &&
+		     atomic_load_explicit(&c->busy, memory_order_acquire); tries++)
+			sched_yield();
+		stuck += tries == QUIESCE_TRIES;
+	}
+	return stuck;
 }
-#endif
+
+static void quiesce_end(void)
+{
+	atomic_store_explicit(&quiescing, 0, memory_order_release);
+}
+
+/*
+ * Start-up: register for membarrier's private expedited command (Linux 4.14); where that fails
+ * (an older kernel, a seccomp filter), sections fence instead.
+ */
+__attribute__((constructor(102))) static void sections_init(void)
+{
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0)
+		section_fence = 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* One slot: the entry, its magazines and their stacks                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Other threads read `count` and `held` for statistics: stores are relaxed atomics. */
+static inline void tc_set_count(struct pool_tcache *tc, uint32_t count)
+{
+	__atomic_store_n(&tc->count, count, __ATOMIC_RELAXED);
+}
+
+static inline void set_held(struct pool_tslot *sl, uint32_t held)
+{
+	__atomic_store_n(&sl->held, held, __ATOMIC_RELAXED);
+}
+
+/* Make `m` the loaded magazine of slot `s` (there was none). */
+static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag *m)
+{
+	struct pool_tcache *tc = &ctx->tc[s];
+
+	POOL_ASSERT(!ctx->slot[s].loaded && m->n <= m->cap);
+	ctx->slot[s].loaded = m;
+	tc->objs = m->obj;
+	tc->cap = m->cap;
+	tc_set_count(tc, m->n);
+}
+
+/* Take the loaded magazine out of slot `s` (its count written back); NULL if none. */
+static struct pool_mag *unload(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tcache *tc = &ctx->tc[s];
+	struct pool_mag *m = ctx->slot[s].loaded;
+
+	if (m)
+		m->n = tc->count;
+	tc_set_count(tc, 0);
+	tc->cap = 0;
+	tc->objs = NULL;
+	ctx->slot[s].loaded = NULL;
+	return m;
+}
+
+/* Push `m` on top of slot `s`'s full stack; its objects become `held`. */
+static void full_push(struct pool_tslot *sl, struct pool_mag *m)
+{
+	m->prev = NULL;
+	m->next = sl->top;
+	if (sl->top)
+		sl->top->prev = m;
+	else
+		sl->bottom = m;
+	sl->top = m;
+	sl->nfull++;
+	set_held(sl, sl->held + m->n);
+}
+
+/* Pop the top of slot `s`'s full stack (NULL if empty). */
+static struct pool_mag *full_pop(struct pool_tslot *sl)
+{
+	struct pool_mag *m = sl->top;
+
+	if (!m)
+		return NULL;
+	sl->top = m->next;
+	if (sl->top)
+		sl->top->prev = NULL;
+	else
+		sl->bottom = NULL;
+	m->next = m->prev = NULL;
+	sl->nfull--;
+	set_held(sl, sl->held - m->n);
+	return m;
+}
+
+/*
+ * Cut the `k` (>= 1, <= nfull) bottom magazines off slot `s`'s full stack: returned as a stack
+ * linked by `next` from *top to its last one (*bottom), with their objects in *nobjs. Walks k
+ * magazine headers up from the bottom.
+ */
+static void full_cut_bottom(struct pool_tslot *sl, uint32_t k, struct pool_mag **top,
+                            struct pool_mag **bottom, uint32_t *nobjs)
+{
+	struct pool_mag *cut = sl->bottom;
+	uint32_t n = cut->n, i;
+
+	POOL_ASSERT(k >= 1 && k <= sl->nfull);
+	for (i = 1; i < k; i++) {
+		cut = cut->prev;
+		n += cut->n;
+	}
+	*top = cut;
+	*bottom = sl->bottom;
+	sl->bottom = cut->prev;
+	if (sl->bottom)
+		sl->bottom->next = NULL;
+	else
+		sl->top = NULL;
+	cut->prev = NULL;
+	sl->nfull -= k;
+	set_held(sl, sl->held - n);
+	*nobjs = n;
+}
+
+/* Keep `m`, empty, on slot `s`'s stack of empty magazines. */
+static void empty_push(struct pool_tslot *sl, struct pool_mag *m)
+{
+	POOL_ASSERT(m->n == 0);
+	m->prev = NULL;
+	m->next = sl->empty;
+	sl->empty = m;
+	sl->nempty++;
+}
+
+/* An empty magazine for slot `s`: one it keeps, else a new one; NULL when out of memory. */
+static struct pool_mag *empty_get(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *m = sl->empty;
+
+	if (m) {
+		sl->empty = m->next;
+		sl->nempty--;
+		m->next = NULL;
+		return m;
+	}
+	return pool__mag_new(pool__slots[s]);
+}
+
+/* Set the prev magazine of slot `s` (the objects of the old and new ones move in `held`). */
+static void set_prev(struct pool_tslot *sl, struct pool_mag *m)
+{
+	uint32_t held = sl->held;
+
+	if (sl->prev)
+		held -= sl->prev->n;
+	if (m)
+		held += m->n;
+	sl->prev = m;
+	set_held(sl, held);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Debugging of cached objects                                                                */
+/* ------------------------------------------------------------------------------------------ */
 
 /* Do every object of this thread's caches carry the integrity pattern, as `dbg` wants? */
 static inline int integrity_on(const struct pool_thread_caches *ctx, unsigned int dbg)
@@ -152,24 +357,28 @@ int pool__tcache_integrity(const struct pool_thread *self, unsigned int dbg)
 	return self->caches && integrity_on(self->caches, dbg);
 }
 
-/*
- * Move the objects of slot `slot`'s bulk magazine onto its list (in the order they were put in,
- * so the last one freed is on top); the count does not change. Every path but the bulk calls'
- * fast paths sees only the list, and calls this first.
- */
-static void mag_spill(struct pool_thread_caches *ctx, unsigned int slot)
+/* Do objects entering or leaving this slot's magazines need the debug layer? */
+static inline int debug_cached(const struct pool_head *pool, int integrity)
 {
-	struct pool_mag *m = ctx->mag[slot];
-	struct pool_tcache *tc = &ctx->tc[slot];
+	return integrity || pool->backup_off;
+}
+
+/* Objects that enter the thread cache: the integrity pattern and the backup copy. */
+static void fill_objs(struct pool_head *pool, void *const *objs, uint32_t n, int integrity)
+{
 	uint32_t i;
 
-	if (!m || !m->n)
-		return;
-	for (i = 0; i < m->n; i++) {
-		pool__link_set(m->obj[i], 0, tc->head);
-		tc->head = m->obj[i];
-	}
-	m->n = 0;
+	for (i = 0; i < n; i++)
+		pool__debug_fill_cached(pool, objs[i], integrity);
+}
+
+/* Objects that leave the thread cache for another tier: checked against both. */
+static void check_objs(struct pool_head *pool, void *const *objs, uint32_t n, int integrity)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		pool__debug_check_cached(pool, objs[i], NULL, integrity);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -187,7 +396,9 @@ static void make_exit_key(void)
 		                          "threads will not flush their caches at exit\n";
 		if (write(2, msg, sizeof(msg) - 1) < 0)
 			return;
+		return;
 	}
+	exit_key_made = 1;
 }
 
 /* An id for a thread without a registry slot: spreads such threads over the buckets. */
@@ -196,19 +407,9 @@ static unsigned int hash_thread(const void *p)
 	return pool__hash_bits((uint64_t)(uintptr_t)p, 24);
 }
 
-/*
- * Free a thread's caches (empty by now) and its magazines. `destroy_lock` is 0 in a fork child
- * for a thread that did not follow: it may have held the lock, which must not be destroyed then.
- */
-static void free_caches(struct pool_thread_caches *c, int destroy_lock)
+/* Free a thread's caches, whose slots hold no magazine any more. */
+static void free_caches(struct pool_thread_caches *c)
 {
-	unsigned int s;
-
-	for (s = 0; s < POOL_MAX_CACHED_POOLS; s++)
-		if (c->mag[s])
-			pool__os_meta_free(c->mag[s], sizeof(*c->mag[s]), POOL_CACHE_LINE);
-	if (destroy_lock)
-		pthread_mutex_destroy(&c->lock);
 	pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
 }
 
@@ -221,12 +422,11 @@ static void thread_init(struct pool_thread *self)
 	self->rng = 0;
 	self->state = POOL_THREAD_UNCACHED;
 	self->id = hash_thread(self);
-	if (pool__fault(POOL_FAULT_THREAD))
+	if (!exit_key_made || pool__fault(POOL_FAULT_THREAD))
 		return;
 	c = pool__os_meta_alloc(sizeof(*c), POOL_CACHE_LINE);
 	if (!c)
 		return;
-	pthread_mutex_init(&c->lock, NULL);
 	c->budget = pool__config_get()->cache_bytes;
 	c->hand = 1;
 	/*
@@ -245,8 +445,7 @@ static void thread_init(struct pool_thread *self)
 	}
 	pthread_mutex_unlock(&registry_lock);
 	if (id == POOL_MAX_THREADS) {
-		pthread_mutex_destroy(&c->lock);
-		pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
+		free_caches(c);
 		return;
 	}
 	c->id = id;
@@ -277,7 +476,7 @@ static void thread_exit(void *arg)
 	self->state = POOL_THREAD_EXITED;
 	self->caches = NULL;
 	self->id = hash_thread(self);
-	free_caches(c, 1);
+	free_caches(c);
 }
 
 struct pool_thread *pool__thread_self(unsigned int *dbg_out)
@@ -316,15 +515,11 @@ uint64_t *pool__thread_rng(struct pool_thread *self)
 	return &self->rng;
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Thread caches: reservation, eviction, flush (steps 2 and 3)                                */
-/* ------------------------------------------------------------------------------------------ */
-
 int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *self,
                         unsigned int dbg)
 {
 	return self->state == POOL_THREAD_CACHED && pool->ro.index &&
-	       !(dbg & POOL_DBG_NO_CACHE) && pool->cache_cost <= self->caches->budget;
+	       !(dbg & POOL_DBG_NO_CACHE) && pool->cache_cost * pool->cluster <= self->caches->budget;
 }
 
 /* Every `TICK_EVERY` slow-path calls of this thread, give the pool's demand clock a look. */
@@ -338,87 +533,145 @@ static inline void tick(struct pool_head *pool)
 	}
 }
 
-/*
- * Give back `n` objects linked by word 0 (each still counted as used), checked first when they
- * leave a thread cache (`from_cache`: the backup copy; the integrity pattern when `integrity`).
- * They go to the shared lists as clusters, or to the OS layer when the shared lists are
- * bypassed (no-global, uaf).
- */
-static void release_objects(struct pool_head *pool, void *list, unsigned int n,
-                            unsigned int start, unsigned int dbg, int from_cache, int integrity)
-{
-	void *p;
-
-	if (!n)
-		return;
-	if (from_cache && (integrity || pool->backup_off))
-		for (p = list; p; p = pool__link_get(p, 0))
-			pool__debug_check_cached(pool, p, NULL, integrity);
-	if ((dbg & POOL_DBG_NO_GLOBAL) || (pool->layout & POOL_DBG_UAF))
-		pool__os_put(pool, list, n, start, NULL);
-	else
-		pool__push_or_release(pool, list, n, start);
-}
+/* ------------------------------------------------------------------------------------------ */
+/* Giving magazines to the tier below                                                         */
+/* ------------------------------------------------------------------------------------------ */
 
 /*
- * Evict the `n` most recently freed objects of slot `slot` (the top of its LIFO list: cutting
- * the bottom would walk what stays) as clusters, with one exchange, and give back the slot's
- * unused reservation. tcmalloc's thread caches release from the top of their lists too.
+ * A stack of magazines (`top` to `bottom` through `next`, holding `nobjs` objects, counted as
+ * used) leaves the thread cache: checked first when debugging wants it, then pushed to the
+ * shared lists with one exchange, or given to the OS layer when the shared lists are bypassed
+ * (no-global, uaf), the magazines then kept empty by the slot. `want_empty`: take an empty
+ * magazine from that bucket in the same exchange, returned (or NULL).
  */
-static void tc_evict(struct pool_thread_caches *ctx, unsigned int slot, uint32_t n, unsigned int dbg)
+static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s,
+                                  struct pool_mag *top, struct pool_mag *bottom, uint32_t nmags,
+                                  uint32_t nobjs, unsigned int dbg, int want_empty)
 {
-	struct pool_tcache *tc = &ctx->tc[slot];
-	struct pool_head *pool = pool__slots[slot];
-	int integrity = integrity_on(ctx, dbg);
-	uint32_t count = tc_count(ctx, slot);
+	struct pool_head *pool = pool__slots[s];
+	struct pool_mag *m, *next, *empty = NULL;
 
-	POOL_ASSERT(n <= count);
-	if (n)
-		mag_spill(ctx, slot);
-	if (n) {
-		void *list = tc->head, *rest;
-
-		if ((dbg & POOL_DBG_NO_GLOBAL) || (pool->layout & POOL_DBG_UAF) || integrity ||
-		    pool->backup_off) {
-			void *q = list;
-			uint32_t i;
-
-			for (i = 1; i < n; i++)
-				q = pool__link_get(q, 0);
-			rest = pool__link_get(q, 0);
-			pool__link_set(q, 0, NULL);
-			tc->head = rest;
-			tc_set_count(ctx, slot, count - n);
-			release_objects(pool, list, n, ctx->id, dbg, 1, integrity);
-		} else {
-			struct pool_item *top, *bottom;
-			unsigned int ncl;
-
-			/* one walk: the clusters are built as the objects are unlinked */
-			tc->head = pool__clusters_build(pool, list, n, &top, &bottom, &ncl);
-			tc_set_count(ctx, slot, count - n);
-			pool__push_clusters(pool, top, bottom, n, ncl, ctx->id);
-		}
-		tick(pool);
+	if (!nmags)
+		return NULL;
+	if (debug_cached(pool, integrity_on(ctx, dbg)))
+		for (m = top; m; m = m == bottom ? NULL : m->next)
+			check_objs(pool, m->obj, m->n, integrity_on(ctx, dbg));
+	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF)) {
+		if (pool__shared_push(pool, top, bottom, nmags, nobjs, ctx->id, want_empty, &empty))
+			return empty;
+		/* every head stayed BUSY: to the OS layer (the magazines are kept, empty) */
 	}
-	tc_set_limit(ctx, slot, tc_count(ctx, slot));
+	bottom->next = NULL;
+	for (m = top; m; m = next) {
+		next = m->next;
+		pool__os_put(pool, m->obj, m->n, ctx->id, NULL);
+		m->n = 0;
+		if (want_empty && !empty)
+			empty = m;
+		else
+			empty_push(&ctx->slot[s], m);
+	}
+	return empty;
 }
 
-/* The clock hand's next victim: a slot with objects whose reference bit is clear; 0 if none. */
-static unsigned int clock_victim(struct pool_thread_caches *ctx)
+/* ------------------------------------------------------------------------------------------ */
+/* The budget and eviction (steps 2 and 3 of the essay)                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Slot `s` now counts `objs` objects in the budget. */
+static void set_reserved(struct pool_thread_caches *ctx, unsigned int s, uint32_t objs)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+
+	ctx->reserved += ((size_t)objs - sl->reserved_objs) * pool__slots[s]->cache_cost;
+	sl->reserved_objs = objs;
+}
+
+/* What slot `s` holds, in objects counted by the budget. */
+static inline uint32_t slot_objs(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	const struct pool_tslot *sl = &ctx->slot[s];
+
+	return sl->held + (sl->loaded ? sl->loaded->cap : 0);
+}
+
+/* Evict the `k` coldest full magazines of slot `s` (the bottom of its stack). */
+static void evict_full(struct pool_thread_caches *ctx, unsigned int s, uint32_t k,
+                       unsigned int dbg)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *top, *bottom, *e;
+	uint32_t n;
+
+	if (!k)
+		return;
+	full_cut_bottom(sl, k, &top, &bottom, &n);
+	e = give_mags(ctx, s, top, bottom, k, n, dbg, 0);
+	POOL_ASSERT(!e);
+	(void)e;
+	set_reserved(ctx, s, slot_objs(ctx, s));
+}
+
+/*
+ * Everything slot `s` holds leaves the thread: its full stack, previous and loaded magazines
+ * (with objects) to the tier below in one exchange, and its empty magazines are freed. The
+ * slot's entry is left empty (the fast path falls to the slow path).
+ */
+static void evict_slot(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *top = NULL, *bottom = NULL, *mags[2];
+	uint32_t nm = 0, n = 0, i;
+
+	mags[0] = unload(ctx, s);
+	mags[1] = sl->prev;
+	set_prev(sl, NULL);
+	if (sl->nfull) {
+		nm = sl->nfull;
+		full_cut_bottom(sl, nm, &top, &bottom, &n);
+	}
+	/* the loaded and previous magazines go on top of the stack when they hold objects */
+	for (i = 0; i < 2; i++) {
+		struct pool_mag *m = mags[i];
+
+		if (!m)
+			continue;
+		if (!m->n) {
+			empty_push(sl, m);
+			continue;
+		}
+		m->next = top;
+		top = m;
+		if (!bottom)
+			bottom = m;
+		nm++;
+		n += m->n;
+	}
+	give_mags(ctx, s, top, bottom, nm, n, dbg, 0);
+	pool__mag_free_stack(pool__slots[s], sl->empty);
+	sl->empty = NULL;
+	sl->nempty = 0;
+	set_reserved(ctx, s, 0);
+}
+
+/*
+ * The clock hand's next victim other than `keep`: a slot holding something in the budget whose
+ * reference bit is clear (the bit is cleared on the way); 0 if none.
+ */
+static unsigned int clock_victim(struct pool_thread_caches *ctx, unsigned int keep)
 {
 	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
 	unsigned int step;
 
 	for (step = 0; step < 2 * max; step++) {
 		unsigned int s = ctx->hand;
-		struct pool_tcache *tc = &ctx->tc[s];
+		struct pool_tslot *sl = &ctx->slot[s];
 
 		ctx->hand = s + 1 < max ? s + 1 : 1;
-		if (!s || !tc_count(ctx, s))
+		if (!s || s == keep || !sl->reserved_objs)
 			continue;
-		if (tc->referenced) {
-			tc->referenced = 0;
+		if (sl->referenced) {
+			sl->referenced = 0;
 			continue;
 		}
 		return s;
@@ -427,80 +680,49 @@ static unsigned int clock_victim(struct pool_thread_caches *ctx)
 }
 
 /*
- * Make room in slot `slot` for `n` more objects (limit >= count + n), growing its reservation by
- * at least a cluster when the budget allows; takes back unused reservations and evicts cold
- * objects when it does not. Returns 1 on success, 0 when the budget cannot hold them.
+ * Make the budget hold `more` objects more for slot `s` (its reserved_objs grows by `more`):
+ * colder slots give their full magazines first, then all they hold, then slot `s` gives its own
+ * coldest full magazines. Returns 1 (counted), or 0 when even that is not enough (nothing is
+ * counted; what was evicted stays evicted).
  */
-static int tc_reserve(struct pool_thread_caches *ctx, unsigned int slot, uint32_t n, unsigned int dbg)
+static int slot_grow(struct pool_thread_caches *ctx, unsigned int s, uint32_t more,
+                     unsigned int dbg)
 {
-	struct pool_tcache *tc = &ctx->tc[slot];
-	struct pool_head *pool = pool__slots[slot];
-	size_t cost = pool->cache_cost;
-	uint32_t want, grant;
-	unsigned int s, max, rounds;
-	int ok = 0;
+	size_t cost = pool__slots[s]->cache_cost;
+	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed), rounds;
 
-	if (n <= tc->room)
-		return 1;
-	want = n - tc->room;
-	grant = want < pool->cluster ? pool->cluster : want;
-	if (ctx->reserved + (size_t)grant * cost <= ctx->budget)
-		goto granted;
-	grant = want;
-	if (ctx->reserved + (size_t)grant * cost <= ctx->budget)
-		goto granted;
+	for (rounds = 0; ctx->reserved + (size_t)more * cost > ctx->budget; rounds++) {
+		unsigned int v = rounds < 4 * max ? clock_victim(ctx, s) : 0;
 
-	/* Over budget: take back what other slots reserve but do not use, then evict. */
-	pthread_mutex_lock(&ctx->lock);
-	max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
-	for (s = 1; s < max; s++)
-		if (s != slot && ctx->tc[s].room)
-			tc_evict(ctx, s, 0, dbg);
-	for (rounds = 0; rounds < 4 * max; rounds++) {
-		uint32_t cnt, ev;
+		if (v) {
+			struct pool_tslot *vs = &ctx->slot[v];
 
-		want = n > tc->room ? n - tc->room : 0;
-		if (ctx->reserved + (size_t)want * cost <= ctx->budget) {
-			ok = 1;
-			break;
+			if (vs->nfull)
+				evict_full(ctx, v, (vs->nfull + 1) / 2, dbg);
+			else
+				evict_slot(ctx, v, dbg);
+			continue;
 		}
-		s = clock_victim(ctx);
-		if (!s)
-			break;
-		cnt = tc_count(ctx, s);
-		ev = cnt / 2;
-		if (ev < pool__slots[s]->cluster)
-			ev = cnt < pool__slots[s]->cluster ? cnt : pool__slots[s]->cluster;
-		tc_evict(ctx, s, ev, dbg);
+		if (!ctx->slot[s].nfull)
+			return 0;
+		evict_full(ctx, s, (ctx->slot[s].nfull + 1) / 2, dbg);
 	}
-	pthread_mutex_unlock(&ctx->lock);
-	if (!ok)
-		return 0;
-	grant = n > tc->room ? n - tc->room : 0;
-granted:
-	tc_set_limit(ctx, slot, ctx->limit[slot] + grant);
+	set_reserved(ctx, s, ctx->slot[s].reserved_objs + more);
 	POOL_ASSERT(ctx->reserved <= ctx->budget);
-#if POOL_ASSERTS
-	/* other threads change other slots' limits under the lock (drain) */
-	pthread_mutex_lock(&ctx->lock);
-	POOL_ASSERT(reserved_ok(ctx));
-	pthread_mutex_unlock(&ctx->lock);
-#endif
 	return 1;
 }
 
-/* Evict everything this thread caches and drop its reservations (exit, flush, no-cache). */
+/* Evict everything this thread caches (exit, flush, no-cache). */
 static void flush_all_caches(struct pool_thread_caches *ctx, unsigned int dbg)
 {
 	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
 	unsigned int s;
 
-	pthread_mutex_lock(&ctx->lock);
+	section_enter(ctx);
 	for (s = 1; s < max; s++)
-		if (ctx->limit[s])
-			tc_evict(ctx, s, tc_count(ctx, s), dbg);
-	POOL_ASSERT(reserved_ok(ctx));
-	pthread_mutex_unlock(&ctx->lock);
+		if (ctx->slot[s].reserved_objs || ctx->slot[s].nempty)
+			evict_slot(ctx, s, dbg);
+	section_exit(ctx);
 }
 
 /* Integrity was switched on: fill every object this thread caches with the pattern. */
@@ -510,144 +732,334 @@ static void fill_all_caches(struct pool_thread_caches *ctx)
 	unsigned int epoch = pool__debug_integrity_epoch();
 	unsigned int s;
 
-	pthread_mutex_lock(&ctx->lock);
+	section_enter(ctx);
 	for (s = 1; s < max; s++) {
-		void *p;
+		struct pool_tslot *sl = &ctx->slot[s];
+		struct pool_mag *m;
 
-		mag_spill(ctx, s);
-		for (p = ctx->tc[s].head; p; p = pool__link_get(p, 0))
-			pool__debug_fill_cached(pool__slots[s], p, 1);
+		if (!pool__slots[s])
+			continue;
+		if (sl->loaded)
+			fill_objs(pool__slots[s], ctx->tc[s].objs, ctx->tc[s].count, 1);
+		if (sl->prev)
+			fill_objs(pool__slots[s], sl->prev->obj, sl->prev->n, 1);
+		for (m = sl->top; m; m = m->next)
+			fill_objs(pool__slots[s], m->obj, m->n, 1);
 	}
-	pthread_mutex_unlock(&ctx->lock);
+	section_exit(ctx);
 	ctx->integrity_epoch = epoch;
 }
 
-/* Push one object into slot `slot` (room must have been reserved). */
-static void tc_push(struct pool_thread_caches *ctx, unsigned int slot, void *obj, int integrity)
-{
-	struct pool_tcache *tc = &ctx->tc[slot];
-	struct pool_head *pool = pool__slots[slot];
+/* ------------------------------------------------------------------------------------------ */
+/* Rotations: what a slot does when its loaded magazine runs empty or full                    */
+/* ------------------------------------------------------------------------------------------ */
 
-	POOL_ASSERT(tc->room > 0);
-	if (integrity || pool->backup_off)
-		pool__debug_fill_cached(pool, obj, integrity);
-	pool__link_set(obj, 0, tc->head);
-	tc->head = obj;
-	tc_set_room(tc, tc->room - 1);
-	tc->referenced = 1;
+/*
+ * The loaded magazine of slot `s` is empty (or there is none): load the previous one if it holds
+ * objects, else the top of the full stack. Returns 1 when the loaded magazine now holds
+ * objects, 0 when the slot has none left.
+ */
+static int reload_local(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *m, *old;
+
+	if (!sl->loaded)
+		return 0;
+	if (sl->prev && sl->prev->n) {
+		m = sl->prev;
+		old = unload(ctx, s);
+		set_prev(sl, old);
+	} else if (sl->top) {
+		m = full_pop(sl);
+		old = unload(ctx, s);
+		if (!sl->prev)
+			set_prev(sl, old);
+		else
+			empty_push(sl, old);
+	} else {
+		return 0;
+	}
+	load(ctx, s, m);
+	sl->referenced = 1;
+	set_reserved(ctx, s, slot_objs(ctx, s));
+	return 1;
 }
 
-/* Pop one object; the least recently freed one under cold-first. NULL if empty. */
-static void *tc_pop(struct pool_thread_caches *ctx, unsigned int slot, unsigned int dbg)
+/*
+ * Give slot `s` a loaded magazine (empty) if it has none, within the budget. Returns 1, or 0
+ * when the budget cannot hold one or there is no memory for it.
+ */
+static int ensure_loaded(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
 {
-	struct pool_tcache *tc = &ctx->tc[slot];
-	uint32_t count = tc_count(ctx, slot);
-	void *obj, *p;
+	struct pool_head *pool = pool__slots[s];
+	struct pool_mag *m;
 
-	if (!tc->head || (dbg & POOL_DBG_COLD_FIRST))
-		mag_spill(ctx, slot);
-	if (!tc->head)
-		return NULL;
-	if ((dbg & POOL_DBG_COLD_FIRST) && count > 1) {
-		/* the bottom of the LIFO list: walk to the one before it */
-		for (p = tc->head; pool__link_get(pool__link_get(p, 0), 0); p = pool__link_get(p, 0))
-			;
-		obj = pool__link_get(p, 0);
-		pool__link_set(p, 0, NULL);
-	} else {
-		obj = tc->head;
-		tc->head = pool__link_get(obj, 0);
+	if (ctx->slot[s].loaded)
+		return 1;
+	if (!slot_grow(ctx, s, pool->cluster, dbg))
+		return 0;
+	m = empty_get(ctx, s);
+	if (!m) {
+		set_reserved(ctx, s, ctx->slot[s].reserved_objs - pool->cluster);
+		return 0;
 	}
-	tc_set_count(ctx, slot, count - 1);
+	load(ctx, s, m);
+	return 1;
+}
+
+/*
+ * The loaded magazine of slot `s` is empty (and so are the previous one and the full stack):
+ * fill it from a shared free list, with up to REFILL_MAGS magazines in one exchange (those
+ * beyond the first go onto the full stack when the budget holds them), leaving the slot's
+ * surplus empty magazines in that bucket; else `want` new objects from the OS layer (at most a
+ * magazine: one for pool_alloc(), what a bulk call still needs for it).
+ * Returns 1 when the loaded magazine holds objects, 0 at the limit or out of memory.
+ */
+static int reload_remote(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
+                         uint32_t want)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_head *pool = pool__slots[s];
+	struct pool_tcache *tc = &ctx->tc[s];
+	int integrity = integrity_on(ctx, dbg);
+	uint32_t n;
+
+	if (!ensure_loaded(ctx, s, dbg))
+		return 0;
+	sl->referenced = 1;
+	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF)) {
+		size_t room = ctx->budget - ctx->reserved;
+		unsigned int extra = (unsigned int)(room / ((size_t)pool->cluster * pool->cache_cost));
+		struct pool_mag *deposit = NULL, *top, *m, *next, *old;
+		unsigned int nobjs;
+
+		if (extra > REFILL_MAGS - 1)
+			extra = REFILL_MAGS - 1;
+		/* the empty magazines beyond what the slot keeps are left in the bucket */
+		while (sl->nempty > EMPTY_KEEP) {
+			m = sl->empty;
+			sl->empty = m->next;
+			sl->nempty--;
+			m->next = deposit;
+			deposit = m;
+		}
+		top = pool__shared_pop(pool, ctx->id, 1 + extra, &deposit, &nobjs);
+		pool__mag_free_stack(pool, deposit);
+		if (top) {
+			old = unload(ctx, s);
+			if (!sl->prev)
+				set_prev(sl, old);
+			else
+				empty_push(sl, old);
+			next = top->next;
+			top->next = NULL;
+			if (debug_cached(pool, integrity))
+				fill_objs(pool, top->obj, top->n, integrity);
+			load(ctx, s, top);
+			for (m = next; m; m = next) {
+				next = m->next;
+				if (debug_cached(pool, integrity))
+					fill_objs(pool, m->obj, m->n, integrity);
+				full_push(sl, m);
+			}
+			set_reserved(ctx, s, slot_objs(ctx, s));
+			return tc->count > 0 || reload_local(ctx, s);
+		}
+	}
+	/* growing: what is wanted from the OS layer, so that a pool takes no more than it hands out */
+	n = pool__os_get(pool, tc->objs, want < tc->cap ? want : tc->cap, ctx->id);
+	if (!n)
+		return 0;
+	if (debug_cached(pool, integrity))
+		fill_objs(pool, tc->objs, n, integrity);
+	tc_set_count(tc, n);
+	return 1;
+}
+
+/*
+ * The loaded magazine of slot `s` is full (or there is none): make room in it. An empty
+ * previous magazine takes its place; else the previous one goes onto the full stack and an empty
+ * magazine is loaded, within the budget; when the budget cannot hold the full one, it goes to the
+ * shared free lists (taking an empty magazine back in the same exchange). Returns 1 when the
+ * loaded magazine has room, 0 when the slot cannot cache (no budget or no memory).
+ */
+static int make_room(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_head *pool = pool__slots[s];
+	struct pool_mag *full, *e;
+
+	if (!sl->loaded)
+		return ensure_loaded(ctx, s, dbg);
+	sl->referenced = 1;
+	if (sl->prev && !sl->prev->n) {
+		/* Bonwick's exchange: the full one becomes the previous, the empty one is loaded */
+		if (slot_grow(ctx, s, pool->cluster, dbg)) {
+			e = sl->prev;
+			full = unload(ctx, s);
+			sl->prev = NULL;
+			set_prev(sl, full);
+			load(ctx, s, e);
+			set_reserved(ctx, s, slot_objs(ctx, s));
+			return 1;
+		}
+		/* no budget for it: the full one leaves, the empty one is loaded */
+		e = sl->prev;
+		full = unload(ctx, s);
+		sl->prev = NULL;
+		load(ctx, s, e);
+		give_mags(ctx, s, full, full, 1, full->n, dbg, 0);
+		set_reserved(ctx, s, slot_objs(ctx, s));
+		return 1;
+	}
+	e = empty_get(ctx, s);
+	if (e && slot_grow(ctx, s, pool->cluster, dbg)) {
+		full = unload(ctx, s);
+		if (sl->prev) {
+			struct pool_mag *p = sl->prev;
+
+			set_prev(sl, NULL);
+			full_push(sl, p);
+		}
+		set_prev(sl, full);
+		load(ctx, s, e);
+		set_reserved(ctx, s, slot_objs(ctx, s));
+		return 1;
+	}
+	/* over budget, or no memory for an empty magazine: the full one goes to the shared lists */
+	full = unload(ctx, s);
+	if (e) {
+		give_mags(ctx, s, full, full, 1, full->n, dbg, 0);
+	} else {
+		e = give_mags(ctx, s, full, full, 1, full->n, dbg, 1);
+		if (!e)
+			e = pool__mag_new(pool);
+	}
+	if (!e) {
+		set_reserved(ctx, s, slot_objs(ctx, s));
+		return 0;
+	}
+	e->n = 0;
+	load(ctx, s, e);
+	set_reserved(ctx, s, slot_objs(ctx, s));
+	return 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The slow paths' calls                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * cold-first: the least recently freed object of slot `s`: the first pointer of the bottom of
+ * its full stack, else of the previous magazine, else of the loaded one (the others shift down:
+ * a memmove of at most POOL_CLUSTER_MAX pointers).
+ */
+static void *pop_coldest(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_tcache *tc = &ctx->tc[s];
+	struct pool_mag *m = sl->bottom ? sl->bottom : (sl->prev && sl->prev->n ? sl->prev : NULL);
+	void *obj;
+
+	if (m) {
+		obj = m->obj[0];
+		memmove(m->obj, m->obj + 1, (m->n - 1) * sizeof(void *));
+		m->n--;
+		set_held(sl, sl->held - 1);
+		if (!m->n && m == sl->bottom) {
+			struct pool_mag *t, *b;
+			uint32_t n;
+
+			full_cut_bottom(sl, 1, &t, &b, &n);
+			empty_push(sl, t);
+		}
+		set_reserved(ctx, s, slot_objs(ctx, s));
+		return obj;
+	}
+	if (!tc->count)
+		return NULL;
+	obj = tc->objs[0];
+	memmove(tc->objs, tc->objs + 1, (tc->count - 1) * sizeof(void *));
+	tc_set_count(tc, tc->count - 1);
 	return obj;
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* Beyond the thread cache: refill, put, bulk                                                 */
-/* ------------------------------------------------------------------------------------------ */
-
 void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigned int dbg)
 {
-	return tc_pop(self->caches, pool->ro.index, dbg);
+	struct pool_thread_caches *ctx = self->caches;
+	unsigned int s = pool->ro.index;
+	struct pool_tcache *tc = &ctx->tc[s];
+	void *obj = NULL;
+
+	section_enter(ctx);
+	if (dbg & POOL_DBG_COLD_FIRST)
+		obj = pop_coldest(ctx, s);
+	else if (tc->count || reload_local(ctx, s))
+		obj = tc->objs[tc->count - 1], tc_set_count(tc, tc->count - 1);
+	section_exit(ctx);
+	return obj;
 }
 
 int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *obj,
                       unsigned int dbg)
 {
 	struct pool_thread_caches *ctx = self->caches;
-	unsigned int slot = pool->ro.index;
+	unsigned int s = pool->ro.index;
+	struct pool_tcache *tc = &ctx->tc[s];
+	int ok;
 
-	if (!tc_reserve(ctx, slot, 1, dbg))
-		return 0;
-	tc_push(ctx, slot, obj, integrity_on(ctx, dbg));
-	return 1;
-}
-
-/*
- * Put `n` more objects (linked by word 0, counted as used) into slot `slot` when the budget
- * holds them: spliced onto an empty list as they are, pushed one by one onto a non-empty one
- * or when debugging fills them. Returns 1, or 0 when they did not fit (nothing changed).
- */
-static int tc_take_list(struct pool_thread_caches *ctx, unsigned int slot, void *list,
-                        uint32_t n, unsigned int dbg)
-{
-	struct pool_tcache *tc = &ctx->tc[slot];
-	struct pool_head *pool = pool__slots[slot];
-	int integrity = integrity_on(ctx, dbg);
-	void *p, *next;
-
-	if (!n)
-		return 1;
-	if (!tc_reserve(ctx, slot, n, dbg))
-		return 0;
-	if (!tc->head && !integrity && !pool->backup_off) {
-		/* no walk: the chain becomes the list, its count is known */
-		tc->head = list;
-		tc_set_count(ctx, slot, tc_count(ctx, slot) + n);
-		tc->referenced = 1;
-		return 1;
+	section_enter(ctx);
+	ok = tc->count < tc->cap || make_room(ctx, s, dbg);
+	if (ok) {
+		if (debug_cached(pool, integrity_on(ctx, dbg)))
+			pool__debug_fill_cached(pool, obj, integrity_on(ctx, dbg));
+		tc->objs[tc->count] = obj;
+		tc_set_count(tc, tc->count + 1);
 	}
-	for (p = list; p; p = next) {
-		next = pool__link_get(p, 0);
-		tc_push(ctx, slot, p, integrity);
-	}
-	return 1;
+	section_exit(ctx);
+	tick(pool);
+	return ok;
 }
 
 void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsigned int dbg)
 {
-	struct pool_thread_caches *ctx = pool__tcache_usable(pool, self, dbg) ? self->caches : NULL;
-	unsigned int n = 0;
-	void *obj = NULL, *rest;
+	unsigned int s = pool->ro.index;
+	void *obj = NULL;
 
-	/*
-	 * A cache that refills takes up to REFILL_CLUSTERS clusters at once (one exchange): a
-	 * thread that only allocates (the producer of a pipeline) then pays one exchange for that
-	 * many objects. Without a cache, one cluster.
-	 */
+	if (pool__tcache_usable(pool, self, dbg)) {
+		struct pool_thread_caches *ctx = self->caches;
+		struct pool_tcache *tc = &ctx->tc[s];
+		int loaded;
+
+		section_enter(ctx);
+		if (reload_remote(ctx, s, dbg, 1)) {
+			obj = tc->objs[tc->count - 1];
+			tc_set_count(tc, tc->count - 1);
+		}
+		loaded = ctx->slot[s].loaded != NULL;
+		section_exit(ctx);
+		tick(pool);
+		/* with a magazine, a failed refill is the limit or no memory: the answer */
+		if (obj || loaded)
+			return obj;
+		/* the budget could not hold a magazine: as a thread without a cache */
+	}
 	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF))
-		obj = pool__shared_pop(pool, self->id, ctx ? REFILL_CLUSTERS : 1, &n);
-	/* one object from the OS layer: growing, the pool asks for no more than it hands out */
-	if (!obj)
-		obj = pool__os_get(pool, 1, self->id, &n);
-	if (!obj)
-		return NULL;
+		obj = pool__shared_get_one(pool, self->id);
+	if (!obj && !pool__os_get(pool, &obj, 1, self->id))
+		obj = NULL;
 	tick(pool);
-	rest = pool__link_get(obj, 0);
-	if (rest && !(ctx && tc_take_list(ctx, pool->ro.index, rest, n - 1, dbg)))
-		release_objects(pool, rest, n - 1, self->id, dbg, 0, 0);
-	pool__link_set(obj, 0, NULL);
 	return obj;
 }
 
 void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *self, void *obj,
                                unsigned int dbg, const void *caller)
 {
-	pool__link_set(obj, 0, NULL);
-	if (pool->layout & POOL_DBG_UAF)
-		pool__os_put(pool, obj, 1, self->id, caller);
+	if ((pool->layout & POOL_DBG_UAF) || (dbg & POOL_DBG_NO_GLOBAL))
+		pool__os_put(pool, &obj, 1, self->id, caller);
 	else
-		release_objects(pool, obj, 1, self->id, dbg, 0, 0);
+		pool__shared_put_one(pool, obj, self->id);
 	/* threads without caches (no-cache, past the registry) look at the demand clock too */
 	tick(pool);
 }
@@ -656,47 +1068,29 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
                                size_t n, unsigned int dbg)
 {
 	struct pool_thread_caches *ctx = self->caches;
-	unsigned int slot = pool->ro.index;
-	struct pool_tcache *tc = &ctx->tc[slot];
-	size_t got = 0, i;
+	unsigned int s = pool->ro.index;
+	struct pool_tcache *tc = &ctx->tc[s];
+	size_t got = 0;
 
-	/* from the cache first, then clusters from the shared lists or the OS layer */
-	mag_spill(ctx, slot);
-	while (got < n && tc->head) {
-		objs[got++] = tc->head;
-		tc->head = pool__link_get(tc->head, 0);
-	}
-	if (got)
-		tc_set_count(ctx, slot, tc_count(ctx, slot) - (uint32_t)got);
+	section_enter(ctx);
 	while (got < n) {
-		unsigned int k = 0;
-		void *p = NULL, *next;
+		uint32_t c = tc->count, k;
 
-		if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF))
-			p = pool__shared_pop(pool, ctx->id, 1, &k);
-		if (!p)
-			p = pool__os_get(pool, n - got < pool->cluster ? (unsigned int)(n - got) :
-			                 pool->cluster, ctx->id, &k);
-		if (!p)
+		if (!c && !reload_local(ctx, s) &&
+		    !reload_remote(ctx, s, dbg, (uint32_t)(n - got < UINT32_MAX ? n - got : UINT32_MAX)))
 			break;
-		for (; p && got < n; p = next) {
-			next = pool__link_get(p, 0);
-			pool__link_set(p, 0, NULL);
-			objs[got++] = p;
-			k--;
-		}
-		/* what the last cluster held beyond the request goes to the cache, or back */
-		if (p && !tc_take_list(ctx, slot, p, k, dbg))
-			release_objects(pool, p, k, ctx->id, dbg, 0, 0);
-		tick(pool);
+		c = tc->count;
+		k = n - got < c ? (uint32_t)(n - got) : c;
+		tc_set_count(tc, c - k);
+		memcpy(objs + got, tc->objs + (c - k), k * sizeof(*objs));
+		got += k;
 	}
+	section_exit(ctx);
+	tick(pool);
 	if (got == n)
 		return n;
 	/* all or nothing: what was taken goes back */
-	for (i = 0; i < got; i++)
-		pool__link_set(objs[i], 0, i + 1 < got ? objs[i + 1] : NULL);
-	if (!tc_take_list(ctx, slot, objs[0], (uint32_t)got, dbg))
-		release_objects(pool, objs[0], (unsigned int)got, ctx->id, dbg, 0, 0);
+	pool__tcache_free_bulk(pool, self, objs, got, dbg);
 	return 0;
 }
 
@@ -704,30 +1098,27 @@ void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, vo
                             size_t n, unsigned int dbg)
 {
 	struct pool_thread_caches *ctx = self->caches;
-	unsigned int slot = pool->ro.index;
+	unsigned int s = pool->ro.index;
+	struct pool_tcache *tc = &ctx->tc[s];
+	size_t i = 0;
 
-	/* a pool used in bulk gets its magazine, and the next bulk calls take the fast path */
-	if (!ctx->mag[slot] && n <= POOL_MAG_OBJECTS)
-		ctx->mag[slot] = pool__os_meta_alloc(sizeof(*ctx->mag[slot]), POOL_CACHE_LINE);
-	if (ctx->mag[slot] && tc_reserve(ctx, slot, (uint32_t)n, dbg) &&
-	    pool__tcache_free_bulk_fast(pool, objs, n))
-		return;
-	void *list = NULL;
-	size_t i, k = 0;
+	section_enter(ctx);
+	while (i < n) {
+		uint32_t c = tc->count;
 
-	for (i = n; i-- > 0;) {
-		if (!objs[i])
-			continue;
-		pool__link_set(objs[i], 0, list);
-		list = objs[i];
-		k++;
+		if (c == tc->cap && !make_room(ctx, s, dbg))
+			break;
+		for (c = tc->count; i < n && c < tc->cap; i++)
+			if (objs[i])
+				tc->objs[c++] = objs[i];
+		tc_set_count(tc, c);
 	}
-	if (!k)
-		return;
-	if (tc_take_list(ctx, slot, list, (uint32_t)k, dbg))
-		return;
-	/* the budget cannot hold them: they go to the shared lists as clusters at once */
-	release_objects(pool, list, (unsigned int)k, ctx->id, dbg, 0, 0);
+	section_exit(ctx);
+	tick(pool);
+	/* what the budget cannot hold goes to the shared lists */
+	for (; i < n; i++)
+		if (objs[i])
+			pool__tcache_put_uncached(pool, self, objs[i], dbg, NULL);
 }
 
 POOL_API void pool_thread_flush(void)
@@ -745,6 +1136,58 @@ POOL_API void pool_thread_flush(void)
 /* Other threads' caches: pool_destroy(), statistics, fork()                                  */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * Slot `s` of another thread's caches (quiesced, or vanished in a fork() child) is taken back:
+ * every magazine with objects goes to the shared lists as it is (no pointer is copied), the
+ * empty ones are freed, the entry is left empty. A count the owner's fast path was changing
+ * while it was read is clamped to the capacity. Returns the objects the slot counted in the
+ * budget, for the owner's books.
+ */
+static uint32_t take_slot(struct pool_thread_caches *c, unsigned int s, unsigned int start)
+{
+	struct pool_tslot *sl = &c->slot[s];
+	struct pool_tcache *tc = &c->tc[s];
+	struct pool_head *pool = pool__slots[s];
+	struct pool_mag *top = NULL, *bottom = NULL, *m, *l = sl->loaded, *p = sl->prev;
+	uint32_t nm = 0, n = 0, reserved = sl->reserved_objs, i;
+
+	if (l) {
+		uint32_t cnt = __atomic_load_n(&tc->count, __ATOMIC_RELAXED);
+
+		l->n = cnt <= l->cap ? cnt : l->cap;
+	}
+	tc_set_count(tc, 0);
+	tc->cap = 0;
+	tc->objs = NULL;
+	/* the full stack, bounded by its count (a stack cut by a stuck owner is not followed) */
+	for (m = sl->top, i = 0; m && i < sl->nfull; m = m->next, i++) {
+		n += m->n;
+		nm++;
+		bottom = m;
+	}
+	if (nm)
+		top = sl->top;
+	for (i = 0; i < 2; i++) {
+		m = i ? l : p;
+		if (!m)
+			continue;
+		if (!m->n) {
+			pool__mag_free(pool, m);
+			continue;
+		}
+		m->next = top;
+		top = m;
+		if (!bottom)
+			bottom = m;
+		nm++;
+		n += m->n;
+	}
+	pool__push_mags(pool, top, bottom, nm, n, start);
+	pool__mag_free_stack(pool, sl->empty);
+	memset(sl, 0, sizeof(*sl));
+	return reserved;
+}
+
 void pool__tcache_drain_pool(struct pool_head *pool)
 {
 	unsigned int dbg, i, slot = pool->ro.index;
@@ -753,30 +1196,20 @@ void pool__tcache_drain_pool(struct pool_head *pool)
 	if (!slot)
 		return;
 	pthread_mutex_lock(&registry_lock);
+	quiesce_begin(self->caches);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		struct pool_thread_caches *ctx = registry[i];
-		struct pool_tcache *tc;
-		uint32_t count;
-		void *list;
+		size_t bytes;
 
 		if (!ctx)
 			continue;
-		pthread_mutex_lock(&ctx->lock);
-		mag_spill(ctx, slot);
-		tc = &ctx->tc[slot];
-		list = tc->head;
-		count = tc_count(ctx, slot);
-		tc->head = NULL;
+		bytes = (size_t)take_slot(ctx, slot, self->id) * pool->cache_cost;
 		if (ctx == self->caches)
-			ctx->reserved -= (size_t)ctx->limit[slot] * pool->cache_cost;
+			ctx->reserved -= bytes;
 		else
-			atomic_fetch_add(&ctx->credit, (size_t)ctx->limit[slot] * pool->cache_cost);
-		tc_set_room(tc, 0);
-		__atomic_store_n(&ctx->limit[slot], 0, __ATOMIC_RELAXED);
-		tc->referenced = 0;
-		pthread_mutex_unlock(&ctx->lock);
-		release_objects(pool, list, count, self->id, dbg, 0, 0);
+			atomic_fetch_add(&ctx->credit, bytes);
 	}
+	quiesce_end();
 	pthread_mutex_unlock(&registry_lock);
 }
 
@@ -789,13 +1222,10 @@ unsigned long pool__sum_cached(const struct pool_head *pool)
 		return 0;
 	pthread_mutex_lock(&registry_lock);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
-		uint32_t limit, room;
-
 		if (!registry[i])
 			continue;
-		limit = __atomic_load_n(&registry[i]->limit[slot], __ATOMIC_RELAXED);
-		room = __atomic_load_n(&registry[i]->tc[slot].room, __ATOMIC_RELAXED);
-		sum += room < limit ? limit - room : 0;    /* racy reads: never below 0 */
+		sum += __atomic_load_n(&registry[i]->tc[slot].count, __ATOMIC_RELAXED);
+		sum += __atomic_load_n(&registry[i]->slot[slot].held, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&registry_lock);
 	return sum;
@@ -804,26 +1234,13 @@ unsigned long pool__sum_cached(const struct pool_head *pool)
 void pool__tcache_fork_prepare(void)
 {
 	pthread_mutex_lock(&registry_lock);
+	quiesce_begin(pool_self.caches);
 }
 
 void pool__tcache_fork_parent(void)
 {
+	quiesce_end();
 	pthread_mutex_unlock(&registry_lock);
-}
-
-/*
- * In a fork child, the objects a vanished thread's list of slot `s` really holds: the thread may
- * have been cut short between changing its list and its count (cutting clusters off, splicing
- * a refill), so its count is only an upper bound. Objects it was moving are lost to the child.
- */
-static uint32_t listed(const struct pool_thread_caches *ctx, unsigned int s)
-{
-	uint32_t want = tc_count(ctx, s), n = 0;
-	void *p;
-
-	for (p = ctx->tc[s].head; p && n < want; p = pool__link_get(p, 0))
-		n++;
-	return n;
 }
 
 void pool__tcache_fork_child(void)
@@ -838,20 +1255,23 @@ void pool__tcache_fork_child(void)
 		if (!ctx || ctx == self->caches)
 			continue;
 		for (s = 1; s < max; s++) {
-			struct pool_tcache *tc = &ctx->tc[s];
+			struct pool_tslot *sl = &ctx->slot[s];
 
-			mag_spill(ctx, s);
-			if (tc->head && pool__slots[s])
-				release_objects(pool__slots[s], tc->head, listed(ctx, s), self->id,
-				                0, 0, 0);
-			tc->head = NULL;
-			tc->room = 0;
-			ctx->limit[s] = 0;
+			if (!pool__slots[s] || (!sl->reserved_objs && !sl->nempty))
+				continue;
+			if (atomic_load_explicit(&ctx->busy, memory_order_relaxed)) {
+				/* its thread was stuck inside a section: nothing of it can be trusted */
+				pool__bucket_count_lost(pool__slots[s],
+				                        sl->held + ctx->tc[s].count, self->id);
+				continue;
+			}
+			take_slot(ctx, s, self->id);
 		}
 		registry[i] = NULL;
-		/* its thread does not exist here: its caches go (a lock it held with them) */
-		free_caches(ctx, 0);
+		/* its thread does not exist here: its caches go */
+		free_caches(ctx);
 	}
+	atomic_store_explicit(&quiescing, 0, memory_order_relaxed);
 	/* the forking thread took the lock in fork_prepare(): it owns it in the child too */
 	pthread_mutex_unlock(&registry_lock);
 }

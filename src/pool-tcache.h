@@ -32,7 +32,10 @@ struct pool_thread *pool__thread_self(unsigned int *dbg);
 unsigned int pool__thread_id(const struct pool_thread *ctx);
 uint64_t *pool__thread_rng(struct pool_thread *ctx);
 
-/* Can this thread cache objects of `pool`? (registered, pool has a slot, no-cache off...) */
+/*
+ * Can this thread cache objects of `pool`? (registered, the pool has a slot, no-cache off, and a
+ * magazine of the pool fits the budget)
+ */
 int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *ctx,
                         unsigned int dbg);
 
@@ -42,30 +45,40 @@ int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *
  */
 int pool__tcache_integrity(const struct pool_thread *ctx, unsigned int dbg);
 
-/* Pop an object of `pool` from this thread's cache (cold-first: the oldest); NULL if empty. */
+/*
+ * An object of `pool` from this thread's cache: the loaded magazine, else the previous one or
+ * the top of the full stack loaded in its place (cold-first: the least recently freed object).
+ * NULL when the thread caches none. Touches no shared line.
+ */
 void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg);
 
 /*
- * Push `obj` into this thread's cache of `pool`, reserving room within the budget (evicting
- * cold objects when needed). 1 when cached, 0 when the budget cannot hold it.
+ * Push `obj` into this thread's cache of `pool`, making room in the loaded magazine when it is
+ * full (magazines rotate, full ones leave for the shared lists when the budget cannot hold
+ * them). 1 when cached, 0 when the slot cannot cache (no budget for a magazine, no memory).
  */
 int pool__tcache_push(struct pool_head *pool, struct pool_thread *ctx, void *obj,
                       unsigned int dbg);
 
 /*
- * One object for this thread, counted as used: from a cluster of the shared lists, whose other
- * objects refill this thread's cache when the budget holds them (else they go back), or a new
- * object from the OS layer. NULL at the limit or when out of memory.
+ * One object for this thread, counted as used, when its cache had none: the loaded magazine is
+ * refilled with whole magazines from a shared list (one exchange) or new objects from the OS
+ * layer, and one is taken; a thread that cannot cache gets one object from a shared list or
+ * the OS layer. NULL at the limit or when out of memory.
  */
 void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg);
 
-/* Give one object back without caching it (it was counted as used until now). */
+/*
+ * Give one object back without caching it (it was counted as used until now): to a magazine of
+ * the shared lists, or to the OS layer (no-global, uaf; `caller` for the uaf report).
+ */
 void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *ctx, void *obj,
                                unsigned int dbg, const void *caller);
 
 /*
- * pool_alloc_bulk() for a thread that can cache `pool` and no per-object debugging: `n` objects
- * into objs[] from the cache, then whole clusters; n, or 0 with nothing taken.
+ * pool_alloc_bulk() for a thread that can cache `pool` and no per-object debugging: `n` pointers
+ * copied out of the loaded magazine, reloaded from the slot's other magazines, the shared lists
+ * or the OS layer as often as needed; n, or 0 with nothing taken (what was taken went back).
  */
 size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
                                size_t n, unsigned int dbg);
@@ -74,61 +87,55 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *ctx, 
 extern const struct pool_tcache pool__tcache_none[POOL_MAX_CACHED_POOLS];
 
 /*
- * The registered caller's caches straight from the TLS pointer the inline fast path reads
- * (pool__tls_cache points to the first member of struct pool_thread_caches): NULL for a thread
- * without caches. No call into the TLS runtime, unlike pool__thread_self().
+ * The registered caller's entry of `pool` straight from the TLS pointer the inline fast path
+ * reads: NULL for a thread without caches or a pool without a slot. No call into the TLS
+ * runtime, unlike pool__thread_self().
  */
-static inline struct pool_thread_caches *pool__tcache_fast(void)
+static inline struct pool_tcache *pool__tcache_entry(const struct pool_head *pool)
 {
 	struct pool_tcache *t = pool__tls_cache;
 
-	return t == pool__tcache_none ? NULL : (struct pool_thread_caches *)(void *)t;
+	if (t == pool__tcache_none || !pool->ro.index)
+		return NULL;
+	return t + pool->ro.index;
 }
 
 /*
  * The fast paths of the bulk calls, for a registered thread without per-object debugging: n
- * objects out of / into the thread's bulk magazine for `pool`, with a copy of the pointers and
- * no object touched (the way DPDK's mempool cache works). They return 1, or 0 when they cannot
- * serve (no magazine, too few objects or too little room, a NULL pointer), and then the slow
- * paths do it all. The room of the thread cache entry is the reservation's, shared with the list.
+ * pointers copied out of / into the loaded magazine (the way DPDK's mempool cache works). They
+ * return 1, or 0 when they cannot serve (too few objects or too little room, a NULL pointer),
+ * and then the slow paths do it all. Like the inline fast path, each writes the count last when
+ * it adds and first when it takes, so fork() may cut it anywhere.
  */
 static inline int pool__tcache_alloc_bulk_fast(struct pool_head *pool, void **objs, size_t n)
 {
-	struct pool_thread_caches *ctx = pool__tcache_fast();
-	unsigned int slot = pool->ro.index;
-	struct pool_mag *m;
+	struct pool_tcache *tc = pool__tcache_entry(pool);
+	uint32_t c;
 
-	if (!ctx || !slot || (POOL__DEBUGGING() & POOL_DBG_SLOW))
+	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW))
 		return 0;
-	m = ctx->mag[slot];
-	if (!m || m->n < n)
+	c = tc->count;
+	if (c < n)
 		return 0;
-	m->n -= (uint32_t)n;
-	memcpy(objs, &m->obj[m->n], n * sizeof(*objs));
-	__atomic_store_n(&ctx->tc[slot].room, ctx->tc[slot].room + (uint32_t)n, __ATOMIC_RELAXED);
+	c -= (uint32_t)n;
+	__atomic_store_n(&tc->count, c, __ATOMIC_RELAXED);
+	memcpy(objs, tc->objs + c, n * sizeof(*objs));
 	return 1;
 }
 
 static inline int pool__tcache_free_bulk_fast(struct pool_head *pool, void **objs, size_t n)
 {
-	struct pool_thread_caches *ctx = pool__tcache_fast();
-	unsigned int slot = pool->ro.index;
-	struct pool_tcache *tc;
-	struct pool_mag *m;
+	struct pool_tcache *tc = pool__tcache_entry(pool);
 	void **dst;
 	size_t i;
 
-	if (!ctx || !slot || (POOL__DEBUGGING() & POOL_DBG_SLOW))
-		return 0;
-	m = ctx->mag[slot];
-	tc = &ctx->tc[slot];
-	if (!m || n > POOL_MAG_OBJECTS - m->n || n > tc->room)
+	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW) || n > tc->cap - tc->count)
 		return 0;
 	/*
 	 * Copy, and look for a NULL in the same pass (four at a time: one branch per four): the
 	 * copy counts only if there was none, else the slow path skips them.
 	 */
-	dst = &m->obj[m->n];
+	dst = tc->objs + tc->count;
 	for (i = 0; i + 4 <= n; i += 4) {
 		void *a = objs[i], *b = objs[i + 1], *c = objs[i + 2], *d = objs[i + 3];
 
@@ -144,13 +151,14 @@ static inline int pool__tcache_free_bulk_fast(struct pool_head *pool, void **obj
 		if (POOL_UNLIKELY(!objs[i]))
 			return 0;
 	}
-	m->n += (uint32_t)n;
-	__atomic_store_n(&tc->room, tc->room - (uint32_t)n, __ATOMIC_RELAXED);
-	tc->referenced = 1;
+	__atomic_store_n(&tc->count, tc->count + (uint32_t)n, __ATOMIC_RELAXED);
 	return 1;
 }
 
-/* pool_free_bulk() likewise: into the cache in one splice, or as clusters to the shared lists. */
+/*
+ * pool_free_bulk() likewise: the pointers into the loaded magazine, the magazines rotating as it
+ * fills; what the budget cannot hold goes to the shared lists.
+ */
 void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
                             size_t n, unsigned int dbg);
 
@@ -159,8 +167,11 @@ void pool__tcache_attach(struct pool_head *pool);
 void pool__tcache_detach(struct pool_head *pool);
 
 /*
- * pool_destroy(): take every thread's cached objects of `pool` back to the shared lists and drop
- * their reservations. The caller holds the pool list lock; no other thread uses the pool.
+ * pool_destroy(): take every thread's cached objects of `pool` back to the shared lists, with
+ * their magazines, and drop their reservations. The caller holds the pool list lock; no other
+ * thread may use the pool, but one that does (a fast path racing the drain) does not make the
+ * drain read anything but pointer arrays and their counts: the drain waits for every thread to
+ * leave its sections and keeps them out while it looks.
  */
 void pool__tcache_drain_pool(struct pool_head *pool);
 
@@ -168,8 +179,8 @@ void pool__tcache_drain_pool(struct pool_head *pool);
 unsigned long pool__sum_cached(const struct pool_head *pool);
 
 /*
- * fork(): the registry lock around fork(); the child takes back the caches of the threads that
- * did not follow it.
+ * fork(): the registry lock and the sections quiesced around fork(); the child takes back the
+ * caches of the threads that did not follow it.
  */
 void pool__tcache_fork_prepare(void);
 void pool__tcache_fork_parent(void);

@@ -540,9 +540,8 @@ create:
 	pool->ro.flags = flags;
 	pool->nbuckets = nb;
 	pool->bucket_shift = 64 - (unsigned int)__builtin_ctz(nb);
-	pool->cluster = cfg->cluster;
 	pool->magic = POOL_HEAD_LIVE;
-	pool__bucket_init(pool, cfg->decay_ms);
+	pool__bucket_init(pool, cfg->cluster, cfg->cache_bytes, cfg->decay_ms);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
 	if (add_creator(pool, name, size, align, flags) < 0) {
 		pool__os_meta_free(pool, head_size, HEAD_ALIGN);

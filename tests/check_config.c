@@ -6,7 +6,7 @@
  * POOL_DECAY_MS_DEF), the environment overrides POOL_BUCKETS, POOL_CACHE_SIZE and POOL_DECAY_MS
  * (good values taken, bad ones refused on stderr once, naming the variable and the value kept),
  * overrides on top of an XML topology's defaults, and pool_configure()/pool_get_config(): every
- * bound of every field (buckets a power of two 1..64, cache_bytes 4096..1 GiB, cluster 1..16,
+ * bound of every field (buckets a power of two 1..64, cache_bytes 4096..1 GiB, cluster 1..64,
  * decay_ms 1..1 hour), nothing changed by a refused call, EBUSY once a pool exists, and pools
  * created with what was set.
  *
@@ -311,16 +311,16 @@ static void configure_refused(const struct pool_config *c)
 	ck_assert_uint_eq(after.decay_ms, before.decay_ms);
 }
 
-/* Every cluster size 1..16 is taken, 17 and more are refused. */
+/* Every cluster (magazine) size 1..64 is taken, 65 and more are refused. */
 START_TEST(test_cluster_bounds)
 {
-	static const unsigned int bad[] = { POOL_CLUSTER_MAX + 1, 32, 64, 65, 1000, UINT_MAX };
+	static const unsigned int bad[] = { POOL_CLUSTER_MAX + 1, 100, 128, 1000, UINT_MAX };
 	struct pool_config c = { 0 }, now;
 	unsigned int n, i;
 
 	pool_get_config(&now);
 	ck_assert_uint_eq(now.cluster, POOL_CLUSTER_DEFAULT);
-	ck_assert_uint_eq(POOL_CLUSTER_MAX, 16);
+	ck_assert_uint_eq(POOL_CLUSTER_MAX, 64);
 	for (n = 1; n <= POOL_CLUSTER_MAX; n++) {
 		c.cluster = n;
 		ck_assert_uint_eq(configure_ok(&c).cluster, n);
@@ -339,7 +339,7 @@ END_TEST
 
 /*
  * The cluster size is what moves between a thread cache and the shared lists: with 1, every
- * cluster given is one object; with 16, clusters hold up to 16 objects.
+ * magazine given holds one object; with 64, magazines hold up to 64 objects.
  */
 static void cluster_child(void *result, const void *arg)
 {
@@ -373,7 +373,7 @@ START_TEST(test_cluster_size_moves)
 		ck_assert_uint_le(st.shared_put_objects, st.shared_put_clusters * sizes[i]);
 		if (sizes[i] == 1)
 			ck_assert_uint_eq(st.shared_put_objects, st.shared_put_clusters);
-		else   /* more than the default's 8 to a cluster on average */
+		else   /* more than the default's 32 to a magazine on average */
 			ck_assert_uint_gt(st.shared_put_objects,
 			                  st.shared_put_clusters * POOL_CLUSTER_DEFAULT);
 	}

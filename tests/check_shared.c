@@ -146,20 +146,39 @@ static void churn(struct pool_head *p, unsigned int n)
 	pool_thread_flush();
 }
 
+/*
+ * The objects one magazine of a pool of `stride`-byte objects holds: the configured cluster, or
+ * 1/16 of the thread budget for large objects, at least 1 (pool_configure(3)).
+ */
+static size_t magazine_of(size_t stride)
+{
+	struct pool_config cfg;
+	size_t share;
+
+	pool_get_config(&cfg);
+	share = cfg.cache_bytes / 16 / stride;
+	return share < cfg.cluster ? (share ? share : 1) : cfg.cluster;
+}
+
+/*
+ * Two pool_gc() calls after the need fell to 0 keep at most a floor of 64 KiB, and no more than
+ * one magazine: 64-byte objects keep a magazine, 16 KiB ones four (or a smaller magazine), and a
+ * pool of 512 KiB objects keeps none (the floor is bytes: one object would be more than it).
+ */
 START_TEST(test_gc_floor_in_bytes)
 {
-	static const struct { size_t size; size_t floor; } cases[] = {
-		{ 64, 8 },               /* one cluster (8) is less than 64 KiB */
-		{ 16384, 4 },            /* 64 KiB of 16 KiB objects */
-		{ 512 * 1024, 1 },       /* at least one object */
-	};
+	static const size_t sizes[] = { 64, 16384, 512 * 1024 };
 	unsigned int c;
 
-	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-		struct pool_head *p = pool_create("floor", cases[c].size, 0);
+	for (c = 0; c < sizeof(sizes) / sizeof(sizes[0]); c++) {
+		struct pool_head *p = pool_create("floor", sizes[c], 0);
 		struct pool_stats st;
+		size_t floor;
 
 		ck_assert_ptr_nonnull(p);
+		floor = 65536 / sizes[c];
+		if (floor > magazine_of(sizes[c]))
+			floor = magazine_of(sizes[c]);
 		churn(p, 40);
 		ck_assert_uint_eq(test_stats(p).allocated, 40);
 		pool_gc(p);          /* ends the half-window in which the 40 were needed */
@@ -168,11 +187,11 @@ START_TEST(test_gc_floor_in_bytes)
 		ck_assert_uint_eq(st.needed_avg, 40);
 		pool_gc(p);          /* idle since: all but the floor goes back */
 		st = test_stats(p);
-		ck_assert_msg(st.allocated == cases[c].floor, "%zu-byte objects: %zu kept, floor %zu",
-		              cases[c].size, st.allocated, cases[c].floor);
+		ck_assert_msg(st.allocated == floor, "%zu-byte objects: %zu kept, floor %zu",
+		              sizes[c], st.allocated, floor);
 		ck_assert_uint_eq(st.needed_avg, 0);
-		ck_assert_uint_eq(st.os_releases, 40 - cases[c].floor);
-		ck_assert_uint_eq(st.gc_released_bytes, (40 - cases[c].floor) * st.stride);
+		ck_assert_uint_eq(st.os_releases, 40 - floor);
+		ck_assert_uint_eq(st.gc_released_bytes, (40 - floor) * st.stride);
 		ck_assert_int_eq(pool_destroy(p), 0);
 	}
 }
@@ -472,7 +491,7 @@ START_TEST(test_bulk_moves_clusters)
 	st = test_stats(p);
 	ck_assert_uint_eq(st.used, 0);
 	ck_assert_uint_eq(st.allocated, 256);
-	/* again: from the shared lists this time, in clusters */
+	/* again: from the shared lists this time, in magazines */
 	ck_assert_uint_eq(pool_alloc_bulk(p, objs, 200), 200);
 	st = test_stats(p);
 	ck_assert_uint_eq(st.allocated, 256);

@@ -76,7 +76,7 @@ END_TEST
 START_TEST(test_fork_with_a_head_held_forever)
 {
 	struct pool_head *p;
-	struct pool_item *saved;
+	struct pool_mag *saved;
 	struct pool_stats st;
 	void *o[64];
 	int status, i;

@@ -9,18 +9,20 @@
  *   pool head       struct pool_head: the description of a pool (name, size, alignment, flags,
  *                   limit) followed by its buckets. Opaque to users except for the read-mostly
  *                   part the inline fast path needs (struct pool_head_ro).
- *   thread cache    per thread and per pool, a LIFO list of free objects and the room left in
- *                   the thread's reservation for that pool (struct pool_tcache, an entry of the
- *                   array pool__tls_cache points to). Only its own thread touches it on the hot
- *                   path.
+ *   thread cache    per thread and per pool, magazines of free objects: the loaded one, which
+ *                   the inline fast path pops and pushes (struct pool_tcache, an entry of the
+ *                   array pool__tls_cache points to), a previous one and a stack of full ones.
+ *                   Only its own thread touches it on the hot path.
+ *   magazine        an array of pointers to free objects (Bonwick & Adams 2001).
+ *   cluster         the objects one magazine holds: what moves between a thread cache and a
+ *                   shared free list with one atomic operation (32 by default, at most 64,
+ *                   fewer for large objects). Moving one touches no object.
  *   budget          the bytes one thread may keep in all its thread caches together.
  *   bucket          two cache lines of a pool: the head of a shared free list and the counters
- *                   (allocated, used, free objects, traffic) of the clusters moved through it,
+ *                   (allocated, used, free objects, traffic) of the magazines moved through it,
  *                   written only by the thread that owns the head; a pool's totals are sums.
- *   shared free list  per bucket, a stack of clusters, self-locked by swapping a BUSY marker in.
- *   cluster         a chain of a few free objects (8 by default, at most 16) moved with one
- *                   atomic operation; its first object carries its count.
- *   eviction        moving objects out of a thread cache when the thread is over its budget.
+ *   shared free list  per bucket, a stack of magazines, self-locked by swapping a BUSY marker in.
+ *   eviction        moving magazines out of a thread cache when the thread is over its budget.
  *   needed_avg      the most objects the pool used over its demand window (decay_ms), as the
  *                   last release pass measured it (the name is HAProxy's, whose pools keep a
  *                   sliding average, swrate, instead of a window over time).
@@ -79,9 +81,9 @@
 #define POOL_SIZE_MAX          (1ul << 30)   /* largest object layout, in bytes */
 #define POOL_MAX_CACHED_POOLS  256u          /* pools with a thread cache; others have none */
 #define POOL_MAX_THREADS       4096u         /* threads with a cache at once; others have none */
-#define POOL_CLUSTER_DEFAULT   8u            /* objects moved together to/from shared lists */
-#define POOL_CLUSTER_MAX       16u           /* most objects per cluster (a cluster's count
-                                                lives in 4 free bits of a link word) */
+#define POOL_CLUSTER_DEFAULT   32u           /* objects per magazine: moved together between a
+                                                thread cache and the shared lists */
+#define POOL_CLUSTER_MAX       64u           /* most objects per magazine */
 #define POOL_CACHE_BYTES_MIN   4096u         /* smallest per-thread cache budget, bytes */
 #define POOL_DECAY_MS_DEF      10000u        /* default demand window, ms (jemalloc's dirty_decay_ms) */
 #define POOL_DECAY_MS_MAX      3600000u      /* longest demand window, ms (one hour) */
@@ -121,16 +123,18 @@ struct pool_head_ro {
 struct pool_head;               /* opaque: defined in src/pool-head-t.h */
 
 /*
- * One thread's cache of one pool. Only the owning thread writes it, except at thread exit, in
- * pool_destroy() and after fork(). It holds limit - room objects. Statistics read `room` and
- * `limit` from other threads with relaxed loads (see POOL_TC_ROOM_ADD in pool.h).
+ * One thread's cache of one pool as the inline fast path sees it: the loaded magazine's pointer
+ * array, how many pointers it holds and how many it can hold. pool_alloc() pops objs[--count]
+ * while count > 0; pool_free() pushes objs[count++] while count < cap; anything else is the slow
+ * path's (an entry of zeroes always sends both there). Only the owning thread writes it, except
+ * at thread exit, in pool_destroy() and after fork(). Statistics read `count` from other threads
+ * with relaxed loads (see POOL__TC_COUNT_SET in pool.h).
  */
 struct pool_tcache {
-	void *head;             /* LIFO list of free objects linked through their first word */
-	uint32_t room;          /* objects pool_free() may still push: the thread's reservation
-	                           for this pool (kept by the library) minus the objects listed */
-	uint32_t referenced;    /* set by pool_free(), cleared by eviction's clock hand */
-} __attribute__((aligned(16)));
+	void **objs;            /* the loaded magazine's pointers, or NULL */
+	uint32_t count;         /* pointers in objs[] */
+	uint32_t cap;           /* capacity of objs[] (0 without a magazine) */
+};
 
 /* Statistics of one pool, filled by pool_get_stats(). Counts are objects unless stated. */
 struct pool_stats {
@@ -153,9 +157,10 @@ struct pool_stats {
 	size_t os_resident;     /* bytes the OS layer holds resident, 0 if unknown */
 	/* Cumulative traffic below the thread caches since the pool was created (never reset). */
 	uint64_t shared_get_objects;   /* objects taken from the shared free lists */
-	uint64_t shared_get_clusters;  /* clusters taken (one head exchange each) */
+	uint64_t shared_get_clusters;  /* clusters (magazines) taken: one head exchange takes one
+	                                  or a few */
 	uint64_t shared_put_objects;   /* objects given to the shared free lists */
-	uint64_t shared_put_clusters;  /* clusters given */
+	uint64_t shared_put_clusters;  /* clusters (magazines) given */
 	uint64_t os_allocs;            /* objects obtained from the OS layer */
 	uint64_t os_releases;          /* objects given back to the OS layer */
 	uint64_t gc_released_bytes;    /* bytes (objects x stride) given back to the OS layer by the
@@ -168,7 +173,8 @@ struct pool_stats {
 struct pool_config {
 	unsigned int buckets;   /* shared-list buckets per pool: power of two, 1..64 */
 	size_t cache_bytes;     /* per-thread cache budget in bytes, 0 or 4096..1 GiB */
-	unsigned int cluster;   /* objects per cluster, 1..POOL_CLUSTER_MAX (16) */
+	unsigned int cluster;   /* objects per magazine, 1..POOL_CLUSTER_MAX (64); a pool of large
+	                           objects uses fewer (see pool_configure()) */
 	unsigned int decay_ms;  /* demand window: how long a peak of `used` is remembered, ms,
 	                           1..3600000 (see pool_configure()) */
 };

@@ -153,12 +153,11 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 	((struct pool_tcache *)((char *)pool__tls_cache + (ro)->cache_off))
 
 /*
- * The fast path updates `room` with a plain read-modify-write (one instruction on x86) and reads
- * the debugging word with a plain load. Other threads read `room` only for statistics,
- * tolerating a stale value, and a thread that reads the debugging word a little late takes one
- * more fast path (every slow path rereads it with acquire): both races are meant. Under
- * ThreadSanitizer both accesses are relaxed atomic ones, so that these tolerated races are not
- * reported.
+ * The fast path writes `count` with a plain store and reads the debugging word with a plain
+ * load. Other threads read `count` only for statistics, tolerating a stale value, and a thread
+ * that reads the debugging word a little late takes one more fast path (every slow path rereads
+ * it with acquire): both races are meant. Under ThreadSanitizer both accesses are relaxed atomic
+ * ones, so that these tolerated races are not reported. Internal: POOL__ names are not API.
  */
 #if defined(__SANITIZE_THREAD__)
 #define POOL__TSAN 1
@@ -168,14 +167,11 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 #endif
 #endif
 #ifdef POOL__TSAN
-#define POOL_TC_ROOM_ADD(tc, n) \
-	__atomic_store_n(&(tc)->room, (tc)->room + (uint32_t)(n), __ATOMIC_RELAXED)
+#define POOL__TC_COUNT_SET(tc, v) __atomic_store_n(&(tc)->count, (v), __ATOMIC_RELAXED)
 #define POOL__DEBUGGING() __atomic_load_n(&pool_debugging, __ATOMIC_RELAXED)
 #else
+#define POOL__TC_COUNT_SET(tc, v) ((tc)->count = (v))
 #define POOL__DEBUGGING() (pool_debugging)
-#endif
-#ifndef POOL_TC_ROOM_ADD
-#define POOL_TC_ROOM_ADD(tc, n) ((tc)->room += (uint32_t)(n))
 #endif
 
 /*
@@ -186,7 +182,8 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
  * creation, or NULL when the pool is at its limit, the OS layer is out of memory, or fault
  * injection fired; every NULL is counted in the pool's `failed` counter and errno is set to
  * ENOMEM. Thread-safe; on the fast path (object in this thread's cache, no debugging) it is a
- * pop from a thread-local list: no atomic, no lock, no call. `pool` must be a pool from
+ * pop from a thread-local array of pointers (the loaded magazine): no atomic, no lock, no call,
+ * and no read of the object itself. `pool` must be a pool from
  * pool_create(): the fast path reads it without a check, so NULL faults (SIGSEGV) there; a
  * destroyed pool is reported (see pool_destroy()).
  */
@@ -194,19 +191,20 @@ POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 {
 	const struct pool_head_ro *ro = (const struct pool_head_ro *)pool;
 	struct pool_tcache *tc;
-	void **item;
+	uint32_t n;
+	void *obj;
 
 	if (POOL_UNLIKELY(POOL__DEBUGGING() & POOL_DBG_SLOW))
 		return pool__alloc_call(pool, flags);
 	tc = POOL__TCACHE(ro);
-	item = (void **)tc->head;
-	if (POOL_UNLIKELY(!item))
+	n = tc->count;
+	if (POOL_UNLIKELY(!n))
 		return pool__alloc_call(pool, flags);
-	tc->head = *item;
-	POOL_TC_ROOM_ADD(tc, 1);
+	obj = tc->objs[--n];
+	POOL__TC_COUNT_SET(tc, n);
 	if (flags & POOL_F_MUST_ZERO)
-		memset(item, 0, ro->size);
-	return item;
+		memset(obj, 0, ro->size);
+	return obj;
 }
 
 /* pool_alloc - pool_alloc_flags(pool, 0). */
@@ -228,10 +226,10 @@ POOL_INLINE void *pool_zalloc(struct pool_head *pool)
 /*
  * pool_free - give `ptr`, obtained from `pool`, back. NULL is a no-op.
  *
- * Any thread may free an object allocated by another. The object goes to this thread's cache; a
- * thread over its cache budget evicts objects of its coldest pools (a CLOCK) to the shared free
- * lists, in clusters (to the OS layer only with the no-global or uaf debugging options, or when
- * every shared list stays busy).
+ * Any thread may free an object allocated by another. Its pointer goes to this thread's cache
+ * (the object itself is not written); a thread over its cache budget evicts whole magazines of
+ * its coldest pools (a CLOCK) to the shared free lists (to the OS layer only with the no-global
+ * or uaf debugging options, or when every shared list stays busy).
  * Freeing into the wrong pool or twice is undefined unless a debugging check (tag, uaf) is on,
  * which then aborts with a report naming the pool, the object, the check and the caller.
  */
@@ -239,33 +237,27 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 {
 	const struct pool_head_ro *ro = (const struct pool_head_ro *)pool;
 	struct pool_tcache *tc;
+	uint32_t n;
 
 	if (POOL_UNLIKELY(!ptr))
 		return;
 	tc = POOL__TCACHE(ro);
-	/*
-	 * `room` is tested through a relaxed atomic load, which the compiler keeps apart from the
-	 * decrement below: the decrement is then one read-modify-write of memory instead of a
-	 * subtraction and a store (callgrind: 19 instructions per alloc+free pair net, 20 without).
-	 */
-	if (POOL_UNLIKELY((POOL__DEBUGGING() & POOL_DBG_SLOW) ||
-	                  !__atomic_load_n(&tc->room, __ATOMIC_RELAXED))) {
+	n = tc->count;
+	if (POOL_UNLIKELY((POOL__DEBUGGING() & POOL_DBG_SLOW) || n == tc->cap)) {
 		pool__free_call(pool, ptr);
 		return;
 	}
-	*(void **)ptr = tc->head;
-	tc->head = ptr;
-	POOL_TC_ROOM_ADD(tc, -1);
-	tc->referenced = 1;
+	tc->objs[n] = ptr;
+	POOL__TC_COUNT_SET(tc, n + 1);
 }
 
 /*
  * pool_alloc_bulk - allocate `n` objects into objs[0..n-1], all or nothing.
  *
- * Without per-object debugging, the objects come from this thread's bulk magazine for the pool
- * (what pool_free_bulk() put there: a copy of the pointers, the objects untouched), or from its
- * cache list, then whole clusters from the shared free lists (one atomic exchange per cluster)
- * or the OS layer; what a cluster holds beyond the request refills the cache. Returns `n`; or 0 when they cannot all
+ * Without per-object debugging, the pointers are copied out of this thread's magazines for the
+ * pool (the objects are not touched), then out of whole magazines from the shared free lists
+ * (one atomic exchange each) or new objects from the OS layer; what a magazine holds beyond the
+ * request stays in the cache. Returns `n`; or 0 when they cannot all
  * be had (the pool's limit, no memory, -dMfail on one of them): then no object is handed out
  * (those already taken go back), objs[] is left with unspecified pointers, one failure is
  * counted and errno is ENOMEM. 0 also for a NULL pool or objs, or n = 0 (errno unchanged). On a
@@ -275,10 +267,10 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n);
 
 /*
  * pool_free_bulk - give objs[0..n-1] back to `pool` (NULL entries are skipped), as pool_free()
- * does for each: into this thread's bulk magazine for the pool (up to 64 pointers, copied; the
- * objects are not touched) when it has room and the thread's budget holds them, else onto its
- * cache list, else as clusters to the shared free lists with one atomic exchange. Nothing
- * happens for a NULL pool or objs. Thread-safe.
+ * does for each: the pointers are copied into this thread's magazines for the pool (the objects
+ * are not touched), and full magazines go to the shared free lists with one atomic exchange
+ * each when the thread's budget cannot hold them. Nothing happens for a NULL pool or objs.
+ * Thread-safe.
  */
 POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n);
 

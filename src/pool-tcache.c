@@ -204,10 +204,21 @@ __attribute__((constructor(102))) static void sections_init(void)
 /* One slot: the entry, its magazines and their stacks                                        */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Other threads read `count` and `held` for statistics: stores are relaxed atomics. */
+/* Pointers in the loaded magazine of an entry, and how many it can hold. */
+static inline uint32_t tc_count(const struct pool_tcache *tc)
+{
+	return (uint32_t)(tc->top - tc->base);
+}
+
+static inline uint32_t tc_cap(const struct pool_tcache *tc)
+{
+	return (uint32_t)(tc->end - tc->base);
+}
+
+/* Other threads read `top` and `held` for statistics: stores are relaxed atomics. */
 static inline void tc_set_count(struct pool_tcache *tc, uint32_t count)
 {
-	__atomic_store_n(&tc->count, count, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->top, tc->base + count, __ATOMIC_RELAXED);
 }
 
 static inline void set_held(struct pool_tslot *sl, uint32_t held)
@@ -222,8 +233,8 @@ static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag
 
 	POOL_ASSERT(!ctx->slot[s].loaded && m->n <= m->cap);
 	ctx->slot[s].loaded = m;
-	tc->objs = m->obj;
-	tc->cap = m->cap;
+	tc->base = m->obj;
+	tc->end = m->obj + m->cap;
 	tc_set_count(tc, m->n);
 }
 
@@ -234,10 +245,9 @@ static struct pool_mag *unload(struct pool_thread_caches *ctx, unsigned int s)
 	struct pool_mag *m = ctx->slot[s].loaded;
 
 	if (m)
-		m->n = tc->count;
-	tc_set_count(tc, 0);
-	tc->cap = 0;
-	tc->objs = NULL;
+		m->n = tc_count(tc);
+	__atomic_store_n(&tc->top, NULL, __ATOMIC_RELAXED);
+	tc->base = tc->end = NULL;
 	ctx->slot[s].loaded = NULL;
 	return m;
 }
@@ -740,7 +750,7 @@ static void fill_all_caches(struct pool_thread_caches *ctx)
 		if (!pool__slots[s])
 			continue;
 		if (sl->loaded)
-			fill_objs(pool__slots[s], ctx->tc[s].objs, ctx->tc[s].count, 1);
+			fill_objs(pool__slots[s], ctx->tc[s].base, tc_count(&ctx->tc[s]), 1);
 		if (sl->prev)
 			fill_objs(pool__slots[s], sl->prev->obj, sl->prev->n, 1);
 		for (m = sl->top; m; m = m->next)
@@ -864,15 +874,15 @@ static int reload_remote(struct pool_thread_caches *ctx, unsigned int s, unsigne
 				full_push(sl, m);
 			}
 			set_reserved(ctx, s, slot_objs(ctx, s));
-			return tc->count > 0 || reload_local(ctx, s);
+			return tc_count(tc) > 0 || reload_local(ctx, s);
 		}
 	}
 	/* growing: what is wanted from the OS layer, so that a pool takes no more than it hands out */
-	n = pool__os_get(pool, tc->objs, want < tc->cap ? want : tc->cap, ctx->id);
+	n = pool__os_get(pool, tc->base, want < tc_cap(tc) ? want : tc_cap(tc), ctx->id);
 	if (!n)
 		return 0;
 	if (debug_cached(pool, integrity))
-		fill_objs(pool, tc->objs, n, integrity);
+		fill_objs(pool, tc->base, n, integrity);
 	tc_set_count(tc, n);
 	return 1;
 }
@@ -977,11 +987,11 @@ static void *pop_coldest(struct pool_thread_caches *ctx, unsigned int s)
 		set_reserved(ctx, s, slot_objs(ctx, s));
 		return obj;
 	}
-	if (!tc->count)
+	if (!tc_count(tc))
 		return NULL;
-	obj = tc->objs[0];
-	memmove(tc->objs, tc->objs + 1, (tc->count - 1) * sizeof(void *));
-	tc_set_count(tc, tc->count - 1);
+	obj = tc->base[0];
+	memmove(tc->base, tc->base + 1, (tc_count(tc) - 1) * sizeof(void *));
+	tc_set_count(tc, tc_count(tc) - 1);
 	return obj;
 }
 
@@ -995,8 +1005,8 @@ void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigne
 	section_enter(ctx);
 	if (dbg & POOL_DBG_COLD_FIRST)
 		obj = pop_coldest(ctx, s);
-	else if (tc->count || reload_local(ctx, s))
-		obj = tc->objs[tc->count - 1], tc_set_count(tc, tc->count - 1);
+	else if (tc_count(tc) || reload_local(ctx, s))
+		obj = tc->base[tc_count(tc) - 1], tc_set_count(tc, tc_count(tc) - 1);
 	section_exit(ctx);
 	return obj;
 }
@@ -1010,12 +1020,12 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *ob
 	int ok;
 
 	section_enter(ctx);
-	ok = tc->count < tc->cap || make_room(ctx, s, dbg);
+	ok = tc_count(tc) < tc_cap(tc) || make_room(ctx, s, dbg);
 	if (ok) {
 		if (debug_cached(pool, integrity_on(ctx, dbg)))
 			pool__debug_fill_cached(pool, obj, integrity_on(ctx, dbg));
-		tc->objs[tc->count] = obj;
-		tc_set_count(tc, tc->count + 1);
+		tc->base[tc_count(tc)] = obj;
+		tc_set_count(tc, tc_count(tc) + 1);
 	}
 	section_exit(ctx);
 	tick(pool);
@@ -1034,8 +1044,8 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 
 		section_enter(ctx);
 		if (reload_remote(ctx, s, dbg, 1)) {
-			obj = tc->objs[tc->count - 1];
-			tc_set_count(tc, tc->count - 1);
+			obj = tc->base[tc_count(tc) - 1];
+			tc_set_count(tc, tc_count(tc) - 1);
 		}
 		loaded = ctx->slot[s].loaded != NULL;
 		section_exit(ctx);
@@ -1074,15 +1084,15 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 
 	section_enter(ctx);
 	while (got < n) {
-		uint32_t c = tc->count, k;
+		uint32_t c = tc_count(tc), k;
 
 		if (!c && !reload_local(ctx, s) &&
 		    !reload_remote(ctx, s, dbg, (uint32_t)(n - got < UINT32_MAX ? n - got : UINT32_MAX)))
 			break;
-		c = tc->count;
+		c = tc_count(tc);
 		k = n - got < c ? (uint32_t)(n - got) : c;
 		tc_set_count(tc, c - k);
-		memcpy(objs + got, tc->objs + (c - k), k * sizeof(*objs));
+		memcpy(objs + got, tc->base + (c - k), k * sizeof(*objs));
 		got += k;
 	}
 	section_exit(ctx);
@@ -1104,13 +1114,13 @@ void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, vo
 
 	section_enter(ctx);
 	while (i < n) {
-		uint32_t c = tc->count;
+		uint32_t c = tc_count(tc), cap;
 
-		if (c == tc->cap && !make_room(ctx, s, dbg))
+		if (c == tc_cap(tc) && !make_room(ctx, s, dbg))
 			break;
-		for (c = tc->count; i < n && c < tc->cap; i++)
+		for (c = tc_count(tc), cap = tc_cap(tc); i < n && c < cap; i++)
 			if (objs[i])
-				tc->objs[c++] = objs[i];
+				tc->base[c++] = objs[i];
 		tc_set_count(tc, c);
 	}
 	section_exit(ctx);
@@ -1152,13 +1162,12 @@ static uint32_t take_slot(struct pool_thread_caches *c, unsigned int s, unsigned
 	uint32_t nm = 0, n = 0, reserved = sl->reserved_objs, i;
 
 	if (l) {
-		uint32_t cnt = __atomic_load_n(&tc->count, __ATOMIC_RELAXED);
+		void **t = __atomic_load_n(&tc->top, __ATOMIC_RELAXED);
 
-		l->n = cnt <= l->cap ? cnt : l->cap;
+		l->n = t >= l->obj && t <= l->obj + l->cap ? (uint32_t)(t - l->obj) : 0;
 	}
-	tc_set_count(tc, 0);
-	tc->cap = 0;
-	tc->objs = NULL;
+	__atomic_store_n(&tc->top, NULL, __ATOMIC_RELAXED);
+	tc->base = tc->end = NULL;
 	/* the full stack, bounded by its count (a stack cut by a stuck owner is not followed) */
 	for (m = sl->top, i = 0; m && i < sl->nfull; m = m->next, i++) {
 		n += m->n;
@@ -1213,6 +1222,19 @@ void pool__tcache_drain_pool(struct pool_head *pool)
 	pthread_mutex_unlock(&registry_lock);
 }
 
+/*
+ * Another thread's count of pointers in its loaded magazine, read racily: the owner may be
+ * swapping magazines, so a reading between two magazines is taken as 0.
+ */
+static uint32_t entry_count(const struct pool_tcache *tc)
+{
+	void **base = __atomic_load_n(&tc->base, __ATOMIC_RELAXED);
+	void **top = __atomic_load_n(&tc->top, __ATOMIC_RELAXED);
+	void **end = __atomic_load_n(&tc->end, __ATOMIC_RELAXED);
+
+	return base && top >= base && top <= end ? (uint32_t)(top - base) : 0;
+}
+
 unsigned long pool__sum_cached(const struct pool_head *pool)
 {
 	unsigned long sum = 0;
@@ -1224,7 +1246,7 @@ unsigned long pool__sum_cached(const struct pool_head *pool)
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		if (!registry[i])
 			continue;
-		sum += __atomic_load_n(&registry[i]->tc[slot].count, __ATOMIC_RELAXED);
+		sum += entry_count(&registry[i]->tc[slot]);
 		sum += __atomic_load_n(&registry[i]->slot[slot].held, __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&registry_lock);
@@ -1262,7 +1284,7 @@ void pool__tcache_fork_child(void)
 			if (atomic_load_explicit(&ctx->busy, memory_order_relaxed)) {
 				/* its thread was stuck inside a section: nothing of it can be trusted */
 				pool__bucket_count_lost(pool__slots[s],
-				                        sl->held + ctx->tc[s].count, self->id);
+				                        sl->held + entry_count(&ctx->tc[s]), self->id);
 				continue;
 			}
 			take_slot(ctx, s, self->id);

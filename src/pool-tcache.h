@@ -110,16 +110,13 @@ static inline struct pool_tcache *pool__tcache_entry(const struct pool_head *poo
 static inline int pool__tcache_alloc_bulk_fast(struct pool_head *pool, void **objs, size_t n)
 {
 	struct pool_tcache *tc = pool__tcache_entry(pool);
-	uint32_t c;
+	void **top;
 
-	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW))
+	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW) || (size_t)(tc->top - tc->base) < n)
 		return 0;
-	c = tc->count;
-	if (c < n)
-		return 0;
-	c -= (uint32_t)n;
-	__atomic_store_n(&tc->count, c, __ATOMIC_RELAXED);
-	memcpy(objs, tc->objs + c, n * sizeof(*objs));
+	top = tc->top - n;
+	__atomic_store_n(&tc->top, top, __ATOMIC_RELAXED);
+	memcpy(objs, top, n * sizeof(*objs));
 	return 1;
 }
 
@@ -129,13 +126,13 @@ static inline int pool__tcache_free_bulk_fast(struct pool_head *pool, void **obj
 	void **dst;
 	size_t i;
 
-	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW) || n > tc->cap - tc->count)
+	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW) || n > (size_t)(tc->end - tc->top))
 		return 0;
 	/*
 	 * Copy, and look for a NULL in the same pass (four at a time: one branch per four): the
 	 * copy counts only if there was none, else the slow path skips them.
 	 */
-	dst = tc->objs + tc->count;
+	dst = tc->top;
 	for (i = 0; i + 4 <= n; i += 4) {
 		void *a = objs[i], *b = objs[i + 1], *c = objs[i + 2], *d = objs[i + 3];
 
@@ -151,7 +148,7 @@ static inline int pool__tcache_free_bulk_fast(struct pool_head *pool, void **obj
 		if (POOL_UNLIKELY(!objs[i]))
 			return 0;
 	}
-	__atomic_store_n(&tc->count, tc->count + (uint32_t)n, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->top, dst + n, __ATOMIC_RELAXED);
 	return 1;
 }
 

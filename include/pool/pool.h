@@ -153,8 +153,8 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 	((struct pool_tcache *)((char *)pool__tls_cache + (ro)->cache_off))
 
 /*
- * The fast path writes `count` with a plain store and reads the debugging word with a plain
- * load. Other threads read `count` only for statistics, tolerating a stale value, and a thread
+ * The fast path writes `top` with a plain store and reads the debugging word with a plain
+ * load. Other threads read `top` only for statistics, tolerating a stale value, and a thread
  * that reads the debugging word a little late takes one more fast path (every slow path rereads
  * it with acquire): both races are meant. Under ThreadSanitizer both accesses are relaxed atomic
  * ones, so that these tolerated races are not reported. Internal: POOL__ names are not API.
@@ -167,10 +167,10 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 #endif
 #endif
 #ifdef POOL__TSAN
-#define POOL__TC_COUNT_SET(tc, v) __atomic_store_n(&(tc)->count, (v), __ATOMIC_RELAXED)
+#define POOL__TC_TOP_SET(tc, v) __atomic_store_n(&(tc)->top, (v), __ATOMIC_RELAXED)
 #define POOL__DEBUGGING() __atomic_load_n(&pool_debugging, __ATOMIC_RELAXED)
 #else
-#define POOL__TC_COUNT_SET(tc, v) ((tc)->count = (v))
+#define POOL__TC_TOP_SET(tc, v) ((tc)->top = (v))
 #define POOL__DEBUGGING() (pool_debugging)
 #endif
 
@@ -191,17 +191,20 @@ POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 {
 	const struct pool_head_ro *ro = (const struct pool_head_ro *)pool;
 	struct pool_tcache *tc;
-	uint32_t n;
+	void **top;
 	void *obj;
 
 	if (POOL_UNLIKELY(POOL__DEBUGGING() & POOL_DBG_SLOW))
 		return pool__alloc_call(pool, flags);
 	tc = POOL__TCACHE(ro);
-	n = tc->count;
-	if (POOL_UNLIKELY(!n))
+	top = tc->top;
+	if (POOL_UNLIKELY(top == tc->base))
 		return pool__alloc_call(pool, flags);
-	obj = tc->objs[--n];
-	POOL__TC_COUNT_SET(tc, n);
+	obj = *--top;
+	POOL__TC_TOP_SET(tc, top);
+	/* a magazine never holds NULL: the caller's NULL check folds away on this path */
+	if (!obj)
+		__builtin_unreachable();
 	if (flags & POOL_F_MUST_ZERO)
 		memset(obj, 0, ro->size);
 	return obj;
@@ -237,18 +240,18 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 {
 	const struct pool_head_ro *ro = (const struct pool_head_ro *)pool;
 	struct pool_tcache *tc;
-	uint32_t n;
+	void **top;
 
 	if (POOL_UNLIKELY(!ptr))
 		return;
 	tc = POOL__TCACHE(ro);
-	n = tc->count;
-	if (POOL_UNLIKELY((POOL__DEBUGGING() & POOL_DBG_SLOW) || n == tc->cap)) {
+	top = tc->top;
+	if (POOL_UNLIKELY((POOL__DEBUGGING() & POOL_DBG_SLOW) || top == tc->end)) {
 		pool__free_call(pool, ptr);
 		return;
 	}
-	tc->objs[n] = ptr;
-	POOL__TC_COUNT_SET(tc, n + 1);
+	*top = ptr;
+	POOL__TC_TOP_SET(tc, top + 1);
 }
 
 /*

@@ -17,21 +17,6 @@
 
 #include "pool-head-t.h"
 
-/* Pools by cache slot (struct pool_head_ro.index), under the pool list lock of pool.c. */
-extern struct pool_head *pool__slots[POOL_MAX_CACHED_POOLS];
-
-/*
- * The calling thread's context: registered on first use (an id from the registry, or none past
- * POOL_MAX_THREADS: the thread then works without a cache), and brought in line with the
- * run-time flags (no-cache flushes the caches; integrity switched on fills them with the
- * pattern). *dbg receives the debugging word it acted on. Never NULL.
- */
-struct pool_thread *pool__thread_self(unsigned int *dbg);
-
-/* The thread's registry id (a hash of it for threads without one) and fault-injection state. */
-unsigned int pool__thread_id(const struct pool_thread *ctx);
-uint64_t *pool__thread_rng(struct pool_thread *ctx);
-
 /*
  * Can this thread cache objects of `pool`? (registered, the pool has a slot, no-cache off, and a
  * magazine of the pool fits the budget)
@@ -159,28 +144,24 @@ static inline int pool__tcache_free_bulk_fast(struct pool_head *pool, void **obj
 void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
                             size_t n, unsigned int dbg);
 
-/* A pool gets a cache slot in every thread (none when all are taken: index 0) / loses it. */
-void pool__tcache_attach(struct pool_head *pool);
-void pool__tcache_detach(struct pool_head *pool);
+/*
+ * Sections: a thread changes its slots only inside one. pool__tcache_quiesce_begin() keeps the
+ * threads of threads[0..n-1] (NULL entries skipped) but `self` out of their sections and waits
+ * for those inside to leave (a bounded wait: it returns how many it gave up on, stuck or dead
+ * inside one); pool__tcache_quiesce_end() lets them in again. The caller serialises quiescers
+ * (the registry lock of pool-thread.c) and keeps the threads from registering or leaving.
+ */
+unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *threads, unsigned int n,
+                                        const struct pool_thread_caches *self);
+void pool__tcache_quiesce_end(void);
 
 /*
- * pool_destroy(): take every thread's cached objects of `pool` back to the shared lists, with
- * their magazines, and drop their reservations. The caller holds the pool list lock; no other
- * thread may use the pool, but one that does (a fast path racing the drain) does not make the
- * drain read anything but pointer arrays and their counts: the drain waits for every thread to
- * leave its sections and keeps them out while it looks.
+ * Evict everything `ctx` (the calling thread's caches) holds: every slot's magazines to the tier
+ * below, its empty magazines freed (thread exit, pool_thread_flush(), no-cache).
  */
-void pool__tcache_drain_pool(struct pool_head *pool);
+void pool__tcache_flush_all(struct pool_thread_caches *ctx, unsigned int dbg);
 
-/* Objects of `pool` in all thread caches (racy reads: an estimate). */
-unsigned long pool__sum_cached(const struct pool_head *pool);
-
-/*
- * fork(): the registry lock and the sections quiesced around fork(); the child takes back the
- * caches of the threads that did not follow it.
- */
-void pool__tcache_fork_prepare(void);
-void pool__tcache_fork_parent(void);
-void pool__tcache_fork_child(void);
+/* Integrity was switched on: fill every object the calling thread's caches hold. */
+void pool__tcache_fill_all(struct pool_thread_caches *ctx);
 
 #endif

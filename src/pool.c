@@ -139,7 +139,9 @@
 #include "pool-os.h"
 #include "pool-report.h"
 #include "pool-san.h"
+#include "pool-magazine.h"
 #include "pool-tcache.h"
+#include "pool-thread.h"
 #include "pool-uaf.h"
 #include "pool-util.h"
 
@@ -550,7 +552,7 @@ create:
 		return NULL;
 	}
 	/* a slot in every thread's cache array, or none (0) when all are taken */
-	pool__tcache_attach(pool);
+	pool__magazine_attach(pool);
 	pool->prev = pool_list_tail;
 	if (pool_list_tail)
 		pool_list_tail->next = pool;
@@ -614,7 +616,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 		pthread_mutex_unlock(&pool__list_lock);
 		return 0;
 	}
-	pool__tcache_drain_pool(pool);
+	pool__thread_drain_pool(pool);
 	if (pool__sum_used(pool) != 0) {
 		pthread_mutex_unlock(&pool__list_lock);
 		errno = EBUSY;
@@ -630,7 +632,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 		pool->next->prev = pool->prev;
 	else
 		pool_list_tail = pool->prev;
-	pool__tcache_detach(pool);
+	pool__magazine_detach(pool);
 	pool__nb_pools--;
 	/* the fast path of a late caller finds slot 0, always empty, and takes the slow path */
 	pool->ro.index = 0;
@@ -731,7 +733,7 @@ POOL_API int pool_get_stats(const struct pool_head *pool, struct pool_stats *st)
 	st->align = pool->align;
 	st->stride = pool->stride;
 	pool__bucket_stats(pool, st);
-	st->cached = pool__sum_cached(pool);
+	st->cached = pool__thread_sum_cached(pool);
 	st->limit = pool->limit;
 	st->creators = pool->creators;
 	st->flags = pool->ro.flags;
@@ -807,7 +809,7 @@ static void fork_prepare(void)
 	struct pool_head *p;
 
 	pthread_mutex_lock(&pool__list_lock);
-	pool__tcache_fork_prepare();
+	pool__thread_fork_prepare();
 	for (p = pool__list_head; p; p = p->next)
 		pthread_mutex_lock(&p->demand.pass_lock);
 	pool__uaf_fork_prepare();
@@ -826,7 +828,7 @@ static void fork_parent(void)
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
 		pthread_mutex_unlock(&p->demand.pass_lock);
-	pool__tcache_fork_parent();
+	pool__thread_fork_parent();
 	pthread_mutex_unlock(&pool__list_lock);
 }
 
@@ -840,7 +842,7 @@ static void fork_child(void)
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
 		pthread_mutex_unlock(&p->demand.pass_lock);
-	pool__tcache_fork_child();
+	pool__thread_fork_child();
 	/* the forking thread took the list lock in fork_prepare(): it owns it in the child too */
 	pthread_mutex_unlock(&pool__list_lock);
 }

@@ -26,6 +26,7 @@
 
 #include "pool-head-t.h"
 #include "pool-tcache.h"
+#include "pool-thread.h"
 #include "testutil.h"
 
 static struct pool_head *churn_pool;

@@ -1,0 +1,280 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * Threads: the registry of threads with caches, each thread's context (struct pool_thread in
+ * TLS: its state, registry id, fault-injection state and caches), registration on a thread's
+ * first slow path, the flush at its exit (a pthread key destructor) and on request
+ * (pool_thread_flush()), and what one thread does to the others' caches: pool_destroy()'s
+ * drain, the statistics' count of cached objects, and fork(). Above the thread-cache tier
+ * (pool-tcache.c), which handles one thread's magazines; see the essay in pool.c, step 7.
+ *
+ * Concurrency: the registry (registry[], ids) is guarded by registry_lock. A thread's caches are
+ * written by that thread alone; the drain and fork() look at other threads' caches only while
+ * those threads are kept out of their sections (pool__tcache_quiesce_begin()). Lock order: pool
+ * list -> registry_lock (see the essay in pool.c).
+ *
+ * Unloading: a library that is unloaded with dlclose() deletes its thread-exit key (a thread
+ * that outlives the library must not run a destructor that is gone) and takes back every
+ * thread's caches; the threads left running then work without caches if they come back, which
+ * they cannot: the rule is that no thread uses the library after dlclose() (doc/debugging.md).
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "pool-bucket.h"
+#include "pool-config.h"
+#include "pool-fault.h"
+#include "pool-os.h"
+#include "pool-magazine.h"
+#include "pool-tcache.h"
+#include "pool-thread.h"
+#include "pool-util.h"
+
+/*
+ * This thread as the library sees it, reached on slow paths. Initial-exec like pool__tls_cache:
+ * a library with initial-exec TLS has its whole TLS block in static TLS anyway, and the
+ * general-dynamic model would cost every slow path a call to __tls_get_addr() (3% of the
+ * instructions of a workload that grows large live sets, under cachegrind). Its caches are
+ * allocated, so that the block stays a few words (40 bytes with pool__tls_cache) for dlopen() to
+ * find room for it.
+ */
+static __thread struct pool_thread pool_self __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool_thread_caches *registry[POOL_MAX_THREADS];
+static pthread_key_t exit_key;
+static int exit_key_made;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void thread_exit(void *arg);
+
+static void make_exit_key(void)
+{
+	if (pthread_key_create(&exit_key, thread_exit) != 0) {
+		static const char msg[] = "libpool: cannot create the thread-exit key; "
+		                          "threads will not flush their caches at exit\n";
+		if (write(2, msg, sizeof(msg) - 1) < 0)
+			return;
+		return;
+	}
+	exit_key_made = 1;
+}
+
+/* An id for a thread without a registry slot: spreads such threads over the buckets. */
+static unsigned int hash_thread(const void *p)
+{
+	return pool__hash_bits((uint64_t)(uintptr_t)p, 24);
+}
+
+/* Free a thread's caches, whose slots hold no magazine any more. */
+static void free_caches(struct pool_thread_caches *c)
+{
+	pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
+}
+
+static void thread_init(struct pool_thread *self)
+{
+	struct pool_thread_caches *c = NULL;
+	unsigned int i, id = POOL_MAX_THREADS;
+
+	pthread_once(&exit_key_once, make_exit_key);
+	self->rng = 0;
+	self->state = POOL_THREAD_UNCACHED;
+	self->id = hash_thread(self);
+	if (!exit_key_made || pool__fault(POOL_FAULT_THREAD))
+		return;
+	c = pool__os_meta_alloc(sizeof(*c), POOL_CACHE_LINE);
+	if (!c)
+		return;
+	c->budget = pool__config_get()->cache_bytes;
+	c->hand = 1;
+	/*
+	 * No epoch yet (they start at 1): `integrity` may have been switched on since this slow
+	 * path read the flags, so only a sync that sees it on may say the caches are filled.
+	 */
+	c->integrity_epoch = 0;
+	/* the lowest free id: ids stay dense, so per-id tables and hashes stay small */
+	pthread_mutex_lock(&registry_lock);
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		if (!registry[i]) {
+			id = i;
+			registry[i] = c;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&registry_lock);
+	if (id == POOL_MAX_THREADS) {
+		free_caches(c);
+		return;
+	}
+	c->id = id;
+	self->id = id;
+	self->caches = c;
+	self->state = POOL_THREAD_CACHED;
+	pthread_setspecific(exit_key, c);
+	pool__tls_cache = c->tc;
+}
+
+/*
+ * The pthread key destructor: flush, leave the registry, free the caches, and work without
+ * them from now on (other destructors may still free objects).
+ */
+static void thread_exit(void *arg)
+{
+	struct pool_thread_caches *c = arg;
+	struct pool_thread *self = &pool_self;
+
+	if (self->state != POOL_THREAD_CACHED || self->caches != c)
+		return;
+	/* the fast path must not refill what is being flushed: empty entries from now on */
+	pool__tls_cache = (struct pool_tcache *)pool__tcache_none;
+	pool__tcache_flush_all(c, __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE));
+	pthread_mutex_lock(&registry_lock);
+	registry[c->id] = NULL;
+	pthread_mutex_unlock(&registry_lock);
+	self->state = POOL_THREAD_EXITED;
+	self->caches = NULL;
+	self->id = hash_thread(self);
+	free_caches(c);
+}
+
+struct pool_thread *pool__thread_self(unsigned int *dbg_out)
+{
+	struct pool_thread *self = &pool_self;
+	struct pool_thread_caches *ctx;
+	unsigned int dbg = __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE);
+	size_t credit;
+
+	*dbg_out = dbg;
+	if (POOL_UNLIKELY(self->state == POOL_THREAD_NEW))
+		thread_init(self);
+	if (self->state != POOL_THREAD_CACHED)
+		return self;
+	ctx = self->caches;
+	credit = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
+	if (credit)
+		ctx->reserved -= atomic_exchange(&ctx->credit, 0);
+	if (POOL_UNLIKELY(dbg & POOL_DBG_NO_CACHE)) {
+		if (ctx->reserved)
+			pool__tcache_flush_all(ctx, dbg);
+	} else if (POOL_UNLIKELY((dbg & POOL_DBG_INTEGRITY) &&
+	                         ctx->integrity_epoch != pool__debug_integrity_epoch())) {
+		pool__tcache_fill_all(ctx);
+	}
+	return self;
+}
+
+unsigned int pool__thread_id(const struct pool_thread *self)
+{
+	return self->id;
+}
+
+uint64_t *pool__thread_rng(struct pool_thread *self)
+{
+	return &self->rng;
+}
+
+POOL_API void pool_thread_flush(void)
+{
+	struct pool_thread *self = &pool_self;
+	unsigned int dbg;
+
+	if (self->state == POOL_THREAD_CACHED) {
+		pool__thread_self(&dbg);
+		pool__tcache_flush_all(self->caches, dbg);
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Other threads' caches: pool_destroy(), statistics, fork()                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+void pool__thread_drain_pool(struct pool_head *pool)
+{
+	unsigned int dbg, i, slot = pool->ro.index;
+	struct pool_thread *self = pool__thread_self(&dbg);
+
+	if (!slot)
+		return;
+	pthread_mutex_lock(&registry_lock);
+	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		struct pool_thread_caches *ctx = registry[i];
+		size_t bytes;
+
+		if (!ctx)
+			continue;
+		bytes = (size_t)pool__magazine_take_slot(ctx, slot, self->id) * pool->cache_cost;
+		if (ctx == self->caches)
+			ctx->reserved -= bytes;
+		else
+			atomic_fetch_add(&ctx->credit, bytes);
+	}
+	pool__tcache_quiesce_end();
+	pthread_mutex_unlock(&registry_lock);
+}
+
+unsigned long pool__thread_sum_cached(const struct pool_head *pool)
+{
+	unsigned long sum = 0;
+	unsigned int i, slot = pool->ro.index;
+
+	if (!slot)
+		return 0;
+	pthread_mutex_lock(&registry_lock);
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		if (!registry[i])
+			continue;
+		sum += pool__magazine_slot_cached(registry[i], slot);
+	}
+	pthread_mutex_unlock(&registry_lock);
+	return sum;
+}
+
+void pool__thread_fork_prepare(void)
+{
+	pthread_mutex_lock(&registry_lock);
+	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, pool_self.caches);
+}
+
+void pool__thread_fork_parent(void)
+{
+	pool__tcache_quiesce_end();
+	pthread_mutex_unlock(&registry_lock);
+}
+
+void pool__thread_fork_child(void)
+{
+	struct pool_thread *self = &pool_self;
+	unsigned int i, s, max;
+
+	max = pool__magazine_max_slot();
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		struct pool_thread_caches *ctx = registry[i];
+
+		if (!ctx || ctx == self->caches)
+			continue;
+		for (s = 1; s < max; s++) {
+			struct pool_tslot *sl = &ctx->slot[s];
+
+			if (!pool__slots[s] || (!sl->reserved_objs && !sl->nempty))
+				continue;
+			if (atomic_load_explicit(&ctx->busy, memory_order_relaxed)) {
+				/* its thread was stuck inside a section: nothing of it can be trusted */
+				pool__bucket_count_lost(pool__slots[s],
+				                        pool__magazine_slot_cached(ctx, s), self->id);
+				continue;
+			}
+			pool__magazine_take_slot(ctx, s, self->id);
+		}
+		registry[i] = NULL;
+		/* its thread does not exist here: its caches go */
+		free_caches(ctx);
+	}
+	pool__tcache_quiesce_end();
+	/* the forking thread took the lock in fork_prepare(): it owns it in the child too */
+	pthread_mutex_unlock(&registry_lock);
+}

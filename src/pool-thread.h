@@ -1,0 +1,48 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * Threads: the registry, each thread's context, its exit, and what one thread does to the
+ * others' caches (pool_destroy()'s drain, statistics, fork()). Private header: its caller is
+ * pool.c (the pool heads).
+ */
+#ifndef POOL_SRC_POOL_THREAD_H
+#define POOL_SRC_POOL_THREAD_H
+
+#include <stdint.h>
+
+#include "pool-head-t.h"
+
+/*
+ * The calling thread's context: registered on first use (an id from the registry, or none past
+ * POOL_MAX_THREADS or without memory: the thread then works without a cache), and brought in
+ * line with the run-time flags (no-cache flushes the caches; integrity switched on fills them
+ * with the pattern). *dbg receives the debugging word it acted on. Never NULL.
+ */
+struct pool_thread *pool__thread_self(unsigned int *dbg);
+
+/* The thread's registry id (a hash of it for threads without one) and fault-injection state. */
+unsigned int pool__thread_id(const struct pool_thread *self);
+uint64_t *pool__thread_rng(struct pool_thread *self);
+
+/*
+ * pool_destroy(): take every thread's cached objects of `pool` back to the shared lists, with
+ * their magazines, and drop their reservations. The caller holds the pool list lock. No other
+ * thread may use the pool; one that does anyway (a fast path racing the drain) cannot make the
+ * drain read anything but pointer arrays and their bounds, since the drain keeps every thread
+ * out of its sections while it looks.
+ */
+void pool__thread_drain_pool(struct pool_head *pool);
+
+/* Objects of `pool` in all thread caches (racy reads: an estimate). */
+unsigned long pool__thread_sum_cached(const struct pool_head *pool);
+
+/*
+ * fork(): the registry lock and the threads' sections quiesced around fork(); the child takes
+ * back the caches of the threads that did not follow it.
+ */
+void pool__thread_fork_prepare(void);
+void pool__thread_fork_parent(void);
+void pool__thread_fork_child(void);
+
+#endif

@@ -50,6 +50,9 @@
 #define MAG_BUDGET_SHARE      16u
 #define LOW_MAX               UINT32_MAX
 
+atomic_ulong pool__moved_objects;
+atomic_ulong pool__touched_words;
+
 /* ------------------------------------------------------------------------------------------ */
 /* Owning a bucket                                                                            */
 /* ------------------------------------------------------------------------------------------ */
@@ -326,6 +329,7 @@ unsigned int pool__os_get(struct pool_head *pool, void **out, unsigned int want,
 	limit_unreserve(pool, k - n);
 	if (n)
 		count_move(pool, start, n, n);
+	pool__count_moved(n);
 	return n;
 }
 
@@ -350,6 +354,7 @@ void pool__os_put(struct pool_head *pool, void *const *objs, unsigned int n, uns
 		return;
 	count_move(pool, start, -(long)n, -(long)n);
 	limit_unreserve(pool, n);
+	pool__count_moved(n);
 	for (i = 0; i < n; i++)
 		os_free_one(pool, objs[i], caller);
 }
@@ -462,6 +467,7 @@ struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
 		bucket_give(b, last->next);
 		last->next = NULL;
 		*nobjs = k;
+		pool__count_moved(k);
 		return head;
 	}
 	*nobjs = 0;
@@ -490,6 +496,7 @@ int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_
 		if (want_empties)
 			withdraw_empties(b, want_empties, empties);
 		bucket_give(b, top);
+		pool__count_moved(nobjs);
 		return 1;
 	}
 	return 0;
@@ -518,6 +525,7 @@ void pool__push_mags(struct pool_head *pool, struct pool_mag *top, struct pool_m
 	bottom->next = NULL;
 	count_move(pool, start, -(long)nobjs, -(long)nobjs);
 	limit_unreserve(pool, nobjs);
+	pool__count_moved(nobjs);
 	release_mags(pool, top, NULL);
 }
 
@@ -558,6 +566,7 @@ void *pool__shared_get_one(struct pool_head *pool, unsigned int start)
 		} else {
 			bucket_give(b, head);
 		}
+		pool__count_moved(1);
 		return obj;
 	}
 	return NULL;
@@ -599,6 +608,7 @@ void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start)
 		own_add(&b->used, -1ul);
 		own_add(&b->put_objects, 1);
 		bucket_give(b, head);
+		pool__count_moved(1);
 		return;
 	}
 	pool__shared_put_array(pool, &obj, 1, start);
@@ -696,6 +706,7 @@ static void release_detached(struct pool_head *pool, struct pool_mag *top, void 
 	unsigned int i;
 
 	limit_unreserve(pool, (unsigned int)n);
+	pool__count_moved(n);
 	for (i = 0; i < nsplit; i++)
 		os_free_one(pool, split[i], NULL);
 	release_mags(pool, top, NULL);

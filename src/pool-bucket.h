@@ -9,11 +9,36 @@
 #ifndef POOL_SRC_POOL_BUCKET_H
 #define POOL_SRC_POOL_BUCKET_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
+#include "pool-assert.h"
 #include "pool-debug.h"
 #include "pool-head-t.h"
 #include "pool-san.h"
+
+/*
+ * The transfer budget's books, kept by builds with assertions (POOL_ASSERTS: make DEBUG=1 and
+ * the sanitizer builds; elsewhere they stay 0): objects moved between the tiers (thread caches,
+ * shared lists, OS layer), and words of free objects that the tiers' own code read or wrote
+ * while moving them. Magazines hold pointers, so only the debugging layer's fill and check of
+ * cached objects (integrity, backup) add words; the budget is at most 1/cluster + a little per
+ * object moved (doc/internals.md; tests/check_transfer.c).
+ */
+extern atomic_ulong pool__moved_objects;
+extern atomic_ulong pool__touched_words;
+
+static inline void pool__count_moved(unsigned long n)
+{
+	if (POOL_ASSERTS)
+		atomic_fetch_add_explicit(&pool__moved_objects, n, memory_order_relaxed);
+}
+
+static inline void pool__count_touched(unsigned long words)
+{
+	if (POOL_ASSERTS)
+		atomic_fetch_add_explicit(&pool__touched_words, words, memory_order_relaxed);
+}
 
 /* Sums of a bucket counter over a pool (relaxed reads: stats and limits only). */
 unsigned long pool__sum_allocated(const struct pool_head *pool);

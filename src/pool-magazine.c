@@ -200,6 +200,7 @@ static void fill_objs(struct pool_head *pool, void *const *objs, uint32_t n, int
 
 	for (i = 0; i < n; i++)
 		pool__debug_fill_cached(pool, objs[i], integrity);
+	pool__count_touched((unsigned long)n * ((pool->ro.size + 7) / 8));
 }
 
 /* Objects that leave the thread cache for another tier: checked against both. */
@@ -209,6 +210,7 @@ static void check_objs(struct pool_head *pool, void *const *objs, uint32_t n, in
 
 	for (i = 0; i < n; i++)
 		pool__debug_check_cached(pool, objs[i], NULL, integrity);
+	pool__count_touched((unsigned long)n * ((pool->ro.size + 7) / 8));
 }
 
 void pool__magazine_fill_slot(struct pool_thread_caches *ctx, unsigned int s)

@@ -662,8 +662,10 @@ uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s, 
 
 		l->n = t >= l->obj && t <= l->obj + l->cap ? (uint32_t)(t - l->obj) : 0;
 	}
+	/* closed: no top passes the fast path's tests, even one its owner stores late */
+	__atomic_store_n(&tc->base, POOL__TC_CLOSED_BASE, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->end, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->top, NULL, __ATOMIC_RELAXED);
-	tc->base = tc->end = NULL;
 	/* the full stack, bounded by its count (a stack cut by a stuck owner is not followed) */
 	for (m = sl->top, i = 0; m && i < sl->nfull; m = m->next, i++) {
 		n += m->n;

@@ -27,15 +27,23 @@ void pool__magazine_detach(struct pool_head *pool);
 /* The highest pool slot ever used, plus one. */
 unsigned int pool__magazine_max_slot(void);
 
-/* Pointers in the loaded magazine of an entry, and how many it can hold. */
+/*
+ * An entry closed by another thread (pool_destroy()'s drain): `base` at the highest address and
+ * `end` NULL, so that no value of `top` passes the fast path's tests, not even a stale one the
+ * owner stores after the drain (a pop or a push racing it, which is forbidden but must not make
+ * the fast path use a magazine that is gone).
+ */
+#define POOL__TC_CLOSED_BASE ((void **)UINTPTR_MAX)
+
+/* Pointers in the loaded magazine of an entry, and how many it can hold (0 when closed). */
 static inline uint32_t pool__tc_count(const struct pool_tcache *tc)
 {
-	return (uint32_t)(tc->top - tc->base);
+	return tc->top > tc->base ? (uint32_t)(tc->top - tc->base) : 0;
 }
 
 static inline uint32_t pool__tc_cap(const struct pool_tcache *tc)
 {
-	return (uint32_t)(tc->end - tc->base);
+	return tc->end > tc->base ? (uint32_t)(tc->end - tc->base) : 0;
 }
 
 /* Other threads read `top` for statistics: the store is a relaxed atomic. */

@@ -97,7 +97,8 @@ static inline int pool__tcache_alloc_bulk_fast(struct pool_head *pool, void **ob
 	struct pool_tcache *tc = pool__tcache_entry(pool);
 	void **top;
 
-	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW) || (size_t)(tc->top - tc->base) < n)
+	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW) || tc->top <= tc->base ||
+	    (size_t)(tc->top - tc->base) < n)
 		return 0;
 	top = tc->top - n;
 	__atomic_store_n(&tc->top, top, __ATOMIC_RELAXED);
@@ -111,7 +112,8 @@ static inline int pool__tcache_free_bulk_fast(struct pool_head *pool, void **obj
 	void **dst;
 	size_t i;
 
-	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW) || n > (size_t)(tc->end - tc->top))
+	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW) || tc->top >= tc->end ||
+	    n > (size_t)(tc->end - tc->top))
 		return 0;
 	/*
 	 * Copy, and look for a NULL in the same pass (four at a time: one branch per four): the

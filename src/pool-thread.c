@@ -188,6 +188,20 @@ POOL_API void pool_thread_flush(void)
 	}
 }
 
+void pool__thread_unload(void)
+{
+	struct pool_thread *self = &pool_self;
+
+	if (self->state == POOL_THREAD_CACHED)
+		thread_exit(self->caches);
+	pthread_mutex_lock(&registry_lock);
+	if (exit_key_made) {
+		pthread_key_delete(exit_key);
+		exit_key_made = 0;
+	}
+	pthread_mutex_unlock(&registry_lock);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Other threads' caches: pool_destroy(), statistics, fork()                                  */
 /* ------------------------------------------------------------------------------------------ */

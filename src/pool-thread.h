@@ -26,6 +26,14 @@ unsigned int pool__thread_id(const struct pool_thread *self);
 uint64_t *pool__thread_rng(struct pool_thread *self);
 
 /*
+ * The library is unloaded (dlclose()) or the process ends: the calling thread's caches go back
+ * and are freed, and the thread-exit key is deleted, so that a thread that outlives the library
+ * runs no destructor of it (threads that register afterwards work without caches). The caches
+ * of other threads are theirs: they are not touched.
+ */
+void pool__thread_unload(void);
+
+/*
  * pool_destroy(): take every thread's cached objects of `pool` back to the shared lists, with
  * their magazines, and drop their reservations. The caller holds the pool list lock. No other
  * thread may use the pool; one that does anyway (a fast path racing the drain) cannot make the

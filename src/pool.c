@@ -847,6 +847,28 @@ static void fork_child(void)
 	pthread_mutex_unlock(&pool__list_lock);
 }
 
+/*
+ * Unloading (dlclose(), and the end of the process): what the library keeps for itself goes, so
+ * that a program that loads and unloads it again and again (a plugin host) leaks neither pthread
+ * keys nor memory: the calling thread's caches and the thread-exit key (pool-thread.c), and the
+ * destroyed heads kept for reports. Pools still live are the program's: pool_destroy() them
+ * before dlclose(). The list lock is only tried: at exit, another thread may hold it.
+ */
+__attribute__((destructor(101))) static void pool_core_fini(void)
+{
+	unsigned int i;
+
+	if (pthread_mutex_trylock(&pool__list_lock) == 0) {
+		for (i = 0; i < GRAVEYARD_HEADS; i++) {
+			if (graveyard[i])
+				pool__os_meta_free(graveyard[i], head_bytes(graveyard[i]), HEAD_ALIGN);
+			graveyard[i] = NULL;
+		}
+		pthread_mutex_unlock(&pool__list_lock);
+	}
+	pool__thread_unload();
+}
+
 /* Start-up: fork handlers, then the debugging options (POOL_DEBUG), before any pool exists. */
 __attribute__((constructor(101))) static void pool_core_init(void)
 {

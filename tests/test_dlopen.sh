@@ -9,6 +9,10 @@
 # memory in static TLS block"): that build is skipped (77) with the reason when dlopen() fails
 # on libjemalloc, and then run again with jemalloc preloaded (LD_PRELOAD), the way such a program
 # can use it. The C library build (USE_JEMALLOC=0) must load.
+# Then a plugin host's life (tests/dlclose_cycles.c): 2000 dlopen()/dlclose() cycles leak no
+# pthread key and almost no memory, and a thread that outlives the library exits cleanly; with
+# jemalloc preloaded in the jemalloc build. hwloc reads a small machine from
+# tests/topologies/ rather than probing this one 2000 times.
 # Env (from make check): BUILD, CC, SAN, USE_JEMALLOC.
 set -u
 BUILD=${BUILD:?BUILD must be set}
@@ -21,14 +25,30 @@ san=
 # shellcheck disable=SC2086
 ${CC:-cc} -std=gnu11 -O1 -g -Wall -Wextra -Iinclude $san -o "$tmp/dlopen_example" \
 	tests/dlopen_example.c -ldl -lpthread || { echo "FAIL: tests/dlopen_example.c does not build"; exit 1; }
-if readelf -d "$tmp/dlopen_example" | grep -q 'NEEDED.*libpool'; then
-	echo "FAIL: the test program is linked with libpool"; exit 1
+# shellcheck disable=SC2086
+${CC:-cc} -std=gnu11 -O1 -g -Wall -Wextra -Iinclude $san -o "$tmp/dlclose_cycles" \
+	tests/dlclose_cycles.c -ldl -lpthread || { echo "FAIL: tests/dlclose_cycles.c does not build"; exit 1; }
+if readelf -d "$tmp/dlopen_example" "$tmp/dlclose_cycles" | grep -q 'NEEDED.*libpool'; then
+	echo "FAIL: the test programs are linked with libpool"; exit 1
 fi
+
+# cycles PRELOAD: dlclose_cycles with that LD_PRELOAD (may be empty); exits on a failure
+cycles() {
+	HWLOC_XMLFILE=tests/topologies/32em64t-2n8c2t-pci-noio.xml LD_PRELOAD="$1" \
+		"$tmp/dlclose_cycles" "$lib" 2000 > "$tmp/cycles" 2>&1
+	crc=$?
+	cat "$tmp/cycles"
+	[ $crc -eq 0 ] || { echo "FAIL: dlopen()/dlclose() cycles (exit $crc)"; exit 1; }
+}
 
 "$tmp/dlopen_example" "$lib" > "$tmp/out" 2>&1
 rc=$?
 cat "$tmp/out"
-[ $rc -eq 0 ] && { echo "dlopen: the README example ran through dlsym(), twice"; exit 0; }
+if [ $rc -eq 0 ]; then
+	echo "dlopen: the README example ran through dlsym(), twice"
+	cycles ""
+	exit 0
+fi
 [ $rc -ne 3 ] && { echo "FAIL: the example failed once loaded (exit $rc)"; exit 1; }
 
 why=$(sed -n 's/^dlopen: //p' "$tmp/out")
@@ -42,6 +62,7 @@ case "$why" in
 	rc=$?
 	cat "$tmp/out"
 	[ $rc -eq 0 ] || { echo "FAIL: with $jemalloc preloaded, libpool still does not load (exit $rc)"; exit 1; }
+	cycles "${asan:+$asan }$jemalloc"
 	echo "skip: the jemalloc build cannot be dlopen()ed: Debian's libjemalloc.so.2 uses"
 	echo "      initial-exec TLS ($why); it loads and runs with jemalloc preloaded,"
 	echo "      and the USE_JEMALLOC=0 build loads alone (make check USE_JEMALLOC=0)"

@@ -126,7 +126,8 @@ struct pool_head;               /* opaque: defined in src/pool-head-t.h */
  * One thread's cache of one pool as the inline fast path sees it: the loaded magazine's pointer
  * array, from `base` to `end`, filled up to `top`. pool_alloc() pops *--top while top > base;
  * pool_free() stores *top++ while top < end; anything else is the slow path's (an entry of NULLs
- * always sends both there). Only the owning thread writes it, except at thread exit, in
+ * always sends both there, and so does one closed with base at the highest address and end
+ * NULL, whatever its top). Only the owning thread writes it, except at thread exit, in
  * pool_destroy() and after fork(). Statistics read `top` and `base` from other threads with
  * relaxed loads (see POOL__TC_TOP_SET in pool.h). 32 bytes: two entries to a cache line, none
  * across two.

@@ -198,7 +198,7 @@ POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 		return pool__alloc_call(pool, flags);
 	tc = POOL__TCACHE(ro);
 	top = tc->top;
-	if (POOL_UNLIKELY(top == tc->base))
+	if (POOL_UNLIKELY(top <= tc->base))
 		return pool__alloc_call(pool, flags);
 	obj = *--top;
 	POOL__TC_TOP_SET(tc, top);
@@ -246,7 +246,7 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 		return;
 	tc = POOL__TCACHE(ro);
 	top = tc->top;
-	if (POOL_UNLIKELY((POOL__DEBUGGING() & POOL_DBG_SLOW) || top == tc->end)) {
+	if (POOL_UNLIKELY((POOL__DEBUGGING() & POOL_DBG_SLOW) || top >= tc->end)) {
 		pool__free_call(pool, ptr);
 		return;
 	}

@@ -1,0 +1,182 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * A plugin host's life (issue 21, defect 5): libpool is dlopen()ed, used and dlclose()d again
+ * and again, by a program that is not linked with it. Each cycle creates a pool, allocates and
+ * frees in this thread and in a short-lived one, and destroys the pool. In the first cycle a
+ * long-lived thread uses the pool too and then outlives the library, idle, until the end.
+ *
+ * Checks: the host can still create pthread keys after all the cycles (each cycle used to leak
+ * the library's thread-exit key: 1024 of them exhaust a process); the resident memory grows by
+ * less than 2 KiB a cycle between the 100th cycle and the last (each cycle used to leak the
+ * loading thread's caches, about 9 KiB); and the long-lived thread exits without a crash (it
+ * used to run the destructor of a library that was gone).
+ *
+ * Usage: dlclose_cycles <libpool.so> <cycles>
+ * Exit status: 0 on success; 1 on a failure (the message says which); 3 when dlopen() fails
+ * (its message is printed on the first line, prefixed "dlopen: "). Built and run by
+ * tests/test_dlopen.sh.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pool/pool-t.h>
+
+#define RSS_AFTER     100      /* the cycle whose resident memory is the reference */
+#define RSS_PER_CYCLE 2048     /* bytes of growth a cycle may cost after that, at most */
+
+static struct {
+	struct pool_head *(*create)(const char *name, size_t size, unsigned int flags);
+	int (*destroy)(struct pool_head *pool);
+	void *(*alloc_slow)(struct pool_head *pool, unsigned int flags);
+	void (*free_slow)(struct pool_head *pool, void *ptr);
+	void (*thread_flush)(void);
+} fn;
+
+static struct pool_head *pool;
+
+/* The long-lived thread: uses the pool in the first cycle, then waits for the end. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int used, done;
+
+static void *sym(void *lib, const char *name)
+{
+	void *p = dlsym(lib, name);
+
+	if (!p) {
+		fprintf(stderr, "dlsym(%s): %s\n", name, dlerror());
+		exit(1);
+	}
+	return p;
+}
+
+static void use_pool(void)
+{
+	void *o[64];
+	int i;
+
+	for (i = 0; i < 64; i++)
+		if (!(o[i] = fn.alloc_slow(pool, 0))) {
+			fprintf(stderr, "FAIL: allocation failed\n");
+			exit(1);
+		}
+	for (i = 0; i < 64; i++)
+		fn.free_slow(pool, o[i]);
+}
+
+static void *short_lived(void *arg)
+{
+	(void)arg;
+	use_pool();
+	return NULL;
+}
+
+static void *long_lived(void *arg)
+{
+	(void)arg;
+	use_pool();
+	/* its objects go back, and it keeps its (now empty) caches past the library's end */
+	fn.thread_flush();
+	pthread_mutex_lock(&lock);
+	used = 1;
+	pthread_cond_broadcast(&cond);
+	while (!done)
+		pthread_cond_wait(&cond, &lock);
+	pthread_mutex_unlock(&lock);
+	return NULL;
+}
+
+/* VmRSS of this process, in KiB (0 if unknown). */
+static long rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			kb = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t keeper, t;
+	pthread_key_t key;
+	long cycles, i, rss_ref = 0, rss_end;
+
+	if (argc != 3 || (cycles = strtol(argv[2], NULL, 10)) <= RSS_AFTER) {
+		fprintf(stderr, "usage: %s <libpool.so> <cycles, over %d>\n", argv[0], RSS_AFTER);
+		return 1;
+	}
+	for (i = 0; i < cycles; i++) {
+		void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+
+		if (!lib) {
+			printf("dlopen: %s\n", dlerror());
+			return 3;
+		}
+		fn.create = sym(lib, "pool_create");
+		fn.destroy = sym(lib, "pool_destroy");
+		fn.alloc_slow = sym(lib, "pool__alloc_slow");
+		fn.free_slow = sym(lib, "pool__free_slow");
+		fn.thread_flush = sym(lib, "pool_thread_flush");
+		pool = fn.create("cycle", 64, 0);
+		if (!pool) {
+			fprintf(stderr, "FAIL: cycle %ld: pool_create() failed\n", i);
+			return 1;
+		}
+		use_pool();
+		if (pthread_create(&t, NULL, short_lived, NULL) != 0 || pthread_join(t, NULL) != 0) {
+			fprintf(stderr, "FAIL: cycle %ld: no thread\n", i);
+			return 1;
+		}
+		if (i == 0) {
+			if (pthread_create(&keeper, NULL, long_lived, NULL) != 0)
+				return 1;
+			pthread_mutex_lock(&lock);
+			while (!used)
+				pthread_cond_wait(&cond, &lock);
+			pthread_mutex_unlock(&lock);
+		}
+		fn.thread_flush();
+		if (fn.destroy(pool) != 0) {
+			fprintf(stderr, "FAIL: cycle %ld: pool_destroy() failed\n", i);
+			return 1;
+		}
+		if (dlclose(lib) != 0) {
+			fprintf(stderr, "FAIL: cycle %ld: dlclose(): %s\n", i, dlerror());
+			return 1;
+		}
+		if (i == RSS_AFTER)
+			rss_ref = rss_kb();
+	}
+	rss_end = rss_kb();
+	if (pthread_key_create(&key, NULL) != 0) {
+		fprintf(stderr, "FAIL: no pthread key left after %ld cycles\n", cycles);
+		return 1;
+	}
+	pthread_key_delete(key);
+	printf("dlclose_cycles: %ld cycles; resident memory %ld KiB after cycle %d, %ld KiB "
+	       "after the last\n", cycles, rss_ref, RSS_AFTER, rss_end);
+	if (rss_ref && (rss_end - rss_ref) * 1024 > (cycles - RSS_AFTER) * RSS_PER_CYCLE) {
+		fprintf(stderr, "FAIL: %ld KiB more resident memory over %ld cycles\n",
+		        rss_end - rss_ref, cycles - RSS_AFTER - 1);
+		return 1;
+	}
+	/* the long-lived thread outlived the library: it exits now, and must not crash */
+	pthread_mutex_lock(&lock);
+	done = 1;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&lock);
+	if (pthread_join(keeper, NULL) != 0)
+		return 1;
+	printf("dlclose_cycles: the thread that outlived the library exited\n");
+	return 0;
+}

@@ -5,12 +5,13 @@
 # pool-bench smoke test: a short run of every scenario proves that the tool runs, prints the
 # tables and the targets, and writes a JSON that holds every figure with its spread, the load
 # average, the CPU model, the server table (every shape of the server sweep at two live-set
-# sizes, larson and xmalloc, with peak RSS and CPU time) and the placement of the threads;
-# that the child programs refuse bad server keys; that --pin
-# places the threads of every backend alike (read back from /proc by the threads themselves);
-# that the cure of false sharing (64-byte alignment) leaves no cache line shared; that the
-# server's object check catches a corrupted object; the exit statuses, --help, --version and
-# the man page. Backends that cannot run here are skipped by pool-bench itself. Asserts no time.
+# sizes, larson and xmalloc, with peak RSS and CPU time) and the placement of the threads; that
+# the child programs refuse bad server keys; that make profile's cachegrind path prints the
+# cache misses per allocation of libpool and of a malloc; that --pin places the threads of every
+# backend alike (read back from /proc by the threads themselves); that the cure of false sharing
+# (64-byte alignment) leaves no cache line shared; that the server's object check catches a
+# corrupted object; the exit statuses, --help, --version and the man page. Backends that cannot
+# run here are skipped by pool-bench itself. Asserts no time.
 # Env (from make check): BUILD, SAN, CC.
 BUILD=${BUILD:-build/cc}
 B=$BUILD/tools/pool-bench
@@ -42,6 +43,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 fi
 havepy=""
 command -v python3 >/dev/null 2>&1 && havepy=1
+num='[0-9.]+'   # a figure in the output
 
 # shellcheck disable=SC2086
 # The server table's rows: every shape at two live-set sizes (the least work a server child
@@ -65,7 +67,6 @@ then
 			fail "no '$row' row with a median [min-max]"
 	done
 	# row, backend, ns [min-max], x best, CPU ns, peak RSS [min-max], x lean
-	num='[0-9.]+'
 	for row in $server_rows; do
 		grep -Eq "^$row +libpool +$num \[$num-$num\] +${num}x +$num +$num \[$num-$num\] +${num}x" \
 			"$tmp/out" || fail "no '$row' libpool row with time, CPU time and peak RSS"
@@ -243,6 +244,38 @@ then
 	cat "$tmp/out"
 	grep -Eq "^libpool +64 +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+" "$tmp/out" ||
 		fail "no instruction count for libpool"
+fi
+
+# make profile's cache-miss figures (mk/profile.sh, in a build directory of its own that
+# borrows the tools): a server row of libpool and the same row of glibc under cachegrind, each
+# with its misses per allocation; perf-stat either counts or says why it cannot and simulates.
+if ! command -v valgrind >/dev/null 2>&1; then
+	echo "note: valgrind is not installed: make profile PROFILER=cachegrind not tested"
+elif [ -n "$SAN" ]; then
+	echo "note: make profile not tested with SAN=$SAN (valgrind cannot run it)"
+else
+	mkdir "$tmp/prof" && ln -s "$(cd "$BUILD" && pwd)/tools" "$tmp/prof/tools"
+	for be in libpool glibc; do
+		if expect 0 "make profile PROFILER=cachegrind BACKEND=$be SCENARIO=server" \
+			sh mk/profile.sh "$tmp/prof" cachegrind "$be" server 2 64 "" 256 long burst \
+			33554432,16,64
+		then
+			grep -Eq "^D1 misses per allocation: $num, LL misses per allocation: $num\$" \
+				"$tmp/out" || fail "$be: no misses per allocation: $(tail -n 5 "$tmp/out")"
+			grep -q "^profile: simulated caches: D1 .* LL 33554432 B, 64 B, 16-way" "$tmp/out" ||
+				fail "$be: the simulated LL is not the one asked for"
+			grep -q "^D1 misses per allocation" "$tmp/prof/profile.txt" ||
+				fail "$be: the misses are not in profile.txt"
+		fi
+	done
+	if expect 0 "make profile PROFILER=perf-stat SCENARIO=larson" \
+		sh mk/profile.sh "$tmp/prof" perf-stat libpool larson 2 64 "" "" "" "" 33554432,16,64
+	then
+		grep -Eq "(misses per allocation: $num|cachegrind simulates the caches instead)" \
+			"$tmp/out" || fail "perf-stat: neither counts nor a reason: $(tail -n 5 "$tmp/out")"
+	fi
+	expect 2 "make profile BACKEND=nope: usage error" \
+		sh mk/profile.sh "$tmp/prof" cachegrind nope server 2 64 "" "" "" "" ""
 fi
 
 for args in "--reps 0" "--reps 1000" "--backend nope" "--scenario pair,nope" "--size 8" \

@@ -5,18 +5,23 @@
 # Targets
 #   make bench           tools/pool-bench: libpool side by side with glibc malloc, jemalloc,
 #                        tcmalloc, mimalloc and DPDK's rte_mempool; 7 samples of at least
-#                        200 ms per figure, median [min-max], load average and CPU model in
-#                        the header; prints the tables and the targets, writes
-#                        $(BUILD)/bench.json and the plot $(BUILD)/bench.png. 6 to 9 minutes
-#                        on 2 cores. See doc/benchmarks.md.
-#   make bench-quick     the same in 15-30 s (3 short samples, 64 B, server at 2
+#                        200 ms per figure (3 in the server table: the server sweep, larson
+#                        and xmalloc at 2 and 8 threads), median [min-max], load average and
+#                        CPU model in the header; prints the tables and the targets, writes
+#                        $(BUILD)/bench.json and the plot $(BUILD)/bench.png. 10 to 12 minutes
+#                        on 2 cores, 3 of them the server table. See doc/benchmarks.md.
+#   make bench-quick     the same in 15-30 s (3 short samples, 64 B, the server table at 2
 #                        threads): figures for development, not for publication
 #   make bench-instructions
 #                        the pair scenario under valgrind --tool=callgrind: instructions per
 #                        alloc+free pair, for libpool and each general allocator.
-#   make profile         where libpool's time goes in one scenario: perf record of the libpool
-#                        child (perf report --stdio into $(BUILD)/profile.txt), or callgrind
-#                        where perf cannot sample (callgrind_annotate into the same file)
+#   make profile         where a backend's time goes in one scenario (mk/profile.sh): perf
+#                        record of its child (perf report --stdio into $(BUILD)/profile.txt),
+#                        or callgrind where perf cannot sample (callgrind_annotate into the same
+#                        file); PROFILER=cachegrind: the caches simulated (cg_annotate), and
+#                        "D1 misses per allocation: X, LL misses per allocation: Y";
+#                        PROFILER=perf-stat: the hardware cache events per allocation, or
+#                        cachegrind where perf cannot count them (most virtual machines)
 #   make bench-deps      install (as root) or name the Debian packages that `make bench`,
 #                        `make bench-instructions` and `make profile` use: $(BENCH_PKGS)
 #
@@ -24,10 +29,19 @@
 #   BENCH_ARGS="..."     extra options for pool-bench (e.g. BENCH_ARGS="--pin 0,1 --reps 9",
 #                        BENCH_ARGS="--scenario server"); see doc/pool-bench.1
 #   SCENARIO=pipeline    profile: the pool-bench scenario (pair, batch, bulk, pipeline, threads,
-#                        server, false-sharing); THREADS=8 its threads (pipeline: half
-#                        producers, half consumers), SIZE=64 the object size, COUNT= the units
-#                        (default: enough for a few seconds), PROFILER=perf|callgrind (default:
-#                        perf when it can sample here)
+#                        server, false-sharing, larson, xmalloc); THREADS=8 its threads
+#                        (pipeline: half producers, half consumers), SIZE=64 the object size,
+#                        COUNT= the units (default: a few seconds natively, the least the
+#                        scenario runs or a tenth under valgrind), PROFILER=perf|callgrind|
+#                        cachegrind|perf-stat (default: perf when it can sample here),
+#                        BACKEND=libpool|glibc|jemalloc|tcmalloc|mimalloc|dpdk (default
+#                        libpool; the mallocs through LD_PRELOAD, as pool-bench runs them),
+#                        LIVE=, LIFETIME=short|long, TEARDOWN=burst|handover: the server's
+#                        live objects per thread and shape (default 2048, short, burst),
+#                        CACHEGRIND_LL=33554432,16,64 cachegrind's last-level cache (bytes,
+#                        ways, line: 32 MiB 16-way, the L3 one core of an AMD EPYC sees; this
+#                        VM reports a 384 MiB direct-mapped L3; empty: what valgrind detects)
+#   e.g. make profile PROFILER=cachegrind SCENARIO=server THREADS=8 LIVE=65536 BACKEND=mimalloc
 #
 # Build notes
 #   pool-bench-malloc is linked without libpool and without jemalloc, so that its malloc() is
@@ -46,6 +60,11 @@ THREADS     ?= 8
 SIZE        ?= 64
 COUNT       ?=
 PROFILER    ?=
+BACKEND     ?= libpool
+LIVE        ?=
+LIFETIME    ?=
+TEARDOWN    ?=
+CACHEGRIND_LL ?= 33554432,16,64
 BENCH_BIN   := $(BUILD)/tools/pool-bench
 
 .PHONY: bench bench-quick bench-instructions bench-deps profile
@@ -59,38 +78,11 @@ bench-quick: deps lib tools
 bench-instructions: deps lib tools
 	$(BENCH_BIN) --instructions $(BENCH_ARGS)
 
-# The libpool child runs the scenario under the profiler. perf samples on cpu-clock when the
-# machine has no hardware counters (virtual machines); -g records call chains.
+# One child under a profiler (mk/profile.sh): perf record, callgrind, cachegrind (cache misses
+# per allocation) or perf stat of the cache events (cachegrind where perf cannot count them).
 profile: deps lib tools
-	@count="$(COUNT)"; \
-	case "$(SCENARIO)" in \
-	  server) count=$${count:-4000000} ;; \
-	  pipeline|threads) count=$${count:-20000000} ;; \
-	  *) count=$${count:-100000000} ;; \
-	esac; \
-	child="$(BENCH_BIN) --child libpool $(SCENARIO) $(SIZE) $$count $(THREADS)"; \
-	profiler="$(PROFILER)"; \
-	if [ -z "$$profiler" ]; then \
-	  if perf record -q -o /dev/null -- true >/dev/null 2>&1; then profiler=perf; \
-	  else profiler=callgrind; fi; \
-	fi; \
-	echo "profile: $$profiler on: $$child"; \
-	if [ "$$profiler" = perf ]; then \
-	  event=cycles; perf stat -e cycles -x, -- true 2>&1 | grep -q "not supported" && \
-	    event=cpu-clock; \
-	  perf record -q -e $$event -g -o $(BUILD)/profile.data -- $$child || exit 1; \
-	  perf report -i $(BUILD)/profile.data --stdio --no-children --percent-limit 0.5 \
-	    --sort symbol 2>/dev/null > $(BUILD)/profile.txt || exit 1; \
-	  perf report -i $(BUILD)/profile.data --stdio --no-children -g none --percent-limit 0.5 \
-	    --sort symbol 2>/dev/null | grep -v '^$$' | head -40; \
-	else \
-	  valgrind --tool=callgrind --quiet \
-	    --callgrind-out-file=$(BUILD)/profile.callgrind -- $$child || exit 1; \
-	  callgrind_annotate $(BUILD)/profile.callgrind > $(BUILD)/profile.txt || exit 1; \
-	  sed -n '/PROGRAM TOTALS/,/Auto-annotated/p' $(BUILD)/profile.txt | grep -v '^-*$$' |\
-	    grep -v Auto-annotated | head -30; \
-	fi; \
-	echo "profile: the whole report is in $(BUILD)/profile.txt"
+	$(Q)sh mk/profile.sh "$(BUILD)" "$(PROFILER)" "$(BACKEND)" "$(SCENARIO)" "$(THREADS)" \
+		"$(SIZE)" "$(COUNT)" "$(LIVE)" "$(LIFETIME)" "$(TEARDOWN)" "$(CACHEGRIND_LL)"
 
 bench-deps:
 	@missing=""; for p in $(BENCH_PKGS); do \

@@ -4,11 +4,14 @@
 #
 # pool-bench smoke test: a short run of every scenario proves that the tool runs, prints the
 # tables and the targets, and writes a JSON that holds every figure with its spread, the load
-# average, the CPU model, the server scenario and the placement of the threads; that --pin
-# places the threads of every backend alike (read back from /proc by the threads themselves);
-# that the cure of false sharing (64-byte alignment) leaves no cache line shared; that the
-# server's object check catches a corrupted object; the exit statuses, --help, --version and
-# the man page. Backends that cannot run here are skipped by pool-bench itself. Asserts no time.
+# average, the CPU model, the server table (every shape of the server sweep at two live-set
+# sizes, larson and xmalloc, with peak RSS and CPU time) and the placement of the threads; that
+# the child programs refuse bad server keys; that make profile's cachegrind path prints the
+# cache misses per allocation of libpool and of a malloc; that --pin places the threads of every
+# backend alike (read back from /proc by the threads themselves); that the cure of false sharing
+# (64-byte alignment) leaves no cache line shared; that the server's object check catches a
+# corrupted object; the exit statuses, --help, --version and the man page. Backends that cannot
+# run here are skipped by pool-bench itself. Asserts no time.
 # Env (from make check): BUILD, SAN, CC.
 BUILD=${BUILD:-build/cc}
 B=$BUILD/tools/pool-bench
@@ -40,42 +43,63 @@ if command -v gnuplot >/dev/null 2>&1; then
 fi
 havepy=""
 command -v python3 >/dev/null 2>&1 && havepy=1
+num='[0-9.]+'   # a figure in the output
 
 # shellcheck disable=SC2086
+# The server table's rows: every shape at two live-set sizes (the least work a server child
+# does is two rounds of 20000 allocations per thread, whatever the live set), larson, xmalloc.
+server_rows=""
+for t in 2 3; do
+	for live in 1k 2k; do
+		for shape in short-burst short-handover long-burst long-handover; do
+			server_rows="$server_rows server-$t-$live-$shape"
+		done
+	done
+	server_rows="$server_rows larson-$t xmalloc-$t"
+done
 if expect 0 "smoke run: every scenario, 3 samples of 2 ms" \
-	"$B" --quick --sample-ms 2 --threads 4 --server-threads 2,3 --backend "$backends" \
-	--placement --json "$tmp/bench.json" $plot
+	"$B" --quick --sample-ms 2 --threads 4 --server-threads 2,3 --server-live 1024,2048 \
+	--backend "$backends" --placement --json "$tmp/bench.json" $plot
 then
 	cat "$tmp/out"
 	for row in pair batch bulk pipeline threads-4 false-sharing false-sharing-a64; do
 		grep -Eq "^$row +[0-9]+ +[0-9.]+ \[[0-9.]+-[0-9.]+\]" "$tmp/out" ||
 			fail "no '$row' row with a median [min-max]"
 	done
-	for row in server-2 server-3; do
-		grep -Eq "^$row +libpool +[0-9.]+ \[[0-9.]+-[0-9.]+\]" "$tmp/out" ||
-			fail "no '$row' libpool row with a median [min-max]"
+	# row, backend, ns [min-max], x best, CPU ns, peak RSS [min-max], x lean
+	for row in $server_rows; do
+		grep -Eq "^$row +libpool +$num \[$num-$num\] +${num}x +$num +$num \[$num-$num\] +${num}x" \
+			"$tmp/out" || fail "no '$row' libpool row with time, CPU time and peak RSS"
 	done
 	grep -q "^load average at start [0-9]" "$tmp/out" || fail "no load average in the header"
 	grep -q "^targets (issue 12" "$tmp/out" || fail "no issue 12 targets"
-	grep -Eq "^  (met|MISSED) +server 2 threads <= 1.0x fastest malloc +[0-9.]+x" "$tmp/out" ||
-		fail "no server target with its ratio"
+	grep -q "^targets (issue 20" "$tmp/out" || fail "no issue 20 targets"
+	for row in server-2-1k-short-burst server-3-2k-long-handover larson-2 xmalloc-3; do
+		grep -Eq "^  (met|MISSED) +$row <= 1.0x fastest malloc +${num}x" "$tmp/out" ||
+			fail "no '$row' time target with its ratio"
+		grep -Eq "^  (met|MISSED) +$row peak RSS <= 1.3x leanest malloc +${num}x" "$tmp/out" ||
+			fail "no '$row' peak RSS target with its ratio"
+	done
 	if [ -n "$havepy" ]; then
-		python3 - "$tmp/bench.json" "$backends" <<'PY' || fail "JSON results are wrong"
+		python3 - "$tmp/bench.json" "$backends" $server_rows <<'PY' || fail "JSON results are wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
 backends = sys.argv[2].split(",")
+server_rows = sys.argv[3:]
 assert d["cpu"] and d["cpu"] != "unknown CPU", d["cpu"]
 assert len(d["load_average_start"]) == 3 and all(x >= 0 for x in d["load_average_start"])
 assert len(d["load_average_end"]) == 3 and d["load_average_max"] >= 0
 assert isinstance(d["load_warning"], bool)
 assert d["samples_per_figure"] == 3 and d["min_sample_ms"] == 2, d["samples_per_figure"]
+assert d["samples_per_server_figure"] == 3, d["samples_per_server_figure"]
 res = d["results"]
 rows = {(r["scenario"], r["backend"]) for r in res}
 want = ["pair", "batch", "bulk", "pipeline", "threads-4", "false-sharing",
-        "false-sharing-a64", "server-2", "server-3"]
+        "false-sharing-a64"] + server_rows
 for b in backends:
     for s in want:
-        if s.startswith("server") and b == "dpdk":
+        if s in server_rows and b == "dpdk":
+            assert (s, b) not in rows, (s, b)
             continue
         assert (s, b) in rows, (s, b)
 for r in res:
@@ -86,13 +110,24 @@ for r in res:
     assert r["units_per_sample"] > 0 and r["unit"]
     n = r["threads"]
     assert r["placement"].count(":") == n, r["placement"]
-    if r["kind"] == "server":
-        for k in ("peak_rss_mib", "rss_growth_mib"):
+    if r["kind"] in ("server", "larson", "xmalloc"):
+        assert r["unit"] == "ns per allocation", r
+        for k in ("peak_rss_mib", "rss_growth_mib", "cpu_ns"):
             assert r[k]["min"] <= r[k]["median"] <= r[k]["max"] and r[k]["median"] > 0, r
+    else:
+        assert "cpu_ns" not in r and "peak_rss_mib" not in r, r
+    if r["kind"] == "server":
+        t, live, lifetime, teardown = r["scenario"].split("-")[1:]
+        assert int(t) == n and r["live"] == int(live[:-1]) * 1024, r
+        assert (r["lifetime"], r["teardown"]) == (lifetime, teardown), r
         if r["backend"] == "libpool":
-            for k in ("os_share_warmup", "os_share_steady"):
+            # a long row is one round: the warm-up, and no steady phase after it
+            keys = ["os_share_warmup"] + (["os_share_steady"] if lifetime == "short" else [])
+            for k in keys:
                 assert 0 <= r[k]["min"] <= r[k]["median"] <= r[k]["max"] <= 1, r[k]
             assert r["os_share_warmup"]["median"] > 0, r
+            if lifetime == "long":
+                assert r["os_share_steady"]["median"] is None, r
         else:
             assert r["os_share_steady"]["median"] is None, r
     if r["kind"] == "false-sharing":
@@ -105,11 +140,21 @@ for r in res:
         if r["align"] == 0 and r["backend"] == "libpool":
             assert sh["min"] > 0, ("the false-sharing line no longer interleaves", r)
 names = [t["name"] for t in d["targets"]]
-for t in ("server 2 threads <= 1.0x fastest malloc",
-          "server 2 threads peak RSS <= 1.3x leanest malloc",
-          "server 2 threads OS-layer share, steady <= 1%",
-          "pair 64 B <= 0.45x fastest malloc"):
+for t in ("server-2-2k-short-burst <= 1.0x fastest malloc",
+          "server-2-2k-short-burst peak RSS <= 1.3x leanest malloc",
+          "server-2-2k-short-burst OS-layer share, steady <= 1%",
+          "server-3-1k-long-handover <= 1.0x fastest malloc",
+          "larson-3 peak RSS <= 1.3x leanest malloc",
+          "xmalloc-2 <= 1.0x fastest malloc",
+          "pair 64 B <= 0.45x fastest malloc",
+          "pair 64 B <= 0.58x fastest malloc (as before)",
+          "pipeline 64 B <= 0.6x fastest malloc"):
     assert t in names, (t, names)
+for row in server_rows:
+    assert row + " <= 1.0x fastest malloc" in names, (row, names)
+    assert row + " peak RSS <= 1.3x leanest malloc" in names, (row, names)
+sources = {t["name"]: t["source"] for t in d["targets"]}
+assert sources["larson-2 <= 1.0x fastest malloc"] == "issue 20", sources
 for t in d["targets"]:
     assert isinstance(t["met"], bool) and t["measured"] >= 0 and len(t["range"]) == 2, t
 PY
@@ -154,6 +199,21 @@ if expect 1 "server: a corrupted object is caught (libpool)" \
 fi
 expect 1 "server: a corrupted object is caught (glibc)" \
 	"$BUILD/tools/pool-bench-malloc" --child glibc server 8 40000 2 corrupt=100
+if expect 1 "server, 64 long-lived live objects, handover: a corrupted object is caught" \
+	"$B" --child libpool server 8 40000 2 corrupt=100 live=64 lifetime=long teardown=handover
+then
+	grep -q "was corrupted" "$tmp/out" || fail "no corruption report: $(cat "$tmp/out")"
+fi
+
+# The children refuse bad server keys (exit 2): out of range, unknown value, wrong scenario.
+for args in "server 8 100 2 live=63" "server 8 100 2 live=1048577" "server 8 100 2 live=x" \
+	"server 8 100 2 lifetime=forever" "server 8 100 2 teardown=never" "pair 64 100 1 live=2048" \
+	"larson 8 100 2 teardown=burst" "xmalloc 8 100 1"; do
+	# shellcheck disable=SC2086
+	expect 2 "child usage error: $args" "$B" --child libpool $args
+	# shellcheck disable=SC2086
+	expect 2 "malloc child usage error: $args" "$BUILD/tools/pool-bench-malloc" --child glibc $args
+done
 
 # A failure inside a backend makes pool-bench exit 1: every libpool allocation fails here.
 if expect 1 "libpool allocations failing: exit 1" env POOL_DEBUG=fail=100 \
@@ -186,9 +246,43 @@ then
 		fail "no instruction count for libpool"
 fi
 
+# make profile's cache-miss figures (mk/profile.sh, in a build directory of its own that
+# borrows the tools): a server row of libpool and the same row of glibc under cachegrind, each
+# with its misses per allocation; perf-stat either counts or says why it cannot and simulates.
+if ! command -v valgrind >/dev/null 2>&1; then
+	echo "note: valgrind is not installed: make profile PROFILER=cachegrind not tested"
+elif [ -n "$SAN" ]; then
+	echo "note: make profile not tested with SAN=$SAN (valgrind cannot run it)"
+else
+	mkdir "$tmp/prof" && ln -s "$(cd "$BUILD" && pwd)/tools" "$tmp/prof/tools"
+	for be in libpool glibc; do
+		if expect 0 "make profile PROFILER=cachegrind BACKEND=$be SCENARIO=server" \
+			sh mk/profile.sh "$tmp/prof" cachegrind "$be" server 2 64 "" 256 long burst \
+			33554432,16,64
+		then
+			grep -Eq "^D1 misses per allocation: $num, LL misses per allocation: $num\$" \
+				"$tmp/out" || fail "$be: no misses per allocation: $(tail -n 5 "$tmp/out")"
+			grep -q "^profile: simulated caches: D1 .* LL 33554432 B, 64 B, 16-way" "$tmp/out" ||
+				fail "$be: the simulated LL is not the one asked for"
+			grep -q "^D1 misses per allocation" "$tmp/prof/profile.txt" ||
+				fail "$be: the misses are not in profile.txt"
+		fi
+	done
+	if expect 0 "make profile PROFILER=perf-stat SCENARIO=larson" \
+		sh mk/profile.sh "$tmp/prof" perf-stat libpool larson 2 64 "" "" "" "" 33554432,16,64
+	then
+		grep -Eq "(misses per allocation: $num|cachegrind simulates the caches instead)" \
+			"$tmp/out" || fail "perf-stat: neither counts nor a reason: $(tail -n 5 "$tmp/out")"
+	fi
+	expect 2 "make profile BACKEND=nope: usage error" \
+		sh mk/profile.sh "$tmp/prof" cachegrind nope server 2 64 "" "" "" "" ""
+fi
+
 for args in "--reps 0" "--reps 1000" "--backend nope" "--scenario pair,nope" "--size 8" \
 	"--pairs 10" "--threads 0" "--bogus" "--size" "--pin 99999" "--pin 0-" "--pin x" \
-	"--server-threads 1,2,3,4" "--sample-ms 0" "extra"; do
+	"--server-threads 1,2,3,4,5" "--server-live 63" "--server-live 1024,2048,4096,8192" \
+	"--server-shapes short,long" "--server-reps 0" "--scenario server,larsen" \
+	"--sample-ms 0" "extra"; do
 	# shellcheck disable=SC2086
 	if expect 2 "usage error: $args" "$B" $args; then
 		grep -q "^pool-bench: " "$tmp/err" || fail "$args: no error message"

@@ -20,7 +20,10 @@
  * --no-shconf --no-telemetry -m <MiB> --file-prefix=pool-bench-<pid>`, memory sized for the
  * scenario; it leaves nothing behind but /var/run/dpdk itself (its empty per-process runtime
  * directory is removed at exit). If the EAL cannot start here, the child answers "unavailable"
- * with the EAL's reason. DPDK has no general allocation, so it has no `server`.
+ * with the EAL's reason. DPDK has no general allocation, so it has no `server`, `larson` or
+ * `xmalloc`: an rte_mempool holds objects of one size, sized when it is created, and only EAL
+ * lcores (or threads registered as such) have a cache, while those scenarios keep starting
+ * threads.
  */
 #include <limits.h>
 #include <unistd.h>
@@ -91,8 +94,9 @@ static int bk_setup(const struct bench_params *bp, char *why, size_t why_len)
 		snprintf(why, why_len, "pool-bench-dpdk serves dpdk, not '%s'", bp->backend);
 		return -1;
 	}
-	if (bp->scenario == SC_SERVER) {
-		snprintf(why, why_len, "DPDK has no general allocation for the server scenario");
+	if (bench_own_threads(bp->scenario)) {
+		snprintf(why, why_len, "DPDK has no general allocation for the %s scenario",
+		         bench_scenario_names[bp->scenario]);
 		return -1;
 	}
 	if (n > RTE_MAX_LCORE) {
@@ -215,11 +219,17 @@ static int bk_server_setup(const size_t *sizes, unsigned int n, char *why, size_
 {
 	(void)sizes;
 	(void)n;
-	snprintf(why, why_len, "DPDK has no general allocation for the server scenario");
+	snprintf(why, why_len, "DPDK has no general allocation for the server scenarios");
 	return -1;
 }
 
 static inline void *bk_server_zalloc(unsigned int cls)
+{
+	(void)cls;
+	return NULL;
+}
+
+static inline void *bk_server_alloc(unsigned int cls)
 {
 	(void)cls;
 	return NULL;

@@ -4,7 +4,8 @@
  *
  * pool-bench-malloc - pool-bench's child program for the general allocators: glibc, jemalloc,
  * tcmalloc and mimalloc, each through plain malloc()/free() (calloc() in `server`,
- * aligned_alloc() for objects created with an alignment).
+ * malloc() or calloc() of the pools' sizes in `server`, `larson` and `xmalloc`, aligned_alloc()
+ * for objects created with an alignment).
  *
  * This program links neither libpool nor jemalloc (mk/stress.mk builds it by itself), so
  * malloc() is glibc's unless the parent put an allocator in LD_PRELOAD: libjemalloc.so.2,
@@ -123,7 +124,10 @@ static void bk_teardown(void)
 {
 }
 
-/* server: the pools' sizes, through calloc() (the calloc-equivalent of pool_zalloc()). */
+/*
+ * server, larson, xmalloc: the pools' sizes, through calloc() (the equivalent of pool_zalloc())
+ * and malloc() (of pool_alloc()).
+ */
 static int bk_server_setup(const size_t *sizes, unsigned int n, char *why, size_t why_len)
 {
 	(void)why;
@@ -135,6 +139,11 @@ static int bk_server_setup(const size_t *sizes, unsigned int n, char *why, size_
 static inline void *bk_server_zalloc(unsigned int cls)
 {
 	return calloc(1, bk_srv_sizes[cls]);
+}
+
+static inline void *bk_server_alloc(unsigned int cls)
+{
+	return malloc(bk_srv_sizes[cls]);
 }
 
 static inline void bk_server_free(unsigned int cls, void *p)

@@ -65,7 +65,7 @@ static int bk_setup(const struct bench_params *bp, char *why, size_t why_len)
 		snprintf(why, why_len, "pool-bench serves libpool, not '%s'", bp->backend);
 		return -1;
 	}
-	if (bp->scenario == SC_SERVER)
+	if (bench_own_threads(bp->scenario))
 		return 0;
 	bk_pool = pool_create_aligned("bench", bp->size, bp->align, 0);
 	if (!bk_pool) {
@@ -124,7 +124,10 @@ static void bk_teardown(void)
 	bk_pool = NULL;
 }
 
-/* server: one pool per size class, not merged with each other (no POOL_F_SHARED). */
+/*
+ * server, larson, xmalloc: one pool per size class, not merged with each other (no
+ * POOL_F_SHARED).
+ */
 static int bk_server_setup(const size_t *sizes, unsigned int n, char *why, size_t why_len)
 {
 	char name[32];
@@ -144,6 +147,11 @@ static int bk_server_setup(const size_t *sizes, unsigned int n, char *why, size_
 static inline void *bk_server_zalloc(unsigned int cls)
 {
 	return pool_zalloc(bk_srv_pools[cls]);
+}
+
+static inline void *bk_server_alloc(unsigned int cls)
+{
+	return pool_alloc(bk_srv_pools[cls]);
 }
 
 static inline void bk_server_free(unsigned int cls, void *p)
@@ -204,16 +212,35 @@ static const char *const bk_names[BK_COUNT] = {
 	"libpool", "glibc", "jemalloc", "tcmalloc", "mimalloc", "dpdk"
 };
 
-/* Rows of the tables: a scenario at one thread count (and alignment). */
+/*
+ * Rows of the tables: a scenario at one thread count (and alignment). The rows of the server
+ * table follow the fixed ones: for each of the --server-threads counts (index ti), SRV_KINDS
+ * kinds: the server at each live-set size (index li) and shape, then larson, then xmalloc.
+ */
+#define MAX_SERVER   4u          /* thread counts of the server table */
+#define MAX_LIVE     3u          /* live-set sizes of the server */
+
+enum srv_shape { SHAPE_SHORT_BURST, SHAPE_SHORT_HANDOVER, SHAPE_LONG_BURST, SHAPE_LONG_HANDOVER,
+                 SHAPE_COUNT };
+
+static const char *const shape_names[SHAPE_COUNT] = {
+	"short-burst", "short-handover", "long-burst", "long-handover"
+};
+
+#define KIND_LARSON  (MAX_LIVE * SHAPE_COUNT)
+#define KIND_XMALLOC (KIND_LARSON + 1)
+#define SRV_KINDS    (KIND_XMALLOC + 1)
+
 enum row { ROW_PAIR, ROW_BATCH, ROW_BULK, ROW_PIPELINE, ROW_THREADS_PU, ROW_THREADS_OVER,
-           ROW_FSHARE, ROW_FSHARE_ALIGNED, ROW_SERVER0, ROW_SERVER1, ROW_SERVER2, ROW_COUNT };
+           ROW_FSHARE, ROW_FSHARE_ALIGNED, ROW_SRV_FIRST,
+           ROW_COUNT = ROW_SRV_FIRST + MAX_SERVER * SRV_KINDS };
 
 #define MAX_SIZES    8u
 #define MAX_REPS     101u
-#define MAX_SERVER   3u
 #define FS_SIZE      16u         /* false-sharing object size */
 #define MIN_REPS     7u          /* fewer samples than this: development figures */
 #define MIN_SAMPLE_MS 200.0      /* shorter samples than this: development figures */
+#define SERVER_REPS  3u          /* default samples per figure of the server table */
 
 struct bench_opts {
 	unsigned int scenarios;     /* bits of enum bench_scenario */
@@ -227,6 +254,10 @@ struct bench_opts {
 	unsigned int threads;       /* oversubscribed thread count of `threads` */
 	unsigned int server_threads[MAX_SERVER];
 	unsigned int nserver;
+	unsigned int server_live[MAX_LIVE];   /* live objects per thread of `server` */
+	unsigned int nlive;
+	unsigned int shapes;        /* bits of enum srv_shape */
+	unsigned int server_reps;   /* samples per figure of the server table */
 	unsigned int pus;
 	char pin[256];              /* normalised pin list, "" = not pinned */
 	const char *json;
@@ -242,9 +273,10 @@ struct sample {
 	double ns;                  /* ns per unit */
 	double ms;                  /* length of the timed part */
 	double units;               /* units it timed (a scenario may round the count up) */
-	double rss_mib;             /* server: peak RSS of the child */
-	double rss_base_mib;        /* server: RSS before the workload */
-	double rss_growth_mib;      /* server: peak minus before */
+	double cpu_ns;              /* server table: CPU time (user + system) per unit, or -1 */
+	double rss_mib;             /* peak RSS of the child (shown for the server table) */
+	double rss_base_mib;        /* RSS before the workload */
+	double rss_growth_mib;      /* peak minus before */
 	double os_warm, os_steady;  /* server, libpool: OS-layer share of allocations, or -1 */
 	double shared;              /* false-sharing: share of lines shared, or -1 */
 };
@@ -259,11 +291,12 @@ struct cell {
 	unsigned int n;
 	uint64_t count;             /* units per sample (calibrated) */
 	unsigned int retries;       /* samples run again because they were too short */
-	struct spread ns, rss, rss_base, rss_growth, os_warm, os_steady, shared;
+	struct spread ns, cpu, rss, rss_base, rss_growth, os_warm, os_steady, shared;
 	char placement[512];        /* first sample's "0:cpus 1:cpus ..." */
 };
 
-static struct cell cells[ROW_COUNT][MAX_SIZES][BK_COUNT];
+/* cells[row][size index][backend], allocated by the parent (26 MiB, mostly never touched) */
+static struct cell (*cells)[MAX_SIZES][BK_COUNT];
 static char skipped[BK_COUNT][300];
 static int backend_failed[BK_COUNT];   /* failed rather than unavailable */
 static char self_dir[4096];
@@ -283,19 +316,45 @@ static struct machine {
 	int load_warning;
 } mach;
 
-static enum bench_scenario row_scenario(enum row r)
-{
-	static const enum bench_scenario map[ROW_COUNT] = {
-		SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_THREADS, SC_FSHARE, SC_FSHARE,
-		SC_SERVER, SC_SERVER, SC_SERVER
-	};
-
-	return map[r];
-}
-
+/* Rows of the server table: server, larson and xmalloc, with peak RSS and CPU time. */
 static int row_is_server(enum row r)
 {
-	return r >= ROW_SERVER0 && r <= ROW_SERVER2;
+	return r >= ROW_SRV_FIRST;
+}
+
+/* A server-table row's kind (see enum row) and thread-count index. */
+static unsigned int row_kind(enum row r)
+{
+	return (unsigned int)(r - ROW_SRV_FIRST) % SRV_KINDS;
+}
+
+static unsigned int row_tidx(enum row r)
+{
+	return (unsigned int)(r - ROW_SRV_FIRST) / SRV_KINDS;
+}
+
+static enum bench_scenario row_scenario(enum row r)
+{
+	static const enum bench_scenario map[ROW_SRV_FIRST] = {
+		SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_THREADS, SC_FSHARE, SC_FSHARE
+	};
+
+	if (!row_is_server(r))
+		return map[r];
+	if (row_kind(r) == KIND_LARSON)
+		return SC_LARSON;
+	return row_kind(r) == KIND_XMALLOC ? SC_XMALLOC : SC_SERVER;
+}
+
+/* A server row's live objects per thread and shape (server rows only). */
+static unsigned int row_live(enum row r, const struct bench_opts *o)
+{
+	return o->server_live[row_kind(r) / SHAPE_COUNT];
+}
+
+static enum srv_shape row_shape(enum row r)
+{
+	return (enum srv_shape)(row_kind(r) % SHAPE_COUNT);
 }
 
 /* Rows measured at each --size; the others at one size of their own. */
@@ -323,15 +382,14 @@ static size_t row_align(enum row r)
 
 static unsigned int row_threads(enum row r, const struct bench_opts *o)
 {
+	if (row_is_server(r))
+		return o->server_threads[row_tidx(r)];
 	switch (r) {
 	case ROW_PIPELINE: return 2;
 	case ROW_THREADS_PU: return o->pus;
 	case ROW_THREADS_OVER: return o->threads;
 	case ROW_FSHARE:
 	case ROW_FSHARE_ALIGNED: return 2;
-	case ROW_SERVER0: return o->server_threads[0];
-	case ROW_SERVER1: return o->server_threads[1];
-	case ROW_SERVER2: return o->server_threads[2];
 	default: return 1;
 	}
 }
@@ -340,11 +398,30 @@ static int row_wanted(enum row r, const struct bench_opts *o)
 {
 	if (!(o->scenarios & (1u << row_scenario(r))))
 		return 0;
-	if (row_is_server(r))
-		return (unsigned int)(r - ROW_SERVER0) < o->nserver;
+	if (row_is_server(r)) {
+		if (row_tidx(r) >= o->nserver)
+			return 0;
+		if (row_scenario(r) == SC_XMALLOC)
+			return row_threads(r, o) >= 2;   /* a producer and a consumer at least */
+		if (row_scenario(r) == SC_SERVER)
+			return row_kind(r) / SHAPE_COUNT < o->nlive &&
+			       (o->shapes & (1u << row_shape(r)));
+		return 1;
+	}
 	if (r == ROW_THREADS_OVER)
 		return o->threads != o->pus;
 	return 1;
+}
+
+/* Is any row of scenario sc wanted? */
+static int scenario_wanted(enum bench_scenario sc, const struct bench_opts *o)
+{
+	enum row r;
+
+	for (r = 0; r < ROW_COUNT; r++)
+		if (row_scenario(r) == sc && row_wanted(r, o))
+			return 1;
+	return 0;
 }
 
 static int row_runs(enum row r, enum backend b)
@@ -352,8 +429,38 @@ static int row_runs(enum row r, enum backend b)
 	return !row_is_server(r) || b == BK_LIBPOOL || backends[b].general;
 }
 
+/* Samples per figure of row r. */
+static unsigned int row_reps(enum row r, const struct bench_opts *o)
+{
+	return row_is_server(r) ? o->server_reps : o->reps;
+}
+
+/* "2k" for 2048, else the number. */
+static void fmt_live(char *buf, size_t len, unsigned int live)
+{
+	if (live % 1024 == 0)
+		snprintf(buf, len, "%uk", live / 1024);
+	else
+		snprintf(buf, len, "%u", live);
+}
+
 static void row_label(enum row r, const struct bench_opts *o, char *buf, size_t len)
 {
+	char live[16];
+
+	switch (row_scenario(r)) {
+	case SC_SERVER:
+		fmt_live(live, sizeof(live), row_live(r, o));
+		snprintf(buf, len, "server-%u-%s-%s", row_threads(r, o), live,
+		         shape_names[row_shape(r)]);
+		return;
+	case SC_LARSON:
+	case SC_XMALLOC:
+		snprintf(buf, len, "%s-%u", bench_scenario_names[row_scenario(r)], row_threads(r, o));
+		return;
+	default:
+		break;
+	}
 	switch (r) {
 	case ROW_PAIR: snprintf(buf, len, "pair"); break;
 	case ROW_BATCH: snprintf(buf, len, "batch"); break;
@@ -361,8 +468,7 @@ static void row_label(enum row r, const struct bench_opts *o, char *buf, size_t 
 	case ROW_PIPELINE: snprintf(buf, len, "pipeline"); break;
 	case ROW_FSHARE: snprintf(buf, len, "false-sharing"); break;
 	case ROW_FSHARE_ALIGNED: snprintf(buf, len, "false-sharing-a64"); break;
-	default: snprintf(buf, len, "%s-%u", row_is_server(r) ? "server" : "threads",
-	                  row_threads(r, o)); break;
+	default: snprintf(buf, len, "threads-%u", row_threads(r, o)); break;
 	}
 }
 
@@ -371,18 +477,29 @@ static const char *row_unit(enum row r)
 {
 	switch (row_scenario(r)) {
 	case SC_PIPELINE: return "ns per object passed";
-	case SC_SERVER: return "ns per allocation";
+	case SC_SERVER:
+	case SC_LARSON:
+	case SC_XMALLOC: return "ns per allocation";
 	case SC_FSHARE: return "ns per write";
 	default: return "ns per alloc+free pair";
 	}
 }
 
-/* A starting count for calibration: a few ms on any backend. */
+/* A starting count for calibration: a few ms on any backend (server: its least count). */
 static uint64_t row_start_count(enum row r, const struct bench_opts *o)
 {
-	if (row_is_server(r))
-		return (uint64_t)SRV_MIN_ROUNDS * row_threads(r, o) * SRV_STEPS;
-	return row_scenario(r) == SC_PIPELINE ? 16384 : 65536;
+	switch (row_scenario(r)) {
+	case SC_SERVER:
+		return (uint64_t)SRV_MIN_ROUNDS * row_threads(r, o) * srv_steps(row_live(r, o));
+	case SC_LARSON:
+		return (uint64_t)SRV_MIN_ROUNDS * row_threads(r, o) * LAR_STEPS;
+	case SC_XMALLOC:
+		return (uint64_t)row_threads(r, o) * 16384;
+	case SC_PIPELINE:
+		return 16384;
+	default:
+		return 65536;
+	}
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -501,9 +618,10 @@ static int measure(const struct bench_opts *o, enum backend b, enum row r, unsig
                    uint64_t count, double calibrate_ms, struct sample *s, char *placement,
                    size_t placement_len)
 {
-	char prog[4200], sz[32], cnt[32], threads[16], pin[300], align[32], calib[48];
+	char prog[4200], sz[32], cnt[32], threads[16], pin[300], align[32], calib[48], live[32];
+	char lifetime[32], teardown[32];
 	char out[8192];
-	char *argv[12];
+	char *argv[16];
 	const char *line, *pl;
 	int rc, argc = 0;
 
@@ -531,6 +649,18 @@ static int measure(const struct bench_opts *o, enum backend b, enum row r, unsig
 		snprintf(align, sizeof(align), "align=%zu", row_align(r));
 		argv[argc++] = align;
 	}
+	if (row_scenario(r) == SC_SERVER) {
+		enum srv_shape sh = row_shape(r);
+
+		snprintf(live, sizeof(live), "live=%u", row_live(r, o));
+		snprintf(lifetime, sizeof(lifetime), "lifetime=%s",
+		         sh == SHAPE_LONG_BURST || sh == SHAPE_LONG_HANDOVER ? "long" : "short");
+		snprintf(teardown, sizeof(teardown), "teardown=%s",
+		         sh == SHAPE_SHORT_BURST || sh == SHAPE_LONG_BURST ? "burst" : "handover");
+		argv[argc++] = live;
+		argv[argc++] = lifetime;
+		argv[argc++] = teardown;
+	}
 	if (calibrate_ms > 0) {
 		snprintf(calib, sizeof(calib), "calibrate=%.1f", calibrate_ms);
 		argv[argc++] = calib;
@@ -545,6 +675,8 @@ static int measure(const struct bench_opts *o, enum backend b, enum row r, unsig
 		s->ns = field(line, "ns", 0);
 		s->ms = field(line, "elapsed_ms", 0);
 		s->units = units;
+		s->cpu_ns = units > 0 && field(line, "cpu_ms", -1) >= 0 ?
+		            field(line, "cpu_ms", 0) * 1e6 / units : -1;
 		s->rss_mib = field(line, "rss_kb", 0) / 1024;
 		s->rss_base_mib = field(line, "base_kb", 0) / 1024;
 		s->rss_growth_mib = s->rss_mib - s->rss_base_mib;
@@ -629,6 +761,7 @@ static struct spread spread_of(const struct cell *c, size_t off)
 static void cell_summarise(struct cell *c)
 {
 	c->ns = spread_of(c, offsetof(struct sample, ns));
+	c->cpu = spread_of(c, offsetof(struct sample, cpu_ns));
 	c->rss = spread_of(c, offsetof(struct sample, rss_mib));
 	c->rss_base = spread_of(c, offsetof(struct sample, rss_base_mib));
 	c->rss_growth = spread_of(c, offsetof(struct sample, rss_growth_mib));
@@ -644,12 +777,12 @@ static void cell_summarise(struct cell *c)
 static void progress(const struct bench_opts *o, enum row r, unsigned int si, const char *what,
                      enum backend b)
 {
-	char label[32];
+	char label[48];
 
 	if (!isatty(STDERR_FILENO))
 		return;
 	row_label(r, o, label, sizeof(label));
-	fprintf(stderr, "\r  %-18s %6zu  %-12s %-9s", label, row_size(r, o, si), what,
+	fprintf(stderr, "\r  %-32s %6zu  %-12s %-9s", label, row_size(r, o, si), what,
 	        backends[b].name);
 }
 
@@ -750,7 +883,7 @@ static void run_all(const struct bench_opts *o)
 				progress(o, r, si, "calibrate", b);
 				calibrate(o, b, r, si);
 			}
-			for (rep = 0; rep < o->reps; rep++) {
+			for (rep = 0; rep < row_reps(r, o); rep++) {
 				for (k = 0; k < nb; k++) {
 					/* rotate by rep, reversed every other round */
 					unsigned int idx = (k + rep) % nb;
@@ -759,7 +892,8 @@ static void run_all(const struct bench_opts *o)
 
 					if (skipped[b][0] || !row_runs(r, b))
 						continue;
-					snprintf(what, sizeof(what), "sample %u/%u", rep + 1, o->reps);
+					snprintf(what, sizeof(what), "sample %u/%u", rep + 1,
+					         row_reps(r, o));
 					progress(o, r, si, what, b);
 					sample(o, b, r, si);
 				}
@@ -770,7 +904,7 @@ static void run_all(const struct bench_opts *o)
 		}
 	}
 	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "\r%70s\r", "");
+		fprintf(stderr, "\r%78s\r", "");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -858,17 +992,18 @@ static void print_header(const struct bench_opts *o)
 	else
 		printf("not pinned (every thread may run on every allowed CPU)\n");
 	if (o->pairs)
-		printf("%u samples per figure, each %llu units (--pairs: no calibration)\n", o->reps,
-		       (unsigned long long)o->pairs);
+		printf("%u samples per figure (server table: %u), each %llu units (--pairs: no "
+		       "calibration)\n", o->reps, o->server_reps, (unsigned long long)o->pairs);
 	else
-		printf("%u samples per figure, each at least %.0f ms of timed work; median "
-		       "[min-max] of the samples\n", o->reps, o->sample_ms);
+		printf("%u samples per figure (server table: %u), each at least %.0f ms of timed "
+		       "work; median [min-max] of the samples\n", o->reps, o->server_reps,
+		       o->sample_ms);
 	if (mach.load_warning)
 		printf("WARNING: the load average (up to %.2f) was above 0.5 per PU (%u PUs): other "
 		       "processes took CPU time from the measured threads; these figures are noisy\n",
 		       mach.load_max, o->pus);
 	if (o->quick || o->reps < MIN_REPS || (!o->pairs && o->sample_ms < MIN_SAMPLE_MS) ||
-	    o->pairs)
+	    o->pairs || o->server_reps < SERVER_REPS)
 		printf("NOTE: fewer than %u samples or samples shorter than %.0f ms: figures for "
 		       "development, not for publication\n", MIN_REPS, MIN_SAMPLE_MS);
 }
@@ -876,7 +1011,7 @@ static void print_header(const struct bench_opts *o)
 static void print_table(const struct bench_opts *o)
 {
 	unsigned int si, b;
-	char label[32], txt[128];
+	char label[48], txt[128];
 	enum row r;
 	int any = 0;
 
@@ -968,24 +1103,45 @@ static void fmt_share(char *buf, size_t len, const struct spread *sp)
 		         100 * sp->max);
 }
 
+/* Is any row of the server table wanted? */
+static int server_table_wanted(const struct bench_opts *o)
+{
+	return scenario_wanted(SC_SERVER, o) || scenario_wanted(SC_LARSON, o) ||
+	       scenario_wanted(SC_XMALLOC, o);
+}
+
 static void print_server(const struct bench_opts *o)
 {
 	enum row r;
 	unsigned int b;
 
-	if (!row_wanted(ROW_SERVER0, o))
+	if (!server_table_wanted(o))
 		return;
-	printf("\nserver: mimalloc test-stress's shape on pools: %u pools of 8 B..16 KiB, "
-	       "pool_zalloc/calloc, random lifetimes in %u slots\nper thread, 1/4 of the objects "
-	       "freed by another thread, threads created and joined in rounds of %u allocations\n"
-	       "per thread; objects checked when freed\n", SRV_CLASSES, SRV_SLOTS, SRV_STEPS);
-	printf("%-10s %-9s %21s %6s %21s %6s %21s %20s %20s\n", "row", "backend",
-	       "ns per allocation", "x best", "peak RSS MiB", "x lean", "RSS growth MiB",
+	printf("\nserver table: ns per allocation (each allocation is freed later, by its thread or "
+	       "another), wall time and CPU time\n");
+	if (scenario_wanted(SC_SERVER, o))
+		printf("server-T-L-SHAPE: mimalloc test-stress's shape on %u pools of 8 B..16 KiB "
+		       "(pool_zalloc/calloc), T threads, L live\nobjects per thread with random "
+		       "lifetimes, 1/4 of them freed by another thread; short: threads created and\n"
+		       "joined in rounds of max(%u, 2L) allocations per thread; long: one round of "
+		       "threads; burst: each thread frees\nits live set before it exits; handover: it "
+		       "leaves it to the next thread of its lineage\n", SRV_CLASSES, SRV_STEPS);
+	if (scenario_wanted(SC_LARSON, o))
+		printf("larson-T: Larson & Krishnan's server simulation: T lineages of %u objects of "
+		       "%u-%u B (6 pools); each thread\nreplaces %u random objects, then hands the "
+		       "array to the successor it starts, and exits\n", LAR_OBJECTS, LAR_MIN_SIZE,
+		       LAR_MAX_SIZE, LAR_STEPS);
+	if (scenario_wanted(SC_XMALLOC, o))
+		printf("xmalloc-T: xmalloc-test's shape: (T+1)/2 producer threads allocate %u-%u B "
+		       "objects in batches of %u, T/2 consumers\nfree them\n", LAR_MIN_SIZE,
+		       LAR_MAX_SIZE, XM_BATCH);
+	printf("%-32s %-9s %21s %6s %8s %21s %6s %8s %20s %20s\n", "row", "backend",
+	       "ns per allocation", "x best", "CPU ns", "peak RSS MiB", "x lean", "growth",
 	       "OS share, warm-up", "OS share, steady");
-	for (r = ROW_SERVER0; r <= ROW_SERVER2; r++) {
+	for (r = ROW_SRV_FIRST; r < ROW_COUNT; r++) {
 		enum backend fw = BK_GLIBC, lw = BK_GLIBC;
 		const struct cell *f, *l;
-		char label[32];
+		char label[48];
 
 		if (!row_wanted(r, o))
 			continue;
@@ -994,31 +1150,34 @@ static void print_server(const struct bench_opts *o)
 		l = leanest_malloc(r, &lw);
 		for (b = 0; b < BK_COUNT; b++) {
 			const struct cell *c = &cells[r][0][b];
-			char t[128], rss[128], gr[128], ow[64], os[64], xf[16] = "-", xl[16] = "-";
+			char t[128], rss[128], cpu[24], gr[24], ow[64], os[64], xf[16] = "-",
+			     xl[16] = "-";
 
 			if (!(o->backends & (1u << b)) || !row_runs(r, (enum backend)b))
 				continue;
 			if (!c->n) {
-				printf("%-10s %-9s %21s\n", label, backends[b].name, "-");
+				printf("%-32s %-9s %21s\n", label, backends[b].name, "-");
 				continue;
 			}
 			fmt_spread(t, sizeof(t), &c->ns);
 			fmt_spread(rss, sizeof(rss), &c->rss);
-			fmt_spread(gr, sizeof(gr), &c->rss_growth);
+			fmt_num(cpu, sizeof(cpu), c->cpu.med);
+			fmt_num(gr, sizeof(gr), c->rss_growth.med);
 			fmt_share(ow, sizeof(ow), &c->os_warm);
 			fmt_share(os, sizeof(os), &c->os_steady);
 			if (f)
 				snprintf(xf, sizeof(xf), "%.2fx", c->ns.med / f->ns.med);
 			if (l)
 				snprintf(xl, sizeof(xl), "%.2fx", c->rss.med / l->rss.med);
-			printf("%-10s %-9s %21s %6s %21s %6s %21s %20s %20s\n", label, backends[b].name, t,
-			       xf, rss, xl, gr, ow, os);
+			printf("%-32s %-9s %21s %6s %8s %21s %6s %8s %20s %20s\n", label,
+			       backends[b].name, t, xf, cpu, rss, xl, gr, ow, os);
 		}
 	}
-	printf("x best: to the fastest general malloc; x lean: to the smallest peak RSS of a "
-	       "general malloc; RSS growth: peak minus\nthe RSS before the workload (without "
-	       "the program and its libraries); OS share: libpool's allocations that reached\n"
-	       "its OS layer (pool_stats.os_allocs), in the first round and in the others\n");
+	printf("x best: to the fastest general malloc; CPU ns: user+system time of the child per "
+	       "allocation (median; above the\nwall time when threads ran in parallel); x lean: "
+	       "to the smallest peak RSS of a general malloc; growth: peak\nminus the RSS before "
+	       "the workload, MiB (median); OS share: libpool's allocations that reached its OS\n"
+	       "layer (pool_stats.os_allocs), in the first round and in the others (server)\n");
 }
 
 static void print_skipped(const struct bench_opts *o)
@@ -1034,7 +1193,7 @@ static void print_skipped(const struct bench_opts *o)
 static void print_placement(const struct bench_opts *o)
 {
 	unsigned int b;
-	char label[32];
+	char label[48];
 	enum row r;
 
 	printf("\nplacement: Cpus_allowed_list of each worker thread, read by the thread from "
@@ -1065,7 +1224,7 @@ struct target {
 	enum { T_RATIO, T_COUNT, T_SHARE } kind;   /* x-fold, a plain count, a fraction */
 };
 
-#define MAX_TARGETS 64u
+#define MAX_TARGETS 192u
 
 static unsigned int ntargets;
 static struct target targets[MAX_TARGETS];
@@ -1113,15 +1272,29 @@ static const struct size_target {
 	double limit;
 	int at_least;
 	const char *what;           /* name after "<row> <size> B" */
+	size_t size;                /* the one size it holds for, 0: every size */
 } size_targets[] = {
-	{ "issue 12", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.45, 0, "<= 0.45x fastest malloc" },
-	{ "issue 12", ROW_PIPELINE, ROW_PIPELINE, BK_DPDK, 1.0, 0, "<= 1.0x DPDK" },
-	{ "issue 12", ROW_BULK, ROW_BULK, BK_DPDK, 1.0, 0, "<= 1.0x DPDK" },
-	{ "earlier", ROW_PAIR, ROW_PAIR, BK_DPDK, 1.0, 0, "<= 1.0x DPDK" },
-	{ "earlier", ROW_BATCH, ROW_BATCH, BK_COUNT, 0.5, 0, "<= 0.5x fastest malloc" },
-	{ "earlier", ROW_PIPELINE, ROW_PIPELINE, BK_JEMALLOC, 1.0, 0, "<= 1.0x jemalloc" },
+	{ "issue 12", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.45, 0, "<= 0.45x fastest malloc", 0 },
+	{ "issue 12", ROW_PIPELINE, ROW_PIPELINE, BK_DPDK, 1.0, 0, "<= 1.0x DPDK", 0 },
+	{ "issue 12", ROW_BULK, ROW_BULK, BK_DPDK, 1.0, 0, "<= 1.0x DPDK", 0 },
+	/*
+	 * issue 20: no regression. pipeline as measured after issue 12 (0.36x and 0.56x); pair no
+	 * slower against the fastest malloc than the larger ratio of the two `make bench` runs of
+	 * the code before issue 20 (3de480f: 0.56x, 0.56x, 0.40x; 2cdaeac: 0.58x, 0.53x, 0.36x).
+	 */
+	{ "issue 20", ROW_PIPELINE, ROW_PIPELINE, BK_COUNT, 0.6, 0, "<= 0.6x fastest malloc", 64 },
+	{ "issue 20", ROW_PIPELINE, ROW_PIPELINE, BK_COUNT, 0.6, 0, "<= 0.6x fastest malloc", 192 },
+	{ "issue 20", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.58, 0, "<= 0.58x fastest malloc (as before)",
+	  64 },
+	{ "issue 20", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.56, 0, "<= 0.56x fastest malloc (as before)",
+	  192 },
+	{ "issue 20", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.40, 0, "<= 0.40x fastest malloc (as before)",
+	  16384 },
+	{ "earlier", ROW_PAIR, ROW_PAIR, BK_DPDK, 1.0, 0, "<= 1.0x DPDK", 0 },
+	{ "earlier", ROW_BATCH, ROW_BATCH, BK_COUNT, 0.5, 0, "<= 0.5x fastest malloc", 0 },
+	{ "earlier", ROW_PIPELINE, ROW_PIPELINE, BK_JEMALLOC, 1.0, 0, "<= 1.0x jemalloc", 0 },
 	{ "earlier", ROW_THREADS_PU, ROW_BATCH, BK_LIBPOOL, 1.8, 1,
-	  ">= 1.8x one thread's throughput" },
+	  ">= 1.8x one thread's throughput", 0 },
 };
 
 static void eval_size_target(const struct bench_opts *o, const struct size_target *st,
@@ -1129,13 +1302,14 @@ static void eval_size_target(const struct bench_opts *o, const struct size_targe
 {
 	const struct cell *lp = &cells[st->row][si][BK_LIBPOOL], *x;
 	enum backend w = st->other;
-	char label[32], name[80], text[300];
+	char label[48], name[80], text[300];
 
 	if (st->other == BK_COUNT)
 		x = fastest_malloc(st->other_row, si, &w);
 	else
 		x = &cells[st->other_row][si][st->other];
-	if (!lp->n || !x || !x->n || (st->at_least && o->pus < 2))
+	if (!lp->n || !x || !x->n || (st->at_least && o->pus < 2) ||
+	    (st->size && st->size != o->sizes[si]))
 		return;
 	row_label(st->row, o, label, sizeof(label));
 	snprintf(name, sizeof(name), "%s%s %zu B %s", label,
@@ -1151,77 +1325,106 @@ static void eval_size_target(const struct bench_opts *o, const struct size_targe
 	}
 }
 
-static void eval_targets(const struct bench_opts *o)
+/* The size targets of one source, at every size. */
+static void eval_size_targets(const struct bench_opts *o, const char *source)
 {
 	unsigned int si, i;
-	char name[80], text[300];
-	enum row r;
 
-	ntargets = 0;
 	for (i = 0; i < sizeof(size_targets) / sizeof(size_targets[0]); i++) {
-		if (!strcmp(size_targets[i].source, "earlier"))
+		if (strcmp(size_targets[i].source, source))
 			continue;
 		for (si = 0; si < o->nsizes; si++)
 			eval_size_target(o, &size_targets[i], si);
 	}
-	if (insn_pair >= 0) {
-		struct target *t = add_target("issue 12", 20, 0);
+}
 
-		if (t) {
-			t->kind = T_COUNT;
-			t->ratio = t->lo = t->hi = insn_net;
-			t->met = t->ratio <= 20;
-			snprintf(t->name, sizeof(t->name), "pair 64 B <= 20 instructions net");
-			snprintf(t->text, sizeof(t->text), "callgrind: %.2f per pair, %.2f of them the "
-			         "loop's own", insn_pair, insn_loop);
-		}
-	}
-	for (r = ROW_SERVER0; r <= ROW_SERVER2; r++) {
+/* An instruction-count target on libpool's 64-byte pair, net of the loop. */
+static void insn_target(const char *source, double limit)
+{
+	struct target *t;
+
+	if (insn_pair < 0 || !(t = add_target(source, limit, 0)))
+		return;
+	t->kind = T_COUNT;
+	t->ratio = t->lo = t->hi = insn_net;
+	t->met = t->ratio <= limit;
+	snprintf(t->name, sizeof(t->name), "pair 64 B <= %.0f instructions net", limit);
+	snprintf(t->text, sizeof(t->text), "callgrind: %.2f per pair, %.2f of them the loop's own",
+	         insn_pair, insn_loop);
+}
+
+/*
+ * The server table (issue 20): every row at most 1.0x the time of the fastest general malloc
+ * and 1.3x the peak RSS of the leanest; the OS-layer share of issue 12 on the rows of the
+ * shape it was set on (2048 live objects, short-lived threads, teardown burst).
+ */
+static void eval_server_targets(const struct bench_opts *o, int os_share)
+{
+	char label[48], name[80], text[300];
+	enum row r;
+
+	for (r = ROW_SRV_FIRST; r < ROW_COUNT; r++) {
 		const struct cell *lp = &cells[r][0][BK_LIBPOOL], *f, *l;
 		enum backend fw = BK_GLIBC, lw = BK_GLIBC;
-		unsigned int th = row_threads(r, o);
+		struct target *t;
 
 		if (!row_wanted(r, o) || !lp->n)
 			continue;
+		row_label(r, o, label, sizeof(label));
+		if (os_share) {
+			if (row_scenario(r) != SC_SERVER || row_live(r, o) != SRV_LIVE ||
+			    row_shape(r) != SHAPE_SHORT_BURST || lp->os_steady.med < 0 ||
+			    !(t = add_target("issue 12", 0.01, 0)))
+				continue;
+			t->kind = T_SHARE;
+			t->ratio = lp->os_steady.med;
+			t->lo = lp->os_steady.min;
+			t->hi = lp->os_steady.max;
+			t->met = t->ratio <= 0.01;
+			snprintf(t->name, sizeof(t->name), "%s OS-layer share, steady <= 1%%", label);
+			snprintf(t->text, sizeof(t->text), "%.2f%% of allocations after the warm-up round "
+			         "(%.2f%% in it)", 100 * lp->os_steady.med, 100 * lp->os_warm.med);
+			continue;
+		}
 		f = fastest_malloc(r, 0, &fw);
 		l = leanest_malloc(r, &lw);
 		if (f) {
-			snprintf(name, sizeof(name), "server %u threads <= 1.0x fastest malloc", th);
-			snprintf(text, sizeof(text), "libpool %.1f ns, %s %.1f ns per allocation",
-			         lp->ns.med, backends[fw].name, f->ns.med);
-			ratio_target("issue 12", &lp->ns, &f->ns, 1.0, 0, name, text);
+			snprintf(name, sizeof(name), "%s <= 1.0x fastest malloc", label);
+			snprintf(text, sizeof(text), "libpool %.1f ns, %s %.1f ns per allocation; CPU "
+			         "%.1f ns, %s %.1f ns", lp->ns.med, backends[fw].name, f->ns.med,
+			         lp->cpu.med, backends[fw].name, f->cpu.med);
+			ratio_target("issue 20", &lp->ns, &f->ns, 1.0, 0, name, text);
 		}
 		if (l) {
-			snprintf(name, sizeof(name), "server %u threads peak RSS <= 1.3x leanest malloc",
-			         th);
+			snprintf(name, sizeof(name), "%s peak RSS <= 1.3x leanest malloc", label);
 			snprintf(text, sizeof(text), "libpool %.1f MiB, %s %.1f MiB", lp->rss.med,
 			         backends[lw].name, l->rss.med);
-			ratio_target("issue 12", &lp->rss, &l->rss, 1.3, 0, name, text);
+			ratio_target("issue 20", &lp->rss, &l->rss, 1.3, 0, name, text);
 		}
-		if (lp->os_steady.med >= 0) {
-			struct target *t = add_target("issue 12", 0.01, 0);
+	}
+}
 
-			if (t) {
-				t->kind = T_SHARE;
-				t->ratio = lp->os_steady.med;
-				t->lo = lp->os_steady.min;
-				t->hi = lp->os_steady.max;
-				t->met = t->ratio <= 0.01;
-				snprintf(t->name, sizeof(t->name), "server %u threads OS-layer share, "
-				         "steady <= 1%%", th);
-				snprintf(t->text, sizeof(t->text), "%.2f%% of allocations after the warm-up "
-				         "round (%.2f%% in it)", 100 * lp->os_steady.med,
-				         100 * lp->os_warm.med);
-			}
-		}
-	}
+static void eval_targets(const struct bench_opts *o)
+{
+	ntargets = 0;
+	eval_size_targets(o, "issue 12");
+	insn_target("issue 12", 20);
+	eval_server_targets(o, 1);
+	eval_size_targets(o, "issue 20");
+	insn_target("issue 20", 19);
+	eval_server_targets(o, 0);
 	/* targets set before issue 12, kept while they say something */
-	for (i = 0; i < sizeof(size_targets) / sizeof(size_targets[0]); i++) {
-		if (strcmp(size_targets[i].source, "earlier"))
-			continue;
-		for (si = 0; si < o->nsizes; si++)
-			eval_size_target(o, &size_targets[i], si);
-	}
+	eval_size_targets(o, "earlier");
+}
+
+/* The heading of a target source. */
+static const char *target_title(const char *source)
+{
+	if (!strcmp(source, "issue 12"))
+		return "issue 12, server-grade shared tier";
+	if (!strcmp(source, "issue 20"))
+		return "issue 20, what users with large live sets see; no regression elsewhere";
+	return "set before issue 12";
 }
 
 static void print_targets(void)
@@ -1237,18 +1440,17 @@ static void print_targets(void)
 
 		if (!src || strcmp(src, t->source)) {
 			src = t->source;
-			printf("\ntargets (%s):\n", !strcmp(src, "issue 12") ?
-			       "issue 12, server-grade shared tier" : "set before issue 12");
+			printf("\ntargets (%s):\n", target_title(src));
 		}
 		if (t->kind == T_SHARE)
-			printf("  %-6s %-52s %.2f%% [%.2f-%.2f%%]; %s%s\n", t->met ? "met" : "MISSED",
+			printf("  %-6s %-60s %.2f%% [%.2f-%.2f%%]; %s%s\n", t->met ? "met" : "MISSED",
 			       t->name, 100 * t->ratio, 100 * t->lo, 100 * t->hi, t->text,
 			       straddle ? " (within the spread)" : "");
 		else if (t->kind == T_COUNT)
-			printf("  %-6s %-52s %.2f; %s\n", t->met ? "met" : "MISSED", t->name, t->ratio,
+			printf("  %-6s %-60s %.2f; %s\n", t->met ? "met" : "MISSED", t->name, t->ratio,
 			       t->text);
 		else
-			printf("  %-6s %-52s %.2fx [%.2f-%.2fx]; %s%s\n", t->met ? "met" : "MISSED",
+			printf("  %-6s %-60s %.2fx [%.2f-%.2fx]; %s%s\n", t->met ? "met" : "MISSED",
 			       t->name, t->ratio, t->lo, t->hi, t->text,
 			       straddle ? " (within the spread)" : "");
 	}
@@ -1292,7 +1494,7 @@ static void json_cell(FILE *f, const struct bench_opts *o, enum row r, unsigned 
                       enum backend b)
 {
 	const struct cell *c = &cells[r][si][b];
-	char label[32];
+	char label[48];
 	unsigned int k;
 
 	row_label(r, o, label, sizeof(label));
@@ -1310,7 +1512,17 @@ static void json_cell(FILE *f, const struct bench_opts *o, enum row r, unsigned 
 	json_string(f, row_unit(r));
 	fprintf(f, ", \"units_per_sample\": %llu, \"short_samples_rerun\": %u",
 	        (unsigned long long)c->count, c->retries);
+	if (row_scenario(r) == SC_SERVER) {
+		enum srv_shape sh = row_shape(r);
+
+		fprintf(f, ", \"live\": %u, \"lifetime\": \"%s\", \"teardown\": \"%s\"",
+		        row_live(r, o),
+		        sh == SHAPE_LONG_BURST || sh == SHAPE_LONG_HANDOVER ? "long" : "short",
+		        sh == SHAPE_SHORT_BURST || sh == SHAPE_LONG_BURST ? "burst" : "handover");
+	}
 	json_spread(f, "ns", &c->ns);
+	if (row_is_server(r))
+		json_spread(f, "cpu_ns", &c->cpu);
 	fputs(", \"samples\": [", f);
 	for (k = 0; k < c->n; k++)
 		fprintf(f, "%s%.6g", k ? ", " : "", c->s[k].ns);
@@ -1322,6 +1534,8 @@ static void json_cell(FILE *f, const struct bench_opts *o, enum row r, unsigned 
 		json_spread(f, "peak_rss_mib", &c->rss);
 		json_spread(f, "rss_before_mib", &c->rss_base);
 		json_spread(f, "rss_growth_mib", &c->rss_growth);
+	}
+	if (row_scenario(r) == SC_SERVER) {
 		json_spread(f, "os_share_warmup", &c->os_warm);
 		json_spread(f, "os_share_steady", &c->os_steady);
 	}
@@ -1360,12 +1574,13 @@ static int write_json(const struct bench_opts *o)
 	fprintf(f, ",\n  \"load_average_start\": [%.2f, %.2f, %.2f],\n"
 	        "  \"load_average_end\": [%.2f, %.2f, %.2f],\n  \"load_average_max\": %.2f,\n"
 	        "  \"load_warning\": %s,\n"
-	        "  \"samples_per_figure\": %u,\n  \"min_sample_ms\": %.1f,\n"
+	        "  \"samples_per_figure\": %u,\n  \"samples_per_server_figure\": %u,\n"
+	        "  \"min_sample_ms\": %.1f,\n"
 	        "  \"fixed_units\": %llu,\n  \"quick\": %s,\n  \"results\": [",
 	        mach.load_start[0], mach.load_start[1], mach.load_start[2], mach.load_end[0],
 	        mach.load_end[1], mach.load_end[2], mach.load_max,
 	        mach.load_warning ? "true" : "false",
-	        o->reps, o->pairs ? 0.0 : o->sample_ms, (unsigned long long)o->pairs,
+	        o->reps, o->server_reps, o->pairs ? 0.0 : o->sample_ms, (unsigned long long)o->pairs,
 	        o->quick ? "true" : "false");
 	for (r = 0; r < ROW_COUNT; r++) {
 		if (!row_wanted(r, o))
@@ -1463,9 +1678,9 @@ static void plot_panel(FILE *gp, const struct bench_opts *o, const char *block, 
  */
 static int write_plot(const struct bench_opts *o)
 {
-	int server = row_wanted(ROW_SERVER0, o);
-	unsigned int si, b;
-	char label[32];
+	int server = server_table_wanted(o);
+	unsigned int si, b, nrows = 0;
+	char label[48];
 	FILE *gp;
 	enum row r;
 	int rc;
@@ -1501,7 +1716,7 @@ static int write_plot(const struct bench_opts *o)
 		}
 	}
 	fputs("EOD\n$rss << EOD\n", gp);
-	for (r = ROW_SERVER0; r <= ROW_SERVER2; r++) {
+	for (r = ROW_SRV_FIRST; r < ROW_COUNT; r++) {
 		if (!row_wanted(r, o))
 			continue;
 		row_label(r, o, label, sizeof(label));
@@ -1518,11 +1733,15 @@ static int write_plot(const struct bench_opts *o)
 		}
 		fputc('\n', gp);
 	}
-	fprintf(gp, "EOD\nset terminal pngcairo size 1500,%d font ',10'\nset output '%s'\n"
+	for (r = 0; r < ROW_COUNT; r++)
+		if (row_wanted(r, o))
+			nrows += row_nsizes(r, o);
+	/* about 30 pixels per group of bars, so that the rotated labels stay apart */
+	fprintf(gp, "EOD\nset terminal pngcairo size %u,%d font ',10'\nset output '%s'\n"
 	        "set datafile missing '?'\nset style data histograms\n"
 	        "set style histogram errorbars gap 1 lw 1\nset style fill solid 0.8 border -1\n"
 	        "set key outside right top\nset xtics rotate by -40 scale 0\nset grid ytics\n",
-	        server ? 1100 : 650, o->plot);
+	        nrows * 30 > 1500 ? nrows * 30 : 1500, server ? 1100 : 650, o->plot);
 	if (server)
 		fputs("set multiplot layout 2,1\n", gp);
 	fprintf(gp, "set title \"pool-bench: throughput, median of %u samples, bars from the slowest "
@@ -1531,7 +1750,7 @@ static int write_plot(const struct bench_opts *o)
 	        "set logscale y\n", o->reps, mach.load_start[0], mach.load_max, o->pus, mach.cpu);
 	plot_panel(gp, o, "$tp", 0);
 	if (server) {
-		fputs("set title 'server: peak RSS of the child process (lower is better)'\n"
+		fputs("set title 'server table: peak RSS of the child process (lower is better)'\n"
 		      "unset logscale y\nset ylabel 'MiB'\nset yrange [0:*]\n", gp);
 		plot_panel(gp, o, "$rss", 1);
 		fputs("unset multiplot\n", gp);
@@ -1732,8 +1951,8 @@ static void usage(FILE *out)
 	fprintf(out,
 	        "usage: pool-bench [options]\n"
 	        "Measure libpool side by side with glibc, jemalloc, tcmalloc, mimalloc and DPDK.\n"
-	        "  --scenario LIST     among pair,batch,bulk,pipeline,threads,server,false-sharing\n"
-	        "                      (default: all)\n"
+	        "  --scenario LIST     among pair,batch,bulk,pipeline,threads,server,false-sharing,\n"
+	        "                      larson,xmalloc (default: all)\n"
 	        "  --size LIST         object sizes in bytes, 16..1048576 (default: 64,192,16384)\n"
 	        "  --backend LIST      among libpool,glibc,jemalloc,tcmalloc,mimalloc,dpdk (default:\n"
 	        "                      all; those that cannot run here are skipped)\n"
@@ -1741,11 +1960,19 @@ static void usage(FILE *out)
 	        "  --sample-ms MS      least timed work per sample, 1..60000 ms (default %.0f)\n"
 	        "  --threads N         the oversubscribed thread count of `threads`, 1..%u\n"
 	        "                      (default 48)\n"
-	        "  --server-threads LIST  thread counts of `server`, up to %u (default: 2,8,4x PUs)\n"
+	        "  --server-threads LIST  thread counts of server, larson and xmalloc, up to %u\n"
+	        "                      (default: 2,8; e.g. 2,8,16,64 on 16 or more cores)\n"
+	        "  --server-live LIST  live objects per thread of `server`, up to %u numbers in\n"
+	        "                      %u..%u (default: 2048,16384,65536)\n"
+	        "  --server-shapes LIST  among short-burst,short-handover,long-burst,long-handover\n"
+	        "                      (default: all)\n"
+	        "  --server-reps N     samples per figure of server, larson and xmalloc, 1..%u\n"
+	        "                      (default %u)\n"
 	        "  --pin CPU-LIST      run worker i of every backend on CPU i of the list (modulo\n"
 	        "                      its length), e.g. 0,1 (default: not pinned)\n"
-	        "  --quick             development run: 3 samples of 20 ms, size 64, server at 2\n"
-	        "                      threads, threads at %u (options after it override)\n"
+	        "  --quick             development run: 3 samples of 20 ms, size 64, server,\n"
+	        "                      larson and xmalloc at 2 threads, server with 2048 live\n"
+	        "                      objects, threads at %u (options after it override)\n"
 	        "  --pairs N           a fixed count of units per sample instead of calibration,\n"
 	        "                      64..10^10; with --instructions: pairs counted (default 10^6)\n"
 	        "  --json FILE         also write the results as JSON\n"
@@ -1759,7 +1986,8 @@ static void usage(FILE *out)
 	        "Child programs: next to pool-bench, else in %s.\n"
 	        "Exit status: 0 done, 1 a failure was found, 2 bad usage, 3 a backend named with\n"
 	        "--backend or a tool that --plot/--instructions needs cannot run here.\n",
-	        MAX_REPS, MIN_REPS, MIN_SAMPLE_MS, BENCH_MAX_THREADS, MAX_SERVER, 8u,
+	        MAX_REPS, MIN_REPS, MIN_SAMPLE_MS, BENCH_MAX_THREADS, MAX_SERVER, MAX_LIVE,
+	        SRV_LIVE_MIN, SRV_LIVE_MAX, MAX_REPS, SERVER_REPS, 8u,
 	        POOL_BENCH_HELPER_DIR);
 }
 
@@ -1845,7 +2073,7 @@ static void parse_pin(const char *s, struct bench_opts *o)
 enum {
 	OPT_SCENARIO = 256, OPT_SIZE, OPT_BACKEND, OPT_REPS, OPT_SAMPLE_MS, OPT_THREADS,
 	OPT_SERVER_THREADS, OPT_PIN, OPT_QUICK, OPT_PAIRS, OPT_JSON, OPT_PLOT, OPT_INSTRUCTIONS,
-	OPT_PLACEMENT
+	OPT_PLACEMENT, OPT_SERVER_LIVE, OPT_SERVER_SHAPES, OPT_SERVER_REPS
 };
 
 static void parse_args(int argc, char **argv, struct bench_opts *o)
@@ -1858,6 +2086,9 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "sample-ms", required_argument, NULL, OPT_SAMPLE_MS },
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "server-threads", required_argument, NULL, OPT_SERVER_THREADS },
+		{ "server-live", required_argument, NULL, OPT_SERVER_LIVE },
+		{ "server-shapes", required_argument, NULL, OPT_SERVER_SHAPES },
+		{ "server-reps", required_argument, NULL, OPT_SERVER_REPS },
 		{ "pin", required_argument, NULL, OPT_PIN },
 		{ "quick", no_argument, NULL, OPT_QUICK },
 		{ "pairs", required_argument, NULL, OPT_PAIRS },
@@ -1872,7 +2103,7 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 	};
 	unsigned long v[MAX_SIZES];
 	unsigned int n, i;
-	int c, server_given = 0;
+	int c;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":vhV", longopts, NULL)) != -1) {
@@ -1907,7 +2138,20 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 			for (i = 0; i < n; i++)
 				o->server_threads[i] = (unsigned int)v[i];
 			o->nserver = n;
-			server_given = 1;
+			break;
+		case OPT_SERVER_LIVE:
+			n = parse_num_list("--server-live", optarg, v, MAX_LIVE, SRV_LIVE_MIN,
+			                   SRV_LIVE_MAX);
+			for (i = 0; i < n; i++)
+				o->server_live[i] = (unsigned int)v[i];
+			o->nlive = n;
+			break;
+		case OPT_SERVER_SHAPES:
+			o->shapes = parse_names("--server-shapes", optarg, shape_names, SHAPE_COUNT);
+			break;
+		case OPT_SERVER_REPS:
+			o->server_reps = (unsigned int)tool_parse_ulong("--server-reps", optarg, 1,
+			                                                MAX_REPS);
 			break;
 		case OPT_PIN:
 			parse_pin(optarg, o);
@@ -1921,7 +2165,9 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 			o->threads = 8;
 			o->server_threads[0] = 2;
 			o->nserver = 1;
-			server_given = 1;
+			o->server_live[0] = SRV_LIVE;
+			o->nlive = 1;
+			o->server_reps = 3;
 			break;
 		case OPT_PAIRS:
 			o->pairs = tool_parse_ulong("--pairs", optarg, 64, 10000000000ul);
@@ -1946,18 +2192,6 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 		}
 	}
 	tool_no_operands(argc, argv);
-	if (!server_given) {
-		/* 2, 8 and 4 x PUs, without repeats */
-		unsigned int want[MAX_SERVER] = { 2, 8, 4 * o->pus }, k;
-
-		o->nserver = 0;
-		for (i = 0; i < MAX_SERVER; i++) {
-			for (k = 0; k < o->nserver && o->server_threads[k] != want[i]; k++)
-				;
-			if (k == o->nserver)
-				o->server_threads[o->nserver++] = want[i];
-		}
-	}
 }
 
 /* Is the backend's child built and, for preloads, its library installed? */
@@ -1974,7 +2208,9 @@ int main(int argc, char **argv)
 	struct bench_opts o = { .scenarios = (1u << SC_LOOP) - 1,
 	                        .backends = (1u << BK_COUNT) - 1, .sizes = { 64, 192, 16384 },
 	                        .nsizes = 3, .reps = MIN_REPS, .sample_ms = MIN_SAMPLE_MS,
-	                        .threads = 48 };
+	                        .threads = 48, .server_threads = { 2, 8 }, .nserver = 2,
+	                        .server_live = { SRV_LIVE, 16384, 65536 }, .nlive = 3,
+	                        .shapes = (1u << SHAPE_COUNT) - 1, .server_reps = SERVER_REPS };
 	ssize_t len;
 	char *slash;
 	unsigned int b;
@@ -2014,6 +2250,11 @@ int main(int argc, char **argv)
 	if (o.plot && system("command -v gnuplot >/dev/null 2>&1") != 0) {
 		tool_error("--plot needs gnuplot (Debian package gnuplot-nox)");
 		return TOOL_EXIT_UNAVAILABLE;
+	}
+	cells = calloc(ROW_COUNT, sizeof(*cells));
+	if (!cells) {
+		tool_error("out of memory for the results");
+		return TOOL_EXIT_FAILURE;
 	}
 	read_machine(&o);
 	if (mach.load_warning)

@@ -25,16 +25,24 @@
  * threads keep the affinity they inherit), align=<bytes> (object alignment, false-sharing),
  * calibrate=<ms> (run with growing counts until one run lasts that long, and report that run),
  * corrupt=<n> (server, a self-test of the object check: thread 0 flips a bit of its n-th
- * allocation in the first round, which must make the run fail).
+ * allocation in the first round, which must make the run fail), live=<n> (server: live
+ * objects per thread, 64..1048576, default 2048), lifetime=short|long (server: threads created
+ * and joined in rounds, or one round of threads that live the whole run; default short),
+ * teardown=burst|handover (server: a thread frees its whole live set before it exits, or
+ * leaves it to the next thread of its lineage; default burst).
  * <count> is the number of units timed, over all threads: alloc+free pairs (pair, batch,
- * bulk, threads), objects passed (pipeline), allocations (server) or writes (false-sharing).
+ * bulk, threads), objects passed (pipeline), allocations (server, larson, xmalloc) or writes
+ * (false-sharing).
  *
  * The child prints zero or more "placement <thread>:<Cpus_allowed_list> ..." lines (read from
  * /proc/thread-self/status by each thread once it is placed), then one result line:
  *   ok ns=<ns per unit> units=<units> elapsed_ms=<ms> rss_kb=<VmHWM> base_kb=<VmRSS before>
- *      [os_warm=.. allocs_warm=.. os_all=.. allocs_all=..] [shared=<fraction>]
+ *      [cpu_ms=<user+sys>] [os_warm=.. allocs_warm=.. os_all=.. allocs_all=..]
+ *      [shared=<fraction>]
  * or "unavailable <why>" (exit 3) or "error <why>" (exit 1: an allocation failed or an object
- * came back corrupted). Bad arguments: exit 2.
+ * came back corrupted). Bad arguments: exit 2. cpu_ms (server, larson, xmalloc) is the CPU
+ * time of the timed part, user plus system, from getrusage(RUSAGE_SELF) at its start and end:
+ * every thread of the child, those that have exited included, beside the wall time elapsed_ms.
  *
  * Every thread scenario runs its workers the same way for every backend: worker 0 on the
  * child's main thread, workers 1..n-1 on threads the backend starts (pthread_create() for
@@ -56,6 +64,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,38 +84,84 @@
 
 /*
  * server: the shape of mimalloc's test-stress (test/test-stress.c in microsoft/mimalloc),
- * adapted to pools. One pool per power-of-two size from 8 B to 16 KiB; sizes 8 B-1 KiB are
- * drawn uniformly 125 times in 128 and 2-16 KiB otherwise ("linear in powers of two, some extra
- * large", as test-stress draws them). Each thread owns SRV_SLOTS slots: an allocation replaces
+ * adapted to pools, swept over what users with large live sets see (issue 20). One pool per
+ * power-of-two size from 8 B to 16 KiB; sizes 8 B-1 KiB are drawn uniformly 125 times in 128
+ * and 2-16 KiB otherwise ("linear in powers of two, some extra large", as test-stress draws
+ * them). Each thread owns `live` slots (key live=, default SRV_LIVE): an allocation replaces
  * the object of a random slot (freeing it), so lifetimes are random; one allocation in 16 is
- * retained until the thread ends (up to SRV_RETAIN); a quarter of the slot allocations are
- * swapped with a random entry of a shared transfer array (one per size), so that the object is
- * freed by whichever thread takes it. Every thread makes SRV_STEPS allocations and then frees
- * what it holds; threads are created and joined in rounds (test-stress: about 22,500
- * allocations per thread and round at its default scale, 50 rounds). The count of a run sets
- * the number of rounds (at least 2), never the work per thread, so that thread start and exit
- * weigh the same for every backend. The first round is the warm-up of the OS-layer share.
+ * retained longer (up to live/2 objects); a quarter of the slot allocations are swapped with a
+ * random entry of a shared transfer array (one per size), so that the object is freed by
+ * whichever thread takes it, and may outlive the thread that made it.
+ *
+ * Thread i of every round continues lineage i: its slots and retained objects. Two dimensions:
+ *   lifetime=short  threads are created and joined in rounds of srv_steps(live) allocations per
+ *                   thread (test-stress: about 22,500 allocations per thread and round at its
+ *                   default scale, 50 rounds); the count sets the number of rounds (at least 2),
+ *                   never the work per thread, so that thread start and exit weigh the same for
+ *                   every backend;
+ *   lifetime=long   one round: each thread makes count/threads allocations (at least what two
+ *                   short rounds make) and then ends;
+ *   teardown=burst  before it exits, each thread frees its whole live set (slots and retained
+ *                   objects) in one burst, as a server does when a connection storm ends;
+ *   teardown=handover
+ *                   a thread exits leaving its live set to the next thread of its lineage, which
+ *                   frees those objects as it replaces them; what is live after the last round
+ *                   is freed by the main thread after the timed part (the same objects for every
+ *                   backend).
+ * The first round is the warm-up of the OS-layer share.
  */
 #define SRV_CLASSES       12u      /* 8 B .. 16 KiB */
-#define SRV_SLOTS         2048u
-#define SRV_RETAIN        1024u
+#define SRV_LIVE          2048u    /* default live slots per thread */
+#define SRV_LIVE_MIN      64u
+#define SRV_LIVE_MAX      (1u << 20)
 #define SRV_TRANSFER      256u     /* per size class */
-#define SRV_STEPS         20000u   /* allocations per thread and round */
+#define SRV_STEPS         20000u   /* least allocations per thread and round */
 #define SRV_MIN_ROUNDS    2u
 #define SRV_COOKIE        0x5bd1e9955bd1e995ull
 
+/*
+ * larson: the shape of the server simulation of Larson & Krishnan, "Memory allocation for
+ * long-running server applications" (ISMM 1998), written from its description. Each of the
+ * `threads` lineages owns an array of LAR_OBJECTS objects, filled by the main thread before
+ * the timed part; a thread replaces LAR_STEPS random objects of its array (frees the one in
+ * the slot, allocates a new one), then starts its successor, hands it the array and exits; the
+ * successor collects it (pthread_join()) and goes on. So most objects are freed by a thread
+ * other than the one that made them, and threads keep being replaced, each lineage at its own
+ * pace. Sizes are drawn uniformly in bytes from LAR_MIN_SIZE to LAR_MAX_SIZE (Larson draws
+ * "random sizes between a minimum and a maximum"); the object comes from the smallest of the
+ * six pools of 16..512 B that holds it (the mallocs get that pool's size too). The count sets
+ * the generations (at least 2).
+ *
+ * xmalloc: the shape of xmalloc-test (Lever & Boreham, "malloc() Performance in a Multithreaded
+ * Linux Environment", USENIX 2000, FREENIX track), written from its description: half the
+ * threads (rounded up) produce, the others consume. A producer allocates objects (sizes as in
+ * larson) in batches of XM_BATCH and queues each full batch; a consumer takes any queued batch
+ * and frees its objects. At most XM_INFLIGHT batches per thread are in flight (a producer waits
+ * for an empty batch), so memory stays bounded. The count is the allocations of all producers.
+ */
+#define LAR_OBJECTS       10000u   /* objects per lineage (the Hoard distribution's example) */
+#define LAR_STEPS         20000u   /* replacements per thread before it hands over */
+#define LAR_MIN_SIZE      16u
+#define LAR_MAX_SIZE      512u
+#define XM_BATCH          64u
+#define XM_INFLIGHT       4u
+
 enum bench_scenario { SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_SERVER,
-                      SC_FSHARE, SC_LOOP, SC_COUNT };
+                      SC_FSHARE, SC_LARSON, SC_XMALLOC, SC_LOOP, SC_COUNT };
+
+enum srv_lifetime { SRV_SHORT, SRV_LONG };
+enum srv_teardown { SRV_BURST, SRV_HANDOVER };
 
 /* "loop" is not a scenario of the table: the pair loop without an allocator (see below). */
 static const char *const bench_scenario_names[SC_COUNT] = {
-	"pair", "batch", "bulk", "pipeline", "threads", "server", "false-sharing", "loop"
+	"pair", "batch", "bulk", "pipeline", "threads", "server", "false-sharing", "larson",
+	"xmalloc", "loop"
 };
 
 struct bench_params {
 	const char *backend;
 	enum bench_scenario scenario;
-	size_t size;                /* object size in bytes (server: unused) */
+	size_t size;                /* object size in bytes (server, larson, xmalloc: unused) */
 	size_t align;               /* object alignment in bytes, 0: the backend's default */
 	uint64_t count;             /* units to time, over all threads */
 	unsigned int threads;       /* workers (pair, batch, bulk: 1; false-sharing: 2) */
@@ -114,6 +169,9 @@ struct bench_params {
 	int cpus[BENCH_MAX_CPUS];   /* pin list */
 	double calibrate_ms;        /* > 0: grow count until a run lasts this long */
 	uint64_t corrupt;           /* server self-test: > 0, see srv_thread_main() */
+	unsigned int live;          /* server: live slots per thread */
+	enum srv_lifetime lifetime; /* server */
+	enum srv_teardown teardown; /* server */
 };
 
 /* What one run measured. */
@@ -121,6 +179,8 @@ struct bench_result {
 	double ns;                  /* ns per unit */
 	uint64_t units;
 	double elapsed_ns;
+	double cpu_ns;              /* server, larson, xmalloc: user + system time of the child
+	                               during the timed part */
 	uint64_t os_warm, allocs_warm, os_all, allocs_all;   /* server, libpool only */
 	int have_os;
 	double shared;              /* false-sharing: share of lines both threads write, or -1 */
@@ -136,9 +196,10 @@ struct bk_thread {
  * bk_setup: check the backend name and prepare for bp (pools, EAL); -1 with a reason when the
  * backend cannot run here. bk_run_workers: run fn(args + i * stride) for i in 0..n-1, worker 0
  * on the calling thread, and return once all have returned (0), or -1 if they cannot be
- * started. The server hooks allocate zero-filled objects of size class cls (sizes given to
- * bk_server_setup); bk_server_os_allocs reports the objects the backend took from its OS layer
- * (-1: the backend does not count them).
+ * started. The server hooks serve server, larson and xmalloc: bk_server_zalloc allocates a
+ * zero-filled object of size class cls (sizes given to bk_server_setup), bk_server_alloc one
+ * whose contents are undefined; bk_server_os_allocs reports the objects the backend took from
+ * its OS layer (-1: the backend does not count them).
  */
 static int bk_setup(const struct bench_params *bp, char *why, size_t why_len);
 static void bk_teardown(void);
@@ -151,6 +212,7 @@ static inline unsigned int bk_alloc_bulk(struct bk_thread *t, void **objs, unsig
 static inline void bk_free_bulk(struct bk_thread *t, void **objs, unsigned int n);
 static int bk_server_setup(const size_t *sizes, unsigned int n, char *why, size_t why_len);
 static inline void *bk_server_zalloc(unsigned int cls);
+static inline void *bk_server_alloc(unsigned int cls);
 static inline void bk_server_free(unsigned int cls, void *p);
 static int bk_server_os_allocs(uint64_t *objects);
 static void bk_server_teardown(void);
@@ -695,14 +757,17 @@ static unsigned int bench_workers_of(const struct bench_params *bp)
 	}
 }
 
-/* The placement line: each worker's Cpus_allowed_list. */
-static void bench_print_placement(const char *const *cpus, unsigned int n)
+/*
+ * The placement line: each worker's Cpus_allowed_list, the strings at cpus, cpus + stride, ...
+ * (the member of an array of per-thread structures).
+ */
+static void bench_print_placement(const char *cpus, size_t stride, unsigned int n)
 {
 	unsigned int i;
 
 	printf("placement");
 	for (i = 0; i < n; i++)
-		printf(" %u:%s", i, cpus[i]);
+		printf(" %u:%s", i, cpus + i * stride);
 	printf("\n");
 }
 
@@ -756,13 +821,8 @@ static int bench_run_workers_once(const struct bench_params *bp, uint64_t count,
 	res->elapsed_ns = end - start;
 	res->ns = res->units ? res->elapsed_ns / (double)res->units : 0;
 	res->shared = bp->scenario == SC_FSHARE ? bench_fshare_shared(sh) : -1;
-	if (report_placement && !rc) {
-		const char *cpus[BENCH_MAX_THREADS];
-
-		for (i = 0; i < n; i++)
-			cpus[i] = w[i].cpus;
-		bench_print_placement(cpus, n);
-	}
+	if (report_placement && !rc)
+		bench_print_placement(w[0].cpus, sizeof(*w), n);
 	pthread_barrier_destroy(&sh->barrier);
 	free(sh->rings);
 	free(sh);
@@ -770,8 +830,19 @@ static int bench_run_workers_once(const struct bench_params *bp, uint64_t count,
 	return rc;
 }
 
+/* User plus system time of every thread of this process so far (RUSAGE_SELF), in ns. */
+static double bench_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
+	       ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
+}
+
 /* ------------------------------------------------------------------------------------------ */
-/* server                                                                                     */
+/* server, larson, xmalloc: objects of several pools, checked when freed                     */
 /* ------------------------------------------------------------------------------------------ */
 
 struct srv_slot {
@@ -779,10 +850,121 @@ struct srv_slot {
 	unsigned int cls;
 };
 
+/* The object size of each pool (size class), set by bench_child_main(). */
+static size_t srv_sizes[SRV_CLASSES];
+
+/* xorshift64* (Vigna, "An experimental exploration of Marsaglia's xorshift generators"). */
+static inline uint64_t srv_rand(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545f4914f6cdd1dull;
+}
+
+/* A seed per thread and round (or generation), never 0 (xorshift would stay at 0). */
+static inline uint64_t srv_seed(unsigned int round, unsigned int idx)
+{
+	return ((uint64_t)round + 1) * 0x9e3779b97f4a7c15ull ^ (idx + 1);
+}
+
+/* The pattern an object of class cls at p carries while it is live. */
+static inline uint64_t srv_pattern(const void *p, unsigned int cls)
+{
+	return ((uint64_t)(uintptr_t)p ^ SRV_COOKIE) + cls;
+}
+
+/*
+ * Allocate an object of class cls: zero-filled (zero != 0: checked, first, middle and last
+ * word) or not; then write its pattern into the first word and the complement into the last
+ * one. Returns NULL (and records the failure) when the backend returned NULL.
+ */
+static inline void *srv_alloc(unsigned int cls, int zero)
+{
+	size_t words = srv_sizes[cls] / 8;
+	uint64_t *p = zero ? bk_server_zalloc(cls) : bk_server_alloc(cls);
+
+	if (!p) {
+		bench_fail("an allocation of %zu bytes returned NULL", srv_sizes[cls]);
+		return NULL;
+	}
+	if (zero && (p[0] || p[words / 2] || p[words - 1])) {
+		bench_fail("an object of %zu bytes at %p was not zero-filled", srv_sizes[cls],
+		           (void *)p);
+		return p;
+	}
+	p[0] = srv_pattern(p, cls);
+	if (words > 1)
+		p[words - 1] = ~srv_pattern(p, cls);
+	return p;
+}
+
+/*
+ * Check an object's pattern (and, if it came zero-filled, that its middle word still is), then
+ * free it.
+ */
+static inline void srv_free(void *obj, unsigned int cls, int zeroed)
+{
+	size_t words = srv_sizes[cls] / 8;
+	uint64_t *p = obj;
+
+	if (p[0] != srv_pattern(p, cls) || (words > 1 && p[words - 1] != ~srv_pattern(p, cls)) ||
+	    (zeroed && words > 2 && p[words / 2]))
+		bench_fail("an object of %zu bytes at %p was corrupted while live (first word "
+		           "%#llx, expected %#llx)", srv_sizes[cls], obj, (unsigned long long)p[0],
+		           (unsigned long long)srv_pattern(p, cls));
+	bk_server_free(cls, obj);
+}
+
+/* Harness memory, taken and touched before the timed part, so that no backend pays its faults. */
+static void *srv_harness_alloc(size_t size)
+{
+	void *p = malloc(size ? size : 1);
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+/* 125 times in 128: 8 B..1 KiB, uniformly; else 2..16 KiB. */
+static inline unsigned int srv_class(uint64_t r)
+{
+	return (r & 127) < 125 ? (unsigned int)((r >> 8) % 8) : 8 + (unsigned int)((r >> 8) % 4);
+}
+
+/*
+ * larson, xmalloc: a size drawn uniformly in LAR_MIN_SIZE..LAR_MAX_SIZE, as the smallest class
+ * that holds it (8 << cls >= size).
+ */
+static inline unsigned int lar_class(uint64_t r)
+{
+	unsigned int span = LAR_MAX_SIZE - LAR_MIN_SIZE + 1;
+	unsigned int size = LAR_MIN_SIZE + (unsigned int)((r >> 32) % span);
+	unsigned int cls = 0;
+
+	while (((size_t)8 << cls) < size)
+		cls++;
+	return cls;
+}
+
+/* server: allocations per thread and round. */
+static uint64_t srv_steps(unsigned int live)
+{
+	return 2ull * live > SRV_STEPS ? 2ull * live : SRV_STEPS;
+}
+
+/* What a thread of the server holds, handed from round to round (teardown=handover). */
+struct srv_lineage {
+	struct srv_slot *slot;      /* live slots, random lifetimes */
+	struct srv_slot *retain;    /* live / 2 slots, kept until the teardown */
+	unsigned int nretain;
+};
+
 struct srv_state {
 	const struct bench_params *bp;
-	size_t sizes[SRV_CLASSES];
 	_Atomic(void *) transfer[SRV_CLASSES][SRV_TRANSFER];
+	struct srv_lineage *lin;    /* one per thread index */
+	uint64_t steps;             /* allocations per thread and round */
 	unsigned int rounds;
 	unsigned int round;
 };
@@ -795,100 +977,52 @@ struct srv_thread {
 	char cpus[128];
 } __attribute__((aligned(64)));
 
-/* xorshift64* (Vigna, "An experimental exploration of Marsaglia's xorshift generators"). */
-static inline uint64_t srv_rand(uint64_t *s)
+/* Free everything a lineage holds (the teardown burst, or the clean-up after the run). */
+static void srv_free_lineage(struct srv_lineage *ln, unsigned int live)
 {
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545f4914f6cdd1dull;
-}
+	unsigned int i;
 
-/* The pattern an object of class cls at p carries while it is live. */
-static inline uint64_t srv_pattern(const void *p, unsigned int cls)
-{
-	return ((uint64_t)(uintptr_t)p ^ SRV_COOKIE) + cls;
-}
-
-/*
- * Allocate a zero-filled object of class cls and check that it is zero (first, middle and last
- * word); then write its pattern into the first word and the complement into the last one.
- */
-static inline void *srv_alloc(struct srv_state *st, unsigned int cls)
-{
-	size_t words = st->sizes[cls] / 8;
-	uint64_t *p = bk_server_zalloc(cls);
-
-	if (!p) {
-		bench_fail("an allocation of %zu bytes returned NULL", st->sizes[cls]);
-		return NULL;
-	}
-	if (p[0] || p[words / 2] || p[words - 1]) {
-		bench_fail("an object of %zu bytes at %p was not zero-filled", st->sizes[cls],
-		           (void *)p);
-		return p;
-	}
-	p[0] = srv_pattern(p, cls);
-	if (words > 1)
-		p[words - 1] = ~srv_pattern(p, cls);
-	return p;
-}
-
-/* Check an object's pattern (and that its middle word is still zero), then free it. */
-static inline void srv_free(struct srv_state *st, void *obj, unsigned int cls)
-{
-	size_t words = st->sizes[cls] / 8;
-	uint64_t *p = obj;
-
-	if (p[0] != srv_pattern(p, cls) || (words > 1 && p[words - 1] != ~srv_pattern(p, cls)) ||
-	    (words > 2 && p[words / 2]))
-		bench_fail("an object of %zu bytes at %p was corrupted while live (first word "
-		           "%#llx, expected %#llx)", st->sizes[cls], obj, (unsigned long long)p[0],
-		           (unsigned long long)srv_pattern(p, cls));
-	bk_server_free(cls, obj);
-}
-
-/* 125 times in 128: 8 B..1 KiB, uniformly; else 2..16 KiB. */
-static inline unsigned int srv_class(uint64_t r)
-{
-	return (r & 127) < 125 ? (unsigned int)((r >> 8) % 8) : 8 + (unsigned int)((r >> 8) % 4);
+	for (i = 0; i < live; i++)
+		if (ln->slot[i].p) {
+			srv_free(ln->slot[i].p, ln->slot[i].cls, 1);
+			ln->slot[i].p = NULL;
+		}
+	for (i = 0; i < ln->nretain; i++)
+		srv_free(ln->retain[i].p, ln->retain[i].cls, 1);
+	ln->nretain = 0;
 }
 
 static void *srv_thread_main(void *arg)
 {
 	struct srv_thread *th = arg;
 	struct srv_state *st = th->st;
-	struct srv_slot *slot = calloc(SRV_SLOTS, sizeof(*slot));
-	struct srv_slot retain[SRV_RETAIN];
-	uint64_t seed = ((uint64_t)st->round + 1) * 0x9e3779b97f4a7c15ull ^ (th->idx + 1);
-	unsigned int nretain = 0, i;
+	const struct bench_params *bp = st->bp;
+	struct srv_lineage *ln = &st->lin[th->idx];
+	uint64_t seed = srv_seed(st->round, th->idx);
+	unsigned int live = bp->live, i;
 	uint64_t s;
 
-	bench_place(st->bp, th->idx);
+	bench_place(bp, th->idx);
 	if (st->round == 0)
 		bench_cpus_allowed(th->cpus, sizeof(th->cpus));
-	if (!slot) {
-		bench_fail("out of memory for the slots");
-		return NULL;
-	}
-	for (s = 0; s < SRV_STEPS && !atomic_load_explicit(&bench_failed, memory_order_relaxed);
+	for (s = 0; s < st->steps && !atomic_load_explicit(&bench_failed, memory_order_relaxed);
 	     s++) {
 		uint64_t r = srv_rand(&seed);
 		unsigned int cls = srv_class(r);
 		void *p;
 
-		if ((r >> 16) % 16 == 0 && nretain < SRV_RETAIN) {
-			p = srv_alloc(st, cls);
+		if ((r >> 16) % 16 == 0 && ln->nretain < live / 2) {
+			p = srv_alloc(cls, 1);
 			if (!p)
 				break;
-			retain[nretain].p = p;
-			retain[nretain++].cls = cls;
+			ln->retain[ln->nretain].p = p;
+			ln->retain[ln->nretain++].cls = cls;
 		} else {
-			struct srv_slot *sl = &slot[(r >> 24) % SRV_SLOTS];
+			struct srv_slot *sl = &ln->slot[(r >> 24) % live];
 
 			if (sl->p)
-				srv_free(st, sl->p, sl->cls);
-			sl->p = srv_alloc(st, cls);
+				srv_free(sl->p, sl->cls, 1);
+			sl->p = srv_alloc(cls, 1);
 			sl->cls = cls;
 			if (!sl->p)
 				break;
@@ -897,48 +1031,62 @@ static void *srv_thread_main(void *arg)
 				                        sl->p);
 		}
 		th->allocs++;
-		if (th->allocs == st->bp->corrupt && th->idx == 0 && st->round == 0) {
-			void *live = nretain ? retain[nretain - 1].p : NULL;
+		if (th->allocs == bp->corrupt && th->idx == 0 && st->round == 0) {
+			void *obj = ln->nretain ? ln->retain[ln->nretain - 1].p : NULL;
 
-			for (i = 0; !live && i < SRV_SLOTS; i++)
-				live = slot[i].p;
-			if (live)
-				*(volatile uint8_t *)live ^= 1;
+			for (i = 0; !obj && i < live; i++)
+				obj = ln->slot[i].p;
+			if (obj)
+				*(volatile uint8_t *)obj ^= 1;
 		}
 	}
-	for (i = 0; i < SRV_SLOTS; i++)
-		if (slot[i].p)
-			srv_free(st, slot[i].p, slot[i].cls);
-	for (i = 0; i < nretain; i++)
-		srv_free(st, retain[i].p, retain[i].cls);
-	free(slot);
+	if (bp->teardown == SRV_BURST)
+		srv_free_lineage(ln, live);
 	return NULL;
 }
 
 static int bench_run_server_once(const struct bench_params *bp, uint64_t count,
                                  struct bench_result *res, int report_placement)
 {
-	unsigned int n = bp->threads, i, c;
+	unsigned int n = bp->threads, live = bp->live, i, c;
 	struct srv_state *st = calloc(1, sizeof(*st));
 	struct srv_thread *th = bench_line_alloc(sizeof(*th) * n);
 	uint64_t allocs = 0, os;
 	double start;
 	int rc = 0;
 
-	if (!st || !th) {
+	if (!st || !th || !(st->lin = calloc(n, sizeof(*st->lin)))) {
 		free(st);
 		free(th);
 		bench_fail("out of memory for %u threads", n);
 		return -1;
 	}
+	for (i = 0; i < n; i++) {
+		st->lin[i].slot = srv_harness_alloc(sizeof(struct srv_slot) * live);
+		st->lin[i].retain = srv_harness_alloc(sizeof(struct srv_slot) * (live / 2));
+		if (!st->lin[i].slot || !st->lin[i].retain) {
+			bench_fail("out of memory for %u slots of %u threads", live, n);
+			rc = -1;
+			n = i + 1;
+			goto out;
+		}
+	}
 	memset(th, 0, sizeof(*th) * n);
 	st->bp = bp;
-	st->rounds = (unsigned int)(count / ((uint64_t)SRV_STEPS * n));
-	if (st->rounds < SRV_MIN_ROUNDS)
-		st->rounds = SRV_MIN_ROUNDS;
-	for (c = 0; c < SRV_CLASSES; c++)
-		st->sizes[c] = (size_t)8 << c;
+	st->steps = srv_steps(live);
+	if (bp->lifetime == SRV_SHORT) {
+		st->rounds = (unsigned int)(count / (st->steps * n));
+		if (st->rounds < SRV_MIN_ROUNDS)
+			st->rounds = SRV_MIN_ROUNDS;
+	} else {
+		st->rounds = 1;
+		if (count / n > SRV_MIN_ROUNDS * st->steps)
+			st->steps = count / n;
+		else
+			st->steps *= SRV_MIN_ROUNDS;
+	}
 	res->have_os = 0;
+	res->cpu_ns = bench_cpu_ns();
 	start = bench_now_ns();
 	for (st->round = 0; st->round < st->rounds && !rc; st->round++) {
 		for (i = 0; i < n; i++) {
@@ -946,12 +1094,11 @@ static int bench_run_server_once(const struct bench_params *bp, uint64_t count,
 			th[i].idx = i;
 			if (pthread_create(&th[i].thread, NULL, srv_thread_main, &th[i]) != 0) {
 				bench_fail("cannot create thread %u of %u", i, n);
-				n = i;
 				rc = -1;
 				break;
 			}
 		}
-		for (i = 0; i < n; i++)
+		while (i-- > 0)
 			pthread_join(th[i].thread, NULL);
 		if (st->round == 0) {
 			for (i = 0; i < n; i++)
@@ -962,12 +1109,16 @@ static int bench_run_server_once(const struct bench_params *bp, uint64_t count,
 		}
 	}
 	res->elapsed_ns = bench_now_ns() - start;
+	res->cpu_ns = bench_cpu_ns() - res->cpu_ns;
+	/* untimed: what the last threads handed over, and what the transfer array holds */
+	for (i = 0; i < n; i++)
+		srv_free_lineage(&st->lin[i], live);
 	for (c = 0; c < SRV_CLASSES; c++)
 		for (i = 0; i < SRV_TRANSFER; i++) {
 			void *p = atomic_exchange(&st->transfer[c][i], NULL);
 
 			if (p)
-				srv_free(st, p, c);
+				srv_free(p, c, 1);
 		}
 	res->units = 0;
 	for (i = 0; i < n; i++)
@@ -977,16 +1128,329 @@ static int bench_run_server_once(const struct bench_params *bp, uint64_t count,
 		res->os_all = os;
 	res->ns = res->units ? res->elapsed_ns / (double)res->units : 0;
 	res->shared = -1;
-	if (report_placement && !rc) {
-		const char *cpus[BENCH_MAX_THREADS];
-
-		for (i = 0; i < n; i++)
-			cpus[i] = th[i].cpus;
-		bench_print_placement(cpus, n);
+	if (report_placement && !rc)
+		bench_print_placement(th[0].cpus, sizeof(*th), n);
+out:
+	for (i = 0; i < n; i++) {
+		free(st->lin[i].slot);
+		free(st->lin[i].retain);
 	}
+	free(st->lin);
 	free(th);
 	free(st);
 	return rc;
+}
+
+/* larson ----------------------------------------------------------------------------------- */
+
+struct lar_state {
+	const struct bench_params *bp;
+	unsigned int gens;          /* threads per lineage, one after the other */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;        /* a lineage ended */
+	unsigned int ended;
+};
+
+/* A lineage: its objects and the thread that now holds them. */
+struct lar_lineage {
+	struct lar_state *st;
+	struct srv_slot *obj;       /* LAR_OBJECTS */
+	unsigned int idx;
+	unsigned int gen;           /* generation of the thread that holds the objects */
+	pthread_t prev;             /* its predecessor, which it joins */
+	pthread_t last;             /* the lineage's last thread, joined by the main thread */
+	uint64_t allocs;
+	char cpus[128];             /* first generation's Cpus_allowed_list */
+} __attribute__((aligned(64)));
+
+/*
+ * One thread of a lineage: collect the predecessor, replace LAR_STEPS random objects, then start
+ * the successor and exit without touching the lineage again (the successor owns it from
+ * pthread_create() on), or, as the last generation, tell the main thread.
+ */
+static void *lar_thread_main(void *arg)
+{
+	struct lar_lineage *ln = arg;
+	struct lar_state *st = ln->st;
+	uint64_t seed = srv_seed(ln->gen, ln->idx);
+	pthread_t next;
+	unsigned int s;
+
+	if (ln->gen > 0)
+		pthread_join(ln->prev, NULL);
+	bench_place(st->bp, ln->idx);
+	if (ln->gen == 0)
+		bench_cpus_allowed(ln->cpus, sizeof(ln->cpus));
+	for (s = 0; s < LAR_STEPS && !atomic_load_explicit(&bench_failed, memory_order_relaxed);
+	     s++) {
+		uint64_t r = srv_rand(&seed);
+		struct srv_slot *o = &ln->obj[(r >> 8) % LAR_OBJECTS];
+
+		if (o->p)
+			srv_free(o->p, o->cls, 0);
+		o->cls = lar_class(r);
+		o->p = srv_alloc(o->cls, 0);
+		if (!o->p)
+			break;
+		ln->allocs++;
+	}
+	if (ln->gen + 1 < st->gens && !atomic_load(&bench_failed)) {
+		ln->prev = pthread_self();
+		ln->gen++;
+		if (pthread_create(&next, NULL, lar_thread_main, ln) == 0)
+			return NULL;
+		ln->gen--;
+		bench_fail("cannot start generation %u of lineage %u", ln->gen + 1, ln->idx);
+	}
+	ln->last = pthread_self();
+	pthread_mutex_lock(&st->lock);
+	st->ended++;
+	pthread_cond_signal(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+	return NULL;
+}
+
+static int bench_run_larson_once(const struct bench_params *bp, uint64_t count,
+                                 struct bench_result *res, int report_placement)
+{
+	unsigned int n = bp->threads, started, i, k;
+	struct lar_state st = { .bp = bp };
+	struct lar_lineage *ln = bench_line_alloc(sizeof(*ln) * n);
+	uint64_t seed = srv_seed(~0u, 0);
+	pthread_t tid;
+	double start;
+	int rc = 0;
+
+	if (!ln) {
+		bench_fail("out of memory for %u lineages", n);
+		return -1;
+	}
+	memset(ln, 0, sizeof(*ln) * n);
+	st.gens = (unsigned int)(count / ((uint64_t)LAR_STEPS * n));
+	if (st.gens < SRV_MIN_ROUNDS)
+		st.gens = SRV_MIN_ROUNDS;
+	pthread_mutex_init(&st.lock, NULL);
+	pthread_cond_init(&st.cond, NULL);
+	/* untimed: the main thread fills every lineage's array, as Larson's driver does */
+	for (i = 0; i < n && !rc; i++) {
+		ln[i].st = &st;
+		ln[i].idx = i;
+		ln[i].obj = srv_harness_alloc(sizeof(struct srv_slot) * LAR_OBJECTS);
+		if (!ln[i].obj) {
+			bench_fail("out of memory for the objects of %u lineages", n);
+			rc = -1;
+			break;
+		}
+		for (k = 0; k < LAR_OBJECTS; k++) {
+			ln[i].obj[k].cls = lar_class(srv_rand(&seed));
+			ln[i].obj[k].p = srv_alloc(ln[i].obj[k].cls, 0);
+			if (!ln[i].obj[k].p) {
+				rc = -1;
+				break;
+			}
+		}
+	}
+	res->cpu_ns = bench_cpu_ns();
+	start = bench_now_ns();
+	for (started = 0; started < n && !rc; started++)
+		if (pthread_create(&tid, NULL, lar_thread_main, &ln[started]) != 0) {
+			bench_fail("cannot create thread %u of %u", started, n);
+			rc = -1;
+			break;
+		}
+	pthread_mutex_lock(&st.lock);
+	while (st.ended < started)
+		pthread_cond_wait(&st.cond, &st.lock);
+	pthread_mutex_unlock(&st.lock);
+	for (i = 0; i < started; i++)
+		pthread_join(ln[i].last, NULL);
+	res->elapsed_ns = bench_now_ns() - start;
+	res->cpu_ns = bench_cpu_ns() - res->cpu_ns;
+	res->units = 0;
+	for (i = 0; i < n; i++) {
+		res->units += ln[i].allocs;
+		for (k = 0; ln[i].obj && k < LAR_OBJECTS; k++)
+			if (ln[i].obj[k].p)
+				srv_free(ln[i].obj[k].p, ln[i].obj[k].cls, 0);
+		free(ln[i].obj);
+	}
+	res->ns = res->units ? res->elapsed_ns / (double)res->units : 0;
+	res->shared = -1;
+	if (report_placement && !rc)
+		bench_print_placement(ln[0].cpus, sizeof(*ln), n);
+	pthread_cond_destroy(&st.cond);
+	pthread_mutex_destroy(&st.lock);
+	free(ln);
+	return rc;
+}
+
+/* xmalloc ---------------------------------------------------------------------------------- */
+
+struct xm_batch {
+	struct xm_batch *next;
+	unsigned int n;
+	unsigned char cls[XM_BATCH];
+	void *obj[XM_BATCH];
+};
+
+struct xm_state {
+	const struct bench_params *bp;
+	pthread_mutex_t lock;
+	pthread_cond_t queued;      /* a full batch was queued, or the last producer finished */
+	pthread_cond_t returned;    /* an empty batch came back */
+	struct xm_batch *full, *full_tail;   /* queued batches, oldest first */
+	struct xm_batch *empty;
+	unsigned int producing;     /* producers not finished */
+	uint64_t per_producer;      /* allocations */
+};
+
+struct xm_thread {
+	pthread_t thread;
+	struct xm_state *st;
+	unsigned int idx;           /* even: producer, odd: consumer */
+	uint64_t allocs;
+	char cpus[128];
+} __attribute__((aligned(64)));
+
+static void xm_produce(struct xm_thread *th)
+{
+	struct xm_state *st = th->st;
+	uint64_t seed = srv_seed(0, th->idx);
+	struct xm_batch *b;
+	unsigned int k, want;
+
+	while (th->allocs < st->per_producer &&
+	       !atomic_load_explicit(&bench_failed, memory_order_relaxed)) {
+		pthread_mutex_lock(&st->lock);
+		while (!st->empty)
+			pthread_cond_wait(&st->returned, &st->lock);
+		b = st->empty;
+		st->empty = b->next;
+		pthread_mutex_unlock(&st->lock);
+		want = st->per_producer - th->allocs < XM_BATCH ?
+		       (unsigned int)(st->per_producer - th->allocs) : XM_BATCH;
+		for (k = 0; k < want; k++) {
+			b->cls[k] = (unsigned char)lar_class(srv_rand(&seed));
+			b->obj[k] = srv_alloc(b->cls[k], 0);
+			if (!b->obj[k])
+				break;
+		}
+		b->n = k;
+		th->allocs += k;
+		b->next = NULL;
+		pthread_mutex_lock(&st->lock);
+		if (st->full_tail)
+			st->full_tail->next = b;
+		else
+			st->full = b;
+		st->full_tail = b;
+		pthread_cond_signal(&st->queued);
+		pthread_mutex_unlock(&st->lock);
+		if (k < want)
+			break;
+	}
+	pthread_mutex_lock(&st->lock);
+	if (--st->producing == 0)
+		pthread_cond_broadcast(&st->queued);
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* Free the objects of queued batches until every producer is finished and the queue empty. */
+static void xm_consume(struct xm_thread *th)
+{
+	struct xm_state *st = th->st;
+	struct xm_batch *b;
+	unsigned int k;
+
+	for (;;) {
+		pthread_mutex_lock(&st->lock);
+		while (!st->full && st->producing)
+			pthread_cond_wait(&st->queued, &st->lock);
+		b = st->full;
+		if (b) {
+			st->full = b->next;
+			if (!st->full)
+				st->full_tail = NULL;
+		}
+		pthread_mutex_unlock(&st->lock);
+		if (!b)
+			return;
+		for (k = 0; k < b->n; k++)
+			srv_free(b->obj[k], b->cls[k], 0);
+		pthread_mutex_lock(&st->lock);
+		b->next = st->empty;
+		st->empty = b;
+		pthread_cond_signal(&st->returned);
+		pthread_mutex_unlock(&st->lock);
+	}
+}
+
+static void *xm_thread_main(void *arg)
+{
+	struct xm_thread *th = arg;
+
+	bench_place(th->st->bp, th->idx);
+	bench_cpus_allowed(th->cpus, sizeof(th->cpus));
+	if (th->idx % 2 == 0)
+		xm_produce(th);
+	else
+		xm_consume(th);
+	return NULL;
+}
+
+static int bench_run_xmalloc_once(const struct bench_params *bp, uint64_t count,
+                                  struct bench_result *res, int report_placement)
+{
+	unsigned int n = bp->threads, producers = (n + 1) / 2, nb = XM_INFLIGHT * n, i;
+	struct xm_state st = { .bp = bp };
+	struct xm_thread *th = bench_line_alloc(sizeof(*th) * n);
+	struct xm_batch *batches = srv_harness_alloc(sizeof(*batches) * nb);
+	double start;
+
+	if (!th || !batches) {
+		free(th);
+		free(batches);
+		bench_fail("out of memory for %u threads", n);
+		return -1;
+	}
+	memset(th, 0, sizeof(*th) * n);
+	for (i = 0; i < nb; i++) {
+		batches[i].next = st.empty;
+		st.empty = &batches[i];
+	}
+	st.producing = producers;
+	st.per_producer = count / producers > XM_BATCH ? count / producers : XM_BATCH;
+	pthread_mutex_init(&st.lock, NULL);
+	pthread_cond_init(&st.queued, NULL);
+	pthread_cond_init(&st.returned, NULL);
+	res->cpu_ns = bench_cpu_ns();
+	start = bench_now_ns();
+	for (i = 0; i < n; i++) {
+		th[i].st = &st;
+		th[i].idx = i;
+		if (pthread_create(&th[i].thread, NULL, xm_thread_main, &th[i]) != 0) {
+			/* the queue needs every thread: the ones started cannot finish */
+			fprintf(stderr, "pool-bench: cannot create thread %u of %u\n", i, n);
+			_exit(BENCH_EXIT_FAILED);
+		}
+	}
+	for (i = 0; i < n; i++)
+		pthread_join(th[i].thread, NULL);
+	res->elapsed_ns = bench_now_ns() - start;
+	res->cpu_ns = bench_cpu_ns() - res->cpu_ns;
+	res->units = 0;
+	for (i = 0; i < n; i++)
+		res->units += th[i].allocs;
+	res->ns = res->units ? res->elapsed_ns / (double)res->units : 0;
+	res->shared = -1;
+	if (report_placement)
+		bench_print_placement(th[0].cpus, sizeof(*th), n);
+	pthread_cond_destroy(&st.returned);
+	pthread_cond_destroy(&st.queued);
+	pthread_mutex_destroy(&st.lock);
+	free(batches);
+	free(th);
+	return 0;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1011,13 +1475,33 @@ static long bench_status_kb(const char *key)
 	return kb;
 }
 
+/* The scenarios whose threads the scenario itself starts (not bk_run_workers()). */
+static int bench_own_threads(enum bench_scenario sc)
+{
+	return sc == SC_SERVER || sc == SC_LARSON || sc == SC_XMALLOC;
+}
+
 static int bench_run_once(const struct bench_params *bp, uint64_t count,
                           struct bench_result *res, int report_placement)
 {
+	int rc;
+
 	memset(res, 0, sizeof(*res));
-	if (bp->scenario == SC_SERVER)
-		return bench_run_server_once(bp, count, res, report_placement);
-	return bench_run_workers_once(bp, count, res, report_placement);
+	switch (bp->scenario) {
+	case SC_SERVER:
+		rc = bench_run_server_once(bp, count, res, report_placement);
+		break;
+	case SC_LARSON:
+		rc = bench_run_larson_once(bp, count, res, report_placement);
+		break;
+	case SC_XMALLOC:
+		rc = bench_run_xmalloc_once(bp, count, res, report_placement);
+		break;
+	default:
+		rc = bench_run_workers_once(bp, count, res, report_placement);
+		break;
+	}
+	return rc;
 }
 
 /*
@@ -1049,8 +1533,9 @@ static int bench_child_usage(const char *prog, const char *why, const char *arg)
 {
 	printf("error %s '%s'\n", why, arg);
 	fprintf(stderr, "usage: %s --child <backend> <scenario> <size> <count> <threads> "
-	        "[pin=LIST] [align=N] [calibrate=MS] [corrupt=N]\n(an internal program of pool-bench; run "
-	        "pool-bench instead)\n", prog);
+	        "[pin=LIST] [align=N] [calibrate=MS] [corrupt=N] [live=N] [lifetime=short|long] "
+	        "[teardown=burst|handover]\n(an internal program of pool-bench; run pool-bench "
+	        "instead)\n", prog);
 	return BENCH_EXIT_USAGE;
 }
 
@@ -1085,10 +1570,11 @@ static int bench_child_main(int argc, char **argv)
 	bp.count = v;
 	v = strtoull(argv[6], &end, 10);
 	if (errno || *end || v < 1 || v > BENCH_MAX_THREADS ||
-	    (bp.scenario == SC_PIPELINE && v % 2))
+	    (bp.scenario == SC_PIPELINE && v % 2) || (bp.scenario == SC_XMALLOC && v < 2))
 		return bench_child_usage(argv[0], "bad thread count", argv[6]);
 	bp.threads = (unsigned int)v;
-	if (bp.scenario != SC_SERVER)
+	bp.live = SRV_LIVE;
+	if (!bench_own_threads(bp.scenario))
 		bp.threads = bench_workers_of(&bp);
 	for (i = 7; i < argc; i++) {
 		if (!strncmp(argv[i], "pin=", 4)) {
@@ -1105,6 +1591,24 @@ static int bench_child_main(int argc, char **argv)
 			bp.corrupt = strtoull(argv[i] + 8, &end, 10);
 			if (*end || bp.scenario != SC_SERVER)
 				return bench_child_usage(argv[0], "bad corrupt= (server only)", argv[i]);
+		} else if (!strncmp(argv[i], "live=", 5)) {
+			v = strtoull(argv[i] + 5, &end, 10);
+			if (*end || v < SRV_LIVE_MIN || v > SRV_LIVE_MAX || bp.scenario != SC_SERVER)
+				return bench_child_usage(argv[0], "bad live= (server only, 64..1048576)",
+				                         argv[i]);
+			bp.live = (unsigned int)v;
+		} else if (!strncmp(argv[i], "lifetime=", 9)) {
+			if (bp.scenario != SC_SERVER ||
+			    (strcmp(argv[i] + 9, "short") && strcmp(argv[i] + 9, "long")))
+				return bench_child_usage(argv[0], "bad lifetime= (server only, short or "
+				                         "long)", argv[i]);
+			bp.lifetime = strcmp(argv[i] + 9, "long") ? SRV_SHORT : SRV_LONG;
+		} else if (!strncmp(argv[i], "teardown=", 9)) {
+			if (bp.scenario != SC_SERVER ||
+			    (strcmp(argv[i] + 9, "burst") && strcmp(argv[i] + 9, "handover")))
+				return bench_child_usage(argv[0], "bad teardown= (server only, burst or "
+				                         "handover)", argv[i]);
+			bp.teardown = strcmp(argv[i] + 9, "handover") ? SRV_BURST : SRV_HANDOVER;
 		} else if (!strncmp(argv[i], "calibrate=", 10)) {
 			bp.calibrate_ms = strtod(argv[i] + 10, &end);
 			if (*end || bp.calibrate_ms < 0 || bp.calibrate_ms > 60000)
@@ -1117,13 +1621,12 @@ static int bench_child_main(int argc, char **argv)
 		printf("unavailable %s\n", why);
 		return BENCH_EXIT_UNAVAILABLE;
 	}
-	if (bp.scenario == SC_SERVER) {
-		size_t sizes[SRV_CLASSES];
+	if (bench_own_threads(bp.scenario)) {
 		unsigned int c;
 
 		for (c = 0; c < SRV_CLASSES; c++)
-			sizes[c] = (size_t)8 << c;
-		if (bk_server_setup(sizes, SRV_CLASSES, why, sizeof(why)) < 0) {
+			srv_sizes[c] = (size_t)8 << c;
+		if (bk_server_setup(srv_sizes, SRV_CLASSES, why, sizeof(why)) < 0) {
 			bk_teardown();
 			printf("unavailable %s\n", why);
 			return BENCH_EXIT_UNAVAILABLE;
@@ -1132,7 +1635,7 @@ static int bench_child_main(int argc, char **argv)
 	base_kb = bench_status_kb("VmRSS");
 	fflush(stdout);
 	i = bench_run(&bp, &res);
-	if (bp.scenario == SC_SERVER)
+	if (bench_own_threads(bp.scenario))
 		bk_server_teardown();
 	bk_teardown();
 	if (i < 0 || atomic_load(&bench_failed)) {
@@ -1143,6 +1646,8 @@ static int bench_child_main(int argc, char **argv)
 	printf("ok ns=%.4f units=%llu elapsed_ms=%.3f rss_kb=%ld base_kb=%ld", res.ns,
 	       (unsigned long long)res.units, res.elapsed_ns / 1e6, bench_status_kb("VmHWM"),
 	       base_kb);
+	if (bench_own_threads(bp.scenario))
+		printf(" cpu_ms=%.3f", res.cpu_ns / 1e6);
 	if (res.have_os)
 		printf(" os_warm=%llu allocs_warm=%llu os_all=%llu allocs_all=%llu",
 		       (unsigned long long)res.os_warm, (unsigned long long)res.allocs_warm,

@@ -125,6 +125,10 @@ run 0 -S "$sock" show && {
 	expect_out "  - Pool conn (192 bytes/64) : 50 allocated (9600 bytes), 50 used (~10 by thread caches), "
 	expect_out "  - Pool buf (16384 bytes/16) : 3 allocated (49152 bytes), 3 used (~0 by thread caches), "
 	expect_out "Total: 3 pools, 58752 bytes allocated, 58752 used (~1920 by thread caches)."
+	# the end of a pool line in HAProxy's words: "N failures" (the JSON key is "failed")
+	checks=$((checks + 1))
+	grep -Eq '^  - Pool conn .*, needed_avg [0-9]+, 0 failures, 1 users, @0x[0-9a-f]+ \[SHARED\]$' \
+		"$dir/out" || fail "the conn line does not end as HAProxy's does: $(grep conn "$dir/out")"
 	checks=$((checks + 1))
 	[ "$(wc -l <"$dir/out")" -eq 5 ] || fail "pools show printed $(wc -l <"$dir/out") lines"
 	checks=$((checks + 1))

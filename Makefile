@@ -112,7 +112,8 @@ BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLO
 #   mandoc groff-base man-db
 #                  test_man.sh (mandoc -T lint, groff -ww), test_bench.sh, test_readme.sh (man -w)
 #   socat          check_cli and test_pools_tool.sh: the CLI socket as an operator drives it
-#   valgrind       test_valgrind.sh, test_bench.sh (--instructions)
+#   valgrind       test_valgrind.sh, test_bench.sh (--instructions); its memcheck.h makes the
+#                  library see memcheck (OPT_HEADERS below)
 #   spin           test_busy_model.sh: the model of the BUSY protocol
 # mk/bench.mk adds the benchmark's peers and gnuplot (test_bench.sh), mk/demo.mk chromium, wrk
 # and python3-websocket (test_pools_page.sh). binutils (nm, readelf, objdump) comes with gcc.
@@ -253,9 +254,22 @@ $(DIRS_STAMP): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(DIRS_VALUES)' > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 
+# The optional headers the library uses when they are there (src/pool-san.h: Valgrind's
+# memcheck.h, from the Debian package valgrind): whether each is found is written in this stamp,
+# rewritten only when that changes, so that installing or removing one rebuilds what includes
+# src/ (make check installs valgrind after make stress may have built the library without it).
+OPT_HEADERS  := valgrind/memcheck.h
+OPT_STAMP    := $(BUILD)/optional-headers.stamp
+$(OPT_STAMP): FORCE | deps
+	@mkdir -p $(dir $@)
+	@for h in $(OPT_HEADERS); do \
+	  printf '#include <%s>\n' $$h | $(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && f=yes || f=no; \
+	  echo "$$h $$f"; \
+	done > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+
 lib: $(STATIC_LIB) $(SHARED_LINK) $(PC_FILE)
 
-$(BUILD)/obj/lib/%.o: src/%.c | deps
+$(BUILD)/obj/lib/%.o: src/%.c $(OPT_STAMP) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(call COMPILE,-Isrc -DPOOL_BUILDING_LIBRARY) -fPIC -fvisibility=hidden $(PC_CFLAGS) \
@@ -306,7 +320,8 @@ $(PUB_TEST_BINS) $(FIXTURE_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SHA
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -rdynamic $(BUILD_RPATH) -o $@ $< $(ALL_LDFLAGS) $(LINK_POOL) $(CHECK_LIBS) $(LDLIBS)
 
-$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(INT_TEST_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c | deps
+$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(INT_TEST_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c \
+		$(OPT_STAMP) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(call COMPILE,-Isrc -Itests) $(PC_CFLAGS) -c -o $@ $<

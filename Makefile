@@ -230,13 +230,14 @@ deps:
 	fi; \
 	if [ -n "$$missing" ]; then \
 	  if [ -n "$(DEPS_INSTALL)" ] && [ "$$(id -u)" = 0 ]; then \
-	    echo "deps: installing$$missing"; \
+	    echo "deps: installing$$missing"; t0=$$(date +%s); \
 	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	      $$missing >/dev/null || { echo "deps: apt-get install$$missing failed"; exit 1; }; \
 	    for d in $(DEPS_PC); do pkg-config --exists $${d%%:*} || { \
 	      echo "deps: $${d#*:} is installed but pkg-config finds no $${d%%:*}.pc"; exit 1; }; \
 	    done; \
+	    echo "deps: installed in $$(($$(date +%s) - t0)) s"; \
 	  else \
 	    echo "deps: missing packages; run: sudo apt-get update &&" \
 	      "sudo apt-get install -y --no-install-recommends$$missing"; \

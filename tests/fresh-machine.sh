@@ -53,9 +53,12 @@ cleanup() {
 	rc=$?
 	trap - EXIT INT TERM HUP
 	[ -n "$root" ] || exit $rc
+	killed=
 	for p in /proc/[0-9]*; do
-		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] && kill -KILL "${p#/proc/}" 2>/dev/null
+		[ "$(readlink "$p/root" 2>/dev/null)" = "$root" ] &&
+			kill -KILL "${p#/proc/}" 2>/dev/null && killed=1
 	done
+	[ -n "$killed" ] && sleep 1     # for the killed to let go of the mounts
 	if [ -n "$mounted" ]; then
 		for m in dev sys proc; do
 			[ -n "$(mounts_under "$root/$m")" ] && umount -R "$root/$m"
@@ -75,17 +78,19 @@ cleanup() {
 	exit $rc
 }
 
-# first_error <log>: the line that says what went wrong first. For make check, the first error
-# line in the output of the first test that failed; otherwise the first line of the whole log
-# that looks like an error (compiler, linker, make, apt, a test's FAIL); else the last line.
-ERROR_RE='(^|[^a-z])(error|Error|ERROR)(:| [0-9])|undefined reference|\*\*\*|^E: |FAIL|^deps: (missing|apt-get|.* finds no)|: not found$|command not found|:[0-9]+:[EF]:|^Traceback'
+# first_error <log>: the line that says what went wrong first. For make check, in the output of
+# the first test that failed, its first line that looks like an error, else its last line;
+# otherwise the first line of the whole log that looks like an error (compiler, linker, make,
+# apt, deps, a test's FAIL), else the last line.
+ERROR_RE='(^|[^a-z])(error|Error|ERROR)(:| [0-9])|undefined reference|\*\*\*|^E: |(^|[^A-Za-z_])FAIL|^deps: (missing|apt-get|.* finds no)|: not found$|command not found|:[0-9]+:[EF]:|^Traceback|CORRUPTION|: cannot '
 first_error() {
 	failed_test=$(sed -n 's/^--- FAILED ([0-9]*): //p' "$1" | head -n 1)
 	if [ -n "$failed_test" ]; then
-		line=$(awk -v t="$failed_test" '$0 == "=== " t { on = 1; next }
+		awk -v t="$failed_test" '$0 == "=== " t { on = 1; next }
 			on && index($0, "--- " t ": ") == 1 { exit } on' "$1" |
-			grep -v '^ok: ' | grep -E -m 1 "$ERROR_RE")
-		echo "$failed_test: ${line:-$(grep -m 1 "^--- FAILED ([0-9]*): $failed_test" "$1")}"
+			grep -v -e '^ok: ' -e '^[[:space:]]*$' > "$root/tmp/fresh-section"
+		line=$(grep -E -m 1 "$ERROR_RE" "$root/tmp/fresh-section")
+		echo "$failed_test: ${line:-$(tail -n 1 "$root/tmp/fresh-section")}"
 		return
 	fi
 	line=$(grep -v '^ok: ' "$1" | grep -E -m 1 "$ERROR_RE")
@@ -114,7 +119,7 @@ sha=$(git rev-parse --verify HEAD) || cannot "no commit at HEAD"
 commands=$(git show HEAD:README.md | awk '/^```sh$/ { on = 1; next } on && /^```/ { exit } on' |
 	grep -v '^[[:space:]]*\(#.*\)\{0,1\}$')
 [ -n "$commands" ] || cannot "no command in the first sh block of HEAD's README.md"
-# the allowed skips must be the ones the README lists, with their reasons
+# each allowed skip must be listed, with its reason, in the README's Tests section
 tests_section=$(git show HEAD:README.md | awk '/^## / { on = ($0 == "## Tests") } on')
 for t in $ALLOWED_SKIPS; do
 	echo "$tests_section" | grep -q "\`$t\`" ||
@@ -127,7 +132,7 @@ done
 mirrors=$(
 	{
 		cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
-			sed -e 's/#.*//' -e 's/\[[^]]*\]//' | awk '$1 == "deb" { print }'
+			sed -e 's/#.*//' -e 's/\[[^]]*\]//' | awk '$1 == "deb" { $1 = $1; print }'
 		for f in /etc/apt/sources.list.d/*.sources; do
 			[ -r "$f" ] || continue
 			awk '
@@ -157,9 +162,10 @@ mkdir -p "$logs" || cannot "cannot create $logs"
 logs=$(cd "$logs" && pwd)
 root=$(mktemp -d "${TMPDIR:-/tmp}/libpool-fresh.XXXXXX") || cannot "mktemp failed"
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-trap 'exit 129' HUP
+root=$(cd "$root" && pwd -P)    # as /proc/<pid>/root and findmnt show it
+trap 'say "interrupted (SIGINT)"; exit 130' INT
+trap 'say "interrupted (SIGTERM)"; exit 143' TERM
+trap 'say "interrupted (SIGHUP)"; exit 129' HUP
 
 say "commit $sha; the README's commands:"
 echo "$commands" | sed 's/^/  /'

@@ -14,15 +14,18 @@
 #   make uninstall       remove what install installed
 #   make dist            $(BUILD)/libpool-$(VERSION).tar.gz from the committed tree (git archive)
 #   make distcheck       make dist, unpack it in a temporary directory and run its make check
-#   make deps            check the Debian packages the build needs and print the apt-get
-#                        command for the missing ones
+#   make deps            check the Debian packages the build needs (with `check` among the
+#                        goals, the tests' too) and print the apt-get command for the missing
+#                        ones
 #   make clean           remove build/
 #   make help            print this text
 #   (further targets, documented in their files, come from mk/*.mk)
 #
 # Packages: `make check` and `make stress` (the README's two commands), run as root, install
-# the Debian packages they need with apt-get (build: $(DEPS_PKGS); tests also: $(CHECK_PKGS)).
-# Every other target only checks, and prints the apt-get command when something is missing.
+# the Debian packages they need with apt-get (build: $(DEPS_PKGS); tests also: $(CHECK_PKGS)),
+# before anything is compiled: what the build learns from pkg-config is asked in the recipes,
+# after that. Every other target, and these two run as another user, only check, and print the
+# apt-get command for what is missing.
 #
 # Variables (on the command line or in the environment)
 #   CC=gcc|clang         compiler (default cc)
@@ -98,12 +101,25 @@ endif
 CC_NAME     := $(notdir $(firstword $(CC)))
 BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLOC)),-libc)$(if $(filter 1,$(DEBUG)),-debug)
 
-# Debian packages: what the build needs (checked through pkg-config) and what `make check`
-# needs besides (checked as commands). mk/*.mk may add to CHECK_PKGS and CHECK_CMDS.
-DEPS_PKGS   := libjemalloc-dev libhwloc-dev check pkg-config
-DEPS_PC     := jemalloc hwloc check
-CHECK_PKGS  := mandoc
-CHECK_CMDS  := mandoc
+# Debian packages. The build's are checked through pkg-config (DEPS_PC: <.pc name>:<package>),
+# so that a jemalloc or hwloc built by hand counts; the tests' are checked with dpkg-query.
+# CHECK_PKGS is everything the tests run or load that a minimal Debian lacks (mmdebstrap
+# --variant=minbase plus make and gcc; tests/fresh-machine.sh proves it); a test does not skip
+# for a missing package, it fails, naming it. mk/*.mk add the packages of their subsystems.
+#   python3 python3-prometheus-client
+#                  check_dump (JSON and Prometheus round trips), test_httpd.sh, test_layers.sh,
+#                  test_stress.sh, test_bench.sh, test_pools_tool.sh (JSON checks)
+#   mandoc groff-base man-db
+#                  test_man.sh (mandoc -T lint, groff -ww), test_bench.sh, test_readme.sh (man -w)
+#   socat          check_cli and test_pools_tool.sh: the CLI socket as an operator drives it
+#   valgrind       test_valgrind.sh, test_bench.sh (--instructions); its memcheck.h makes the
+#                  library see memcheck (OPT_HEADERS below)
+#   spin           test_busy_model.sh: the model of the BUSY protocol
+# mk/bench.mk adds the benchmark's peers and gnuplot (test_bench.sh), mk/demo.mk chromium, wrk
+# and python3-websocket (test_pools_page.sh). binutils (nm, readelf, objdump) comes with gcc.
+DEPS_PC     := jemalloc:libjemalloc-dev hwloc:libhwloc-dev check:check
+DEPS_PKGS   := pkg-config $(foreach d,$(DEPS_PC),$(word 2,$(subst :, ,$(d))))
+CHECK_PKGS  := python3 python3-prometheus-client mandoc groff-base man-db socat valgrind spin
 
 ifeq ($(V),1)
 Q :=
@@ -131,10 +147,14 @@ DEPFLAGS     = -MMD -MP
 COMPILE      = $(CC) $(DEPFLAGS) $(POOL_CPPFLAGS) $(1) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG_FLAGS)
 # Kept for mk/*.mk: every flag of a compile, ours and the user's.
 BASE_CFLAGS  = $(POOL_CPPFLAGS) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG_FLAGS)
-PC_CFLAGS   := $(shell pkg-config --cflags hwloc $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
-LIB_LIBS    := $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null)) \
+# What pkg-config says is asked when a recipe uses it (recursive `=`, never `:=`): every
+# compile waits for `deps`, which may have just installed the packages. Asked while this file
+# is read, it would say nothing on a fresh machine, and the first link would lack -ljemalloc
+# -lhwloc -lcheck.
+PC_CFLAGS    = $(shell pkg-config --cflags hwloc $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
+LIB_LIBS     = $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null)) \
                $(shell pkg-config --libs hwloc 2>/dev/null) -lpthread -ldl -lm
-CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 ALL_LDFLAGS  = $(SAN_CFLAGS) $(LDFLAGS)
 # Programs of the build tree find the build tree's shared library; installed ones are relinked
 # without an rpath.
@@ -184,22 +204,43 @@ help:
 		sed -n '1,/^[^#]/p' $$f | grep '^#' | grep -v 'SPDX-\|Copyright (c)' | \
 		sed 's/^# \{0,1\}//'; done
 
-# Dependencies, checked with pkg-config (and, for make check, as commands). Only the README's
-# two commands, make check and make stress, install what is missing, and only as root.
+# Dependencies: the build's through pkg-config, the tests' (make check only) with dpkg-query.
+# Only the README's two commands, make check and make stress, install what is missing, and only
+# as root (without the packages' recommendations: exactly what is used); otherwise the exact
+# apt-get command is printed and make stops, before anything is compiled or linked. deps is a
+# prerequisite of check, stress and every compile, so it has run before any recipe asks
+# pkg-config (PC_CFLAGS, LIB_LIBS, CHECK_LIBS above).
 DEPS_INSTALL := $(if $(filter check stress,$(MAKECMDGOALS)),1)
-DEPS_ALL_PKGS = $(DEPS_PKGS) $(if $(filter check,$(MAKECMDGOALS)),$(CHECK_PKGS))
+DEPS_CHECK   := $(if $(filter check,$(MAKECMDGOALS)),1)
 deps:
-	@missing=""; for pc in $(DEPS_PC); do pkg-config --exists $$pc 2>/dev/null || missing=1; done; \
-	command -v pkg-config >/dev/null 2>&1 || missing=1; \
-	for c in $(if $(filter check,$(MAKECMDGOALS)),$(CHECK_CMDS)); do \
-		command -v $$c >/dev/null 2>&1 || missing=1; done; \
+	@missing=""; \
+	command -v pkg-config >/dev/null 2>&1 || missing=" pkg-config"; \
+	for d in $(DEPS_PC); do \
+	  pkg-config --exists $${d%%:*} 2>/dev/null || missing="$$missing $${d#*:}"; done; \
+	if [ -n "$(DEPS_CHECK)" ]; then \
+	  if command -v dpkg-query >/dev/null 2>&1; then \
+	    for p in $(CHECK_PKGS); do \
+	      dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || \
+	        missing="$$missing $$p"; \
+	    done; \
+	  else \
+	    echo "deps: no dpkg-query (not Debian): the tests' packages are not checked:" \
+	      "$(CHECK_PKGS)"; \
+	  fi; \
+	fi; \
 	if [ -n "$$missing" ]; then \
 	  if [ -n "$(DEPS_INSTALL)" ] && [ "$$(id -u)" = 0 ]; then \
-	    echo "deps: installing $(DEPS_ALL_PKGS)"; \
+	    echo "deps: installing$$missing"; t0=$$(date +%s); \
 	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEPS_ALL_PKGS) >/dev/null || exit 1; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      $$missing >/dev/null || { echo "deps: apt-get install$$missing failed"; exit 1; }; \
+	    for d in $(DEPS_PC); do pkg-config --exists $${d%%:*} || { \
+	      echo "deps: $${d#*:} is installed but pkg-config finds no $${d%%:*}.pc"; exit 1; }; \
+	    done; \
+	    echo "deps: installed in $$(($$(date +%s) - t0)) s"; \
 	  else \
-	    echo "deps: missing packages; run: sudo apt-get update && sudo apt-get install -y $(DEPS_ALL_PKGS)"; \
+	    echo "deps: missing packages; run: sudo apt-get update &&" \
+	      "sudo apt-get install -y --no-install-recommends$$missing"; \
 	    echo "deps: (make check and make stress run it themselves when run as root)"; \
 	    exit 1; \
 	  fi; \
@@ -214,9 +255,22 @@ $(DIRS_STAMP): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(DIRS_VALUES)' > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 
+# The optional headers the library uses when they are there (src/pool-san.h: Valgrind's
+# memcheck.h, from the Debian package valgrind): whether each is found is written in this stamp,
+# rewritten only when that changes, so that installing or removing one rebuilds what includes
+# src/ (make check installs valgrind after make stress may have built the library without it).
+OPT_HEADERS  := valgrind/memcheck.h
+OPT_STAMP    := $(BUILD)/optional-headers.stamp
+$(OPT_STAMP): FORCE | deps
+	@mkdir -p $(dir $@)
+	@for h in $(OPT_HEADERS); do \
+	  printf '#include <%s>\n' $$h | $(CC) $(CPPFLAGS) -E -x c - >/dev/null 2>&1 && f=yes || f=no; \
+	  echo "$$h $$f"; \
+	done > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
+
 lib: $(STATIC_LIB) $(SHARED_LINK) $(PC_FILE)
 
-$(BUILD)/obj/lib/%.o: src/%.c | deps
+$(BUILD)/obj/lib/%.o: src/%.c $(OPT_STAMP) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(call COMPILE,-Isrc -DPOOL_BUILDING_LIBRARY) -fPIC -fvisibility=hidden $(PC_CFLAGS) \
@@ -267,7 +321,8 @@ $(PUB_TEST_BINS) $(FIXTURE_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SHA
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -rdynamic $(BUILD_RPATH) -o $@ $< $(ALL_LDFLAGS) $(LINK_POOL) $(CHECK_LIBS) $(LDLIBS)
 
-$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(INT_TEST_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c | deps
+$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(INT_TEST_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c \
+		$(OPT_STAMP) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(call COMPILE,-Isrc -Itests) $(PC_CFLAGS) -c -o $@ $<

@@ -55,6 +55,9 @@
 BENCH_ARGS  ?=
 BENCH_PKGS  := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libdpdk-dev gnuplot-nox valgrind \
                linux-perf
+# tests/test_bench.sh runs every backend but perf (libjemalloc2 comes with libjemalloc-dev),
+# plots with gnuplot and counts instructions with valgrind: make check installs them.
+CHECK_PKGS  += libtcmalloc-minimal4 libmimalloc2.0 libdpdk-dev gnuplot-nox
 SCENARIO    ?= pipeline
 THREADS     ?= 8
 SIZE        ?= 64
@@ -110,19 +113,30 @@ $(BUILD)/tools/pool-bench-malloc: tools/pool-bench-malloc.c tools/pool-bench.h |
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itools -o $@ $< $(ALL_LDFLAGS) -lpthread -ldl
 
-# DPDK's child, when libdpdk-dev is installed.
-ifneq ($(shell pkg-config --exists libdpdk 2>/dev/null && echo yes),)
-INSTALL_LIBEXEC += pool-bench-dpdk
-DPDK_CFLAGS := $(shell pkg-config --cflags libdpdk 2>/dev/null | sed -e 's/-I/-isystem /g')
+# DPDK's child, when libdpdk-dev is installed. Asked in the recipes, after `deps` (make check
+# installs libdpdk-dev for tests/test_bench.sh), never while make reads this file.
 $(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c tools/pool-bench.h | deps
 	@mkdir -p $(dir $@)
-	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) $(BASE_CFLAGS) $(DPDK_CFLAGS) -Itools -o $@ $< $(ALL_LDFLAGS) \
-		-lrte_mempool -lrte_ring -lrte_eal -lpthread
-else
-$(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c
-	@echo "  SKIP    $@: libdpdk-dev is not installed; pool-bench will skip the dpdk backend"
-endif
+	$(Q)if pkg-config --exists libdpdk 2>/dev/null; then \
+		$(if $(Q),echo "  CC      $<";) \
+		$(CC) $(BASE_CFLAGS) $$(pkg-config --cflags libdpdk | sed -e 's/-I/-isystem /g') \
+			-Itools -o $@ $< $(ALL_LDFLAGS) -lrte_mempool -lrte_ring -lrte_eal -lpthread; \
+	else \
+		echo "  SKIP    $@: libdpdk-dev is not installed; pool-bench will skip the dpdk backend"; \
+	fi
+
+# `make install` installs DPDK's child with the other helpers when it was built.
+.PHONY: install-bench-dpdk uninstall-bench-dpdk
+install: install-bench-dpdk
+uninstall: uninstall-bench-dpdk
+install-bench-dpdk: $(BUILD)/tools/pool-bench-dpdk
+	$(Q)if [ -x $< ]; then \
+		echo "install -m 755 $< $(DESTDIR)$(LIBEXECDIR)/libpool/"; \
+		install -d $(DESTDIR)$(LIBEXECDIR)/libpool && \
+		install -m 755 $< $(DESTDIR)$(LIBEXECDIR)/libpool/; \
+	fi
+uninstall-bench-dpdk:
+	rm -f $(DESTDIR)$(LIBEXECDIR)/libpool/pool-bench-dpdk
 
 # pool-bench runs its children from its own directory in the build tree.
 $(BUILD)/tools/pool-bench: $(BUILD)/tools/pool-bench-malloc $(BUILD)/tools/pool-bench-dpdk

@@ -23,6 +23,10 @@ DEMO_WRK_THREADS ?= 2
 DEMO_PATH        ?= /
 DEMO_HTTPD_OPTS  ?=
 
+# tests/test_pools_page.sh drives the pools page in headless Chromium, through its DevTools
+# protocol (python3-websocket), while wrk loads the server: make check installs them.
+CHECK_PKGS += chromium python3-websocket wrk
+
 .PHONY: demo
 demo: all
 	$(Q)sh mk/demo.sh "$(BUILD)" "$(DEMO_DURATION)" "$(DEMO_CONNS)" "$(DEMO_WRK_THREADS)" \

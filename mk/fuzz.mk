@@ -39,7 +39,7 @@ fuzz-build: $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_NAMES))
 fuzz: fuzz-build
 	$(Q)for n in $(FUZZ_NAMES); do $(MAKE) --no-print-directory fuzz-$$n || exit 1; done
 
-$(FUZZ_BUILD)/fuzz_%: tests/fuzz_%.c $(LIB_SRCS) $(wildcard src/*.h) $(PUB_HEADERS) | deps
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz_%.c $(LIB_SRCS) $(wildcard src/*.h) $(PUB_HEADERS) $(OPT_STAMP) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(shell pkg-config --cflags hwloc 2>/dev/null) -o $@ $< \

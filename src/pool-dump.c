@@ -448,7 +448,7 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		const struct pool_stats *st = &e->st;
 
 		fprintf(out, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
-		        "(~%zu by thread caches), needed_avg %zu, %zu failed, %u users",
+		        "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users",
 		        e->name, st->size, st->align, st->allocated, st->allocated * st->stride,
 		        st->used, st->cached, st->needed_avg, st->failed, st->creators);
 		if (s->args->addresses)

@@ -69,7 +69,7 @@ static void expected_line(struct pool_head *pool, char *buf, size_t size)
 
 	ck_assert_int_eq(pool_get_stats(pool, &st), 0);
 	snprintf(buf, size, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
-	         "(~%zu by thread caches), needed_avg %zu, %zu failed, %u users, @%p%s",
+	         "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users, @%p%s",
 	         pool_name(pool), st.size, st.align, st.allocated, st.allocated * st.stride,
 	         st.used, st.cached, st.needed_avg, st.failed, st.creators, (void *)pool,
 	         (st.flags & POOL_F_SHARED) ? " [SHARED]" : "");
@@ -202,7 +202,7 @@ START_TEST(test_text_every_field)
 		shared[0] = 0;
 		ck_assert_int_ge(sscanf(line, "  - Pool %63s (%zu bytes/%zu) : %zu allocated (%zu "
 		                        "bytes), %zu used (~%zu by thread caches), needed_avg %zu, %zu "
-		                        "failed, %u users, @%p %15s", name, &size, &align, &alloc,
+		                        "failures, %u users, @%p %15s", name, &size, &align, &alloc,
 		                        &bytes, &used, &cached, &needed, &failed, &users, &addr,
 		                        shared), 11);
 		ck_assert_str_eq(name, pool_name(pools[i]));
@@ -233,7 +233,7 @@ START_TEST(test_text_every_field)
 	ck_assert_uint_eq(st[2].allocated, 7);
 	ck_assert_ptr_nonnull(strstr(s, "Pool conn (192 bytes/64) : 120 allocated (23040 bytes), "
 	                             "120 used (~20 by thread caches)"));
-	ck_assert_ptr_nonnull(strstr(s, ", 2 failed, 1 users, @"));
+	ck_assert_ptr_nonnull(strstr(s, ", 2 failures, 1 users, @"));
 	ck_assert_int_eq(sscanf(line_of(s, 4, line, sizeof(line)), "Total: %zu pools, %zu bytes "
 	                        "allocated, %zu used (~%zu by thread caches).", &tp, &tb, &tu, &tc),
 	                 4);

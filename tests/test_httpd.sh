@@ -13,7 +13,8 @@ HTTPD=$BUILD/tools/pool-httpd
 POOLS=$BUILD/tools/pools
 CLIENT="python3 tests/httpd-client.py"
 
-command -v python3 >/dev/null 2>&1 || { echo "skip: python3 is not installed"; exit 77; }
+command -v python3 >/dev/null 2>&1 ||
+	{ echo "FAIL: python3 is not installed (Debian package python3; make check installs it)"; exit 1; }
 [ -x "$HTTPD" ] || { echo "FAIL: $HTTPD not built"; exit 1; }
 
 tmp=$(mktemp -d /tmp/test_httpd.XXXXXX)

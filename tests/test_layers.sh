@@ -4,5 +4,6 @@
 #
 # The layer order of src/ holds: no file includes or calls up the order, no circle, tools use
 # the public headers only (tests/check-layers.py; the order is in doc/internals.md).
-command -v python3 >/dev/null 2>&1 || { echo "test_layers: python3 is missing"; exit 77; }
+command -v python3 >/dev/null 2>&1 ||
+	{ echo "FAIL: python3 is not installed (Debian package python3; make check installs it)"; exit 1; }
 exec python3 "$(dirname "$0")/check-layers.py" "$(dirname "$0")/.."

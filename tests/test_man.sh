@@ -3,17 +3,20 @@
 # Copyright (c) 2026 libpool developers
 # Every man page in the tree (man/*.[1-8], doc/*.[1-8]): no warning or error from
 # `mandoc -T lint` (its style notes are shown, not counted) nor from groff -ww (what
-# `man --warnings` runs), when groff is installed; the .TH line names the page as its file
+# `man --warnings` runs); the .TH line names the page as its file
 # (upper case), its section and "libpool $VERSION"; the page's own name is among its NAME
 # section's names (mk/man-names.sh: every other name becomes a link at install); every
 # libpool page a page refers to exists; and every public function of include/pool/ is named
 # by a section 3 page.
-# Env (from make check): VERSION. Needs mandoc (Debian package mandoc).
+# Env (from make check): VERSION. Needs mandoc and groff (Debian packages mandoc and
+# groff-base, which make check installs).
 set -u
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
-command -v mandoc >/dev/null 2>&1 ||
-	{ echo "FAIL: mandoc is not installed (Debian: apt-get install -y mandoc)"; exit 1; }
+for c in mandoc:mandoc groff:groff-base; do
+	command -v "${c%:*}" >/dev/null 2>&1 || { echo "FAIL: ${c%:*} is not installed" \
+		"(Debian package ${c#*:}; make check installs it)"; exit 1; }
+done
 version=${VERSION:?VERSION must be set}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
@@ -31,10 +34,8 @@ for p in $pages; do
 	fi
 	n=$(grep -c ': STYLE: ' "$tmp/lint")
 	[ "$n" -gt 0 ] && echo "note: $p: $n mandoc style notes (e.g. $(head -n 1 "$tmp/lint" | sed 's/^[^ ]* //'))"
-	if command -v groff >/dev/null 2>&1; then
-		groff -t -man -ww -z -Tutf8 "$p" > "$tmp/groff" 2>&1
-		[ -s "$tmp/groff" ] && { bad "$p: groff -ww:"; cat "$tmp/groff"; }
-	fi
+	groff -t -man -ww -z -Tutf8 "$p" > "$tmp/groff" 2>&1
+	[ -s "$tmp/groff" ] && { bad "$p: groff -ww:"; cat "$tmp/groff"; }
 	th=$(grep -m 1 '^\.TH ' "$p")
 	want_title=$(echo "$name" | tr 'a-z' 'A-Z')
 	echo "$th" | awk -v t="$want_title" -v s="$sec" -v v="libpool $version" '

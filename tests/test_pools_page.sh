@@ -6,8 +6,8 @@
 # only, bounded): the page refreshes itself, shows a chart and a table row for each httpd-*
 # pool, its values follow what the server holds, its headers sort the table; a screenshot is
 # taken (tests/pools-page.py does the checks through the DevTools protocol).
-# Skips (77) without chromium, wrk, or a python3 with the websocket module (Debian packages
-# chromium, wrk, python3-websocket).
+# Fails without chromium, wrk, or a python3 with the websocket module (Debian packages
+# chromium, wrk, python3-websocket, which make check installs).
 # Env (from make check): BUILD. POOLS_PAGE_SHOT=<file.png> keeps the screenshot there, and
 # POOLS_PAGE_SETTLE=<n> waits n more refreshes before taking it (doc/pools-page.png is made with
 # POOLS_PAGE_SHOT=doc/pools-page.png POOLS_PAGE_SETTLE=30).
@@ -19,8 +19,9 @@ chromium=
 for c in chromium chromium-browser; do
 	command -v "$c" >/dev/null 2>&1 && { chromium=$(command -v "$c"); break; }
 done
-[ -n "$chromium" ] || { echo "skip: chromium is not installed (apt-get install chromium)"; exit 77; }
-command -v wrk >/dev/null 2>&1 || { echo "skip: wrk is not installed (apt-get install wrk)"; exit 77; }
+missing() { echo "FAIL: $1 (Debian package $2; make check installs it)"; exit 1; }
+[ -n "$chromium" ] || missing "chromium is not installed" chromium
+command -v wrk >/dev/null 2>&1 || missing "wrk is not installed" wrk
 # Debian's python3-websocket lives in /usr/bin/python3's path, which may not be the first python3.
 python=
 for p in python3 /usr/bin/python3; do
@@ -29,8 +30,7 @@ for p in python3 /usr/bin/python3; do
 		break
 	fi
 done
-[ -n "$python" ] ||
-	{ echo "skip: no python3 with the websocket module (apt-get install python3-websocket)"; exit 77; }
+[ -n "$python" ] || missing "no python3 with the websocket module" python3-websocket
 
 tmp=$(mktemp -d /tmp/test_pools_page.XXXXXX) || exit 1
 pid=

@@ -21,6 +21,8 @@ else
 	secs=2; dbg_secs=0.5
 fi
 . "$(dirname "$0")/testlib.sh"
+havepy=""
+need python3 python3 && havepy=1
 
 # The main job, briefly: every workload, 48 threads, JSON results.
 if expect 0 "48 threads, every workload, ${secs}s each" \
@@ -30,7 +32,7 @@ if expect 0 "48 threads, every workload, ${secs}s each" \
 	done
 	grep -q "^pools show" "$tmp/out" || fail "no pools show at the end"
 	grep -q "PASSED" "$tmp/out" || fail "no PASSED line"
-	if command -v python3 >/dev/null 2>&1; then
+	if [ -n "$havepy" ]; then
 		python3 - "$tmp/stress.json" <<'PY' || fail "JSON results are wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -71,7 +73,7 @@ done
 if expect 0 "-dMfail=5 (allocation failures are counted, not taken for corruption)" \
 	"$B" --threads 48 --seconds "$dbg_secs" -dMfail=5 --json "$tmp/fail.json"; then
 	grep -q "debugging: fail=5" "$tmp/out" || fail "-dMfail=5 not in effect"
-	if command -v python3 >/dev/null 2>&1; then
+	if [ -n "$havepy" ]; then
 		python3 -c "import json,sys; d=json.load(open(sys.argv[1])); \
 assert sum(w['failures'] for w in d['workloads']) > 0" "$tmp/fail.json" ||
 			fail "-dMfail=5 produced no counted failure"

@@ -6,10 +6,13 @@
 # possible is memcheck's alone: under callgrind, cachegrind, DRD and Helgrind the inline fast
 # path runs (so a profile shows libpool's real cost), which the program below tells by the
 # POOL_DBG_SANITIZER bit of pool_debugging. Skipped (77) in sanitizer builds (they do not mix
-# with Valgrind) and when valgrind is not installed (.ci/run installs it).
+# with Valgrind); fails when valgrind is not installed (make check installs it).
 set -u
 [ -n "${SAN:-}" ] && { echo "skip: valgrind does not run sanitizer builds (SAN=$SAN)"; exit 77; }
-command -v valgrind >/dev/null 2>&1 || { echo "skip: valgrind is not installed"; exit 77; }
+command -v valgrind >/dev/null 2>&1 || {
+	echo "FAIL: valgrind is not installed (Debian package valgrind; make check installs it)"
+	exit 1
+}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 cat > "$tmp/uaf.c" <<'PROG'

@@ -7,11 +7,20 @@
 #   expect <status> <desc> <command...> run the command; on another exit status, count a
 #                                       failure and show the end of its output; else "ok: <desc>".
 #                                       Its output stays in $tmp/out and $tmp/err.
+#   need <command> <package>            0 when the command is installed; else count a failure
+#                                       naming the Debian package (make check installs it: a
+#                                       test does not skip for a missing package) and return 1
 failures=0
 
 fail() {
 	echo "FAIL: $*"
 	failures=$((failures + 1))
+}
+
+need() {
+	command -v "$1" >/dev/null 2>&1 && return 0
+	fail "$1 is not installed (Debian package $2; make check installs it)"
+	return 1
 }
 
 expect() {

@@ -11,8 +11,11 @@
 #define POOL_SRC_POOL_TEXT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <pool/pool.h>
+
+#include "pool-util.h"
 
 /* Longest piece of client input echoed back in an error message, in bytes. */
 #define POOL_ECHO_MAX 64u
@@ -49,9 +52,17 @@ const struct pool_word *pool__word_find(const struct pool_word *table, size_t n,
 
 /*
  * A count written in decimal, w[0..len): digits only, no sign, at most SIZE_MAX. Returns 0 and
- * sets *v, or -1 (*v undefined).
+ * sets *v, or -1 (*v unchanged).
  */
-int pool__parse_size(const char *w, size_t len, size_t *v);
+static inline int pool__parse_size(const char *w, size_t len, size_t *v)
+{
+	unsigned long long n;
+
+	if (pool__parse_decimal(w, len, 0, SIZE_MAX, &n) < 0)
+		return -1;
+	*v = (size_t)n;
+	return 0;
+}
 
 /* Does w[0..len) spell the NUL-terminated `lit` exactly? */
 int pool__word_is(const char *w, size_t len, const char *lit);

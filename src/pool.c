@@ -132,6 +132,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool-assert.h"
 #include "pool-bucket.h"
 #include "pool-config.h"
 #include "pool-debug.h"
@@ -709,6 +710,15 @@ POOL_API void pool_trim(void)
 /* Limits, statistics, debugging                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
+size_t pool__set_limit_locked(struct pool_head *pool, size_t max_objects)
+{
+	size_t was = pool->limit;
+
+	POOL_ASSERT(pool->magic == POOL_HEAD_LIVE);
+	pool__bucket_set_limit(pool, max_objects);
+	return was;
+}
+
 POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 {
 	if (!live_head(pool)) {
@@ -716,7 +726,7 @@ POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 		return -1;
 	}
 	pthread_mutex_lock(&pool__list_lock);
-	pool__bucket_set_limit(pool, max_objects);
+	pool__set_limit_locked(pool, max_objects);
 	pthread_mutex_unlock(&pool__list_lock);
 	return 0;
 }

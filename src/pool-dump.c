@@ -28,7 +28,6 @@
  *
  * The format of every output is documented in doc/pools-show.md.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -41,6 +40,7 @@
 #include "pool-int.h"
 #include "pool-dump.h"
 #include "pool-os.h"
+#include "pool-report.h"
 #include "pool-text.h"
 
 /* Callers listed per pool by `detailed`: the ones with the most live objects. */
@@ -348,24 +348,6 @@ static const char *flags_str(unsigned int flags)
 	}
 }
 
-/* A code address as symbol+0xoff, file+0xoff, or 0xaddr, resolved with dladdr(3). */
-static void caller_str(uintptr_t addr, char *buf, size_t size)
-{
-	Dl_info info;
-
-	if (dladdr((void *)addr, &info) && info.dli_sname && info.dli_saddr)
-		snprintf(buf, size, "%s+0x%lx", info.dli_sname,
-		         (unsigned long)(addr - (uintptr_t)info.dli_saddr));
-	else if (dladdr((void *)addr, &info) && info.dli_fname && info.dli_fbase) {
-		const char *base = strrchr(info.dli_fname, '/');
-
-		snprintf(buf, size, "%s+0x%lx", base ? base + 1 : info.dli_fname,
-		         (unsigned long)(addr - (uintptr_t)info.dli_fbase));
-	} else {
-		snprintf(buf, size, "0x%lx", (unsigned long)addr);
-	}
-}
-
 /*
  * The cumulative counters of struct pool_stats, under one name in every format: the field's
  * name is the JSON key and, with "libpool_pool_" before it and "_total" after it, the
@@ -468,7 +450,8 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 			fprintf(out, "      created as %s: %zu bytes/%zu, flags %s\n", e->creators[k].name,
 			        e->creators[k].size, e->creators[k].align, flags_str(e->creators[k].flags));
 		for (k = 0; k < e->ncallers; k++) {
-			caller_str(e->callers[k].addr, sym, sizeof(sym));
+			pool__symbolize(sym, sizeof(sym), (const void *)e->callers[k].addr,
+			                POOL_SYM_SHORT);
 			fprintf(out, "      caller %s (%#lx): %ld live objects\n", sym,
 			        (unsigned long)e->callers[k].addr, e->callers[k].live);
 		}
@@ -527,7 +510,8 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 			if (e->records_callers) {
 				fputs(", \"callers\": [", out);
 				for (k = 0; k < e->ncallers; k++) {
-					caller_str(e->callers[k].addr, sym, sizeof(sym));
+					pool__symbolize(sym, sizeof(sym), (const void *)e->callers[k].addr,
+					                POOL_SYM_SHORT);
 					fprintf(out, "%s{\"address\": \"%#lx\", \"symbol\": ", k ? ", " : "",
 					        (unsigned long)e->callers[k].addr);
 					pool_json_write_string(out, sym);

@@ -229,7 +229,7 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 	}
 	e = &s->e[s->n];
 	memset(e, 0, sizeof(*e));
-	pool_get_stats(pool, &e->st);
+	pool_get_stats(pool, &e->st, sizeof(e->st));
 	if (a->sort == SORT_USAGE && e->st.allocated == 0)
 		return 0;
 	e->head = pool;
@@ -320,7 +320,7 @@ static int add_bytes(struct pool_head *pool, void *arg)
 
 	if (b->name && !pool__word_is(b->name, b->len, pool->name))
 		return 0;
-	pool_get_stats(pool, &st);
+	pool_get_stats(pool, &st, sizeof(st));
 	b->bytes += st.allocated * st.stride;
 	return 0;
 }

@@ -32,6 +32,12 @@ extern unsigned int pool__nb_pools;
 int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runtime_only);
 
 /*
+ * Is `pool` a live pool head? NULL, destroyed and unreadable heads are not. Thread-safe; takes
+ * no lock.
+ */
+int pool__live_head(const struct pool_head *pool);
+
+/*
  * pool_set_limit() for a caller that holds the pool list lock (a pool_for_each() callback: the
  * CLI's `pools limit`) on a live pool. Returns the limit it replaced (0: none).
  */

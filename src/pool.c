@@ -3,8 +3,9 @@
  * Copyright (c) 2026 libpool developers
  *
  * libpool core, the pool heads: creation, merging, layout, destruction, the slow paths of the
- * inline fast path, the bulk calls, statistics, run-time debugging options, fork(). The design
- * essay of the whole core opens this file; doc/internals.md tells it at length.
+ * inline fast path, the bulk calls, limits, run-time debugging options, fork() (statistics:
+ * pool-stats.c). The design essay of the whole core opens this file; doc/internals.md tells it
+ * at length.
  *
  * How it works
  *
@@ -170,6 +171,11 @@ static uint64_t head_magic(const struct pool_head *pool)
 static int live_head(const struct pool_head *pool)
 {
 	return pool && head_magic(pool) == POOL_HEAD_LIVE;
+}
+
+int pool__live_head(const struct pool_head *pool)
+{
+	return live_head(pool);
 }
 
 /* A slow path met a pool head that is not a live one: report it and abort. */
@@ -728,27 +734,6 @@ POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 	pthread_mutex_lock(&pool__list_lock);
 	pool__set_limit_locked(pool, max_objects);
 	pthread_mutex_unlock(&pool__list_lock);
-	return 0;
-}
-
-POOL_API int pool_get_stats(const struct pool_head *pool, struct pool_stats *st)
-{
-	if (!live_head(pool) || !st) {
-		errno = EINVAL;
-		return -1;
-	}
-	memset(st, 0, sizeof(*st));
-	st->size = pool->ro.size;
-	st->align = pool->align;
-	st->stride = pool->stride;
-	pool__bucket_stats(pool, st);
-	st->cached = pool__sum_cached(pool);
-	st->limit = pool->limit;
-	st->creators = pool->creators;
-	st->flags = pool->ro.flags;
-	st->buckets = pool->nbuckets;
-	st->os_layer = pool__os_name();
-	pool__os_usage(&st->os_allocated, &st->os_resident);
 	return 0;
 }
 

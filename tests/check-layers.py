@@ -27,7 +27,7 @@ LAYERS = [
                 "pool-topology.h", "pool-config.h"]),
     ("bucket tier", ["pool-bucket.c", "pool-bucket.h"]),
     ("thread-cache tier", ["pool-tcache.c", "pool-tcache.h"]),
-    ("pool heads", ["pool.c", "pool-int.h"]),
+    ("pool heads", ["pool.c", "pool-stats.c", "pool-int.h"]),
     ("introspection", ["pool-dump.c", "pool-cli.c", "pool-cli-socket.c",
                        "pool-topology-show.c", "pool-text.c", "pool-dump.h", "pool-cli.h",
                        "pool-text.h"]),

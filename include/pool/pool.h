@@ -259,11 +259,21 @@ POOL_API void pool_trim(void);
 POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects);
 
 /*
- * pool_get_stats - fill *st with `pool`'s counters (struct pool_stats), read without stopping
- * any thread: each a value it had, not one atomic snapshot. Returns 0, or -1 with errno EINVAL
- * (NULL pool or st, destroyed pool).
+ * pool_get_stats - fill the first `size` bytes at `st` (pass sizeof(*st)) with `pool`'s counters
+ * (struct pool_stats), read without stopping any thread: each a value it had, not one atomic
+ * snapshot. Nothing past `size` is written; fields this library does not know are 0. Returns 0,
+ * or -1 with errno EINVAL (NULL pool or st, size 0, destroyed pool). Takes the thread registry
+ * lock, never the hot path's.
  */
-POOL_API int pool_get_stats(const struct pool_head *pool, struct pool_stats *st);
+POOL_API int pool_get_stats(const struct pool_head *pool, struct pool_stats *st, size_t size);
+
+/*
+ * pool_get_os_stats - fill the first `size` bytes at `st` (pass sizeof(*st)) with the figures of
+ * the OS layer (struct pool_os_stats), as pool_get_stats() does. Process-wide: asking jemalloc
+ * refreshes its statistics, so call it once per report, not once per pool. Returns 0, or -1 with
+ * errno EINVAL (NULL st, size 0).
+ */
+POOL_API int pool_get_os_stats(struct pool_os_stats *st, size_t size);
 
 /* pool_name - the pool's name (its first creator's when merged); NULL for NULL or destroyed. */
 POOL_API const char *pool_name(const struct pool_head *pool);

@@ -756,12 +756,32 @@ void pool__debug_on_free(struct pool_head *pool, void *obj, const void *caller)
 	}
 }
 
+/*
+ * A uaf pool relies on the fault handler for its report of a use after free or of an overflow
+ * into a guard page; without it (sigaction() refused, e.g. by a seccomp filter) such an access
+ * still faults, but kills the process with no word from libpool. Say so on stderr, once per
+ * process, when the first uaf pool finds the handler missing.
+ */
+static void catch_faults(void)
+{
+	static atomic_int warned;
+	int err;
+
+	if (pool__report_catch_faults() == 0)
+		return;
+	err = errno;
+	if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
+		fprintf(stderr, "libpool: uaf: cannot install the SIGSEGV handler (sigaction: %s): a "
+		        "use after free or an overflow into a guard page will kill the process "
+		        "without libpool's report\n", strerror(err));
+}
+
 void pool__debug_pool_created(struct pool_head *pool)
 {
 	if (pool__san_on())
 		pool__san_mempool_create(pool);
 	if (pool->layout & POOL_DBG_UAF)
-		pool__report_catch_faults();
+		catch_faults();
 }
 
 void pool__debug_pool_destroyed(struct pool_head *pool)

@@ -793,10 +793,11 @@ int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runti
 
 /*
  * Before fork() we take the locks in their order (pool list, registry, every pool's pass lock,
- * the uaf table, the OS layer's) and own every bucket head, waiting a bounded time for each (see the essay), so
- * that no lock is held by a thread that will not exist in the child. No thread's caches lock is
- * taken: only the owner and pool_destroy() (under the pool list lock, held here) take them, and
- * the child takes back the caches of the threads that did not follow it without their locks.
+ * the uaf table, the OS layer's) and own every bucket head, waiting a bounded time for each (see
+ * the essay), so that no lock is held by a thread that will not exist in the child. No thread's
+ * caches lock is taken: only the owner and pool_destroy() (under the pool list lock, held here)
+ * take them, and the child takes back the caches of the threads that did not follow it without
+ * their locks.
  */
 static void fork_prepare(void)
 {

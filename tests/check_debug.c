@@ -491,7 +491,8 @@ END_TEST
 #define TEST_AUDIT_ARCH AUDIT_ARCH_AARCH64
 #endif
 
-#ifdef TEST_AUDIT_ARCH
+/* (ThreadSanitizer keeps the handlers a program installs to itself: no sigaction() call) */
+#if defined(TEST_AUDIT_ARCH) && !TEST_TSAN
 /*
  * A sandbox that refuses sigaction(SIGSEGV): a seccomp filter (seccomp(2), the kernel's
  * Documentation/userspace-api/seccomp_filter.rst) that answers rt_sigaction(SIGSEGV, ...) with
@@ -823,7 +824,6 @@ static Suite *debug_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_uaf_counts_and_quarantine);
 #if defined(TEST_AUDIT_ARCH) && !TEST_TSAN
-	/* (ThreadSanitizer keeps the handlers a program installs to itself: no sigaction() call) */
 	tcase_add_test(tc, test_uaf_without_fault_handler);
 #endif
 	tcase_add_test(tc, test_fail_half);

@@ -45,9 +45,16 @@ POOL_API unsigned int pool_debugging;
 #define DBG_STR_(x) #x
 #define DBG_STR(x)  DBG_STR_(x)
 
-/* read by slow paths while pool__debug_apply() changes them: relaxed atomics */
-static _Atomic unsigned char poison_byte = DBG_POISON_BYTE_DEF;
-static atomic_uint fail_percent = DBG_FAIL_PERCENT_DEF;
+/*
+ * The values of the valued options in effect (`flags` unused: pool_debugging is the flag word).
+ * Slow paths read a field with a relaxed atomic load while pool__debug_apply() stores the new
+ * values, one relaxed atomic store per row of the option table.
+ */
+static struct pool_debug_settings dbg_values = {
+	.poison_byte = DBG_POISON_BYTE_DEF,
+	.fail_percent = DBG_FAIL_PERCENT_DEF,
+};
+#define DBG_VALUE(field) __atomic_load_n(&dbg_values.field, __ATOMIC_RELAXED)
 static int fail_seed_set;
 static uint64_t fail_seed;
 static atomic_uint integrity_epoch = 1;
@@ -143,6 +150,13 @@ static void field_set(struct pool_debug_settings *s, const struct dbg_option *o,
 {
 	POOL_ASSERT(o->kind != DBG_FLAG && v <= dbg_kinds[o->kind].max);
 	memcpy((char *)s + o->field, &v, sizeof(v));
+}
+
+/* The field of row `o` in the values in effect, for its relaxed atomic loads and stores. */
+static size_t *value_of(const struct dbg_option *o)
+{
+	POOL_ASSERT(o->kind != DBG_FLAG);
+	return (size_t *)((char *)&dbg_values + o->field);
 }
 
 static void set_error(char **err, const char *fmt, const char *word, size_t wlen)
@@ -275,14 +289,20 @@ POOL_API void pool_debugging_show(FILE *out)
 
 POOL_API unsigned int pool_debugging_poison_byte(void)
 {
-	return poison_byte;
+	return (unsigned int)DBG_VALUE(poison_byte);
 }
 
 void pool__debug_current(struct pool_debug_settings *cur)
 {
+	size_t i;
+
 	cur->flags = __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE);
-	cur->poison_byte = poison_byte;
-	cur->fail_percent = fail_percent;
+	for (i = 0; i < NB_DBG_OPTIONS; i++) {
+		const struct dbg_option *o = &dbg_options[i];
+
+		if (o->kind != DBG_FLAG)
+			field_set(cur, o, __atomic_load_n(value_of(o), __ATOMIC_RELAXED));
+	}
 }
 
 /* What the words of one pool__debug_parse() call share. */
@@ -429,9 +449,14 @@ void pool__debug_apply(const struct pool_debug_settings *s)
 {
 	unsigned int cur = POOL__DEBUGGING();
 	unsigned int flags = (s->flags & ~POOL_DBG_SANITIZER) | (cur & POOL_DBG_SANITIZER);
+	size_t i;
 
-	poison_byte = (unsigned char)s->poison_byte;
-	fail_percent = (unsigned int)s->fail_percent;
+	for (i = 0; i < NB_DBG_OPTIONS; i++) {
+		const struct dbg_option *o = &dbg_options[i];
+
+		if (o->kind != DBG_FLAG)
+			__atomic_store_n(value_of(o), field_get(s, o), __ATOMIC_RELAXED);
+	}
 	if ((flags & POOL_DBG_INTEGRITY) && !(cur & POOL_DBG_INTEGRITY))
 		atomic_fetch_add_explicit(&integrity_epoch, 1, memory_order_release);
 	__atomic_store_n(&pool_debugging, flags, __ATOMIC_RELEASE);
@@ -474,7 +499,8 @@ int pool__debug_fail_roll(uint64_t *rng, unsigned int id)
 	x ^= x << 25;
 	x ^= x >> 27;
 	*rng = x;
-	return ((x * UINT64_C(0x2545F4914F6CDD1D)) >> 32) % 10000 < (uint64_t)fail_percent * 100;
+	return ((x * UINT64_C(0x2545F4914F6CDD1D)) >> 32) % 10000 <
+	       (uint64_t)DBG_VALUE(fail_percent) * 100;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -652,7 +678,7 @@ void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
 	if (flags & POOL_F_MUST_ZERO)
 		memset(obj, 0, pool->ro.size);
 	else if ((dbg & POOL_DBG_POISON) && !(flags & POOL_F_NO_POISON))
-		memset(obj, poison_byte, pool->ro.size);
+		memset(obj, (int)DBG_VALUE(poison_byte), pool->ro.size);
 	if (dbg & POOL_DBG_SANITIZER)
 		san_redzone(pool, obj);
 }

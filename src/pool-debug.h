@@ -18,7 +18,10 @@
 /*
  * Everything pool_parse_debugging() can change: the flag word and the value of each option that
  * takes one. The rows of the option table (pool-debug.c) name their value's field by its
- * offset; every value is a size_t, so that a row needs no width of its own.
+ * offset, and pool-debug.c keeps the values in effect in one such structure, which the parser,
+ * pool__debug_current(), pool__debug_apply() and pool_debugging_show() walk by the table: a new
+ * valued option is a field here and a row there. Every value is a size_t, so that a row needs
+ * no width of its own.
  */
 struct pool_debug_settings {
 	unsigned int flags;            /* POOL_DBG_* */

@@ -280,7 +280,7 @@ $(STATIC_LIB): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# abi/libpool.map: the exported symbols and their version node (LIBPOOL_0.1).
+# abi/libpool.map: the exported symbols and their version nodes (LIBPOOL_0.1, LIBPOOL_0.2).
 VERSION_SCRIPT := abi/libpool.map
 $(SHARED_REAL): $(LIB_OBJS) $(VERSION_SCRIPT)
 	@$(if $(Q),echo "  LD      $@")

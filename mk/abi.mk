@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
-# mk/abi.mk - the ABI of libpool.so (abi/): the linker version script abi/libpool.map (node
-# LIBPOOL_0.1), the Debian symbols list abi/libpool.symbols, and abidiff baselines.
+# mk/abi.mk - the ABI of libpool.so (abi/): the linker version script abi/libpool.map (nodes
+# LIBPOOL_0.1 and LIBPOOL_0.2), the Debian symbols list abi/libpool.symbols, abidiff baselines.
 #
 # Targets
 #   make abi-symbols     rewrite abi/libpool.symbols from the built library, after a deliberate

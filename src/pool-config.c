@@ -13,11 +13,13 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <pool/pool.h>
 
 #include "pool-config.h"
 #include "pool-head-t.h"
+#include "pool-util.h"
 
 enum setting_kind {
 	SETTING_POW2,      /* a power of two */
@@ -86,26 +88,11 @@ static int in_bounds(const struct setting *s, unsigned long v)
 static int parse_env(const struct setting *s, const char *str, unsigned long *out)
 {
 	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
 
-	if (!str || *str < '0' || *str > '9')
+	if (!str || pool__parse_decimal(str, strlen(str), s->kind == SETTING_BYTES, s->max,
+	                                &v) < 0)
 		return -1;
-	errno = 0;
-	v = strtoull(str, &end, 10);
-	if (errno || end == str)
-		return -1;
-	if (s->kind == SETTING_BYTES) {
-		switch (*end) {
-		case 'k': case 'K': shift = 10; end++; break;
-		case 'm': case 'M': shift = 20; end++; break;
-		case 'g': case 'G': shift = 30; end++; break;
-		default: break;
-		}
-	}
-	if (*end || v > (s->max >> shift))
-		return -1;
-	*out = (unsigned long)(v << shift);
+	*out = (unsigned long)v;
 	return 0;
 }
 

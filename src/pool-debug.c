@@ -13,6 +13,7 @@
  * and applies the parsed settings (pool_parse_debugging() in pool.c).
  */
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -20,10 +21,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "pool-assert.h"
 #include "pool-debug.h"
 #include "pool-report.h"
 #include "pool-san.h"
 #include "pool-uaf.h"
+#include "pool-util.h"
 
 /*
  * Defaults: nothing that costs on the fast path. Every per-object check (tag, caller,
@@ -33,9 +36,25 @@
  */
 POOL_API unsigned int pool_debugging;
 
-/* read by slow paths while pool__debug_apply() changes them: relaxed atomics */
-static _Atomic unsigned char poison_byte = 0x50;    /* HAProxy's -dM default */
-static atomic_uint fail_percent = 1;
+/*
+ * The defaults of the valued options: `poison` fills with 0x50 ('P'), HAProxy's -dM default, and
+ * `fail` alone fails 1% of the allocations.
+ */
+#define DBG_POISON_BYTE_DEF   0x50
+#define DBG_FAIL_PERCENT_DEF  1
+#define DBG_STR_(x) #x
+#define DBG_STR(x)  DBG_STR_(x)
+
+/*
+ * The values of the valued options in effect (`flags` unused: pool_debugging is the flag word).
+ * Slow paths read a field with a relaxed atomic load while pool__debug_apply() stores the new
+ * values, one relaxed atomic store per row of the option table.
+ */
+static struct pool_debug_settings dbg_values = {
+	.poison_byte = DBG_POISON_BYTE_DEF,
+	.fail_percent = DBG_FAIL_PERCENT_DEF,
+};
+#define DBG_VALUE(field) __atomic_load_n(&dbg_values.field, __ATOMIC_RELAXED)
 static int fail_seed_set;
 static uint64_t fail_seed;
 static atomic_uint integrity_epoch = 1;
@@ -51,38 +70,94 @@ static atomic_uint integrity_epoch = 1;
 /* The option table, the parser and the help                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
+/* What `<set word>=<value>` takes; the value goes to a size_t of struct pool_debug_settings. */
+enum dbg_kind {
+	DBG_FLAG = 0,    /* no value: the word only sets or clears its flag */
+	DBG_PERCENT,     /* 0..100, read by strtol(3) with base 0 (decimal, 0x hex, 0 octal) */
+	DBG_BYTE,        /* 0..255, likewise */
+	DBG_BYTES,       /* bytes: decimal digits and an optional k, m or g (512k, 2m) */
+};
+
+/* Per kind: the value's spelling in an error message, and its bounds. */
+static const struct {
+	const char *expect;
+	unsigned long long max;
+} dbg_kinds[] = {
+	[DBG_FLAG]    = { "", 0 },
+	[DBG_PERCENT] = { "<0..100>", 100 },
+	[DBG_BYTE]    = { "<0..255>", 255 },
+	[DBG_BYTES]   = { "<bytes>[k|m|g]", SIZE_MAX },
+};
+
+/*
+ * A row of the -dM table: the flag, the word that sets it and the word that clears it, the
+ * flags the set word also sets, the kind of value the set word may take and the settings field
+ * it goes to (offsetof(struct pool_debug_settings, ...), unused for DBG_FLAG), and the line of
+ * `help`. pool_debugging_show() prints the rows in this order. A new option is one row.
+ */
 struct dbg_option {
 	unsigned int flag;
-	const char *set;        /* the word that sets `flag` */
-	const char *clear;      /* the word that clears it */
+	const char *set;
+	const char *clear;
+	unsigned int implies;
+	enum dbg_kind kind;
+	size_t field;
 	const char *help;
 };
 
+#define DBG_NO_FIELD 0
+#define DBG_FIELD(f) offsetof(struct pool_debug_settings, f)
+
 static const struct dbg_option dbg_options[] = {
-	{ POOL_DBG_FAIL, "fail", "no-fail",
-	  "fail allocations at random (fail=<percent>, 1 by default; POOL_FAIL_SEED repeats)" },
-	{ POOL_DBG_NO_MERGE, "no-merge", "merge",
+	{ POOL_DBG_FAIL, "fail", "no-fail", 0, DBG_PERCENT, DBG_FIELD(fail_percent),
+	  "fail allocations at random (fail=<percent>, " DBG_STR(DBG_FAIL_PERCENT_DEF)
+	  " by default; POOL_FAIL_SEED repeats)" },
+	{ POOL_DBG_NO_MERGE, "no-merge", "merge", 0, DBG_FLAG, DBG_NO_FIELD,
 	  "merge only pools of the same name (merge: compatible POOL_F_SHARED pools)" },
-	{ POOL_DBG_COLD_FIRST, "cold-first", "hot-first",
+	{ POOL_DBG_COLD_FIRST, "cold-first", "hot-first", 0, DBG_FLAG, DBG_NO_FIELD,
 	  "hand out the least recently freed cached object first" },
-	{ POOL_DBG_INTEGRITY, "integrity", "no-integrity",
+	{ POOL_DBG_INTEGRITY, "integrity", "no-integrity", 0, DBG_FLAG, DBG_NO_FIELD,
 	  "fill cached objects with a pattern, check it when they leave the cache" },
-	{ POOL_DBG_NO_GLOBAL, "no-global", "global",
+	{ POOL_DBG_NO_GLOBAL, "no-global", "global", 0, DBG_FLAG, DBG_NO_FIELD,
 	  "bypass the shared free lists: evicted objects go back to the OS layer" },
-	{ POOL_DBG_NO_CACHE, "no-cache", "cache",
+	{ POOL_DBG_NO_CACHE, "no-cache", "cache", 0, DBG_FLAG, DBG_NO_FIELD,
 	  "bypass the thread caches" },
-	{ POOL_DBG_CALLER, "caller", "no-caller",
+	{ POOL_DBG_CALLER, "caller", "no-caller", 0, DBG_FLAG, DBG_NO_FIELD,
 	  "record the last allocating/freeing caller in each object (layout)" },
-	{ POOL_DBG_TAG, "tag", "no-tag",
+	{ POOL_DBG_TAG, "tag", "no-tag", 0, DBG_FLAG, DBG_NO_FIELD,
 	  "tag objects with their pool: wrong-pool free, overflow, double free (layout)" },
-	{ POOL_DBG_POISON, "poison", "no-poison",
-	  "fill objects handed out with the poison byte (poison=<byte>, 0x50 by default)" },
-	{ POOL_DBG_UAF, "uaf", "no-uaf",
+	{ POOL_DBG_POISON, "poison", "no-poison", 0, DBG_BYTE, DBG_FIELD(poison_byte),
+	  "fill objects handed out with the poison byte (poison=<byte>, "
+	  DBG_STR(DBG_POISON_BYTE_DEF) " by default)" },
+	{ POOL_DBG_UAF, "uaf", "no-uaf", POOL_DBG_NO_CACHE, DBG_FLAG, DBG_NO_FIELD,
 	  "a mapping per object, guard page, freed objects quarantined; implies no-cache (layout)" },
-	{ POOL_DBG_BACKUP, "backup", "no-backup",
+	{ POOL_DBG_BACKUP, "backup", "no-backup", 0, DBG_FLAG, DBG_NO_FIELD,
 	  "keep a copy of each freed object, compare it when it leaves the cache (layout)" },
 };
 #define NB_DBG_OPTIONS (sizeof(dbg_options) / sizeof(dbg_options[0]))
+
+/* The value of row `o` in `s`. */
+static size_t field_get(const struct pool_debug_settings *s, const struct dbg_option *o)
+{
+	size_t v;
+
+	POOL_ASSERT(o->kind != DBG_FLAG);
+	memcpy(&v, (const char *)s + o->field, sizeof(v));
+	return v;
+}
+
+static void field_set(struct pool_debug_settings *s, const struct dbg_option *o, size_t v)
+{
+	POOL_ASSERT(o->kind != DBG_FLAG && v <= dbg_kinds[o->kind].max);
+	memcpy((char *)s + o->field, &v, sizeof(v));
+}
+
+/* The field of row `o` in the values in effect, for its relaxed atomic loads and stores. */
+static size_t *value_of(const struct dbg_option *o)
+{
+	POOL_ASSERT(o->kind != DBG_FLAG);
+	return (size_t *)((char *)&dbg_values + o->field);
+}
 
 static void set_error(char **err, const char *fmt, const char *word, size_t wlen)
 {
@@ -118,6 +193,46 @@ static int parse_long(const char *s, size_t len, long *out)
 	return 0;
 }
 
+/* The value of kind `kind` spelled s[0..len), within the kind's bounds: 0 and *v, or -1. */
+static int parse_value(enum dbg_kind kind, const char *s, size_t len, unsigned long long *v)
+{
+	long l;
+
+	switch (kind) {
+	case DBG_PERCENT:
+	case DBG_BYTE:
+		if (parse_long(s, len, &l) < 0 || l < 0 || (unsigned long long)l > dbg_kinds[kind].max)
+			return -1;
+		*v = (unsigned long long)l;
+		return 0;
+	case DBG_BYTES:
+		return pool__parse_decimal(s, len, 1, dbg_kinds[kind].max, v);
+	case DBG_FLAG:
+		break;
+	}
+	return -1;
+}
+
+/* The row whose set word (*set = 1) or clear word (*set = 0) is w[0..len), or NULL. */
+static const struct dbg_option *find_option(const char *w, size_t len, int *set)
+{
+	size_t i;
+
+	for (i = 0; i < NB_DBG_OPTIONS; i++) {
+		const struct dbg_option *o = &dbg_options[i];
+
+		if (strlen(o->set) == len && !memcmp(w, o->set, len)) {
+			*set = 1;
+			return o;
+		}
+		if (strlen(o->clear) == len && !memcmp(w, o->clear, len)) {
+			*set = 0;
+			return o;
+		}
+	}
+	return NULL;
+}
+
 POOL_API void pool_debugging_help(FILE *out)
 {
 	unsigned int cur = POOL__DEBUGGING();
@@ -128,7 +243,8 @@ POOL_API void pool_debugging_help(FILE *out)
 	fprintf(out,
 	        "Pool debugging options, from POOL_DEBUG, -dM<options> or pool_parse_debugging().\n"
 	        "Syntax: [<poison byte>][,<option>[=<value>]]... applied left to right; a leading\n"
-	        "number sets the poison byte and turns poisoning on (empty: 0x50; negative: off).\n"
+	        "number sets the poison byte and turns poisoning on (empty: "
+	        DBG_STR(DBG_POISON_BYTE_DEF) "; negative: off).\n"
 	        "'*' marks the side in effect now. (layout) options are fixed once a pool exists.\n\n"
 	        "   %-15s  %-15s %s\n", "set", "clear", "description");
 	for (i = 0; i < NB_DBG_OPTIONS; i++) {
@@ -150,153 +266,168 @@ POOL_API void pool_debugging_help(FILE *out)
 
 POOL_API void pool_debugging_show(FILE *out)
 {
-	unsigned int cur = POOL__DEBUGGING();
+	struct pool_debug_settings cur;
 	size_t i;
 
 	if (!out)
 		return;
+	pool__debug_current(&cur);
 	for (i = 0; i < NB_DBG_OPTIONS; i++) {
 		const struct dbg_option *o = &dbg_options[i];
+		int on = !!(cur.flags & o->flag);
 
-		fprintf(out, "%s%s", i ? "," : "", (cur & o->flag) ? o->set : o->clear);
-		if (o->flag == POOL_DBG_FAIL && (cur & o->flag))
-			fprintf(out, "=%u", fail_percent);
-		if (o->flag == POOL_DBG_POISON && (cur & o->flag))
-			fprintf(out, "=0x%02x", poison_byte);
+		fprintf(out, "%s%s", i ? "," : "", on ? o->set : o->clear);
+		if (!on)
+			continue;
+		if (o->kind == DBG_BYTE)
+			fprintf(out, "=0x%02zx", field_get(&cur, o));
+		else if (o->kind != DBG_FLAG)
+			fprintf(out, "=%zu", field_get(&cur, o));
 	}
 	fputc('\n', out);
 }
 
 POOL_API unsigned int pool_debugging_poison_byte(void)
 {
-	return poison_byte;
+	return (unsigned int)DBG_VALUE(poison_byte);
 }
 
 void pool__debug_current(struct pool_debug_settings *cur)
 {
+	size_t i;
+
 	cur->flags = __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE);
-	cur->poison_byte = poison_byte;
-	cur->fail_percent = fail_percent;
+	for (i = 0; i < NB_DBG_OPTIONS; i++) {
+		const struct dbg_option *o = &dbg_options[i];
+
+		if (o->kind != DBG_FLAG)
+			field_set(cur, o, __atomic_load_n(value_of(o), __ATOMIC_RELAXED));
+	}
 }
 
-int pool__debug_parse(const char *str, const struct pool_debug_settings *cur_s, int layout_fixed,
-                      int runtime_only, struct pool_debug_settings *out, int *help_out,
-                      char **err)
+/* What the words of one pool__debug_parse() call share. */
+struct dbg_parse {
+	const char *str;                        /* the whole string, for the messages */
+	const struct pool_debug_settings *cur;  /* the settings before it */
+	int layout_fixed;                       /* layout options may not change... */
+	int runtime_only;                       /* ...because the CLI said so (its message) */
+	struct pool_debug_settings next;        /* the settings after the words so far */
+	int help;                               /* `help` was among them */
+	char **err;
+};
+
+/*
+ * One word of the string, word[0..len): look it up, set or clear its flag (and what it implies),
+ * parse and store its value by the row's kind, then check the layout rule. 0, or -1 with the
+ * message in *ps->err.
+ */
+static int parse_word(struct dbg_parse *ps, const char *word, size_t len)
 {
-	unsigned int cur = cur_s->flags, flags = cur;
-	unsigned int pbyte = cur_s->poison_byte, fpct = cur_s->fail_percent;
-	const char *p, *word, *eq, *end;
-	int help = 0;
-	size_t len, i;
+	const char *eq = memchr(word, '=', len);
+	size_t klen = eq ? (size_t)(eq - word) : len;
+	unsigned int old = ps->next.flags;
+	const struct dbg_option *o;
+	unsigned long long v;
+	int set = 0;
+
+	POOL_ASSERT(ps->str && ps->cur);
+	if (len == 0) {
+		set_error(ps->err, "empty pool debugging option in '%s'", ps->str, strlen(ps->str));
+		return -1;
+	}
+	if (!eq && len == 4 && !memcmp(word, "help", 4)) {
+		ps->help = 1;
+		return 0;
+	}
+	o = find_option(word, klen, &set);
+	if (!o || (eq && !set)) {
+		set_error(ps->err, eq && klen ? "unknown pool debugging option '%s' (or it takes no "
+		          "value)" : "unknown pool debugging option '%s'", word, len);
+		return -1;
+	}
+	if (set)
+		ps->next.flags |= o->flag | o->implies;
+	else
+		ps->next.flags &= ~o->flag;
+	if (eq && o->kind == DBG_FLAG) {
+		set_error(ps->err, "pool debugging option '%s' takes no value", word, len);
+		return -1;
+	}
+	if (eq) {
+		char fmt[96];
+
+		if (parse_value(o->kind, eq + 1, len - klen - 1, &v) < 0) {
+			snprintf(fmt, sizeof(fmt), "invalid value in '%%s' (expected %s=%s)", o->set,
+			         dbg_kinds[o->kind].expect);
+			set_error(ps->err, fmt, word, len);
+			return -1;
+		}
+		field_set(&ps->next, o, (size_t)v);
+	}
+	if ((ps->layout_fixed || ps->runtime_only) && ((old ^ ps->next.flags) & POOL_DBG_LAYOUT) &&
+	    ((ps->next.flags ^ ps->cur->flags) & o->flag & POOL_DBG_LAYOUT)) {
+		set_error(ps->err, ps->runtime_only ?
+		          "pool debugging option '%s' changes the object layout "
+		          "and cannot change at run time" :
+		          "pool debugging option '%s' changes the object layout "
+		          "and cannot change once a pool exists", word, len);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The leading poison byte, p[0..len): 0..255 turns poisoning on with that byte, a negative
+ * number turns it off. 0, or -1 with the message in *ps->err.
+ */
+static int parse_poison_number(struct dbg_parse *ps, const char *p, size_t len)
+{
 	long v;
 
+	if (parse_long(p, len, &v) < 0 || v > 255) {
+		set_error(ps->err, "invalid poison byte '%s' (expected 0..255, or negative for off)",
+		          p, len);
+		return -1;
+	}
+	if (v < 0) {
+		ps->next.flags &= ~POOL_DBG_POISON;
+	} else {
+		ps->next.flags |= POOL_DBG_POISON;
+		ps->next.poison_byte = (size_t)v;
+	}
+	return 0;
+}
+
+int pool__debug_parse(const char *str, const struct pool_debug_settings *cur, int layout_fixed,
+                      int runtime_only, struct pool_debug_settings *out, int *help, char **err)
+{
+	struct dbg_parse ps = { str, cur, layout_fixed, runtime_only, *cur, 0, err };
+	const char *p = str, *end;
+	size_t len;
+
+	POOL_ASSERT(cur && out && help);
 	if (err)
 		*err = NULL;
 	if (!str) {
 		set_error(err, "no pool debugging options given%s", "", 0);
-		errno = EINVAL;
-		return -1;
+		goto fail;
 	}
-	p = str;
-
-	/* an optional leading number: the poison byte */
 	if (!*p) {
-		flags |= POOL_DBG_POISON;
-		pbyte = 0x50;
+		/* -dM alone: poisoning with the default byte */
+		ps.next.flags |= POOL_DBG_POISON;
+		ps.next.poison_byte = DBG_POISON_BYTE_DEF;
 		goto validated;
-	} else if (isdigit((unsigned char)*p) || (*p == '-' && isdigit((unsigned char)p[1]))) {
+	}
+	for (;;) {
 		end = strchr(p, ',');
 		len = end ? (size_t)(end - p) : strlen(p);
-		if (parse_long(p, len, &v) < 0 || v > 255) {
-			set_error(err, "invalid poison byte '%s' (expected 0..255, or negative for off)",
-			          p, len);
-			goto fail;
-		}
-		if (v < 0) {
-			flags &= ~POOL_DBG_POISON;
-		} else {
-			flags |= POOL_DBG_POISON;
-			pbyte = (unsigned int)v;
-		}
-		p += len;
-		if (*p == ',')
-			p++;
-		else
-			goto validated;
-	}
-
-	for (;;) {
-		word = p;
-		end = strchr(word, ',');
-		len = end ? (size_t)(end - word) : strlen(word);
-		if (len == 0) {
-			set_error(err, "empty pool debugging option in '%s'", str, strlen(str));
-			goto fail;
-		}
-		eq = memchr(word, '=', len);
-		{
-			size_t klen = eq ? (size_t)(eq - word) : len;
-			const char *val = eq ? eq + 1 : NULL;
-			size_t vlen = eq ? len - klen - 1 : 0;
-			unsigned int old = flags;
-			int found = 0;
-
-			if (klen == 4 && !memcmp(word, "help", 4) && !eq) {
-				help = 1;
-				found = 1;
-			}
-			for (i = 0; !found && i < NB_DBG_OPTIONS; i++) {
-				const struct dbg_option *o = &dbg_options[i];
-
-				if (strlen(o->set) == klen && !memcmp(word, o->set, klen)) {
-					flags |= o->flag;
-					found = 1;
-					if (o->flag == POOL_DBG_UAF)
-						flags |= POOL_DBG_NO_CACHE;
-				} else if (strlen(o->clear) == klen && !memcmp(word, o->clear, klen)) {
-					if (eq)
-						break;
-					flags &= ~o->flag;
-					found = 1;
-				} else {
-					continue;
-				}
-				if (eq && o->flag == POOL_DBG_FAIL && flags & o->flag) {
-					if (parse_long(val, vlen, &v) < 0 || v < 0 || v > 100) {
-						set_error(err, "invalid value in '%s' (expected fail=<0..100>)",
-						          word, len);
-						goto fail;
-					}
-					fpct = (unsigned int)v;
-				} else if (eq && o->flag == POOL_DBG_POISON && flags & o->flag) {
-					if (parse_long(val, vlen, &v) < 0 || v < 0 || v > 255) {
-						set_error(err, "invalid value in '%s' (expected poison=<0..255>)",
-						          word, len);
-						goto fail;
-					}
-					pbyte = (unsigned int)v;
-				} else if (eq) {
-					set_error(err, "pool debugging option '%s' takes no value", word, len);
-					goto fail;
-				}
-				if ((layout_fixed || runtime_only) && ((old ^ flags) & POOL_DBG_LAYOUT) &&
-				    ((flags ^ cur) & o->flag & POOL_DBG_LAYOUT)) {
-					set_error(err, runtime_only ?
-					          "pool debugging option '%s' changes the object layout "
-					          "and cannot change at run time" :
-					          "pool debugging option '%s' changes the object layout "
-					          "and cannot change once a pool exists", word, len);
-					goto fail;
-				}
-			}
-			if (!found) {
-				if (eq && klen)
-					set_error(err, "unknown pool debugging option '%s' (or it takes no "
-					          "value)", word, len);
-				else
-					set_error(err, "unknown pool debugging option '%s'", word, len);
+		/* a number comes first or not at all: the poison byte */
+		if (p == str && (isdigit((unsigned char)*p) ||
+		                 (*p == '-' && isdigit((unsigned char)p[1])))) {
+			if (parse_poison_number(&ps, p, len) < 0)
 				goto fail;
-			}
+		} else if (parse_word(&ps, p, len) < 0) {
+			goto fail;
 		}
 		if (!end)
 			break;
@@ -305,24 +436,27 @@ int pool__debug_parse(const char *str, const struct pool_debug_settings *cur_s, 
 
 validated:
 	/* keep the internal sanitizer bit whatever the words said */
-	out->flags = (flags & ~POOL_DBG_SANITIZER) | (cur & POOL_DBG_SANITIZER);
-	out->poison_byte = pbyte;
-	out->fail_percent = fpct;
-	*help_out = help;
+	ps.next.flags = (ps.next.flags & ~POOL_DBG_SANITIZER) | (cur->flags & POOL_DBG_SANITIZER);
+	*out = ps.next;
+	*help = ps.help;
 	return 0;
 fail:
 	errno = EINVAL;
 	return -1;
 }
 
-
 void pool__debug_apply(const struct pool_debug_settings *s)
 {
 	unsigned int cur = POOL__DEBUGGING();
 	unsigned int flags = (s->flags & ~POOL_DBG_SANITIZER) | (cur & POOL_DBG_SANITIZER);
+	size_t i;
 
-	poison_byte = (unsigned char)s->poison_byte;
-	fail_percent = s->fail_percent;
+	for (i = 0; i < NB_DBG_OPTIONS; i++) {
+		const struct dbg_option *o = &dbg_options[i];
+
+		if (o->kind != DBG_FLAG)
+			__atomic_store_n(value_of(o), field_get(s, o), __ATOMIC_RELAXED);
+	}
 	if ((flags & POOL_DBG_INTEGRITY) && !(cur & POOL_DBG_INTEGRITY))
 		atomic_fetch_add_explicit(&integrity_epoch, 1, memory_order_release);
 	__atomic_store_n(&pool_debugging, flags, __ATOMIC_RELEASE);
@@ -365,7 +499,8 @@ int pool__debug_fail_roll(uint64_t *rng, unsigned int id)
 	x ^= x << 25;
 	x ^= x >> 27;
 	*rng = x;
-	return ((x * UINT64_C(0x2545F4914F6CDD1D)) >> 32) % 10000 < (uint64_t)fail_percent * 100;
+	return ((x * UINT64_C(0x2545F4914F6CDD1D)) >> 32) % 10000 <
+	       (uint64_t)DBG_VALUE(fail_percent) * 100;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -543,7 +678,7 @@ void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
 	if (flags & POOL_F_MUST_ZERO)
 		memset(obj, 0, pool->ro.size);
 	else if ((dbg & POOL_DBG_POISON) && !(flags & POOL_F_NO_POISON))
-		memset(obj, poison_byte, pool->ro.size);
+		memset(obj, (int)DBG_VALUE(poison_byte), pool->ro.size);
 	if (dbg & POOL_DBG_SANITIZER)
 		san_redzone(pool, obj);
 }
@@ -647,12 +782,32 @@ void pool__debug_on_free(struct pool_head *pool, void *obj, const void *caller)
 	}
 }
 
+/*
+ * A uaf pool relies on the fault handler for its report of a use after free or of an overflow
+ * into a guard page; without it (sigaction() refused, e.g. by a seccomp filter) such an access
+ * still faults, but kills the process with no word from libpool. Say so on stderr, once per
+ * process, when the first uaf pool finds the handler missing.
+ */
+static void catch_faults(void)
+{
+	static atomic_int warned;
+	int err;
+
+	if (pool__report_catch_faults() == 0)
+		return;
+	err = errno;
+	if (!atomic_exchange_explicit(&warned, 1, memory_order_relaxed))
+		fprintf(stderr, "libpool: uaf: cannot install the SIGSEGV handler (sigaction: %s): a "
+		        "use after free or an overflow into a guard page will kill the process "
+		        "without libpool's report\n", strerror(err));
+}
+
 void pool__debug_pool_created(struct pool_head *pool)
 {
 	if (pool__san_on())
 		pool__san_mempool_create(pool);
 	if (pool->layout & POOL_DBG_UAF)
-		pool__report_catch_faults();
+		catch_faults();
 }
 
 void pool__debug_pool_destroyed(struct pool_head *pool)

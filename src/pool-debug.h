@@ -15,11 +15,18 @@
 
 #include "pool-head-t.h"
 
-/* Everything pool_parse_debugging() can change. */
+/*
+ * Everything pool_parse_debugging() can change: the flag word and the value of each option that
+ * takes one. The rows of the option table (pool-debug.c) name their value's field by its
+ * offset, and pool-debug.c keeps the values in effect in one such structure, which the parser,
+ * pool__debug_current(), pool__debug_apply() and pool_debugging_show() walk by the table: a new
+ * valued option is a field here and a row there. Every value is a size_t, so that a row needs
+ * no width of its own.
+ */
 struct pool_debug_settings {
 	unsigned int flags;            /* POOL_DBG_* */
-	unsigned int poison_byte;      /* 0..255 */
-	unsigned int fail_percent;     /* 0..100 */
+	size_t poison_byte;            /* poison=<0..255> */
+	size_t fail_percent;           /* fail=<0..100> */
 };
 
 /* Is the sanitizer/Valgrind bookkeeping on? (the internal POOL_DBG_SANITIZER bit) */

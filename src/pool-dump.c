@@ -12,23 +12,26 @@
  *    For each pool we copy what we print (pool_get_stats(), the name, the head's address, and,
  *    for `detailed`, the merged pool_create() calls and the caller table) into a private array.
  *    The counters are relaxed loads of bucket and thread-cache counters: no thread is stopped
- *    and nothing on a pool's hot path is called or locked (pool_get_stats() takes only the
- *    thread registry lock, which the hot path never takes).
+ *    and nothing on a pool's hot path is called or locked (pool_get_stats() takes the thread
+ *    registry lock, to sum the thread caches, and no other; the hot path never takes it).
  * 2. Filter, sort and cut, on the copy, with the pool list lock released.
- * 3. Print, from the copy. Writing to `out` may block (a pipe, a slow terminal): it happens
+ * 3. The OS layer's figures (JSON and Prometheus), once, with no lock of ours held:
+ *    pool_get_os_stats() asks jemalloc to refresh its statistics (its control lock) or the C
+ *    library for mallinfo2() (every arena's lock), which is why it is not asked per pool.
+ * 4. Print, from the copy. Writing to `out` may block (a pipe, a slow terminal): it happens
  *    with no lock held.
  *
  * Sizes of objects are the usable size (struct pool_stats.size); byte figures are objects times
  * the stride (the memory each object really takes: size plus debugging extras, rounded up to the
- * alignment), so that they add up to what the pools hold from the OS layer. The cumulative
- * counters come from one table (dump_counters[]) that every format prints under the same names.
+ * alignment), so that they add up to what the pools hold from the OS layer. The gauges and the
+ * cumulative counters come from two tables (dump_gauges[], dump_counters[]) that the JSON and
+ * Prometheus outputs print under the same names; only the text's pool line is written by hand.
  * Heap and code addresses are printed only for a session of level admin (pool__dump()).
  *
  * The end of the file holds POOL_STATS_ON_EXIT: the same dump on stderr at exit.
  *
  * The format of every output is documented in doc/pools-show.md.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -40,7 +43,7 @@
 
 #include "pool-int.h"
 #include "pool-dump.h"
-#include "pool-os.h"
+#include "pool-report.h"
 #include "pool-text.h"
 
 /* Callers listed per pool by `detailed`: the ones with the most live objects. */
@@ -229,7 +232,7 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 	}
 	e = &s->e[s->n];
 	memset(e, 0, sizeof(*e));
-	pool_get_stats(pool, &e->st);
+	pool_get_stats(pool, &e->st, sizeof(e->st));
 	if (a->sort == SORT_USAGE && e->st.allocated == 0)
 		return 0;
 	e->head = pool;
@@ -320,7 +323,7 @@ static int add_bytes(struct pool_head *pool, void *arg)
 
 	if (b->name && !pool__word_is(b->name, b->len, pool->name))
 		return 0;
-	pool_get_stats(pool, &st);
+	pool_get_stats(pool, &st, sizeof(st));
 	b->bytes += st.allocated * st.stride;
 	return 0;
 }
@@ -348,67 +351,126 @@ static const char *flags_str(unsigned int flags)
 	}
 }
 
-/* A code address as symbol+0xoff, file+0xoff, or 0xaddr, resolved with dladdr(3). */
-static void caller_str(uintptr_t addr, char *buf, size_t size)
-{
-	Dl_info info;
-
-	if (dladdr((void *)addr, &info) && info.dli_sname && info.dli_saddr)
-		snprintf(buf, size, "%s+0x%lx", info.dli_sname,
-		         (unsigned long)(addr - (uintptr_t)info.dli_saddr));
-	else if (dladdr((void *)addr, &info) && info.dli_fname && info.dli_fbase) {
-		const char *base = strrchr(info.dli_fname, '/');
-
-		snprintf(buf, size, "%s+0x%lx", base ? base + 1 : info.dli_fname,
-		         (unsigned long)(addr - (uintptr_t)info.dli_fbase));
-	} else {
-		snprintf(buf, size, "0x%lx", (unsigned long)addr);
-	}
-}
-
 /*
- * The cumulative counters of struct pool_stats, under one name in every format: the field's
- * name is the JSON key and, with "libpool_pool_" before it and "_total" after it, the
- * Prometheus counter; `detailed` prints them in the text.
+ * The figures of struct pool_stats that every format prints, one table each for the gauges and
+ * the cumulative counters (the text's `detailed` line prints the counters; the HAProxy-shaped
+ * pool line is written by hand). A row: the JSON key, the Prometheus metric family (NULL: JSON
+ * only), its type, its HELP text, and how the value comes from the statistics.
  */
-struct dump_counter {
-	const char *name;
+struct dump_stat {
+	const char *key;
+	const char *metric;
+	const char *type;
 	const char *help;
 	uint64_t (*value)(const struct pool_stats *st);
 };
 
-#define COUNTER_GETTER(field) \
-	static uint64_t cv_##field(const struct pool_stats *st) { return (uint64_t)st->field; }
+#define STAT_GETTER(fn, expr) \
+	static uint64_t fn(const struct pool_stats *st) { return (uint64_t)(expr); }
 
-COUNTER_GETTER(failed)
-COUNTER_GETTER(shared_get_objects)
-COUNTER_GETTER(shared_get_clusters)
-COUNTER_GETTER(shared_put_objects)
-COUNTER_GETTER(shared_put_clusters)
-COUNTER_GETTER(os_allocs)
-COUNTER_GETTER(os_releases)
-COUNTER_GETTER(gc_released_bytes)
-COUNTER_GETTER(lost)
+STAT_GETTER(sv_size, st->size)
+STAT_GETTER(sv_align, st->align)
+STAT_GETTER(sv_stride, st->stride)
+STAT_GETTER(sv_allocated, st->allocated)
+STAT_GETTER(sv_allocated_bytes, st->allocated * st->stride)
+STAT_GETTER(sv_used, st->used)
+STAT_GETTER(sv_used_bytes, st->used * st->stride)
+STAT_GETTER(sv_cached, st->cached)
+STAT_GETTER(sv_shared_free, st->shared_free)
+STAT_GETTER(sv_needed_avg, st->needed_avg)
+STAT_GETTER(sv_limit, st->limit)
+STAT_GETTER(sv_users, st->creators)
+STAT_GETTER(sv_buckets, st->buckets)
+STAT_GETTER(sv_failed, st->failed)
+STAT_GETTER(sv_shared_get_objects, st->shared_get_objects)
+STAT_GETTER(sv_shared_get_clusters, st->shared_get_clusters)
+STAT_GETTER(sv_shared_put_objects, st->shared_put_objects)
+STAT_GETTER(sv_shared_put_clusters, st->shared_put_clusters)
+STAT_GETTER(sv_os_allocs, st->os_allocs)
+STAT_GETTER(sv_os_releases, st->os_releases)
+STAT_GETTER(sv_gc_released_bytes, st->gc_released_bytes)
+STAT_GETTER(sv_lost, st->lost)
 
-static const struct dump_counter dump_counters[] = {
-	{ "failed", "Allocations that returned NULL (limit reached, OS layer out of memory, "
-	  "fault injection).", cv_failed },
-	{ "shared_get_objects", "Objects taken from the shared free lists.",
-	  cv_shared_get_objects },
-	{ "shared_get_clusters", "Clusters taken from the shared free lists (one exchange each).",
-	  cv_shared_get_clusters },
-	{ "shared_put_objects", "Objects given to the shared free lists.", cv_shared_put_objects },
-	{ "shared_put_clusters", "Clusters given to the shared free lists.",
-	  cv_shared_put_clusters },
-	{ "os_allocs", "Objects obtained from the OS layer.", cv_os_allocs },
-	{ "os_releases", "Objects given back to the OS layer.", cv_os_releases },
-	{ "gc_released_bytes", "Bytes (objects times stride) given back to the OS layer by "
-	  "memory return and pool_flush().", cv_gc_released_bytes },
-	{ "lost", "Objects lost in a fork() child: held by a thread that did not follow the fork, "
-	  "in the middle of a shared-list operation (normally 0).", cv_lost },
+/* The gauges of a pool, in the order of the JSON keys and of the Prometheus families. */
+static const struct dump_stat dump_gauges[] = {
+	{ "size", "libpool_pool_object_size_bytes", "gauge", "Usable size of one object.",
+	  sv_size },
+	{ "align", "libpool_pool_alignment_bytes", "gauge", "Alignment of objects.", sv_align },
+	{ "stride", "libpool_pool_stride_bytes", "gauge",
+	  "Memory one object takes, with debugging extras and alignment.", sv_stride },
+	{ "allocated", "libpool_pool_allocated_objects", "gauge",
+	  "Objects obtained from the OS layer and not given back.", sv_allocated },
+	{ "allocated_bytes", "libpool_pool_allocated_bytes", "gauge",
+	  "Bytes obtained from the OS layer and not given back (objects times stride).",
+	  sv_allocated_bytes },
+	{ "used", "libpool_pool_used_objects", "gauge",
+	  "Objects handed out plus objects in thread caches.", sv_used },
+	{ "used_bytes", "libpool_pool_used_bytes", "gauge", "Used objects times stride.",
+	  sv_used_bytes },
+	{ "cached", "libpool_pool_cached_objects", "gauge",
+	  "Objects in thread caches (approximate).", sv_cached },
+	{ "shared_free", "libpool_pool_shared_free_objects", "gauge",
+	  "Objects in the shared free lists.", sv_shared_free },
+	{ "needed_avg", "libpool_pool_needed_avg_objects", "gauge",
+	  "Demand estimate memory return keeps objects for (needed_avg).", sv_needed_avg },
+	{ "limit", "libpool_pool_limit_objects", "gauge", "Maximum allocated objects, 0 for none.",
+	  sv_limit },
+	{ "users", "libpool_pool_users", "gauge", "pool_create() calls merged into the pool.",
+	  sv_users },
+	{ "buckets", NULL, "gauge", "Shared free list buckets.", sv_buckets },
 };
 
+/*
+ * The cumulative counters, under one name in every format: the field's name is the JSON key
+ * and, with "libpool_pool_" before it and "_total" after it, the Prometheus counter.
+ */
+static const struct dump_stat dump_counters[] = {
+	{ "failed", "libpool_pool_failed_total", "counter", "Allocations that returned NULL "
+	  "(limit reached, OS layer out of memory, fault injection).", sv_failed },
+	{ "shared_get_objects", "libpool_pool_shared_get_objects_total", "counter",
+	  "Objects taken from the shared free lists.", sv_shared_get_objects },
+	{ "shared_get_clusters", "libpool_pool_shared_get_clusters_total", "counter",
+	  "Clusters taken from the shared free lists (one exchange each).",
+	  sv_shared_get_clusters },
+	{ "shared_put_objects", "libpool_pool_shared_put_objects_total", "counter",
+	  "Objects given to the shared free lists.", sv_shared_put_objects },
+	{ "shared_put_clusters", "libpool_pool_shared_put_clusters_total", "counter",
+	  "Clusters given to the shared free lists.", sv_shared_put_clusters },
+	{ "os_allocs", "libpool_pool_os_allocs_total", "counter",
+	  "Objects obtained from the OS layer.", sv_os_allocs },
+	{ "os_releases", "libpool_pool_os_releases_total", "counter",
+	  "Objects given back to the OS layer.", sv_os_releases },
+	{ "gc_released_bytes", "libpool_pool_gc_released_bytes_total", "counter",
+	  "Bytes (objects times stride) given back to the OS layer by memory return and "
+	  "pool_flush().", sv_gc_released_bytes },
+	{ "lost", "libpool_pool_lost_total", "counter", "Objects lost in a fork() child: held by a "
+	  "thread that did not follow the fork, in the middle of a shared-list operation "
+	  "(normally 0).", sv_lost },
+};
+
+#define NB_GAUGES   (sizeof(dump_gauges) / sizeof(dump_gauges[0]))
 #define NB_COUNTERS (sizeof(dump_counters) / sizeof(dump_counters[0]))
+
+/* The OS layer's figures, for the whole process: the JSON total and two Prometheus gauges. */
+struct dump_os_stat {
+	const char *key;
+	const char *metric;
+	const char *help;
+	size_t (*value)(const struct pool_os_stats *os);
+};
+
+static size_t ov_allocated(const struct pool_os_stats *os) { return os->allocated_bytes; }
+static size_t ov_resident(const struct pool_os_stats *os) { return os->resident_bytes; }
+
+static const struct dump_os_stat dump_os_stats[] = {
+	{ "os_allocated_bytes", "libpool_os_allocated_bytes",
+	  "Bytes the OS layer has handed out (all its users, not only pools), 0 if unknown.",
+	  ov_allocated },
+	{ "os_resident_bytes", "libpool_os_resident_bytes",
+	  "Bytes the OS layer holds resident, 0 if unknown.", ov_resident },
+};
+
+#define NB_OS_STATS (sizeof(dump_os_stats) / sizeof(dump_os_stats[0]))
 
 struct dump_totals {
 	size_t pools, allocated_bytes, used_bytes, cached_bytes;
@@ -430,6 +492,16 @@ static void totals_of(const struct dump_snapshot *s, struct dump_totals *t)
 		for (k = 0; k < NB_COUNTERS; k++)
 			t->counters[k] += dump_counters[k].value(st);
 	}
+}
+
+/* `, "<key>": <value>` for each row of table[0..n) (the JSON of one pool). */
+static void json_stats(FILE *out, const struct dump_stat *table, size_t n,
+                       const struct pool_stats *st)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		fprintf(out, ", \"%s\": %" PRIu64, table[k].key, table[k].value(st));
 }
 
 static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
@@ -461,14 +533,15 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		        st->limit ? "" : " (none)");
 		fputs("      since created:", out);
 		for (k = 0; k < NB_COUNTERS; k++)
-			fprintf(out, "%s %s %" PRIu64, k ? "," : "", dump_counters[k].name,
+			fprintf(out, "%s %s %" PRIu64, k ? "," : "", dump_counters[k].key,
 			        dump_counters[k].value(st));
 		fputc('\n', out);
 		for (k = 0; k < st->creators; k++)
 			fprintf(out, "      created as %s: %zu bytes/%zu, flags %s\n", e->creators[k].name,
 			        e->creators[k].size, e->creators[k].align, flags_str(e->creators[k].flags));
 		for (k = 0; k < e->ncallers; k++) {
-			caller_str(e->callers[k].addr, sym, sizeof(sym));
+			pool__symbolize(sym, sizeof(sym), (const void *)e->callers[k].addr,
+			                POOL_SYM_SHORT);
 			fprintf(out, "      caller %s (%#lx): %ld live objects\n", sym,
 			        (unsigned long)e->callers[k].addr, e->callers[k].live);
 		}
@@ -478,18 +551,19 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 	        t.pools, t.allocated_bytes, t.used_bytes, t.cached_bytes);
 }
 
-static void print_json(FILE *out, const struct dump_snapshot *s, int limited, size_t matched)
+static void print_json(FILE *out, const struct dump_snapshot *s, int limited, size_t matched,
+                       const struct pool_os_stats *os)
 {
 	struct pool_config cfg;
 	struct dump_totals t;
 	char sym[256];
-	size_t i, k, os_alloc, os_res;
+	size_t i, k;
 
 	pool_get_config(&cfg);
 	fputs("{\"format\": 1,\n \"settings\": {\"version\": ", out);
 	pool_json_write_string(out, pool_version());
 	fputs(", \"os_layer\": ", out);
-	pool_json_write_string(out, pool__os_name());
+	pool_json_write_string(out, os->layer);
 	fprintf(out, ", \"buckets\": %u, \"cache_bytes\": %zu, \"cluster\": %u, \"decay_ms\": %u},"
 	        "\n \"pools\": [", cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
 	for (i = 0; i < s->n; i++) {
@@ -500,19 +574,11 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 		pool_json_write_string(out, e->name);
 		if (s->args->addresses)
 			fprintf(out, ", \"address\": \"%p\"", (const void *)e->head);
-		fprintf(out, ", \"size\": %zu, \"align\": %zu, \"stride\": %zu, "
-		        "\"allocated\": %zu, \"allocated_bytes\": %zu, \"used\": %zu, "
-		        "\"used_bytes\": %zu, \"cached\": %zu, \"shared_free\": %zu, "
-		        "\"needed_avg\": %zu, \"limit\": %zu, \"users\": %u, "
-		        "\"buckets\": %u, \"shared\": %s, \"exact\": %s",
-		        st->size, st->align, st->stride, st->allocated,
-		        st->allocated * st->stride, st->used, st->used * st->stride, st->cached,
-		        st->shared_free, st->needed_avg, st->limit, st->creators, st->buckets,
+		json_stats(out, dump_gauges, NB_GAUGES, st);
+		fprintf(out, ", \"shared\": %s, \"exact\": %s",
 		        (st->flags & POOL_F_SHARED) ? "true" : "false",
 		        (st->flags & POOL_F_EXACT) ? "true" : "false");
-		for (k = 0; k < NB_COUNTERS; k++)
-			fprintf(out, ", \"%s\": %" PRIu64, dump_counters[k].name,
-			        dump_counters[k].value(st));
+		json_stats(out, dump_counters, NB_COUNTERS, st);
 		if (s->args->detailed) {
 			fputs(", \"creators\": [", out);
 			for (k = 0; k < st->creators; k++) {
@@ -527,7 +593,8 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 			if (e->records_callers) {
 				fputs(", \"callers\": [", out);
 				for (k = 0; k < e->ncallers; k++) {
-					caller_str(e->callers[k].addr, sym, sizeof(sym));
+					pool__symbolize(sym, sizeof(sym), (const void *)e->callers[k].addr,
+					                POOL_SYM_SHORT);
 					fprintf(out, "%s{\"address\": \"%#lx\", \"symbol\": ", k ? ", " : "",
 					        (unsigned long)e->callers[k].addr);
 					pool_json_write_string(out, sym);
@@ -544,60 +611,11 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 	        s->n ? "\n " : "", t.pools, matched, limited ? "true" : "false",
 	        t.allocated_bytes, t.used_bytes, t.cached_bytes);
 	for (k = 0; k < NB_COUNTERS; k++)
-		fprintf(out, ", \"%s\": %" PRIu64, dump_counters[k].name, t.counters[k]);
-	pool__os_usage(&os_alloc, &os_res);
-	fprintf(out, ", \"os_allocated_bytes\": %zu, \"os_resident_bytes\": %zu}}\n", os_alloc,
-	        os_res);
+		fprintf(out, ", \"%s\": %" PRIu64, dump_counters[k].key, t.counters[k]);
+	for (k = 0; k < NB_OS_STATS; k++)
+		fprintf(out, ", \"%s\": %zu", dump_os_stats[k].key, dump_os_stats[k].value(os));
+	fputs("}}\n", out);
 }
-
-/* One per-pool metric family of the Prometheus output. */
-struct prom_metric {
-	const char *name;
-	const char *type;
-	const char *help;
-	size_t (*value)(const struct pool_stats *st);
-};
-
-#define PROM_GETTER(fn, expr) \
-	static size_t fn(const struct pool_stats *st) { return (expr); }
-
-PROM_GETTER(pv_size, st->size)
-PROM_GETTER(pv_align, st->align)
-PROM_GETTER(pv_stride, st->stride)
-PROM_GETTER(pv_alloc, st->allocated)
-PROM_GETTER(pv_alloc_bytes, st->allocated * st->stride)
-PROM_GETTER(pv_used, st->used)
-PROM_GETTER(pv_used_bytes, st->used * st->stride)
-PROM_GETTER(pv_cached, st->cached)
-PROM_GETTER(pv_shared_free, st->shared_free)
-PROM_GETTER(pv_needed, st->needed_avg)
-PROM_GETTER(pv_limit, st->limit)
-PROM_GETTER(pv_users, st->creators)
-
-static const struct prom_metric prom_metrics[] = {
-	{ "libpool_pool_object_size_bytes", "gauge", "Usable size of one object.", pv_size },
-	{ "libpool_pool_alignment_bytes", "gauge", "Alignment of objects.", pv_align },
-	{ "libpool_pool_stride_bytes", "gauge",
-	  "Memory one object takes, with debugging extras and alignment.", pv_stride },
-	{ "libpool_pool_allocated_objects", "gauge",
-	  "Objects obtained from the OS layer and not given back.", pv_alloc },
-	{ "libpool_pool_allocated_bytes", "gauge",
-	  "Bytes obtained from the OS layer and not given back (objects times stride).",
-	  pv_alloc_bytes },
-	{ "libpool_pool_used_objects", "gauge",
-	  "Objects handed out plus objects in thread caches.", pv_used },
-	{ "libpool_pool_used_bytes", "gauge", "Used objects times stride.", pv_used_bytes },
-	{ "libpool_pool_cached_objects", "gauge",
-	  "Objects in thread caches (approximate).", pv_cached },
-	{ "libpool_pool_shared_free_objects", "gauge",
-	  "Objects in the shared free lists.", pv_shared_free },
-	{ "libpool_pool_needed_avg_objects", "gauge",
-	  "Demand estimate memory return keeps objects for (needed_avg).", pv_needed },
-	{ "libpool_pool_limit_objects", "gauge",
-	  "Maximum allocated objects, 0 for none.", pv_limit },
-	{ "libpool_pool_users", "gauge",
-	  "pool_create() calls merged into the pool.", pv_users },
-};
 
 /* A label value, escaped as the exposition format requires (backslash, quote, newline). */
 static void prom_label(FILE *out, const char *v)
@@ -612,19 +630,38 @@ static void prom_label(FILE *out, const char *v)
 	}
 }
 
-/* `name{pool="<label>"} ` for entry e: the start of a per-pool sample. */
-static void prom_sample(FILE *out, const char *name, const struct dump_entry *e)
+/* `# HELP` and `# TYPE` of a metric family. */
+static void prom_family(FILE *out, const char *name, const char *type, const char *help)
 {
-	fprintf(out, "%s{pool=\"", name);
-	prom_label(out, e->label);
-	fputs("\"} ", out);
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void print_prometheus(FILE *out, const struct dump_snapshot *s)
+/* One family per row of table[0..n) with a metric: a sample per pool. */
+static void prom_stats(FILE *out, const struct dump_snapshot *s, const struct dump_stat *table,
+                       size_t n)
+{
+	size_t i, m;
+
+	for (m = 0; m < n; m++) {
+		const struct dump_stat *ds = &table[m];
+
+		if (!ds->metric)
+			continue;
+		prom_family(out, ds->metric, ds->type, ds->help);
+		for (i = 0; i < s->n; i++) {
+			fprintf(out, "%s{pool=\"", ds->metric);
+			prom_label(out, s->e[i].label);
+			fprintf(out, "\"} %" PRIu64 "\n", ds->value(&s->e[i].st));
+		}
+	}
+}
+
+static void print_prometheus(FILE *out, const struct dump_snapshot *s,
+                             const struct pool_os_stats *os)
 {
 	struct pool_config cfg;
 	struct dump_totals t;
-	size_t i, m, os_alloc, os_res;
+	size_t i;
 
 	/* the settings, as labels of one info metric (Prometheus' naming practice) */
 	pool_get_config(&cfg);
@@ -632,7 +669,7 @@ static void print_prometheus(FILE *out, const struct dump_snapshot *s)
 	      "# TYPE libpool_info gauge\nlibpool_info{version=\"", out);
 	prom_label(out, pool_version());
 	fputs("\",os_layer=\"", out);
-	prom_label(out, pool__os_name());
+	prom_label(out, os->layer);
 	fprintf(out, "\",buckets=\"%u\",cache_bytes=\"%zu\",cluster=\"%u\",decay_ms=\"%u\"} 1\n",
 	        cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
 	fputs("# HELP libpool_pool_info A pool and its creation flags (1 when set).\n"
@@ -643,44 +680,23 @@ static void print_prometheus(FILE *out, const struct dump_snapshot *s)
 		fprintf(out, "\",shared=\"%d\",exact=\"%d\"} 1\n",
 		        !!(s->e[i].st.flags & POOL_F_SHARED), !!(s->e[i].st.flags & POOL_F_EXACT));
 	}
-	for (m = 0; m < sizeof(prom_metrics) / sizeof(prom_metrics[0]); m++) {
-		const struct prom_metric *pm = &prom_metrics[m];
-
-		fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", pm->name, pm->help, pm->name, pm->type);
-		for (i = 0; i < s->n; i++) {
-			prom_sample(out, pm->name, &s->e[i]);
-			fprintf(out, "%zu\n", pm->value(&s->e[i].st));
-		}
-	}
-	for (m = 0; m < NB_COUNTERS; m++) {
-		const struct dump_counter *dc = &dump_counters[m];
-		char name[64];
-
-		snprintf(name, sizeof(name), "libpool_pool_%s_total", dc->name);
-		fprintf(out, "# HELP %s %s\n# TYPE %s counter\n", name, dc->help, name);
-		for (i = 0; i < s->n; i++) {
-			prom_sample(out, name, &s->e[i]);
-			fprintf(out, "%" PRIu64 "\n", dc->value(&s->e[i].st));
-		}
-	}
+	prom_stats(out, s, dump_gauges, NB_GAUGES);
+	prom_stats(out, s, dump_counters, NB_COUNTERS);
 	totals_of(s, &t);
-	fprintf(out, "# HELP libpool_pools Pools in this dump.\n# TYPE libpool_pools gauge\n"
-	        "libpool_pools %zu\n", t.pools);
-	fprintf(out, "# HELP libpool_allocated_bytes Bytes the pools in this dump hold from the "
-	        "OS layer.\n# TYPE libpool_allocated_bytes gauge\nlibpool_allocated_bytes %zu\n",
-	        t.allocated_bytes);
-	pool__os_usage(&os_alloc, &os_res);
-	fprintf(out, "# HELP libpool_os_allocated_bytes Bytes the OS layer has handed out "
-	        "(all its users, not only pools), 0 if unknown.\n"
-	        "# TYPE libpool_os_allocated_bytes gauge\nlibpool_os_allocated_bytes %zu\n",
-	        os_alloc);
-	fprintf(out, "# HELP libpool_os_resident_bytes Bytes the OS layer holds resident, "
-	        "0 if unknown.\n# TYPE libpool_os_resident_bytes gauge\n"
-	        "libpool_os_resident_bytes %zu\n", os_res);
+	prom_family(out, "libpool_pools", "gauge", "Pools in this dump.");
+	fprintf(out, "libpool_pools %zu\n", t.pools);
+	prom_family(out, "libpool_allocated_bytes", "gauge",
+	            "Bytes the pools in this dump hold from the OS layer.");
+	fprintf(out, "libpool_allocated_bytes %zu\n", t.allocated_bytes);
+	for (i = 0; i < NB_OS_STATS; i++) {
+		prom_family(out, dump_os_stats[i].metric, "gauge", dump_os_stats[i].help);
+		fprintf(out, "%s %zu\n", dump_os_stats[i].metric, dump_os_stats[i].value(os));
+	}
 }
 
 int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
 {
+	struct pool_os_stats os;
 	struct dump_args a;
 	struct dump_snapshot s;
 	size_t matched;
@@ -723,9 +739,11 @@ int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
 	}
 	errno = 0;
 	if (a.format == FMT_JSON) {
-		print_json(out, &s, limited, matched);
+		pool_get_os_stats(&os, sizeof(os));
+		print_json(out, &s, limited, matched, &os);
 	} else if (a.format == FMT_PROMETHEUS) {
-		print_prometheus(out, &s);
+		pool_get_os_stats(&os, sizeof(os));
+		print_prometheus(out, &s, &os);
 	} else {
 		print_text(out, &s, limited);
 	}

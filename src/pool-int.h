@@ -3,7 +3,8 @@
  * Copyright (c) 2026 libpool developers
  *
  * Core internals for the layers above the core (introspection: pool-dump.c, pool-cli.c) and for
- * the tests that need them. Private header: never installed. The core's own tiers talk through
+ * the tests that need them: what they may do to a pool beyond the public API, so that they never
+ * reach into a tier of the core. Private header: never installed. The core's own tiers talk through
  * pool-bucket.h and pool-tcache.h.
  */
 #ifndef POOL_SRC_POOL_INT_H
@@ -29,5 +30,17 @@ extern unsigned int pool__nb_pools;
  * flags that may change at run time).
  */
 int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runtime_only);
+
+/*
+ * Is `pool` a live pool head? NULL, destroyed and unreadable heads are not. Thread-safe; takes
+ * no lock.
+ */
+int pool__live_head(const struct pool_head *pool);
+
+/*
+ * pool_set_limit() for a caller that holds the pool list lock (a pool_for_each() callback: the
+ * CLI's `pools limit`) on a live pool. Returns the limit it replaced (0: none).
+ */
+size_t pool__set_limit_locked(struct pool_head *pool, size_t max_objects);
 
 #endif

@@ -5,9 +5,11 @@
  * The crash report and the fault handler of the use-after-free backend.
  *
  * A report is built in a fixed buffer and written to stderr with write(2), then the process
- * aborts: no allocation, no lock, nothing that a corrupted heap or a signal handler could not
- * survive. Memory that may be unreadable (a quarantined object, a guard page, a freed pool head)
- * is read with pool__os_safe_read().
+ * aborts: no allocation, no lock of ours, nothing that a corrupted heap could not survive.
+ * Memory that may be unreadable (a quarantined object, a guard page, a freed pool head) is read
+ * with pool__os_safe_read(). The symbols come from dladdr(3), the one lookup of the library
+ * (pool__symbolize(), which `pools show detailed` uses too); pool-report.h says why the report
+ * may call it from the fault handler and how it bounds the harm.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -107,11 +109,20 @@ static void append(char *buf, size_t len, size_t *at, const char *s)
 	buf[*at] = 0;
 }
 
-void pool__symbolize(char *buf, size_t len, const void *addr)
+/* The last part of a path: what follows its last '/'. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+void pool__symbolize(char *buf, size_t len, const void *addr, unsigned int how)
 {
 	char num[24];
 	Dl_info info;
 	size_t at = 0;
+	int found;
 
 	if (!len)
 		return;
@@ -120,34 +131,45 @@ void pool__symbolize(char *buf, size_t len, const void *addr)
 		append(buf, len, &at, "(unknown)");
 		return;
 	}
-	if (dladdr(addr, &info) && info.dli_sname) {
-		const char *file = info.dli_fname ? info.dli_fname : "?";
-
-		if (strrchr(file, '/'))
-			file = strrchr(file, '/') + 1;
+	found = dladdr(addr, &info) != 0;
+	if (found && info.dli_sname && info.dli_saddr) {
 		append(buf, len, &at, info.dli_sname);
 		append(buf, len, &at, "+");
 		append(buf, len, &at,
 		       fmt_hex(num, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_saddr), 1));
-		append(buf, len, &at, " (");
-		append(buf, len, &at, file);
-		append(buf, len, &at, ")");
-	} else if (dladdr(addr, &info) && info.dli_fname) {
-		append(buf, len, &at, info.dli_fname);
-		append(buf, len, &at, "(+");
-		append(buf, len, &at,
-		       fmt_hex(num, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_fbase), 1));
-		append(buf, len, &at, ")");
+		if (!(how & POOL_SYM_SHORT)) {
+			append(buf, len, &at, " (");
+			append(buf, len, &at, base_name(info.dli_fname ? info.dli_fname : "?"));
+			append(buf, len, &at, ")");
+		}
+	} else if (found && info.dli_fname && info.dli_fbase) {
+		fmt_hex(num, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_fbase), 1);
+		if (how & POOL_SYM_SHORT) {
+			append(buf, len, &at, base_name(info.dli_fname));
+			append(buf, len, &at, "+");
+			append(buf, len, &at, num);
+		} else {
+			append(buf, len, &at, info.dli_fname);
+			append(buf, len, &at, "(+");
+			append(buf, len, &at, num);
+			append(buf, len, &at, ")");
+		}
 	} else {
 		append(buf, len, &at, fmt_hex(num, (uint64_t)(uintptr_t)addr, 1));
 	}
 }
 
+/*
+ * A symbol in the report. What the report built so far goes out first: the lookup is the one
+ * call of the report that is not async-signal-safe (see pool-report.h), and should it never
+ * return, the lines naming the check, the pool and the object are on stderr already.
+ */
 static void r_sym(struct rbuf *r, const void *addr)
 {
 	char buf[512];
 
-	pool__symbolize(buf, sizeof(buf), addr);
+	r_flush(r);
+	pool__symbolize(buf, sizeof(buf), addr, 0);
 	r_str(r, buf);
 }
 

@@ -2,9 +2,21 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The crash report: what a failed check prints before the process aborts. Private header.
- * Everything here is async-signal-safe (write(2), no allocation, no lock), so that the fault
- * handler of the use-after-free backend can report from a SIGSEGV.
+ * The crash report: what a failed check prints before the process aborts, and the symbolizer
+ * of the library. Private header.
+ *
+ * The report writes with write(2), allocates nothing and takes no lock of ours, so that the
+ * fault handler of the use-after-free backend can report from a SIGSEGV. One call in it is not
+ * async-signal-safe: dladdr(3), which names the callers. POSIX does not list it among the
+ * async-signal-safe functions, and glibc's takes the dynamic loader's lock (a recursive one).
+ * The report calls it all the same, because a caller without its name is of little use, and
+ * bounds the harm: (1) before each lookup it writes out everything built so far, so that if the
+ * lookup never returns, the lines naming the check, the pool, the object and the thread are on
+ * stderr already; (2) the fault handler reports only faults in uaf mappings, made by the
+ * program's own code, never by the loader, so the faulting thread cannot be the one holding the
+ * loader's lock (and, the lock being recursive, would not wait for itself if it were); another
+ * thread in dlopen(3) holds it only for the moment its update takes. Reports of failed checks
+ * outside a signal handler (tag, integrity, backup, double free) run in ordinary context.
  */
 #ifndef POOL_SRC_POOL_REPORT_H
 #define POOL_SRC_POOL_REPORT_H
@@ -38,11 +50,16 @@ struct pool_report {
 __attribute__((noreturn)) void pool__report(const struct pool_report *r);
 
 /*
- * Format `addr` as "symbol+0xoff (file)", or "file(+0xoff)" for a static function (as
- * backtrace_symbols() writes it, for addr2line), or the bare address, into buf (always
- * NUL-terminated, cut to `len`). dladdr(3) is the one symbol lookup of the library.
+ * The symbolizer of the library, for the report and for `pools show detailed`: `addr` into
+ * buf[0..len) (always NUL-terminated, cut to `len`), looked up once with dladdr(3). By default,
+ * as the report writes it: "symbol+0xoff (file)", or "path(+0xoff)" for an address without a
+ * dynamic symbol (a static function: what backtrace_symbols() writes, for addr2line), or the
+ * bare address ("(unknown)" for NULL). With POOL_SYM_SHORT, as `pools show` writes it:
+ * "symbol+0xoff", or "file+0xoff" (the file's last path component), or the bare address.
+ * Not async-signal-safe (dladdr(3): see above). Thread-safe.
  */
-void pool__symbolize(char *buf, size_t len, const void *addr);
+#define POOL_SYM_SHORT 0x1u
+void pool__symbolize(char *buf, size_t len, const void *addr, unsigned int how);
 
 /*
  * Install (once) the SIGSEGV handler that turns a fault inside a use-after-free mapping into a

@@ -25,14 +25,6 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-#if defined(__SANITIZE_THREAD__)
-#define POOL_HAVE_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define POOL_HAVE_TSAN 1
-#endif
-#endif
-
 #if defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
 #define POOL_HAVE_VALGRIND 1

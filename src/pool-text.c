@@ -172,23 +172,6 @@ const char *pool__rest_of_line(const char *p, size_t *len)
 	return p;
 }
 
-int pool__parse_size(const char *w, size_t len, size_t *v)
-{
-	size_t i;
-
-	*v = 0;
-	if (!len)
-		return -1;
-	for (i = 0; i < len; i++) {
-		size_t d = (size_t)(w[i] - '0');
-
-		if (w[i] < '0' || w[i] > '9' || *v > (SIZE_MAX - d) / 10)
-			return -1;
-		*v = *v * 10 + d;
-	}
-	return 0;
-}
-
 int pool__word_is(const char *w, size_t len, const char *lit)
 {
 	return strlen(lit) == len && memcmp(w, lit, len) == 0;

@@ -2,17 +2,63 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * Text helpers of the introspection layer (src/pool-text.c): the JSON string writer is public
- * (pool_json_write_string() in <pool/pool.h>); the tokenizer, the word tables and the escaper of
- * client bytes are shared by src/pool-dump.c and src/pool-cli.c. Private header: never
- * installed.
+ * Helpers of the whole introspection layer (src/pool-dump.c, src/pool-cli.c,
+ * src/pool-cli-socket.c), defined in src/pool-text.c or inline here: its allocations (one
+ * fault-injection site), the tokenizer, the word tables and the escaper of client bytes. The
+ * JSON string writer of src/pool-text.c is public (pool_json_write_string() in <pool/pool.h>).
+ * Private header: never installed.
  */
 #ifndef POOL_SRC_POOL_TEXT_H
 #define POOL_SRC_POOL_TEXT_H
 
+#include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <pool/pool.h>
+
+#include "pool-fault.h"
+#include "pool-util.h"
+
+/*
+ * The allocations of the introspection layer (snapshots, client buffers, answers, parser
+ * copies): malloc(3) and friends, each a fault-injection site (POOL_FAULT_CLI) for the tests'
+ * sweep. They fail as the C library does: NULL with errno = ENOMEM.
+ */
+static inline int pool__cli_fault(void)
+{
+	if (!pool__fault(POOL_FAULT_CLI))
+		return 0;
+	errno = ENOMEM;
+	return 1;
+}
+
+static inline void *pool__cli_malloc(size_t size)
+{
+	return pool__cli_fault() ? NULL : malloc(size);
+}
+
+static inline void *pool__cli_calloc(size_t n, size_t size)
+{
+	return pool__cli_fault() ? NULL : calloc(n, size);
+}
+
+static inline void *pool__cli_realloc(void *ptr, size_t size)
+{
+	return pool__cli_fault() ? NULL : realloc(ptr, size);
+}
+
+static inline char *pool__cli_strndup(const char *s, size_t n)
+{
+	return pool__cli_fault() ? NULL : strndup(s, n);
+}
+
+static inline FILE *pool__cli_memstream(char **buf, size_t *len)
+{
+	return pool__cli_fault() ? NULL : open_memstream(buf, len);
+}
 
 /* Longest piece of client input echoed back in an error message, in bytes. */
 #define POOL_ECHO_MAX 64u
@@ -49,9 +95,17 @@ const struct pool_word *pool__word_find(const struct pool_word *table, size_t n,
 
 /*
  * A count written in decimal, w[0..len): digits only, no sign, at most SIZE_MAX. Returns 0 and
- * sets *v, or -1 (*v undefined).
+ * sets *v, or -1 (*v unchanged).
  */
-int pool__parse_size(const char *w, size_t len, size_t *v);
+static inline int pool__parse_size(const char *w, size_t len, size_t *v)
+{
+	unsigned long long n;
+
+	if (pool__parse_decimal(w, len, 0, SIZE_MAX, &n) < 0)
+		return -1;
+	*v = (size_t)n;
+	return 0;
+}
 
 /* Does w[0..len) spell the NUL-terminated `lit` exactly? */
 int pool__word_is(const char *w, size_t len, const char *lit);

@@ -2,8 +2,8 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * Small pure helpers shared by every layer (rounding, hashing). Private header; inline only, it
- * calls nothing.
+ * Small pure helpers shared by every layer (rounding, hashing, decimal numbers). Private header;
+ * inline only, it calls nothing.
  */
 #ifndef POOL_SRC_POOL_UTIL_H
 #define POOL_SRC_POOL_UTIL_H
@@ -30,6 +30,43 @@ static inline unsigned int pool__hash_bits(uint64_t v, unsigned int bits)
 static inline unsigned int pool__hash_ptr(const void *p, unsigned int bits)
 {
 	return pool__hash_bits((uint64_t)(uintptr_t)p >> 4, bits);
+}
+
+/*
+ * A decimal number s[0..len): digits only (no sign, no blank, no 0x), and with `suffix` one
+ * optional k, m or g after them, upper or lower case, multiplying by 2^10, 2^20 or 2^30 (the
+ * byte sizes of POOL_CACHE_SIZE and of the -dM options that take bytes). Returns 0 and sets *out
+ * when the value is at most `max`; -1 for anything else (empty, another character, a suffix
+ * alone, overflow, above `max`), *out unchanged.
+ */
+static inline int pool__parse_decimal(const char *s, size_t len, int suffix,
+                                      unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v = 0, lim;
+	unsigned int shift = 0;
+	size_t i;
+
+	if (suffix && len > 1) {
+		switch (s[len - 1]) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		default: break;
+		}
+		len -= shift != 0;
+	}
+	if (len == 0)
+		return -1;
+	lim = max >> shift;
+	for (i = 0; i < len; i++) {
+		unsigned int d = (unsigned int)(s[i] - '0');
+
+		if (s[i] < '0' || s[i] > '9' || d > lim || v > (lim - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v << shift;
+	return 0;
 }
 
 #endif

@@ -3,8 +3,9 @@
  * Copyright (c) 2026 libpool developers
  *
  * libpool core, the pool heads: creation, merging, layout, destruction, the slow paths of the
- * inline fast path, the bulk calls, statistics, run-time debugging options, fork(). The design
- * essay of the whole core opens this file; doc/internals.md tells it at length.
+ * inline fast path, the bulk calls, limits, run-time debugging options, fork() (statistics:
+ * pool-stats.c). The design essay of the whole core opens this file; doc/internals.md tells it
+ * at length.
  *
  * How it works
  *
@@ -132,6 +133,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pool-assert.h"
 #include "pool-bucket.h"
 #include "pool-config.h"
 #include "pool-debug.h"
@@ -171,6 +173,11 @@ static uint64_t head_magic(const struct pool_head *pool)
 static int live_head(const struct pool_head *pool)
 {
 	return pool && head_magic(pool) == POOL_HEAD_LIVE;
+}
+
+int pool__live_head(const struct pool_head *pool)
+{
+	return live_head(pool);
 }
 
 /* A slow path met a pool head that is not a live one: report it and abort. */
@@ -710,6 +717,15 @@ POOL_API void pool_trim(void)
 /* Limits, statistics, debugging                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
+size_t pool__set_limit_locked(struct pool_head *pool, size_t max_objects)
+{
+	size_t was = pool->limit;
+
+	POOL_ASSERT(pool->magic == POOL_HEAD_LIVE);
+	pool__bucket_set_limit(pool, max_objects);
+	return was;
+}
+
 POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 {
 	if (!live_head(pool)) {
@@ -717,29 +733,8 @@ POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 		return -1;
 	}
 	pthread_mutex_lock(&pool__list_lock);
-	pool__bucket_set_limit(pool, max_objects);
+	pool__set_limit_locked(pool, max_objects);
 	pthread_mutex_unlock(&pool__list_lock);
-	return 0;
-}
-
-POOL_API int pool_get_stats(const struct pool_head *pool, struct pool_stats *st)
-{
-	if (!live_head(pool) || !st) {
-		errno = EINVAL;
-		return -1;
-	}
-	memset(st, 0, sizeof(*st));
-	st->size = pool->ro.size;
-	st->align = pool->align;
-	st->stride = pool->stride;
-	pool__bucket_stats(pool, st);
-	st->cached = pool__thread_sum_cached(pool);
-	st->limit = pool->limit;
-	st->creators = pool->creators;
-	st->flags = pool->ro.flags;
-	st->buckets = pool->nbuckets;
-	st->os_layer = pool__os_name();
-	pool__os_usage(&st->os_allocated, &st->os_resident);
 	return 0;
 }
 
@@ -799,10 +794,11 @@ int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runti
 
 /*
  * Before fork() we take the locks in their order (pool list, registry, every pool's pass lock,
- * the uaf table, the OS layer's) and own every bucket head, waiting a bounded time for each (see the essay), so
- * that no lock is held by a thread that will not exist in the child. No thread's caches lock is
- * taken: only the owner and pool_destroy() (under the pool list lock, held here) take them, and
- * the child takes back the caches of the threads that did not follow it without their locks.
+ * the uaf table, the OS layer's) and own every bucket head, waiting a bounded time for each (see
+ * the essay), so that no lock is held by a thread that will not exist in the child. No thread's
+ * caches lock is taken: only the owner and pool_destroy() (under the pool list lock, held here)
+ * take them, and the child takes back the caches of the threads that did not follow it without
+ * their locks.
  */
 static void fork_prepare(void)
 {

@@ -28,9 +28,10 @@ LAYERS = [
     ("bucket tier", ["pool-bucket.c", "pool-bucket.h"]),
     ("thread-cache tier", ["pool-magazine.c", "pool-magazine.h", "pool-tcache.c", "pool-tcache.h",
                            "pool-thread.c", "pool-thread.h"]),
-    ("pool heads", ["pool.c", "pool-int.h"]),
-    ("introspection", ["pool-dump.c", "pool-cli.c", "pool-topology-show.c", "pool-text.c",
-                       "pool-dump.h", "pool-text.h"]),
+    ("pool heads", ["pool.c", "pool-stats.c", "pool-int.h"]),
+    ("introspection", ["pool-dump.c", "pool-cli.c", "pool-cli-socket.c",
+                       "pool-topology-show.c", "pool-text.c", "pool-dump.h", "pool-cli.h",
+                       "pool-text.h"]),
 ]
 # Headers that hold only types, constants or pure inline helpers: any layer may include them.
 NEUTRAL = {"pool-head-t.h", "pool-util.h", "pool-assert.h"}

@@ -325,11 +325,11 @@ START_TEST(test_exec_trim)
 	 * collection (the command) gives them back.
 	 */
 	pool_gc(p);
-	pool_get_stats(p, &before);
+	pool_get_stats(p, &before, sizeof(before));
 	ck_assert_uint_eq(before.allocated, 4000);
 	ck_assert_uint_eq(before.used, 0);
 	s = test_capture(cli_exec, "pools trim", &r);
-	pool_get_stats(p, &after);
+	pool_get_stats(p, &after, sizeof(after));
 	ck_assert_int_eq(r, 0);
 	ck_assert_int_eq(sscanf(s, "Released %zu bytes to the OS layer (the pools held %zu bytes, "
 	                        "now %zu).", &released, &held, &now), 3);
@@ -559,7 +559,7 @@ START_TEST(test_exec_flush_limit)
 	for (i = 0; i < 600; i++)
 		pool_free(i % 2 ? a : b, o[i]);
 	pool_thread_flush();
-	ck_assert_int_eq(pool_get_stats(a, &st), 0);
+	ck_assert_int_eq(pool_get_stats(a, &st, sizeof(st)), 0);
 	ck_assert_uint_gt(st.shared_free, 0);
 	/* flush one pool by name: the other keeps its free objects */
 	s = check_allowed("pools flush fl", POOL_CLI_OPERATOR);
@@ -569,10 +569,10 @@ START_TEST(test_exec_flush_limit)
 	ck_assert_uint_eq(held, st.allocated * st.stride);   /* dup holds nothing */
 	ck_assert_uint_eq(now, 0);
 	free(s);
-	ck_assert_int_eq(pool_get_stats(a, &st), 0);
+	ck_assert_int_eq(pool_get_stats(a, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.shared_free, 0);
 	ck_assert_uint_eq(st.allocated, 0);
-	ck_assert_int_eq(pool_get_stats(b, &st), 0);
+	ck_assert_int_eq(pool_get_stats(b, &st, sizeof(st)), 0);
 	ck_assert_uint_gt(st.shared_free, 0);
 	/* flush every pool */
 	s = check_allowed("pools flush", POOL_CLI_OPERATOR);
@@ -581,7 +581,7 @@ START_TEST(test_exec_flush_limit)
 	ck_assert_uint_eq(held, st.allocated * st.stride);
 	ck_assert_uint_eq(now, 0);
 	free(s);
-	ck_assert_int_eq(pool_get_stats(b, &st), 0);
+	ck_assert_int_eq(pool_get_stats(b, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.allocated, 0);
 	errno = 0;
 	s = test_capture(cli_exec, "pools flush nothing", &r);
@@ -599,7 +599,7 @@ START_TEST(test_exec_flush_limit)
 	for (i = 0; i < 3; i++)
 		ck_assert_ptr_nonnull(o[i] = pool_alloc(a));
 	ck_assert_ptr_null(pool_alloc(a));
-	ck_assert_int_eq(pool_get_stats(a, &st), 0);
+	ck_assert_int_eq(pool_get_stats(a, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.limit, 3);
 	ck_assert_uint_eq(st.failed, 1);
 	s = check_allowed(" pools  limit  fl  0 ", POOL_CLI_ADMIN);
@@ -625,7 +625,7 @@ START_TEST(test_exec_flush_limit)
 	              "'99999999999999999999999' in 'pools limit' (expected 0 for no limit, or a "
 	              "decimal count). Try 'help'.\n");
 	check_refused("pools limit fl 5 more", "Unknown command 'more'. Try 'help'.\n");
-	ck_assert_int_eq(pool_get_stats(a, &st), 0);
+	ck_assert_int_eq(pool_get_stats(a, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.limit, 0);
 	ck_assert_int_eq(pool_destroy(a), 0);
 	ck_assert_int_eq(pool_destroy(b), 0);

@@ -2,13 +2,13 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The CLI server's loop and allocations (src/pool-cli.c), where a test needs a knob that the
+ * The CLI server's loop and allocations (src/pool-cli-socket.c), where a test needs a knob that the
  * public API does not have: one client too many when every slot is busy, silent clients that
  * cannot lock a newcomer out (the loop must serve it within a few rounds), a line not finished
  * within the line timeout, and a fault-injection sweep that fails every allocation of the CLI
  * in turn (clean answers, nothing leaked under LeakSanitizer).
  *
- * Internal test: it includes "pool-dump.h" for the line timeout (POOL_CLI_READ_TIMEOUT_MS is
+ * Internal test: it includes "pool-cli.h" for the line timeout (POOL_CLI_READ_TIMEOUT_MS is
  * fixed in the API: the tests set it to 200 ms, or to 10 minutes so that no client counts as
  * stalled) and the server's round counter, and "pool-fault.h" to fail the CLI's allocations.
  * Everything else of the CLI is tested through the public API in check_cli.c.
@@ -33,7 +33,7 @@
 
 #include <pool/pool.h>
 
-#include "pool-dump.h"
+#include "pool-cli.h"
 #include "pool-fault.h"
 #include "testcli.h"
 #include "testutil.h"

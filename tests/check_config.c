@@ -246,7 +246,7 @@ START_TEST(test_configure)
 	ck_assert_uint_eq(now.cache_bytes, 100 * KiB);
 	p = pool_create("configured", 100, 0);
 	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(pool_get_stats(p, &st), 0);
+	ck_assert_int_eq(pool_get_stats(p, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.buckets, 32);
 	c.buckets = 16;
 	errno = 0;

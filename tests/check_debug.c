@@ -15,11 +15,19 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include <pool/pool.h>
 
@@ -43,6 +51,7 @@ void uaf_guard_child(void *arg);
 void uaf_canary_child(void *arg);
 void uaf_double_child(void *arg);
 void uaf_wrong_pool_child(void *arg);
+void uaf_no_handler_child(void *arg);
 void asan_child(void *arg);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -476,6 +485,78 @@ END_TEST
 /* Behaviour of the run-time options                                                          */
 /* ------------------------------------------------------------------------------------------ */
 
+#if defined(__x86_64__)
+#define TEST_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define TEST_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+/* (ThreadSanitizer keeps the handlers a program installs to itself: no sigaction() call) */
+#if defined(TEST_AUDIT_ARCH) && !TEST_TSAN
+/*
+ * A sandbox that refuses sigaction(SIGSEGV): a seccomp filter (seccomp(2), the kernel's
+ * Documentation/userspace-api/seccomp_filter.rst) that answers rt_sigaction(SIGSEGV, ...) with
+ * EPERM and lets every other call through. 0, or -1 with errno set.
+ */
+static int deny_segv_handlers(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, TEST_AUDIT_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigaction, 0, 3),
+		/* the signal number: the low word of args[0] (little-endian) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SIGSEGV, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { (unsigned short)(sizeof(f) / sizeof(f[0])), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+void uaf_no_handler_child(void *arg)
+{
+	struct pool_head *a, *b;
+	void *o;
+
+	(void)arg;
+	if (deny_segv_handlers() < 0) {
+		fprintf(stderr, "seccomp filter refused: %s\n", strerror(errno));
+		_exit(3);
+	}
+	set_flags("uaf");
+	a = pool_create("sandboxed", 64, 0);
+	b = pool_create("sandboxed-too", 128, 0);
+	if (!a || !b)
+		_exit(4);
+	/* the pools work: only the report of a fault is lost */
+	o = pool_alloc(a);
+	if (!o)
+		_exit(5);
+	memset(o, 1, 64);
+	pool_free(a, o);
+}
+
+/* A uaf pool whose fault handler cannot be installed says so, once, and works. */
+START_TEST(test_uaf_without_fault_handler)
+{
+	struct death d;
+
+	run_child(uaf_no_handler_child, NULL, &d);
+	ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0,
+	              "status 0x%x; stderr:\n%s", d.status, d.out);
+	ck_assert_uint_eq(test_count(d.out, "libpool: uaf: cannot install the SIGSEGV handler "
+	                             "(sigaction: Operation not permitted)"), 1);
+	ck_assert_ptr_nonnull(strstr(d.out, "without libpool's report"));
+}
+END_TEST
+#endif
+
 START_TEST(test_uaf_counts_and_quarantine)
 {
 	struct pool_head *p;
@@ -742,6 +823,9 @@ static Suite *debug_suite(void)
 	tc = tcase_create("Options");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_uaf_counts_and_quarantine);
+#if defined(TEST_AUDIT_ARCH) && !TEST_TSAN
+	tcase_add_test(tc, test_uaf_without_fault_handler);
+#endif
 	tcase_add_test(tc, test_fail_half);
 	tcase_add_test(tc, test_fail_exempt);
 	tcase_add_test(tc, test_poison_fill);

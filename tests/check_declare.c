@@ -24,7 +24,7 @@ START_TEST(test_pool_declare)
 	ck_assert_str_eq(pool_name(declared_pool), "declared");
 	/* declared pools are POOL_F_SHARED: the same size merges */
 	ck_assert_ptr_eq(declared_twin, declared_pool);
-	ck_assert_int_eq(pool_get_stats(declared_pool, &st), 0);
+	ck_assert_int_eq(pool_get_stats(declared_pool, &st, sizeof(st)), 0);
 	ck_assert_uint_eq(st.creators, 2);
 	o = pool_alloc(declared_pool);
 	ck_assert_ptr_nonnull(o);

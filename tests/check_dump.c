@@ -67,7 +67,7 @@ static void expected_line(struct pool_head *pool, char *buf, size_t size)
 {
 	struct pool_stats st;
 
-	ck_assert_int_eq(pool_get_stats(pool, &st), 0);
+	ck_assert_int_eq(pool_get_stats(pool, &st, sizeof(st)), 0);
 	snprintf(buf, size, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
 	         "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users, @%p%s",
 	         pool_name(pool), st.size, st.align, st.allocated, st.allocated * st.stride,
@@ -193,7 +193,7 @@ START_TEST(test_text_every_field)
 	ck_assert_str_eq(line_of(s, 0, line, sizeof(line)),
 	                 "Dumping pools usage. Use 'pools trim' to release unused memory.");
 	for (i = 0; i < 3; i++) {
-		ck_assert_int_eq(pool_get_stats(pools[i], &st[i]), 0);
+		ck_assert_int_eq(pool_get_stats(pools[i], &st[i], sizeof(st[i])), 0);
 		line_of(s, i + 1, line, sizeof(line));
 		/* the whole line, byte for byte */
 		expected_line(pools[i], want, sizeof(want));
@@ -396,7 +396,7 @@ START_TEST(test_detailed_creators)
 	char *s;
 
 	make_pools(&fx);
-	ck_assert_int_eq(pool_get_stats(fx.conn, &st), 0);
+	ck_assert_int_eq(pool_get_stats(fx.conn, &st, sizeof(st)), 0);
 	s = dump_ok("detailed match conn");
 	ck_assert_uint_eq(test_count_lines(s), 7);
 	expected_line(fx.conn, want, sizeof(want));
@@ -424,7 +424,7 @@ START_TEST(test_detailed_creators)
 	ck_assert_ptr_nonnull(strstr(s, "\n      since created: failed 2, shared_get_objects "));
 	free(s);
 	s = dump_ok("match buf detailed");
-	ck_assert_int_eq(pool_get_stats(fx.buf, &st), 0);
+	ck_assert_int_eq(pool_get_stats(fx.buf, &st, sizeof(st)), 0);
 	snprintf(want, sizeof(want), "      stride %zu bytes, ", st.stride);
 	ck_assert_ptr_nonnull(strstr(s, want));
 	ck_assert_ptr_nonnull(strstr(s, "limit 5\n"));
@@ -600,7 +600,7 @@ static void check_json_pool(const char *line, struct pool_head *pool, unsigned i
 	int shared, exact, ncreators, used;
 	unsigned int i;
 
-	ck_assert_int_eq(pool_get_stats(pool, &st), 0);
+	ck_assert_int_eq(pool_get_stats(pool, &st, sizeof(st)), 0);
 	ck_assert_int_eq(sscanf(line, "%63s %31s %n", name, addr, &used), 2);
 	p = line + used;
 	read_numbers(&p, v, JSON_NB_INTS);
@@ -648,7 +648,7 @@ static void check_json_total(const char *line, struct pool_head *const *pools, u
 	for (i = 0; i < n; i++) {
 		struct pool_stats st;
 
-		pool_get_stats(pools[i], &st);
+		pool_get_stats(pools[i], &st, sizeof(st));
 		json_ints_of(&st, ints);
 		want[0] += st.allocated * st.stride;
 		want[1] += st.used * st.stride;
@@ -677,14 +677,13 @@ START_TEST(test_json_parsed_back)
 	order[0] = fx.conn;
 	order[1] = fx.buf;
 	order[2] = fx.tiny;
-	pool_get_stats(fx.conn, &st);
-	check_json_settings(line_of(out, 0, line, sizeof(line)), st.os_layer);
+	check_json_settings(line_of(out, 0, line, sizeof(line)), test_os_stats().layer);
 	for (i = 0; i < 3; i++)
 		check_json_pool(line_of(out, i + 1, line, sizeof(line)), order[i], 0, 1);
 	check_json_total(line_of(out, 4, line, sizeof(line)), order, 3, 3, 0);
 	/* the counters moved: buf failed twice, every pool got objects from the OS layer */
 	ck_assert_ptr_nonnull(strstr(s, "\"failed\": 2, "));
-	pool_get_stats(fx.buf, &st);
+	pool_get_stats(fx.buf, &st, sizeof(st));
 	ck_assert_uint_eq(st.failed, 2);
 	ck_assert_uint_ge(st.os_allocs, 5);
 	free(out);
@@ -845,15 +844,15 @@ START_TEST(test_prometheus_parsed_back)
 			struct pool_config cfg;
 
 			pool_get_config(&cfg);
-			pool_get_stats(fx.conn, &st);
 			snprintf(want, sizeof(want), "info %s %s %u %zu %u %u 1", pool_version(),
-			         st.os_layer, cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
+			         test_os_stats().layer, cfg.buckets, cfg.cache_bytes, cfg.cluster,
+			         cfg.decay_ms);
 			ck_assert_str_eq(line, want);
 			infos++;
 			continue;
 		}
 		if (sscanf(line, "poolinfo %127s %63s %63s %63s", b, c, d, e) == 4) {
-			pool_get_stats(prom_pool(b, &fx, dup), &st);
+			pool_get_stats(prom_pool(b, &fx, dup), &st, sizeof(st));
 			ck_assert_int_eq(atoi(c), !!(st.flags & POOL_F_SHARED));
 			ck_assert_int_eq(atoi(d), !!(st.flags & POOL_F_EXACT));
 			ck_assert_str_eq(e, "1");
@@ -865,7 +864,7 @@ START_TEST(test_prometheus_parsed_back)
 		if (strcmp(b, "-") == 0)
 			continue;
 		pool_samples++;
-		pool_get_stats(prom_pool(b, &fx, dup), &st);
+		pool_get_stats(prom_pool(b, &fx, dup), &st, sizeof(st));
 		ck_assert_msg(prom_expected(a, &st) == v, "%s{pool=%s} = %llu", a, b,
 		              (unsigned long long)v);
 	}
@@ -880,7 +879,7 @@ START_TEST(test_prometheus_parsed_back)
 	ck_assert_uint_eq(pool_samples, (PROM_GAUGES + PROM_COUNTERS) * 4);
 	ck_assert_uint_eq(samples, (PROM_GAUGES + PROM_COUNTERS) * 4 + 4);
 	/* the counters are not all zero: buf failed twice */
-	pool_get_stats(fx.buf, &st);
+	pool_get_stats(fx.buf, &st, sizeof(st));
 	ck_assert_uint_eq(st.failed, 2);
 	free(out);
 	free(s);

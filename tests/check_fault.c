@@ -138,7 +138,7 @@ static int check_counters(struct pool_head *pool, unsigned long nulls)
 {
 	struct pool_stats st;
 
-	if (pool_get_stats(pool, &st) != 0)
+	if (pool_get_stats(pool, &st, sizeof(st)) != 0)
 		FAIL("pool_get_stats(%s): %s", pool_name(pool), strerror(errno));
 	if (st.used != 0)
 		FAIL("%s: used = %zu once everything was freed", pool_name(pool), (size_t)st.used);
@@ -210,7 +210,7 @@ static int scenario(void)
 			FAIL("pool_create(%s): NULL with errno %d", name, errno);
 		merged += twin != NULL;
 	}
-	if (pool_get_stats(big, &st) != 0 || st.creators != merged + 1)
+	if (pool_get_stats(big, &st, sizeof(st)) != 0 || st.creators != merged + 1)
 		FAIL("fault-big: %u creators, %u merged", st.creators, merged);
 
 	for (i = 0; i < WORKERS; i++) {
@@ -235,9 +235,9 @@ static int scenario(void)
 	pool_gc(NULL);
 	pool_flush(small);
 	pool_flush(big);
-	if (pool_get_stats(small, &st) != 0 || st.allocated != 0)
+	if (pool_get_stats(small, &st, sizeof(st)) != 0 || st.allocated != 0)
 		FAIL("fault-small: %zu allocated after pool_flush()", (size_t)st.allocated);
-	if (pool_get_stats(big, &st) != 0 || st.allocated != 0)
+	if (pool_get_stats(big, &st, sizeof(st)) != 0 || st.allocated != 0)
 		FAIL("fault-big: %zu allocated after pool_flush()", (size_t)st.allocated);
 	for (i = 0; i <= merged; i++)
 		if (pool_destroy(big) != 0)

@@ -120,7 +120,7 @@ static void log_stats(const char *when)
 	size_t p;
 
 	for (p = 0; p < NPOOLS; p++) {
-		ck_assert_int_eq(pool_get_stats(pools[p], &st), 0);
+		ck_assert_int_eq(pool_get_stats(pools[p], &st, sizeof(st)), 0);
 		printf("check_memreturn: %-9s %-7s allocated %7zu used %7zu needed_avg %7zu "
 		       "shared_free %7zu (%zu MiB held)\n", when, spike_pools[p].name, st.allocated,
 		       st.used, st.needed_avg, st.shared_free, st.allocated * st.stride / MiB);
@@ -136,7 +136,7 @@ static void check_gc_bound(const struct pool_config *cfg)
 		struct pool_stats st;
 		size_t keep;
 
-		ck_assert_int_eq(pool_get_stats(pools[p], &st), 0);
+		ck_assert_int_eq(pool_get_stats(pools[p], &st, sizeof(st)), 0);
 		ck_assert_uint_eq(st.used, 0);
 		ck_assert_uint_eq(st.cached, 0);
 		keep = st.needed_avg + st.needed_avg / 4;
@@ -172,7 +172,7 @@ START_TEST(test_spike)
 		}
 	}
 	ck_assert_uint_ge(spike_bytes, 256 * MiB / SPIKE_DIVISOR);
-	os_layer = test_stats(pools[0]).os_layer;
+	os_layer = test_os_stats().layer;
 	pthread_barrier_init(&allocated_bar, NULL, NTHREADS + 1);
 	pthread_barrier_init(&peak_bar, NULL, NTHREADS + 1);
 	pthread_barrier_init(&freed_bar, NULL, NTHREADS / 2 + 1);
@@ -224,7 +224,7 @@ START_TEST(test_spike)
 	for (p = 0; p < NPOOLS; p++) {
 		struct pool_stats st;
 
-		ck_assert_int_eq(pool_get_stats(pools[p], &st), 0);
+		ck_assert_int_eq(pool_get_stats(pools[p], &st, sizeof(st)), 0);
 		/* idle: needed_avg came down to used (0), only the floor may stay */
 		ck_assert_uint_eq(st.needed_avg, 0);
 		ck_assert_uint_le(st.allocated, cfg.cluster);
@@ -349,7 +349,7 @@ START_TEST(test_in_use_never_released)
 		struct pool_stats st;
 		void **fresh = calloc(LIVE, sizeof(void *));
 
-		ck_assert_int_eq(pool_get_stats(h[n].pool, &st), 0);
+		ck_assert_int_eq(pool_get_stats(h[n].pool, &st, sizeof(st)), 0);
 		ck_assert_uint_eq(st.used, LIVE);
 		ck_assert_uint_ge(st.allocated, LIVE);
 		for (i = 0; i < LIVE; i++)
@@ -410,7 +410,7 @@ START_TEST(test_trim_returns_pages)
 	trimmed = rss_bytes();
 	printf("check_memreturn: cost (%s): pool_trim() after 64 MiB went back to the OS layer "
 	       "%.2f ms; RSS %zu MiB before, %zu MiB allocated, %zu MiB flushed, %zu MiB trimmed\n",
-	       test_stats(p).os_layer, (t1 - t0) / 1000.0, base / MiB, peak / MiB, flushed / MiB,
+	       test_os_stats().layer, (t1 - t0) / 1000.0, base / MiB, peak / MiB, flushed / MiB,
 	       trimmed / MiB);
 #ifdef SAN_REPLACES_MALLOC
 	printf("check_memreturn: RSS assertion skipped under the sanitizer (shadow memory)\n");

@@ -203,7 +203,7 @@ static int child(int relative)
 	pthread_barrier_wait(&phase);            /* 3 */
 	for (p = 0; p < 2; p++) {
 		pool_flush(pool[p]);
-		CHILD_CHECK(pool_get_stats(pool[p], &st) == 0, "stats");
+		CHILD_CHECK(pool_get_stats(pool[p], &st, sizeof(st)) == 0, "stats");
 		CHILD_CHECK(st.used == 0 && st.allocated == 0,
 		            "%s after freeing and flushing: used %zu, allocated %zu",
 		            pool_name(pool[p]), (size_t)st.used, (size_t)st.allocated);
@@ -233,7 +233,7 @@ static int child(int relative)
 	}
 	for (p = 0; p < 2; p++) {
 		pool_flush(pool[p]);
-		CHILD_CHECK(pool_get_stats(pool[p], &st) == 0, "stats");
+		CHILD_CHECK(pool_get_stats(pool[p], &st, sizeof(st)) == 0, "stats");
 		CHILD_CHECK(st.used == 0 && st.allocated == 0, "%s at the end: used %zu, "
 		            "allocated %zu", pool_name(pool[p]), (size_t)st.used,
 		            (size_t)st.allocated);

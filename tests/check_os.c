@@ -92,7 +92,7 @@ START_TEST(test_name_and_usage)
 
 	ck_assert_ptr_nonnull(pool);
 	ck_assert_str_eq(pool__os_name(), POOL_USE_JEMALLOC ? "jemalloc" : "libc");
-	ck_assert_str_eq(test_stats(pool).os_layer, pool__os_name());
+	ck_assert_str_eq(test_os_stats().layer, pool__os_name());
 	pool__os_usage(&alloc0, &res0);
 	p = pool__os_alloc(16 * MiB, 64);
 	ck_assert_ptr_nonnull(p);

@@ -401,7 +401,7 @@ START_TEST(test_bad_input)
 	longname[31] = 0;
 	ck_assert_ptr_nonnull(pool_create(longname, 64, 0));      /* 31 bytes is fine */
 	ck_assert_ptr_nonnull(pool_create("big", (size_t)1 << 29, 0));
-	ck_assert_int_eq(pool_get_stats(NULL, NULL), -1);
+	ck_assert_int_eq(pool_get_stats(NULL, NULL, 0), -1);
 #undef EXPECT_EINVAL
 }
 END_TEST

@@ -655,7 +655,7 @@ START_TEST(test_destroy_twice_is_an_error)
 	ck_assert_int_eq(pool_destroy(p), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	errno = 0;
-	ck_assert_int_eq(pool_get_stats(p, &st), -1);
+	ck_assert_int_eq(pool_get_stats(p, &st, sizeof(st)), -1);
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_ptr_null(pool_name(p));
 	ck_assert_uint_eq(pool_object_size(p), 0);

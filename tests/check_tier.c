@@ -101,7 +101,7 @@ START_TEST(test_fork_with_a_head_held_forever)
 	if (pid == 0) {
 		struct pool_stats cs;
 
-		pool_get_stats(p, &cs);
+		pool_get_stats(p, &cs, sizeof(cs));
 		if (cs.lost == 0 || cs.lost > 64 || cs.shared_free + cs.lost != 64)
 			_exit(2);
 		for (i = 0; i < 64; i++)

@@ -258,7 +258,7 @@ START_TEST(test_show)
 	ck_assert_ptr_nonnull(strstr(buf, "buckets per pool"));
 	ck_assert_ptr_nonnull(strstr(buf, "thread cache budget"));
 	ck_assert_ptr_nonnull(strstr(buf, "OS layer"));
-	ck_assert_ptr_nonnull(strstr(buf, test_stats(p).os_layer));
+	ck_assert_ptr_nonnull(strstr(buf, test_os_stats().layer));
 }
 END_TEST
 

@@ -564,7 +564,7 @@ static int fork_child_check(struct forker *fk)
 	void *o[1000];
 	unsigned int i;
 
-	if (pool_get_stats(fk->pool, &s) != 0)
+	if (pool_get_stats(fk->pool, &s, sizeof(s)) != 0)
 		return 2;
 	/* objects the vanished threads held in their hands stay used: the rest adds up */
 	if (s.allocated != s.used + s.shared_free || s.allocated != s.os_allocs - s.os_releases -
@@ -581,7 +581,7 @@ static int fork_child_check(struct forker *fk)
 	for (i = 500; i < 1000; i++)
 		pool_free(fk->pool, o[i]);
 	pool_thread_flush();
-	if (pool_get_stats(fk->pool, &s) != 0 || s.allocated != s.used + s.shared_free)
+	if (pool_get_stats(fk->pool, &s, sizeof(s)) != 0 || s.allocated != s.used + s.shared_free)
 		return 6;
 	return 0;
 }

@@ -28,7 +28,7 @@ static struct {
 	const char *(*version)(void);
 	struct pool_head *(*create)(const char *name, size_t size, unsigned int flags);
 	int (*destroy)(struct pool_head *pool);
-	int (*get_stats)(const struct pool_head *pool, struct pool_stats *st);
+	int (*get_stats)(const struct pool_head *pool, struct pool_stats *st, size_t size);
 	void *(*alloc_slow)(struct pool_head *pool, unsigned int flags);
 	void (*free_slow)(struct pool_head *pool, void *ptr);
 	size_t (*alloc_bulk)(struct pool_head *pool, void **objs, size_t n);
@@ -116,7 +116,7 @@ static int run(const char *path, int round)
 			return 1;
 		}
 	}
-	if (fn.get_stats(conn_pool, &st) != 0) {
+	if (fn.get_stats(conn_pool, &st, sizeof(st)) != 0) {
 		perror("pool_get_stats");
 		return 1;
 	}

@@ -20,7 +20,7 @@ fail=0
 sed -n 's/^POOL_API .*[ *]\([a-z_][a-z0-9_]*\)(.*/\1/p; s/^POOL_API extern .*[ *]\([a-z_][a-z0-9_]*\)\( *__attribute__.*\)\{0,1\};\{0,1\}$/\1/p' \
 	include/pool/*.h | sort -u > "$tmp/api"
 sed -e 's|/\*.*\*/||' -e '/\/\*/,/\*\//d' abi/libpool.map |
-	awk '/global:/ { on = 1; next } /local:/ { on = 0 } on && /;/ { gsub(/[ \t;]/, ""); if ($0 != "") print }' |
+	awk '/global:/ { on = 1; next } /local:/ || /^}/ { on = 0 } on && /;/ { gsub(/[ \t;]/, ""); if ($0 != "") print }' |
 	sort -u > "$tmp/map"
 [ -s "$tmp/api" ] || { echo "FAIL: no POOL_API declaration found"; exit 1; }
 if ! diff "$tmp/api" "$tmp/map" > "$tmp/d1"; then

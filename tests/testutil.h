@@ -183,8 +183,17 @@ static inline struct pool_stats test_stats(const struct pool_head *pool)
 {
 	struct pool_stats st;
 
-	ck_assert_int_eq(pool_get_stats(pool, &st), 0);
+	ck_assert_int_eq(pool_get_stats(pool, &st, sizeof(st)), 0);
 	return st;
+}
+
+/* The figures of the OS layer (the call must succeed). */
+static inline struct pool_os_stats test_os_stats(void)
+{
+	struct pool_os_stats os;
+
+	ck_assert_int_eq(pool_get_os_stats(&os, sizeof(os)), 0);
+	return os;
 }
 
 /* Lines in `s` (a final line without "\n" counts too). */

@@ -167,7 +167,7 @@ static int bk_server_os_allocs(uint64_t *objects)
 
 	*objects = 0;
 	for (i = 0; i < bk_srv_n; i++) {
-		if (pool_get_stats(bk_srv_pools[i], &st) < 0)
+		if (pool_get_stats(bk_srv_pools[i], &st, sizeof(st)) < 0)
 			return -1;
 		*objects += st.os_allocs;
 	}

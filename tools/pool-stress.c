@@ -529,7 +529,7 @@ static void run_spike(struct worker *w)
 			struct pool_stats st;
 			long rss = rss_kb();
 
-			pool_get_stats(r->pools[0], &st);
+			pool_get_stats(r->pools[0], &st, sizeof(st));
 			if (st.allocated > r->spike_peak_allocated)
 				r->spike_peak_allocated = st.allocated;
 			if (rss > r->spike_rss_peak_kb)
@@ -644,7 +644,7 @@ static int check_accounting(const struct run *r, struct wl_result *res)
 	for (i = 0; i < r->npools; i++) {
 		struct pool_stats st;
 
-		pool_get_stats(r->pools[i], &st);
+		pool_get_stats(r->pools[i], &st, sizeof(st));
 		if (st.used != 0) {
 			ok = 0;
 			add_error(res, "pool '%s': used=%zu after every thread exited (expected 0)",
@@ -672,14 +672,14 @@ static int check_spike(struct run *r, struct wl_result *res)
 	size_t bound;
 
 	pool_get_config(&cfg);
-	pool_get_stats(r->pools[0], &st);
+	pool_get_stats(r->pools[0], &st, sizeof(st));
 	res->has_spike = 1;
 	res->cycles = r->spike_cycles;
 	res->peak_allocated = r->spike_peak_allocated;
 	res->before_gc = st.allocated;
 	res->rss_peak_kb = r->spike_rss_peak_kb;
 	pool_gc(r->pools[0]);
-	pool_get_stats(r->pools[0], &st);
+	pool_get_stats(r->pools[0], &st, sizeof(st));
 	res->after_gc = st.allocated;
 	res->needed_avg = st.needed_avg;
 	res->rss_after_kb = rss_kb();
@@ -916,7 +916,7 @@ static void print_pools(FILE *out)
 	for (i = 0; i < nb_all_pools; i++) {
 		struct pool_stats st;
 
-		pool_get_stats(all_pools[i], &st);
+		pool_get_stats(all_pools[i], &st, sizeof(st));
 		fprintf(out, "%-18s %8zu %10zu %8zu %8zu %12zu %11zu %8zu\n", pool_name(all_pools[i]),
 		        st.size, st.allocated, st.used, st.cached, st.shared_free, st.needed_avg,
 		        st.failed);
@@ -963,7 +963,7 @@ static int write_json(FILE *f, const struct options *opt, const struct wl_result
 	for (i = 0; i < nb_all_pools; i++) {
 		struct pool_stats st;
 
-		pool_get_stats(all_pools[i], &st);
+		pool_get_stats(all_pools[i], &st, sizeof(st));
 		fprintf(f, "    {\"name\": ");
 		pool_json_write_string(f, pool_name(all_pools[i]));
 		fprintf(f, ", \"size\": %zu, \"allocated\": %zu, \"used\": %zu, \"cached\": %zu, "

@@ -138,7 +138,13 @@ struct pool_tcache {
 	void **end;             /* one past its last pointer slot */
 } __attribute__((aligned(32)));
 
-/* Statistics of one pool, filled by pool_get_stats(). Counts are objects unless stated. */
+/*
+ * Statistics of one pool, filled by pool_get_stats(pool, &st, sizeof(st)). Counts are objects
+ * unless stated. This structure only grows: a release may append fields at its end, and never
+ * removes, reorders or resizes one. pool_get_stats() writes the first `size` bytes only, so a
+ * program built against an older header keeps working with a newer library, and one built
+ * against a newer header gets 0 in the fields an older library does not know.
+ */
 struct pool_stats {
 	size_t size;            /* usable object size in bytes */
 	size_t align;           /* object alignment in bytes */
@@ -154,9 +160,6 @@ struct pool_stats {
 	unsigned int creators;  /* pool_create() calls merged into this pool (its creators) */
 	unsigned int flags;     /* POOL_F_* creation flags */
 	unsigned int buckets;   /* shared-list buckets */
-	const char *os_layer;   /* "jemalloc" or "libc": where objects come from */
-	size_t os_allocated;    /* bytes the OS layer has handed out (all users), 0 if unknown */
-	size_t os_resident;     /* bytes the OS layer holds resident, 0 if unknown */
 	/* Cumulative traffic below the thread caches since the pool was created (never reset). */
 	uint64_t shared_get_objects;   /* objects taken from the shared free lists */
 	uint64_t shared_get_clusters;  /* clusters (magazines) taken: one head exchange takes one
@@ -169,6 +172,17 @@ struct pool_stats {
 	                                  release passes (automatic and pool_gc()) and pool_flush() */
 	uint64_t lost;                 /* objects lost in a fork() child: held BUSY at fork time by a
 	                                  thread that died inside its BUSY window (normally 0) */
+};
+
+/*
+ * The OS layer under every pool, for the whole process: pool_get_os_stats(&os, sizeof(os)).
+ * Grows as struct pool_stats does.
+ */
+struct pool_os_stats {
+	const char *layer;        /* "jemalloc" or "libc": where objects come from */
+	size_t allocated_bytes;   /* bytes the OS layer has handed out (to all its users, not only
+	                             pools), 0 if unknown */
+	size_t resident_bytes;    /* bytes the OS layer holds resident, 0 if unknown */
 };
 
 /* Process-wide settings for pool_configure(); 0 in a field keeps the current value. */

@@ -12,25 +12,34 @@
  * shared memory is one indivisible step, with the thread-local work around it; threads
  * interleave in every possible order between steps.
  *
- * State. A bucket's head is NIL, a cluster (1..NC) or BUSY. A cluster's `down` is the next
- * cluster of its bucket's stack, and it carries its own object count (nobj). A bucket's counter
- * (cnt: the objects in its stack) is read and written with plain loads and stores, by the owner
- * of its head only. Ghost variables, which the modelled code never reads, record who owns a
- * head (owner), what the owner swapped out of it (transit), who holds a cluster (holder), which
- * clusters went back to the OS layer (released); the assertions are written over them.
+ * State. A bucket's head is NIL, a magazine (1..NM) or BUSY. A magazine's `down` is the next
+ * magazine of the stack that holds it, and it carries its own object count (nobj). A bucket has
+ * two stacks: the one its head points to (magazines with objects) and its empties (etop: empty
+ * magazines that threads leave and take again), which only the owner of the head reads or
+ * writes, with plain loads and stores, like the bucket's counter (cnt: the objects in its
+ * stack). Ghost variables, which the modelled code never reads, record who owns a head (owner),
+ * what the owner swapped out of it (transit), who holds a magazine (holder), which magazines
+ * went back to the OS layer with their objects (released), and the objects threads handed out
+ * (used); the assertions are written over them.
  *
  * The threads. Thread 1 does OPS1 operations, threads 2 and 3 OPS2 and OPS3; each operation is
- * chosen among those the thread may do: pop (when it holds no cluster), push or release to the
- * OS (when it holds one), flush every bucket (thread FLUSHER, once), fork (thread FORKER,
- * once). Thread DIER may die once inside a BUSY window. Thread 3 starts holding cluster 4; the
- * stacks start as bucket 0: 1 -> 2 and bucket 1: 3.
+ * chosen among those the thread may do: pop (when it holds no magazine, or an empty one, which
+ * the pop leaves in the bucket's empties), push (when it holds one with objects; the push takes
+ * an empty magazine back from the bucket when it has one), hand out the objects of the magazine
+ * it holds (which leaves it empty), release a magazine to the OS layer, flush every bucket
+ * (thread FLUSHER, once), fork (thread FORKER, once). Thread DIER may die once inside a BUSY
+ * window. Thread 3 starts holding magazine 4; the stacks start as bucket 0: 1 -> 2 and bucket 1:
+ * 3, with the empty magazine 5 in bucket 1's empties.
  *
  * Variants (spin -DNAME), each of which must fail:
  *   NEG_LOCKFREE_POP     pop reads head->down before it owns the head, then swaps `down` in
- *                        with a compare-and-swap: the lock-free pop whose read of a cluster
+ *                        with a compare-and-swap: the lock-free pop whose read of a magazine
  *                        freed under it crashed HAProxy with musl (GH #1275)
- *   NEG_CAS_PUSH         push links the cluster and swaps it in with a compare-and-swap without
+ *   NEG_CAS_PUSH         push links the magazine and swaps it in with a compare-and-swap without
  *                        owning the head, and counts it with plain stores as an owner does
+ *   NEG_LATE_DEPOSIT     pop leaves its empty magazine in the bucket's empties after it gave
+ *                        the head back (a plain load and store of the empties outside the
+ *                        BUSY window), racing another owner's withdraw
  *   NEG_UNBOUNDED_FORK   fork_prepare waits without bound for a BUSY head (libpool 0.1.0);
  *                        checked under weak fairness, so the owner always gets to run unless it
  *                        died
@@ -38,7 +47,7 @@
 
 #define NT		3		/* threads, ids 1..NT (0 is "nobody") */
 #define NB		2		/* buckets */
-#define NC		4		/* clusters, ids 1..NC */
+#define NM		5		/* magazines, ids 1..NM */
 #define NIL		0
 #define BUSY		255
 #define PUSH_TRIES	(2 * NB)	/* a push tries each bucket twice */
@@ -57,23 +66,25 @@
 #define FLUSHER		2		/* the thread that may flush every bucket, once */
 #define DIER		3		/* the thread that may die inside a BUSY window, once */
 
-byte head[NB];			/* bucket heads: NIL, a cluster, or BUSY */
+byte head[NB];			/* bucket heads: NIL, a magazine, or BUSY */
 byte cnt[NB];			/* objects in each bucket's stack: plain loads and stores */
-byte down[NC + 1];		/* next cluster of the stack, read through a cluster */
-byte nobj[NC + 1];		/* objects in each cluster (set once) */
+byte etop[NB];			/* each bucket's empties: owner only, plain loads and stores */
+byte down[NM + 1];		/* next magazine of the stack, read through a magazine */
+byte nobj[NM + 1];		/* objects in each magazine (its holder empties it) */
 byte os_objects;		/* objects released to the OS layer (atomic counter) */
 byte spilled;			/* of which pushes that met BUSY everywhere (atomic counter) */
 
 /* ghost state, never read by the modelled code */
 byte owner[NB];			/* thread owning the head (it swapped BUSY in), 0 if none */
 byte transit[NB];		/* what that owner swapped out of the head */
-byte holder[NC + 1];		/* thread holding a cluster, 0 if none */
-bool released[NC + 1];		/* the cluster's objects went back to the OS layer */
+byte holder[NM + 1];		/* thread holding a magazine, 0 if none */
+bool released[NM + 1];		/* the magazine went back to the OS layer, with its objects */
+byte used;			/* objects threads handed out of the magazines they held */
 byte dead;			/* a thread that died inside a BUSY window, 0 if none */
 byte running;			/* threads not yet finished */
 bool finished;			/* every thread finished and the final checks passed */
 
-/* cluster c may be read (its down, its count): it exists and was not released */
+/* magazine c may be read (its down, its count): it exists and was not released */
 #define READABLE(c)	(c != NIL && c != BUSY && !released[c])
 
 /* h = exchange(head[b], BUSY) (acquire). If h is not BUSY the caller owns the head. */
@@ -115,7 +126,7 @@ inline die_or_count(b, n)
 	fi
 }
 
-/* a thread gives a cluster it holds to the OS layer: nobody may read it afterwards */
+/* a thread gives a magazine it holds to the OS layer: nobody may read it afterwards */
 #define RELEASE(c)							\
 	assert(holder[c] == me && !released[c]);			\
 	released[c] = true;						\
@@ -123,8 +134,9 @@ inline die_or_count(b, n)
 	os_objects = os_objects + nobj[c]
 
 /*
- * pop(start, got): visit each bucket once, from start; got is the cluster popped, now held by
- * this thread, or NIL.
+ * pop(start, got): visit each bucket once, from start; got is the magazine popped, now held by
+ * this thread, or NIL. The empty magazine the thread held (mine, when empty) is left in that
+ * bucket's empties inside the same BUSY window; when no pop succeeds, the thread keeps it.
  */
 inline pop(start, got)
 {
@@ -162,12 +174,41 @@ inline pop(start, got)
 			:: else ->		/* we own the head and h */
 				d_step { assert(READABLE(h)); d = down[h] }
 				die_or_count(b, -nobj[h]);
+#ifndef NEG_LATE_DEPOSIT
+				if
+				:: mine != NIL ->	/* deposit: plain stores, owner only */
+					d_step {
+						assert(owner[b] == me && holder[mine] == me);
+						assert(nobj[mine] == 0 && READABLE(mine));
+						down[mine] = etop[b];
+						etop[b] = mine;
+						holder[mine] = 0;
+						mine = NIL
+					}
+				:: else
+				fi;
+#endif
 				d_step {
 					STORE_HEAD(b, d);
 					assert(holder[h] == 0 && !released[h]);
 					holder[h] = me;
 					got = h
 				}
+#ifdef NEG_LATE_DEPOSIT
+				/* the bug: after the head went back, a load and a store of the empties */
+				if
+				:: mine != NIL ->
+					e = etop[b];
+					d_step {
+						down[mine] = e;
+						etop[b] = mine;
+						holder[mine] = 0;
+						mine = NIL;
+						e = NIL
+					}
+				:: else
+				fi
+#endif
 			fi
 #endif
 		fi;
@@ -179,7 +220,8 @@ inline pop(start, got)
 
 /*
  * push(c, start): up to two tries per bucket, cycling from start; if every try met BUSY the
- * cluster goes to the OS layer (counted in spilled).
+ * magazine goes to the OS layer (counted in spilled). Inside a successful BUSY window the
+ * thread takes an empty magazine from the bucket's empties when there is one (into `mine`).
  */
 inline push(c, start)
 {
@@ -211,6 +253,17 @@ inline push(c, start)
 			:: else ->	/* we own the head: link c above h */
 				d_step { assert(holder[c] == me); down[c] = h }
 				die_or_count(b, nobj[c]);
+				d_step {	/* withdraw an empty magazine: owner only */
+					assert(owner[b] == me);
+					e = etop[b];
+					if
+					:: e != NIL ->
+						assert(READABLE(e) && holder[e] == 0 && nobj[e] == 0);
+						etop[b] = down[e];
+						holder[e] = me
+					:: else
+					fi
+				}
 				d_step {
 					STORE_HEAD(b, c);
 					holder[c] = 0;
@@ -232,7 +285,7 @@ inline push(c, start)
 /*
  * flush (pool_flush, pool_destroy, a trim that takes whole stacks): for each bucket, own the
  * head within FLUSH_TRIES exchanges, zero its counter, store NIL, then walk the stack it took
- * and release every cluster, reading a cluster's down before releasing it. A head still BUSY
+ * and release every magazine, reading a magazine's down before releasing it. A head still BUSY
  * after the bound is skipped.
  */
 inline flush()
@@ -246,6 +299,19 @@ inline flush()
 		if
 		:: h != BUSY ->
 			cnt[b] = 0;
+			d_step {	/* the empties go too (freed): owner only */
+				assert(owner[b] == me);
+				do
+				:: etop[b] != NIL ->
+					e = etop[b];
+					assert(READABLE(e) && holder[e] == 0 && nobj[e] == 0);
+					etop[b] = down[e];
+					holder[e] = me;
+					RELEASE(e)
+				:: else -> break
+				od;
+				e = NIL
+			}
 			d_step {
 				STORE_HEAD(b, NIL);
 				/* ghost: the whole stack is ours now */
@@ -281,7 +347,7 @@ inline flush()
  * The child's view, computed at the instant of fork() from the parent's memory: the child
  * restores the heads the forker saved and resets the others to NIL. Checked: no head is BUSY
  * (the child pops and pushes without waiting for anyone), the stacks it keeps are sound and
- * counted exactly, and every cluster is in one of them, held, released, or lost with a head
+ * counted exactly, and every magazine is in one of them, held, released, or lost with a head
  * the forker could not own or a thread that does not exist in the child.
  */
 inline check_child()
@@ -295,7 +361,7 @@ inline check_child()
 		assert(cc != BUSY);
 		do
 		:: cc != NIL ->
-			assert(csteps < NC && READABLE(cc) && holder[cc] == 0);
+			assert(csteps < NM && READABLE(cc) && holder[cc] == 0);
 			cwhere[cc]++;
 			csum = csum + nobj[cc];
 			cc = down[cc];
@@ -303,6 +369,17 @@ inline check_child()
 		:: else -> break
 		od;
 		assert(saved[cb] == BUSY || csum == cnt[cb]);
+		/* the bucket's empties: kept with an owned head, lost with the others */
+		cc = etop[cb];
+		csteps = 0;
+		do
+		:: cc != NIL ->
+			assert(csteps < NM && READABLE(cc) && holder[cc] == 0 && nobj[cc] == 0);
+			cwhere[cc]++;
+			cc = down[cc];
+			csteps++
+		:: else -> break
+		od;
 		/* lost to the child: the stack under a head the forker could not own */
 		if
 		:: saved[cb] == BUSY ->
@@ -313,7 +390,7 @@ inline check_child()
 			csteps = 0;
 			do
 			:: cc != NIL ->
-				assert(csteps < NC && READABLE(cc) && holder[cc] == 0);
+				assert(csteps < NM && READABLE(cc) && holder[cc] == 0);
 				cwhere[cc]++;
 				cc = down[cc];
 				csteps++
@@ -328,7 +405,7 @@ inline check_child()
 	od;
 	cc = 1;
 	do
-	:: cc <= NC ->
+	:: cc <= NM ->
 		assert(cwhere[cc] + (released[cc] -> 1 : 0) + (holder[cc] != 0 -> 1 : 0) == 1);
 		cwhere[cc] = 0;
 		cc++
@@ -375,16 +452,24 @@ inline do_fork()
 
 proctype thread(byte me; byte mine)
 {
-	byte i, b, h, d, t, c, tmp, ops;
+	byte i, b, h, d, t, c, e, tmp, ops, got;
 	byte saved[NB];			/* do_fork's */
-	byte cwhere[NC + 1], cb, cc, csum, csteps;	/* check_child's */
+	byte cwhere[NM + 1], cb, cc, csum, csteps;	/* check_child's */
 	bool ok, forked, flushed;
 
 	do
 	:: ops < (me == 1 -> OPS1 : (me == 2 -> OPS2 : OPS3)) ->
 		if
-		:: mine == NIL -> pop((me - 1) % NB, mine)		/* refill */
-		:: mine != NIL -> push(mine, (me - 1) % NB); mine = NIL	/* eviction */
+		:: mine == NIL || nobj[mine] == 0 ->			/* refill */
+			pop((me - 1) % NB, got);
+			if
+			:: got != NIL -> mine = got; got = NIL
+			:: else
+			fi
+		:: mine != NIL && nobj[mine] > 0 ->			/* eviction */
+			push(mine, (me - 1) % NB); mine = e; e = NIL
+		:: mine != NIL && nobj[mine] > 0 ->			/* hand the objects out */
+			d_step { used = used + nobj[mine]; nobj[mine] = 0 }
 		:: mine != NIL -> d_step { RELEASE(mine); mine = NIL }	/* gc */
 		:: me == FLUSHER && !flushed -> flushed = true; flush()
 		:: me == FORKER && !forked -> forked = true; do_fork()
@@ -399,12 +484,13 @@ died:
 init
 {
 	byte b, c, n, sum;
-	byte where[NC + 1];
+	byte where[NM + 1];
 
 	d_step {
-		nobj[1] = 1; nobj[2] = 2; nobj[3] = 1; nobj[4] = 3;
+		nobj[1] = 1; nobj[2] = 2; nobj[3] = 1; nobj[4] = 3; nobj[5] = 0;
 		head[0] = 1; down[1] = 2; down[2] = NIL; cnt[0] = 3;
 		head[1] = 3; down[3] = NIL; cnt[1] = 1;
+		etop[1] = 5; down[5] = NIL;
 		holder[4] = 3;
 		running = NT
 	}
@@ -430,7 +516,7 @@ init
 			n = 0;
 			do
 			:: c != NIL ->
-				assert(n < NC && READABLE(c) && holder[c] == 0);
+				assert(n < NM && READABLE(c) && holder[c] == 0);
 				where[c]++;
 				sum = sum + nobj[c];
 				c = down[c];
@@ -438,20 +524,34 @@ init
 			:: else -> break
 			od;
 			assert(head[b] == BUSY || sum == cnt[b]);
+			/* its empties: empty magazines, each in no other place */
+			c = etop[b];
+			n = 0;
+			do
+			:: c != NIL ->
+				assert(n < NM && READABLE(c) && holder[c] == 0 && nobj[c] == 0);
+				where[c]++;
+				c = down[c];
+				n++
+			:: else -> break
+			od;
 			b++
 		:: else -> break
 		od;
-		/* no cluster lost or duplicated: each is in one stack, held, or released */
+		/* no magazine lost or duplicated: each is in one stack, held, or released */
 		c = 1;
 		sum = 0;
+		n = 0;
 		do
-		:: c <= NC ->
+		:: c <= NM ->
 			assert(where[c] + (released[c] -> 1 : 0) + (holder[c] != 0 -> 1 : 0) == 1);
 			sum = sum + (released[c] -> nobj[c] : 0);
+			n = n + (released[c] -> 0 : nobj[c]);
 			c++
 		:: else -> break
 		od;
-		assert(os_objects == sum && spilled <= os_objects);
+		/* and no object: handed out, released, or still in a magazine (7 at the start) */
+		assert(os_objects == sum && spilled <= os_objects && used + os_objects + n == 7);
 		finished = true
 	}
 }

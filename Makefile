@@ -68,7 +68,7 @@
 #   DESTDIR=                         staging directory prepended to all of them
 # Installed programs link the shared library with no rpath (as Debian wants): when LIBDIR is
 # not in the dynamic linker's path, run ldconfig or set LD_LIBRARY_PATH. Programs in the build
-# tree find $(BUILD)/libpool.so.0 through the rpath $ORIGIN/.. instead; `make install` relinks
+# tree find $(BUILD)/libpool.so.1 through the rpath $ORIGIN/.. instead; `make install` relinks
 # them without it. pool-bench-dpdk carries DPDK's -march (from pkg-config libdpdk): it runs on
 # CPUs like the build machine's only, and is the one installed program that does.
 
@@ -76,7 +76,7 @@
 VERSION     := $(shell awk '/^\#define POOL_VERSION_(MAJOR|MINOR|PATCH) / { v = v s $$3; s = "." } \
                  END { print v }' include/pool/pool-t.h)
 # The soname's number changes when the ABI breaks, not with every release.
-SOVERSION   := 0
+SOVERSION   := 1
 
 PREFIX      ?= /usr/local
 BINDIR      ?= $(PREFIX)/bin

@@ -6,8 +6,9 @@
 # the ABI of that version moved since its baseline was written: if on purpose, and VERSION is
 # not released, `make abi-baseline`); a baseline of an older version may differ by added
 # functions and variables only: a removed or changed one (a changed type it uses, such as a
-# structure that grew) breaks the programs built against that version. Exits 0 when there is
-# no baseline.
+# structure that grew) breaks the programs built against that version. A baseline of another
+# soname is skipped: programs built against it do not load this library at all (the soname
+# changes exactly when the ABI breaks). Exits 0 when there is no baseline.
 #   sh mk/abi-check.sh LIBRARY VERSION
 [ $# -eq 2 ] || { echo "usage: sh mk/abi-check.sh LIBRARY VERSION" >&2; exit 2; }
 lib=$1
@@ -24,11 +25,17 @@ newer() {
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT INT TERM
 fail=0
+soname=$(objdump -p "$lib" | awk '/SONAME/ { print $2 }')
 for base in "$@"; do
 	v=${base#abi/libpool-}
 	v=${v%.abi}
 	if newer "$v" "$version"; then
 		echo "abi-check: $base is newer than $version: skipped"
+		continue
+	fi
+	base_soname=$(sed -n "1s/.* soname='\([^']*\)'.*/\1/p" "$base")
+	if [ "$base_soname" != "$soname" ]; then
+		echo "abi-check: $base is the ABI of $base_soname, not $soname: skipped"
 		continue
 	fi
 	# types defined outside the installed headers (struct pool_head and the rest of src/) are

@@ -13,11 +13,10 @@
  * the Linux system calls that take a structure and its size (perf_event_open(2),
  * sched_setattr(2), clone3(2)) grow the same way.
  *
- * libpool 0.1 had pool_get_stats(pool, st) with the OS layer's figures inside struct
- * pool_stats. Its programs still find it: pool__get_stats_0_1() below is exported as
- * pool_get_stats@LIBPOOL_0.1, next to the default pool_get_stats@@LIBPOOL_0.2 (see
- * abi/libpool.map); it fills the 0.1 layout, kept here as struct pool_stats_0_1. (Both are
- * named by .symver directives, which GNU as and clang's assembler take alike.)
+ * libpool 0.1 had pool_get_stats(pool, st), with the OS layer's figures inside struct
+ * pool_stats. Its programs are linked against libpool.so.0, which this library is not: 0.2
+ * changed the inline fast path's data (struct pool_tcache), so its soname is libpool.so.1, and
+ * pool_get_stats() has the one form, in the version node LIBPOOL_0.2 (abi/libpool.map).
  *
  * Locks: a pool's counters are relaxed loads of its buckets, and its cached objects a sum over
  * the thread registry under the registry lock, which the hot path never takes. The OS layer's
@@ -65,17 +64,7 @@ static void fill_stats(const struct pool_head *pool, struct pool_stats *st)
 	st->buckets = pool->nbuckets;
 }
 
-/*
- * pool_get_stats(): the library's own name for it is pool__get_stats_0_2, exported as the
- * default version pool_get_stats@@LIBPOOL_0.2 (programs and static links bind to it as
- * pool_get_stats), so that the 0.1 form can keep the name pool_get_stats@LIBPOOL_0.1.
- */
-POOL_API int pool__get_stats_0_2(const struct pool_head *pool, struct pool_stats *st,
-                                 size_t size);
-__asm__(".symver pool__get_stats_0_2, pool_get_stats@@LIBPOOL_0.2");
-
-POOL_API int pool__get_stats_0_2(const struct pool_head *pool, struct pool_stats *st,
-                                 size_t size)
+POOL_API int pool_get_stats(const struct pool_head *pool, struct pool_stats *st, size_t size)
 {
 	struct pool_stats full;
 
@@ -100,64 +89,5 @@ POOL_API int pool_get_os_stats(struct pool_os_stats *st, size_t size)
 	full.layer = pool__os_name();
 	pool__os_usage(&full.allocated_bytes, &full.resident_bytes);
 	copy_grown(st, size, &full, sizeof(full));
-	return 0;
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* libpool 0.1's pool_get_stats()                                                             */
-/* ------------------------------------------------------------------------------------------ */
-
-/* struct pool_stats as libpool 0.1 declared it: never change it. */
-struct pool_stats_0_1 {
-	size_t size, align, stride, allocated, used, cached, shared_free, needed_avg, failed, limit;
-	unsigned int creators, flags, buckets;
-	const char *os_layer;
-	size_t os_allocated, os_resident;
-	uint64_t shared_get_objects, shared_get_clusters, shared_put_objects, shared_put_clusters;
-	uint64_t os_allocs, os_releases, gc_released_bytes, lost;
-};
-
-/*
- * pool_get_stats(pool, st) of libpool 0.1, for the programs linked against it: the same
- * counters in the 0.1 layout, with the OS layer's figures. Returns 0, or -1 with errno = EINVAL
- * for a NULL or destroyed pool or a NULL st. Exported only as pool_get_stats@LIBPOOL_0.1 (the
- * .symver below; abi/libpool.map hides the name pool__get_stats_0_1 itself).
- */
-POOL_API int pool__get_stats_0_1(const struct pool_head *pool, struct pool_stats_0_1 *st);
-__asm__(".symver pool__get_stats_0_1, pool_get_stats@LIBPOOL_0.1");
-
-POOL_API int pool__get_stats_0_1(const struct pool_head *pool, struct pool_stats_0_1 *st)
-{
-	struct pool_stats now;
-
-	if (!pool__live_head(pool) || !st) {
-		errno = EINVAL;
-		return -1;
-	}
-	fill_stats(pool, &now);
-	memset(st, 0, sizeof(*st));
-	st->size = now.size;
-	st->align = now.align;
-	st->stride = now.stride;
-	st->allocated = now.allocated;
-	st->used = now.used;
-	st->cached = now.cached;
-	st->shared_free = now.shared_free;
-	st->needed_avg = now.needed_avg;
-	st->failed = now.failed;
-	st->limit = now.limit;
-	st->creators = now.creators;
-	st->flags = now.flags;
-	st->buckets = now.buckets;
-	st->os_layer = pool__os_name();
-	pool__os_usage(&st->os_allocated, &st->os_resident);
-	st->shared_get_objects = now.shared_get_objects;
-	st->shared_get_clusters = now.shared_get_clusters;
-	st->shared_put_objects = now.shared_put_objects;
-	st->shared_put_clusters = now.shared_put_clusters;
-	st->os_allocs = now.os_allocs;
-	st->os_releases = now.os_releases;
-	st->gc_released_bytes = now.gc_released_bytes;
-	st->lost = now.lost;
 	return 0;
 }

@@ -18,7 +18,7 @@ set -u
 BUILD=${BUILD:?BUILD must be set}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-lib=$BUILD/libpool.so.0
+lib=$BUILD/libpool.so.1
 [ -e "$lib" ] || { echo "FAIL: $lib not built"; exit 1; }
 san=
 [ -n "${SAN:-}" ] && san="-fsanitize=$SAN -fno-omit-frame-pointer"

@@ -48,7 +48,7 @@ done < "$tmp/commands"
 cd "$repo" || exit 1
 [ -n "$ran_example" ] || fail "the README's commands never run ./example"
 case "$out" in "allocated "*", used 0") ;; *) fail "./example printed '$out'" ;; esac
-ldd "$tmp/work/example" | grep -q "$HOME/libpool/lib/libpool.so.0" ||
+ldd "$tmp/work/example" | grep -q "$HOME/libpool/lib/libpool.so.1" ||
 	fail "./example does not use the library installed under \$HOME/libpool"
 
 # An installed pool-bench runs its helpers from LIBEXECDIR.

@@ -215,11 +215,11 @@ static int cmd_flush(FILE *out, const char *args, enum pool_cli_level level)
 static int limit_one(struct pool_head *pool, void *arg)
 {
 	struct cli_walk *wk = arg;
-	size_t was = pool->limit;
+	size_t was = atomic_load_explicit(&pool->limit, memory_order_relaxed);
 
 	if (!walk_matches(wk, pool))
 		return 0;
-	pool__bucket_set_limit(pool, wk->limit);
+	pool_set_limit(pool, wk->limit);
 	wk->pools++;
 	fprintf(wk->out, "Limit of pool '%s' now ", pool->name);
 	if (wk->limit)

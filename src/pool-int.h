@@ -14,12 +14,15 @@
 #include <pool/pool.h>
 
 #include "pool-head-t.h"
+#include "pool-lock.h"
 
 /*
  * The pool list, in creation order (pool.c). The lock guards the list, each pool's creators
  * and the pool slot table; it is the first lock of the lock order (see the essay in pool.c).
+ * It knows its owner (pool-lock.h): the functions that take it take it with pool__lock_enter(),
+ * so that a pool_for_each() callback, which runs under it, may call them.
  */
-extern pthread_mutex_t pool__list_lock;
+extern struct pool_lock pool__list_lock;
 extern struct pool_head *pool__list_head;
 extern unsigned int pool__nb_pools;
 

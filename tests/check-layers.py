@@ -21,18 +21,18 @@ import sys
 LAYERS = [
     ("os", ["pool-fault.c", "pool-os.c", "pool-uaf.c", "pool-fault.h",
             "pool-os.h", "pool-uaf.h", "pool-san.h", "pool-util.h", "pool-head-t.h",
-            "pool-assert.h"]),
+            "pool-assert.h", "pool-lock.h"]),
     ("debug", ["pool-debug.c", "pool-report.c", "pool-debug.h", "pool-report.h"]),
     ("config", ["topology.c", "pool-config.c", "pool-version.c",
                 "pool-topology.h", "pool-config.h"]),
     ("bucket tier", ["pool-bucket.c", "pool-bucket.h"]),
     ("thread-cache tier", ["pool-tcache.c", "pool-tcache.h"]),
-    ("pool heads", ["pool.c", "pool-int.h"]),
+    ("pool heads", ["pool.c", "pool-int.h", "pool-headset.c", "pool-headset.h"]),
     ("introspection", ["pool-dump.c", "pool-cli.c", "pool-topology-show.c", "pool-text.c",
                        "pool-dump.h", "pool-text.h"]),
 ]
 # Headers that hold only types, constants or pure inline helpers: any layer may include them.
-NEUTRAL = {"pool-head-t.h", "pool-util.h", "pool-assert.h"}
+NEUTRAL = {"pool-head-t.h", "pool-util.h", "pool-assert.h", "pool-lock.h"}
 
 
 def layer_table():

@@ -512,6 +512,8 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 	}
 
 	cfg = pool__config_get();
+	/* a program sets RLIMIT_AS before it creates its pools: the OS layer's guard reads it */
+	pool__os_reread_limit();
 	took = pool__lock_enter(&pool__list_lock);
 	pool__config_freeze();
 	layout = POOL__DEBUGGING() & POOL_DBG_LAYOUT;

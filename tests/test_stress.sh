@@ -4,8 +4,8 @@
 # pool-stress, briefly: 48 threads on every workload, plain and under a few POOL_DEBUG settings
 # (tag,integrity,caller,cold-first; uaf; uaf,cache; fail=5; no-cache: a NULL not asked for fails
 # the run), a workload that gets nothing (fail=100) failing, the soak workload, the canary
-# self-test, the JSON output and the usage errors. Asserts exit statuses and output, never a time. Sanitizer builds (SAN set)
-# run shorter workloads. Env (from make check): BUILD, SAN.
+# self-test, the JSON output and the usage errors. Asserts exit statuses and output, never a
+# time. Sanitizer builds (SAN set) run shorter workloads. Env (from make check): BUILD, SAN.
 BUILD=${BUILD:-build/cc}
 B=$BUILD/tools/pool-stress
 if [ ! -x "$B" ]; then

@@ -104,7 +104,10 @@
  *   -> the uaf table lock (pool-uaf.c)
  *   -> the OS layer's first-call lock (pool-os.c: a thread's first call into jemalloc, which
  *      pool_create() may make under the pool list lock)
- *   and, last, jemalloc's own. No lock is held inside a BUSY window.
+ *   -> the head set's lock (pool-headset.c: a leaf, nothing is locked or allocated under it)
+ *   and, last, jemalloc's own. No lock is held inside a BUSY window. The pool list lock knows
+ *   its owner (pool-lock.h), and every function that takes it goes on under its caller's hold:
+ *   pool_for_each() holds it while its callback runs, and the callback may call the library.
  *
  * fork(): before it, the forking thread takes every lock above in that order and owns every
  * bucket head, waiting a bounded time for each (FORK_BUSY_TRIES yields): a head held longer

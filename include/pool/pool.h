@@ -68,7 +68,9 @@ POOL_API struct pool_head *pool_create(const char *name, size_t size, unsigned i
  * formed name, a size of 0, a layout (size plus debugging extras, rounded to the alignment) over
  * 1 GiB or overflowing, unknown flags, or an alignment that is not a power of two or is larger
  * than the page size; ENOMEM when the pool head cannot be allocated.
- * Thread-safe (creation is serialised by a global lock; never on a hot path).
+ * Thread-safe (creation is serialised by a global lock; never on a hot path); may be called from
+ * a pool_for_each() callback. With jemalloc it reads RLIMIT_AS (one system call), so that a
+ * limit the program set after the library was loaded guards the first calls of its threads.
  */
 POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, size_t align,
                                                unsigned int flags);
@@ -89,6 +91,9 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
  * path always falls to the slow path, which checks); pool_get_stats(), pool_set_limit() fail
  * with EINVAL, pool_name() returns NULL and pool_object_size() 0, pool_gc() and pool_flush() do
  * nothing. Past those 16, using the head is undefined. NULL: returns -1 with errno = EINVAL.
+ * The library tells live heads from others by the set of heads it created, without reading the
+ * memory a pointer points to, so all this holds in sandboxes that refuse process_vm_readv(2).
+ * May be called from a pool_for_each() callback, on any pool.
  */
 POOL_API int pool_destroy(struct pool_head *pool);
 
@@ -326,9 +331,14 @@ POOL_API void pool_thread_flush(void);
 
 /*
  * pool_set_limit - cap the objects `pool` may hold from the OS layer at `max_objects` (0: no
- * limit). Past the cap, allocations return NULL and count a failure until objects come back.
- * The cap is exact when set before the pool is shared between threads; set later, allocations
- * already past the check may exceed it once. Returns 0, or -1 with errno = EINVAL for NULL.
+ * limit; any other size_t is a cap, SIZE_MAX included, which lets everything through). Past the
+ * cap, allocations return NULL and count a failure until objects come back. The cap is exact
+ * whenever it is set, from any thread, while other threads allocate and free: the pool counts
+ * every object it reserves from the OS layer, limit or not, and this call only stores the new
+ * cap, which the reservations that follow obey. A cap below what the pool holds takes nothing
+ * back: allocations from the OS layer fail until enough objects have gone back (pool_gc(),
+ * pool_flush()). Lock-free; may be called from a pool_for_each() callback. Returns 0, or -1
+ * with errno = EINVAL for NULL or a pool that is not a live one (destroyed, or never created).
  */
 POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects);
 
@@ -346,9 +356,20 @@ POOL_API const char *pool_name(const struct pool_head *pool);
 POOL_API size_t pool_object_size(const struct pool_head *pool);
 
 /*
- * pool_for_each - call fn(pool, arg) for every pool, in creation order, until fn returns
- * non-zero. Pools are not created or destroyed while it runs (it holds the pool list lock), so
- * fn must not call pool_create() or pool_destroy(). Thread-safe.
+ * pool_for_each - call fn(pool, arg) for every pool that exists when it starts, in creation
+ * order, until fn returns non-zero. It holds the pool list lock while it runs, so other threads'
+ * pool_create(), pool_destroy(), pool_gc(NULL), dumps, CLI commands and fork() wait for it;
+ * keep fn short.
+ *
+ * fn runs on the calling thread and may call the library back, with that lock held for it:
+ * pool_set_limit(), pool_get_stats(), pool_name(), pool_gc() (of a pool or NULL), pool_flush(),
+ * pool_trim(), pool_dump(), pool_parse_debugging(), pool_cli_exec(), pool_for_each() itself
+ * (a nested walk), the allocation calls, pool_create() and pool_destroy(). A pool fn creates
+ * is not visited by this walk (nor by the walks it is nested in); a pool fn destroys, the one it
+ * was given included, is not visited afterwards and the walk goes on with the next one. fork()
+ * from fn is allowed: the child goes on in fn. fn must return (no longjmp() out of it) and must
+ * not wait for another thread that takes the pool list lock (pool_create() and the rest above,
+ * on that thread): that thread waits for the walk, a deadlock. NULL fn: nothing. Thread-safe.
  */
 POOL_API void pool_for_each(int (*fn)(struct pool_head *pool, void *arg), void *arg);
 
@@ -476,7 +497,10 @@ POOL_API void pool_topology_show(FILE *out);
  * and then trims. Cost: a system call per run of free pages, so it grows with the free memory
  * the allocator holds; measured (doc/tuning.md): 5-8 us with nothing to return, 8.5 ms with
  * jemalloc after 64 MiB of 16 KiB objects were freed (glibc returns most at free() already).
- * Never call it on a hot path. Thread-safe; cannot fail.
+ * With jemalloc it also reads RLIMIT_AS again (one system call), for the guard in front of new
+ * threads' first calls into jemalloc: a program that sets or lowers the limit after creating
+ * its pools calls pool_trim() right after setrlimit() (doc/debugging.md, "Address-space
+ * limits"). Never call it on a hot path. Thread-safe; cannot fail.
  */
 POOL_API void pool_trim(void);
 
@@ -525,9 +549,10 @@ POOL_API void pool_trim(void);
  * or the return from main(), after the handlers the program registered and before destructors
  * (POOL_DECLARE pools are still there), not at _exit() or death by a signal; in a library
  * loaded with dlopen(), at dlclose(). It prints what exists then: pools destroyed earlier are
- * not listed, and a forked child that calls exit() prints its own pools with its own pid. If
- * the pool list lock stays taken for 1 s (exit() called from a pool_for_each() callback), it
- * prints one line saying so instead of waiting for ever. With the static library, the
+ * not listed, and a forked child that calls exit() prints its own pools with its own pid. An
+ * exit() from a pool_for_each() callback prints them under the walk's hold of the pool list
+ * lock; if another thread keeps that lock for 1 s (a callback that never returns), it prints
+ * one line saying so instead of waiting for ever. With the static library, the
  * constructor is linked only into programs that call an introspection function.
  *
  * Returns 0. On error returns -1 with errno set: EINVAL when `out` is NULL (nothing written) or

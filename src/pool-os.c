@@ -122,7 +122,12 @@ static atomic_int arenas_all_exist;         /* every automatic arena exists */
 static void *lifeboat;                      /* the reserve in arena 0, or NULL (je_first_lock) */
 static atomic_int lifeboat_wanted;          /* under a limit, and no reserve */
 
-/* Read the soft RLIMIT_AS (a failure counts as a limit: the guard then measures). */
+/*
+ * Read the soft RLIMIT_AS (a failure counts as a limit: the guard then measures). Under a
+ * limit, the next set-up thread through this layer makes a reserve if there is none: every
+ * reading is at an event after which one may be wanted or possible (a limit set, memory given
+ * back by pool_gc(), the layer run out, a first call refused).
+ */
 static void read_as_limit(void)
 {
 	struct rlimit rl;
@@ -131,7 +136,6 @@ static void read_as_limit(void)
 	atomic_fetch_add_explicit(&as_limit_reads, 1, memory_order_relaxed);
 	limited = getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur != RLIM_INFINITY;
 	atomic_store_explicit(&as_limited, limited, memory_order_relaxed);
-	/* under a limit, the next set-up thread through this layer checks for a reserve */
 	if (limited)
 		atomic_store_explicit(&lifeboat_wanted, 1, memory_order_relaxed);
 }
@@ -147,15 +151,16 @@ static int address_space_for(size_t len)
 	return 1;
 }
 
-/* je_first_lock held, by a thread set up: allocate the reserve in arena 0 if there is none. */
+/*
+ * je_first_lock held, by a thread set up: allocate the reserve in arena 0 if there is none.
+ * One try: when memory is short it fails, and the next try waits for an event that may have
+ * given memory back or changed the limit (read_as_limit() asks for one).
+ */
 static void lifeboat_arm(void)
 {
-	if (lifeboat || !atomic_load_explicit(&as_limited, memory_order_relaxed)) {
-		atomic_store_explicit(&lifeboat_wanted, 0, memory_order_relaxed);
-		return;
-	}
-	lifeboat = mallocx(LIFEBOAT_BYTES, MALLOCX_ARENA(0) | MALLOCX_TCACHE_NONE);
-	atomic_store_explicit(&lifeboat_wanted, !lifeboat, memory_order_relaxed);
+	atomic_store_explicit(&lifeboat_wanted, 0, memory_order_relaxed);
+	if (!lifeboat && atomic_load_explicit(&as_limited, memory_order_relaxed))
+		lifeboat = mallocx(LIFEBOAT_BYTES, MALLOCX_ARENA(0) | MALLOCX_TCACHE_NONE);
 }
 
 /* je_first_lock held, the calling thread just set up: note the arena jemalloc bound it to. */

@@ -355,6 +355,24 @@ static void free_tagged(struct worker *w, void *t)
 /* Workloads                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * `d` allocations, each from one of the first `npools` pools of the run at random, into
+ * w->live with the pool index in the pointer's low bits; NULLs are skipped. Returns how many.
+ */
+static size_t alloc_batch(struct worker *w, size_t d, unsigned int npools)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < d; i++) {
+		unsigned int pi = (unsigned int)rng_below(&w->rng, npools);
+		void *p = obj_alloc(w, pi);
+
+		if (p)
+			w->live[n++] = tag_ptr(p, pi);
+	}
+	return n;
+}
+
 /* local: random batch depths on one thread, freed LIFO or FIFO, over two pools. */
 static void run_local(struct worker *w)
 {
@@ -363,13 +381,7 @@ static void run_local(struct worker *w)
 
 	while (!stopping(r)) {
 		d = 1 + rng_below(&w->rng, r->depth);
-		for (n = 0, i = 0; i < d; i++) {
-			unsigned int pi = (unsigned int)rng_below(&w->rng, r->npools);
-			void *p = obj_alloc(w, pi);
-
-			if (p)
-				w->live[n++] = tag_ptr(p, pi);
-		}
+		n = alloc_batch(w, d, r->npools);
 		if (rng_next(&w->rng) & 1) {
 			while (n)
 				free_tagged(w, w->live[--n]);
@@ -493,7 +505,7 @@ static void run_mixed(struct worker *w)
 	struct run *r = w->run;
 	unsigned int big = r->npools - 1;
 	double next_gc = now_s() + 0.02;
-	size_t i, n, d;
+	size_t n, d;
 
 	while (!stopping(r)) {
 		void *bigp = NULL;
@@ -505,13 +517,7 @@ static void run_mixed(struct worker *w)
 			if (!bigp)
 				atomic_fetch_sub(&r->big_live, 1);
 		}
-		for (n = 0, i = 0; i < d; i++) {
-			unsigned int pi = (unsigned int)rng_below(&w->rng, big);
-			void *p = obj_alloc(w, pi);
-
-			if (p)
-				w->live[n++] = tag_ptr(p, pi);
-		}
+		n = alloc_batch(w, d, big);
 		while (n)
 			free_tagged(w, w->live[--n]);
 		if (bigp) {
@@ -598,13 +604,7 @@ static void run_soak(struct worker *w)
 		struct inbox *mine = &r->inboxes[w->id];
 
 		d = 1 + rng_below(&w->rng, r->depth);
-		for (n = 0, i = 0; i < d; i++) {
-			unsigned int pi = (unsigned int)rng_below(&w->rng, r->npools);
-			void *p = obj_alloc(w, pi);
-
-			if (p)
-				w->live[n++] = tag_ptr(p, pi);
-		}
+		n = alloc_batch(w, d, r->npools);
 		for (kept = 0, i = 0; i < n; i++) {
 			struct inbox *to;
 			int given = 0;

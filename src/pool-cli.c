@@ -80,7 +80,6 @@
 #include <sys/un.h>
 
 #include "pool-int.h"
-#include "pool-bucket.h"
 #include "pool-dump.h"
 #include "pool-text.h"
 

@@ -246,6 +246,8 @@ static void count_move(struct pool_head *pool, unsigned int start, long allocate
 		                          (unsigned long)-allocated, memory_order_relaxed);
 }
 
+static void limit_unreserve(struct pool_head *pool, unsigned int n);
+
 void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned int start)
 {
 	unsigned int mask = pool->nbuckets - 1, i;
@@ -262,6 +264,7 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 		own_add(&b->used, -n);
 		own_add(&b->lost, n);
 		bucket_give(b, h);
+		limit_unreserve(pool, (unsigned int)n);
 		return;
 	}
 	/* every head BUSY (a fork child whose heads were reset cannot get here): not counted */
@@ -271,35 +274,63 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 /* Limits and the OS layer                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * The limit (pool_set_limit()) and its count. limit_count counts the objects reserved from the
+ * OS layer: a move from the OS layer reserves its objects (limit_reserve()) before it asks for
+ * them, and a move back unreserves them (limit_unreserve()) once its bucket has counted them out
+ * of `allocated`. So the count is `allocated` plus the objects of the moves in flight, never
+ * below `allocated` and never below 0. It is kept whether or not a limit is set, and
+ * pool_set_limit() only stores the cap: nothing ever rebuilds the count from `allocated`, which
+ * a move in flight would make wrong (the count went to -200 when a set_limit landed between a
+ * release's two steps, and the pool then took its limit plus 200 from the OS layer). The cost
+ * is one atomic add on the pool head per move to or from the OS layer, where there was none
+ * without a limit; moves between the tiers are not counted. The cap is an atomic: set at any
+ * moment from any thread, it applies to the reservations that read it afterwards. Caps are
+ * compared as unsigned numbers: any size_t is a cap, SIZE_MAX ("unlimited") included.
+ */
+void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
+
 /* Take up to `n` objects of the pool's limit: how many may be allocated (0 at the limit). */
 static unsigned int limit_reserve(struct pool_head *pool, unsigned int n)
 {
-	long cur = atomic_load_explicit(&pool->limit_count, memory_order_relaxed);
-	size_t limit = pool->limit;
-	unsigned int k;
+	size_t limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
+	long cur;
+	unsigned int k = n;
 
-	if (!limit)
-		return n;
-	do {
-		if (cur >= (long)limit)
-			return 0;
-		k = (size_t)cur + n > limit ? (unsigned int)(limit - (size_t)cur) : n;
-	} while (!atomic_compare_exchange_weak_explicit(&pool->limit_count, &cur, cur + k,
-	                                                memory_order_relaxed,
-	                                                memory_order_relaxed));
+	if (!limit) {
+		atomic_fetch_add_explicit(&pool->limit_count, (long)n, memory_order_relaxed);
+	} else {
+		cur = atomic_load_explicit(&pool->limit_count, memory_order_relaxed);
+		do {
+			/* never below 0 (see above); the clamp keeps a broken count from lifting
+			 * the cap */
+			size_t held = cur > 0 ? (size_t)cur : 0;
+
+			POOL_ASSERT(cur >= 0);
+			if (held >= limit)
+				return 0;
+			k = n > limit - held ? (unsigned int)(limit - held) : n;
+		} while (!atomic_compare_exchange_weak_explicit(&pool->limit_count, &cur,
+		                                                cur + (long)k,
+		                                                memory_order_relaxed,
+		                                                memory_order_relaxed));
+	}
+	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
+		pool__limit_test_hook(pool, 1);
 	return k;
 }
 
 static void limit_unreserve(struct pool_head *pool, unsigned int n)
 {
-	if (pool->limit && n)
-		atomic_fetch_sub_explicit(&pool->limit_count, n, memory_order_relaxed);
+	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
+		pool__limit_test_hook(pool, 0);
+	if (n)
+		atomic_fetch_sub_explicit(&pool->limit_count, (long)n, memory_order_relaxed);
 }
 
 void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
 {
-	atomic_store(&pool->limit_count, (long)pool__sum_allocated(pool));
-	pool->limit = max_objects;
+	atomic_store_explicit(&pool->limit, max_objects, memory_order_relaxed);
 }
 
 static void *os_alloc_one(struct pool_head *pool)
@@ -961,6 +992,7 @@ void pool__bucket_fork_child(struct pool_head *p)
 		 * taking the head and counting makes it approximate).
 		 */
 		own_add(&b->lost, own_get(&b->free_objects));
+		limit_unreserve(p, (unsigned int)own_get(&b->free_objects));
 		own_add(&b->allocated, -own_get(&b->free_objects));
 		atomic_store_explicit(&b->free_objects, 0, memory_order_relaxed);
 		atomic_store_explicit(&b->low_cur, 0, memory_order_relaxed);

@@ -182,8 +182,20 @@ void pool__bucket_gc(struct pool_head *pool);
 /* Every object of the shared lists goes to the OS layer (BUSY buckets are retried a while). */
 void pool__bucket_flush(struct pool_head *pool);
 
-/* pool_set_limit(): the cap and the exact count it is checked against. */
+/*
+ * pool_set_limit(): store the cap (any size_t; 0: none). Lock-free; the count it is checked
+ * against is kept by every move to and from the OS layer, limit or not (pool-bucket.c).
+ */
 void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects);
+
+/*
+ * Test hook (tests/check_limit.c): when not NULL, the limit's accounting calls it right after a
+ * reservation (reserving = 1: the objects are not counted in `allocated` yet) and right before
+ * an unreservation (reserving = 0: they are counted out of `allocated` already), the two places
+ * where a pool_set_limit() from another thread could land between the steps of a move. NULL
+ * outside that test; set it only while no other thread uses pools.
+ */
+extern void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
 
 /*
  * fork(): own every head before, waiting a bounded time for each; after, the parent gives back

@@ -13,7 +13,7 @@
  * `pools debug` alone is read-only: its function checks that itself.
  *
  * A command reaches the pools through the public API and pool-int.h only (pool_for_each(),
- * pool_gc(), pool_flush(), pool__set_limit_locked()), never through a tier of the core. Its
+ * pool_gc(), pool_flush(), pool_set_limit()), never through a tier of the core. Its
  * allocations go through pool__cli_*() (pool-text.h), a fault-injection site for the tests: out
  * of memory, a command says so in its answer and changes nothing.
  */
@@ -24,6 +24,7 @@
 
 #include "pool-assert.h"
 #include "pool-cli.h"
+#include "pool-int.h"
 #include "pool-dump.h"
 #include "pool-int.h"
 #include "pool-text.h"
@@ -167,11 +168,11 @@ static int cmd_flush(FILE *out, const char *args, enum pool_cli_level level)
 static int limit_one(struct pool_head *pool, void *arg)
 {
 	struct cli_walk *wk = arg;
-	size_t was;
+	size_t was = atomic_load_explicit(&pool->limit, memory_order_relaxed);
 
 	if (!walk_matches(wk, pool))
 		return 0;
-	was = pool__set_limit_locked(pool, wk->limit);
+	pool_set_limit(pool, wk->limit);
 	wk->pools++;
 	fprintf(wk->out, "Limit of pool '%s' now ", pool->name);
 	if (wk->limit)

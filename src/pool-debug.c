@@ -691,7 +691,7 @@ static void uaf_check_free(struct pool_head *pool, void *obj, const void *caller
 		break;
 	case POOL_UAF_UNKNOWN:
 		report("free of an address that is not an object of any pool under uaf (never "
-		       "allocated, or freed long ago)", pool, NULL, caller);
+		       "allocated, or freed long ago)", pool, obj, caller);
 	case POOL_UAF_DOUBLE_FREE: {
 		struct pool_report r;
 

@@ -787,19 +787,22 @@ static void stats_on_exit(void)
 	int i;
 
 	/*
-	 * exit() may run while a thread holds the pool list lock for a moment, or while this very
-	 * thread does (exit() from a pool_for_each() callback): wait a bounded time for it rather
-	 * than forever.
+	 * exit() may run while another thread holds the pool list lock, for a moment or for good
+	 * (a thread stuck in a pool_for_each() callback): wait a bounded time for it rather than
+	 * forever. When this very thread holds it (exit() from a callback), the dump runs under
+	 * that hold, as any call from a callback does.
 	 */
-	for (i = 0; pthread_mutex_trylock(&pool__list_lock) != 0; i++) {
-		if (i == STATS_WAIT_MS) {
-			fputs("libpool: POOL_STATS_ON_EXIT: the pool list stayed locked for 1 s at "
-			      "exit: no statistics.\n", stderr);
-			return;
+	if (!pool__lock_held(&pool__list_lock)) {
+		for (i = 0; pool__lock_try(&pool__list_lock) != 0; i++) {
+			if (i == STATS_WAIT_MS) {
+				fputs("libpool: POOL_STATS_ON_EXIT: the pool list stayed locked for "
+				      "1 s at exit: no statistics.\n", stderr);
+				return;
+			}
+			nanosleep(&pause, NULL);
 		}
-		nanosleep(&pause, NULL);
+		pool__unlock(&pool__list_lock);
 	}
-	pthread_mutex_unlock(&pool__list_lock);
 	fprintf(stderr, "libpool: pools at exit of process %ld (POOL_STATS_ON_EXIT=%s):\n",
 	        (long)getpid(), stats_on_exit_args[0] ? stats_on_exit_args : "1");
 	pool__dump(stderr, stats_on_exit_args, POOL_CLI_ADMIN);

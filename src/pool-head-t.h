@@ -151,8 +151,9 @@ struct pool_head {
 	                                  at most a magazine, possibly 0 */
 	size_t mag_bytes;              /* bytes of one magazine of this pool (header + cluster
 	                                  pointers) */
-	size_t limit;                  /* maximum allocated objects, 0: none */
-	atomic_long limit_count;       /* allocated objects, kept exact only while limit != 0 */
+	atomic_size_t limit;           /* maximum allocated objects, 0: none */
+	atomic_long limit_count;       /* objects reserved from the OS layer: allocated plus the
+	                                  moves in flight, kept with or without a limit */
 	atomic_int ever_allocated;     /* 0: never allocated, 2: a merge grows the layout, 1: the
 	                                  first allocation happened (merges keep the size) */
 	unsigned int creators;         /* merged pool_create() calls, under the pool list lock */

@@ -15,12 +15,15 @@
 #include <pool/pool.h>
 
 #include "pool-head-t.h"
+#include "pool-lock.h"
 
 /*
  * The pool list, in creation order (pool.c). The lock guards the list, each pool's creators
  * and the pool slot table; it is the first lock of the lock order (see the essay in pool.c).
+ * It knows its owner (pool-lock.h): the functions that take it take it with pool__lock_enter(),
+ * so that a pool_for_each() callback, which runs under it, may call them.
  */
-extern pthread_mutex_t pool__list_lock;
+extern struct pool_lock pool__list_lock;
 extern struct pool_head *pool__list_head;
 extern unsigned int pool__nb_pools;
 
@@ -32,15 +35,9 @@ extern unsigned int pool__nb_pools;
 int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runtime_only);
 
 /*
- * Is `pool` a live pool head? NULL, destroyed and unreadable heads are not. Thread-safe; takes
- * no lock.
+ * Is `pool` a live pool head? The set of known heads says (pool-headset.c), without reading the
+ * memory `pool` points to: NULL, destroyed heads and unknown pointers are not. Thread-safe.
  */
 int pool__live_head(const struct pool_head *pool);
-
-/*
- * pool_set_limit() for a caller that holds the pool list lock (a pool_for_each() callback: the
- * CLI's `pools limit`) on a live pool. Returns the limit it replaced (0: none).
- */
-size_t pool__set_limit_locked(struct pool_head *pool, size_t max_objects);
 
 #endif

@@ -23,8 +23,21 @@ void pool__os_free(void *ptr, size_t size, size_t align);
 void *pool__os_meta_alloc(size_t size, size_t align);
 void pool__os_meta_free(void *ptr, size_t size, size_t align);
 
-/* Ask the allocator to return free memory to the system. Never on a hot path. */
+/*
+ * Ask the allocator to return free memory to the system. Never on a hot path. With jemalloc it
+ * also reads RLIMIT_AS again (pool__os_reread_limit()).
+ */
 void pool__os_trim(void);
+
+/*
+ * Read RLIMIT_AS again (one system call) for the first-call guard of the jemalloc layer, which
+ * otherwise reads it at load, at pool_trim() and after the layer runs out (pool-os.c says when
+ * and why); the C library layer needs no guard and does nothing. pool_create() calls it.
+ */
+void pool__os_reread_limit(void);
+
+/* How many times the layer has read RLIMIT_AS since the library loaded (tests count them). */
+unsigned long pool__os_limit_reads(void);
 
 /* "jemalloc" or "libc". */
 const char *pool__os_name(void);

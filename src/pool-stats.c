@@ -58,7 +58,7 @@ static void fill_stats(const struct pool_head *pool, struct pool_stats *st)
 	st->stride = pool->stride;
 	pool__bucket_stats(pool, st);
 	st->cached = pool__thread_sum_cached(pool);
-	st->limit = pool->limit;
+	st->limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
 	st->creators = pool->creators;
 	st->flags = pool->ro.flags;
 	st->buckets = pool->nbuckets;

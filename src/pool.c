@@ -105,7 +105,10 @@
  *   -> the uaf table lock (pool-uaf.c)
  *   -> the OS layer's first-call lock (pool-os.c: a thread's first call into jemalloc, which
  *      pool_create() may make under the pool list lock)
- *   and, last, jemalloc's own. No lock is held inside a BUSY window.
+ *   -> the head set's lock (pool-headset.c: a leaf, nothing is locked or allocated under it)
+ *   and, last, jemalloc's own. No lock is held inside a BUSY window. The pool list lock knows
+ *   its owner (pool-lock.h), and every function that takes it goes on under its caller's hold:
+ *   pool_for_each() holds it while its callback runs, and the callback may call the library.
  *
  * fork(): before it, the forking thread takes every lock above in that order and owns every
  * bucket head, waiting a bounded time for each (FORK_BUSY_TRIES yields): a head held longer
@@ -137,7 +140,9 @@
 #include "pool-bucket.h"
 #include "pool-config.h"
 #include "pool-debug.h"
+#include "pool-headset.h"
 #include "pool-int.h"
+#include "pool-lock.h"
 #include "pool-os.h"
 #include "pool-report.h"
 #include "pool-san.h"
@@ -147,7 +152,7 @@
 #include "pool-uaf.h"
 #include "pool-util.h"
 
-pthread_mutex_t pool__list_lock = PTHREAD_MUTEX_INITIALIZER;
+struct pool_lock pool__list_lock = POOL_LOCK_INITIALIZER;
 struct pool_head *pool__list_head;
 static struct pool_head *pool_list_tail;
 unsigned int pool__nb_pools;
@@ -159,7 +164,24 @@ unsigned int pool__nb_pools;
 #define MERGE_SLACK_BYTES 16u
 
 
-/* The first word of a pool head, read without faulting (0 if unreadable). */
+/*
+ * Is `pool` a live pool head? The set of known heads says (pool-headset.c), without reading
+ * the memory `pool` points to: NULL, destroyed heads and pointers it does not know are not.
+ */
+static int live_head(const struct pool_head *pool)
+{
+	return pool__headset_state(pool) == POOL_HEADSET_LIVE;
+}
+
+int pool__live_head(const struct pool_head *pool)
+{
+	return live_head(pool);
+}
+
+/*
+ * The first word of what may be a pool head, read without faulting (0 if unreadable, or where
+ * process_vm_readv(2) is refused): only for the report of a pointer the set does not know.
+ */
 static uint64_t head_magic(const struct pool_head *pool)
 {
 	uint64_t magic = 0;
@@ -169,27 +191,18 @@ static uint64_t head_magic(const struct pool_head *pool)
 	return magic;
 }
 
-/* Is `pool` a live pool head? (NULL, destroyed and unreadable heads are not) */
-static int live_head(const struct pool_head *pool)
-{
-	return pool && head_magic(pool) == POOL_HEAD_LIVE;
-}
-
-int pool__live_head(const struct pool_head *pool)
-{
-	return live_head(pool);
-}
-
 /* A slow path met a pool head that is not a live one: report it and abort. */
 __attribute__((noreturn, cold)) static void bad_head(const struct pool_head *pool,
                                                     const void *obj, const void *caller)
 {
+	enum pool_headset_state known = pool__headset_state(pool);
 	struct pool_report r;
 
 	memset(&r, 0, sizeof(r));
 	r.caller = caller;
 	r.obj = obj;
-	if (head_magic(pool) == POOL_HEAD_DEAD) {
+	if (known == POOL_HEADSET_DEAD ||
+	    (known == POOL_HEADSET_UNKNOWN && head_magic(pool) == POOL_HEAD_DEAD)) {
 		r.what = "use of a destroyed pool (pool_destroy() was called on it)";
 		r.pool = pool;
 	} else {
@@ -492,6 +505,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 	struct pool_head tmp, *pool;
 	unsigned int layout, nb;
 	size_t head_size;
+	int took;
 
 	if (!valid_name(name) || size == 0 || (flags & ~POOL_F_CREATE_MASK) ||
 	    (align & (align - 1)) || align > pool__os_page_size()) {
@@ -509,12 +523,14 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 	}
 
 	cfg = pool__config_get();
-	pthread_mutex_lock(&pool__list_lock);
+	/* a program sets RLIMIT_AS before it creates its pools: the OS layer's guard reads it */
+	pool__os_reread_limit();
+	took = pool__lock_enter(&pool__list_lock);
 	pool__config_freeze();
 	layout = POOL__DEBUGGING() & POOL_DBG_LAYOUT;
 	memset(&tmp, 0, sizeof(tmp));
 	if (compute_layout(&tmp, size, align, layout) < 0) {
-		pthread_mutex_unlock(&pool__list_lock);
+		pool__lock_leave(&pool__list_lock, took);
 		errno = EINVAL;
 		return NULL;
 	}
@@ -522,7 +538,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 		pool = find_mergeable(name, size, align, layout);
 		if (pool) {
 			if (add_creator(pool, name, size, align, flags) < 0) {
-				pthread_mutex_unlock(&pool__list_lock);
+				pool__lock_leave(&pool__list_lock, took);
 				errno = ENOMEM;
 				return NULL;
 			}
@@ -531,7 +547,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 				pool->creators--;
 				goto create;
 			}
-			pthread_mutex_unlock(&pool__list_lock);
+			pool__lock_leave(&pool__list_lock, took);
 			return pool;
 		}
 	}
@@ -541,7 +557,7 @@ create:
 	head_size = sizeof(*pool) + nb * sizeof(struct pool_bucket);
 	pool = pool__os_meta_alloc(head_size, HEAD_ALIGN);
 	if (!pool) {
-		pthread_mutex_unlock(&pool__list_lock);
+		pool__lock_leave(&pool__list_lock, took);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -552,9 +568,12 @@ create:
 	pool->magic = POOL_HEAD_LIVE;
 	pool__bucket_init(pool, cfg->cluster, cfg->cache_bytes, cfg->decay_ms);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
-	if (add_creator(pool, name, size, align, flags) < 0) {
+	if (add_creator(pool, name, size, align, flags) < 0 || pool__headset_add(pool) < 0) {
+		pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*pool->creator),
+		                   POOL_DEFAULT_ALIGN);
+		pool__bucket_fini(pool);
 		pool__os_meta_free(pool, head_size, HEAD_ALIGN);
-		pthread_mutex_unlock(&pool__list_lock);
+		pool__lock_leave(&pool__list_lock, took);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -568,13 +587,43 @@ create:
 	pool_list_tail = pool;
 	pool__nb_pools++;
 	pool__debug_pool_created(pool);
-	pthread_mutex_unlock(&pool__list_lock);
+	pool__lock_leave(&pool__list_lock, took);
 	return pool;
 }
 
 POOL_API struct pool_head *pool_create(const char *name, size_t size, unsigned int flags)
 {
 	return pool_create_aligned(name, size, 0, flags);
+}
+
+/*
+ * The walks of pool_for_each() in progress, innermost first: all of the thread that holds the
+ * pool list lock (a callback may walk again). Each visits the pools from the list's head to
+ * `last`, its tail when the walk began, so a pool that a callback creates (at the tail) is not
+ * visited; `next` is the pool to visit next. A pool that a callback destroys is unlinked by
+ * walks_forget() first: a walk whose next pool it was moves on to the one after it, and a walk
+ * that was to end at it ends at the pool before it.
+ */
+struct pool_walk {
+	struct pool_head *next;        /* NULL: the walk is over */
+	struct pool_head *last;
+	struct pool_walk *outer;
+};
+
+static struct pool_walk *pool_walks;
+
+/* Pool list lock held: `pool` is about to leave the list. */
+static void walks_forget(const struct pool_head *pool)
+{
+	struct pool_walk *w;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	for (w = pool_walks; w; w = w->outer) {
+		if (w->next == pool)
+			w->next = pool == w->last ? NULL : pool->next;
+		if (w->last == pool)
+			w->last = pool->prev;
+	}
 }
 
 /*
@@ -601,36 +650,41 @@ static void bury(struct pool_head *pool)
 
 	graveyard[graveyard_next] = pool;
 	graveyard_next = (graveyard_next + 1) % GRAVEYARD_HEADS;
-	if (old)
+	if (old) {
+		pool__headset_forget(old);
 		pool__os_meta_free(old, head_bytes(old), HEAD_ALIGN);
+	}
 }
 
 POOL_API int pool_destroy(struct pool_head *pool)
 {
-	if (!pool || head_magic(pool) != POOL_HEAD_LIVE) {
+	int took;
+
+	if (!live_head(pool)) {
 		errno = EINVAL;
 		return -1;
 	}
-	pthread_mutex_lock(&pool__list_lock);
-	if (pool->magic != POOL_HEAD_LIVE) {
+	took = pool__lock_enter(&pool__list_lock);
+	if (!live_head(pool)) {
 		/* destroyed by another thread meanwhile */
-		pthread_mutex_unlock(&pool__list_lock);
+		pool__lock_leave(&pool__list_lock, took);
 		errno = EINVAL;
 		return -1;
 	}
 	if (pool->creators > 1) {
 		pool->creators--;
-		pthread_mutex_unlock(&pool__list_lock);
+		pool__lock_leave(&pool__list_lock, took);
 		return 0;
 	}
 	pool__thread_drain_pool(pool);
 	if (pool__sum_used(pool) != 0) {
-		pthread_mutex_unlock(&pool__list_lock);
+		pool__lock_leave(&pool__list_lock, took);
 		errno = EBUSY;
 		return -1;
 	}
 	pool__bucket_flush(pool);
 	pool__debug_pool_destroyed(pool);
+	walks_forget(pool);
 	if (pool->prev)
 		pool->prev->next = pool->next;
 	else
@@ -652,8 +706,9 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	pool__bucket_fini(pool);
 	atomic_store_explicit((_Atomic uint64_t *)&pool->magic, POOL_HEAD_DEAD,
 	                      memory_order_release);
+	pool__headset_kill(pool);
 	bury(pool);
-	pthread_mutex_unlock(&pool__list_lock);
+	pool__lock_leave(&pool__list_lock, took);
 	return 0;
 }
 
@@ -700,10 +755,11 @@ POOL_API void pool_gc(struct pool_head *pool)
 		if (live_head(pool))
 			pool__bucket_gc(pool);
 	} else {
-		pthread_mutex_lock(&pool__list_lock);
+		int took = pool__lock_enter(&pool__list_lock);
+
 		for (p = pool__list_head; p; p = p->next)
 			pool__bucket_gc(p);
-		pthread_mutex_unlock(&pool__list_lock);
+		pool__lock_leave(&pool__list_lock, took);
 	}
 	pool__os_trim();
 }
@@ -717,24 +773,13 @@ POOL_API void pool_trim(void)
 /* Limits, statistics, debugging                                                              */
 /* ------------------------------------------------------------------------------------------ */
 
-size_t pool__set_limit_locked(struct pool_head *pool, size_t max_objects)
-{
-	size_t was = pool->limit;
-
-	POOL_ASSERT(pool->magic == POOL_HEAD_LIVE);
-	pool__bucket_set_limit(pool, max_objects);
-	return was;
-}
-
 POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 {
 	if (!live_head(pool)) {
 		errno = EINVAL;
 		return -1;
 	}
-	pthread_mutex_lock(&pool__list_lock);
-	pool__set_limit_locked(pool, max_objects);
-	pthread_mutex_unlock(&pool__list_lock);
+	pool__bucket_set_limit(pool, max_objects);
 	return 0;
 }
 
@@ -750,15 +795,24 @@ POOL_API size_t pool_object_size(const struct pool_head *pool)
 
 POOL_API void pool_for_each(int (*fn)(struct pool_head *pool, void *arg), void *arg)
 {
+	struct pool_walk w;
 	struct pool_head *p;
+	int took;
 
 	if (!fn)
 		return;
-	pthread_mutex_lock(&pool__list_lock);
-	for (p = pool__list_head; p; p = p->next)
+	took = pool__lock_enter(&pool__list_lock);
+	w.next = pool__list_head;
+	w.last = pool_list_tail;
+	w.outer = pool_walks;
+	pool_walks = &w;
+	while ((p = w.next) != NULL) {
+		w.next = p == w.last ? NULL : p->next;
 		if (fn(p, arg))
 			break;
-	pthread_mutex_unlock(&pool__list_lock);
+	}
+	pool_walks = w.outer;
+	pool__lock_leave(&pool__list_lock, took);
 }
 
 POOL_API int pool_parse_debugging(const char *str, char **err)
@@ -769,18 +823,18 @@ POOL_API int pool_parse_debugging(const char *str, char **err)
 int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runtime_only)
 {
 	struct pool_debug_settings cur, next;
-	int help = 0;
+	int help = 0, took;
 
-	pthread_mutex_lock(&pool__list_lock);
+	took = pool__lock_enter(&pool__list_lock);
 	pool__debug_current(&cur);
 	if (pool__debug_parse(str, &cur, pool__nb_pools > 0, runtime_only, &next, &help,
 	                      err) < 0) {
-		pthread_mutex_unlock(&pool__list_lock);
+		pool__lock_leave(&pool__list_lock, took);
 		return -1;
 	}
 	if (!help)
 		pool__debug_apply(&next);
-	pthread_mutex_unlock(&pool__list_lock);
+	pool__lock_leave(&pool__list_lock, took);
 	if (help) {
 		pool_debugging_help(help_out);
 		return 1;
@@ -794,22 +848,27 @@ int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runti
 
 /*
  * Before fork() we take the locks in their order (pool list, registry, every pool's pass lock,
- * the uaf table, the OS layer's) and own every bucket head, waiting a bounded time for each (see
- * the essay), so that no lock is held by a thread that will not exist in the child. No thread's
- * caches lock is taken: only the owner and pool_destroy() (under the pool list lock, held here)
- * take them, and the child takes back the caches of the threads that did not follow it without
- * their locks.
+ * the uaf table, the OS layer's, the head set's), keeps every thread out of its cache sections
+ * (pool-tcache.c) and owns every bucket head, waiting a bounded time for each (see the essay),
+ * so that no lock is held, no cache is half changed and no head is BUSY because of a thread
+ * that will not exist in the child, which takes back the caches of the threads that did not
+ * follow it. A fork() from a pool_for_each() callback finds the pool list lock held by its own
+ * thread: it goes on under that hold (fork_took_list 0), and the child, whose only thread is
+ * that one, is still in the callback and holds it too.
  */
+static int fork_took_list;
+
 static void fork_prepare(void)
 {
 	struct pool_head *p;
 
-	pthread_mutex_lock(&pool__list_lock);
+	fork_took_list = pool__lock_enter(&pool__list_lock);
 	pool__thread_fork_prepare();
 	for (p = pool__list_head; p; p = p->next)
 		pthread_mutex_lock(&p->demand.pass_lock);
 	pool__uaf_fork_prepare();
 	pool__os_fork_prepare();
+	pool__headset_fork_prepare();
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_prepare(p);
 }
@@ -820,12 +879,13 @@ static void fork_parent(void)
 
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_parent(p);
+	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
 		pthread_mutex_unlock(&p->demand.pass_lock);
 	pool__thread_fork_parent();
-	pthread_mutex_unlock(&pool__list_lock);
+	pool__lock_leave(&pool__list_lock, fork_took_list);
 }
 
 static void fork_child(void)
@@ -834,13 +894,14 @@ static void fork_child(void)
 
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_child(p);
+	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
 		pthread_mutex_unlock(&p->demand.pass_lock);
 	pool__thread_fork_child();
 	/* the forking thread took the list lock in fork_prepare(): it owns it in the child too */
-	pthread_mutex_unlock(&pool__list_lock);
+	pool__lock_leave(&pool__list_lock, fork_took_list);
 }
 
 /*
@@ -854,13 +915,15 @@ __attribute__((destructor(101))) static void pool_core_fini(void)
 {
 	unsigned int i;
 
-	if (pthread_mutex_trylock(&pool__list_lock) == 0) {
+	if (pool__lock_try(&pool__list_lock) == 0) {
 		for (i = 0; i < GRAVEYARD_HEADS; i++) {
-			if (graveyard[i])
+			if (graveyard[i]) {
+				pool__headset_forget(graveyard[i]);
 				pool__os_meta_free(graveyard[i], head_bytes(graveyard[i]), HEAD_ALIGN);
+			}
 			graveyard[i] = NULL;
 		}
-		pthread_mutex_unlock(&pool__list_lock);
+		pool__unlock(&pool__list_lock);
 	}
 	pool__thread_unload();
 }

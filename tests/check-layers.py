@@ -21,20 +21,20 @@ import sys
 LAYERS = [
     ("os", ["pool-fault.c", "pool-os.c", "pool-uaf.c", "pool-fault.h",
             "pool-os.h", "pool-uaf.h", "pool-san.h", "pool-util.h", "pool-head-t.h",
-            "pool-assert.h"]),
+            "pool-assert.h", "pool-lock.h"]),
     ("debug", ["pool-debug.c", "pool-report.c", "pool-debug.h", "pool-report.h"]),
     ("config", ["topology.c", "pool-config.c", "pool-version.c",
                 "pool-topology.h", "pool-config.h"]),
     ("bucket tier", ["pool-bucket.c", "pool-bucket.h"]),
     ("thread-cache tier", ["pool-magazine.c", "pool-magazine.h", "pool-tcache.c", "pool-tcache.h",
                            "pool-thread.c", "pool-thread.h"]),
-    ("pool heads", ["pool.c", "pool-stats.c", "pool-int.h"]),
+    ("pool heads", ["pool.c", "pool-stats.c", "pool-int.h", "pool-headset.c", "pool-headset.h"]),
     ("introspection", ["pool-dump.c", "pool-cli.c", "pool-cli-socket.c",
                        "pool-topology-show.c", "pool-text.c", "pool-dump.h", "pool-cli.h",
                        "pool-text.h"]),
 ]
 # Headers that hold only types, constants or pure inline helpers: any layer may include them.
-NEUTRAL = {"pool-head-t.h", "pool-util.h", "pool-assert.h"}
+NEUTRAL = {"pool-head-t.h", "pool-util.h", "pool-assert.h", "pool-lock.h"}
 
 
 def layer_table():

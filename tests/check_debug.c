@@ -52,6 +52,8 @@ void uaf_canary_child(void *arg);
 void uaf_double_child(void *arg);
 void uaf_wrong_pool_child(void *arg);
 void uaf_no_handler_child(void *arg);
+void uaf_foreign_child(void *arg);
+void uaf_interior_child(void *arg);
 void asan_child(void *arg);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -481,6 +483,68 @@ START_TEST(test_uaf_wrong_pool)
 }
 END_TEST
 
+/* A free of `bad` under uaf: the child says which address it passes, then frees it. */
+static void uaf_free_unknown(void *bad, struct pool_head *p)
+{
+	fprintf(stderr, "child frees %p\n", bad);
+	fflush(stderr);
+	pool_free(p, bad);
+}
+
+static _Alignas(64) char foreign_buffer[256];
+
+void uaf_foreign_child(void *arg)
+{
+	struct pool_head *p;
+
+	(void)arg;
+	set_flags("uaf");
+	p = pool_create("foreign", 64, 0);
+	uaf_free_unknown(foreign_buffer + 64, p);
+}
+
+void uaf_interior_child(void *arg)
+{
+	struct pool_head *p;
+	char *o;
+
+	(void)arg;
+	set_flags("uaf");
+	p = pool_create("interior", 64, 0);
+	o = pool_alloc(p);
+	uaf_free_unknown(o + 16, p);
+}
+
+/*
+ * A pointer the uaf backend does not know (foreign memory, or inside an object): the report
+ * names the address that was passed (it printed "object 0x0" before).
+ */
+START_TEST(test_uaf_unknown_pointer_names_it)
+{
+	static const char *const w[] = { "free of an address that is not an object of any pool "
+	                                 "under uaf", NULL };
+	void (*const children[2])(void *) = { uaf_foreign_child, uaf_interior_child };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		char want[64];
+		const char *at;
+		struct death d;
+		void *bad = NULL;
+
+		run_child(children[i], NULL, &d);
+		ck_assert_msg(WIFSIGNALED(d.status) && WTERMSIG(d.status) == SIGABRT,
+		              "status 0x%x; stderr:\n%s", d.status, d.out);
+		ck_assert_msg(strstr(d.out, w[0]), "%s", d.out);
+		at = strstr(d.out, "child frees ");
+		ck_assert_msg(at && sscanf(at, "child frees %p", &bad) == 1 && bad, "%s", d.out);
+		snprintf(want, sizeof(want), "object %p\n", bad);
+		ck_assert_msg(strstr(d.out, want), "report lacks '%s'; stderr:\n%s", want, d.out);
+		ck_assert_msg(!strstr(d.out, "object 0x0\n"), "%s", d.out);
+	}
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* Behaviour of the run-time options                                                          */
 /* ------------------------------------------------------------------------------------------ */
@@ -815,6 +879,7 @@ static Suite *debug_suite(void)
 	tcase_add_test(tc, test_uaf_underflow);
 	tcase_add_test(tc, test_uaf_double_free);
 	tcase_add_test(tc, test_uaf_wrong_pool);
+	tcase_add_test(tc, test_uaf_unknown_pointer_names_it);
 #if defined(__SANITIZE_ADDRESS__)
 	tcase_add_test(tc, test_asan_sees_write_after_free);
 #endif

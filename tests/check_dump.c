@@ -1144,6 +1144,26 @@ static int exit_from_walk(struct pool_head *pool, void *arg)
 	exit(5);   /* with the pool list lock held */
 }
 
+static pthread_barrier_t exit_walk_started;
+
+/* A callback that never returns: its thread holds the pool list lock for good. */
+static int stuck_in_walk(struct pool_head *pool, void *arg)
+{
+	(void)pool;
+	(void)arg;
+	pthread_barrier_wait(&exit_walk_started);
+	for (;;)
+		pause();
+	return 0;
+}
+
+static void *walk_and_stick(void *arg)
+{
+	(void)arg;
+	pool_for_each(stuck_in_walk, NULL);
+	return NULL;
+}
+
 /*
  * The program check_dump runs as a child (`check_dump --exit-child <mode>`), so that
  * POOL_STATS_ON_EXIT is read by the library's constructor as in any program. Returns -1
@@ -1200,6 +1220,14 @@ static int exit_child(int argc, char **argv)
 	}
 	if (!strcmp(mode, "locked"))
 		pool_for_each(exit_from_walk, NULL);
+	if (!strcmp(mode, "locked-other")) {
+		/* another thread holds the pool list lock for good */
+		pthread_barrier_init(&exit_walk_started, NULL, 2);
+		if (pthread_create(&t, NULL, walk_and_stick, NULL) != 0)
+			return 105;
+		pthread_barrier_wait(&exit_walk_started);
+		return 6;
+	}
 	return 104;
 }
 
@@ -1262,8 +1290,12 @@ START_TEST(test_stats_on_exit)
 	ck_assert_int_eq(run_exit_child("1", "threads", out, sizeof(out)), 4);
 	ck_assert_ptr_nonnull(strstr(out, "\n  - Pool exit_a (64 bytes/16) : "));
 
-	/* exit() with the pool list lock held: a bounded wait, then a word, not a hang */
+	/* exit() from a pool_for_each() callback: the dump runs under the walk's hold */
 	ck_assert_int_eq(run_exit_child("1", "locked", out, sizeof(out)), 5);
+	ck_assert_ptr_nonnull(strstr(out, "\n  - Pool exit_a (64 bytes/16) : 7 allocated"));
+	ck_assert_ptr_nonnull(strstr(out, "\nTotal: 2 pools, "));
+	/* another thread holds the pool list lock for good: a bounded wait, a word, no hang */
+	ck_assert_int_eq(run_exit_child("1", "locked-other", out, sizeof(out)), 6);
 	ck_assert_str_eq(out, "libpool: POOL_STATS_ON_EXIT: the pool list stayed locked for 1 s "
 	                 "at exit: no statistics.\n");
 }

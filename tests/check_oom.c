@@ -14,12 +14,26 @@
  *     thread may get nothing at all there (see pool-os.c), but nothing crashes;
  *   - the child's own size after start-up plus 24 MiB, set by the child itself once its pools
  *     and threads exist: every thread has room to start, so each must allocate something.
+ * Two more children, for what went wrong with jemalloc's first call on a new thread (see
+ * pool-os.c):
+ *   - every file descriptor taken (EMFILE) and 1 MiB of address space left: a new thread's first
+ *     allocation must be a counted NULL, not a crash in jemalloc (the guard once needed
+ *     /proc/self/statm and let the call through when it could not open it: 5 crashes in 5);
+ *     once the limit is lifted, the same thread allocates;
+ *   - a burst of threads that fills the limit, everything freed and given back, then new
+ *     threads one after the other: each must get an object (0 of 1000 did, since jemalloc keeps
+ *     the address space it purged and VmSize stays at its peak), with the MALLOC_CONF settings
+ *     that doc/debugging.md says work: narenas:<n> once every arena exists, narenas:1,
+ *     retain:false.
+ * These children set the limit themselves at run time, and call pool_trim() after setrlimit()
+ * as the documentation asks of such programs.
  * AddressSanitizer and ThreadSanitizer reserve terabytes of shadow memory and cannot run under
  * RLIMIT_AS: the test is skipped in those builds (exit 77). CHECK_OOM_VERBOSE=1 in the
  * environment makes each child print what each thread got.
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +210,8 @@ static int child(int relative)
 
 		rl.rlim_cur = rl.rlim_max = vm_size() + HEADROOM;
 		CHILD_CHECK(setrlimit(RLIMIT_AS, &rl) == 0, "setrlimit: %s", strerror(errno));
+		/* a limit set at run time: libpool reads it again there (doc/debugging.md) */
+		pool_trim();
 	}
 	pthread_barrier_wait(&phase);            /* 1 */
 	pthread_barrier_wait(&phase);            /* 1b */
@@ -241,6 +257,217 @@ static int child(int relative)
 		            pool_name(pool[p]), nulls[p], (size_t)st.failed);
 		CHILD_CHECK(pool_destroy(pool[p]) == 0, "pool_destroy: %s", strerror(errno));
 	}
+	return 0;
+}
+
+/* Does this build allocate objects from jemalloc? */
+static int jemalloc_layer(void)
+{
+	struct pool_os_stats os;
+
+	return pool_get_os_stats(&os, sizeof(os)) == 0 && !strcmp(os.layer, "jemalloc");
+}
+
+/* A soft RLIMIT_AS of `bytes` (the hard limit kept, so that it can be lifted again). */
+static int set_soft_as(rlim_t bytes)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_AS, &rl) != 0)
+		return -1;
+	rl.rlim_cur = bytes;
+	return setrlimit(RLIMIT_AS, &rl);
+}
+
+/* nofile: a thread that allocates once at each of two signals. */
+struct late {
+	struct pool_head *pool;
+	pthread_barrier_t go;
+	void *obj[2];
+	int err[2];
+};
+
+static void *late_main(void *arg)
+{
+	struct late *l = arg;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		pthread_barrier_wait(&l->go);
+		errno = 0;
+		l->obj[i] = pool_alloc(l->pool);
+		l->err[i] = errno;
+		pthread_barrier_wait(&l->go);
+	}
+	for (i = 0; i < 2; i++)
+		pool_free(l->pool, l->obj[i]);
+	pool_thread_flush();
+	return NULL;
+}
+
+#define NOFILE_MAX 64
+
+/*
+ * Every descriptor taken and 1 MiB of address space left: a new thread's first allocation is
+ * a NULL (ENOMEM, counted) with jemalloc, whose new arena needs 4 MiB; never a crash.
+ */
+static int child_nofile(void)
+{
+	static struct late l;
+	struct pool_head *pool = pool_create("oom-nofile", 64, 0);
+	struct rlimit nofile;
+	struct pool_stats st;
+	pthread_attr_t attr;
+	pthread_t t;
+	int fds[NOFILE_MAX], nfd = 0, je;
+	size_t vm;
+
+	CHILD_CHECK(pool, "pool_create: %s", strerror(errno));
+	je = jemalloc_layer();
+	l.pool = pool;
+	CHILD_CHECK(pthread_barrier_init(&l.go, NULL, 2) == 0, "barrier");
+	CHILD_CHECK(pthread_attr_init(&attr) == 0 &&
+	            pthread_attr_setstacksize(&attr, 256u << 10) == 0, "attr");
+	/* the thread exists before the limit (its stack is mapped), and has not allocated yet */
+	CHILD_CHECK(pthread_create(&t, &attr, late_main, &l) == 0, "pthread_create");
+	vm = vm_size();
+	CHILD_CHECK(getrlimit(RLIMIT_NOFILE, &nofile) == 0, "getrlimit");
+	nofile.rlim_cur = nofile.rlim_max < NOFILE_MAX ? nofile.rlim_max : NOFILE_MAX;
+	CHILD_CHECK(setrlimit(RLIMIT_NOFILE, &nofile) == 0, "setrlimit(RLIMIT_NOFILE)");
+	while (nfd < NOFILE_MAX && (fds[nfd] = open("/dev/null", O_RDONLY)) >= 0)
+		nfd++;
+	CHILD_CHECK(nfd < NOFILE_MAX && errno == EMFILE, "open() did not run out of descriptors");
+	CHILD_CHECK(set_soft_as(vm + (1u << 20)) == 0, "setrlimit(RLIMIT_AS): %s", strerror(errno));
+	pool_trim();
+	pthread_barrier_wait(&l.go);
+	pthread_barrier_wait(&l.go);
+	if (getenv("CHECK_OOM_VERBOSE"))
+		fprintf(stderr, "nofile: first allocation %p (errno %d)\n", l.obj[0], l.err[0]);
+	if (je)
+		CHILD_CHECK(!l.obj[0] && l.err[0] == ENOMEM, "the new thread's first allocation "
+		            "got %p (errno %d) with 1 MiB of address space left", l.obj[0], l.err[0]);
+	else
+		CHILD_CHECK(l.obj[0] || l.err[0] == ENOMEM, "a NULL without errno = ENOMEM");
+	CHILD_CHECK(pool_get_stats(pool, &st, sizeof(st)) == 0 && st.failed == (l.obj[0] ? 0u : 1u),
+	            "failed = %zu", (size_t)st.failed);
+	/* the limit lifted: the same thread allocates (a refusal is not for good) */
+	CHILD_CHECK(set_soft_as(RLIM_INFINITY) == 0, "lifting RLIMIT_AS: %s", strerror(errno));
+	pthread_barrier_wait(&l.go);
+	pthread_barrier_wait(&l.go);
+	CHILD_CHECK(l.obj[1] != NULL, "no object once the limit was lifted (errno %d)", l.err[1]);
+	CHILD_CHECK(pthread_join(t, NULL) == 0, "join");
+	while (nfd)
+		close(fds[--nfd]);
+	pool_flush(pool);
+	CHILD_CHECK(pool_destroy(pool) == 0, "pool_destroy: %s", strerror(errno));
+	return 0;
+}
+
+#define BURST_THREADS  8
+#define LATE_THREADS   16
+#define BURST_ROOM     (64u << 20)   /* bytes of address space above the child's size */
+#define BURST_OBJ      4096u
+
+struct burster {
+	pthread_t tid;
+	struct pool_head *pool;
+	void **objs;
+	size_t got;
+};
+
+static pthread_barrier_t burst_phase;
+
+/*
+ * One object first (the thread's first call into the OS layer, while the process is small),
+ * then, once every thread has one, allocate until NULL, wait for all, free everything.
+ */
+static void burst_fill(struct burster *b)
+{
+	if ((b->objs[0] = pool_alloc(b->pool)) != NULL)
+		b->got = 1;
+	pthread_barrier_wait(&burst_phase);
+	while (b->got < MAX_OBJS && (b->objs[b->got] = pool_alloc(b->pool)) != NULL) {
+		memset(b->objs[b->got], 0x5a, 64);
+		b->got++;
+	}
+	pthread_barrier_wait(&burst_phase);
+	while (b->got)
+		pool_free(b->pool, b->objs[--b->got]);
+	pool_thread_flush();
+}
+
+static void *burst_main(void *arg)
+{
+	burst_fill(arg);
+	return NULL;
+}
+
+static void *late_one(void *arg)
+{
+	struct burster *b = arg;
+	void *o = pool_alloc(b->pool);
+
+	b->got = o != NULL;
+	pool_free(b->pool, o);
+	pool_thread_flush();
+	return NULL;
+}
+
+/*
+ * A burst of threads fills the address space the limit leaves; everything is freed and given
+ * back (pool_flush(), pool_gc()); then LATE_THREADS new threads, one at a time, must each get
+ * an object.
+ */
+static int child_burst(void)
+{
+	static struct burster b[BURST_THREADS + 1];
+	struct pool_head *pool = pool_create("oom-burst", BURST_OBJ, 0);
+	struct burster late;
+	struct pool_stats st;
+	pthread_attr_t attr;
+	unsigned int i, got = 0;
+
+	CHILD_CHECK(pool, "pool_create: %s", strerror(errno));
+	/* one stack size for every thread: an exited thread's stack is reused, not mapped */
+	CHILD_CHECK(pthread_attr_init(&attr) == 0 &&
+	            pthread_attr_setstacksize(&attr, 256u << 10) == 0, "attr");
+	CHILD_CHECK(pthread_barrier_init(&burst_phase, NULL, BURST_THREADS + 1) == 0, "barrier");
+	for (i = 0; i <= BURST_THREADS; i++) {
+		b[i].pool = pool;
+		b[i].objs = mmap(NULL, MAX_OBJS * sizeof(void *), PROT_READ | PROT_WRITE,
+		                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		CHILD_CHECK(b[i].objs != MAP_FAILED, "mmap: %s", strerror(errno));
+	}
+	CHILD_CHECK(set_soft_as(vm_size() + BURST_ROOM) == 0, "setrlimit: %s", strerror(errno));
+	pool_trim();
+	/* the burst: the main thread takes part (its arena is the one new threads set up from) */
+	for (i = 0; i < BURST_THREADS; i++)
+		CHILD_CHECK(pthread_create(&b[i].tid, &attr, burst_main, &b[i]) == 0,
+		            "pthread_create");
+	burst_fill(&b[BURST_THREADS]);
+	for (i = 0; i < BURST_THREADS; i++)
+		CHILD_CHECK(pthread_join(b[i].tid, NULL) == 0, "join");
+	pool_flush(pool);
+	pool_gc(NULL);
+	CHILD_CHECK(pool_get_stats(pool, &st, sizeof(st)) == 0 && st.used == 0 && st.allocated == 0,
+	            "after the burst: used %zu, allocated %zu", (size_t)st.used,
+	            (size_t)st.allocated);
+	CHILD_CHECK(st.failed > 0, "the burst never met the limit");
+	for (i = 0; i < LATE_THREADS; i++) {
+		late.pool = pool;
+		late.got = 0;
+		CHILD_CHECK(pthread_create(&late.tid, &attr, late_one, &late) == 0,
+		            "pthread_create of late thread %u", i);
+		CHILD_CHECK(pthread_join(late.tid, NULL) == 0, "join");
+		got += (unsigned int)late.got;
+	}
+	if (getenv("CHECK_OOM_VERBOSE"))
+		fprintf(stderr, "burst (MALLOC_CONF=%s): %u of %u late threads got an object\n",
+		        getenv("MALLOC_CONF") ? getenv("MALLOC_CONF") : "", got, LATE_THREADS);
+	CHILD_CHECK(got == LATE_THREADS, "%u of %u threads created after the burst got an object",
+	            got, LATE_THREADS);
+	pool_flush(pool);
+	CHILD_CHECK(pool_destroy(pool) == 0, "pool_destroy: %s", strerror(errno));
 	return 0;
 }
 
@@ -293,6 +520,36 @@ START_TEST(test_oom_headroom_24mib)
 }
 END_TEST
 
+/* Run `--child <mode>` with MALLOC_CONF=<conf> (unset when NULL): it must exit 0. */
+static void run_mode(const char *mode, const char *conf)
+{
+	static char out[16384];
+	char *argv[] = { "check_oom", "--child", (char *)mode, NULL };
+	int status = test_run_self(argv, "MALLOC_CONF", conf, out, sizeof(out));
+
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	              "%s (MALLOC_CONF=%s): the child ended with status 0x%x:\n%s", mode,
+	              conf ? conf : "", status, out);
+	if (getenv("CHECK_OOM_VERBOSE"))
+		fputs(out, stdout);
+}
+
+START_TEST(test_oom_no_descriptor_left)
+{
+	/* 4 arenas: the new thread's first call would have to create one */
+	run_mode("nofile", "narenas:4");
+	run_mode("nofile", NULL);
+}
+END_TEST
+
+START_TEST(test_oom_threads_after_burst)
+{
+	run_mode("burst", "narenas:4");
+	run_mode("burst", "narenas:1");
+	run_mode("burst", "retain:false");
+}
+END_TEST
+
 static Suite *oom_suite(void)
 {
 	Suite *s = suite_create("oom");
@@ -301,6 +558,8 @@ static Suite *oom_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_oom_whole_process_30mb);
 	tcase_add_test(tc, test_oom_headroom_24mib);
+	tcase_add_test(tc, test_oom_no_descriptor_left);
+	tcase_add_test(tc, test_oom_threads_after_burst);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -308,8 +567,13 @@ static Suite *oom_suite(void)
 /* `check_oom --child absolute|relative`: the program run under the limit */
 static int before(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "--child"))
+	if (argc == 3 && !strcmp(argv[1], "--child")) {
+		if (!strcmp(argv[2], "nofile"))
+			return child_nofile();
+		if (!strcmp(argv[2], "burst"))
+			return child_burst();
 		return child(!strcmp(argv[2], "relative"));
+	}
 	if (shadow_sanitizer) {
 		printf("check_oom: skipped: the sanitizer's shadow memory cannot live under "
 		       "RLIMIT_AS\n");

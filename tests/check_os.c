@@ -6,7 +6,9 @@
  * for sizes that are and are not multiples of it, metadata zero-filled, the page-level calls the
  * use-after-free allocator needs (map, protect, a read that does not fault on a protected page),
  * the fault context a SIGSEGV handler reads (the crash report's), the allocator's name and usage,
- * and the thread id.
+ * the thread id, and when the jemalloc layer reads RLIMIT_AS: at load, pool_create(),
+ * pool_trim()/pool_gc(), and after running out, never at a new thread's first call (160 threads
+ * once cost 161 prlimit64 system calls; tests/test_syscalls.sh counts the system calls).
  *
  * Internal test: it includes "pool-os.h", the OS layer's private header, because the layer has
  * no public entry point; what pools get from it is checked through the public API in
@@ -129,6 +131,51 @@ START_TEST(test_thread_id)
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
 	ck_assert_uint_ne(other, 0);
 	ck_assert_uint_ne(other, pool__os_thread_id());
+}
+END_TEST
+
+static void *first_call_thread(void *arg)
+{
+	struct pool_head *pool = arg;
+	void *o = pool_alloc(pool);
+
+	ck_assert_ptr_nonnull(o);
+	pool_free(pool, o);
+	return NULL;
+}
+
+#define CHURN_THREADS 160
+
+/*
+ * 160 new threads, each with its first call into the OS layer: RLIMIT_AS is not read again.
+ * pool_create() and pool_trim() read it (a program that set the limit after the library was
+ * loaded calls one of them: doc/debugging.md). The C library layer never reads it.
+ */
+START_TEST(test_new_threads_do_not_read_the_limit)
+{
+	struct pool_head *pool;
+	unsigned long before, after;
+	pthread_t t[8];
+	int i, k;
+
+	before = pool__os_limit_reads();
+	pool = pool_create("os-churn", 64, 0);
+	ck_assert_ptr_nonnull(pool);
+	after = pool__os_limit_reads();
+	ck_assert_uint_eq(after - before, POOL_USE_JEMALLOC ? 1 : 0);
+	before = after;
+	for (i = 0; i < CHURN_THREADS; i += 8) {
+		for (k = 0; k < 8; k++)
+			ck_assert_int_eq(pthread_create(&t[k], NULL, first_call_thread, pool), 0);
+		for (k = 0; k < 8; k++)
+			ck_assert_int_eq(pthread_join(t[k], NULL), 0);
+	}
+	after = pool__os_limit_reads();
+	ck_assert_msg(after == before, "%lu reads of RLIMIT_AS for %d new threads", after - before,
+	              CHURN_THREADS);
+	pool_trim();
+	ck_assert_uint_eq(pool__os_limit_reads() - after, POOL_USE_JEMALLOC ? 1 : 0);
+	ck_assert_int_eq(pool_destroy(pool), 0);
 }
 END_TEST
 
@@ -265,6 +312,7 @@ static Suite *os_suite(void)
 	tcase_add_test(tc, test_meta_alloc_zeroed);
 	tcase_add_test(tc, test_name_and_usage);
 	tcase_add_test(tc, test_thread_id);
+	tcase_add_test(tc, test_new_threads_do_not_read_the_limit);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Pages");

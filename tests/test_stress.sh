@@ -3,9 +3,9 @@
 # Copyright (c) 2026 libpool developers
 # pool-stress, briefly: 48 threads on every workload, plain and under a few POOL_DEBUG settings
 # (tag,integrity,caller,cold-first; uaf; uaf,cache; fail=5; no-cache: a NULL not asked for fails
-# the run), the canary self-test, the JSON output
-# and the usage errors. Asserts exit statuses and output, never a time. Sanitizer builds (SAN set)
-# run shorter workloads. Env (from make check): BUILD, SAN.
+# the run), a workload that gets nothing (fail=100) failing, the soak workload, the canary
+# self-test, the JSON output and the usage errors. Asserts exit statuses and output, never a
+# time. Sanitizer builds (SAN set) run shorter workloads. Env (from make check): BUILD, SAN.
 BUILD=${BUILD:-build/cc}
 B=$BUILD/tools/pool-stress
 if [ ! -x "$B" ]; then
@@ -16,9 +16,9 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 if [ -n "$SAN" ]; then
-	secs=0.3; dbg_secs=0.2
+	secs=0.3; dbg_secs=0.2; soak_secs=0.5
 else
-	secs=2; dbg_secs=0.5
+	secs=2; dbg_secs=0.5; soak_secs=1
 fi
 . "$(dirname "$0")/testlib.sh"
 havepy=""
@@ -77,6 +77,34 @@ if expect 0 "-dMfail=5 (allocation failures are counted, not taken for corruptio
 		python3 -c "import json,sys; d=json.load(open(sys.argv[1])); \
 assert sum(w['failures'] for w in d['workloads']) > 0" "$tmp/fail.json" ||
 			fail "-dMfail=5 produced no counted failure"
+	fi
+fi
+
+# A workload that gets no object at all fails, even when the failures were asked for.
+if expect 1 "-dMfail=100: a workload that allocates nothing fails" \
+	"$B" --threads 4 --seconds 0.2 --workload local -dMfail=100; then
+	grep -q "^local: FAILED: no allocation succeeded: all [0-9]* returned NULL" "$tmp/out" ||
+		fail "no 'no allocation succeeded' line"
+fi
+
+# The soak, briefly: thread replacements, the chaos thread's calls, the books, the RSS.
+if expect 0 "soak, 48 threads, ${soak_secs}s" \
+	"$B" --threads 48 --seconds "$soak_secs" --workload soak --json "$tmp/soak.json"; then
+	grep -q "^soak  *48 .* ok$" "$tmp/out" || fail "no passing summary line for soak"
+	grep -q "^soak: [0-9]* thread replacements, [0-9]* switch flips, .* RSS [0-9]* KiB at the start" \
+		"$tmp/out" || fail "no soak figures line"
+	if command -v python3 >/dev/null 2>&1; then
+		python3 - "$tmp/soak.json" <<'PY' || fail "soak JSON results are wrong"
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = d["workloads"][0]
+assert d["result"] == "ok" and w["name"] == "soak" and w["operations"] > 0, d
+k = w["soak"]
+assert k["flips"] + k["gcs"] + k["trims"] + k["flushes"] + k["limits"] + k["dumps"] > 0, k
+assert k["rss_end_kb"] > 0 and k["rss_peak_kb"] >= k["rss_start_kb"] > 0, k
+for p in d["pools"]:
+    assert p["used"] == 0 and p["allocated"] == 0, p
+PY
 	fi
 fi
 

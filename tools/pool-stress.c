@@ -21,7 +21,10 @@
  *
  * Allocation failures are counted, never taken for corruption. Under -dMfail=<percent> they
  * are asked for; without it (the harness sets no limit) a NULL means the library or the OS
- * layer ran out of something, and any such NULL fails the workload.
+ * layer ran out of something, and any such NULL fails the workload. Either way a workload
+ * fails when it got no object at all, or when one of its threads got none in STARVED_ATTEMPTS
+ * attempts or more (-dMfail=100 included: a run that allocates nothing checks nothing): under
+ * an address-space limit, new threads were once refused every object while the run said ok.
  *
  * Exit status (tools/tool.h): 0 all workloads passed, 1 corruption or wrong accounting, 2 bad
  * usage, 3 cannot start (pools, threads or the --json file cannot be created). See
@@ -56,10 +59,40 @@
 #define SPIKE_BYTES      (64u << 20)  /* spike: working set over all threads at its peak */
 #define SPIKE_UAF_OBJS   4096u    /* ... in objects with -dMuaf */
 #define CANARY_WORDS     3u
+/*
+ * A thread whose attempts all failed, this many or more, is starved: at -dMfail=50, the chance
+ * that 64 draws in a row fail is 2^-64.
+ */
+#define STARVED_ATTEMPTS 64u
+#define SOAK_POOLS       4u
+#define SOAK_DEPTH       64u      /* soak: objects a worker allocates in one batch, at most */
+#define SOAK_LIFE_MS     3000u    /* soak: a worker exits after 200 ms to this, and is replaced */
+#define SOAK_RSS_SLACK_KB (24L << 10)   /* soak: RSS at the end may exceed the start by this */
 
-enum workload { WL_LOCAL, WL_PIPELINE, WL_BLEED, WL_MIXED, WL_SPIKE, WL_COUNT };
+/*
+ * AddressSanitizer and ThreadSanitizer keep the shadow of every page the program touched
+ * resident, and ThreadSanitizer's allocator (which replaces the C library's) keeps what it
+ * freed: in their builds the soak reports its RSS but does not check it (a 0.5 s soak under
+ * TSan ended at 254 MiB from 13 MiB).
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define RSS_CHECKED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define RSS_CHECKED 0
+#endif
+#endif
+#ifndef RSS_CHECKED
+#define RSS_CHECKED 1
+#endif
 
-static const char *const wl_names[WL_COUNT] = { "local", "pipeline", "bleed", "mixed", "spike" };
+enum workload { WL_LOCAL, WL_PIPELINE, WL_BLEED, WL_MIXED, WL_SPIKE, WL_SOAK, WL_COUNT };
+
+static const char *const wl_names[WL_COUNT] = { "local", "pipeline", "bleed", "mixed", "spike",
+                                                "soak" };
+
+/* The workloads run when --workload is not given: all but soak (make soak runs it). */
+#define WL_DEFAULT ((1u << WL_SOAK) - 1)
 
 struct options {
 	unsigned int threads;
@@ -99,9 +132,19 @@ struct worker {
 	uint64_t seq;
 	_Atomic uint64_t ops;       /* allocations plus frees; read by the progress line */
 	_Atomic uint64_t failures;  /* allocations that returned NULL */
+	_Atomic uint64_t allocs;    /* allocations that returned an object */
 	void **live;                /* scratch array of live objects */
 	size_t live_cap;
+	atomic_int done;            /* soak: the thread returned (main joins and replaces it) */
+	unsigned int lives;         /* soak: threads that ran in this slot */
 } __attribute__((aligned(64)));
+
+/* soak: what the chaos thread did, and the process's RSS. */
+struct soak_counts {
+	unsigned long flips, gcs, trims, flushes, limits, dumps, restarts;
+	long rss_start_kb, rss_peak_kb, rss_end_kb;
+	char error[160];            /* the first call that failed */
+};
 
 struct run {
 	const struct options *opt;
@@ -123,12 +166,15 @@ struct run {
 	long spike_rss_peak_kb;
 	int spike_go;
 	unsigned int spike_cycles;
+	struct soak_counts soak;    /* soak: written by the chaos thread and main */
+	unsigned int soak_flags;    /* soak: pool_debugging when the workload began */
+	unsigned int soak_fail_pct; /* ... and the percentage of fail then */
 };
 
 struct wl_result {
 	const char *name;
 	double elapsed;
-	uint64_t ops, failures;
+	uint64_t ops, failures, allocs;
 	int ok;
 	char error[512];
 	/* spike only */
@@ -136,9 +182,13 @@ struct wl_result {
 	size_t peak_allocated, before_gc, after_gc, needed_avg, keep_bound;
 	long rss_peak_kb, rss_after_kb;
 	unsigned int cycles;
+	/* soak only */
+	int has_soak;
+	struct soak_counts soak;
 };
 
 static int uaf_on;
+static char *debugging_text(void);
 static atomic_long corrupt_countdown = -1;   /* --self-test-corruption: allocations left */
 
 static double now_s(void)
@@ -274,6 +324,8 @@ static void *obj_alloc(struct worker *w, unsigned int pi)
 		                      memory_order_relaxed);
 		return NULL;
 	}
+	atomic_store_explicit(&w->allocs, atomic_load_explicit(&w->allocs, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
 	canary_write(w, p, r->sizes[pi]);
 	/* --self-test-corruption: overwrite one byte of a live object to prove the check works */
 	if (r->opt->corrupt_after >= 0 &&
@@ -320,6 +372,24 @@ static void free_tagged(struct worker *w, void *t)
 /* Workloads                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * `d` allocations, each from one of the first `npools` pools of the run at random, into
+ * w->live with the pool index in the pointer's low bits; NULLs are skipped. Returns how many.
+ */
+static size_t alloc_batch(struct worker *w, size_t d, unsigned int npools)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < d; i++) {
+		unsigned int pi = (unsigned int)rng_below(&w->rng, npools);
+		void *p = obj_alloc(w, pi);
+
+		if (p)
+			w->live[n++] = tag_ptr(p, pi);
+	}
+	return n;
+}
+
 /* local: random batch depths on one thread, freed LIFO or FIFO, over two pools. */
 static void run_local(struct worker *w)
 {
@@ -328,13 +398,7 @@ static void run_local(struct worker *w)
 
 	while (!stopping(r)) {
 		d = 1 + rng_below(&w->rng, r->depth);
-		for (n = 0, i = 0; i < d; i++) {
-			unsigned int pi = (unsigned int)rng_below(&w->rng, r->npools);
-			void *p = obj_alloc(w, pi);
-
-			if (p)
-				w->live[n++] = tag_ptr(p, pi);
-		}
+		n = alloc_batch(w, d, r->npools);
 		if (rng_next(&w->rng) & 1) {
 			while (n)
 				free_tagged(w, w->live[--n]);
@@ -458,7 +522,7 @@ static void run_mixed(struct worker *w)
 	struct run *r = w->run;
 	unsigned int big = r->npools - 1;
 	double next_gc = now_s() + 0.02;
-	size_t i, n, d;
+	size_t n, d;
 
 	while (!stopping(r)) {
 		void *bigp = NULL;
@@ -470,13 +534,7 @@ static void run_mixed(struct worker *w)
 			if (!bigp)
 				atomic_fetch_sub(&r->big_live, 1);
 		}
-		for (n = 0, i = 0; i < d; i++) {
-			unsigned int pi = (unsigned int)rng_below(&w->rng, big);
-			void *p = obj_alloc(w, pi);
-
-			if (p)
-				w->live[n++] = tag_ptr(p, pi);
-		}
+		n = alloc_batch(w, d, big);
 		while (n)
 			free_tagged(w, w->live[--n]);
 		if (bigp) {
@@ -547,6 +605,140 @@ static void run_spike(struct worker *w)
 	}
 }
 
+/*
+ * soak: a worker lives 200 ms to SOAK_LIFE_MS, then returns and main starts another in its
+ * slot. Meanwhile: batches of 1 to SOAK_DEPTH objects over the soak pools, a quarter of them
+ * handed to a random other slot's inbox (freed there), the rest freed LIFO or FIFO, and its own
+ * inbox drained.
+ */
+static void run_soak(struct worker *w)
+{
+	struct run *r = w->run;
+	double end = now_s() + (200 + (double)rng_below(&w->rng, SOAK_LIFE_MS - 200)) / 1000;
+	size_t i, n, kept, d;
+
+	while (!stopping(r) && now_s() < end) {
+		struct inbox *mine = &r->inboxes[w->id];
+
+		d = 1 + rng_below(&w->rng, r->depth);
+		n = alloc_batch(w, d, r->npools);
+		for (kept = 0, i = 0; i < n; i++) {
+			struct inbox *to;
+			int given = 0;
+
+			if (r->nthreads > 1 && (rng_next(&w->rng) & 3) == 0) {
+				to = &r->inboxes[(w->id + 1 + rng_below(&w->rng, r->nthreads - 1)) %
+				                 r->nthreads];
+				pthread_mutex_lock(&to->lock);
+				if (to->count < to->cap) {
+					to->slot[to->count++] = w->live[i];
+					given = 1;
+				}
+				pthread_mutex_unlock(&to->lock);
+			}
+			if (!given)
+				w->live[kept++] = w->live[i];
+		}
+		if (rng_next(&w->rng) & 1) {
+			while (kept)
+				free_tagged(w, w->live[--kept]);
+		} else {
+			for (i = 0; i < kept; i++)
+				free_tagged(w, w->live[i]);
+		}
+		pthread_mutex_lock(&mine->lock);
+		n = mine->count < w->live_cap ? mine->count : w->live_cap;
+		mine->count -= n;
+		memcpy(w->live, mine->slot + mine->count, n * sizeof(void *));
+		pthread_mutex_unlock(&mine->lock);
+		for (i = 0; i < n; i++)
+			free_tagged(w, w->live[i]);
+	}
+}
+
+/* The run-time switches the chaos thread flips: set and clear words, and their flag. */
+static const struct soak_switch {
+	const char *set, *clear;
+	unsigned int flag;
+} soak_switches[] = {
+	{ "integrity", "no-integrity", POOL_DBG_INTEGRITY },
+	{ "cold-first", "hot-first", POOL_DBG_COLD_FIRST },
+	{ "poison", "no-poison", POOL_DBG_POISON },
+	{ "no-cache", "cache", POOL_DBG_NO_CACHE },
+	{ "no-global", "global", POOL_DBG_NO_GLOBAL },
+	{ "fail=2", "no-fail", POOL_DBG_FAIL },
+};
+
+#define NB_SOAK_SWITCHES (sizeof(soak_switches) / sizeof(soak_switches[0]))
+
+static void soak_error(struct run *r, const char *what, const char *detail)
+{
+	if (!r->soak.error[0])
+		snprintf(r->soak.error, sizeof(r->soak.error), "%s%s%s", what,
+		         detail ? ": " : "", detail ? detail : "");
+}
+
+/*
+ * soak: the chaos thread. Every 1 to 4 ms one action at random: flip a run-time debugging
+ * switch (pool_parse_debugging()), pool_gc() of one pool or of all, pool_trim(), pool_flush(),
+ * pool_set_limit() (none, a little above what the pool holds, or SIZE_MAX), or a pools show
+ * (pool_dump()) to /dev/null.
+ */
+static void *soak_chaos(void *arg)
+{
+	struct run *r = arg;
+	uint64_t rng = UINT64_C(0xC4A05C4A05C4A05);
+	FILE *devnull = fopen("/dev/null", "w");
+
+	while (!stopping(r)) {
+		struct timespec ts = { 0, (long)(1 + rng_below(&rng, 4)) * 1000000L };
+		struct pool_head *p = r->pools[rng_below(&rng, r->npools)];
+		unsigned int action = (unsigned int)rng_below(&rng, 16);
+		struct pool_stats st;
+		char *err = NULL;
+
+		nanosleep(&ts, NULL);
+		if (action < 6) {
+			const struct soak_switch *sw = &soak_switches[rng_below(&rng,
+			                                                        NB_SOAK_SWITCHES)];
+
+			if (pool_parse_debugging((rng_next(&rng) & 1) ? sw->set : sw->clear, &err)) {
+				soak_error(r, "pool_parse_debugging", err);
+				free(err);
+			}
+			r->soak.flips++;
+		} else if (action == 6) {
+			pool_gc(NULL);
+			r->soak.gcs++;
+		} else if (action == 7) {
+			pool_gc(p);
+			r->soak.gcs++;
+		} else if (action == 8) {
+			pool_trim();
+			r->soak.trims++;
+		} else if (action == 9) {
+			pool_flush(p);
+			r->soak.flushes++;
+		} else if (action < 12) {
+			size_t limit = 0;
+
+			if (pool_get_stats(p, &st, sizeof(st)) == 0 && (rng_next(&rng) & 1))
+				limit = (rng_next(&rng) & 3) ? st.allocated + 1 +
+				        rng_below(&rng, 4096) : SIZE_MAX;
+			if (pool_set_limit(p, limit) != 0)
+				soak_error(r, "pool_set_limit", strerror(errno));
+			r->soak.limits++;
+		} else if (action == 12 && devnull) {
+			if (pool_dump(devnull, "byname") != 0)
+				soak_error(r, "pool_dump", strerror(errno));
+			r->soak.dumps++;
+		}
+	}
+	if (devnull)
+		fclose(devnull);
+	return NULL;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -556,6 +748,11 @@ static void *worker_main(void *arg)
 	    atomic_exchange(&bind_failed, 1) == 0)
 		fprintf(stderr, "pool-stress: --bind: cannot bind threads (%s); running unbound\n",
 		        strerror(errno));
+	if (r->wl == WL_SOAK) {
+		run_soak(w);
+		atomic_store(&w->done, 1);
+		return NULL;
+	}
 	pthread_barrier_wait(&r->barrier);
 	switch (r->wl) {
 	case WL_LOCAL: run_local(w); break;
@@ -563,6 +760,7 @@ static void *worker_main(void *arg)
 	case WL_BLEED: run_bleed(w); break;
 	case WL_MIXED: run_mixed(w); break;
 	case WL_SPIKE: run_spike(w); break;
+	case WL_SOAK:
 	case WL_COUNT: break;
 	}
 	return NULL;   /* the thread's caches are flushed by the library at exit */
@@ -613,6 +811,15 @@ static int setup_pools(struct run *r)
 		return add_pool(r, "stress-mixed-2m", MIXED_BIG_SIZE);
 	case WL_SPIKE:
 		return add_pool(r, "stress-spike", SPIKE_OBJ_SIZE);
+	case WL_SOAK:
+		for (i = 0; i < SOAK_POOLS; i++) {
+			static const size_t soak_sizes[SOAK_POOLS] = { 64, 256, 1024, 16384 };
+
+			snprintf(name, sizeof(name), "soak-%zu", soak_sizes[i]);
+			if (add_pool(r, name, soak_sizes[i]))
+				return -1;
+		}
+		return 0;
 	case WL_COUNT:
 		break;
 	}
@@ -635,7 +842,10 @@ static void __attribute__((format(printf, 2, 3))) add_error(struct wl_result *re
 	va_end(ap);
 }
 
-/* After every worker exited: used == 0 and allocated == shared_free in each pool of the run. */
+/*
+ * After every worker exited and the main thread flushed its caches: used == 0 and allocated ==
+ * shared_free + cached (cached is 0 by then) in each pool of the run.
+ */
 static int check_accounting(const struct run *r, struct wl_result *res)
 {
 	unsigned int i;
@@ -650,11 +860,11 @@ static int check_accounting(const struct run *r, struct wl_result *res)
 			add_error(res, "pool '%s': used=%zu after every thread exited (expected 0)",
 			          pool_name(r->pools[i]), st.used);
 		}
-		if (st.allocated != st.shared_free) {
+		if (st.allocated != st.shared_free + st.cached) {
 			ok = 0;
 			add_error(res, "pool '%s': allocated=%zu but the shared free lists hold %zu "
-			          "(expected equal)", pool_name(r->pools[i]), st.allocated,
-			          st.shared_free);
+			          "and the caches %zu (expected the sum)", pool_name(r->pools[i]),
+			          st.allocated, st.shared_free, st.cached);
 		}
 	}
 	return ok;
@@ -701,6 +911,106 @@ static int check_spike(struct run *r, struct wl_result *res)
 	return 1;
 }
 
+/* soak, main thread, every 200 ms: replace the workers that returned; note the RSS peak. */
+static void soak_tend(struct run *r)
+{
+	long rss = rss_kb();
+	unsigned int i;
+	int err;
+
+	if (rss > r->soak.rss_peak_kb)
+		r->soak.rss_peak_kb = rss;
+	for (i = 0; i < r->nthreads; i++) {
+		struct worker *w = &r->workers[i];
+
+		if (!atomic_load(&w->done))
+			continue;
+		pthread_join(w->thread, NULL);
+		atomic_store(&w->done, 0);
+		w->lives++;
+		r->soak.restarts++;
+		err = pthread_create(&w->thread, NULL, worker_main, w);
+		if (err) {
+			fprintf(stderr, "pool-stress: cannot restart thread %u: %s\n", i,
+			        strerror(err));
+			exit(TOOL_EXIT_UNAVAILABLE);
+		}
+	}
+}
+
+/*
+ * soak, once every thread is gone: free what the inboxes still hold, put the debugging
+ * switches back as they were when the workload began, and lift the limits.
+ */
+static void soak_settle(struct run *r)
+{
+	char opts[256] = "", *err = NULL;
+	size_t i, k, len = 0;
+
+	for (i = 0; i < r->nthreads; i++) {
+		struct inbox *in = &r->inboxes[i];
+
+		for (k = 0; k < in->count; k++)
+			free_tagged(&r->workers[i], in->slot[k]);
+		in->count = 0;
+	}
+	for (i = 0; i < NB_SOAK_SWITCHES; i++) {
+		const struct soak_switch *sw = &soak_switches[i];
+
+		if (sw->flag == POOL_DBG_FAIL && (r->soak_flags & sw->flag))
+			len += (size_t)snprintf(opts + len, sizeof(opts) - len, "%sfail=%u",
+			                        len ? "," : "", r->soak_fail_pct);
+		else
+			len += (size_t)snprintf(opts + len, sizeof(opts) - len, "%s%s",
+			                        len ? "," : "",
+			                        (r->soak_flags & sw->flag) ? sw->set : sw->clear);
+	}
+	if (pool_parse_debugging(opts, &err) != 0) {
+		soak_error(r, "restoring the debugging options", err);
+		free(err);
+	}
+	for (i = 0; i < r->npools; i++)
+		if (pool_set_limit(r->pools[i], 0) != 0)
+			soak_error(r, "pool_set_limit", strerror(errno));
+}
+
+/*
+ * soak, after the books were checked: every object back to the OS layer (pool_flush() of each
+ * pool, pool_trim()), then the RSS must be back near where it started: at most
+ * SOAK_RSS_SLACK_KB (24 MiB) above it. That is what a process may keep after such a run
+ * without holding a single pool object: jemalloc's metadata, never returned, for up to one
+ * arena per live thread (measured: 7.5 MiB of RSS for 48 arenas, on a machine with 48 CPUs or
+ * more; 1.7 MiB with the 8 arenas of a 2-core machine), the stacks of exited threads, which
+ * glibc caches for reuse with the pages they touched, and the pages jemalloc keeps between
+ * purges. Measured on the 2-core development machine, a 5-minute soak at 48 threads (load
+ * average 200-330) went from 4.7 MiB to a peak of 141 MiB and ended at 8.4 MiB, 3.7 MiB above
+ * its start: the bound catches any failure to give back more than a sixth of such a peak.
+ * Not checked in sanitizer builds (RSS_CHECKED).
+ */
+static int check_soak(struct run *r, struct wl_result *res)
+{
+	unsigned int i;
+	int ok = 1;
+
+	for (i = 0; i < r->npools; i++)
+		pool_flush(r->pools[i]);
+	pool_trim();
+	r->soak.rss_end_kb = rss_kb();
+	res->has_soak = 1;
+	res->soak = r->soak;
+	if (r->soak.error[0]) {
+		add_error(res, "%s failed during the run", r->soak.error);
+		ok = 0;
+	}
+	if (RSS_CHECKED && r->soak.rss_end_kb > r->soak.rss_start_kb + SOAK_RSS_SLACK_KB) {
+		add_error(res, "RSS did not come back: %ld KiB at the end, %ld KiB at the start "
+		          "(bound: the start + %ld KiB), %ld KiB at the peak", r->soak.rss_end_kb,
+		          r->soak.rss_start_kb, SOAK_RSS_SLACK_KB, r->soak.rss_peak_kb);
+		ok = 0;
+	}
+	return ok;
+}
+
 static uint64_t total_ops(const struct run *r)
 {
 	uint64_t s = 0;
@@ -711,6 +1021,21 @@ static uint64_t total_ops(const struct run *r)
 	return s;
 }
 
+/* The percentage of -dMfail in effect (0 without it), read from the debugging options text. */
+static unsigned int fail_percent(void)
+{
+	char *txt, *at;
+	unsigned int pct = 0;
+
+	if (!(pool_debugging & POOL_DBG_FAIL))
+		return 0;
+	txt = debugging_text();
+	if (txt && (at = strstr(txt, "fail=")) != NULL)
+		pct = (unsigned int)strtoul(at + 5, NULL, 10);
+	free(txt);
+	return pct;
+}
+
 static int run_workload(const struct options *opt, enum workload wl, struct wl_result *res)
 {
 	struct run r;
@@ -718,6 +1043,8 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 	double start, end, t, last_t;
 	uint64_t last_ops = 0;
 	int tty = isatty(STDOUT_FILENO);
+	unsigned int starved = 0, starved_first = 0;
+	pthread_t chaos;
 	int err;
 
 	memset(&r, 0, sizeof(r));
@@ -726,7 +1053,8 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 	r.opt = opt;
 	r.wl = wl;
 	r.nthreads = opt->threads;
-	r.depth = uaf_on ? UAF_DEPTH : (wl == WL_MIXED ? 64 : LOCAL_DEPTH);
+	r.depth = uaf_on ? UAF_DEPTH : (wl == WL_MIXED ? 64 : wl == WL_SOAK ? SOAK_DEPTH :
+	                                LOCAL_DEPTH);
 	r.queue_cap = uaf_on ? 32 : 256;
 	if (setup_pools(&r))
 		return -1;
@@ -752,7 +1080,7 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 				return -1;
 		}
 	}
-	if (wl == WL_BLEED) {
+	if (wl == WL_BLEED || wl == WL_SOAK) {
 		r.inboxes = aligned_alloc(64, sizeof(*r.inboxes) * r.nthreads);
 		if (!r.inboxes)
 			return -1;
@@ -766,6 +1094,12 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 		}
 	}
 	pthread_barrier_init(&r.barrier, NULL, r.nthreads + (wl == WL_SPIKE ? 0 : 1));
+	if (wl == WL_SOAK) {
+		/* the process before the load: what RSS must come back near at the end */
+		r.soak.rss_start_kb = r.soak.rss_peak_kb = rss_kb();
+		r.soak_flags = pool_debugging;
+		r.soak_fail_pct = fail_percent();
+	}
 
 	for (i = 0; i < r.nthreads; i++) {
 		struct worker *w = &r.workers[i];
@@ -778,14 +1112,24 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 		w->live = calloc(w->live_cap, sizeof(void *));
 		if (!w->live)
 			return -1;
+		w->lives = 1;
 		err = pthread_create(&w->thread, NULL, worker_main, w);
 		if (err) {
 			fprintf(stderr, "pool-stress: cannot start thread %u: %s\n", i, strerror(err));
 			exit(TOOL_EXIT_UNAVAILABLE);
 		}
 	}
-	/* the spike workers synchronise among themselves; the others wait for main to start */
-	if (wl != WL_SPIKE)
+	if (wl == WL_SOAK) {
+		err = pthread_create(&chaos, NULL, soak_chaos, &r);
+		if (err) {
+			fprintf(stderr, "pool-stress: cannot start the chaos thread: %s\n",
+			        strerror(err));
+			exit(TOOL_EXIT_UNAVAILABLE);
+		}
+	}
+	/* the spike workers synchronise among themselves; soak's start at once; the others wait
+	 * for main to start */
+	if (wl != WL_SPIKE && wl != WL_SOAK)
 		pthread_barrier_wait(&r.barrier);
 	start = now_s();
 	end = start + opt->seconds;
@@ -799,6 +1143,8 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 		ts.tv_sec = 0;
 		ts.tv_nsec = (long)(left * 1e9);
 		nanosleep(&ts, NULL);
+		if (wl == WL_SOAK)
+			soak_tend(&r);
 		if (tty) {
 			uint64_t ops = total_ops(&r);
 
@@ -815,21 +1161,43 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 		/* the workers' drain barrier counts main too */
 		pthread_barrier_wait(&r.barrier);
 	}
+	if (wl == WL_SOAK)
+		pthread_join(chaos, NULL);
 	for (i = 0; i < r.nthreads; i++)
 		pthread_join(r.workers[i].thread, NULL);
 	res->elapsed = now_s() - start;
 	if (tty)
 		printf("\r%60s\r", "");
+	if (wl == WL_SOAK)
+		soak_settle(&r);
 	pool_thread_flush();
 
+	res->ok = 1;
 	for (i = 0; i < r.nthreads; i++) {
+		uint64_t got = atomic_load(&r.workers[i].allocs);
+		uint64_t nulls = atomic_load(&r.workers[i].failures);
+
 		res->ops += atomic_load(&r.workers[i].ops);
-		res->failures += atomic_load(&r.workers[i].failures);
+		res->failures += nulls;
+		res->allocs += got;
+		if (!got && nulls >= STARVED_ATTEMPTS) {
+			if (!starved++)
+				starved_first = i;
+		}
 		free(r.workers[i].live);
 	}
-	res->ok = 1;
-	/* the harness sets no limit: only -dMfail may make pool_alloc() answer NULL */
-	if (res->failures && !(pool_debugging & POOL_DBG_FAIL)) {
+	if (!res->allocs && res->failures) {
+		res->ok = 0;
+		add_error(res, "no allocation succeeded: all %llu returned NULL",
+		          (unsigned long long)res->failures);
+	} else if (starved) {
+		res->ok = 0;
+		add_error(res, "%u thread(s) got no object in %u attempts or more (thread %u: %llu "
+		          "NULLs)", starved, STARVED_ATTEMPTS, starved_first,
+		          (unsigned long long)atomic_load(&r.workers[starved_first].failures));
+	}
+	/* the harness sets no limit (but in soak): only -dMfail may make pool_alloc() answer NULL */
+	if (res->failures && !(pool_debugging & POOL_DBG_FAIL) && wl != WL_SOAK) {
 		res->ok = 0;
 		add_error(res, "%llu allocations returned NULL without -dMfail (no limit is set: "
 		          "the library or the OS layer ran out)", (unsigned long long)res->failures);
@@ -837,6 +1205,8 @@ static int run_workload(const struct options *opt, enum workload wl, struct wl_r
 	if (wl == WL_SPIKE && !check_spike(&r, res))
 		res->ok = 0;
 	if (!check_accounting(&r, res))
+		res->ok = 0;
+	if (wl == WL_SOAK && !check_soak(&r, res))
 		res->ok = 0;
 
 	pthread_barrier_destroy(&r.barrier);
@@ -880,6 +1250,14 @@ static void print_summary(const struct options *opt, const struct wl_result *res
 			       res[i].cycles, res[i].peak_allocated, res[i].before_gc, res[i].after_gc,
 			       res[i].needed_avg, res[i].keep_bound, res[i].rss_peak_kb,
 			       res[i].rss_after_kb);
+		if (res[i].has_soak)
+			printf("\nsoak: %lu thread replacements, %lu switch flips, %lu pool_gc, "
+			       "%lu pool_trim, %lu pool_flush, %lu pool_set_limit, %lu pools show; "
+			       "RSS %ld KiB at the start, %ld KiB at the peak, %ld KiB at the end\n",
+			       res[i].soak.restarts, res[i].soak.flips, res[i].soak.gcs,
+			       res[i].soak.trims, res[i].soak.flushes, res[i].soak.limits,
+			       res[i].soak.dumps, res[i].soak.rss_start_kb, res[i].soak.rss_peak_kb,
+			       res[i].soak.rss_end_kb);
 		if (!res[i].ok)
 			printf("%s: FAILED: %s\n", res[i].name, res[i].error);
 	}
@@ -957,6 +1335,14 @@ static int write_json(FILE *f, const struct options *opt, const struct wl_result
 			        res[i].cycles, res[i].peak_allocated, res[i].before_gc, res[i].after_gc,
 			        res[i].needed_avg, res[i].keep_bound, res[i].rss_peak_kb,
 			        res[i].rss_after_kb);
+		if (res[i].has_soak)
+			fprintf(f, ", \"soak\": {\"restarts\": %lu, \"flips\": %lu, \"gcs\": %lu, "
+			        "\"trims\": %lu, \"flushes\": %lu, \"limits\": %lu, \"dumps\": %lu, "
+			        "\"rss_start_kb\": %ld, \"rss_peak_kb\": %ld, \"rss_end_kb\": %ld}",
+			        res[i].soak.restarts, res[i].soak.flips, res[i].soak.gcs,
+			        res[i].soak.trims, res[i].soak.flushes, res[i].soak.limits,
+			        res[i].soak.dumps, res[i].soak.rss_start_kb, res[i].soak.rss_peak_kb,
+			        res[i].soak.rss_end_kb);
 		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
 	}
 	fprintf(f, "  ],\n  \"pools\": [\n");
@@ -992,8 +1378,8 @@ static void usage(FILE *out)
 	        "  -t, --threads N    worker threads, 1..%u (default 48)\n"
 	        "  -s, --seconds S    seconds per workload, 0.1..%.0f, decimals allowed (default 10)\n"
 	        "  -w, --workload LIST\n"
-	        "                     comma-separated among local,pipeline,bleed,mixed,spike\n"
-	        "                     (default: all of them in turn)\n"
+	        "                     comma-separated among local,pipeline,bleed,mixed,spike,soak\n"
+	        "                     (default: all of them in turn but soak, which make soak runs)\n"
 	        "  -j, --json FILE    also write the results as JSON to FILE\n"
 	        "  -b, --bind         pin worker i to the i-th PU, cores first "
 	        "(pool_topology_bind_thread)\n"
@@ -1061,7 +1447,8 @@ static void parse_args(int argc, char **argv, struct options *opt)
 		case 'w':
 			if (parse_workloads(optarg, &opt->workloads))
 				tool_usage_error("bad value '%s' for --workload: expected a comma-separated "
-				                 "list of local, pipeline, bleed, mixed, spike", optarg);
+				                 "list of local, pipeline, bleed, mixed, spike, soak",
+				                 optarg);
 			break;
 		case 'j':
 			if (!*optarg)
@@ -1098,7 +1485,7 @@ int main(int argc, char **argv)
 		return TOOL_EXIT_UNAVAILABLE;
 	}
 	if (!opt.workloads)
-		opt.workloads = (1u << WL_COUNT) - 1;
+		opt.workloads = WL_DEFAULT;
 	uaf_on = !!(pool_debugging & POOL_DBG_UAF);
 	atomic_store(&corrupt_countdown, opt.corrupt_after);
 

@@ -62,7 +62,8 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
  * pool_destroy - drop one creator of `pool`; the last one drains every thread's cache of it,
  * gives its free objects back and retires the head. Call it when no other thread uses the pool.
  * Returns 0, or -1 with errno EBUSY (objects still handed out: the pool stays usable) or EINVAL
- * (NULL, or destroyed already). A use of a destroyed pool is reported: see pool_create(3).
+ * (NULL, or destroyed already). A use of a destroyed pool is reported: see pool_create(3). May
+ * be called from a pool_for_each() callback, on any pool.
  */
 POOL_API int pool_destroy(struct pool_head *pool);
 
@@ -240,7 +241,8 @@ POOL_API void pool_thread_flush(void);
 
 /*
  * pool_trim - ask the OS layer to give its free memory back to the system (jemalloc: flush and
- * purge; C library: malloc_trim(0)). Cannot fail; never on a hot path (pool_gc(3): its cost).
+ * purge; C library: malloc_trim(0)), and with jemalloc read RLIMIT_AS again (call it after
+ * setrlimit(): doc/debugging.md). Cannot fail; never on a hot path (pool_gc(3): its cost).
  */
 POOL_API void pool_trim(void);
 
@@ -248,8 +250,11 @@ POOL_API void pool_trim(void);
 
 /*
  * pool_set_limit - cap the objects `pool` may hold from the OS layer at `max_objects` (0: no
- * limit); past it, allocations fail and are counted. Exact when set before the pool is shared
- * between threads. Returns 0, or -1 with errno EINVAL (NULL or destroyed pool).
+ * limit; any other size_t is a cap, SIZE_MAX included). Past it, allocations fail and are
+ * counted. Exact whenever it is set, from any thread: it only stores the cap, which the
+ * reservations that follow obey; a cap below what the pool holds takes nothing back. Lock-free;
+ * may be called from a pool_for_each() callback. Returns 0, or -1 with errno EINVAL (NULL or not
+ * a live pool).
  */
 POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects);
 
@@ -277,8 +282,13 @@ POOL_API const char *pool_name(const struct pool_head *pool);
 POOL_API size_t pool_object_size(const struct pool_head *pool);
 
 /*
- * pool_for_each - call fn(pool, arg) for every pool in creation order until fn returns non-zero.
- * It holds the pool list lock meanwhile: fn must not create or destroy pools.
+ * pool_for_each - call fn(pool, arg) for every pool that exists when it starts, in creation
+ * order, until fn returns non-zero. It holds the pool list lock meanwhile (other threads'
+ * creations, destructions, dumps, CLI commands and fork() wait): keep fn short. fn may call the
+ * library back on its thread, pool_create() and pool_destroy() (of any pool) included; a pool it
+ * creates is not visited, one it destroys is not visited afterwards. fn must return, and must
+ * not wait for another thread that takes the pool list lock. NULL fn: nothing. See
+ * pool_get_stats(3).
  */
 POOL_API void pool_for_each(int (*fn)(struct pool_head *pool, void *arg), void *arg);
 

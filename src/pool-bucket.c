@@ -877,10 +877,14 @@ void pool__bucket_fini(struct pool_head *pool)
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
+		struct pool_mag *head = pass_own(b, 1), *extra;
 
-		pool__mag_free_stack(pool, b->empties);
-		b->empties = NULL;
-		atomic_store_explicit(&b->nempties, 0, memory_order_relaxed);
+		/* owned: a thread racing the destruction (forbidden) cannot be taking one */
+		if (head == POOL_BUSY)
+			continue;
+		extra = trim_empties(b, 0);
+		bucket_give(b, head);
+		pool__mag_free_stack(pool, extra);
 	}
 	pthread_mutex_destroy(&pool->demand.pass_lock);
 }

@@ -71,8 +71,9 @@ static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag
 
 	POOL_ASSERT(!ctx->slot[s].loaded && m->n <= m->cap);
 	ctx->slot[s].loaded = m;
-	tc->base = m->obj;
-	tc->end = m->obj + m->cap;
+	/* relaxed atomics: statistics read the entry from other threads (entry_count()) */
+	__atomic_store_n(&tc->base, m->obj, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->end, m->obj + m->cap, __ATOMIC_RELAXED);
 	pool__tc_set_count(tc, m->n);
 }
 
@@ -85,7 +86,8 @@ static struct pool_mag *unload(struct pool_thread_caches *ctx, unsigned int s)
 	if (m)
 		m->n = pool__tc_count(tc);
 	__atomic_store_n(&tc->top, NULL, __ATOMIC_RELAXED);
-	tc->base = tc->end = NULL;
+	__atomic_store_n(&tc->base, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->end, NULL, __ATOMIC_RELAXED);
 	ctx->slot[s].loaded = NULL;
 	return m;
 }

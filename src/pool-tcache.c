@@ -147,6 +147,17 @@ __attribute__((constructor(102))) static void sections_init(void)
 /* A thread and a pool                                                                        */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * In a section, before a slow path touches the pool's slot: is the pool still live?
+ * pool_destroy() marks it dead while it keeps every thread out of its sections, so a thread that
+ * races the destruction (forbidden) finds it here, before the slot goes, and its slow path
+ * reports it.
+ */
+static inline int pool_live(const struct pool_head *pool)
+{
+	return POOL_LIKELY(__atomic_load_n(&pool->magic, __ATOMIC_ACQUIRE) == POOL_HEAD_LIVE);
+}
+
 int pool__tcache_integrity(const struct pool_thread *self, unsigned int dbg)
 {
 	return self->caches && pool__tc_integrity_on(self->caches, dbg);
@@ -205,7 +216,9 @@ void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigne
 	void *obj = NULL;
 
 	section_enter(ctx);
-	if (dbg & POOL_DBG_COLD_FIRST)
+	if (!pool_live(pool))
+		;
+	else if (dbg & POOL_DBG_COLD_FIRST)
 		obj = pool__magazine_pop_coldest(ctx, s);
 	else if (pool__tc_count(tc) || pool__magazine_reload_local(ctx, s))
 		obj = tc->base[pool__tc_count(tc) - 1], pool__tc_set_count(tc, pool__tc_count(tc) - 1);
@@ -222,7 +235,8 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *ob
 	int ok;
 
 	section_enter(ctx);
-	ok = pool__tc_count(tc) < pool__tc_cap(tc) || pool__magazine_make_room(ctx, s, dbg);
+	ok = pool_live(pool) &&
+	     (pool__tc_count(tc) < pool__tc_cap(tc) || pool__magazine_make_room(ctx, s, dbg));
 	if (ok) {
 		if (pool__tc_debug_cached(pool, pool__tc_integrity_on(ctx, dbg)))
 			pool__debug_fill_cached(pool, obj, pool__tc_integrity_on(ctx, dbg));
@@ -245,6 +259,10 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 		int loaded;
 
 		section_enter(ctx);
+		if (!pool_live(pool)) {
+			section_exit(ctx);
+			return NULL;
+		}
 		if (pool__magazine_reload_remote(ctx, s, dbg, 1)) {
 			obj = tc->base[pool__tc_count(tc) - 1];
 			pool__tc_set_count(tc, pool__tc_count(tc) - 1);
@@ -285,11 +303,13 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 	size_t got = 0;
 
 	section_enter(ctx);
-	while (got < n) {
+	while (got < n && pool_live(pool)) {
 		uint32_t c = pool__tc_count(tc), k;
 
+		uint32_t want = n - got < UINT32_MAX ? (uint32_t)(n - got) : UINT32_MAX;
+
 		if (!c && !pool__magazine_reload_local(ctx, s) &&
-		    !pool__magazine_reload_remote(ctx, s, dbg, (uint32_t)(n - got < UINT32_MAX ? n - got : UINT32_MAX)))
+		    !pool__magazine_reload_remote(ctx, s, dbg, want))
 			break;
 		c = pool__tc_count(tc);
 		k = n - got < c ? (uint32_t)(n - got) : c;
@@ -301,13 +321,13 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 	tick(self, pool);
 	if (got == n)
 		return n;
-	/* all or nothing: what was taken goes back */
+	/* all or nothing: what was taken goes back (a pool found dead keeps them) */
 	pool__tcache_free_bulk(pool, self, objs, got, dbg);
 	return 0;
 }
 
-void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, void **objs,
-                            size_t n, unsigned int dbg)
+int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, void **objs,
+                           size_t n, unsigned int dbg)
 {
 	struct pool_thread_caches *ctx = self->caches;
 	unsigned int s = pool->ro.index;
@@ -315,6 +335,10 @@ void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, vo
 	size_t i = 0;
 
 	section_enter(ctx);
+	if (!pool_live(pool)) {
+		section_exit(ctx);
+		return 0;
+	}
 	while (i < n) {
 		uint32_t c = pool__tc_count(tc), cap;
 
@@ -331,5 +355,6 @@ void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, vo
 	for (; i < n; i++)
 		if (objs[i])
 			pool__tcache_put_uncached(pool, self, objs[i], dbg, NULL);
+	return 1;
 }
 

@@ -40,7 +40,10 @@ void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *ctx, unsigned
 /*
  * Push `obj` into this thread's cache of `pool`, making room in the loaded magazine when it is
  * full (magazines rotate, full ones leave for the shared lists when the budget cannot hold
- * them). 1 when cached, 0 when the slot cannot cache (no budget for a magazine, no memory).
+ * them). 1 when cached, 0 when the slot cannot cache (no budget for a magazine, no memory) or
+ * the pool was found destroyed. pool__tcache_pop(), pool__tcache_refill() and the bulk calls
+ * likewise fail on a pool found destroyed: each checks it inside its section, before it touches
+ * the pool's slot (pool_destroy() marks it while it keeps the threads out of their sections).
  */
 int pool__tcache_push(struct pool_head *pool, struct pool_thread *ctx, void *obj,
                       unsigned int dbg);
@@ -141,10 +144,11 @@ static inline int pool__tcache_free_bulk_fast(struct pool_head *pool, void **obj
 
 /*
  * pool_free_bulk() likewise: the pointers into the loaded magazine, the magazines rotating as it
- * fills; what the budget cannot hold goes to the shared lists.
+ * fills; what the budget cannot hold goes to the shared lists. Returns 1, or 0 when the pool was
+ * found destroyed (a thread racing pool_destroy(): nothing was taken).
  */
-void pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
-                            size_t n, unsigned int dbg);
+int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
+                           size_t n, unsigned int dbg);
 
 /*
  * Sections: a thread changes its slots only inside one. pool__tcache_quiesce_begin() keeps the

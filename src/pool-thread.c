@@ -46,7 +46,7 @@ static __thread struct pool_thread pool_self __attribute__((tls_model("initial-e
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pool_thread_caches *registry[POOL_MAX_THREADS];
 static pthread_key_t exit_key;
-static int exit_key_made;
+static atomic_int exit_key_made;   /* the key exists (cleared when the library unloads) */
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 static void thread_exit(void *arg);
@@ -60,7 +60,7 @@ static void make_exit_key(void)
 			return;
 		return;
 	}
-	exit_key_made = 1;
+	atomic_store_explicit(&exit_key_made, 1, memory_order_release);
 }
 
 /* An id for a thread without a registry slot: spreads such threads over the buckets. */
@@ -84,7 +84,8 @@ static void thread_init(struct pool_thread *self)
 	self->rng = 0;
 	self->state = POOL_THREAD_UNCACHED;
 	self->id = hash_thread(self);
-	if (!exit_key_made || pool__fault(POOL_FAULT_THREAD))
+	if (!atomic_load_explicit(&exit_key_made, memory_order_acquire) ||
+	    pool__fault(POOL_FAULT_THREAD))
 		return;
 	c = pool__os_meta_alloc(sizeof(*c), POOL_CACHE_LINE);
 	if (!c)
@@ -195,9 +196,9 @@ void pool__thread_unload(void)
 	if (self->state == POOL_THREAD_CACHED)
 		thread_exit(self->caches);
 	pthread_mutex_lock(&registry_lock);
-	if (exit_key_made) {
+	if (atomic_load_explicit(&exit_key_made, memory_order_relaxed)) {
+		atomic_store_explicit(&exit_key_made, 0, memory_order_relaxed);
 		pthread_key_delete(exit_key);
-		exit_key_made = 0;
 	}
 	pthread_mutex_unlock(&registry_lock);
 }
@@ -206,15 +207,15 @@ void pool__thread_unload(void)
 /* Other threads' caches: pool_destroy(), statistics, fork()                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-void pool__thread_drain_pool(struct pool_head *pool)
+void pool__thread_drain_begin(struct pool_head *pool)
 {
 	unsigned int dbg, i, slot = pool->ro.index;
 	struct pool_thread *self = pool__thread_self(&dbg);
 
-	if (!slot)
-		return;
 	pthread_mutex_lock(&registry_lock);
 	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
+	if (!slot)
+		return;
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		struct pool_thread_caches *ctx = registry[i];
 		size_t bytes;
@@ -227,6 +228,10 @@ void pool__thread_drain_pool(struct pool_head *pool)
 		else
 			atomic_fetch_add(&ctx->credit, bytes);
 	}
+}
+
+void pool__thread_drain_end(void)
+{
 	pool__tcache_quiesce_end();
 	pthread_mutex_unlock(&registry_lock);
 }

@@ -35,12 +35,17 @@ void pool__thread_unload(void);
 
 /*
  * pool_destroy(): take every thread's cached objects of `pool` back to the shared lists, with
- * their magazines, and drop their reservations. The caller holds the pool list lock. No other
- * thread may use the pool; one that does anyway (a fast path racing the drain) cannot make the
- * drain read anything but pointer arrays and their bounds, since the drain keeps every thread
- * out of its sections while it looks.
+ * their magazines, drop their reservations and close their entries (the fast path of a late
+ * caller then falls to the slow path, which checks the pool). The caller holds the pool list
+ * lock. pool__thread_drain_begin() leaves every other thread kept out of its cache sections
+ * (with the registry lock held), so that the caller can decide and mark the pool dead before
+ * any thread uses its caches again; pool__thread_drain_end() lets them in. No other thread may
+ * use the pool meanwhile; one that does anyway (a fast path racing the drain) cannot make the
+ * drain read anything but pointer arrays and their bounds, and finds the pool dead in its next
+ * section.
  */
-void pool__thread_drain_pool(struct pool_head *pool);
+void pool__thread_drain_begin(struct pool_head *pool);
+void pool__thread_drain_end(void);
 
 /* Objects of `pool` in all thread caches (racy reads: an estimate). */
 unsigned long pool__thread_sum_cached(const struct pool_head *pool);

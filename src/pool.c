@@ -201,7 +201,8 @@ __attribute__((noreturn, cold)) static void bad_head(const struct pool_head *poo
 	memset(&r, 0, sizeof(r));
 	r.caller = caller;
 	r.obj = obj;
-	if (known == POOL_HEADSET_DEAD ||
+	/* a head the set still calls live, which the caller found not live, is being destroyed */
+	if (known == POOL_HEADSET_DEAD || known == POOL_HEADSET_LIVE ||
 	    (known == POOL_HEADSET_UNKNOWN && head_magic(pool) == POOL_HEAD_DEAD)) {
 		r.what = "use of a destroyed pool (pool_destroy() was called on it)";
 		r.pool = pool;
@@ -209,6 +210,18 @@ __attribute__((noreturn, cold)) static void bad_head(const struct pool_head *poo
 		r.what = "not a pool head (a NULL, freed or corrupted pool pointer)";
 	}
 	pool__report(&r);
+}
+
+/*
+ * A call of the thread-cache tier failed: if that is because the pool was destroyed meanwhile
+ * (its cache sections check, a thread racing pool_destroy(), which is forbidden), report it as
+ * the slow paths' first check would have.
+ */
+static inline void check_still_live(const struct pool_head *pool, const void *obj,
+                                    const void *caller)
+{
+	if (POOL_UNLIKELY(__atomic_load_n(&pool->magic, __ATOMIC_ACQUIRE) != POOL_HEAD_LIVE))
+		bad_head(pool, obj, caller);
 }
 
 /*
@@ -264,8 +277,10 @@ POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
 	}
 	if (!obj)
 		obj = pool__tcache_refill(pool, ctx, dbg);
-	if (POOL_UNLIKELY(!obj))
+	if (POOL_UNLIKELY(!obj)) {
+		check_still_live(pool, NULL, caller);
 		goto fail;
+	}
 	if (POOL_UNLIKELY(dbg | pool->layout))
 		pool__debug_on_alloc(pool, obj, flags, caller, dbg, from_cache,
 		                     from_cache && pool__tcache_integrity(ctx, dbg));
@@ -295,6 +310,7 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 		pool__debug_san_freed(pool, ptr);
 	if (pool__tcache_usable(pool, ctx, dbg) && pool__tcache_push(pool, ctx, ptr, dbg))
 		return;
+	check_still_live(pool, ptr, caller);
 	pool__tcache_put_uncached(pool, ctx, ptr, dbg, caller);
 }
 
@@ -315,6 +331,7 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
 		if (pool__tcache_alloc_bulk(pool, ctx, objs, n, dbg) == n)
 			return n;
+		check_still_live(pool, NULL, __builtin_return_address(0));
 		pool__count_failed(pool, pool__thread_id(ctx));
 		errno = ENOMEM;
 		return 0;
@@ -346,7 +363,8 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 		return;
 	ctx = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
-		pool__tcache_free_bulk(pool, ctx, objs, n, dbg);
+		if (!pool__tcache_free_bulk(pool, ctx, objs, n, dbg))
+			check_still_live(pool, NULL, __builtin_return_address(0));
 		return;
 	}
 	for (i = 0; i < n; i++)
@@ -676,12 +694,21 @@ POOL_API int pool_destroy(struct pool_head *pool)
 		pool__lock_leave(&pool__list_lock, took);
 		return 0;
 	}
-	pool__thread_drain_pool(pool);
+	pool__thread_drain_begin(pool);
 	if (pool__sum_used(pool) != 0) {
+		pool__thread_drain_end();
 		pool__lock_leave(&pool__list_lock, took);
 		errno = EBUSY;
 		return -1;
 	}
+	/*
+	 * Dead before any thread uses its caches again: a thread that races the destruction (which
+	 * is forbidden) finds it so in its next cache section, before it touches the pool's slot,
+	 * and its slow path reports the destroyed pool (check_transfer.c).
+	 */
+	atomic_store_explicit((_Atomic uint64_t *)&pool->magic, POOL_HEAD_DEAD,
+	                      memory_order_release);
+	pool__thread_drain_end();
 	pool__bucket_flush(pool);
 	pool__debug_pool_destroyed(pool);
 	walks_forget(pool);
@@ -704,8 +731,6 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	pool->creator = NULL;
 	pool->creators = pool->creators_cap = 0;
 	pool__bucket_fini(pool);
-	atomic_store_explicit((_Atomic uint64_t *)&pool->magic, POOL_HEAD_DEAD,
-	                      memory_order_release);
 	pool__headset_kill(pool);
 	bury(pool);
 	pool__lock_leave(&pool__list_lock, took);

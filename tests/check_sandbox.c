@@ -146,7 +146,8 @@ static void sandboxed(void *arg)
 	CHILD_CHECK(pool_get_stats(p, &st, sizeof(st)) == 0 && st.allocated < 100);
 	/* pool_flush(p) gives back the rest */
 	pool_flush(p);
-	CHILD_CHECK(pool_get_stats(p, &st, sizeof(st)) == 0 && st.allocated == 0 && st.gc_released_bytes > 0);
+	CHILD_CHECK(pool_get_stats(p, &st, sizeof(st)) == 0 && st.allocated == 0 &&
+	            st.gc_released_bytes > 0);
 	CHILD_CHECK(pool_destroy(p) == 0);
 	/* a destroyed pool is refused, as outside the sandbox */
 	errno = 0;

@@ -288,9 +288,10 @@ END_TEST
 /*
  * Demand that swings by +-50% around a base, over and over, in step on every thread (issue 12's
  * steady workload): once two swings have reached the peak (the first fills the hand-off slots),
- * the OS layer sees at most 1% of the allocations. Four threads, each between 512 and 1536 live objects, 40 swings, a quarter of
- * the frees by another thread, and thread caches of 16 KiB (run in a child, since the budget is
- * set before the first pool), so that the objects go through the shared free lists. (The
+ * the OS layer sees at most 1% of the allocations. Four threads, each between 512 and 1536 live
+ * objects, 40 swings, a quarter of the frees by another thread, and thread caches of 16 KiB (run
+ * in a child, since the budget is set before the first pool), so that the objects go through
+ * the shared free lists. (The
  * server scenario of pool-bench measures the same share on a harder load: many pools, random
  * lifetimes, threads created and joined in rounds.)
  */

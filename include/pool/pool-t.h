@@ -85,7 +85,8 @@
                                                 thread cache and the shared lists */
 #define POOL_CLUSTER_MAX       64u           /* most objects per magazine */
 #define POOL_CACHE_BYTES_MIN   4096u         /* smallest per-thread cache budget, bytes */
-#define POOL_DECAY_MS_DEF      10000u        /* default demand window, ms (jemalloc's dirty_decay_ms) */
+#define POOL_DECAY_MS_DEF      10000u        /* default demand window, ms (jemalloc's
+                                                dirty_decay_ms) */
 #define POOL_DECAY_MS_MAX      3600000u      /* longest demand window, ms (one hour) */
 
 /* Debugging flags: the bits of pool_debugging (see pool_parse_debugging()). */

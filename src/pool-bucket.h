@@ -3,8 +3,8 @@
  * Copyright (c) 2026 libpool developers
  *
  * The bucket tier: magazines, shared free lists (the BUSY protocol), per-bucket counters, the OS
- * layer with its accounting, limits, demand tracking and memory return. Private header: its
- * callers are the thread-cache tier (pool-tcache.c) and the pool heads (pool.c).
+ * layer with its accounting and limits (pool-bucket.c), demand tracking and memory return
+ * (pool-demand.c). Private header: its callers are the thread-cache tier and the pool heads.
  */
 #ifndef POOL_SRC_POOL_BUCKET_H
 #define POOL_SRC_POOL_BUCKET_H
@@ -16,6 +16,66 @@
 #include "pool-debug.h"
 #include "pool-head-t.h"
 #include "pool-san.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Owning a bucket (the BUSY protocol: pool-bucket.c's essay)                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Take ownership of bucket `b`: its head (NULL or a stack), or POOL_BUSY if another owns it. */
+static inline struct pool_mag *pool__bucket_own(struct pool_bucket *b)
+{
+	struct pool_mag *h = atomic_load_explicit(&b->free_list, memory_order_relaxed);
+
+	if (h == POOL_BUSY)
+		return POOL_BUSY;
+	return atomic_exchange_explicit(&b->free_list, POOL_BUSY, memory_order_acquire);
+}
+
+/* Give ownership back with `head` as the new head (release: what we wrote is visible first). */
+static inline void pool__bucket_give(struct pool_bucket *b, struct pool_mag *head)
+{
+	/* nobody else may have changed a head we own (no ABA; tests/model/busy.pml) */
+	POOL_ASSERT(atomic_load_explicit(&b->free_list, memory_order_relaxed) == POOL_BUSY);
+	atomic_store_explicit(&b->free_list, head, memory_order_release);
+}
+
+/* Owner-only counter update: a plain load and store, no read-modify-write. */
+static inline void pool__own_add(atomic_ulong *c, unsigned long delta)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + delta,
+	                      memory_order_relaxed);
+}
+
+static inline unsigned long pool__own_get(const atomic_ulong *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+/* A count as a low-water mark: they saturate at 2^32 - 1. */
+static inline uint32_t pool__clamp32(unsigned long v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/*
+ * Owner: bring the bucket's low-water marks to the pool's demand window. low_cur, the least the
+ * bucket held free since its last rotation, becomes low_prev; low_cur starts again from the
+ * objects free now. Any pop or push rotates first, so low_cur covers every window since the last
+ * rotation: one, or more when nothing was popped in the others.
+ */
+static inline void pool__bucket_sync(struct pool_head *pool, struct pool_bucket *b)
+{
+	unsigned int e = atomic_load_explicit(&pool->demand.epoch, memory_order_relaxed);
+
+	if (e == atomic_load_explicit(&b->epoch, memory_order_relaxed))
+		return;
+	atomic_store_explicit(&b->low_prev, atomic_load_explicit(&b->low_cur, memory_order_relaxed),
+	                      memory_order_relaxed);
+	atomic_store_explicit(&b->low_cur, pool__clamp32(pool__own_get(&b->free_objects)),
+	                      memory_order_relaxed);
+	atomic_store_explicit(&b->epoch, e, memory_order_relaxed);
+}
+
 
 /*
  * The transfer budget's books, kept by builds with assertions (POOL_ASSERTS: make DEBUG=1 and
@@ -99,16 +159,30 @@ void pool__mag_free_stack(const struct pool_head *pool, struct pool_mag *top);
  * `start`). Returns how many: 0 at the pool's limit or when the OS layer has no memory, fewer
  * than `want` near the limit or when memory runs out midway.
  */
-unsigned int pool__os_get(struct pool_head *pool, void **out, unsigned int want,
-                          unsigned int start);
+unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned int want,
+                                 unsigned int start);
 
 /*
  * Give objs[0..n-1], counted as used until now, back to the OS layer (under uaf: to the
  * quarantine, with `caller` as the freeing caller for reports; may be NULL). Reads the pointer
  * array only: the objects are not touched (beyond what the OS layer does to free them).
  */
-void pool__os_put(struct pool_head *pool, void *const *objs, unsigned int n, unsigned int start,
-                  const void *caller);
+void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int n,
+                         unsigned int start, const void *caller);
+
+/*
+ * For the release passes (pool-demand.c): `n` objects that left `allocated` (their bucket
+ * counted them out) leave the limit's count too; one free object, already uncounted, goes to the
+ * OS layer (the uaf quarantine, with `caller` for its report); the objects of a stack of
+ * magazines (linked by `next`, uncounted) go to the OS layer and the magazines are freed.
+ */
+void pool__bucket_limit_unreserve(struct pool_head *pool, unsigned int n);
+void pool__bucket_os_free(struct pool_head *pool, void *obj, const void *caller);
+void pool__bucket_release_mags(struct pool_head *pool, struct pool_mag *top, const void *caller);
+
+/* Owner: take up to `want` empty magazines of bucket `b` onto the stack *empties. */
+void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want,
+                                   struct pool_mag **empties);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Shared free lists (the BUSY protocol)                                                      */

@@ -261,7 +261,7 @@ static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s
 	bottom->next = NULL;
 	for (m = top; m; m = next) {
 		next = m->next;
-		pool__os_put(pool, m->obj, m->n, ctx->id, NULL);
+		pool__bucket_os_put(pool, m->obj, m->n, ctx->id, NULL);
 		m->n = 0;
 		if (want_empty && !empty)
 			empty = m;
@@ -527,7 +527,7 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 		}
 	}
 	/* growing: what is wanted from the OS layer, so that a pool takes no more than it hands out */
-	n = pool__os_get(pool, tc->base, want < pool__tc_cap(tc) ? want : pool__tc_cap(tc), ctx->id);
+	n = pool__bucket_os_get(pool, tc->base, want < pool__tc_cap(tc) ? want : pool__tc_cap(tc), ctx->id);
 	if (!n)
 		return 0;
 	if (pool__tc_debug_cached(pool, integrity))

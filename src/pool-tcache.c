@@ -277,7 +277,7 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 	}
 	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF))
 		obj = pool__shared_get_one(pool, self->id);
-	if (!obj && !pool__os_get(pool, &obj, 1, self->id))
+	if (!obj && !pool__bucket_os_get(pool, &obj, 1, self->id))
 		obj = NULL;
 	tick(self, pool);
 	return obj;
@@ -287,7 +287,7 @@ void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *self,
                                unsigned int dbg, const void *caller)
 {
 	if ((pool->layout & POOL_DBG_UAF) || (dbg & POOL_DBG_NO_GLOBAL))
-		pool__os_put(pool, &obj, 1, self->id, caller);
+		pool__bucket_os_put(pool, &obj, 1, self->id, caller);
 	else
 		pool__shared_put_one(pool, obj, self->id);
 	/* threads without caches (no-cache, past the registry) look at the demand clock too */

@@ -143,11 +143,10 @@
 #include "pool-headset.h"
 #include "pool-int.h"
 #include "pool-lock.h"
+#include "pool-magazine.h"
 #include "pool-os.h"
 #include "pool-report.h"
 #include "pool-san.h"
-#include "pool-magazine.h"
-#include "pool-tcache.h"
 #include "pool-thread.h"
 #include "pool-uaf.h"
 #include "pool-util.h"
@@ -191,9 +190,7 @@ static uint64_t head_magic(const struct pool_head *pool)
 	return magic;
 }
 
-/* A slow path met a pool head that is not a live one: report it and abort. */
-__attribute__((noreturn, cold)) static void bad_head(const struct pool_head *pool,
-                                                    const void *obj, const void *caller)
+void pool__bad_head(const struct pool_head *pool, const void *obj, const void *caller)
 {
 	enum pool_headset_state known = pool__headset_state(pool);
 	struct pool_report r;
@@ -212,164 +209,8 @@ __attribute__((noreturn, cold)) static void bad_head(const struct pool_head *poo
 	pool__report(&r);
 }
 
-/*
- * A call of the thread-cache tier failed: if that is because the pool was destroyed meanwhile
- * (its cache sections check, a thread racing pool_destroy(), which is forbidden), report it as
- * the slow paths' first check would have.
- */
-static inline void check_still_live(const struct pool_head *pool, const void *obj,
-                                    const void *caller)
-{
-	if (POOL_UNLIKELY(__atomic_load_n(&pool->magic, __ATOMIC_ACQUIRE) != POOL_HEAD_LIVE))
-		bad_head(pool, obj, caller);
-}
 
-/*
- * The pool's first allocation closes it to merges that would grow its layout; it waits while a
- * merge is rewriting the layout (ever_allocated 2: see grow_layout() in pool.c), which takes a
- * few instructions under the pool list lock.
- */
-static void first_allocation(struct pool_head *pool)
-{
-	for (;;) {
-		int v = 0;
 
-		if (atomic_compare_exchange_weak_explicit(&pool->ever_allocated, &v, 1,
-		                                          memory_order_acquire,
-		                                          memory_order_acquire) || v == 1)
-			return;
-		if (v == 2)
-			sched_yield();
-	}
-}
-
-/* Before an allocation reads the layout: the pool's first one closes it to growing merges. */
-static inline void open_for_allocation(struct pool_head *pool)
-{
-	if (POOL_UNLIKELY(atomic_load_explicit(&pool->ever_allocated, memory_order_acquire) != 1))
-		first_allocation(pool);
-}
-
-/* ------------------------------------------------------------------------------------------ */
-/* Slow paths of pool_alloc() and pool_free()                                                 */
-/* ------------------------------------------------------------------------------------------ */
-
-POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
-                                                         unsigned int flags)
-{
-	const void *caller = __builtin_return_address(0);
-	unsigned int dbg;
-	struct pool_thread *ctx;
-	int from_cache = 0;
-	void *obj = NULL;
-
-	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
-		bad_head(pool, NULL, caller);
-	open_for_allocation(pool);
-	ctx = pool__thread_self(&dbg);
-
-	if ((dbg & POOL_DBG_FAIL) && !(flags & POOL_F_NO_FAIL) &&
-	    pool__debug_fail_roll(pool__thread_rng(ctx), pool__thread_id(ctx)))
-		goto fail;
-	if (pool__tcache_usable(pool, ctx, dbg)) {
-		obj = pool__tcache_pop(pool, ctx, dbg);
-		from_cache = obj != NULL;
-	}
-	if (!obj)
-		obj = pool__tcache_refill(pool, ctx, dbg);
-	if (POOL_UNLIKELY(!obj)) {
-		check_still_live(pool, NULL, caller);
-		goto fail;
-	}
-	if (POOL_UNLIKELY(dbg | pool->layout))
-		pool__debug_on_alloc(pool, obj, flags, caller, dbg, from_cache,
-		                     from_cache && pool__tcache_integrity(ctx, dbg));
-	else if (flags & POOL_F_MUST_ZERO)
-		memset(obj, 0, pool->ro.size);
-	return obj;
-fail:
-	pool__count_failed(pool, pool__thread_id(ctx));
-	errno = ENOMEM;
-	return NULL;
-}
-
-POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, void *ptr)
-{
-	const void *caller = __builtin_return_address(0);
-	unsigned int dbg;
-	struct pool_thread *ctx;
-
-	if (!ptr)
-		return;
-	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
-		bad_head(pool, ptr, caller);
-	ctx = pool__thread_self(&dbg);
-	if (POOL_UNLIKELY(dbg | pool->layout))
-		pool__debug_on_free(pool, ptr, caller);
-	if (dbg & POOL_DBG_SANITIZER)
-		pool__debug_san_freed(pool, ptr);
-	if (pool__tcache_usable(pool, ctx, dbg) && pool__tcache_push(pool, ctx, ptr, dbg))
-		return;
-	check_still_live(pool, ptr, caller);
-	pool__tcache_put_uncached(pool, ctx, ptr, dbg, caller);
-}
-
-POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
-{
-	unsigned int dbg;
-	struct pool_thread *ctx;
-	size_t i;
-
-	if (!pool || !objs || !n)
-		return 0;
-	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
-		bad_head(pool, NULL, __builtin_return_address(0));
-	if (pool__tcache_alloc_bulk_fast(pool, objs, n))
-		return n;
-	open_for_allocation(pool);
-	ctx = pool__thread_self(&dbg);
-	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
-		if (pool__tcache_alloc_bulk(pool, ctx, objs, n, dbg) == n)
-			return n;
-		check_still_live(pool, NULL, __builtin_return_address(0));
-		pool__count_failed(pool, pool__thread_id(ctx));
-		errno = ENOMEM;
-		return 0;
-	}
-	/* debugging or no cache: object by object, each checked; all or nothing all the same */
-	for (i = 0; i < n; i++) {
-		objs[i] = pool_alloc(pool);
-		if (!objs[i]) {
-			while (i-- > 0)
-				pool_free(pool, objs[i]);
-			errno = ENOMEM;
-			return 0;
-		}
-	}
-	return n;
-}
-
-POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
-{
-	unsigned int dbg;
-	struct pool_thread *ctx;
-	size_t i;
-
-	if (!pool || !objs || !n)
-		return;
-	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
-		bad_head(pool, NULL, __builtin_return_address(0));
-	if (pool__tcache_free_bulk_fast(pool, objs, n))
-		return;
-	ctx = pool__thread_self(&dbg);
-	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
-		if (!pool__tcache_free_bulk(pool, ctx, objs, n, dbg))
-			check_still_live(pool, NULL, __builtin_return_address(0));
-		return;
-	}
-	for (i = 0; i < n; i++)
-		pool_free(pool, objs[i]);
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Creation and destruction                                                                   */
@@ -482,7 +323,8 @@ static int add_creator(struct pool_head *pool, const char *name, size_t size, si
 
 /*
  * A merge takes the larger size, but only while the pool has never allocated: the first
- * allocation (open_for_allocation()) and this resize exclude each other through ever_allocated
+ * allocation (open_for_allocation() in pool-alloc.c) and this resize exclude each other through
+ * ever_allocated
  * (0 open, 2 resizing, 1 allocated), so no allocation reads a layout being rewritten. Returns 1
  * when the layout grew, 0 when the pool allocated first (it keeps its size).
  */

@@ -23,6 +23,7 @@
 
 #include "pool-assert.h"
 #include "pool-debug.h"
+#include "pool-profile.h"
 #include "pool-report.h"
 #include "pool-san.h"
 #include "pool-uaf.h"
@@ -53,6 +54,7 @@ POOL_API unsigned int pool_debugging;
 static struct pool_debug_settings dbg_values = {
 	.poison_byte = DBG_POISON_BYTE_DEF,
 	.fail_percent = DBG_FAIL_PERCENT_DEF,
+	.profile_rate = POOL_PROFILE_RATE_DEF,
 };
 #define DBG_VALUE(field) __atomic_load_n(&dbg_values.field, __ATOMIC_RELAXED)
 static int fail_seed_set;
@@ -81,12 +83,12 @@ enum dbg_kind {
 /* Per kind: the value's spelling in an error message, and its bounds. */
 static const struct {
 	const char *expect;
-	unsigned long long max;
+	unsigned long long min, max;
 } dbg_kinds[] = {
-	[DBG_FLAG]    = { "", 0 },
-	[DBG_PERCENT] = { "<0..100>", 100 },
-	[DBG_BYTE]    = { "<0..255>", 255 },
-	[DBG_BYTES]   = { "<bytes>[k|m|g]", SIZE_MAX },
+	[DBG_FLAG]    = { "", 0, 0 },
+	[DBG_PERCENT] = { "<0..100>", 0, 100 },
+	[DBG_BYTE]    = { "<0..255>", 0, 255 },
+	[DBG_BYTES]   = { "<1..2^40>[k|m|g]", 1, POOL_PROFILE_RATE_MAX },
 };
 
 /*
@@ -133,6 +135,12 @@ static const struct dbg_option dbg_options[] = {
 	  "a mapping per object, guard page, freed objects quarantined; implies no-cache (layout)" },
 	{ POOL_DBG_BACKUP, "backup", "no-backup", 0, DBG_FLAG, DBG_NO_FIELD,
 	  "keep a copy of each freed object, compare it when it leaves the cache (layout)" },
+	{ POOL_DBG_PROFILE, "profile", "no-profile", 0, DBG_BYTES, DBG_FIELD(profile_rate),
+	  "sample one allocation per about <bytes> allocated per thread, for `pools profile` "
+	  "(profile=<bytes>, " DBG_STR(POOL_PROFILE_RATE_DEF_KIB) "k by default)" },
+	{ POOL_DBG_FAIL_REPORT, "fail-report", "no-fail-report", 0, DBG_FLAG, DBG_NO_FIELD,
+	  "report a failed allocation on stderr: the pool, its limit and use, the top sites "
+	  "(once per burst)" },
 };
 #define NB_DBG_OPTIONS (sizeof(dbg_options) / sizeof(dbg_options[0]))
 
@@ -206,7 +214,10 @@ static int parse_value(enum dbg_kind kind, const char *s, size_t len, unsigned l
 		*v = (unsigned long long)l;
 		return 0;
 	case DBG_BYTES:
-		return pool__parse_decimal(s, len, 1, dbg_kinds[kind].max, v);
+		if (pool__parse_decimal(s, len, 1, dbg_kinds[kind].max, v) < 0 ||
+		    *v < dbg_kinds[kind].min)
+			return -1;
+		return 0;
 	case DBG_FLAG:
 		break;
 	}
@@ -285,6 +296,11 @@ POOL_API void pool_debugging_show(FILE *out)
 			fprintf(out, "=%zu", field_get(&cur, o));
 	}
 	fputc('\n', out);
+}
+
+size_t pool__debug_profile_rate(void)
+{
+	return DBG_VALUE(profile_rate);
 }
 
 POOL_API unsigned int pool_debugging_poison_byte(void)
@@ -459,6 +475,10 @@ void pool__debug_apply(const struct pool_debug_settings *s)
 	}
 	if ((flags & POOL_DBG_INTEGRITY) && !(cur & POOL_DBG_INTEGRITY))
 		atomic_fetch_add_explicit(&integrity_epoch, 1, memory_order_release);
+	/* a profile switched on, or its rate changed: a new one, before any thread samples */
+	if ((flags & POOL_DBG_PROFILE) &&
+	    (!(cur & POOL_DBG_PROFILE) || s->profile_rate != pool__prof_rate()))
+		pool__prof_reset(s->profile_rate);
 	__atomic_store_n(&pool_debugging, flags, __ATOMIC_RELEASE);
 }
 

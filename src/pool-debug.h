@@ -27,6 +27,7 @@ struct pool_debug_settings {
 	unsigned int flags;            /* POOL_DBG_* */
 	size_t poison_byte;            /* poison=<0..255> */
 	size_t fail_percent;           /* fail=<0..100> */
+	size_t profile_rate;           /* profile=<bytes>: mean bytes between two samples */
 };
 
 /* Is the sanitizer/Valgrind bookkeeping on? (the internal POOL_DBG_SANITIZER bit) */
@@ -34,6 +35,9 @@ static inline int pool__san_on(void)
 {
 	return POOL_UNLIKELY(POOL__DEBUGGING() & POOL_DBG_SANITIZER);
 }
+
+/* The mean bytes between two samples of the profile (profile=<bytes>), in effect. */
+size_t pool__debug_profile_rate(void);
 
 /* The settings in effect. */
 void pool__debug_current(struct pool_debug_settings *cur);

@@ -30,6 +30,8 @@
 #define POOL_MIN_OBJECT       16u          /* smallest object layout (malloc's alignment) */
 #define POOL_CALLER_SLOTS     32u          /* live-object counts per allocating caller */
 
+struct pool_sampler;                       /* a thread's profile sampler (pool-sample.c) */
+
 /* Marker swapped into a shared free list head by the thread that owns it. */
 #define POOL_BUSY             ((struct pool_mag *)1)
 
@@ -162,6 +164,8 @@ struct pool_head {
 	struct pool_head *prev, *next; /* pool list, under the pool list lock */
 	char name[POOL_NAME_MAX + 1];
 	struct pool_caller_stat callers[POOL_CALLER_SLOTS];
+	atomic_uint prof_live;         /* objects of this pool the profile samples and has not seen
+	                                  freed (pool-profile.c), far from `ro`: written on samples */
 	struct pool_demand demand;
 	struct pool_bucket buckets[];
 };
@@ -196,6 +200,8 @@ struct pool_tslot {
 	uint32_t referenced;           /* CLOCK bit: set when a slow path moves a magazine here */
 	uint32_t reserved_objs;        /* objects this slot counts in the budget: held, plus the
 	                                  loaded magazine's capacity */
+	uint32_t hidden;               /* objects of the loaded magazine below the base the profile
+	                                  shows the fast path (pool-sample.c), for statistics */
 };
 
 /*
@@ -216,6 +222,8 @@ struct pool_thread_caches {
 	atomic_int busy;               /* 1 while the owner changes its slots (a section): fork()
 	                                  and pool_destroy() wait for 0 before they look at them
 	                                  (see pool-tcache.c, "Sections") */
+	struct pool_sampler *sampler;  /* the profile's state of this thread (pool-sample.c), NULL
+	                                  until the profile first samples here */
 };
 
 /*

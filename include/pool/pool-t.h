@@ -102,6 +102,9 @@
 #define POOL_DBG_UAF         0x0200u  /* one mapping per object, guard page, quarantine */
 #define POOL_DBG_BACKUP      0x0400u  /* keep a copy of freed objects and compare it */
 #define POOL_DBG_SANITIZER   0x0800u  /* internal: tell ASan/Valgrind about cached objects */
+#define POOL_DBG_PROFILE     0x1000u  /* sampled allocation-site profile (pool_profile_start()):
+                                         the inline fast path keeps running */
+#define POOL_DBG_FAIL_REPORT 0x2000u  /* report a failed allocation on stderr, once per burst */
 /* Flags that change the object layout: fixed once the first pool exists. */
 #define POOL_DBG_LAYOUT      (POOL_DBG_CALLER | POOL_DBG_TAG | POOL_DBG_UAF | POOL_DBG_BACKUP)
 /* Flags that take the inline fast path out of the way. */
@@ -195,6 +198,19 @@ struct pool_config {
 	unsigned int decay_ms;  /* demand window: how long a peak of `used` is remembered, ms,
 	                           1..3600000 (see pool_configure()) */
 };
+
+/* ------------------------------------------------------------------------------------------ */
+/* The allocation-site profile (src/pool-profile.c, pool_profile_start())                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The mean bytes allocated between two samples of a thread when none is given, in KiB and in
+ * bytes (the reasoning behind the figure is in doc/debugging.md, "Profiling where memory is
+ * held"), and the largest mean pool_profile_start() and profile=<bytes> take (1 TiB).
+ */
+#define POOL_PROFILE_RATE_DEF_KIB 512
+#define POOL_PROFILE_RATE_DEF     ((size_t)POOL_PROFILE_RATE_DEF_KIB * 1024u)
+#define POOL_PROFILE_RATE_MAX     ((size_t)1 << 40)
 
 /* ------------------------------------------------------------------------------------------ */
 /* Topology (src/topology.c)                                                                  */

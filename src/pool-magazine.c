@@ -19,6 +19,7 @@
 #include "pool-assert.h"
 #include "pool-bucket.h"
 #include "pool-magazine.h"
+#include "pool-profile.h"
 
 /* Magazines a refill takes from a shared list with one exchange, when the budget holds them. */
 #define REFILL_MAGS 2u
@@ -71,10 +72,22 @@ static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag
 
 	POOL_ASSERT(!ctx->slot[s].loaded && m->n <= m->cap);
 	ctx->slot[s].loaded = m;
+	__atomic_store_n(&ctx->slot[s].hidden, 0, __ATOMIC_RELAXED);
 	/* relaxed atomics: statistics read the entry from other threads (entry_count()) */
 	__atomic_store_n(&tc->base, m->obj, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->end, m->obj + m->cap, __ATOMIC_RELAXED);
-	pool__tc_set_count(tc, m->n);
+	pool__tc_set_count(ctx, s, m->n);
+}
+
+/*
+ * The objects of a magazine that leaves the loaded position (or the thread) are free: the
+ * profile credits those it sampled (pool-sample.c tells why this suffices). One relaxed load
+ * when the pool has no sampled object.
+ */
+static inline void profile_seen_free(const struct pool_head *pool, void *const *objs, uint32_t n)
+{
+	if (POOL_UNLIKELY(pool && atomic_load_explicit(&pool->prof_live, memory_order_relaxed)))
+		pool__prof_scan(objs, n);
 }
 
 /* Take the loaded magazine out of slot `s` (its count written back); NULL if none. */
@@ -83,11 +96,14 @@ static struct pool_mag *unload(struct pool_thread_caches *ctx, unsigned int s)
 	struct pool_tcache *tc = &ctx->tc[s];
 	struct pool_mag *m = ctx->slot[s].loaded;
 
-	if (m)
-		m->n = pool__tc_count(tc);
+	if (m) {
+		m->n = pool__tc_count(ctx, s);
+		profile_seen_free(pool__slots[s], m->obj, m->n);
+	}
 	__atomic_store_n(&tc->top, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->base, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->end, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctx->slot[s].hidden, 0, __ATOMIC_RELAXED);
 	ctx->slot[s].loaded = NULL;
 	return m;
 }
@@ -223,7 +239,7 @@ void pool__magazine_fill_slot(struct pool_thread_caches *ctx, unsigned int s)
 	if (!pool__slots[s])
 		return;
 	if (sl->loaded)
-		fill_objs(pool__slots[s], ctx->tc[s].base, pool__tc_count(&ctx->tc[s]), 1);
+		fill_objs(pool__slots[s], pool__tc_objs(ctx, s), pool__tc_count(ctx, s), 1);
 	if (sl->prev)
 		fill_objs(pool__slots[s], sl->prev->obj, sl->prev->n, 1);
 	for (m = sl->top; m; m = m->next)
@@ -480,7 +496,6 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 {
 	struct pool_tslot *sl = &ctx->slot[s];
 	struct pool_head *pool = pool__slots[s];
-	struct pool_tcache *tc = &ctx->tc[s];
 	int integrity = pool__tc_integrity_on(ctx, dbg);
 	uint32_t n;
 
@@ -523,16 +538,17 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 				full_push(sl, m);
 			}
 			set_reserved(ctx, s, slot_objs(ctx, s));
-			return pool__tc_count(tc) > 0 || pool__magazine_reload_local(ctx, s);
+			return pool__tc_count(ctx, s) > 0 || pool__magazine_reload_local(ctx, s);
 		}
 	}
 	/* growing: what is wanted from the OS layer, so that a pool takes no more than it hands out */
-	n = pool__bucket_os_get(pool, tc->base, want < pool__tc_cap(tc) ? want : pool__tc_cap(tc), ctx->id);
+	n = pool__bucket_os_get(pool, pool__tc_objs(ctx, s),
+	                        want < pool__tc_cap(ctx, s) ? want : pool__tc_cap(ctx, s), ctx->id);
 	if (!n)
 		return 0;
 	if (pool__tc_debug_cached(pool, integrity))
-		fill_objs(pool, tc->base, n, integrity);
-	pool__tc_set_count(tc, n);
+		fill_objs(pool, pool__tc_objs(ctx, s), n, integrity);
+	pool__tc_set_count(ctx, s, n);
 	return 1;
 }
 
@@ -613,7 +629,6 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 void *pool__magazine_pop_coldest(struct pool_thread_caches *ctx, unsigned int s)
 {
 	struct pool_tslot *sl = &ctx->slot[s];
-	struct pool_tcache *tc = &ctx->tc[s];
 	struct pool_mag *m = sl->bottom ? sl->bottom : (sl->prev && sl->prev->n ? sl->prev : NULL);
 	void *obj;
 
@@ -632,11 +647,12 @@ void *pool__magazine_pop_coldest(struct pool_thread_caches *ctx, unsigned int s)
 		set_reserved(ctx, s, slot_objs(ctx, s));
 		return obj;
 	}
-	if (!pool__tc_count(tc))
+	if (!pool__tc_count(ctx, s))
 		return NULL;
-	obj = tc->base[0];
-	memmove(tc->base, tc->base + 1, (pool__tc_count(tc) - 1) * sizeof(void *));
-	pool__tc_set_count(tc, pool__tc_count(tc) - 1);
+	obj = pool__tc_objs(ctx, s)[0];
+	memmove(pool__tc_objs(ctx, s), pool__tc_objs(ctx, s) + 1,
+	        (pool__tc_count(ctx, s) - 1) * sizeof(void *));
+	pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) - 1);
 	return obj;
 }
 
@@ -663,6 +679,7 @@ uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s, 
 		void **t = __atomic_load_n(&tc->top, __ATOMIC_RELAXED);
 
 		l->n = t >= l->obj && t <= l->obj + l->cap ? (uint32_t)(t - l->obj) : 0;
+		profile_seen_free(pool, l->obj, l->n);
 	}
 	/* closed: no top passes the fast path's tests, even one its owner stores late */
 	__atomic_store_n(&tc->base, POOL__TC_CLOSED_BASE, __ATOMIC_RELAXED);
@@ -712,7 +729,8 @@ static uint32_t entry_count(const struct pool_tcache *tc)
 
 unsigned long pool__magazine_slot_cached(const struct pool_thread_caches *c, unsigned int s)
 {
-	return entry_count(&c->tc[s]) + __atomic_load_n(&c->slot[s].held, __ATOMIC_RELAXED);
+	return entry_count(&c->tc[s]) + __atomic_load_n(&c->slot[s].held, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&c->slot[s].hidden, __ATOMIC_RELAXED);
 }
 
 unsigned int pool__magazine_max_slot(void)

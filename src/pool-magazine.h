@@ -35,21 +35,36 @@ unsigned int pool__magazine_max_slot(void);
  */
 #define POOL__TC_CLOSED_BASE ((void **)UINTPTR_MAX)
 
-/* Pointers in the loaded magazine of an entry, and how many it can hold (0 when closed). */
-static inline uint32_t pool__tc_count(const struct pool_tcache *tc)
+/*
+ * The loaded magazine of slot `s` as the slow paths see it: its pointer array (NULL without
+ * one), the pointers it holds and how many it can hold. The bounds come from the magazine, not
+ * from the entry's `base` and `end`: while the profile samples, the entry shows the fast path a
+ * narrower window of the same array (pool-sample.c), and every slow path works on the whole.
+ */
+static inline void **pool__tc_objs(const struct pool_thread_caches *ctx, unsigned int s)
 {
-	return tc->top > tc->base ? (uint32_t)(tc->top - tc->base) : 0;
+	struct pool_mag *m = ctx->slot[s].loaded;
+
+	return m ? m->obj : NULL;
 }
 
-static inline uint32_t pool__tc_cap(const struct pool_tcache *tc)
+static inline uint32_t pool__tc_count(const struct pool_thread_caches *ctx, unsigned int s)
 {
-	return tc->end > tc->base ? (uint32_t)(tc->end - tc->base) : 0;
+	void **objs = pool__tc_objs(ctx, s), **top = ctx->tc[s].top;
+
+	return objs && top > objs ? (uint32_t)(top - objs) : 0;
+}
+
+static inline uint32_t pool__tc_cap(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	return ctx->slot[s].loaded ? ctx->slot[s].loaded->cap : 0;
 }
 
 /* Other threads read `top` for statistics: the store is a relaxed atomic. */
-static inline void pool__tc_set_count(struct pool_tcache *tc, uint32_t count)
+static inline void pool__tc_set_count(struct pool_thread_caches *ctx, unsigned int s,
+                                      uint32_t count)
 {
-	__atomic_store_n(&tc->top, tc->base + count, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctx->tc[s].top, pool__tc_objs(ctx, s) + count, __ATOMIC_RELAXED);
 }
 
 /* Do every object of this thread's caches carry the integrity pattern, as `dbg` wants? */

@@ -54,6 +54,7 @@
 #include "pool-assert.h"
 #include "pool-bucket.h"
 #include "pool-magazine.h"
+#include "pool-sample.h"
 #include "pool-tcache.h"
 
 /* A thread's slow paths look at the clock (demand tracking) once every this many calls. */
@@ -212,16 +213,17 @@ void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigne
 {
 	struct pool_thread_caches *ctx = self->caches;
 	unsigned int s = pool->ro.index;
-	struct pool_tcache *tc = &ctx->tc[s];
 	void *obj = NULL;
 
 	section_enter(ctx);
-	if (!pool_live(pool))
-		;
-	else if (dbg & POOL_DBG_COLD_FIRST)
-		obj = pool__magazine_pop_coldest(ctx, s);
-	else if (pool__tc_count(tc) || pool__magazine_reload_local(ctx, s))
-		obj = tc->base[pool__tc_count(tc) - 1], pool__tc_set_count(tc, pool__tc_count(tc) - 1);
+	if (pool_live(pool)) {
+		if (dbg & POOL_DBG_COLD_FIRST)
+			obj = pool__magazine_pop_coldest(ctx, s);
+		else if (pool__tc_count(ctx, s) || pool__magazine_reload_local(ctx, s))
+			obj = pool__tc_objs(ctx, s)[pool__tc_count(ctx, s) - 1],
+			pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) - 1);
+		pool__sample_hook(ctx, s, dbg, obj, obj ? -1 : 0);
+	}
 	section_exit(ctx);
 	return obj;
 }
@@ -231,18 +233,20 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *ob
 {
 	struct pool_thread_caches *ctx = self->caches;
 	unsigned int s = pool->ro.index;
-	struct pool_tcache *tc = &ctx->tc[s];
-	int ok;
+	int live, ok;
 
 	section_enter(ctx);
-	ok = pool_live(pool) &&
-	     (pool__tc_count(tc) < pool__tc_cap(tc) || pool__magazine_make_room(ctx, s, dbg));
+	live = pool_live(pool);
+	ok = live &&
+	     (pool__tc_count(ctx, s) < pool__tc_cap(ctx, s) || pool__magazine_make_room(ctx, s, dbg));
 	if (ok) {
 		if (pool__tc_debug_cached(pool, pool__tc_integrity_on(ctx, dbg)))
 			pool__debug_fill_cached(pool, obj, pool__tc_integrity_on(ctx, dbg));
-		tc->base[pool__tc_count(tc)] = obj;
-		pool__tc_set_count(tc, pool__tc_count(tc) + 1);
+		pool__tc_objs(ctx, s)[pool__tc_count(ctx, s)] = obj;
+		pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) + 1);
 	}
+	if (live)
+		pool__sample_hook(ctx, s, dbg, obj, ok);
 	section_exit(ctx);
 	tick(self, pool);
 	return ok;
@@ -255,7 +259,6 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 
 	if (pool__tcache_usable(pool, self, dbg)) {
 		struct pool_thread_caches *ctx = self->caches;
-		struct pool_tcache *tc = &ctx->tc[s];
 		int loaded;
 
 		section_enter(ctx);
@@ -264,9 +267,10 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 			return NULL;
 		}
 		if (pool__magazine_reload_remote(ctx, s, dbg, 1)) {
-			obj = tc->base[pool__tc_count(tc) - 1];
-			pool__tc_set_count(tc, pool__tc_count(tc) - 1);
+			obj = pool__tc_objs(ctx, s)[pool__tc_count(ctx, s) - 1];
+			pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) - 1);
 		}
+		pool__sample_hook(ctx, s, dbg, obj, obj ? -1 : 0);
 		loaded = ctx->slot[s].loaded != NULL;
 		section_exit(ctx);
 		tick(self, pool);
@@ -299,24 +303,26 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 {
 	struct pool_thread_caches *ctx = self->caches;
 	unsigned int s = pool->ro.index;
-	struct pool_tcache *tc = &ctx->tc[s];
 	size_t got = 0;
 
 	section_enter(ctx);
 	while (got < n && pool_live(pool)) {
-		uint32_t c = pool__tc_count(tc), k;
+		uint32_t c = pool__tc_count(ctx, s), k;
 
 		uint32_t want = n - got < UINT32_MAX ? (uint32_t)(n - got) : UINT32_MAX;
 
 		if (!c && !pool__magazine_reload_local(ctx, s) &&
 		    !pool__magazine_reload_remote(ctx, s, dbg, want))
 			break;
-		c = pool__tc_count(tc);
+		c = pool__tc_count(ctx, s);
 		k = n - got < c ? (uint32_t)(n - got) : c;
-		pool__tc_set_count(tc, c - k);
-		memcpy(objs + got, tc->base + (c - k), k * sizeof(*objs));
+		pool__tc_set_count(ctx, s, c - k);
+		memcpy(objs + got, pool__tc_objs(ctx, s) + (c - k), k * sizeof(*objs));
 		got += k;
 	}
+	if (pool_live(pool))
+		pool__sample_hook(ctx, s, dbg, got ? objs[0] : NULL,
+		                  got < INT32_MAX ? -(int)got : -INT32_MAX);
 	section_exit(ctx);
 	tick(self, pool);
 	if (got == n)
@@ -331,8 +337,7 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 {
 	struct pool_thread_caches *ctx = self->caches;
 	unsigned int s = pool->ro.index;
-	struct pool_tcache *tc = &ctx->tc[s];
-	size_t i = 0;
+	size_t i = 0, pushed = 0;
 
 	section_enter(ctx);
 	if (!pool_live(pool)) {
@@ -340,15 +345,16 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 		return 0;
 	}
 	while (i < n) {
-		uint32_t c = pool__tc_count(tc), cap;
+		uint32_t c = pool__tc_count(ctx, s), cap;
 
-		if (c == pool__tc_cap(tc) && !pool__magazine_make_room(ctx, s, dbg))
+		if (c == pool__tc_cap(ctx, s) && !pool__magazine_make_room(ctx, s, dbg))
 			break;
-		for (c = pool__tc_count(tc), cap = pool__tc_cap(tc); i < n && c < cap; i++)
+		for (c = pool__tc_count(ctx, s), cap = pool__tc_cap(ctx, s); i < n && c < cap; i++)
 			if (objs[i])
-				tc->base[c++] = objs[i];
-		pool__tc_set_count(tc, c);
+				pool__tc_objs(ctx, s)[c++] = objs[i], pushed++;
+		pool__tc_set_count(ctx, s, c);
 	}
+	pool__sample_hook(ctx, s, dbg, NULL, pushed < INT32_MAX ? (int)pushed : INT32_MAX);
 	section_exit(ctx);
 	tick(self, pool);
 	/* what the budget cannot hold goes to the shared lists */

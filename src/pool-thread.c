@@ -29,6 +29,7 @@
 #include "pool-fault.h"
 #include "pool-os.h"
 #include "pool-magazine.h"
+#include "pool-sample.h"
 #include "pool-tcache.h"
 #include "pool-thread.h"
 #include "pool-util.h"
@@ -72,6 +73,7 @@ static unsigned int hash_thread(const void *p)
 /* Free a thread's caches, whose slots hold no magazine any more. */
 static void free_caches(struct pool_thread_caches *c)
 {
+	pool__sample_release(c);
 	pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
 }
 
@@ -251,6 +253,24 @@ unsigned long pool__thread_sum_cached(const struct pool_head *pool)
 	}
 	pthread_mutex_unlock(&registry_lock);
 	return sum;
+}
+
+void pool__thread_audit(void)
+{
+	unsigned int dbg, i;
+	struct pool_thread *self = pool__thread_self(&dbg);
+
+	pthread_mutex_lock(&registry_lock);
+	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		struct pool_thread_caches *c = registry[i];
+
+		/* a thread still inside a section (stuck, or gone) cannot be read safely */
+		if (c && (c == self->caches || !atomic_load_explicit(&c->busy, memory_order_acquire)))
+			pool__sample_audit(c);
+	}
+	pool__tcache_quiesce_end();
+	pthread_mutex_unlock(&registry_lock);
 }
 
 void pool__thread_fork_prepare(void)

@@ -47,6 +47,14 @@ void pool__thread_unload(void);
 void pool__thread_drain_begin(struct pool_head *pool);
 void pool__thread_drain_end(void);
 
+/*
+ * The profile's audit: every thread kept out of its cache sections a moment (as
+ * pool_destroy()'s drain does), the sampled objects lying free in any thread's caches are
+ * credited (pool__sample_audit()). Takes the registry lock: call it with no lock held but the
+ * pool list lock. Costs a pointer check per cached object of the pools that have samples.
+ */
+void pool__thread_audit(void);
+
 /* Objects of `pool` in all thread caches (racy reads: an estimate). */
 unsigned long pool__thread_sum_cached(const struct pool_head *pool);
 

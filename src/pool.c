@@ -145,6 +145,7 @@
 #include "pool-lock.h"
 #include "pool-magazine.h"
 #include "pool-os.h"
+#include "pool-profile.h"
 #include "pool-report.h"
 #include "pool-san.h"
 #include "pool-thread.h"
@@ -552,6 +553,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	                      memory_order_release);
 	pool__thread_drain_end();
 	pool__bucket_flush(pool);
+	pool__prof_pool_gone(pool);
 	pool__debug_pool_destroyed(pool);
 	walks_forget(pool);
 	if (pool->prev)
@@ -736,6 +738,7 @@ static void fork_prepare(void)
 	pool__uaf_fork_prepare();
 	pool__os_fork_prepare();
 	pool__headset_fork_prepare();
+	pool__prof_fork_prepare();
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_prepare(p);
 }
@@ -746,6 +749,7 @@ static void fork_parent(void)
 
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_parent(p);
+	pool__prof_fork_parent();
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();
@@ -761,6 +765,7 @@ static void fork_child(void)
 
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_child(p);
+	pool__prof_fork_child();
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();

@@ -1,0 +1,358 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The profile's sampler (the tables are pool-profile.c's).
+ *
+ * ESSAY-PLACEHOLDER
+ */
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "pool-bucket.h"
+#include "pool-magazine.h"
+#include "pool-os.h"
+#include "pool-profile.h"
+#include "pool-sample.h"
+
+/*
+ * An event may try samples one after the other, to find one that outlives its first free,
+ * for at most this share of the thread's time since its previous event (in 1/1000): each try
+ * takes an allocation and its free through the slow paths.
+ */
+#define HUNT_SHARE_PERMILLE 20u
+
+/* One (thread, pool) slot as the sampler sees it. */
+struct sample_slot {
+	int64_t left;                   /* allocations until the next sample (<= 0: due) */
+	void **mark;                    /* the entry's top when the sampler last left the slot */
+	void **mark_base;               /* the loaded magazine's array then */
+	const struct pool_mag *mag;     /* the loaded magazine then (compared, never read) */
+	void *watch;                    /* the candidate: sampled, until the slot's next free */
+	const void *watch_site;         /* its site (NULL until pool__sample_handout()) */
+	uint64_t watch_ns;              /* when it was handed out */
+	uint64_t event_ns;              /* CLOCK_MONOTONIC time of the last event */
+	uint64_t hunt_until_ns;         /* tries go on until then (see HUNT_SHARE_PERMILLE) */
+	unsigned int gen;               /* the profile the countdown was drawn for */
+	uint8_t hunt;                   /* this event still looks for a sample that lives */
+	uint8_t retry;                  /* the next allocation is sampled: the last sample was
+	                                   freed at once */
+	uint8_t narrowed;               /* the entry shows the fast path a narrower window */
+};
+
+struct pool_sampler {
+	uint64_t rng;                   /* pool__prof_interval()'s generator */
+	void *due;                      /* what this slow path hands out is to be sampled */
+	int due_now;                    /* ... and remembered at once (no fast path: every free
+	                                   is seen) rather than watched as a candidate */
+	unsigned int narrowed;          /* slots with narrowed = 1 */
+	struct sample_slot slot[POOL_MAX_CACHED_POOLS];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Draws of the threads without a cache (pool__sample_handout()): a shared counter. */
+static atomic_ulong uncached_seq;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The window                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+static struct pool_sampler *sampler_new(struct pool_thread_caches *ctx)
+{
+	struct pool_sampler *S = pool__os_meta_alloc(sizeof(*S), POOL_CACHE_LINE);
+
+	if (S) {
+		S->rng = ((uint64_t)(uintptr_t)ctx * UINT64_C(0x9E3779B97F4A7C15)) | 1;
+		ctx->sampler = S;
+	}
+	return S;
+}
+
+static void keep_candidate(struct sample_slot *sl, struct pool_head *pool);
+
+void pool__sample_release(struct pool_thread_caches *ctx)
+{
+	struct pool_sampler *S = ctx->sampler;
+	unsigned int s, max = pool__magazine_max_slot();
+
+	if (!S)
+		return;
+	for (s = 1; s < max; s++)
+		if (S->slot[s].watch && pool__slots[s] && S->slot[s].gen == pool__prof_gen())
+			keep_candidate(&S->slot[s], pool__slots[s]);
+	pool__os_meta_free(S, sizeof(*S), POOL_CACHE_LINE);
+	ctx->sampler = NULL;
+}
+
+static void set_narrowed(struct pool_sampler *S, struct sample_slot *sl, int on)
+{
+	if (sl->narrowed == !!on)
+		return;
+	sl->narrowed = !!on;
+	if (on)
+		S->narrowed++;
+	else
+		S->narrowed--;
+}
+
+/* The entry of slot `s` shows the fast path [base, end) of its loaded magazine. */
+static void show(struct pool_thread_caches *ctx, unsigned int s, void **base, void **end)
+{
+	struct pool_tcache *tc = &ctx->tc[s];
+	void **objs = pool__tc_objs(ctx, s);
+
+	__atomic_store_n(&tc->base, base, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->end, end, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctx->slot[s].hidden, (uint32_t)(base - objs), __ATOMIC_RELAXED);
+}
+
+/* The whole loaded magazine back to the fast path of slot `s` (none loaded: nothing to do). */
+static void open_slot(struct pool_thread_caches *ctx, struct pool_sampler *S, unsigned int s)
+{
+	struct sample_slot *sl = &S->slot[s];
+	struct pool_mag *m = ctx->slot[s].loaded;
+
+	if (sl->narrowed && m)
+		show(ctx, s, m->obj, m->obj + m->cap);
+	set_narrowed(S, sl, 0);
+	sl->watch = NULL;
+	sl->retry = 0;
+	sl->mag = NULL;
+}
+
+/*
+ * After a slow path: the fast path of slot `s` may hand out `left - 1` more objects (the next
+ * one is due, and finds the window empty), and push nothing while an object just sampled
+ * waits for its first free.
+ */
+static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *S, unsigned int s)
+{
+	struct sample_slot *sl = &S->slot[s];
+	struct pool_mag *m = ctx->slot[s].loaded;
+	void **top, **base, **end;
+	int64_t allowed;
+
+	if (!m) {
+		sl->mag = NULL;
+		set_narrowed(S, sl, 0);
+		return;
+	}
+	top = ctx->tc[s].top;
+	base = m->obj;
+	end = m->obj + m->cap;
+	allowed = sl->retry ? 0 : sl->left - 1;
+	if (allowed < 0)
+		allowed = 0;
+	if (allowed < top - base)
+		base = top - allowed;
+	if (sl->watch)
+		end = top;
+	if (base != m->obj || end != m->obj + m->cap || sl->narrowed) {
+		show(ctx, s, base, end);
+		set_narrowed(S, sl, base != m->obj || end != m->obj + m->cap);
+	}
+	sl->mark = top;
+	sl->mark_base = m->obj;
+	sl->mag = m;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The slow paths' calls                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The candidate of slot `s` outlived its first free (or no free came before the next event, the
+ * end of the profile or of the thread): it becomes a sample the profile remembers.
+ */
+static void keep_candidate(struct sample_slot *sl, struct pool_head *pool)
+{
+	if (sl->watch && sl->watch_site)
+		pool__prof_record(pool, sl->watch, sl->watch_site, sl->watch_ns);
+	sl->watch = NULL;
+	sl->watch_site = NULL;
+}
+
+void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
+                        void *obj, int delta)
+{
+	struct pool_sampler *S = ctx->sampler;
+	struct pool_head *pool = pool__slots[s];
+	struct sample_slot *sl;
+	unsigned int gen;
+	int64_t popped;
+
+	if (!(dbg & POOL_DBG_PROFILE)) {
+		/* off: the slot's whole window back; the state goes once no window is narrow */
+		if (S) {
+			keep_candidate(&S->slot[s], pool);
+			open_slot(ctx, S, s);
+			if (!S->narrowed)
+				pool__sample_release(ctx);
+		}
+		return;
+	}
+	if (!S && !(S = sampler_new(ctx)))
+		return;
+	sl = &S->slot[s];
+	gen = pool__prof_gen();
+	if (sl->gen != gen) {
+		/* a new profile (or a new pool in this slot): a countdown of its own */
+		open_slot(ctx, S, s);
+		sl->watch_site = NULL;
+		sl->gen = gen;
+		sl->hunt = 0;
+		sl->event_ns = 0;
+		sl->left = (int64_t)pool__prof_interval(&S->rng, pool->ro.size, pool__prof_rate());
+	} else if (sl->mag) {
+		/* what the fast path handed out, net, since the sampler left the slot */
+		if (sl->mag == ctx->slot[s].loaded)
+			popped = (sl->mark - ctx->tc[s].top) + delta;
+		else
+			popped = delta < 0 ? sl->mark - sl->mark_base : 0;
+		if (popped > 0)
+			sl->left -= popped;
+	}
+	if (delta <= 0 && (dbg & POOL_DBG_SLOW)) {
+		/*
+		 * No fast path (debugging that takes every call to the slow paths): the countdown
+		 * sees every allocation and every free is checked; no window, no candidate.
+		 */
+		sl->left += delta;
+		if (obj && sl->left <= 0) {
+			sl->left += (int64_t)pool__prof_interval(&S->rng, pool->ro.size,
+			                                         pool__prof_rate());
+			S->due = obj;
+			S->due_now = 1;
+		}
+	} else if (delta <= 0) {
+		sl->left += delta;
+		if (obj && (sl->retry || sl->left <= 0)) {
+			if (!sl->retry) {
+				/* a new event: the next interval, counted from where this one ended */
+				uint64_t now = now_ns();
+
+				keep_candidate(sl, pool);
+				sl->left += (int64_t)pool__prof_interval(&S->rng, pool->ro.size,
+				                                         pool__prof_rate());
+				sl->hunt = 1;
+				sl->hunt_until_ns = now + (sl->event_ns && now > sl->event_ns ?
+				                           (now - sl->event_ns) / 1000u *
+				                           HUNT_SHARE_PERMILLE : 0);
+				sl->event_ns = now;
+			}
+			sl->retry = 0;
+			sl->watch = obj;
+			sl->watch_site = NULL;
+			S->due = obj;
+			S->due_now = 0;
+		}
+	} else if (sl->watch) {
+		/* the candidate's first free since it was handed out: its own (try another) or not */
+		if (obj == sl->watch) {
+			if (sl->watch_site)
+				pool__prof_count(pool, sl->watch_site, 1, 1);
+			sl->watch = NULL;
+			sl->watch_site = NULL;
+			sl->retry = sl->hunt && now_ns() < sl->hunt_until_ns;
+			sl->hunt = sl->retry;
+		} else {
+			keep_candidate(sl, pool);
+			sl->hunt = 0;
+		}
+	}
+	set_window(ctx, S, s);
+}
+
+void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void *obj,
+                          const void *caller, int cached)
+{
+	struct pool_sampler *S = self->caches ? self->caches->sampler : NULL;
+
+	/* handed out again: an earlier sample of this address was freed unseen */
+	if (pool__prof_maybe(obj))
+		pool__prof_credit(obj);
+	if (cached) {
+		if (S && S->due == obj) {
+			struct sample_slot *sl = &S->slot[pool->ro.index];
+
+			/* a candidate: the sampler remembers it if it outlives its first free */
+			S->due = NULL;
+			if (S->due_now)
+				pool__prof_record(pool, obj, caller, now_ns());
+			else if (sl->watch == obj) {
+				sl->watch_site = caller;
+				sl->watch_ns = now_ns();
+			}
+		}
+		return;
+	}
+	/*
+	 * No cache (no-cache, uaf, a pool without a slot, a thread past the registry): every
+	 * allocation and free comes to the slow paths, where this samples each allocation with
+	 * the chance that its bytes hold a point of the Poisson process, 1 - exp(-size / rate).
+	 */
+	{
+		uint64_t x = atomic_fetch_add_explicit(&uncached_seq, 1, memory_order_relaxed);
+		double w = pool__prof_weight(pool->ro.size, pool__prof_rate());
+
+		x = (x + UINT64_C(0x9E3779B97F4A7C15)) * UINT64_C(0xBF58476D1CE4E5B9);
+		x ^= x >> 31;
+		x *= UINT64_C(0x94D049BB133111EB);
+		x ^= x >> 29;
+		if ((double)(x >> 11) * 0x1.0p-53 * w < 1.0)
+			pool__prof_record(pool, obj, caller, now_ns());
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The audit                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Copy the pointers another thread's fast path may be moving: a racy read by design (the owner
+ * writes them with plain stores), which ThreadSanitizer is told not to watch.
+ */
+__attribute__((no_sanitize("thread")))
+static void copy_racy(void **dst, void *const *src, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+void pool__sample_audit(struct pool_thread_caches *c)
+{
+	unsigned int max = pool__magazine_max_slot(), s;
+	void *copy[POOL_CLUSTER_MAX];
+
+	for (s = 1; s < max; s++) {
+		struct pool_tslot *sl = &c->slot[s];
+		struct pool_head *pool = pool__slots[s];
+		struct pool_mag *m = sl->loaded;
+		uint32_t i;
+
+		if (!pool || !atomic_load_explicit(&pool->prof_live, memory_order_relaxed))
+			continue;
+		if (m) {
+			void **top = __atomic_load_n(&c->tc[s].top, __ATOMIC_RELAXED);
+			uint32_t n = top > m->obj && top <= m->obj + m->cap ?
+			             (uint32_t)(top - m->obj) : 0;
+
+			copy_racy(copy, m->obj, n);
+			pool__prof_scan(copy, n);
+		}
+		if (sl->prev)
+			pool__prof_scan(sl->prev->obj, sl->prev->n);
+		for (m = sl->top, i = 0; m && i < sl->nfull; m = m->next, i++)
+			pool__prof_scan(m->obj, m->n);
+	}
+}

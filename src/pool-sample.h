@@ -1,0 +1,63 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The profile's sampler: what each thread samples and how it sees the allocations and frees
+ * that the inline fast path serves (the essay at the top of pool-sample.c). Private header of
+ * the thread-cache tier: its callers are the tier's slow paths (pool-tcache.c), the thread
+ * registry (pool-thread.c) and the slow paths of pool-alloc.c.
+ */
+#ifndef POOL_SRC_POOL_SAMPLE_H
+#define POOL_SRC_POOL_SAMPLE_H
+
+#include <stdint.h>
+#include <pool/pool.h>
+
+#include "pool-head-t.h"
+
+/*
+ * Allocations and frees the sampler has to know of, inside the section of a slow path of the
+ * calling thread on slot `s`, after the slot's magazines changed: `delta` objects the slow
+ * path took from the loaded magazine (negative: handed out) or gave it (positive: freed into
+ * it), `obj` the one handed out or freed (NULL when none or several). It charges the
+ * countdown with what the fast path handed out since the sampler last looked, decides whether
+ * `obj` is to be sampled, and gives the fast path the window it may use until the next sample
+ * is due. With the profile off, it gives the slot its whole window back and, once no slot is
+ * narrowed, frees the thread's sampler. One predictable branch when the profile never ran on
+ * this thread.
+ */
+void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
+                        void *obj, int delta);
+
+static inline void pool__sample_hook(struct pool_thread_caches *ctx, unsigned int s,
+                                     unsigned int dbg, void *obj, int delta)
+{
+	if (POOL_UNLIKELY(((uintptr_t)ctx->sampler | (dbg & POOL_DBG_PROFILE)) != 0))
+		pool__sample_after(ctx, s, dbg, obj, delta);
+}
+
+/*
+ * A slow path of the calling thread (`self`) hands `obj` of `pool` out to `caller`, with the
+ * profile on; `cached`: it came through the thread's cache, whose sampler decided
+ * (pool__sample_after()), else the sampler draws here. Credits an earlier sample of the same
+ * address (it was freed unseen, since it is handed out again), then records `obj` when it is to
+ * be sampled. Outside any section.
+ */
+void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void *obj,
+                          const void *caller, int cached);
+
+/*
+ * A thread's caches go (exit, the fork() child's other threads): its sampler with them. No
+ * section: nothing else uses them any more.
+ */
+void pool__sample_release(struct pool_thread_caches *ctx);
+
+/*
+ * The audit: credit every sampled object that lies, free, in the caches `c` of a thread kept
+ * out of its sections (or of the calling thread). Reads the pointers of the magazines only,
+ * never an object; those of the loaded magazine racily, while its owner's fast path may move
+ * them (a pointer caught in flight is one free credited early or late).
+ */
+void pool__sample_audit(struct pool_thread_caches *c);
+
+#endif

@@ -15,7 +15,10 @@
 
 #include "pool-bucket.h"
 #include "pool-debug.h"
+#include "pool-fail-report.h"
 #include "pool-int.h"
+#include "pool-profile.h"
+#include "pool-sample.h"
 #include "pool-tcache.h"
 #include "pool-thread.h"
 
@@ -61,13 +64,31 @@ static inline void open_for_allocation(struct pool_head *pool)
 /* Slow paths of pool_alloc() and pool_free()                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
-POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
-                                                         unsigned int flags)
+/*
+ * An allocation failed: count it, and report it when fail-report is on (pool-fail-report.c:
+ * once per burst, from memory reserved beforehand).
+ */
+static void *failed(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg,
+                    const void *caller, int injected)
 {
-	const void *caller = __builtin_return_address(0);
+	pool__count_failed(pool, pool__thread_id(ctx));
+	if (POOL_UNLIKELY(dbg & POOL_DBG_FAIL_REPORT))
+		pool__fail_report(pool, caller, injected);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/*
+ * The slow path of pool_alloc_flags(), for an allocation made by `caller`: the return address
+ * of the inline function's call, or of pool_alloc_bulk()'s when the bulk call allocates object
+ * by object.
+ */
+static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags,
+                                      const void *caller)
+{
 	unsigned int dbg;
 	struct pool_thread *ctx;
-	int from_cache = 0;
+	int from_cache = 0, cached;
 	void *obj = NULL;
 
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
@@ -77,8 +98,9 @@ POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
 
 	if ((dbg & POOL_DBG_FAIL) && !(flags & POOL_F_NO_FAIL) &&
 	    pool__debug_fail_roll(pool__thread_rng(ctx), pool__thread_id(ctx)))
-		goto fail;
-	if (pool__tcache_usable(pool, ctx, dbg)) {
+		return failed(pool, ctx, dbg, caller, 1);
+	cached = pool__tcache_usable(pool, ctx, dbg);
+	if (cached) {
 		obj = pool__tcache_pop(pool, ctx, dbg);
 		from_cache = obj != NULL;
 	}
@@ -86,18 +108,23 @@ POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
 		obj = pool__tcache_refill(pool, ctx, dbg);
 	if (POOL_UNLIKELY(!obj)) {
 		check_still_live(pool, NULL, caller);
-		goto fail;
+		return failed(pool, ctx, dbg, caller, 0);
 	}
-	if (POOL_UNLIKELY(dbg | pool->layout))
+	if (POOL_UNLIKELY(dbg | pool->layout)) {
 		pool__debug_on_alloc(pool, obj, flags, caller, dbg, from_cache,
 		                     from_cache && pool__tcache_integrity(ctx, dbg));
-	else if (flags & POOL_F_MUST_ZERO)
+		if (dbg & POOL_DBG_PROFILE)
+			pool__sample_handout(pool, ctx, obj, caller, cached);
+	} else if (flags & POOL_F_MUST_ZERO) {
 		memset(obj, 0, pool->ro.size);
+	}
 	return obj;
-fail:
-	pool__count_failed(pool, pool__thread_id(ctx));
-	errno = ENOMEM;
-	return NULL;
+}
+
+POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
+                                                         unsigned int flags)
+{
+	return alloc_slow(pool, flags, __builtin_return_address(0));
 }
 
 POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, void *ptr)
@@ -111,8 +138,11 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		pool__bad_head(pool, ptr, caller);
 	ctx = pool__thread_self(&dbg);
-	if (POOL_UNLIKELY(dbg | pool->layout))
+	if (POOL_UNLIKELY(dbg | pool->layout)) {
 		pool__debug_on_free(pool, ptr, caller);
+		if (dbg & POOL_DBG_PROFILE)
+			pool__prof_credit(ptr);
+	}
 	if (dbg & POOL_DBG_SANITIZER)
 		pool__debug_san_freed(pool, ptr);
 	if (pool__tcache_usable(pool, ctx, dbg) && pool__tcache_push(pool, ctx, ptr, dbg))
@@ -123,6 +153,7 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 
 POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 {
+	const void *caller = __builtin_return_address(0);
 	unsigned int dbg;
 	struct pool_thread *ctx;
 	size_t i;
@@ -130,22 +161,27 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 	if (!pool || !objs || !n)
 		return 0;
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
-		pool__bad_head(pool, NULL, __builtin_return_address(0));
+		pool__bad_head(pool, NULL, caller);
 	if (pool__tcache_alloc_bulk_fast(pool, objs, n))
 		return n;
 	open_for_allocation(pool);
 	ctx = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
-		if (pool__tcache_alloc_bulk(pool, ctx, objs, n, dbg) == n)
+		if (pool__tcache_alloc_bulk(pool, ctx, objs, n, dbg) == n) {
+			if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE)) {
+				for (i = 1; i < n; i++)
+					pool__prof_credit(objs[i]);
+				pool__sample_handout(pool, ctx, objs[0], caller, 1);
+			}
 			return n;
-		check_still_live(pool, NULL, __builtin_return_address(0));
-		pool__count_failed(pool, pool__thread_id(ctx));
-		errno = ENOMEM;
+		}
+		check_still_live(pool, NULL, caller);
+		failed(pool, ctx, dbg, caller, 0);
 		return 0;
 	}
 	/* debugging or no cache: object by object, each checked; all or nothing all the same */
 	for (i = 0; i < n; i++) {
-		objs[i] = pool_alloc(pool);
+		objs[i] = alloc_slow(pool, 0, caller);
 		if (!objs[i]) {
 			while (i-- > 0)
 				pool_free(pool, objs[i]);
@@ -170,6 +206,9 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 		return;
 	ctx = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
+		if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE))
+			for (i = 0; i < n; i++)
+				pool__prof_credit(objs[i]);
 		if (!pool__tcache_free_bulk(pool, ctx, objs, n, dbg))
 			check_still_live(pool, NULL, __builtin_return_address(0));
 		return;

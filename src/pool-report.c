@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "pool-os.h"
+#include "pool-profile.h"
 #include "pool-report.h"
 #include "pool-san.h"
 #include "pool-uaf.h"
@@ -279,6 +280,79 @@ __attribute__((noreturn)) void pool__report(const struct pool_report *rep)
 	}
 	r_flush(&r);
 	abort();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The report of a failed allocation                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+void pool__report_failure(const struct pool_fail_info *f)
+{
+	const struct pool_head *pool = f->pool;
+	struct rbuf r;
+	size_t i;
+
+	r.n = 0;
+	r_str(&r, "libpool: allocation failed in pool '");
+	r_str(&r, pool->name);
+	r_str(&r, "' (");
+	r_dec(&r, pool->ro.size);
+	r_str(&r, " bytes): ");
+	r_str(&r, f->cause);
+	r_str(&r, "\nlibpool:   ");
+	if (f->limit) {
+		r_str(&r, "limit ");
+		r_dec(&r, f->limit);
+		r_str(&r, " objects; ");
+	} else {
+		r_str(&r, "no limit; ");
+	}
+	r_dec(&r, f->allocated);
+	r_str(&r, " allocated (");
+	r_dec(&r, (uint64_t)f->allocated * pool->stride);
+	r_str(&r, " bytes), ");
+	r_dec(&r, f->used);
+	r_str(&r, " used (handed out or cached); ");
+	r_dec(&r, f->failed);
+	r_str(&r, f->failed == 1 ? " failure\n" : " failures\n");
+	if (f->suppressed) {
+		r_str(&r, "libpool:   ");
+		r_dec(&r, f->suppressed);
+		r_str(&r, " more failures since the last report were not reported\n");
+	}
+	r_str(&r, "libpool:   caller: ");
+	r_sym(&r, f->caller);
+	r_str(&r, "\n");
+	if (f->nsites)
+		r_str(&r, f->exact ? "libpool:   callers holding the most objects of the pool "
+		                     "(exact, caller debugging):\n" :
+		      "libpool:   sites holding the most objects of the pool (estimated from the "
+		      "profile's samples):\n");
+	else if (f->profiling)
+		r_str(&r, "libpool:   no site of this pool sampled yet\n");
+	else
+		r_str(&r, "libpool:   for the sites holding it: `pools profile on` (CLI), "
+		          "pool_profile_start() or POOL_DEBUG=profile\n");
+	for (i = 0; i < f->nsites; i++) {
+		const struct pool_prof_row *row = &f->sites[i];
+		uint64_t objs = f->exact ? row->live : (uint64_t)((double)row->live * row->weight + 0.5);
+
+		r_str(&r, f->exact ? "libpool:     " : "libpool:     ~");
+		r_dec(&r, objs * pool->stride);
+		r_str(&r, " bytes, ");
+		r_str(&r, f->exact ? "" : "~");
+		r_dec(&r, objs);
+		r_str(&r, " objects");
+		if (!f->exact) {
+			r_str(&r, " (");
+			r_dec(&r, row->live);
+			r_str(&r, row->live == 1 ? " live sample)" : " live samples)");
+		}
+		r_str(&r, ": ");
+		r_sym(&r, (const void *)row->site);
+		r_str(&r, "\n");
+	}
+	r_flush(&r);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -50,6 +50,36 @@ struct pool_report {
 __attribute__((noreturn)) void pool__report(const struct pool_report *r);
 
 /*
+ * What the report of a failed allocation knows (fail-report debugging, pool-fail-report.c
+ * gathers it). Counts are objects.
+ */
+struct pool_prof_row;
+struct pool_fail_info {
+	const struct pool_head *pool;      /* the pool that failed */
+	const void *caller;                /* the allocating code */
+	const char *cause;                 /* why, in words */
+	size_t limit;                      /* the pool's limit, 0: none */
+	size_t allocated, used;            /* its counts when it failed */
+	uint64_t failed;                   /* its failures so far */
+	uint64_t suppressed;               /* reports left out since the last one (any pool) */
+	const struct pool_prof_row *sites; /* the sites holding the most, best first */
+	size_t nsites;
+	int exact;                         /* sites[] counts are exact (caller debugging), not
+	                                      estimated from samples */
+	int profiling;                     /* the profile runs (so no sites means none sampled) */
+};
+
+/*
+ * Write the report of a failed allocation to stderr (it does not abort):
+ *   libpool: allocation failed in pool '<name>' (<size> bytes): <cause>
+ *   libpool:   limit <n> objects|no limit; <n> allocated (<bytes> bytes), <n> used; <n> failures
+ *   libpool:   caller: <symbol>
+ * then the sites holding the pool, or how to have them named. Like pool__report(): a fixed
+ * buffer and write(2), no allocation, no lock of ours; dladdr(3) names the callers.
+ */
+void pool__report_failure(const struct pool_fail_info *f);
+
+/*
  * The symbolizer of the library, for the report and for `pools show detailed`: `addr` into
  * buf[0..len) (always NUL-terminated, cut to `len`), looked up once with dladdr(3). By default,
  * as the report writes it: "symbol+0xoff (file)", or "path(+0xoff)" for an address without a

@@ -26,7 +26,7 @@
 #include "pool-cli.h"
 #include "pool-int.h"
 #include "pool-dump.h"
-#include "pool-int.h"
+#include "pool-profile-dump.h"
 #include "pool-text.h"
 
 /* ------------------------------------------------------------------------------------------ */
@@ -258,6 +258,11 @@ static int cmd_show(FILE *out, const char *args, enum pool_cli_level level)
 	return pool__dump(out, args, level) < 0 ? -1 : 0;
 }
 
+static int cmd_profile(FILE *out, const char *args, enum pool_cli_level level)
+{
+	return pool__profile_cli(out, args, level);
+}
+
 static int cmd_topology(FILE *out, const char *args, enum pool_cli_level level)
 {
 	(void)level;
@@ -297,6 +302,11 @@ static const struct cli_command cli_commands[] = {
 	  "the machine topology libpool detected and the defaults it derived" },
 	{ "pools", "debug", POOL_CLI_USER, cmd_debug, "pools debug",
 	  "the debugging options in effect ('pools debug help': the table)" },
+	{ "pools", "profile", POOL_CLI_USER, cmd_profile,
+	  "pools profile [bysite|bypool|byage|bybytes] [pool <name>] [<n>] [json|prometheus]",
+	  "the bytes each allocating site holds, estimated from the profile's samples\n"
+	  "(exact under caller debugging), most first (bybytes), by site, by pool or\n"
+	  "oldest first; <n>: the first <n> sites only; addresses only at level admin" },
 	{ "pools", "trim", POOL_CLI_OPERATOR, cmd_trim, "pools trim",
 	  "give memory the pools do not need back to the system" },
 	{ "pools", "flush", POOL_CLI_OPERATOR, cmd_flush, "pools flush [<pool>]",
@@ -306,6 +316,9 @@ static const struct cli_command cli_commands[] = {
 	  "change the options that may change at run time (pools debug help)" },
 	{ "pools", "limit", POOL_CLI_ADMIN, cmd_limit, "pools limit <pool> <objects>",
 	  "cap the objects the pools named <pool> may hold (0: no limit)" },
+	{ "pools", "profile", POOL_CLI_ADMIN, NULL, "pools profile on [rate <bytes>]|off",
+	  "start a new profile: one sample per about <bytes> allocated per thread\n"
+	  "(512k by default); or stop it, its figures kept" },
 };
 
 #define NB_COMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))

@@ -43,6 +43,7 @@
 
 #include "pool-int.h"
 #include "pool-dump.h"
+#include "pool-profile-dump.h"
 #include "pool-report.h"
 #include "pool-text.h"
 
@@ -90,6 +91,7 @@ struct dump_snapshot {
 	size_t n, cap;
 	unsigned int seq;
 	int failed;                     /* out of memory while copying */
+	struct pool_profile_view *profile;   /* `detailed`: the sites of each pool, or NULL */
 };
 
 /* ------------------------------------------------------------------------------------------ */
@@ -195,6 +197,8 @@ static void free_snapshot(struct dump_snapshot *s)
 {
 	size_t i;
 
+	pool__profile_view_free(s->profile);
+	s->profile = NULL;
 	for (i = 0; i < s->n; i++)
 		free(s->e[i].creators);
 	free(s->e);
@@ -545,6 +549,7 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 			fprintf(out, "      caller %s (%#lx): %ld live objects\n", sym,
 			        (unsigned long)e->callers[k].addr, e->callers[k].live);
 		}
+		pool__profile_view_pool(out, s->profile, e->head, 0, DUMP_CALLERS_SHOWN);
 	}
 	totals_of(s, &t);
 	fprintf(out, "Total: %zu pools, %zu bytes allocated, %zu used (~%zu by thread caches).\n",
@@ -602,6 +607,8 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 				}
 				fputc(']', out);
 			}
+			fputs(", \"profile\": ", out);
+			pool__profile_view_pool(out, s->profile, e->head, 1, DUMP_CALLERS_SHOWN);
 		}
 		fputc('}', out);
 	}
@@ -617,25 +624,6 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 	fputs("}}\n", out);
 }
 
-/* A label value, escaped as the exposition format requires (backslash, quote, newline). */
-static void prom_label(FILE *out, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fprintf(out, "\\%c", *v);
-		else if (*v == '\n')
-			fputs("\\n", out);
-		else
-			fputc(*v, out);
-	}
-}
-
-/* `# HELP` and `# TYPE` of a metric family. */
-static void prom_family(FILE *out, const char *name, const char *type, const char *help)
-{
-	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 /* One family per row of table[0..n) with a metric: a sample per pool. */
 static void prom_stats(FILE *out, const struct dump_snapshot *s, const struct dump_stat *table,
                        size_t n)
@@ -647,10 +635,10 @@ static void prom_stats(FILE *out, const struct dump_snapshot *s, const struct du
 
 		if (!ds->metric)
 			continue;
-		prom_family(out, ds->metric, ds->type, ds->help);
+		pool__prom_family(out, ds->metric, ds->type, ds->help);
 		for (i = 0; i < s->n; i++) {
 			fprintf(out, "%s{pool=\"", ds->metric);
-			prom_label(out, s->e[i].label);
+			pool__prom_label(out, s->e[i].label);
 			fprintf(out, "\"} %" PRIu64 "\n", ds->value(&s->e[i].st));
 		}
 	}
@@ -667,29 +655,29 @@ static void print_prometheus(FILE *out, const struct dump_snapshot *s,
 	pool_get_config(&cfg);
 	fputs("# HELP libpool_info The libpool library and its process-wide settings.\n"
 	      "# TYPE libpool_info gauge\nlibpool_info{version=\"", out);
-	prom_label(out, pool_version());
+	pool__prom_label(out, pool_version());
 	fputs("\",os_layer=\"", out);
-	prom_label(out, os->layer);
+	pool__prom_label(out, os->layer);
 	fprintf(out, "\",buckets=\"%u\",cache_bytes=\"%zu\",cluster=\"%u\",decay_ms=\"%u\"} 1\n",
 	        cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
 	fputs("# HELP libpool_pool_info A pool and its creation flags (1 when set).\n"
 	      "# TYPE libpool_pool_info gauge\n", out);
 	for (i = 0; i < s->n; i++) {
 		fputs("libpool_pool_info{pool=\"", out);
-		prom_label(out, s->e[i].label);
+		pool__prom_label(out, s->e[i].label);
 		fprintf(out, "\",shared=\"%d\",exact=\"%d\"} 1\n",
 		        !!(s->e[i].st.flags & POOL_F_SHARED), !!(s->e[i].st.flags & POOL_F_EXACT));
 	}
 	prom_stats(out, s, dump_gauges, NB_GAUGES);
 	prom_stats(out, s, dump_counters, NB_COUNTERS);
 	totals_of(s, &t);
-	prom_family(out, "libpool_pools", "gauge", "Pools in this dump.");
+	pool__prom_family(out, "libpool_pools", "gauge", "Pools in this dump.");
 	fprintf(out, "libpool_pools %zu\n", t.pools);
-	prom_family(out, "libpool_allocated_bytes", "gauge",
+	pool__prom_family(out, "libpool_allocated_bytes", "gauge",
 	            "Bytes the pools in this dump hold from the OS layer.");
 	fprintf(out, "libpool_allocated_bytes %zu\n", t.allocated_bytes);
 	for (i = 0; i < NB_OS_STATS; i++) {
-		prom_family(out, dump_os_stats[i].metric, "gauge", dump_os_stats[i].help);
+		pool__prom_family(out, dump_os_stats[i].metric, "gauge", dump_os_stats[i].help);
 		fprintf(out, "%s %zu\n", dump_os_stats[i].metric, dump_os_stats[i].value(os));
 	}
 }
@@ -714,6 +702,9 @@ int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
 	memset(&s, 0, sizeof(s));
 	s.args = &a;
 	pool_for_each(snapshot_one, &s);
+	/* the profile's view first: its audit takes the registry lock, not the pool list lock */
+	if (a.detailed && !s.failed)
+		s.profile = pool__profile_view_make(a.addresses);
 	if (s.failed) {
 		free_snapshot(&s);
 		fputs("Not enough memory to dump the pools.\n", out);

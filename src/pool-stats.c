@@ -32,6 +32,7 @@
 #include "pool-bucket.h"
 #include "pool-int.h"
 #include "pool-os.h"
+#include "pool-profile.h"
 #include "pool-thread.h"
 
 /*
@@ -90,4 +91,10 @@ POOL_API int pool_get_os_stats(struct pool_os_stats *st, size_t size)
 	pool__os_usage(&full.allocated_bytes, &full.resident_bytes);
 	copy_grown(st, size, &full, sizeof(full));
 	return 0;
+}
+
+void pool__profile_audit(void)
+{
+	if (atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed))
+		pool__thread_audit();
 }

@@ -210,3 +210,20 @@ void pool__word_error(FILE *out, const char *pre, const char *w, size_t len, con
 	pool__put_word(out, w, len);
 	fputs(post, out);
 }
+
+void pool__prom_label(FILE *out, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fprintf(out, "\\%c", *v);
+		else if (*v == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*v, out);
+	}
+}
+
+void pool__prom_family(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}

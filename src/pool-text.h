@@ -129,4 +129,11 @@ static inline void pool__put_word(FILE *out, const char *w, size_t len)
 /* An error message around a client's word: `pre`, the word (pool__put_word()), `post`. */
 void pool__word_error(FILE *out, const char *pre, const char *w, size_t len, const char *post);
 
+/*
+ * The Prometheus text exposition format (version 0.0.4): a label value escaped as it requires
+ * (backslash, double quote and newline), and the `# HELP` and `# TYPE` lines of a family.
+ */
+void pool__prom_label(FILE *out, const char *v);
+void pool__prom_family(FILE *out, const char *name, const char *type, const char *help);
+
 #endif

@@ -22,16 +22,18 @@ LAYERS = [
     ("os", ["pool-fault.c", "pool-os.c", "pool-uaf.c", "pool-fault.h",
             "pool-os.h", "pool-uaf.h", "pool-san.h", "pool-util.h", "pool-head-t.h",
             "pool-assert.h", "pool-lock.h"]),
-    ("debug", ["pool-debug.c", "pool-report.c", "pool-debug.h", "pool-report.h"]),
+    ("debug", ["pool-debug.c", "pool-report.c", "pool-debug.h", "pool-report.h",
+               "pool-profile.c", "pool-profile.h"]),
     ("config", ["topology.c", "pool-config.c", "pool-version.c",
                 "pool-topology.h", "pool-config.h"]),
     ("bucket tier", ["pool-bucket.c", "pool-bucket.h", "pool-demand.c"]),
     ("thread-cache tier", ["pool-magazine.c", "pool-magazine.h", "pool-tcache.c", "pool-tcache.h",
-                           "pool-thread.c", "pool-thread.h"]),
-    ("pool heads", ["pool-alloc.c", "pool.c", "pool-stats.c", "pool-int.h", "pool-headset.c", "pool-headset.h"]),
+                           "pool-thread.c", "pool-thread.h", "pool-sample.c", "pool-sample.h"]),
+    ("pool heads", ["pool-alloc.c", "pool.c", "pool-stats.c", "pool-int.h", "pool-headset.c",
+                    "pool-headset.h", "pool-fail-report.c", "pool-fail-report.h"]),
     ("introspection", ["pool-dump.c", "pool-cli.c", "pool-cli-socket.c",
                        "pool-topology-show.c", "pool-text.c", "pool-dump.h", "pool-cli.h",
-                       "pool-text.h"]),
+                       "pool-text.h", "pool-profile-dump.c", "pool-profile-dump.h"]),
 ]
 # Headers that hold only types, constants or pure inline helpers: any layer may include them.
 NEUTRAL = {"pool-head-t.h", "pool-util.h", "pool-assert.h", "pool-lock.h"}

@@ -274,12 +274,13 @@ START_TEST(test_exec_commands)
 	s = test_capture(cli_exec, "pools debug", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_str_eq(s, "no-fail,merge,hot-first,no-integrity,global,cache,no-caller,no-tag,"
-	                    "no-poison,no-uaf,no-backup\n");
+	                    "no-poison,no-uaf,no-backup,no-profile,no-fail-report\n");
 	free(s);
 	s = test_capture(cli_exec, "pools debug no-merge,poison=0x41,integrity", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_str_eq(s, "Pool debugging options now: no-fail,no-merge,hot-first,integrity,"
-	                    "global,cache,no-caller,no-tag,poison=0x41,no-uaf,no-backup\n");
+	                    "global,cache,no-caller,no-tag,poison=0x41,no-uaf,no-backup,"
+	                    "no-profile,no-fail-report\n");
 	ck_assert_uint_ne(pool_debugging & POOL_DBG_NO_MERGE, 0);
 	ck_assert_uint_eq(pool_debugging_poison_byte(), 0x41);
 	free(s);

@@ -64,6 +64,10 @@ static inline void open_for_allocation(struct pool_head *pool)
 /* Slow paths of pool_alloc() and pool_free()                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Debugging flags that never look at an object: the slow paths skip the debugging layer. */
+#define POOL_DBG_NO_OBJECT (POOL_DBG_PROFILE | POOL_DBG_FAIL_REPORT | POOL_DBG_NO_MERGE | \
+                            POOL_DBG_NO_GLOBAL)
+
 /*
  * An allocation failed: count it, and report it when fail-report is on (pool-fail-report.c:
  * once per burst, from memory reserved beforehand).
@@ -111,13 +115,17 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 		return failed(pool, ctx, dbg, caller, 0);
 	}
 	if (POOL_UNLIKELY(dbg | pool->layout)) {
-		pool__debug_on_alloc(pool, obj, flags, caller, dbg, from_cache,
-		                     from_cache && pool__tcache_integrity(ctx, dbg));
-		if (dbg & POOL_DBG_PROFILE)
+		if ((dbg & POOL_DBG_PROFILE) && (!cached || pool__sample_due(ctx, obj)))
 			pool__sample_handout(pool, ctx, obj, caller, cached);
-	} else if (flags & POOL_F_MUST_ZERO) {
-		memset(obj, 0, pool->ro.size);
+		/* the profile and the failure report need nothing of the debugging layer */
+		if ((dbg & ~POOL_DBG_NO_OBJECT) | pool->layout) {
+			pool__debug_on_alloc(pool, obj, flags, caller, dbg, from_cache,
+			                     from_cache && pool__tcache_integrity(ctx, dbg));
+			return obj;
+		}
 	}
+	if (flags & POOL_F_MUST_ZERO)
+		memset(obj, 0, pool->ro.size);
 	return obj;
 }
 
@@ -139,7 +147,8 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 		pool__bad_head(pool, ptr, caller);
 	ctx = pool__thread_self(&dbg);
 	if (POOL_UNLIKELY(dbg | pool->layout)) {
-		pool__debug_on_free(pool, ptr, caller);
+		if ((dbg & ~POOL_DBG_NO_OBJECT) | pool->layout)
+			pool__debug_on_free(pool, ptr, caller);
 		if (dbg & POOL_DBG_PROFILE)
 			pool__prof_credit(ptr);
 	}
@@ -171,7 +180,8 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 			if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE)) {
 				for (i = 1; i < n; i++)
 					pool__prof_credit(objs[i]);
-				pool__sample_handout(pool, ctx, objs[0], caller, 1);
+				if (pool__sample_due(ctx, objs[0]))
+					pool__sample_handout(pool, ctx, objs[0], caller, 1);
 			}
 			return n;
 		}

@@ -67,7 +67,7 @@ static uint64_t dropped, forgotten, start_ns;
 
 atomic_uint pool__prof_nlive;
 _Atomic unsigned short pool__prof_filter[POOL_PROF_FILTER];
-static atomic_uint prof_gen;
+atomic_uint pool__prof_generation;
 static atomic_size_t prof_rate = POOL_PROFILE_RATE_DEF;
 
 #define RECORD_BITS 13u                         /* log2(POOL_PROF_SLOTS) */
@@ -91,11 +91,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-unsigned int pool__prof_gen(void)
-{
-	return atomic_load_explicit(&prof_gen, memory_order_acquire);
 }
 
 size_t pool__prof_rate(void)
@@ -313,7 +308,7 @@ void pool__prof_reset(size_t rate)
 	start_ns = now_ns();
 	atomic_store_explicit(&pool__prof_nlive, 0, memory_order_relaxed);
 	atomic_store_explicit(&prof_rate, rate, memory_order_relaxed);
-	atomic_fetch_add_explicit(&prof_gen, 1, memory_order_release);
+	atomic_fetch_add_explicit(&pool__prof_generation, 1, memory_order_release);
 	pthread_mutex_unlock(&prof_lock);
 }
 

@@ -67,7 +67,13 @@ size_t pool__prof_table_bytes(void);
 void pool__prof_reset(size_t rate);
 
 /* The generation of the profile in effect (0: never started) and its rate. */
-unsigned int pool__prof_gen(void);
+extern atomic_uint pool__prof_generation;
+
+static inline unsigned int pool__prof_gen(void)
+{
+	return atomic_load_explicit(&pool__prof_generation, memory_order_acquire);
+}
+
 size_t pool__prof_rate(void);
 
 /*

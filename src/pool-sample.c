@@ -2,7 +2,9 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The profile's sampler (the tables are pool-profile.c's).
+ * The profile's sampler: which allocations each thread samples, and how it sees the frees of
+ * what it sampled, when the inline fast path serves most of them and does not change at all
+ * (the tables are pool-profile.c's; the essay there says what the profile counts).
  *
  * ESSAY-PLACEHOLDER
  */
@@ -23,32 +25,7 @@
  */
 #define HUNT_SHARE_PERMILLE 20u
 
-/* One (thread, pool) slot as the sampler sees it. */
-struct sample_slot {
-	int64_t left;                   /* allocations until the next sample (<= 0: due) */
-	void **mark;                    /* the entry's top when the sampler last left the slot */
-	void **mark_base;               /* the loaded magazine's array then */
-	const struct pool_mag *mag;     /* the loaded magazine then (compared, never read) */
-	void *watch;                    /* the candidate: sampled, until the slot's next free */
-	const void *watch_site;         /* its site (NULL until pool__sample_handout()) */
-	uint64_t watch_ns;              /* when it was handed out */
-	uint64_t event_ns;              /* CLOCK_MONOTONIC time of the last event */
-	uint64_t hunt_until_ns;         /* tries go on until then (see HUNT_SHARE_PERMILLE) */
-	unsigned int gen;               /* the profile the countdown was drawn for */
-	uint8_t hunt;                   /* this event still looks for a sample that lives */
-	uint8_t retry;                  /* the next allocation is sampled: the last sample was
-	                                   freed at once */
-	uint8_t narrowed;               /* the entry shows the fast path a narrower window */
-};
-
-struct pool_sampler {
-	uint64_t rng;                   /* pool__prof_interval()'s generator */
-	void *due;                      /* what this slow path hands out is to be sampled */
-	int due_now;                    /* ... and remembered at once (no fast path: every free
-	                                   is seen) rather than watched as a candidate */
-	unsigned int narrowed;          /* slots with narrowed = 1 */
-	struct sample_slot slot[POOL_MAX_CACHED_POOLS];
-};
+_Static_assert(sizeof(struct sample_hot) == 32, "two hot slots to a cache line");
 
 static uint64_t now_ns(void)
 {
@@ -76,7 +53,17 @@ static struct pool_sampler *sampler_new(struct pool_thread_caches *ctx)
 	return S;
 }
 
-static void keep_candidate(struct sample_slot *sl, struct pool_head *pool);
+/*
+ * The candidate of slot `s` outlived its first free (or no free came before the next event, the
+ * end of the profile or of the thread): it becomes a sample the profile remembers.
+ */
+static void keep_candidate(struct sample_cold *sc, struct pool_head *pool)
+{
+	if (sc->watch && sc->watch_site)
+		pool__prof_record(pool, sc->watch, sc->watch_site, sc->watch_ns);
+	sc->watch = NULL;
+	sc->watch_site = NULL;
+}
 
 void pool__sample_release(struct pool_thread_caches *ctx)
 {
@@ -86,13 +73,13 @@ void pool__sample_release(struct pool_thread_caches *ctx)
 	if (!S)
 		return;
 	for (s = 1; s < max; s++)
-		if (S->slot[s].watch && pool__slots[s] && S->slot[s].gen == pool__prof_gen())
-			keep_candidate(&S->slot[s], pool__slots[s]);
+		if (S->cold[s].watch && pool__slots[s] && S->hot[s].gen == pool__prof_gen())
+			keep_candidate(&S->cold[s], pool__slots[s]);
 	pool__os_meta_free(S, sizeof(*S), POOL_CACHE_LINE);
 	ctx->sampler = NULL;
 }
 
-static void set_narrowed(struct pool_sampler *S, struct sample_slot *sl, int on)
+static void set_narrowed(struct pool_sampler *S, struct sample_hot *sl, int on)
 {
 	if (sl->narrowed == !!on)
 		return;
@@ -117,31 +104,32 @@ static void show(struct pool_thread_caches *ctx, unsigned int s, void **base, vo
 /* The whole loaded magazine back to the fast path of slot `s` (none loaded: nothing to do). */
 static void open_slot(struct pool_thread_caches *ctx, struct pool_sampler *S, unsigned int s)
 {
-	struct sample_slot *sl = &S->slot[s];
+	struct sample_hot *sl = &S->hot[s];
 	struct pool_mag *m = ctx->slot[s].loaded;
 
 	if (sl->narrowed && m)
 		show(ctx, s, m->obj, m->obj + m->cap);
 	set_narrowed(S, sl, 0);
-	sl->watch = NULL;
+	S->cold[s].watch = NULL;
 	sl->retry = 0;
-	sl->mag = NULL;
+	sl->mark_base = NULL;
 }
 
 /*
  * After a slow path: the fast path of slot `s` may hand out `left - 1` more objects (the next
- * one is due, and finds the window empty), and push nothing while an object just sampled
- * waits for its first free.
+ * one is due, and finds the window empty), and push nothing while a candidate waits for its
+ * first free.
  */
 static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *S, unsigned int s)
 {
-	struct sample_slot *sl = &S->slot[s];
+	struct sample_hot *sl = &S->hot[s];
 	struct pool_mag *m = ctx->slot[s].loaded;
+	int watching = S->cold[s].watch != NULL;
 	void **top, **base, **end;
 	int64_t allowed;
 
 	if (!m) {
-		sl->mag = NULL;
+		sl->mark_base = NULL;
 		set_narrowed(S, sl, 0);
 		return;
 	}
@@ -153,7 +141,7 @@ static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *S, u
 		allowed = 0;
 	if (allowed < top - base)
 		base = top - allowed;
-	if (sl->watch)
+	if (watching)
 		end = top;
 	if (base != m->obj || end != m->obj + m->cap || sl->narrowed) {
 		show(ctx, s, base, end);
@@ -161,38 +149,30 @@ static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *S, u
 	}
 	sl->mark = top;
 	sl->mark_base = m->obj;
-	sl->mag = m;
+	sl->quiet = !watching && !sl->retry && !sl->narrowed;
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* The slow paths' calls                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-/*
- * The candidate of slot `s` outlived its first free (or no free came before the next event, the
- * end of the profile or of the thread): it becomes a sample the profile remembers.
- */
-static void keep_candidate(struct sample_slot *sl, struct pool_head *pool)
-{
-	if (sl->watch && sl->watch_site)
-		pool__prof_record(pool, sl->watch, sl->watch_site, sl->watch_ns);
-	sl->watch = NULL;
-	sl->watch_site = NULL;
-}
-
-void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
-                        void *obj, int delta)
+/* pool__sample_after() when it has more to do than charge the countdown. */
+static POOL_NOINLINE void sample_slow(struct pool_thread_caches *ctx, unsigned int s,
+                                      unsigned int dbg, void *obj, int delta)
 {
 	struct pool_sampler *S = ctx->sampler;
 	struct pool_head *pool = pool__slots[s];
-	struct sample_slot *sl;
+	struct sample_hot *sl;
+	struct sample_cold *sc;
 	unsigned int gen;
 	int64_t popped;
 
+	if (S)
+		S->hot[s].quiet = 0;        /* set_window() says again whether it may be */
 	if (!(dbg & POOL_DBG_PROFILE)) {
 		/* off: the slot's whole window back; the state goes once no window is narrow */
 		if (S) {
-			keep_candidate(&S->slot[s], pool);
+			keep_candidate(&S->cold[s], pool);
 			open_slot(ctx, S, s);
 			if (!S->narrowed)
 				pool__sample_release(ctx);
@@ -201,19 +181,20 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 	}
 	if (!S && !(S = sampler_new(ctx)))
 		return;
-	sl = &S->slot[s];
+	sl = &S->hot[s];
+	sc = &S->cold[s];
 	gen = pool__prof_gen();
 	if (sl->gen != gen) {
 		/* a new profile (or a new pool in this slot): a countdown of its own */
 		open_slot(ctx, S, s);
-		sl->watch_site = NULL;
+		sc->watch_site = NULL;
+		sc->event_ns = 0;
 		sl->gen = gen;
 		sl->hunt = 0;
-		sl->event_ns = 0;
 		sl->left = (int64_t)pool__prof_interval(&S->rng, pool->ro.size, pool__prof_rate());
-	} else if (sl->mag) {
+	} else if (sl->mark_base) {
 		/* what the fast path handed out, net, since the sampler left the slot */
-		if (sl->mag == ctx->slot[s].loaded)
+		if (sl->mark_base == pool__tc_objs(ctx, s))
 			popped = (sl->mark - ctx->tc[s].top) + delta;
 		else
 			popped = delta < 0 ? sl->mark - sl->mark_base : 0;
@@ -239,32 +220,32 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 				/* a new event: the next interval, counted from where this one ended */
 				uint64_t now = now_ns();
 
-				keep_candidate(sl, pool);
+				keep_candidate(sc, pool);
 				sl->left += (int64_t)pool__prof_interval(&S->rng, pool->ro.size,
 				                                         pool__prof_rate());
 				sl->hunt = 1;
-				sl->hunt_until_ns = now + (sl->event_ns && now > sl->event_ns ?
-				                           (now - sl->event_ns) / 1000u *
+				sc->hunt_until_ns = now + (sc->event_ns && now > sc->event_ns ?
+				                           (now - sc->event_ns) / 1000u *
 				                           HUNT_SHARE_PERMILLE : 0);
-				sl->event_ns = now;
+				sc->event_ns = now;
 			}
 			sl->retry = 0;
-			sl->watch = obj;
-			sl->watch_site = NULL;
+			sc->watch = obj;
+			sc->watch_site = NULL;
 			S->due = obj;
 			S->due_now = 0;
 		}
-	} else if (sl->watch) {
+	} else if (sc->watch) {
 		/* the candidate's first free since it was handed out: its own (try another) or not */
-		if (obj == sl->watch) {
-			if (sl->watch_site)
-				pool__prof_count(pool, sl->watch_site, 1, 1);
-			sl->watch = NULL;
-			sl->watch_site = NULL;
-			sl->retry = sl->hunt && now_ns() < sl->hunt_until_ns;
+		if (obj == sc->watch) {
+			if (sc->watch_site)
+				pool__prof_count(pool, sc->watch_site, 1, 1);
+			sc->watch = NULL;
+			sc->watch_site = NULL;
+			sl->retry = sl->hunt && now_ns() < sc->hunt_until_ns;
 			sl->hunt = sl->retry;
 		} else {
-			keep_candidate(sl, pool);
+			keep_candidate(sc, pool);
 			sl->hunt = 0;
 		}
 	}
@@ -276,20 +257,17 @@ void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void
 {
 	struct pool_sampler *S = self->caches ? self->caches->sampler : NULL;
 
-	/* handed out again: an earlier sample of this address was freed unseen */
-	if (pool__prof_maybe(obj))
-		pool__prof_credit(obj);
 	if (cached) {
 		if (S && S->due == obj) {
-			struct sample_slot *sl = &S->slot[pool->ro.index];
+			struct sample_cold *sc = &S->cold[pool->ro.index];
 
 			/* a candidate: the sampler remembers it if it outlives its first free */
 			S->due = NULL;
-			if (S->due_now)
+			if (S->due_now) {
 				pool__prof_record(pool, obj, caller, now_ns());
-			else if (sl->watch == obj) {
-				sl->watch_site = caller;
-				sl->watch_ns = now_ns();
+			} else if (sc->watch == obj) {
+				sc->watch_site = caller;
+				sc->watch_ns = now_ns();
 			}
 		}
 		return;
@@ -303,6 +281,9 @@ void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void
 		uint64_t x = atomic_fetch_add_explicit(&uncached_seq, 1, memory_order_relaxed);
 		double w = pool__prof_weight(pool->ro.size, pool__prof_rate());
 
+		/* handed out again: an earlier sample of this address was freed unseen */
+		if (pool__prof_maybe(obj))
+			pool__prof_credit(obj);
 		x = (x + UINT64_C(0x9E3779B97F4A7C15)) * UINT64_C(0xBF58476D1CE4E5B9);
 		x ^= x >> 31;
 		x *= UINT64_C(0x94D049BB133111EB);
@@ -310,6 +291,48 @@ void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void
 		if ((double)(x >> 11) * 0x1.0p-53 * w < 1.0)
 			pool__prof_record(pool, obj, caller, now_ns());
 	}
+}
+
+/*
+ * The common case first, in a few instructions: the profile on, no candidate waiting, no sample
+ * due, and the window wide enough to need no narrowing (for objects much smaller than the rate,
+ * nearly always). Anything else goes to sample_slow().
+ */
+void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
+                        void *obj, int delta)
+{
+	struct pool_sampler *S = ctx->sampler;
+	struct sample_hot *sl;
+	void **top, **objs;
+	int64_t left;
+
+	/* handed out again: an earlier sample of this address was freed unseen */
+	if (POOL_UNLIKELY(obj && delta < 0 && pool__prof_maybe(obj)))
+		pool__prof_credit(obj);
+	if (POOL_UNLIKELY(!S || (dbg & (POOL_DBG_PROFILE | POOL_DBG_SLOW)) != POOL_DBG_PROFILE))
+		goto slow;
+	sl = &S->hot[s];
+	objs = pool__tc_objs(ctx, s);
+	if (POOL_UNLIKELY(!sl->quiet || sl->gen != pool__prof_gen() || !objs))
+		goto slow;
+	top = ctx->tc[s].top;
+	left = sl->left + (delta < 0 ? delta : 0);
+	if (sl->mark_base == objs) {
+		if (sl->mark - top + delta > 0)
+			left -= sl->mark - top + delta;
+	} else if (delta < 0) {
+		/* a reload: the fast path had emptied the magazine it left */
+		left -= sl->mark - sl->mark_base;
+	}
+	/* due, or so close that the fast path needs a narrower window: the slow way */
+	if (POOL_UNLIKELY(left <= top - objs))
+		goto slow;
+	sl->left = left;
+	sl->mark = top;
+	sl->mark_base = objs;
+	return;
+slow:
+	sample_slow(ctx, s, dbg, obj, delta);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -16,6 +16,42 @@
 #include "pool-head-t.h"
 
 /*
+ * One (thread, pool) slot as the sampler sees it: what every slow path of the slot reads and
+ * writes (two slots to a cache line), and what only events and candidates use.
+ */
+struct sample_hot {
+	int64_t left;                   /* allocations until the next sample (<= 0: due) */
+	void **mark;                    /* the entry's top when the sampler last left the slot */
+	void **mark_base;               /* the array of the magazine loaded then (NULL: none);
+	                                   compared with the loaded one's, never read */
+	unsigned int gen;               /* the profile the countdown was drawn for */
+	uint8_t quiet;                  /* no candidate, no retry, no narrow window, a magazine
+	                                   marked: pool__sample_after() may take its short way */
+	uint8_t narrowed;               /* the entry shows the fast path a narrower window */
+	uint8_t retry;                  /* the next allocation is sampled: the last candidate
+	                                   was freed at once */
+	uint8_t hunt;                   /* this event still looks for a candidate that lives */
+};
+
+struct sample_cold {
+	void *watch;                    /* the candidate: sampled, until the slot's next free */
+	const void *watch_site;         /* its site (NULL until pool__sample_handout()) */
+	uint64_t watch_ns;              /* when it was handed out */
+	uint64_t event_ns;              /* CLOCK_MONOTONIC time of the last event */
+	uint64_t hunt_until_ns;         /* tries go on until then (see HUNT_SHARE_PERMILLE) */
+};
+
+struct pool_sampler {
+	struct sample_hot hot[POOL_MAX_CACHED_POOLS];
+	struct sample_cold cold[POOL_MAX_CACHED_POOLS];
+	uint64_t rng;                   /* pool__prof_interval()'s generator */
+	void *due;                      /* what this slow path hands out is to be sampled */
+	int due_now;                    /* ... and remembered at once (no fast path: every free
+	                                   is seen) rather than watched as a candidate */
+	unsigned int narrowed;          /* slots with narrowed = 1 */
+};
+
+/*
  * Allocations and frees the sampler has to know of, inside the section of a slow path of the
  * calling thread on slot `s`, after the slot's magazines changed: `delta` objects the slow
  * path took from the loaded magazine (negative: handed out) or gave it (positive: freed into
@@ -39,12 +75,19 @@ static inline void pool__sample_hook(struct pool_thread_caches *ctx, unsigned in
 /*
  * A slow path of the calling thread (`self`) hands `obj` of `pool` out to `caller`, with the
  * profile on; `cached`: it came through the thread's cache, whose sampler decided
- * (pool__sample_after()), else the sampler draws here. Credits an earlier sample of the same
- * address (it was freed unseen, since it is handed out again), then records `obj` when it is to
- * be sampled. Outside any section.
+ * (pool__sample_after(), which also credited an earlier sample of the same address, freed
+ * unseen since it is handed out again), and this is called only when pool__sample_due() says
+ * so; else the sampler credits and draws here. Records `obj`, or makes it the candidate it
+ * watches, when it is to be sampled. Outside any section.
  */
 void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void *obj,
                           const void *caller, int cached);
+
+/* Is `obj`, which a slow path of the calling thread hands out from its cache, to be sampled? */
+static inline int pool__sample_due(const struct pool_thread *self, const void *obj)
+{
+	return self->caches && self->caches->sampler && self->caches->sampler->due == obj;
+}
 
 /*
  * A thread's caches go (exit, the fork() child's other threads): its sampler with them. No

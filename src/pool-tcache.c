@@ -222,7 +222,9 @@ void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigne
 		else if (pool__tc_count(ctx, s) || pool__magazine_reload_local(ctx, s))
 			obj = pool__tc_objs(ctx, s)[pool__tc_count(ctx, s) - 1],
 			pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) - 1);
-		pool__sample_hook(ctx, s, dbg, obj, obj ? -1 : 0);
+		/* none: the refill that follows tells the sampler */
+		if (obj)
+			pool__sample_hook(ctx, s, dbg, obj, -1);
 	}
 	section_exit(ctx);
 	return obj;

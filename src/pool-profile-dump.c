@@ -676,8 +676,8 @@ void pool__profile_view_pool(FILE *out, const struct pool_profile_view *v, const
 			continue;
 		}
 		fprintf(out, "      profile: %s%" PRIu64 " bytes, %s%" PRIu64 " objects (%" PRIu64
-		        " live samples) by %s", s->exact ? "" : "~", s->bytes, s->exact ? "" : "~",
-		        s->objects, s->row.live, s->sym);
+		        " live sample%s) by %s", s->exact ? "" : "~", s->bytes, s->exact ? "" : "~",
+		        s->objects, s->row.live, s->row.live == 1 ? "" : "s", s->sym);
 		if (v->addresses && s->row.site)
 			fprintf(out, " (%#" PRIxPTR ")", s->row.site);
 		fputc('\n', out);
@@ -829,8 +829,9 @@ static void leak_text_site(FILE *out, const struct view_site *s)
 	fprintf(out, "libpool:     %s%" PRIu64 " objects (%s%" PRIu64 " bytes): %s", t, s->objects,
 	        t, s->bytes, s->sym);
 	if (s->row.live)
-		fprintf(out, " (%" PRIu64 " live samples, age ms %" PRIu64 "/%" PRIu64 "/%" PRIu64
-		        ")", s->row.live, s->row.age_min_ms, age_avg(s), s->row.age_max_ms);
+		fprintf(out, " (%" PRIu64 " live sample%s, age ms %" PRIu64 "/%" PRIu64 "/%" PRIu64
+		        ")", s->row.live, s->row.live == 1 ? "" : "s", s->row.age_min_ms, age_avg(s),
+		        s->row.age_max_ms);
 	else if (!s->row.site)
 		fputs(s->exact ? " (callers past the table of caller debugging)" :
 		      " (no live sample: POOL_DEBUG=profile or caller names the sites)", out);

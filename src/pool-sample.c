@@ -23,7 +23,7 @@
  * for at most this share of the thread's time since its previous event (in 1/1000): each try
  * takes an allocation and its free through the slow paths.
  */
-#define HUNT_SHARE_PERMILLE 20u
+#define HUNT_SHARE_PERMILLE 10u
 
 _Static_assert(sizeof(struct sample_hot) == 32, "two hot slots to a cache line");
 
@@ -60,21 +60,28 @@ static struct pool_sampler *sampler_new(struct pool_thread_caches *ctx)
 static void keep_candidate(struct sample_cold *sc, struct pool_head *pool)
 {
 	if (sc->watch && sc->watch_site)
-		pool__prof_record(pool, sc->watch, sc->watch_site, sc->watch_ns);
+		pool__prof_record(pool, sc->watch, sc->watch_site, sc->event_ns);
 	sc->watch = NULL;
 	sc->watch_site = NULL;
+}
+
+void pool__sample_keep_candidates(struct pool_thread_caches *ctx)
+{
+	struct pool_sampler *S = ctx->sampler;
+	unsigned int s, max = pool__magazine_max_slot();
+
+	for (s = 1; S && s < max; s++)
+		if (S->cold[s].watch && pool__slots[s] && S->hot[s].gen == pool__prof_gen())
+			keep_candidate(&S->cold[s], pool__slots[s]);
 }
 
 void pool__sample_release(struct pool_thread_caches *ctx)
 {
 	struct pool_sampler *S = ctx->sampler;
-	unsigned int s, max = pool__magazine_max_slot();
 
 	if (!S)
 		return;
-	for (s = 1; s < max; s++)
-		if (S->cold[s].watch && pool__slots[s] && S->hot[s].gen == pool__prof_gen())
-			keep_candidate(&S->cold[s], pool__slots[s]);
+	pool__sample_keep_candidates(ctx);
 	pool__os_meta_free(S, sizeof(*S), POOL_CACHE_LINE);
 	ctx->sampler = NULL;
 }
@@ -96,9 +103,13 @@ static void show(struct pool_thread_caches *ctx, unsigned int s, void **base, vo
 	struct pool_tcache *tc = &ctx->tc[s];
 	void **objs = pool__tc_objs(ctx, s);
 
+	void **top = tc->top;
+
 	__atomic_store_n(&tc->base, base, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->end, end, __ATOMIC_RELAXED);
-	__atomic_store_n(&ctx->slot[s].hidden, (uint32_t)(base - objs), __ATOMIC_RELAXED);
+	/* statistics count top - base of the entry: the rest of the magazine's objects here */
+	__atomic_store_n(&ctx->slot[s].hidden, (uint32_t)((base < top ? base : top) - objs),
+	                 __ATOMIC_RELAXED);
 }
 
 /* The whole loaded magazine back to the fast path of slot `s` (none loaded: nothing to do). */
@@ -116,9 +127,11 @@ static void open_slot(struct pool_thread_caches *ctx, struct pool_sampler *S, un
 }
 
 /*
- * After a slow path: the fast path of slot `s` may hand out `left - 1` more objects (the next
- * one is due, and finds the window empty), and push nothing while a candidate waits for its
- * first free.
+ * After a slow path: the fast path of slot `s` may hand out `left - 1` more objects, net (the
+ * next one is due, and finds the window empty; what the thread frees into the magazine
+ * meanwhile it may hand out again), and push nothing at or above the position of a candidate
+ * waiting for its first free. While an event tries again, the next allocation goes to the slow
+ * path whatever the thread frees first: the window's base is the magazine's end.
  */
 static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *S, unsigned int s)
 {
@@ -136,10 +149,12 @@ static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *S, u
 	top = ctx->tc[s].top;
 	base = m->obj;
 	end = m->obj + m->cap;
-	allowed = sl->retry ? 0 : sl->left - 1;
+	allowed = sl->left - 1;
 	if (allowed < 0)
 		allowed = 0;
-	if (allowed < top - base)
+	if (sl->retry)
+		base = end;
+	else if (allowed < top - base)
 		base = top - allowed;
 	if (watching)
 		end = top;
@@ -188,7 +203,7 @@ static POOL_NOINLINE void sample_slow(struct pool_thread_caches *ctx, unsigned i
 		/* a new profile (or a new pool in this slot): a countdown of its own */
 		open_slot(ctx, S, s);
 		sc->watch_site = NULL;
-		sc->event_ns = 0;
+		sc->event_ns = now_ns();    /* the first event's hunt: 1% of the time until then */
 		sl->gen = gen;
 		sl->hunt = 0;
 		sl->left = (int64_t)pool__prof_interval(&S->rng, pool->ro.size, pool__prof_rate());
@@ -224,7 +239,7 @@ static POOL_NOINLINE void sample_slow(struct pool_thread_caches *ctx, unsigned i
 				sl->left += (int64_t)pool__prof_interval(&S->rng, pool->ro.size,
 				                                         pool__prof_rate());
 				sl->hunt = 1;
-				sc->hunt_until_ns = now + (sc->event_ns && now > sc->event_ns ?
+				sc->hunt_until_ns = now + (now > sc->event_ns ?
 				                           (now - sc->event_ns) / 1000u *
 				                           HUNT_SHARE_PERMILLE : 0);
 				sc->event_ns = now;
@@ -267,7 +282,6 @@ void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void
 				pool__prof_record(pool, obj, caller, now_ns());
 			} else if (sc->watch == obj) {
 				sc->watch_site = caller;
-				sc->watch_ns = now_ns();
 			}
 		}
 		return;

@@ -36,8 +36,8 @@ struct sample_hot {
 struct sample_cold {
 	void *watch;                    /* the candidate: sampled, until the slot's next free */
 	const void *watch_site;         /* its site (NULL until pool__sample_handout()) */
-	uint64_t watch_ns;              /* when it was handed out */
-	uint64_t event_ns;              /* CLOCK_MONOTONIC time of the last event */
+	uint64_t event_ns;              /* CLOCK_MONOTONIC time of the last event: the candidates
+	                                   of an event are born then, give or take its hunt */
 	uint64_t hunt_until_ns;         /* tries go on until then (see HUNT_SHARE_PERMILLE) */
 };
 
@@ -90,10 +90,19 @@ static inline int pool__sample_due(const struct pool_thread *self, const void *o
 }
 
 /*
- * A thread's caches go (exit, the fork() child's other threads): its sampler with them. No
- * section: nothing else uses them any more.
+ * A thread's caches go (exit, the fork() child's other threads): its sampler with them, its
+ * candidates remembered as samples (no free of theirs came). No section: nothing else uses
+ * them any more.
  */
 void pool__sample_release(struct pool_thread_caches *ctx);
+
+/*
+ * The calling thread's candidates (sampled objects waiting for their slot's next free) become
+ * samples the profile remembers: the audit does it before a view, so that a thread's own
+ * candidates are counted. The candidates of other threads stay theirs: at most one per pool
+ * and thread is missing from a view.
+ */
+void pool__sample_keep_candidates(struct pool_thread_caches *ctx);
 
 /*
  * The audit: credit every sampled object that lies, free, in the caches `c` of a thread kept

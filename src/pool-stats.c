@@ -95,6 +95,6 @@ POOL_API int pool_get_os_stats(struct pool_os_stats *st, size_t size)
 
 void pool__profile_audit(void)
 {
-	if (atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed))
+	if (pool__prof_gen())
 		pool__thread_audit();
 }

@@ -29,6 +29,7 @@
 #include "pool-fault.h"
 #include "pool-os.h"
 #include "pool-magazine.h"
+#include "pool-profile.h"
 #include "pool-sample.h"
 #include "pool-tcache.h"
 #include "pool-thread.h"
@@ -260,6 +261,10 @@ void pool__thread_audit(void)
 	unsigned int dbg, i;
 	struct pool_thread *self = pool__thread_self(&dbg);
 
+	if (self->caches)
+		pool__sample_keep_candidates(self->caches);
+	if (!atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed))
+		return;
 	pthread_mutex_lock(&registry_lock);
 	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {

@@ -48,10 +48,11 @@ void pool__thread_drain_begin(struct pool_head *pool);
 void pool__thread_drain_end(void);
 
 /*
- * The profile's audit: every thread kept out of its cache sections a moment (as
- * pool_destroy()'s drain does), the sampled objects lying free in any thread's caches are
- * credited (pool__sample_audit()). Takes the registry lock: call it with no lock held but the
- * pool list lock. Costs a pointer check per cached object of the pools that have samples.
+ * The profile's audit: the calling thread's candidates become samples, then, when any sample
+ * is remembered, every thread is kept out of its cache sections a moment (as pool_destroy()'s
+ * drain does) and the sampled objects lying free in any thread's caches are credited
+ * (pool__sample_audit()). Takes the registry lock: call it with no lock held but the pool list
+ * lock. Costs a pointer check per cached object of the pools that have samples.
  */
 void pool__thread_audit(void);
 

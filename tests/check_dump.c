@@ -92,30 +92,6 @@ static void names_of(const char *s, char *out, size_t size)
 	}
 }
 
-static const char *python3(void)
-{
-	return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-}
-
-/* Write `text` to a temporary file, run `script` on it with python3, return its stdout. */
-static char *run_python(const char *text, const char *script)
-{
-	char path[] = "/tmp/check_dump_XXXXXX", cmd[8192], *out;
-	FILE *f;
-	int fd = mkstemp(path), st;
-
-	ck_assert_int_ge(fd, 0);
-	f = fdopen(fd, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-	snprintf(cmd, sizeof(cmd), "%s -c '%s' %s 2>&1", python3(), script, path);
-	out = test_run_command(cmd, &st);
-	unlink(path);
-	ck_assert_msg(st == 0, "python3 failed (%d): %s", st, out);
-	return out;
-}
-
 struct fixture {
 	struct pool_head *conn, *buf, *tiny;
 	void *held[200];
@@ -672,7 +648,7 @@ START_TEST(test_json_parsed_back)
 
 	make_pools(&fx);
 	s = dump_ok("json");
-	out = run_python(s, json_script);
+	out = test_run_python(s, json_script);
 	ck_assert_uint_eq(test_count_lines(out), 5);
 	order[0] = fx.conn;
 	order[1] = fx.buf;
@@ -691,7 +667,7 @@ START_TEST(test_json_parsed_back)
 
 	/* sorted, cut and detailed: still valid JSON, creators listed, limited reported */
 	s = dump_ok("json bysize detailed 2");
-	out = run_python(s, json_script);
+	out = test_run_python(s, json_script);
 	ck_assert_uint_eq(test_count_lines(out), 4);
 	check_json_pool(line_of(out, 1, line, sizeof(line)), fx.buf, 1, 1);
 	check_json_pool(line_of(out, 2, line, sizeof(line)), fx.conn, 2, 1);
@@ -712,14 +688,14 @@ START_TEST(test_json_parsed_back)
 		fclose(f);
 	}
 	ck_assert_ptr_null(strstr(s, "\"address\""));
-	out = run_python(s, json_script);
+	out = test_run_python(s, json_script);
 	check_json_pool(line_of(out, 1, line, sizeof(line)), fx.conn, 2, 0);
 	free(out);
 	free(s);
 
 	/* no pool at all */
 	s = dump_ok("json match nothing");
-	out = run_python(s, json_script);
+	out = test_run_python(s, json_script);
 	ck_assert_int_eq(strncmp(line_of(out, 1, line, sizeof(line)), "total 0 0 0 0 0 0 0 0 ", 22),
 	                 0);
 	free(out);
@@ -829,7 +805,7 @@ START_TEST(test_prometheus_parsed_back)
 	}
 	free(s);
 	s = dump_ok("prometheus");
-	out = run_python(s, prom_script);
+	out = test_run_python(s, prom_script);
 	save = NULL;
 	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char a[128], b[128], c[64], d[64], e[64], want[256];
@@ -1011,7 +987,7 @@ START_TEST(test_json_string_python_oracle)
 		fputc('\n', f);
 	}
 	ck_assert_int_eq(fclose(f), 0);
-	out = run_python(text, json_oracle_script);
+	out = test_run_python(text, json_oracle_script);
 	ck_assert_str_eq(out, "4000\n");
 	free(out);
 	free(text);
@@ -1267,7 +1243,7 @@ START_TEST(test_stats_on_exit)
 	ck_assert_int_eq(run_exit_child("json byname", "pools", out, sizeof(out)), 3);
 	json = strchr(out, '\n');
 	ck_assert_ptr_nonnull(json);
-	free(run_python(json + 1, "import json, sys\n"
+	free(test_run_python(json + 1, "import json, sys\n"
 	                          "d = json.load(open(sys.argv[1]))\n"
 	                          "assert [p[\"name\"] for p in d[\"pools\"]] == "
 	                          "[\"exit_a\", \"exit_b\"]\n"));

@@ -320,6 +320,39 @@ static inline char *test_run_command(const char *cmd, int *status)
 	return out;
 }
 
+/* python3, from /usr/bin when it is there (the Debian package the tests need). */
+static inline const char *test_python3(void)
+{
+	return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+}
+
+/*
+ * Write `text` to a temporary file, run `script` (no single quote in it) on it with python3
+ * (the file's path is sys.argv[1]), and return what the script printed, malloc()ed; the test
+ * fails if the script does.
+ */
+static inline char *test_run_python(const char *text, const char *script)
+{
+	char path[] = "/tmp/pool_test_py_XXXXXX", *cmd, *out;
+	size_t len = strlen(script) + 256;
+	FILE *f;
+	int fd = mkstemp(path), st;
+
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	cmd = malloc(len);
+	ck_assert_ptr_nonnull(cmd);
+	snprintf(cmd, len, "%s -c '%s' %s 2>&1", test_python3(), script, path);
+	out = test_run_command(cmd, &st);
+	free(cmd);
+	unlink(path);
+	ck_assert_msg(st == 0, "python3 failed (%d): %s", st, out);
+	return out;
+}
+
 /*
  * What fn(out, arg) writes to `out`, an in-memory stream, as a malloc()ed string (free() it),
  * e.g. test_capture(pool_dump, "byname", &ret). *ret receives fn's return value (ret may be

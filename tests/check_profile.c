@@ -1,0 +1,1054 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The allocation-site profile (issue 23): pool_profile_start()/stop()/dump(), `pools profile`,
+ * the profile in `pools show detailed`, the leak report at exit and the report of a failed
+ * allocation. An internal test (it includes private headers): it checks the bounds of the
+ * profile's tables, arms the fault-injection sites to fail the OS layer, and counts what the
+ * failure report allocates.
+ *
+ * Sites are told apart by address: each allocating site is a function of its own (noinline,
+ * each with a different body so that identical code folding keeps them apart), and the JSON of
+ * `pools profile` at level admin gives every site's address. The planted leak (a site keeping
+ * one object in a thousand, between allocations of another site that frees all of its own)
+ * runs a fixed amount of work, in this process and, for the exact figure and the leak report
+ * at exit, in children of this program (POOL_TEST_MAIN_ARGS, "leak" and "leak-caller").
+ */
+#include <check.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pool/pool.h>
+
+#include "pool-fault.h"
+#include "pool-profile.h"
+#include "pool-sample.h"
+#include "testutil.h"
+
+#if TEST_ASAN
+#include <sanitizer/allocator_interface.h>
+#elif POOL_USE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#endif
+
+#define NOINLINE __attribute__((noinline))
+
+/* The planted leak: iterations, and one object kept in LEAK_EVERY. */
+#define LEAK_ITERS  24000000L
+#define LEAK_EVERY  1000L
+#define LEAK_RATE   (128u * 1024u)
+
+static struct pool_head *leak_pool;
+static void **leak_kept;
+static long leak_nkept;
+
+/* The allocating sites, each a function of its own (the empty asm keeps the bodies apart). */
+static NOINLINE void *site_leak(struct pool_head *p)
+{
+	void *o = pool_alloc(p);
+
+	__asm__ volatile("nop" : "+r"(o));
+	return o;
+}
+
+static NOINLINE void *site_pair(struct pool_head *p)
+{
+	void *o = pool_alloc(p);
+
+	__asm__ volatile("nop; nop" : "+r"(o));
+	return o;
+}
+
+static NOINLINE void *site_other(struct pool_head *p)
+{
+	void *o = pool_alloc(p);
+
+	__asm__ volatile("nop; nop; nop" : "+r"(o));
+	return o;
+}
+
+/* Is `addr` a return address inside the function at `fn`? (they are a few dozen bytes long) */
+static int in_site(uintptr_t addr, void *(*fn)(struct pool_head *))
+{
+	return addr > (uintptr_t)fn && addr < (uintptr_t)fn + 256;
+}
+
+/* The leaking loop: each iteration allocates at site_leak and at site_pair, and frees both,
+ * but for one object of site_leak in LEAK_EVERY, which it keeps. */
+static void run_leak(struct pool_head *p, long iters)
+{
+	long i;
+
+	/* no ck_assert here: the children of this program run it outside Check */
+	leak_kept = calloc((size_t)(iters / LEAK_EVERY + 1), sizeof(*leak_kept));
+	if (!leak_kept)
+		abort();
+	leak_nkept = 0;
+	for (i = 0; i < iters; i++) {
+		void *a = site_leak(p), *b = site_pair(p);
+
+		if (!a || !b)
+			abort();
+		pool_free(p, b);
+		if (i % LEAK_EVERY == 0)
+			leak_kept[leak_nkept++] = a;
+		else
+			pool_free(p, a);
+	}
+}
+
+/* pool_cli_exec() in the argument order of test_capture(). */
+static int cli_admin(FILE *out, const char *line)
+{
+	return pool_cli_exec(line, out);
+}
+
+/* `pools profile json` at level admin, as a malloc()ed string. */
+static char *profile_json(const char *args)
+{
+	char *s;
+	int r;
+
+	s = test_capture(pool_profile_dump, args, &r);
+	ck_assert_msg(r == 0, "pool_profile_dump(%s): %s", args, s);
+	return s;
+}
+
+/*
+ * python3's json module on `pools profile json`: prints, per site, its address (0 for the
+ * rows without one), samples, freed, live samples, live objects and whether exact, then a line
+ * per pool (name, in use).
+ */
+static const char json_script[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"p = d[\"profile\"]\n"
+	"assert p[\"records_max\"] == 4096 and p[\"sites_max\"] == 512, p\n"
+	"for s in d[\"sites\"]:\n"
+	"    print(\"site\", int(s.get(\"address\", \"0\"), 16), s[\"samples\"], s[\"freed\"], "
+	"s[\"live_samples\"], s[\"live_objects\"], int(s[\"exact\"]), s[\"pool\"])\n"
+	"for q in d[\"pools\"]:\n"
+	"    print(\"pool\", q[\"name\"], q[\"in_use\"])\n";
+
+struct site_row {
+	uintptr_t addr;
+	unsigned long samples, freed, live, objects;
+	int exact;
+	char pool[40];
+};
+
+/* Parse `pools profile json` text with python3 into rows[]; returns how many. */
+static size_t parse_sites(const char *json, struct site_row *rows, size_t max)
+{
+	char *out = test_run_python(json, json_script), *line, *save = NULL;
+	size_t n = 0;
+
+	for (line = strtok_r(out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct site_row r;
+
+		memset(&r, 0, sizeof(r));
+		if (sscanf(line, "site %" SCNuPTR " %lu %lu %lu %lu %d %39s", &r.addr, &r.samples,
+		           &r.freed, &r.live, &r.objects, &r.exact, r.pool) >= 6 && n < max)
+			rows[n++] = r;
+	}
+	free(out);
+	return n;
+}
+
+/* The row of the site in `fn` (the first of them), or NULL. */
+static const struct site_row *row_of(const struct site_row *rows, size_t n,
+                                     void *(*fn)(struct pool_head *))
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (in_site(rows[i].addr, fn))
+			return &rows[i];
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Children                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Objects allocated and freed, all of them, at one site, the profile sampling every one: at
+ * exit they lie in the thread's cache, free.
+ */
+static int no_leak(void)
+{
+	struct pool_head *p = pool_create("clean", 32, 0);
+	void *o[500];
+	int i;
+
+	if (!p || pool_profile_start(1) != 0)
+		return 3;
+	for (i = 0; i < 500; i++)
+		o[i] = site_other(p);
+	for (i = 0; i < 500; i++)
+		pool_free(p, o[i]);
+	printf("freed 500\n");
+	fflush(stdout);
+	return 0;
+}
+
+/*
+ * The children of this program: "no-leak" (above); the planted leak, "leak" sampling
+ * (LEAK_RATE) and exiting with the leak report of POOL_LEAK_REPORT, "leak-caller" under caller
+ * debugging, printing the profile in JSON; both print "kept <n> leak <address of site_leak>"
+ * first.
+ */
+static int children(int argc, char **argv)
+{
+	int caller;
+
+	test_clear_environment(argc, argv);
+	if (argc >= 2 && !strcmp(argv[1], "no-leak"))
+		return no_leak();
+	if (argc < 2 || (strcmp(argv[1], "leak") && strcmp(argv[1], "leak-caller")))
+		return -1;
+	caller = !strcmp(argv[1], "leak-caller");
+	if (caller && pool_parse_debugging("caller", NULL) != 0)
+		return 2;
+	leak_pool = pool_create("leaky", 64, 0);
+	if (!leak_pool || pool_profile_start(LEAK_RATE) != 0)
+		return 3;
+	run_leak(leak_pool, LEAK_ITERS / (caller ? 8 : 1));
+	/* this process's own address of the site: a child's differs from its parent's */
+	printf("kept %ld leak %" PRIuPTR "\n", leak_nkept, (uintptr_t)site_leak);
+	if (caller)
+		pool_profile_dump(stdout, "json");
+	fflush(stdout);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Core                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+START_TEST(test_start_and_stop)
+{
+	ck_assert_int_eq(pool_profile_start(0), 0);
+	ck_assert_uint_ne(pool_debugging & POOL_DBG_PROFILE, 0);
+	ck_assert_uint_eq(pool__prof_rate(), POOL_PROFILE_RATE_DEF);
+	ck_assert_uint_eq(POOL_PROFILE_RATE_DEF, 512u * 1024u);
+	ck_assert_int_eq(pool_profile_start(4096), 0);
+	ck_assert_uint_eq(pool__prof_rate(), 4096);
+	pool_profile_stop();
+	ck_assert_uint_eq(pool_debugging & POOL_DBG_PROFILE, 0);
+	pool_profile_stop();
+	errno = 0;
+	ck_assert_int_eq(pool_profile_start(POOL_PROFILE_RATE_MAX + 1), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_uint_eq(pool_debugging & POOL_DBG_PROFILE, 0);
+	ck_assert_int_eq(pool_profile_dump(NULL, NULL), -1);
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
+START_TEST(test_debug_options)
+{
+	char *s, *err = NULL;
+	int r;
+
+	ck_assert_int_eq(pool_parse_debugging("profile=64k,fail-report", &err), 0);
+	ck_assert_ptr_null(err);
+	ck_assert_uint_eq(pool__prof_rate(), 65536);
+	ck_assert_uint_ne(pool_debugging & POOL_DBG_FAIL_REPORT, 0);
+	s = test_capture(cli_admin, "pools debug", &r);
+	ck_assert_ptr_nonnull(strstr(s, ",profile=65536,fail-report\n"));
+	free(s);
+	/* a rate is 1 to 2^40 bytes: the whole string is refused, nothing changes */
+	ck_assert_int_eq(pool_parse_debugging("no-fail-report,profile=0", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "profile=0"));
+	free(err);
+	ck_assert_int_eq(pool_parse_debugging("profile=2048g", &err), -1);
+	free(err);
+	ck_assert_int_eq(pool_parse_debugging("profile=12q", &err), -1);
+	free(err);
+	ck_assert_uint_ne(pool_debugging & POOL_DBG_FAIL_REPORT, 0);
+	ck_assert_uint_eq(pool__prof_rate(), 65536);
+	ck_assert_int_eq(pool_parse_debugging("no-profile,no-fail-report", NULL), 0);
+	ck_assert_uint_eq(pool_debugging & (POOL_DBG_PROFILE | POOL_DBG_FAIL_REPORT), 0);
+}
+END_TEST
+
+/* At a rate of one byte every allocation of 64 bytes is sampled (1 - e^-64 of them). */
+START_TEST(test_every_allocation_sampled_and_freed)
+{
+	struct pool_head *p = pool_create("every", 64, 0);
+	struct site_row rows[16];
+	const struct site_row *r;
+	void *o[300];
+	size_t n;
+	char *s;
+	int i;
+
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	for (i = 0; i < 300; i++)
+		o[i] = site_other(p);
+	s = profile_json("json");
+	n = parse_sites(s, rows, 16);
+	free(s);
+	r = row_of(rows, n, site_other);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->samples, 300);
+	ck_assert_uint_eq(r->live, 300);
+	ck_assert_uint_eq(r->objects, 300);
+	ck_assert_str_eq(r->pool, "every");
+	/* freed through the fast path into this thread's cache: free objects, never in use */
+	for (i = 0; i < 300; i++)
+		pool_free(p, o[i]);
+	s = profile_json("json");
+	n = parse_sites(s, rows, 16);
+	free(s);
+	r = row_of(rows, n, site_other);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->freed, 300);
+	ck_assert_uint_eq(r->live, 0);
+	ck_assert_uint_eq(r->objects, 0);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/* The profile's memory: static tables of a stated size, and a bounded number of records. */
+START_TEST(test_memory_is_bounded)
+{
+	struct pool_head *p = pool_create("bound", 16, 0);
+	struct pool_prof_summary sum;
+	struct pool_prof_row rows[4];
+	void **o;
+	int i, n = POOL_PROF_RECORDS + 1000;
+
+	/* the bound doc/pools-show.md states: 313,344 bytes of tables, 16,416 per thread */
+	ck_assert_uint_eq(pool__prof_table_bytes(), 313344);
+	ck_assert_uint_le(sizeof(struct pool_sampler), 16416);
+	o = malloc((size_t)n * sizeof(*o));
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	for (i = 0; i < n; i++)
+		o[i] = site_other(p);
+	pool__prof_snapshot(rows, 4, &sum);
+	ck_assert_uint_eq(sum.live, POOL_PROF_RECORDS);
+	ck_assert_uint_ge(sum.dropped, 1000 - 1);
+	ck_assert_uint_le(sum.live, POOL_PROF_RECORDS);
+	for (i = 0; i < n; i++)
+		pool_free(p, o[i]);
+	free(o);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+	/* the pool's records went with it */
+	pool__prof_snapshot(rows, 4, &sum);
+	ck_assert_uint_eq(sum.live, 0);
+}
+END_TEST
+
+/* `pools show detailed` names a pool's top sites once a profile ran (text and JSON). */
+START_TEST(test_show_detailed)
+{
+	struct pool_head *p = pool_create("shown", 128, 0);
+	void *o[50];
+	char *s;
+	int i, r;
+
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	for (i = 0; i < 50; i++)
+		o[i] = site_other(p);
+	s = test_capture(pool_dump, "detailed match shown", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_nonnull(strstr(s, "      profile: ~6400 bytes, ~50 objects (50 live samples) "
+	                                 "by "));
+	free(s);
+	s = test_capture(pool_dump, "detailed json match shown", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_nonnull(strstr(s, "\"profile\": [{\"pool\": \"shown\", \"site\": "));
+	free(s);
+	for (i = 0; i < 50; i++)
+		pool_free(p, o[i]);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* The planted leak                                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A site keeping one object in a thousand, amid allocations of another site that frees all of
+ * its own, ranks first in `pools profile bybytes` after a fixed amount of work, with live bytes
+ * within 10% of the exact figure: the objects it kept, as `caller` debugging counts them.
+ */
+START_TEST(test_planted_leak_ranks_first)
+{
+	struct site_row rows[16];
+	char *s, out[1 << 16];
+	char *argv[] = { "check_profile", "leak-caller", NULL };
+	const struct site_row *r;
+	uintptr_t child_leak;
+	long kept;
+	size_t n;
+	int st;
+
+	leak_pool = pool_create("leaky", 64, 0);
+	ck_assert_int_eq(pool_profile_start(LEAK_RATE), 0);
+	run_leak(leak_pool, LEAK_ITERS);
+	s = profile_json("bybytes json");
+	n = parse_sites(s, rows, 16);
+	free(s);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_msg(in_site(rows[0].addr, site_leak), "the first site is not the leak");
+	ck_assert_msg(rows[0].live >= 1, "no live sample");
+	ck_assert_msg(rows[0].objects >= (unsigned long)(leak_nkept * 9 / 10) &&
+	              rows[0].objects <= (unsigned long)(leak_nkept * 11 / 10),
+	              "estimated %lu objects, %ld kept", rows[0].objects, leak_nkept);
+	ck_assert_int_eq(rows[0].exact, 0);
+	r = row_of(rows, n, site_pair);
+	ck_assert_msg(!r || r->objects == 0, "the pair site holds %lu", r ? r->objects : 0);
+	/* the exact figure, from caller debugging (a child: it changes the layout) */
+	st = test_run_self(argv, NULL, NULL, out, sizeof(out));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s", out);
+	ck_assert_int_eq(sscanf(out, "kept %ld leak %" SCNuPTR, &kept, &child_leak), 2);
+	n = parse_sites(strchr(out, '{'), rows, 16);
+	ck_assert_uint_ge(n, 1);
+	ck_assert_msg(rows[0].addr > child_leak && rows[0].addr < child_leak + 256,
+	              "caller: the first site is not the leak");
+	ck_assert_int_eq(rows[0].exact, 1);
+	ck_assert_uint_eq(rows[0].objects, (unsigned long)kept);
+	free(leak_kept);
+}
+END_TEST
+
+/* The same leak, reported at exit (POOL_LEAK_REPORT=json), first and within 10%. */
+static const char leak_report_script[] =
+	"import json, sys\n"
+	"t = open(sys.argv[1]).read()\n"
+	"d = json.loads(t[t.index(\"{\"):])\n"
+	"p = [q for q in d[\"pools\"] if q[\"name\"] == \"leaky\"][0]\n"
+	"s = p[\"sites\"][0]\n"
+	"print(d[\"in_use\"], p[\"in_use\"], int(s[\"address\"], 16), s[\"live_objects\"], "
+	"int(s[\"exact\"]), len(p[\"sites\"]))\n";
+
+START_TEST(test_leak_report_at_exit)
+{
+	char out[1 << 16], *py;
+	char *argv[] = { "check_profile", "leak", NULL };
+	unsigned long total, in_use, objs, nsites;
+	uintptr_t addr, child_leak;
+	long kept;
+	int st, exact;
+
+	st = test_run_self(argv, "POOL_LEAK_REPORT", "json", out, sizeof(out));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s", out);
+	ck_assert_int_eq(sscanf(out, "kept %ld leak %" SCNuPTR, &kept, &child_leak), 2);
+	py = test_run_python(out, leak_report_script);
+	ck_assert_int_eq(sscanf(py, "%lu %lu %" SCNuPTR " %lu %d %lu", &total, &in_use, &addr,
+	                        &objs, &exact, &nsites), 6);
+	free(py);
+	/* objects in use: exactly those kept (the caches' objects are free) */
+	ck_assert_uint_eq(in_use, (unsigned long)kept);
+	ck_assert_uint_eq(total, (unsigned long)kept);
+	ck_assert_msg(addr > child_leak && addr < child_leak + 256, "the first site is not the leak");
+	ck_assert_msg(objs >= (unsigned long)(kept * 9 / 10) && objs <= (unsigned long)(kept * 11 / 10),
+	              "estimated %lu, kept %ld", objs, kept);
+	ck_assert_int_eq(exact, 0);
+	/* =error: the same report, and exit status 1 */
+	st = test_run_self(argv, "POOL_LEAK_REPORT", "error", out, sizeof(out));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "child: %s", out);
+	ck_assert_ptr_nonnull(strstr(out, "objects (") );
+	ck_assert_ptr_nonnull(strstr(out, "exiting with status 1"));
+}
+END_TEST
+
+/* Nothing in use at exit: the report says so, even with objects in the thread caches. */
+START_TEST(test_cached_objects_are_not_leaks)
+{
+	char out[8192];
+	char *argv[] = { "check_profile", "no-leak", NULL };
+	int st;
+
+	st = test_run_self(argv, "POOL_LEAK_REPORT", "error", out, sizeof(out));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s", out);
+	ck_assert_ptr_nonnull(strstr(out, "freed 500\n"));
+	ck_assert_ptr_nonnull(strstr(out, ": no object in use\n"));
+	st = test_run_self(argv, "POOL_LEAK_REPORT", "json", out, sizeof(out));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s", out);
+	ck_assert_ptr_nonnull(strstr(out, "\"in_use\": 0, \"in_use_bytes\": 0, \"pools\": []}"));
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Threads                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+struct load {
+	struct pool_head *pool[2];
+	atomic_int stop;
+	unsigned int seed;
+};
+
+static void *load_worker(void *arg)
+{
+	struct load *l = arg;
+	void *held[64] = { NULL };
+	unsigned int seed = (unsigned int)__atomic_fetch_add(&l->seed, 7919, __ATOMIC_RELAXED);
+
+	while (!atomic_load_explicit(&l->stop, memory_order_relaxed)) {
+		unsigned int r = rand_r(&seed), k = r % 64, which = (r >> 8) & 1;
+
+		if (held[k])
+			pool_free(l->pool[k & 1], held[k]);
+		held[k] = (r >> 9) & 1 ? site_other(l->pool[k & 1]) : site_pair(l->pool[k & 1]);
+		ck_assert_ptr_nonnull(held[k]);
+		if (which) {
+			void *o = site_leak(l->pool[0]);
+
+			pool_free(l->pool[0], o);
+		}
+	}
+	for (unsigned int k = 0; k < 64; k++)
+		if (held[k])
+			pool_free(l->pool[k & 1], held[k]);
+	return NULL;
+}
+
+/* Start and stop the profile `rounds` times while four threads allocate and free. */
+static void toggle_under_load(int via_cli, int rounds)
+{
+	struct load l = { { pool_create("load-a", 48, 0), pool_create("load-b", 700, 0) }, 0, 1 };
+	pthread_t t[4];
+	unsigned int i;
+	int k, r;
+
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, load_worker, &l), 0);
+	for (k = 0; k < rounds; k++) {
+		char cmd[64], *s;
+
+		if (via_cli) {
+			snprintf(cmd, sizeof(cmd), "pools profile on rate %u", 64u << (k % 8));
+			s = test_capture(cli_admin, cmd, &r);
+			ck_assert_int_eq(r, 0);
+			ck_assert_ptr_nonnull(strstr(s, "Profile on"));
+			free(s);
+			s = test_capture(cli_admin, k % 3 ? "pools profile 5" :
+			                 "pools profile json", &r);
+			ck_assert_int_eq(r, 0);
+			free(s);
+			s = test_capture(cli_admin, "pools profile off", &r);
+			ck_assert_int_eq(r, 0);
+			free(s);
+		} else {
+			ck_assert_int_eq(pool_profile_start((size_t)64 << (k % 8)), 0);
+			s = test_capture(pool_profile_dump, k % 2 ? "bypool" : "prometheus", &r);
+			ck_assert_int_eq(r, 0);
+			free(s);
+			pool_profile_stop();
+		}
+	}
+	atomic_store(&l.stop, 1);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	/* every object back: the pools are whole and go */
+	ck_assert_uint_eq(test_stats(l.pool[0]).used, 0);
+	ck_assert_uint_eq(test_stats(l.pool[1]).used, 0);
+	ck_assert_int_eq(pool_destroy(l.pool[0]), 0);
+	ck_assert_int_eq(pool_destroy(l.pool[1]), 0);
+}
+
+START_TEST(test_start_stop_under_load_api)
+{
+	toggle_under_load(0, TEST_TSAN ? 40 : 150);
+}
+END_TEST
+
+START_TEST(test_start_stop_under_load_cli)
+{
+	toggle_under_load(1, TEST_TSAN ? 40 : 150);
+}
+END_TEST
+
+/* Objects allocated on one thread and freed on another are credited to the allocating site. */
+struct cross {
+	struct pool_head *pool;
+	void *o[256];
+	pthread_barrier_t freed, dumped;
+};
+
+static void *cross_alloc(void *arg)
+{
+	struct cross *c = arg;
+	int i;
+
+	for (i = 0; i < 256; i++)
+		c->o[i] = site_leak(c->pool);
+	return NULL;
+}
+
+static void *cross_free(void *arg)
+{
+	struct cross *c = arg;
+	int i;
+
+	for (i = 0; i < 256; i++)
+		pool_free(c->pool, c->o[i]);
+	/* stay alive with the objects in this thread's cache until the main thread looked */
+	pthread_barrier_wait(&c->freed);
+	pthread_barrier_wait(&c->dumped);
+	return NULL;
+}
+
+START_TEST(test_credit_crosses_threads)
+{
+	struct cross c;
+	struct site_row rows[16];
+	const struct site_row *r;
+	pthread_t a, b;
+	size_t n;
+	char *s;
+
+	memset(&c, 0, sizeof(c));
+	c.pool = pool_create("cross", 64, 0);
+	pthread_barrier_init(&c.freed, NULL, 2);
+	pthread_barrier_init(&c.dumped, NULL, 2);
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	ck_assert_int_eq(pthread_create(&a, NULL, cross_alloc, &c), 0);
+	ck_assert_int_eq(pthread_join(a, NULL), 0);
+	ck_assert_int_eq(pthread_create(&b, NULL, cross_free, &c), 0);
+	pthread_barrier_wait(&c.freed);
+	s = profile_json("json pool cross");
+	pthread_barrier_wait(&c.dumped);
+	ck_assert_int_eq(pthread_join(b, NULL), 0);
+	n = parse_sites(s, rows, 16);
+	free(s);
+	r = row_of(rows, n, site_leak);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->samples, 256);
+	ck_assert_uint_eq(r->freed, 256);
+	ck_assert_uint_eq(r->live, 0);
+	ck_assert_uint_eq(r->objects, 0);
+	pool_profile_stop();
+	ck_assert_int_eq(pool_destroy(c.pool), 0);
+	pthread_barrier_destroy(&c.freed);
+	pthread_barrier_destroy(&c.dumped);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Formats and errors                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+static const char prom_script[] =
+	"import sys\n"
+	"from prometheus_client.parser import text_string_to_metric_families\n"
+	"for f in text_string_to_metric_families(open(sys.argv[1]).read()):\n"
+	"    assert f.documentation, f.name\n"
+	"    for s in f.samples:\n"
+	"        print(s.name, s.labels.get(\"pool\", \"-\"), s.labels.get(\"site\", \"-\"), "
+	"int(s.value))\n";
+
+START_TEST(test_prometheus_parsed_back)
+{
+	struct pool_head *p = pool_create("prom", 256, 0);
+	void *o[40];
+	char *s, *py;
+	int i, r;
+
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	for (i = 0; i < 40; i++)
+		o[i] = site_other(p);
+	s = test_capture(pool_profile_dump, "prometheus pool prom", &r);
+	ck_assert_int_eq(r, 0);
+	py = test_run_python(s, prom_script);
+	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_info - - 1\n"));
+	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_live_bytes prom "));
+	ck_assert_ptr_nonnull(strstr(py, " 10240\n"));
+	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_live_objects prom "));
+	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_samples_total prom "));
+	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_freed_total prom "));
+	free(py);
+	free(s);
+	for (i = 0; i < 40; i++)
+		pool_free(p, o[i]);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+static int cli_user(FILE *out, const char *line)
+{
+	return pool_cli_exec_level(line, out, POOL_CLI_USER);
+}
+
+START_TEST(test_text_view)
+{
+	struct pool_head *p = pool_create("texty", 64, 0);
+	void *o[11];
+	char *s;
+	int i, r;
+
+	s = test_capture(pool_profile_dump, NULL, &r);
+	ck_assert_int_eq(r, 0);
+	free(s);
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	for (i = 0; i < 10; i++)
+		o[i] = site_other(p);
+	o[10] = site_pair(p);
+	s = test_capture(pool_profile_dump, "bybytes pool texty 1", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_nonnull(strstr(s, "Profile on, started "));
+	ck_assert_ptr_nonnull(strstr(s, "one sample per about 1 bytes allocated per thread"));
+	ck_assert_ptr_nonnull(strstr(s, "(limited)"));
+	ck_assert_uint_eq(test_count_lines(s), 4);
+	ck_assert_ptr_nonnull(strstr(s, " ~640 "));
+	ck_assert_ptr_nonnull(strstr(s, " ~10 "));
+	free(s);
+	/* a user session sees the sites, not their addresses */
+	s = test_capture(cli_user, "pools profile pool texty", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_null(strstr(s, "(0x"));
+	free(s);
+	for (i = 0; i < 11; i++)
+		pool_free(p, o[i]);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+START_TEST(test_cli_errors)
+{
+	static const struct {
+		const char *line, *words;
+		int level, err;
+	} bad[] = {
+		{ "pools profile on", "Permission denied: 'pools profile on' needs level admin",
+		  POOL_CLI_USER, EACCES },
+		{ "pools profile off", "needs level admin; this session is operator",
+		  POOL_CLI_OPERATOR, EACCES },
+		{ "pools profile on rate 0", "Invalid rate '0'", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile on rate 2048g", "Invalid rate '2048g'", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile on rate", "Invalid rate ''", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile on now", "Unknown option 'now'", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile bytes", "Unknown option 'bytes'", POOL_CLI_USER, EINVAL },
+		{ "pools profile bysite byage", "Option 'byage' conflicts with 'bysite'",
+		  POOL_CLI_USER, EINVAL },
+		{ "pools profile 0", "Invalid count '0'", POOL_CLI_USER, EINVAL },
+		{ "pools profile 3 4", "Invalid count '4'", POOL_CLI_USER, EINVAL },
+		{ "pools profile pool", "Option 'pool' needs a pool name", POOL_CLI_USER, EINVAL },
+		{ "pools profile pool nosuch", "No pool named 'nosuch'", POOL_CLI_USER, ENOENT },
+		{ "pools profile json prometheus", "conflicts", POOL_CLI_USER, EINVAL },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+
+		errno = 0;
+		ck_assert_int_eq(pool_cli_exec_level(bad[i].line, out,
+		                                     (enum pool_cli_level)bad[i].level), -1);
+		ck_assert_msg(errno == bad[i].err, "%s: errno %d", bad[i].line, errno);
+		fclose(out);
+		ck_assert_msg(strstr(buf, bad[i].words), "%s: %s", bad[i].line, buf);
+		ck_assert_uint_eq(test_count_lines(buf), 1);
+		free(buf);
+	}
+	ck_assert_uint_eq(pool_debugging & POOL_DBG_PROFILE, 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* The report of a failed allocation                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+static atomic_ulong allocs_seen;
+static atomic_int counting;
+
+#if TEST_ASAN
+static void count_malloc(const volatile void *ptr, size_t size)
+{
+	(void)ptr;
+	(void)size;
+	if (atomic_load(&counting))
+		atomic_fetch_add(&allocs_seen, 1);
+}
+
+static void count_free(const volatile void *ptr)
+{
+	(void)ptr;
+}
+#endif
+
+/* Bytes the C library or jemalloc handed this thread so far, when this build can tell. */
+static int allocated_so_far(uint64_t *bytes)
+{
+#if !TEST_ASAN && POOL_USE_JEMALLOC
+	size_t sz = sizeof(*bytes);
+
+	return mallctl("thread.allocated", bytes, &sz, NULL, 0) == 0 ? 0 : -1;
+#else
+	(void)bytes;
+	return -1;
+#endif
+}
+
+/* A pool at its limit; `failures` allocations that fail, their reports on stderr. */
+static void fail_at_limit(void *arg)
+{
+	long failures = (long)(intptr_t)arg, i;
+	struct pool_head *p = pool_create("capped", 96, 0);
+	void *held = site_other(p);
+
+	pool_parse_debugging("fail-report", NULL);
+	pool_set_limit(p, 1);
+	for (i = 0; i < failures; i++)
+		if (site_pair(p))
+			_exit(3);
+	pool_free(p, held);
+}
+
+START_TEST(test_fail_report_once_per_burst)
+{
+	struct death d;
+
+	run_child(fail_at_limit, (void *)(intptr_t)200, &d);
+	ck_assert(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0);
+	ck_assert_uint_eq(test_count(d.out, "libpool: allocation failed"), 1);
+	ck_assert_ptr_nonnull(strstr(d.out, "libpool: allocation failed in pool 'capped' (96 "
+	                                   "bytes): the pool's limit is reached\n"));
+	ck_assert_ptr_nonnull(strstr(d.out, "limit 1 objects; 1 allocated ("));
+	ck_assert_ptr_nonnull(strstr(d.out, "1 failure\n"));
+	ck_assert_ptr_nonnull(strstr(d.out, "libpool:   caller: "));
+	ck_assert_ptr_nonnull(strstr(d.out, "pool_profile_start() or POOL_DEBUG=profile"));
+}
+END_TEST
+
+/* A second burst, after a second without failures: reported, with the count left out. */
+static void two_bursts(void *arg)
+{
+	struct pool_head *p = pool_create("bursty", 64, 0);
+	void *held = site_other(p);
+	int i;
+
+	(void)arg;
+	pool_parse_debugging("fail-report", NULL);
+	pool_set_limit(p, 1);
+	for (i = 0; i < 50; i++)
+		site_pair(p);
+	sleep(2);
+	site_pair(p);
+	pool_free(p, held);
+}
+
+START_TEST(test_fail_report_second_burst)
+{
+	struct death d;
+
+	run_child(two_bursts, NULL, &d);
+	ck_assert(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0);
+	ck_assert_uint_eq(test_count(d.out, "libpool: allocation failed in pool 'bursty'"), 2);
+	ck_assert_ptr_nonnull(strstr(d.out, "49 more failures since the last report were not "
+	                                   "reported"));
+	ck_assert_ptr_nonnull(strstr(d.out, "51 failures\n"));
+}
+END_TEST
+
+/*
+ * The report allocates nothing: no call to malloc() (ASan's hooks, or jemalloc's count of the
+ * thread's bytes) and none at the fault-injection sites of the library's own allocations, while
+ * a failure is reported; it names the sites of the profile holding the pool.
+ */
+static void fail_counted(void *arg)
+{
+	struct pool_head *p = pool_create("counted", 128, 0);
+	void *held[8];
+	uint64_t before = 0, after = 0;
+	unsigned long meta, map, cli, os;
+	int i, have = allocated_so_far(&before) == 0;
+
+	(void)arg;
+	pool_profile_start(1);
+	for (i = 0; i < 8; i++)
+		held[i] = site_leak(p);
+	/* a view records this thread's candidate, the last of the eight */
+	pool_profile_dump(stderr, "1");
+	pool_parse_debugging("fail-report", NULL);
+	pool_set_limit(p, 8);
+#if TEST_ASAN
+	__sanitizer_install_malloc_and_free_hooks(count_malloc, count_free);
+#endif
+	pool__fault_arm(POOL_FAULT_META, ULONG_MAX / 2);
+	pool__fault_arm(POOL_FAULT_MAP, ULONG_MAX / 2);
+	pool__fault_arm(POOL_FAULT_CLI, ULONG_MAX / 2);
+	pool__fault_arm(POOL_FAULT_OS_ALLOC, ULONG_MAX / 2);
+	have = have && allocated_so_far(&before) == 0;
+	atomic_store(&counting, 1);
+	if (site_pair(p))
+		_exit(3);
+	atomic_store(&counting, 0);
+	have = have && allocated_so_far(&after) == 0;
+	meta = pool__fault_arm(POOL_FAULT_META, 0);
+	map = pool__fault_arm(POOL_FAULT_MAP, 0);
+	cli = pool__fault_arm(POOL_FAULT_CLI, 0);
+	os = pool__fault_arm(POOL_FAULT_OS_ALLOC, 0);
+	fprintf(stderr, "seen malloc %lu meta %lu map %lu cli %lu os %lu bytes %s\n",
+	        atomic_load(&allocs_seen), meta, map, cli, os,
+	        have ? (after == before ? "same" : "more") : "unknown");
+	for (i = 0; i < 8; i++)
+		pool_free(p, held[i]);
+}
+
+START_TEST(test_fail_report_allocates_nothing)
+{
+	struct death d;
+
+	run_child(fail_counted, NULL, &d);
+	ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0, "%s", d.out);
+	ck_assert_ptr_nonnull(strstr(d.out, "seen malloc 0 meta 0 map 0 cli 0 os 0 bytes "));
+	ck_assert_ptr_null(strstr(d.out, "bytes more"));
+	ck_assert_ptr_nonnull(strstr(d.out, "allocation failed in pool 'counted'"));
+	ck_assert_ptr_nonnull(strstr(d.out, "sites holding the most objects of the pool "
+	                                   "(estimated from the profile's samples):\n"
+	                                   "libpool:     ~1024 bytes, ~8 objects (8 live samples): "));
+}
+END_TEST
+
+/* Fault injection (-dMfail) and the OS layer failing: reported with their cause. */
+static void fail_injected(void *arg)
+{
+	struct pool_head *p = pool_create("injected", 64, 0);
+
+	(void)arg;
+	pool_parse_debugging("fail=100,fail-report", NULL);
+	if (site_pair(p))
+		_exit(3);
+}
+
+static void fail_os(void *arg)
+{
+	struct pool_head *p = pool_create("osfail", 64, 0);
+
+	(void)arg;
+	pool_parse_debugging("fail-report,no-cache", NULL);
+	pool__fault_arm(POOL_FAULT_OS_ALLOC, 1);
+	if (site_pair(p))
+		_exit(3);
+}
+
+START_TEST(test_fail_report_causes)
+{
+	struct death d;
+
+	run_child(fail_injected, NULL, &d);
+	ck_assert(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0);
+	ck_assert_ptr_nonnull(strstr(d.out, "allocation failed in pool 'injected' (64 bytes): "
+	                                   "fault injection (-dMfail)\n"));
+	run_child(fail_os, NULL, &d);
+	ck_assert(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0);
+	ck_assert_ptr_nonnull(strstr(d.out, "allocation failed in pool 'osfail' (64 bytes): out "
+	                                   "of memory (the OS layer gave none)\n"));
+}
+END_TEST
+
+/* Several threads failing at once: one report, no crash. */
+static struct pool_head *fail_pool;
+
+static void *fail_thread(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 500; i++)
+		if (site_pair(fail_pool))
+			_exit(3);
+	return NULL;
+}
+
+static void fail_threads(void *arg)
+{
+	pthread_t t[4];
+	void *held;
+	int i;
+
+	(void)arg;
+	fail_pool = pool_create("crowded", 64, 0);
+	held = site_other(fail_pool);
+	pool_parse_debugging("fail-report", NULL);
+	pool_set_limit(fail_pool, 1);
+	for (i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, fail_thread, NULL);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	pool_free(fail_pool, held);
+}
+
+START_TEST(test_fail_report_threads)
+{
+	struct death d;
+
+	run_child(fail_threads, NULL, &d);
+	ck_assert(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0);
+	ck_assert_uint_eq(test_count(d.out, "libpool: allocation failed in pool 'crowded'"), 1);
+}
+END_TEST
+
+static Suite *profile_suite(void)
+{
+	Suite *s = suite_create("profile");
+	TCase *tc;
+
+	tc = tcase_create("Core");
+	tcase_add_test(tc, test_start_and_stop);
+	tcase_add_test(tc, test_debug_options);
+	tcase_add_test(tc, test_every_allocation_sampled_and_freed);
+	tcase_add_test(tc, test_memory_is_bounded);
+	tcase_add_test(tc, test_show_detailed);
+	tcase_add_test(tc, test_cached_objects_are_not_leaks);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Leak");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_planted_leak_ranks_first);
+	tcase_add_test(tc, test_leak_report_at_exit);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Threads");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_start_stop_under_load_api);
+	tcase_add_test(tc, test_start_stop_under_load_cli);
+	tcase_add_test(tc, test_credit_crosses_threads);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Formats");
+	tcase_add_test(tc, test_prometheus_parsed_back);
+	tcase_add_test(tc, test_text_view);
+	tcase_add_test(tc, test_cli_errors);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Faults");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_fail_report_once_per_burst);
+	tcase_add_test(tc, test_fail_report_second_burst);
+	tcase_add_test(tc, test_fail_report_allocates_nothing);
+	tcase_add_test(tc, test_fail_report_causes);
+	tcase_add_test(tc, test_fail_report_threads);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+POOL_TEST_MAIN_ARGS(profile_suite, children)

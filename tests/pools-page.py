@@ -15,6 +15,9 @@ through the DevTools protocol (python3-websocket), checks from the DOM that:
     an input buffer (a partial request) after the first sample, and the httpd-ibuf and
     httpd-conn rows and charts must show more objects in use at a later refresh;
   - clicking a column header sorts the rows by it, a second click reverses the order;
+  - the profile's table (the server runs with -dMprofile) says the profile is on and lists
+    sites of the httpd-* pools with bytes, most first, and the sites of httpd-ibuf and
+    httpd-conn hold the connections held open;
 then saves a screenshot of the page as SCREENSHOT.png. Prints one line per check and exits 0, or
 prints the first failure and exits 1. Every wait is bounded (GUARD_S); nothing here measures time.
 """
@@ -104,7 +107,14 @@ SNAPSHOT_JS = r"""(() => {
       legend: [...div.querySelectorAll('.u-legend .u-label')].map(e => e.textContent),
     };
   }
-  return { refreshes: Number(document.body.dataset.refreshes), rows, charts,
+  const sites = [...document.querySelectorAll('#profile-table tbody tr')].map(tr => {
+    const s = { site: tr.dataset.site, pool: tr.dataset.pool };
+    for (const td of tr.children)
+      s[td.dataset.key] = td.dataset.value !== undefined ? Number(td.dataset.value) : td.textContent;
+    return s;
+  });
+  return { refreshes: Number(document.body.dataset.refreshes), rows, charts, sites,
+           profile: document.getElementById('profile-status').textContent,
            order: [...document.querySelectorAll('#pools-table tbody tr')].map(r => r.dataset.pool),
            status: document.getElementById('status').textContent };
 })()"""
@@ -242,6 +252,24 @@ def main():
         if values != sorted(values, reverse=True):
             fail("click on 'allocated_bytes': not largest first: %s" % values)
         print("page: headers sort the table (name up, name down, allocated_bytes down)")
+
+        # The profile's table: on, sites of the pools with bytes, most first; the held
+        # connections (still open here) are in the httpd-ibuf and httpd-conn sites.
+        if "profile on" not in snap["profile"]:
+            fail("profile table: status %r" % snap["profile"])
+        sites = [s for s in snap["sites"] if s["pool"] in POOLS]
+        if not sites or not all(isinstance(s.get("live_bytes"), (int, float)) for s in sites):
+            fail("profile table: no site of the httpd pools: %s" % snap["sites"])
+        values = [s["live_bytes"] for s in snap["sites"]]
+        if values != sorted(values, reverse=True):
+            fail("profile table: not most bytes first: %s" % values)
+        held_bytes = {n: sum(s["live_bytes"] for s in sites if s["pool"] == n)
+                      for n in ("httpd-ibuf", "httpd-conn")}
+        if any(v <= 0 for v in held_bytes.values()):
+            fail("profile table: the held connections hold no bytes: %s" % snap["sites"])
+        print("page: the profile's table lists %d sites (%s), httpd-ibuf %d and httpd-conn %d "
+              "bytes" % (len(sites), snap["profile"], held_bytes["httpd-ibuf"],
+                         held_bytes["httpd-conn"]))
 
         for s in held:
             s.close()

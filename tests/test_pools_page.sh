@@ -4,7 +4,8 @@
 #
 # pool-httpd's live pools page in headless Chromium, while wrk drives the server (loopback
 # only, bounded): the page refreshes itself, shows a chart and a table row for each httpd-*
-# pool, its values follow what the server holds, its headers sort the table; a screenshot is
+# pool, its values follow what the server holds, its headers sort the table, its table of the
+# profile's sites (the server samples, -dMprofile) lists the sites holding bytes; a screenshot is
 # taken (tests/pools-page.py does the checks through the DevTools protocol).
 # Fails without chromium, wrk, or a python3 with the websocket module (Debian packages
 # chromium, wrk, python3-websocket, which make check installs).
@@ -51,7 +52,8 @@ fail() {
 
 . tests/httpd-start.sh
 # --timeout 60: the connections the page test holds open must outlive its two samples.
-start 1024 --threads 2 --stats --timeout 60
+# -dMprofile=16k: a profile from the start, for the page's table of sites.
+start 1024 --threads 2 --stats --timeout 60 -dMprofile=16k
 
 # Load for the whole page test, bounded: wrk stops by itself after 120 s at most.
 wrk -t1 -c8 -d120s "http://127.0.0.1:$port/bytes/20000" >"$tmp/wrk" 2>&1 &

@@ -20,9 +20,11 @@
  * it. Under steady load neither step releases much that the pools will ask for again.
  *
  * Monitoring (--stats). GET /metrics answers `show pools prometheus` followed by the server's
- * own counters, GET /pools.json `show pools json`, and GET /pools a page that draws the pools
- * from /pools.json every second (tools/httpd-page/, embedded in the binary at build time, with
- * uPlot for the charts). An HTTP client is a session of level user (pool_cli_exec_level()): it
+ * own counters, GET /pools.json `show pools json`, GET /profile.json `pools profile json 20`
+ * (the sites holding the most bytes, once a profile runs: -dMprofile or `pools profile on` on
+ * the CLI), and GET /pools a page that draws the pools from /pools.json every second and lists
+ * the top sites from /profile.json (tools/httpd-page/, embedded in the binary at build time,
+ * with uPlot for the charts). An HTTP client is a session of level user (pool_cli_exec_level()): it
  * reads, and sees no address. --cli serves the command socket at the level --cli-level says.
  *
  * Objects, each from its own pool (or from malloc() with --malloc):
@@ -100,7 +102,7 @@
 enum obj_kind { OBJ_CONN, OBJ_IBUF, OBJ_REQ, OBJ_OBUF, OBJ_KINDS };
 
 /* What a request asks for (parse_head()); the statistics routes exist only with --stats. */
-enum route { RT_HELLO, RT_BYTES, RT_METRICS, RT_JSON, RT_FILE };
+enum route { RT_HELLO, RT_BYTES, RT_METRICS, RT_JSON, RT_PROFILE, RT_FILE };
 
 struct req {
 	int status;               /* HTTP status of the response */
@@ -385,6 +387,9 @@ static void route_stats(const char *path, size_t len, struct req *r)
 	} else if (len == 11 && !memcmp(path, "/pools.json", 11)) {
 		r->route = RT_JSON;
 		r->ctype = "application/json";
+	} else if (len == 13 && !memcmp(path, "/profile.json", 13)) {
+		r->route = RT_PROFILE;
+		r->ctype = "application/json";
 	} else {
 		for (i = 0; i < page_nfiles; i++)
 			if (strlen(page_files[i].path) == len && !memcmp(path, page_files[i].path, len))
@@ -434,8 +439,8 @@ static void metrics_server(FILE *out)
 }
 
 /*
- * Generate the body of /metrics or /pools.json into r->owned (malloc()ed by open_memstream()),
- * as a CLI session of level user would see it: the pools without their addresses.
+ * Generate the body of /metrics, /pools.json or /profile.json into r->owned (malloc()ed by
+ * open_memstream()), as a CLI session of level user would see it: without addresses.
  * Returns 0, or -1 when it cannot be generated (no memory; the command failed).
  */
 static int stats_generate(struct req *r)
@@ -447,6 +452,7 @@ static int stats_generate(struct req *r)
 	if (!out)
 		return -1;
 	ret = pool_cli_exec_level(r->route == RT_METRICS ? "show pools prometheus" :
+	                          r->route == RT_PROFILE ? "pools profile json 20" :
 	                          "show pools json", out, POOL_CLI_USER);
 	if (ret == 0 && r->route == RT_METRICS)
 		metrics_server(out);
@@ -825,7 +831,8 @@ static int conn_answer(struct worker *w, struct conn *c, size_t head_len, int st
 	} else {
 		parse_head(c->ibuf, head_len, c->req);
 		if (c->req->status == 200 &&
-		    (c->req->route == RT_METRICS || c->req->route == RT_JSON) &&
+		    (c->req->route == RT_METRICS || c->req->route == RT_JSON ||
+		     c->req->route == RT_PROFILE) &&
 		    stats_generate(c->req) < 0)
 			c->req->status = 500;
 		if (c->req->status != 200)
@@ -1202,7 +1209,8 @@ static void usage(FILE *out)
 	        "An example HTTP/1.1 server whose per-connection objects come from libpool.\n"
 	        "  GET /            a short text\n"
 	        "  GET /bytes/<n>   n bytes (0..%u) of a 64-byte pattern\n"
-	        "  with --stats:    GET /metrics (Prometheus), /pools.json, /pools (live page)\n"
+	        "  with --stats:    GET /metrics (Prometheus), /pools.json, /profile.json,\n"
+	        "                   /pools (live page)\n"
 	        "Options:\n"
 	        "  --addr <ipv4>        address to listen on (default 127.0.0.1)\n"
 	        "  --port <port>        TCP port, 0..65535, 0 for an ephemeral one (default 0); the\n"

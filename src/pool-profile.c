@@ -258,8 +258,11 @@ void pool__prof_scan(void *const *objs, uint32_t n)
 {
 	uint32_t i;
 
+	if (!atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed))
+		return;
 	for (i = 0; i < n; i++)
-		if (pool__prof_maybe(objs[i]))
+		if (atomic_load_explicit(&pool__prof_filter[pool__hash_ptr(objs[i], FILTER_BITS)],
+		                         memory_order_relaxed))
 			pool__prof_credit(objs[i]);
 }
 

@@ -171,9 +171,8 @@ static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *S, u
 /* The slow paths' calls                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
-/* pool__sample_after() when it has more to do than charge the countdown. */
-static POOL_NOINLINE void sample_slow(struct pool_thread_caches *ctx, unsigned int s,
-                                      unsigned int dbg, void *obj, int delta)
+void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
+                        void *obj, int delta)
 {
 	struct pool_sampler *S = ctx->sampler;
 	struct pool_head *pool = pool__slots[s];
@@ -184,6 +183,9 @@ static POOL_NOINLINE void sample_slow(struct pool_thread_caches *ctx, unsigned i
 
 	if (S)
 		S->hot[s].quiet = 0;        /* set_window() says again whether it may be */
+	/* handed out again: an earlier sample of this address was freed unseen */
+	if (obj && delta < 0 && pool__prof_maybe(obj))
+		pool__prof_credit(obj);
 	if (!(dbg & POOL_DBG_PROFILE)) {
 		/* off: the slot's whole window back; the state goes once no window is narrow */
 		if (S) {
@@ -305,48 +307,6 @@ void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void
 		if ((double)(x >> 11) * 0x1.0p-53 * w < 1.0)
 			pool__prof_record(pool, obj, caller, now_ns());
 	}
-}
-
-/*
- * The common case first, in a few instructions: the profile on, no candidate waiting, no sample
- * due, and the window wide enough to need no narrowing (for objects much smaller than the rate,
- * nearly always). Anything else goes to sample_slow().
- */
-void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
-                        void *obj, int delta)
-{
-	struct pool_sampler *S = ctx->sampler;
-	struct sample_hot *sl;
-	void **top, **objs;
-	int64_t left;
-
-	/* handed out again: an earlier sample of this address was freed unseen */
-	if (POOL_UNLIKELY(obj && delta < 0 && pool__prof_maybe(obj)))
-		pool__prof_credit(obj);
-	if (POOL_UNLIKELY(!S || (dbg & (POOL_DBG_PROFILE | POOL_DBG_SLOW)) != POOL_DBG_PROFILE))
-		goto slow;
-	sl = &S->hot[s];
-	objs = pool__tc_objs(ctx, s);
-	if (POOL_UNLIKELY(!sl->quiet || sl->gen != pool__prof_gen() || !objs))
-		goto slow;
-	top = ctx->tc[s].top;
-	left = sl->left + (delta < 0 ? delta : 0);
-	if (sl->mark_base == objs) {
-		if (sl->mark - top + delta > 0)
-			left -= sl->mark - top + delta;
-	} else if (delta < 0) {
-		/* a reload: the fast path had emptied the magazine it left */
-		left -= sl->mark - sl->mark_base;
-	}
-	/* due, or so close that the fast path needs a narrower window: the slow way */
-	if (POOL_UNLIKELY(left <= top - objs))
-		goto slow;
-	sl->left = left;
-	sl->mark = top;
-	sl->mark_base = objs;
-	return;
-slow:
-	sample_slow(ctx, s, dbg, obj, delta);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -14,6 +14,8 @@
 #include <pool/pool.h>
 
 #include "pool-head-t.h"
+#include "pool-magazine.h"
+#include "pool-profile.h"
 
 /*
  * One (thread, pool) slot as the sampler sees it: what every slow path of the slot reads and
@@ -56,20 +58,62 @@ struct pool_sampler {
  * calling thread on slot `s`, after the slot's magazines changed: `delta` objects the slow
  * path took from the loaded magazine (negative: handed out) or gave it (positive: freed into
  * it), `obj` the one handed out or freed (NULL when none or several). It charges the
- * countdown with what the fast path handed out since the sampler last looked, decides whether
- * `obj` is to be sampled, and gives the fast path the window it may use until the next sample
- * is due. With the profile off, it gives the slot its whole window back and, once no slot is
- * narrowed, frees the thread's sampler. One predictable branch when the profile never ran on
- * this thread.
+ * countdown with what the fast path handed out, net, since the sampler last looked, decides
+ * whether `obj` is to be sampled, and gives the fast path the window it may use until the next
+ * sample is due. With the profile off, it gives the slot its whole window back and, once no
+ * slot is narrowed, frees the thread's sampler. pool__sample_hook() is its inline front.
  */
 void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
                         void *obj, int delta);
 
-static inline void pool__sample_hook(struct pool_thread_caches *ctx, unsigned int s,
-                                     unsigned int dbg, void *obj, int delta)
+/*
+ * The front of pool__sample_after(): one predictable branch when the profile never ran on this
+ * thread; with the profile on, the common case in a few instructions, inline: no candidate
+ * waiting, no window narrowed, and no sample due soon (for objects much smaller than the rate,
+ * nearly always). A free then only notes a new magazine (the countdown is charged at the next
+ * allocation that comes to a slow path, with what left the cache net since the last one); an
+ * allocation charges the countdown and marks where the fast path resumes.
+ */
+POOL_INLINE void pool__sample_hook(struct pool_thread_caches *ctx, unsigned int s,
+                              unsigned int dbg, void *obj, int delta)
 {
-	if (POOL_UNLIKELY(((uintptr_t)ctx->sampler | (dbg & POOL_DBG_PROFILE)) != 0))
-		pool__sample_after(ctx, s, dbg, obj, delta);
+	struct pool_sampler *S = ctx->sampler;
+	struct sample_hot *sl;
+	void **objs, **top;
+	int64_t left, popped;
+
+	if (POOL_LIKELY(!((uintptr_t)S | (dbg & POOL_DBG_PROFILE))))
+		return;
+	if (POOL_UNLIKELY(!S || (dbg & (POOL_DBG_PROFILE | POOL_DBG_SLOW)) != POOL_DBG_PROFILE))
+		goto slow;
+	sl = &S->hot[s];
+	objs = pool__tc_objs(ctx, s);
+	if (POOL_UNLIKELY(!sl->quiet || sl->gen != pool__prof_gen() || !objs))
+		goto slow;
+	top = ctx->tc[s].top;
+	if (delta > 0) {
+		if (sl->mark_base != objs) {
+			/* a rotation: the magazine the fast path left went out full */
+			sl->mark = top;
+			sl->mark_base = objs;
+		}
+		return;
+	}
+	/* an object sampled before, handed out again (its free went unseen): the slow way */
+	if (obj && pool__prof_maybe(obj))
+		goto slow;
+	/* net pops since the mark; a reload: the fast path had emptied the magazine it left */
+	popped = sl->mark_base == objs ? sl->mark - top + delta : sl->mark - sl->mark_base;
+	left = sl->left + delta - (popped > 0 ? popped : 0);
+	/* due, or so close that the fast path needs a narrower window: the slow way */
+	if (POOL_UNLIKELY(left <= top - objs))
+		goto slow;
+	sl->left = left;
+	sl->mark = top;
+	sl->mark_base = objs;
+	return;
+slow:
+	pool__sample_after(ctx, s, dbg, obj, delta);
 }
 
 /*

@@ -804,6 +804,7 @@ __attribute__((constructor(102))) static void stats_on_exit_init(void)
 {
 	const char *v = getenv("POOL_STATS_ON_EXIT");
 
+	pool__leak_report_init();
 	if (!v || !*v || !strcmp(v, "0"))
 		return;
 	if (strlen(v) >= sizeof(stats_on_exit_args)) {

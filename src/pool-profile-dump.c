@@ -3,8 +3,8 @@
  * Copyright (c) 2026 libpool developers
  *
  * The profile's outputs: `pools profile` (text, JSON, Prometheus), its part of `pools show
- * detailed`, pool_profile_start(), pool_profile_stop() and pool_profile_dump(), and the leak
- * report at exit (POOL_LEAK_REPORT).
+ * detailed`, pool_profile_start(), pool_profile_stop() and pool_profile_dump(); the views the
+ * leak report at exit uses (POOL_LEAK_REPORT, src/pool-leak-report.c).
  *
  * How a view is made (pool__profile_view_make())
  *
@@ -44,38 +44,6 @@
                       "[json|prometheus]"
 #define PROFILE_ON_USAGE "pools profile on [rate <bytes>] | pools profile off"
 
-/* One pool of a view. */
-struct view_pool {
-	uintptr_t addr;
-	char name[POOL_NAME_MAX + 1];
-	size_t size, stride;
-	uint64_t in_use;                /* exact: handed out to the program */
-	uint64_t live;                  /* live samples of its rows */
-	int exact;                      /* caller debugging: the split is exact */
-	unsigned int ncallers;
-	struct pool_caller_stat callers[POOL_CALLER_SLOTS];
-};
-
-/* One site of a view: a (site, pool) row with its estimate. */
-struct view_site {
-	struct pool_prof_row row;       /* row.site 0: "[other]" (pool 0) or "[unsampled]" */
-	const struct view_pool *pool;   /* NULL for "[other]" and for destroyed pools */
-	char sym[192];
-	uint64_t objects, bytes;        /* estimated, or exact */
-	int exact;
-};
-
-struct pool_profile_view {
-	struct pool_prof_summary sum;
-	int on;
-	int addresses;
-	struct view_pool *pools;
-	size_t npools, pools_cap;
-	struct view_site *sites;
-	size_t nsites;
-	int failed;
-};
-
 /* ------------------------------------------------------------------------------------------ */
 /* Views                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
@@ -84,12 +52,12 @@ struct pool_profile_view {
 static int view_add_pool(struct pool_head *pool, void *arg)
 {
 	struct pool_profile_view *v = arg;
-	struct view_pool *p;
+	struct pool_view_pool *p;
 	struct pool_stats st;
 
 	if (v->npools == v->pools_cap) {
 		size_t cap = v->pools_cap ? 2 * v->pools_cap : 16;
-		struct view_pool *np = pool__cli_realloc(v->pools, cap * sizeof(*np));
+		struct pool_view_pool *np = pool__cli_realloc(v->pools, cap * sizeof(*np));
 
 		if (!np) {
 			v->failed = 1;
@@ -127,7 +95,7 @@ static int view_add_pool(struct pool_head *pool, void *arg)
 	return 0;
 }
 
-static struct view_pool *view_find_pool(struct pool_profile_view *v, uintptr_t addr)
+static struct pool_view_pool *view_find_pool(struct pool_profile_view *v, uintptr_t addr)
 {
 	size_t i;
 
@@ -138,10 +106,10 @@ static struct view_pool *view_find_pool(struct pool_profile_view *v, uintptr_t a
 }
 
 /* The site of `row` in the view, made if new (caller mode adds sites no sample saw). */
-static struct view_site *view_site_of(struct pool_profile_view *v, size_t *cap, uintptr_t site,
-                                      struct view_pool *p)
+static struct pool_view_site *view_site_of(struct pool_profile_view *v, size_t *cap, uintptr_t site,
+                                      struct pool_view_pool *p)
 {
-	struct view_site *s;
+	struct pool_view_site *s;
 	size_t i;
 
 	for (i = 0; i < v->nsites; i++)
@@ -149,7 +117,7 @@ static struct view_site *view_site_of(struct pool_profile_view *v, size_t *cap, 
 			return &v->sites[i];
 	if (v->nsites == *cap) {
 		size_t ncap = *cap ? 2 * *cap : 64;
-		struct view_site *ns = pool__cli_realloc(v->sites, ncap * sizeof(*ns));
+		struct pool_view_site *ns = pool__cli_realloc(v->sites, ncap * sizeof(*ns));
 
 		if (!ns)
 			return NULL;
@@ -168,7 +136,7 @@ static struct view_site *view_site_of(struct pool_profile_view *v, size_t *cap, 
 	return s;
 }
 
-static void view_name(struct view_site *s)
+static void view_name(struct pool_view_site *s)
 {
 	if (s->row.site)
 		pool__symbolize(s->sym, sizeof(s->sym), (const void *)s->row.site, POOL_SYM_SHORT);
@@ -192,8 +160,8 @@ struct pool_profile_view *pool__profile_view_make(int addresses)
 		goto fail;
 	n = pool__prof_snapshot(rows, POOL_PROF_SITES, &v->sum);
 	for (i = 0; i < n; i++) {
-		struct view_pool *p = rows[i].pool ? view_find_pool(v, rows[i].pool) : NULL;
-		struct view_site *s;
+		struct pool_view_pool *p = rows[i].pool ? view_find_pool(v, rows[i].pool) : NULL;
+		struct pool_view_site *s;
 
 		/* rows of destroyed pools: their objects are gone, their counts stay */
 		s = view_site_of(v, &cap, rows[i].site, p);
@@ -205,7 +173,7 @@ struct pool_profile_view *pool__profile_view_make(int addresses)
 	}
 	/* the estimates: each pool's exact count shared by live samples, or exact by caller */
 	for (i = 0; i < v->npools; i++) {
-		struct view_pool *p = &v->pools[i];
+		struct pool_view_pool *p = &v->pools[i];
 		uint64_t told = 0;
 		size_t k;
 
@@ -213,7 +181,7 @@ struct pool_profile_view *pool__profile_view_make(int addresses)
 			for (k = 0; k < p->ncallers; k++) {
 				uintptr_t c = atomic_load_explicit(&p->callers[k].caller,
 				                                   memory_order_relaxed);
-				struct view_site *s = view_site_of(v, &cap, c, p);
+				struct pool_view_site *s = view_site_of(v, &cap, c, p);
 
 				if (!s)
 					goto fail;
@@ -224,7 +192,7 @@ struct pool_profile_view *pool__profile_view_make(int addresses)
 			}
 		} else if (p->live) {
 			for (k = 0; k < v->nsites; k++) {
-				struct view_site *s = &v->sites[k];
+				struct pool_view_site *s = &v->sites[k];
 
 				if (s->pool != p || !s->row.live)
 					continue;
@@ -234,7 +202,7 @@ struct pool_profile_view *pool__profile_view_make(int addresses)
 			told = p->in_use;
 		}
 		if (p->in_use > told) {
-			struct view_site *s = view_site_of(v, &cap, 0, p);
+			struct pool_view_site *s = view_site_of(v, &cap, 0, p);
 
 			if (!s)
 				goto fail;
@@ -243,7 +211,7 @@ struct pool_profile_view *pool__profile_view_make(int addresses)
 		}
 	}
 	for (i = 0; i < v->nsites; i++) {
-		struct view_site *s = &v->sites[i];
+		struct pool_view_site *s = &v->sites[i];
 
 		s->bytes = s->objects * (s->pool ? s->pool->stride : 0);
 		view_name(s);
@@ -344,12 +312,12 @@ static int parse_view_args(FILE *out, const char *p, struct prof_args *a)
 /* Output                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-static uint64_t age_avg(const struct view_site *s)
+uint64_t pool__profile_age_avg(const struct pool_view_site *s)
 {
 	return s->row.live ? s->row.age_sum_ms / s->row.live : 0;
 }
 
-static int cmp_bytes(const struct view_site *x, const struct view_site *y)
+static int cmp_bytes(const struct pool_view_site *x, const struct pool_view_site *y)
 {
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
@@ -358,7 +326,7 @@ static int cmp_bytes(const struct view_site *x, const struct view_site *y)
 	return strcmp(x->sym, y->sym);
 }
 
-static int cmp_site(const struct view_site *x, const struct view_site *y, enum prof_sort sort)
+static int cmp_site(const struct pool_view_site *x, const struct pool_view_site *y, enum prof_sort sort)
 {
 	int c;
 
@@ -382,7 +350,7 @@ static int cmp_site(const struct view_site *x, const struct view_site *y, enum p
 /* qsort_r() comparator (glibc's argument order), `arg` the struct prof_args. */
 static int cmp_site_ptr(const void *a, const void *b, void *arg)
 {
-	return cmp_site(*(const struct view_site *const *)a, *(const struct view_site *const *)b,
+	return cmp_site(*(const struct pool_view_site *const *)a, *(const struct pool_view_site *const *)b,
 	                ((const struct prof_args *)arg)->sort);
 }
 
@@ -413,7 +381,7 @@ static int view_has_pool(const struct pool_profile_view *v, const char *p, size_
 }
 
 /* Does site `s` pass the filter (a pool name)? */
-static int wanted(const struct prof_args *a, const struct view_site *s)
+static int wanted(const struct prof_args *a, const struct pool_view_site *s)
 {
 	return !a->pool || (s->pool && pool__word_is(a->pool, a->pool_len, s->row.name));
 }
@@ -434,7 +402,7 @@ static void text_header(FILE *out, const struct pool_profile_view *v)
 		        sum->forgotten);
 }
 
-static void print_text(FILE *out, const struct pool_profile_view *v, struct view_site **list,
+static void print_text(FILE *out, const struct pool_profile_view *v, struct pool_view_site **list,
                        size_t n, size_t matched)
 {
 	size_t i;
@@ -445,11 +413,11 @@ static void print_text(FILE *out, const struct pool_profile_view *v, struct view
 	fprintf(out, "  %14s %12s %9s %9s %9s  %-17s %-16s %s\n", "bytes", "objects", "samples",
 	        "freed", "live", "age ms min/avg/max", "pool", "site");
 	for (i = 0; i < n; i++) {
-		const struct view_site *s = list[i];
+		const struct pool_view_site *s = list[i];
 		char age[48], bytes[24], objs[24];
 
 		snprintf(age, sizeof(age), "%" PRIu64 "/%" PRIu64 "/%" PRIu64, s->row.age_min_ms,
-		         age_avg(s), s->row.age_max_ms);
+		         pool__profile_age_avg(s), s->row.age_max_ms);
 		snprintf(bytes, sizeof(bytes), "%s%" PRIu64, s->exact ? "" : "~", s->bytes);
 		snprintf(objs, sizeof(objs), "%s%" PRIu64, s->exact ? "" : "~", s->objects);
 		fprintf(out, "  %14s %12s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 "  %-17s %-16s %s",
@@ -461,7 +429,8 @@ static void print_text(FILE *out, const struct pool_profile_view *v, struct view
 	}
 }
 
-static void json_site(FILE *out, const struct pool_profile_view *v, const struct view_site *s)
+void pool__profile_site_json(FILE *out, const struct pool_profile_view *v,
+                             const struct pool_view_site *s)
 {
 	fputs("{\"pool\": ", out);
 	pool_json_write_string(out, s->pool ? s->row.name : "");
@@ -475,11 +444,11 @@ static void json_site(FILE *out, const struct pool_profile_view *v, const struct
 	        ", \"age_avg_ms\": %" PRIu64 ", \"age_max_ms\": %" PRIu64 "}",
 	        s->row.size, s->pool ? s->pool->stride : (size_t)0, s->row.samples, s->row.freed,
 	        s->row.live, s->objects, s->bytes, s->exact ? "true" : "false", s->row.age_min_ms,
-	        age_avg(s), s->row.age_max_ms);
+	        pool__profile_age_avg(s), s->row.age_max_ms);
 }
 
 static void print_json(FILE *out, const struct pool_profile_view *v,
-                       const struct prof_args *a, struct view_site **list, size_t n,
+                       const struct prof_args *a, struct pool_view_site **list, size_t n,
                        size_t matched)
 {
 	const struct pool_prof_summary *sum = &v->sum;
@@ -494,12 +463,12 @@ static void print_json(FILE *out, const struct pool_profile_view *v,
 	        POOL_PROF_RECORDS, POOL_PROF_SITES, pool__prof_table_bytes());
 	for (i = 0; i < n; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);
-		json_site(out, v, list[i]);
+		pool__profile_site_json(out, v, list[i]);
 	}
 	fprintf(out, "%s],\n \"matched\": %zu, \"limited\": %s,\n \"pools\": [", n ? "\n " : "",
 	        matched, n < matched ? "true" : "false");
 	for (i = 0, n = 0; i < v->npools; i++) {
-		const struct view_pool *p = &v->pools[i];
+		const struct pool_view_pool *p = &v->pools[i];
 
 		if (a->pool && !pool__word_is(a->pool, a->pool_len, p->name))
 			continue;
@@ -512,7 +481,7 @@ static void print_json(FILE *out, const struct pool_profile_view *v,
 	fprintf(out, "%s]}\n", n ? "\n " : "");
 }
 
-static void prom_labels(FILE *out, const struct view_site *s)
+static void prom_labels(FILE *out, const struct pool_view_site *s)
 {
 	fputs("{pool=\"", out);
 	pool__prom_label(out, s->pool ? s->row.name : "");
@@ -522,7 +491,7 @@ static void prom_labels(FILE *out, const struct view_site *s)
 }
 
 static void print_prometheus(FILE *out, const struct pool_profile_view *v,
-                             struct view_site **list, size_t n)
+                             struct pool_view_site **list, size_t n)
 {
 	static const struct {
 		const char *name, *type, *help;
@@ -549,7 +518,7 @@ static void print_prometheus(FILE *out, const struct pool_profile_view *v,
 	for (f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		pool__prom_family(out, fam[f].name, fam[f].type, fam[f].help);
 		for (i = 0; i < n; i++) {
-			const struct view_site *s = list[i];
+			const struct pool_view_site *s = list[i];
 			uint64_t x = f == 0 ? s->bytes : f == 1 ? s->objects : f == 2 ? s->row.live :
 			             f == 3 ? s->row.samples : s->row.freed;
 
@@ -561,10 +530,10 @@ static void print_prometheus(FILE *out, const struct pool_profile_view *v,
 }
 
 /* The view's sites that pass the filter, sorted and cut: a malloc()ed array (*n of them). */
-static struct view_site **select_sites(struct pool_profile_view *v, const struct prof_args *a,
+static struct pool_view_site **select_sites(struct pool_profile_view *v, const struct prof_args *a,
                                        size_t *n, size_t *matched)
 {
-	struct view_site **list = pool__cli_malloc((v->nsites ? v->nsites : 1) * sizeof(*list));
+	struct pool_view_site **list = pool__cli_malloc((v->nsites ? v->nsites : 1) * sizeof(*list));
 	size_t i, k = 0;
 
 	if (!list)
@@ -581,7 +550,7 @@ static struct view_site **select_sites(struct pool_profile_view *v, const struct
 
 static int view_out(FILE *out, struct pool_profile_view *v, const struct prof_args *a)
 {
-	struct view_site **list;
+	struct pool_view_site **list;
 	size_t n, matched;
 
 	if (a->pool && !view_has_pool(v, a->pool, a->pool_len)) {
@@ -641,7 +610,7 @@ void pool__profile_view_pool(FILE *out, const struct pool_profile_view *v, const
                              int json, size_t max)
 {
 	size_t i, k = 0;
-	struct view_site *best[8];
+	struct pool_view_site *best[8];
 
 	if (max > sizeof(best) / sizeof(best[0]))
 		max = sizeof(best) / sizeof(best[0]);
@@ -650,7 +619,7 @@ void pool__profile_view_pool(FILE *out, const struct pool_profile_view *v, const
 		v = NULL;
 	/* the `max` sites of the pool with the most bytes, best first */
 	for (i = 0; v && i < v->nsites; i++) {
-		struct view_site *s = &v->sites[i];
+		struct pool_view_site *s = &v->sites[i];
 		size_t j;
 
 		if (!s->pool || s->pool->addr != (uintptr_t)pool || (!s->bytes && !s->row.live))
@@ -668,11 +637,11 @@ void pool__profile_view_pool(FILE *out, const struct pool_profile_view *v, const
 	if (json)
 		fputc('[', out);
 	for (i = 0; i < k; i++) {
-		const struct view_site *s = best[i];
+		const struct pool_view_site *s = best[i];
 
 		if (json) {
 			fputs(i ? ", " : "", out);
-			json_site(out, v, s);
+			pool__profile_site_json(out, v, s);
 			continue;
 		}
 		fprintf(out, "      profile: %s%" PRIu64 " bytes, %s%" PRIu64 " objects (%" PRIu64
@@ -781,32 +750,11 @@ int pool__profile_cli(FILE *out, const char *args, enum pool_cli_level level)
 	return profile_view(out, args, level >= POOL_CLI_ADMIN);
 }
 
-/* ------------------------------------------------------------------------------------------ */
-/* POOL_LEAK_REPORT                                                                           */
-/* ------------------------------------------------------------------------------------------ */
-
-/*
- * The objects still in use at exit, per pool and per allocating site, on stderr, as jemalloc's
- * prof_leak and valgrind's leak summary print them: POOL_LEAK_REPORT=1 (text), =json, or =error
- * (text, and the process exits with status 1 when any object is in use, as jemalloc's
- * prof_leak_error does). Read once by a constructor; the report runs from an atexit() handler,
- * registered early, so after the program's own handlers (and so after most of its cleanup),
- * at exit() or a return from main(). Cached objects are free: each pool's count is its exact
- * number of objects handed out (used - cached), and the audit credits every sampled object
- * lying in a thread cache. Sites are exact under `caller` debugging, estimated from the
- * profile's samples otherwise (POOL_DEBUG=profile), and absent without either.
- */
-#define LEAK_WAIT_MS 1000
-
-enum leak_mode { LEAK_OFF = 0, LEAK_TEXT, LEAK_JSON, LEAK_ERROR };
-static enum leak_mode leak_mode;
-
-/* The sites of pool `p` with objects in use, most bytes first (a malloc()ed list, *n). */
-static struct view_site **leak_sites(struct pool_profile_view *v, const struct view_pool *p,
-                                     size_t *n)
+struct pool_view_site **pool__profile_pool_sites(struct pool_profile_view *v,
+                                                 const struct pool_view_pool *p, size_t *n)
 {
 	struct prof_args a;
-	struct view_site **list;
+	struct pool_view_site **list;
 	size_t i, k = 0, matched;
 
 	memset(&a, 0, sizeof(a));
@@ -820,131 +768,4 @@ static struct view_site **leak_sites(struct pool_profile_view *v, const struct v
 			list[k++] = list[i];
 	*n = k;
 	return list;
-}
-
-static void leak_text_site(FILE *out, const struct view_site *s)
-{
-	const char *t = s->exact ? "" : "~";
-
-	fprintf(out, "libpool:     %s%" PRIu64 " objects (%s%" PRIu64 " bytes): %s", t, s->objects,
-	        t, s->bytes, s->sym);
-	if (s->row.live)
-		fprintf(out, " (%" PRIu64 " live sample%s, age ms %" PRIu64 "/%" PRIu64 "/%" PRIu64
-		        ")", s->row.live, s->row.live == 1 ? "" : "s", s->row.age_min_ms, age_avg(s),
-		        s->row.age_max_ms);
-	else if (!s->row.site)
-		fputs(s->exact ? " (callers past the table of caller debugging)" :
-		      " (no live sample: POOL_DEBUG=profile or caller names the sites)", out);
-	fputc('\n', out);
-}
-
-/* Write the report of `v` to `out` in `mode`; returns the objects in use. */
-static uint64_t leak_write(FILE *out, struct pool_profile_view *v, enum leak_mode mode)
-{
-	uint64_t objs = 0, bytes = 0;
-	size_t i, k, n, pools = 0;
-
-	for (i = 0; i < v->npools; i++) {
-		objs += v->pools[i].in_use;
-		bytes += v->pools[i].in_use * v->pools[i].stride;
-		pools += v->pools[i].in_use != 0;
-	}
-	if (mode == LEAK_JSON)
-		fprintf(out, "{\"format\": 1, \"pid\": %ld, \"in_use\": %" PRIu64 ", \"in_use_bytes\": %"
-		        PRIu64 ", \"pools\": [", (long)getpid(), objs, bytes);
-	else if (objs)
-		fprintf(out, "libpool: leak report at exit of process %ld: %" PRIu64 " objects (%" PRIu64
-		        " bytes) in use in %zu pool%s (objects in thread caches are free: not "
-		        "counted)\n", (long)getpid(), objs, bytes, pools, pools == 1 ? "" : "s");
-	else
-		fprintf(out, "libpool: leak report at exit of process %ld: no object in use\n",
-		        (long)getpid());
-	for (i = 0, k = 0; i < v->npools; i++) {
-		const struct view_pool *p = &v->pools[i];
-		struct view_site **list;
-		size_t j;
-
-		if (!p->in_use)
-			continue;
-		list = leak_sites(v, p, &n);
-		if (mode == LEAK_JSON) {
-			fputs(k++ ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
-			pool_json_write_string(out, p->name);
-			fprintf(out, ", \"size\": %zu, \"in_use\": %" PRIu64 ", \"in_use_bytes\": %" PRIu64
-			        ", \"exact\": %s, \"sites\": [", p->size, p->in_use,
-			        p->in_use * p->stride, p->exact ? "true" : "false");
-			for (j = 0; list && j < n; j++) {
-				fputs(j ? ", " : "", out);
-				json_site(out, v, list[j]);
-			}
-			fputs("]}", out);
-		} else {
-			fprintf(out, "libpool:   pool '%s' (%zu bytes): %" PRIu64 " objects (%" PRIu64
-			        " bytes) in use, by site (%s):\n", p->name, p->size, p->in_use,
-			        p->in_use * p->stride, p->exact ? "exact, caller debugging" :
-			        "~: estimated from the profile's samples");
-			for (j = 0; list && j < n; j++)
-				leak_text_site(out, list[j]);
-		}
-		free(list);
-	}
-	if (mode == LEAK_JSON)
-		fprintf(out, "%s]}\n", k ? "\n " : "");
-	return objs;
-}
-
-static void leak_report(void)
-{
-	struct timespec pause = { 0, 1000000 };
-	struct pool_profile_view *v;
-	uint64_t objs;
-	int i;
-
-	/* exit() may race a thread that holds the pool list lock: wait for it, a bounded time */
-	if (!pool__lock_held(&pool__list_lock)) {
-		for (i = 0; pool__lock_try(&pool__list_lock) != 0; i++) {
-			if (i == LEAK_WAIT_MS) {
-				fputs("libpool: POOL_LEAK_REPORT: the pool list stayed locked for 1 s at "
-				      "exit: no report.\n", stderr);
-				return;
-			}
-			nanosleep(&pause, NULL);
-		}
-		pool__unlock(&pool__list_lock);
-	}
-	v = pool__profile_view_make(1);
-	if (!v) {
-		fputs("libpool: POOL_LEAK_REPORT: not enough memory for the report.\n", stderr);
-		return;
-	}
-	objs = leak_write(stderr, v, leak_mode);
-	pool__profile_view_free(v);
-	fflush(stderr);
-	if (leak_mode == LEAK_ERROR && objs) {
-		fputs("libpool: POOL_LEAK_REPORT=error: exiting with status 1 (objects in use)\n",
-		      stderr);
-		fflush(NULL);
-		_exit(1);
-	}
-}
-
-__attribute__((constructor(102))) static void leak_report_init(void)
-{
-	const char *m = getenv("POOL_LEAK_REPORT");
-
-	if (!m || !*m || !strcmp(m, "0"))
-		return;
-	if (!strcmp(m, "1"))
-		leak_mode = LEAK_TEXT;
-	else if (!strcmp(m, "json"))
-		leak_mode = LEAK_JSON;
-	else if (!strcmp(m, "error"))
-		leak_mode = LEAK_ERROR;
-	else {
-		fprintf(stderr, "libpool: ignoring POOL_LEAK_REPORT='%s' (expected 1, json or "
-		        "error)\n", m);
-		return;
-	}
-	if (atexit(leak_report) != 0)
-		fputs("libpool: POOL_LEAK_REPORT: atexit() failed: no report at exit.\n", stderr);
 }

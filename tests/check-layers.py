@@ -33,7 +33,8 @@ LAYERS = [
                     "pool-headset.h", "pool-fail-report.c", "pool-fail-report.h"]),
     ("introspection", ["pool-dump.c", "pool-cli.c", "pool-cli-socket.c",
                        "pool-topology-show.c", "pool-text.c", "pool-dump.h", "pool-cli.h",
-                       "pool-text.h", "pool-profile-dump.c", "pool-profile-dump.h"]),
+                       "pool-text.h", "pool-profile-dump.c", "pool-profile-dump.h",
+                       "pool-leak-report.c"]),
 ]
 # Headers that hold only types, constants or pure inline helpers: any layer may include them.
 NEUTRAL = {"pool-head-t.h", "pool-util.h", "pool-assert.h", "pool-lock.h"}

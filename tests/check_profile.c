@@ -18,6 +18,7 @@
 #include <check.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -34,7 +35,9 @@
 #include "testutil.h"
 
 #if TEST_ASAN
-#include <sanitizer/allocator_interface.h>
+/* sanitizer/allocator_interface.h of compiler-rt (gcc ships the function, not the header) */
+int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void *, size_t),
+                                              void (*free_hook)(const volatile void *));
 #elif POOL_USE_JEMALLOC
 #include <jemalloc/jemalloc.h>
 #endif

@@ -439,12 +439,12 @@ void pool__profile_site_json(FILE *out, const struct pool_profile_view *v,
 	if (v->addresses && s->row.site)
 		fprintf(out, ", \"address\": \"%#" PRIxPTR "\"", s->row.site);
 	fprintf(out, ", \"size\": %zu, \"stride\": %zu, \"samples\": %" PRIu64 ", \"freed\": %"
-	        PRIu64 ", \"live_samples\": %" PRIu64 ", \"live_objects\": %" PRIu64
-	        ", \"live_bytes\": %" PRIu64 ", \"exact\": %s, \"age_min_ms\": %" PRIu64
+	        PRIu64 ", \"live_samples\": %" PRIu64 ", \"weight\": %.1f, \"live_objects\": %"
+	        PRIu64 ", \"live_bytes\": %" PRIu64 ", \"exact\": %s, \"age_min_ms\": %" PRIu64
 	        ", \"age_avg_ms\": %" PRIu64 ", \"age_max_ms\": %" PRIu64 "}",
 	        s->row.size, s->pool ? s->pool->stride : (size_t)0, s->row.samples, s->row.freed,
-	        s->row.live, s->objects, s->bytes, s->exact ? "true" : "false", s->row.age_min_ms,
-	        pool__profile_age_avg(s), s->row.age_max_ms);
+	        s->row.live, s->row.weight, s->objects, s->bytes, s->exact ? "true" : "false",
+	        s->row.age_min_ms, pool__profile_age_avg(s), s->row.age_max_ms);
 }
 
 static void print_json(FILE *out, const struct pool_profile_view *v,

@@ -39,8 +39,11 @@
  *
  * Concurrency otherwise: a thread's caches are written by that thread alone. The pool slot table
  * is guarded by the pool list lock of pool.c, whose creation and destruction of pools call
- * pool__magazine_attach()/detach(). A section takes no lock but the uaf table's and the OS
- * layer's; a pool's pass lock is only tried (the release pass from tick()).
+ * pool__magazine_attach()/detach(). A section takes no lock but the uaf table's, the OS
+ * layer's and the profile's (a leaf: pool-profile.c); a pool's pass lock is only tried (the
+ * release pass from tick()). The profile's sampler (pool-sample.c) is called at the end of
+ * each slow path here, inside its section, and may narrow the entry's window of the loaded
+ * magazine: what follows reads the magazine's bounds from the magazine (pool__tc_objs()).
  */
 #include <linux/membarrier.h>
 #include <pthread.h>

@@ -95,7 +95,11 @@
  * 8. Debugging is a leaf under the core (pool-debug.c, pool-report.c): the slow paths call its
  *    checks; pool_parse_debugging() below applies what its pure parser returns, under the pool
  *    list lock. A switch is safe at any moment: each thread's caches carry the epoch at which
- *    they were last filled with the integrity pattern, and only such caches are checked.
+ *    they were last filled with the integrity pattern, and only such caches are checked. The
+ *    allocation-site profile keeps its tables in the same leaf (pool-profile.c); its sampler
+ *    (pool-sample.c) narrows the window of a thread's loaded magazine that the fast path sees,
+ *    which is why the slow paths read a magazine's bounds from the magazine, never from the
+ *    entry.
  *
  * Locks, in the order they are taken (a lock is never taken while a later one is held):
  *   pool list lock (pool.c: pool list, creators, slot table, layout, debugging options)
@@ -106,6 +110,8 @@
  *   -> the OS layer's first-call lock (pool-os.c: a thread's first call into jemalloc, which
  *      pool_create() may make under the pool list lock)
  *   -> the head set's lock (pool-headset.c: a leaf, nothing is locked or allocated under it)
+ *   -> the profile's lock (pool-profile.c: a leaf too; the sampler may take it inside a cache
+ *      section, and fork() takes it after the sections are quiesced)
  *   and, last, jemalloc's own. No lock is held inside a BUSY window. The pool list lock knows
  *   its owner (pool-lock.h), and every function that takes it goes on under its caller's hold:
  *   pool_for_each() holds it while its callback runs, and the callback may call the library.

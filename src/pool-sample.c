@@ -127,7 +127,8 @@ void pool__sample_keep_candidates(struct pool_thread_caches *ctx)
 	unsigned int s, max = pool__magazine_max_slot();
 
 	for (s = 1; S && s < max; s++)
-		if (S->cold[s].watch && pool__slots[s] && S->hot[s].gen == pool__prof_gen())
+		if (S->cold[s].watch && pool__slots[s] == S->cold[s].pool &&
+		    S->hot[s].gen == pool__prof_gen())
 			keep_candidate(&S->cold[s], pool__slots[s]);
 }
 
@@ -237,15 +238,18 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 	unsigned int gen;
 	int64_t popped;
 
-	if (S)
+	if (S) {
 		S->hot[s].quiet = 0;        /* set_window() says again whether it may be */
+		S->due = NULL;
+	}
 	/* handed out again: an earlier sample of this address was freed unseen */
 	if (obj && delta < 0 && pool__prof_maybe(obj))
 		pool__prof_credit(obj);
 	if (!(dbg & POOL_DBG_PROFILE)) {
 		/* off: the slot's whole window back; the state goes once no window is narrow */
 		if (S) {
-			keep_candidate(&S->cold[s], pool);
+			if (S->cold[s].pool == pool)
+				keep_candidate(&S->cold[s], pool);
 			open_slot(ctx, S, s);
 			if (!S->narrowed)
 				pool__sample_release(ctx);
@@ -257,10 +261,11 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 	sl = &S->hot[s];
 	sc = &S->cold[s];
 	gen = pool__prof_gen();
-	if (sl->gen != gen) {
-		/* a new profile (or a new pool in this slot): a countdown of its own */
+	if (sl->gen != gen || sc->pool != pool) {
+		/* a new profile, or a new pool in this slot: a countdown of its own */
 		open_slot(ctx, S, s);
 		sc->watch_site = NULL;
+		sc->pool = pool;
 		sc->event_ns = now_ns();    /* the first event's hunt: 1% of the time until then */
 		sl->gen = gen;
 		sl->hunt = 0;

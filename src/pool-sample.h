@@ -36,6 +36,8 @@ struct sample_hot {
 };
 
 struct sample_cold {
+	const struct pool_head *pool;   /* the pool of the slot the state was made for (a slot
+	                                   reused by another pool starts afresh) */
 	void *watch;                    /* the candidate: sampled, until the slot's next free */
 	const void *watch_site;         /* its site (NULL until pool__sample_handout()) */
 	uint64_t event_ns;              /* CLOCK_MONOTONIC time of the last event: the candidates

@@ -164,6 +164,19 @@ run 0 -S "$sock" debug && expect_out ",no-merge,"
 run 0 -S "$sock" debug help && expect_out "Pool debugging options"
 # -dM applies to the client only: the server's options do not change
 run 0 -dMpoison -S "$sock" debug && expect_out ",no-poison,"
+# the allocation-site profile: started, viewed (the server's pools in use, no sample yet)
+run 0 -S "$sock" profile && expect_out "Profile never started"
+run 0 -S "$sock" profile on rate 4k && expect_out "Profile on: one sample per about 4096 bytes"
+run 0 -S "$sock" profile bypool json && {
+	checks=$((checks + 1))
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["profile"]["on"] and d["profile"]["rate"] == 4096, d["profile"]
+p = {q["name"]: q["in_use"] for q in d["pools"]}
+assert p["conn"] == 40 and p["buf"] == 3, p
+assert sum(s["live_objects"] for s in d["sites"] if s["pool"] == "conn") == 40, d["sites"]' 		"$dir/out" || fail "pools profile json: not the expected JSON: $(cat "$dir/out")"
+}
+run 0 -S "$sock" profile off && expect_out "Profile off"
 
 # ---- refused: exit 1, the server's reason on one line -----------------------------------
 run 1 -S "$sock" show bogus && expect_err "pools: command refused by '$sock': Unknown option 'bogus' for 'pools show'"
@@ -172,6 +185,7 @@ run 1 -S "$sock" trim now && expect_err "Unknown command 'now'. Try 'help'."
 run 1 -S "$sock" debug bogus && expect_err "command refused by '$sock': unknown pool debugging option 'bogus'"
 run 1 -S "$sock" debug tag && expect_err "'tag' changes the object layout and cannot change at run time"
 run 1 -S "$sock" show byname bysize && expect_err "Option 'bysize' conflicts with 'byname'"
+run 1 -S "$sock" profile pool nosuch && expect_err "No pool named 'nosuch'"
 checks=$((checks + 1))
 [ -s "$dir/out" ] && fail "a refused command printed on stdout: $(cat "$dir/out")"
 

@@ -81,12 +81,13 @@ static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag
 
 /*
  * The objects of a magazine that leaves the loaded position (or the thread) are free: the
- * profile credits those it sampled (pool-sample.c tells why this suffices). One relaxed load
- * when the pool has no sampled object.
+ * profile credits those it sampled (pool-sample.c). One relaxed load of the profile's count of
+ * samples when it holds none (the profile off, or nothing sampled), then one of the pool's.
  */
 static inline void profile_seen_free(const struct pool_head *pool, void *const *objs, uint32_t n)
 {
-	if (POOL_UNLIKELY(pool && atomic_load_explicit(&pool->prof_live, memory_order_relaxed)))
+	if (POOL_UNLIKELY(atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed) != 0) &&
+	    pool && atomic_load_explicit(&pool->prof_live, memory_order_relaxed))
 		pool__prof_scan(objs, n);
 }
 

@@ -2,20 +2,29 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The bucket tier: magazines, the shared free lists with their BUSY protocol, the counters of
- * each bucket, the OS layer with the accounting of every backend, limits, demand tracking
- * (needed_avg) and memory return (the release pass at the end of each demand window, pool_gc(),
- * pool_flush()).
+ * The bucket tier, first half: magazines (made and freed as library metadata), the shared free
+ * lists with their BUSY protocol, each bucket's stack of empty magazines, the counters of each
+ * bucket, the OS layer with the accounting of every backend, limits, and the heads across
+ * fork(). Demand tracking and memory return (the release pass, pool_gc(), pool_flush()) are the
+ * second half, pool-demand.c. See the essay in pool.c, steps 4 and 5.
+ *
+ * A bucket's shared free list is a stack of magazines linked through their headers (`next`);
+ * beside it the bucket keeps a stack of empty magazines, at most EMPTIES_MAX. A thread that
+ * refills leaves there, in the same exchange, the empty magazines its slot has beyond the two it
+ * keeps (a consumer's slot fills with empties that a producer's lacks); a thread without a cache
+ * frees into one of them, and a thread that must load an empty magazine and has no memory for a
+ * new one takes one there. Release passes trim them (pool-demand.c), pool_destroy() frees them.
  *
  * Concurrency: lock-free, with one rule that carries everything. A thread owns a bucket from the
  * moment its atomic exchange of POOL_BUSY into the head returns something other than POOL_BUSY
  * until it stores a new head; the BUSY window holds no lock and calls nothing that can block.
- * Only the owner reads the `next` of a magazine in the bucket's stacks, and only the owner writes
- * the bucket's counters (plain relaxed loads and stores), so a magazine moved costs one atomic
+ * Only the owner reads the `next` of a magazine in the bucket's stacks, changes the bucket's
+ * empties (with plain loads and stores: tests/model/busy.pml shows that leaving an empty
+ * magazine after the head went back can put one magazine in two places), and writes the bucket's
+ * counters (plain relaxed loads and stores), so a magazine moved costs one atomic
  * read-modify-write (the head's exchange) and its counters land on the line that exchange
  * already took. Moves that own no head (the OS layer when every bucket was BUSY) count in the
- * pool's spill counters with fetch_add. Release passes are serialised by the pool's pass lock,
- * taken with trylock from slow paths.
+ * pool's spill counters with fetch_add.
  *
  * No function here reads or writes the memory of a free object: magazines hold the pointers, so
  * a move between tiers reads magazine headers and pointer arrays (library metadata) and nothing
@@ -189,8 +198,8 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 /*
  * The limit (pool_set_limit()) and its count. limit_count counts the objects reserved from the
  * OS layer: a move from the OS layer reserves its objects (limit_reserve()) before it asks for
- * them, and a move back unreserves them (pool__bucket_limit_unreserve()) once its bucket has counted them out
- * of `allocated`. So the count is `allocated` plus the objects of the moves in flight, never
+ * them, and a move back unreserves them (pool__bucket_limit_unreserve()) once its bucket has
+ * counted them out of `allocated`. So the count is `allocated` plus the objects of the moves in flight, never
  * below `allocated` and never below 0. It is kept whether or not a limit is set, and
  * pool_set_limit() only stores the cap: nothing ever rebuilds the count from `allocated`, which
  * a move in flight would make wrong (the count went to -200 when a set_limit landed between a

@@ -4,7 +4,8 @@
  *
  * The bucket tier: magazines, shared free lists (the BUSY protocol), per-bucket counters, the OS
  * layer with its accounting and limits (pool-bucket.c), demand tracking and memory return
- * (pool-demand.c). Private header: its callers are the thread-cache tier and the pool heads.
+ * (pool-demand.c). Private header: its callers are the thread-cache tier (pool-thread.c,
+ * pool-tcache.c, pool-magazine.c) and the pool heads (pool.c, pool-alloc.c, pool-stats.c).
  */
 #ifndef POOL_SRC_POOL_BUCKET_H
 #define POOL_SRC_POOL_BUCKET_H

@@ -8,7 +8,8 @@
  *
  *   struct pool_head    a pool: the read-mostly part the inline fast path reads (ro), the layout,
  *                       the creators merged into it, and its buckets.
- *   struct pool_bucket  two cache lines: the head of a shared free list and its counters.
+ *   struct pool_bucket  two cache lines: the head of a shared free list, a stack of empty
+ *                       magazines, and its counters.
  *   struct pool_mag     a magazine: an array of pointers to free objects, the unit that moves
  *                       between a thread cache and a shared free list (a "cluster").
  *   struct pool_tslot   a thread's magazines of one pool beyond the one the fast path uses.
@@ -179,9 +180,9 @@ enum pool_thread_state {
  * CPU layer of a loaded and a previous magazine over a depot of full and empty ones; here the
  * thread keeps a small depot of its own, within its byte budget, before the shared free lists).
  * The loaded magazine is the one the inline fast path pops and pushes through the thread's
- * struct pool_tcache entry (objs = loaded->obj, count, cap). Only the owning thread touches a
- * slot, except pool_destroy()'s drain and fork(), which wait until the owner is outside its
- * sections and keep it out while they look (see pool-tcache.c).
+ * struct pool_tcache entry (base = loaded->obj, top, end = base + cap). Only the owning thread
+ * touches a slot, except pool_destroy()'s drain and fork(), which wait until the owner is
+ * outside its sections and keep it out while they look (see pool-tcache.c).
  */
 struct pool_tslot {
 	struct pool_mag *loaded;       /* the fast path's magazine (NULL: none yet) */

@@ -40,7 +40,9 @@
  * Concurrency otherwise: a thread's caches are written by that thread alone. The pool slot table
  * is guarded by the pool list lock of pool.c, whose creation and destruction of pools call
  * pool__magazine_attach()/detach(). A section takes no lock but the uaf table's and the OS
- * layer's; a pool's pass lock is only tried (the release pass from tick()).
+ * layer's; a pool's pass lock is only tried, after the section (the release pass from tick()).
+ * The mechanics of one slot (its magazines, the budget, eviction, the rotations) are
+ * pool-magazine.c's; this file calls them inside its sections.
  */
 #include <linux/membarrier.h>
 #include <pthread.h>

@@ -2,10 +2,13 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The thread-cache tier: the registry, each thread's context and caches, budget reservations,
- * CLOCK eviction, refill, bulk moves and flush. Private header: its caller is pool.c (the pool
- * heads). Functions taking `dbg` want the debugging word as pool__thread_self() returned it, so
- * that one slow-path call decides everything on one snapshot of it.
+ * The thread-cache tier's entry points (pool-tcache.c): what the slow paths and the bulk calls
+ * ask of one thread's caches (pop, push, refill, an uncached put, bulk moves), the bulk calls'
+ * inline fast paths, flush, and the sections that fork() and pool_destroy() quiesce; the
+ * mechanics of one slot are pool-magazine.h's, the threads pool-thread.h's. Private header: its
+ * callers are pool-alloc.c (the slow paths) and pool-thread.c. Functions taking `dbg` want the
+ * debugging word as pool__thread_self() returned it, so that one slow-path call decides
+ * everything on one snapshot of it.
  */
 #ifndef POOL_SRC_POOL_TCACHE_H
 #define POOL_SRC_POOL_TCACHE_H

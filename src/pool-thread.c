@@ -14,10 +14,13 @@
  * those threads are kept out of their sections (pool__tcache_quiesce_begin()). Lock order: pool
  * list -> registry_lock (see the essay in pool.c).
  *
- * Unloading: a library that is unloaded with dlclose() deletes its thread-exit key (a thread
- * that outlives the library must not run a destructor that is gone) and takes back every
- * thread's caches; the threads left running then work without caches if they come back, which
- * they cannot: the rule is that no thread uses the library after dlclose() (doc/debugging.md).
+ * Unloading: a library that is unloaded with dlclose() (or a process that ends) takes back and
+ * frees the calling thread's caches and deletes its thread-exit key, so that a thread that
+ * outlives the library runs no destructor that is gone. The caches of other threads are theirs:
+ * they are not touched (a thread that outlives the library leaves its caches' memory behind).
+ * A thread that registers afterwards (at exit, while other destructors run) works without
+ * caches. The rule is that no thread uses the library after dlclose() (doc/debugging.md, "Rules
+ * of use").
  */
 #include <pthread.h>
 #include <stdatomic.h>

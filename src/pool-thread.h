@@ -35,7 +35,7 @@ void pool__thread_unload(void);
 
 /*
  * pool_destroy(): take every thread's cached objects of `pool` back to the shared lists, with
- * their magazines, drop their reservations and close their entries (the fast path of a late
+ * their magazines, credit their budgets and close their entries (the fast path of a late
  * caller then falls to the slow path, which checks the pool). The caller holds the pool list
  * lock. pool__thread_drain_begin() leaves every other thread kept out of its cache sections
  * (with the registry lock held), so that the caller can decide and mark the pool dead before

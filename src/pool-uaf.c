@@ -321,8 +321,8 @@ const void *pool__uaf_free_caller(const void *obj)
 }
 
 /*
- * Under uaf_lock: unmap an object's mapping. The library poisons the link words of objects in
- * thread caches for ASan (`uaf,cache`); the shadow is cleared first, or whoever maps these
+ * Under uaf_lock: unmap an object's mapping. The library poisons objects in thread caches for
+ * ASan (`uaf,cache`); the shadow is cleared first, or whoever maps these
  * addresses next (jemalloc, the program) would find them poisoned.
  */
 static void uaf_unmap_object(uintptr_t base, size_t len)

@@ -228,7 +228,8 @@ POOL_API void pool_flush(struct pool_head *pool);
 
 /*
  * pool_gc - end `pool`'s demand window now and give back what stayed free through it, beyond a
- * floor of min(one cluster, 64 KiB), then pool_trim(). NULL: every pool; destroyed: no-op. May
+ * floor of 64 KiB worth of objects and at most one magazine (none for objects over 64 KiB), then
+ * pool_trim(). NULL: every pool; destroyed: no-op. May
  * take milliseconds: never on a hot path. pool_gc(3) tells how demand is tracked.
  */
 POOL_API void pool_gc(struct pool_head *pool);

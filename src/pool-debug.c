@@ -577,8 +577,9 @@ void pool__debug_fill_cached(struct pool_head *pool, void *obj, int integrity)
 
 	if (pool__san_on())
 		pool__san_access(obj, pool->stride);
+	/* the whole object: a free object holds no link (its pointer is in a magazine) */
 	if (integrity) {
-		for (off = sizeof(void *); off + 8 <= size; off += 8)
+		for (off = 0; off + 8 <= size; off += 8)
 			write_word(obj, off, pat);
 		for (; off < size; off++)
 			((unsigned char *)obj)[off] = (unsigned char)(pat >> (8 * (off & 7)));
@@ -601,7 +602,7 @@ void pool__debug_check_cached(struct pool_head *pool, void *obj, const void *cal
 	if (pool__san_on())
 		pool__san_access(obj, pool->stride);
 	if (integrity) {
-		for (off = sizeof(void *); off + 8 <= size; off += 8)
+		for (off = 0; off + 8 <= size; off += 8)
 			if (read_word(obj, off) != pat)
 				goto damaged;
 		for (; off < size; off++)
@@ -610,9 +611,7 @@ void pool__debug_check_cached(struct pool_head *pool, void *obj, const void *cal
 	}
 	if (pool->backup_off &&
 	    read_word(obj, pool->backup_off) == (BACKUP_KEY ^ (uint64_t)(uintptr_t)obj)) {
-		if (size > sizeof(void *) &&
-		    memcmp(o + sizeof(void *), o + pool->backup_off + 8 + sizeof(void *),
-		           size - sizeof(void *)) != 0)
+		if (memcmp(o, o + pool->backup_off + 8, size) != 0)
 			report("write after free detected by the backup copy (the freed object "
 			       "changed while it was cached)", pool, obj, caller);
 		write_word(obj, pool->backup_off, 0);

@@ -28,7 +28,8 @@
 #define POOL_CACHE_LINE       64u          /* bytes; bucket and head alignment */
 #define POOL_BUCKETS_MAX      64u          /* most buckets a pool may have (pool_configure) */
 #define POOL_DEFAULT_ALIGN    16u          /* object alignment when none is asked for (malloc's) */
-#define POOL_MIN_OBJECT       16u          /* smallest object layout (malloc's alignment) */
+#define POOL_MIN_OBJECT       8u           /* smallest object layout: a tag or caller word
+                                              follows it aligned */
 #define POOL_CALLER_SLOTS     32u          /* live-object counts per allocating caller */
 
 /* Marker swapped into a shared free list head by the thread that owns it. */

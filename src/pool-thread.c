@@ -210,27 +210,34 @@ void pool__thread_unload(void)
 /* Other threads' caches: pool_destroy(), statistics, fork()                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-void pool__thread_drain_begin(struct pool_head *pool)
+int pool__thread_drain_begin(struct pool_head *pool)
 {
 	unsigned int dbg, i, slot = pool->ro.index;
 	struct pool_thread *self = pool__thread_self(&dbg);
+	int stuck = 0;
 
 	pthread_mutex_lock(&registry_lock);
 	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
 	if (!slot)
-		return;
+		return 0;
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		struct pool_thread_caches *ctx = registry[i];
 		size_t bytes;
 
 		if (!ctx)
 			continue;
+		if (ctx != self->caches && atomic_load_explicit(&ctx->busy, memory_order_acquire)) {
+			/* still inside a section after the bounded wait: its slot is not ours */
+			stuck = 1;
+			continue;
+		}
 		bytes = (size_t)pool__magazine_take_slot(ctx, slot, self->id) * pool->cache_cost;
 		if (ctx == self->caches)
 			ctx->reserved -= bytes;
 		else
 			atomic_fetch_add(&ctx->credit, bytes);
 	}
+	return stuck;
 }
 
 void pool__thread_drain_end(void)

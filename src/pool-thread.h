@@ -42,9 +42,10 @@ void pool__thread_unload(void);
  * any thread uses its caches again; pool__thread_drain_end() lets them in. No other thread may
  * use the pool meanwhile; one that does anyway (a fast path racing the drain) cannot make the
  * drain read anything but pointer arrays and their bounds, and finds the pool dead in its next
- * section.
+ * section. Returns 1 when a thread was still inside a section after the bounded wait (slow, or
+ * dead there): its slot was left alone, and the caller must not destroy the pool (EBUSY).
  */
-void pool__thread_drain_begin(struct pool_head *pool);
+int pool__thread_drain_begin(struct pool_head *pool);
 void pool__thread_drain_end(void);
 
 /* Objects of `pool` in all thread caches (racy reads: an estimate). */

@@ -308,10 +308,10 @@ static int valid_name(const char *name)
 
 /*
  * Object layout for `size` usable bytes with the layout debugging flags `layout`:
- *   [object: max(size, 16)][tag: 8 bytes at offset max(size, 16)][caller: 8][backup: 8 + size]
+ *   [object: max(size, 8)][tag: 8 bytes at offset max(size, 8)][caller: 8][backup: 8 + size]
  * rounded up to the alignment. The tag follows the object's last byte, so that an overflow of a
- * single byte reaches it (objects under 16 bytes keep it at offset 16, the smallest layout: a
- * free object held two links there before magazines, and holds nothing now).
+ * single byte reaches it (a free object holds nothing of the library's, so only objects under 8
+ * bytes, with POOL_F_EXACT, keep padding before it).
  * Returns 0, or -1 when the layout exceeds POOL_SIZE_MAX.
  */
 static int compute_layout(struct pool_head *pool, size_t size, size_t align, unsigned int layout)
@@ -607,8 +607,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 		pool__lock_leave(&pool__list_lock, took);
 		return 0;
 	}
-	pool__thread_drain_begin(pool);
-	if (pool__sum_used(pool) != 0) {
+	if (pool__thread_drain_begin(pool) || pool__sum_used(pool) != 0) {
 		pool__thread_drain_end();
 		pool__lock_leave(&pool__list_lock, took);
 		errno = EBUSY;

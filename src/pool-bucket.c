@@ -378,52 +378,69 @@ void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want, str
 	atomic_store_explicit(&b->nempties, ne, memory_order_relaxed);
 }
 
-struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
-                                  unsigned int max_mags, struct pool_mag **empties,
-                                  unsigned int *nobjs)
+/*
+ * Own the first bucket with a stack, visiting each bucket once from `start` (BUSY and empty
+ * ones are passed by): returns it, its head (a stack) in *head, or NULL when none had one.
+ */
+static struct pool_bucket *own_stocked(struct pool_head *pool, unsigned int start,
+                                       struct pool_mag **head)
 {
 	unsigned int mask = pool->nbuckets - 1;
 	unsigned int i;
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
-		struct pool_mag *head, *last;
-		unsigned int k, nm;
+		struct pool_mag *h;
 
 		if (!atomic_load_explicit(&b->free_list, memory_order_relaxed))
 			continue;
-		head = pool__bucket_own(b);
-		if (head == POOL_BUSY)
+		h = pool__bucket_own(b);
+		if (h == POOL_BUSY)
 			continue;
-		if (!head) {
+		if (!h) {
 			pool__bucket_give(b, NULL);
 			continue;
 		}
-		/*
-		 * We own the head: nobody can pop these magazines, so their headers are ours to
-		 * read. Up to max_mags of them.
-		 */
-		k = head->n;
-		last = head;
-		for (nm = 1; nm < max_mags && last->next; nm++) {
-			last = last->next;
-			k += last->n;
-		}
-		pool__bucket_sync(pool, b);
-		bucket_took(b, k);
-		pool__own_add(&b->used, k);
-		pool__own_add(&b->get_objects, k);
-		pool__own_add(&b->get_clusters, nm);
-		if (empties)
-			deposit_empties(b, empties);
-		pool__bucket_give(b, last->next);
-		last->next = NULL;
-		*nobjs = k;
-		pool__count_moved(k);
-		return head;
+		*head = h;
+		return b;
 	}
-	*nobjs = 0;
 	return NULL;
+}
+
+struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
+                                  unsigned int max_mags, struct pool_mag **empties,
+                                  unsigned int *nobjs)
+{
+	struct pool_mag *head, *last;
+	struct pool_bucket *b = own_stocked(pool, start, &head);
+	unsigned int k, nm;
+
+	if (!b) {
+		*nobjs = 0;
+		return NULL;
+	}
+	/*
+	 * We own the head: nobody can pop these magazines, so their headers are ours to
+	 * read. Up to max_mags of them.
+	 */
+	k = head->n;
+	last = head;
+	for (nm = 1; nm < max_mags && last->next; nm++) {
+		last = last->next;
+		k += last->n;
+	}
+	pool__bucket_sync(pool, b);
+	bucket_took(b, k);
+	pool__own_add(&b->used, k);
+	pool__own_add(&b->get_objects, k);
+	pool__own_add(&b->get_clusters, nm);
+	if (empties)
+		deposit_empties(b, empties);
+	pool__bucket_give(b, last->next);
+	last->next = NULL;
+	*nobjs = k;
+	pool__count_moved(k);
+	return head;
 }
 
 int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
@@ -483,45 +500,32 @@ void pool__push_mags(struct pool_head *pool, struct pool_mag *top, struct pool_m
 
 void *pool__shared_get_one(struct pool_head *pool, unsigned int start)
 {
-	unsigned int mask = pool->nbuckets - 1;
-	unsigned int i;
+	struct pool_mag *head;
+	struct pool_bucket *b = own_stocked(pool, start, &head);
+	void *obj;
 
-	for (i = 0; i < pool->nbuckets; i++) {
-		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
-		struct pool_mag *head;
-		void *obj;
+	if (!b)
+		return NULL;
+	POOL_ASSERT(head->n > 0);
+	obj = head->obj[--head->n];
+	pool__bucket_sync(pool, b);
+	bucket_took(b, 1);
+	pool__own_add(&b->used, 1);
+	pool__own_add(&b->get_objects, 1);
+	if (!head->n) {
+		/* the magazine left the stack empty: it joins the empties, or goes */
+		struct pool_mag *next = head->next, *spare = head;
 
-		if (!atomic_load_explicit(&b->free_list, memory_order_relaxed))
-			continue;
-		head = pool__bucket_own(b);
-		if (head == POOL_BUSY)
-			continue;
-		if (!head) {
-			pool__bucket_give(b, NULL);
-			continue;
-		}
-		POOL_ASSERT(head->n > 0);
-		obj = head->obj[--head->n];
-		pool__bucket_sync(pool, b);
-		bucket_took(b, 1);
-		pool__own_add(&b->used, 1);
-		pool__own_add(&b->get_objects, 1);
-		if (!head->n) {
-			/* the magazine left the stack empty: it joins the empties, or goes */
-			struct pool_mag *next = head->next, *spare = head;
-
-			head->next = NULL;
-			pool__own_add(&b->get_clusters, 1);
-			deposit_empties(b, &spare);
-			pool__bucket_give(b, next);
-			pool__mag_free(pool, spare);
-		} else {
-			pool__bucket_give(b, head);
-		}
-		pool__count_moved(1);
-		return obj;
+		head->next = NULL;
+		pool__own_add(&b->get_clusters, 1);
+		deposit_empties(b, &spare);
+		pool__bucket_give(b, next);
+		pool__mag_free(pool, spare);
+	} else {
+		pool__bucket_give(b, head);
 	}
-	return NULL;
+	pool__count_moved(1);
+	return obj;
 }
 
 void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start)

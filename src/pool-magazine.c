@@ -311,6 +311,25 @@ static void evict_full(struct pool_thread_caches *ctx, unsigned int s, uint32_t 
 }
 
 /*
+ * Put `m` (may be NULL) on top of the stack *top..*bottom (linked by `next`) when it holds
+ * objects, counting it in *nm and its objects in *n, and return NULL; return it when it is
+ * empty, for the caller to keep or free.
+ */
+static struct pool_mag *stack_if_stocked(struct pool_mag *m, struct pool_mag **top,
+                                         struct pool_mag **bottom, uint32_t *nm, uint32_t *n)
+{
+	if (!m || !m->n)
+		return m;
+	m->next = *top;
+	*top = m;
+	if (!*bottom)
+		*bottom = m;
+	(*nm)++;
+	*n += m->n;
+	return NULL;
+}
+
+/*
  * Everything slot `s` holds leaves the thread: its full stack, previous and loaded magazines
  * (with objects) to the tier below in one exchange, and its empty magazines are freed. The
  * slot's entry is left empty (the fast path falls to the slow path).
@@ -330,20 +349,10 @@ void pool__magazine_evict_slot(struct pool_thread_caches *ctx, unsigned int s, u
 	}
 	/* the loaded and previous magazines go on top of the stack when they hold objects */
 	for (i = 0; i < 2; i++) {
-		struct pool_mag *m = mags[i];
+		struct pool_mag *e = stack_if_stocked(mags[i], &top, &bottom, &nm, &n);
 
-		if (!m)
-			continue;
-		if (!m->n) {
-			empty_push(sl, m);
-			continue;
-		}
-		m->next = top;
-		top = m;
-		if (!bottom)
-			bottom = m;
-		nm++;
-		n += m->n;
+		if (e)
+			empty_push(sl, e);
 	}
 	give_mags(ctx, s, top, bottom, nm, n, dbg, 0);
 	pool__mag_free_stack(pool__slots[s], sl->empty);
@@ -677,21 +686,8 @@ uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s, 
 	}
 	if (nm)
 		top = sl->top;
-	for (i = 0; i < 2; i++) {
-		m = i ? l : p;
-		if (!m)
-			continue;
-		if (!m->n) {
-			pool__mag_free(pool, m);
-			continue;
-		}
-		m->next = top;
-		top = m;
-		if (!bottom)
-			bottom = m;
-		nm++;
-		n += m->n;
-	}
+	for (i = 0; i < 2; i++)
+		pool__mag_free(pool, stack_if_stocked(i ? l : p, &top, &bottom, &nm, &n));
 	pool__push_mags(pool, top, bottom, nm, n, start);
 	pool__mag_free_stack(pool, sl->empty);
 	memset(sl, 0, sizeof(*sl));

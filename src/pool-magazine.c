@@ -305,7 +305,6 @@ static void evict_full(struct pool_thread_caches *ctx, unsigned int s, uint32_t 
 	full_cut_bottom(sl, k, &top, &bottom, &n);
 	e = give_mags(ctx, s, top, bottom, k, n, dbg, 0);
 	POOL_ASSERT(!e);
-	(void)e;
 	set_reserved(ctx, s, slot_objs(ctx, s));
 }
 

@@ -24,6 +24,7 @@
 
 #include "pool-assert.h"
 #include "pool-bucket.h"
+#include "pool-lock.h"
 
 #define FLUSH_BUSY_TRIES      100000u   /* pool_flush()/pool_gc() wait this many yields per head */
 #define PASS_MAGS_MAX         64u       /* magazines one automatic pass takes from one bucket */
@@ -183,6 +184,8 @@ static void release_pass(struct pool_head *pool, int gc)
 	void *split[POOL_CLUSTER_MAX];
 	unsigned int i;
 
+	POOL_ASSERT(pool__lock_held(&pool->demand.pass_lock));
+	POOL_ASSERT(pool->nbuckets <= POOL_BUCKETS_MAX);
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
 		struct pool_mag *head = pass_own(b, gc), *extra;
@@ -254,7 +257,7 @@ void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cach
 	/* the floor is bytes: a pool of objects over 64 KiB keeps none beyond its need */
 	floor_objs = GC_FLOOR_BYTES / pool->stride;
 	pool->floor = floor_objs < pool->cluster ? (unsigned int)floor_objs : pool->cluster;
-	pthread_mutex_init(&pool->demand.pass_lock, NULL);
+	pool__lock_init(&pool->demand.pass_lock);
 	pool->demand.window_ns = (uint64_t)decay_ms * 1000000u;
 	atomic_store(&pool->demand.epoch_ns, now_ns());
 }
@@ -274,7 +277,7 @@ void pool__bucket_fini(struct pool_head *pool)
 		pool__bucket_give(b, head);
 		pool__mag_free_stack(pool, extra);
 	}
-	pthread_mutex_destroy(&pool->demand.pass_lock);
+	pool__lock_destroy(&pool->demand.pass_lock);
 }
 
 void pool__bucket_tick(struct pool_head *pool)
@@ -284,22 +287,22 @@ void pool__bucket_tick(struct pool_head *pool)
 
 	if (now - begun < pool->demand.window_ns)
 		return;
-	if (pthread_mutex_trylock(&pool->demand.pass_lock) != 0)
+	if (pool__lock_try(&pool->demand.pass_lock) != 0)
 		return;
 	/* another thread may have ended this window while we took the lock */
 	if (atomic_load_explicit(&pool->demand.epoch_ns, memory_order_relaxed) == begun) {
 		end_window(pool, now);
 		release_pass(pool, 0);
 	}
-	pthread_mutex_unlock(&pool->demand.pass_lock);
+	pool__unlock(&pool->demand.pass_lock);
 }
 
 void pool__bucket_gc(struct pool_head *pool)
 {
-	pthread_mutex_lock(&pool->demand.pass_lock);
+	pool__lock(&pool->demand.pass_lock);
 	end_window(pool, now_ns());
 	release_pass(pool, 1);
-	pthread_mutex_unlock(&pool->demand.pass_lock);
+	pool__unlock(&pool->demand.pass_lock);
 }
 
 void pool__bucket_flush(struct pool_head *pool)

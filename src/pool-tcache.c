@@ -108,17 +108,19 @@ static void section_exit(struct pool_thread_caches *ctx)
 }
 
 unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *threads, unsigned int n,
-                                        const struct pool_thread_caches *self)
+                                        const struct pool_thread_caches *own)
 {
 	unsigned int i, tries, stuck = 0;
+	/* an exchange rather than a store, so that the serialisation of quiescers is checked */
+	int was = atomic_exchange_explicit(&quiescing, 1, memory_order_seq_cst);
 
-	atomic_store_explicit(&quiescing, 1, memory_order_seq_cst);
+	POOL_ASSERT(!was);
 	if (section_fence || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
 		atomic_thread_fence(memory_order_seq_cst);
 	for (i = 0; i < n; i++) {
 		const struct pool_thread_caches *c = threads[i];
 
-		if (!c || c == self)
+		if (!c || c == own)
 			continue;
 		for (tries = 0; tries < QUIESCE_TRIES &&
 		     atomic_load_explicit(&c->busy, memory_order_acquire); tries++)
@@ -130,6 +132,7 @@ unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *thread
 
 void pool__tcache_quiesce_end(void)
 {
+	POOL_ASSERT(atomic_load_explicit(&quiescing, memory_order_relaxed) == 1);
 	atomic_store_explicit(&quiescing, 0, memory_order_release);
 }
 

@@ -152,13 +152,14 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *ctx, void
 
 /*
  * Sections: a thread changes its slots only inside one. pool__tcache_quiesce_begin() keeps the
- * threads of threads[0..n-1] (NULL entries skipped) but `self` out of their sections and waits
- * for those inside to leave (a bounded wait: it returns how many it gave up on, stuck or dead
- * inside one); pool__tcache_quiesce_end() lets them in again. The caller serialises quiescers
- * (the registry lock of pool-thread.c) and keeps the threads from registering or leaving.
+ * threads of threads[0..n-1] (NULL entries and the caller's own caches `own` skipped) out of
+ * their sections and waits for those inside to leave (a bounded wait: it returns how many it
+ * gave up on, stuck or dead inside one); pool__tcache_quiesce_end() lets them in again. The
+ * caller serialises quiescers (the registry lock of pool-thread.c; a second quiescer at once
+ * fails an assertion) and keeps the threads from registering or leaving.
  */
 unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *threads, unsigned int n,
-                                        const struct pool_thread_caches *self);
+                                        const struct pool_thread_caches *own);
 void pool__tcache_quiesce_end(void);
 
 /*

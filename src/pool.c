@@ -301,6 +301,8 @@ static int add_creator(struct pool_head *pool, const char *name, size_t size, si
 {
 	struct pool_creator *u;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	POOL_ASSERT(pool->creators <= pool->creators_cap);
 	if (pool->creators == pool->creators_cap) {
 		unsigned int cap = pool->creators_cap ? pool->creators_cap * 2 : 4;
 
@@ -332,6 +334,7 @@ static int grow_layout(struct pool_head *pool, size_t size, size_t align, unsign
 {
 	int open = 0;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	if (!atomic_compare_exchange_strong_explicit(&pool->ever_allocated, &open, 2,
 	                                             memory_order_acquire, memory_order_relaxed))
 		return 0;
@@ -345,6 +348,7 @@ static struct pool_head *find_mergeable(const char *name, size_t size, size_t al
 {
 	struct pool_head *p;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	for (p = pool__list_head; p; p = p->next) {
 		if (!(p->ro.flags & POOL_F_SHARED) || p->align != align || p->layout != layout)
 			continue;
@@ -508,6 +512,8 @@ static void bury(struct pool_head *pool)
 {
 	struct pool_head *old = graveyard[graveyard_next];
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	POOL_ASSERT(pool->magic == POOL_HEAD_DEAD && graveyard_next < GRAVEYARD_HEADS);
 	graveyard[graveyard_next] = pool;
 	graveyard_next = (graveyard_next + 1) % GRAVEYARD_HEADS;
 	if (old) {
@@ -732,7 +738,7 @@ static void fork_prepare(void)
 	fork_took_list = pool__lock_enter(&pool__list_lock);
 	pool__thread_fork_prepare();
 	for (p = pool__list_head; p; p = p->next)
-		pthread_mutex_lock(&p->demand.pass_lock);
+		pool__lock(&p->demand.pass_lock);
 	pool__uaf_fork_prepare();
 	pool__os_fork_prepare();
 	pool__headset_fork_prepare();
@@ -744,13 +750,14 @@ static void fork_parent(void)
 {
 	struct pool_head *p;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_parent(p);
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
-		pthread_mutex_unlock(&p->demand.pass_lock);
+		pool__unlock(&p->demand.pass_lock);
 	pool__thread_fork_parent();
 	pool__lock_leave(&pool__list_lock, fork_took_list);
 }
@@ -759,13 +766,14 @@ static void fork_child(void)
 {
 	struct pool_head *p;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_child(p);
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
-		pthread_mutex_unlock(&p->demand.pass_lock);
+		pool__unlock(&p->demand.pass_lock);
 	pool__thread_fork_child();
 	/* the forking thread took the list lock in fork_prepare(): it owns it in the child too */
 	pool__lock_leave(&pool__list_lock, fork_took_list);

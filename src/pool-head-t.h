@@ -146,7 +146,6 @@ struct pool_head {
 	size_t backup_off;             /* offset of the backup copy, or 0 without backup */
 	unsigned int layout;           /* POOL_DBG_LAYOUT flags this pool was created with */
 	unsigned int nbuckets;         /* power of two */
-	unsigned int bucket_shift;     /* 64 - log2(nbuckets) for the pointer hash */
 	unsigned int cluster;          /* objects per magazine: the configured cluster, less for
 	                                  large objects (see pool__bucket_init()) */
 	unsigned int floor;            /* objects pool_gc() keeps beyond the need: 64 KiB worth,

@@ -428,7 +428,6 @@ create:
 	compute_layout(pool, size, align, layout);
 	pool->ro.flags = flags;
 	pool->nbuckets = nb;
-	pool->bucket_shift = 64 - (unsigned int)__builtin_ctz(nb);
 	pool->magic = POOL_HEAD_LIVE;
 	pool__bucket_init(pool, cfg->cluster, cfg->cache_bytes, cfg->decay_ms);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "pool-assert.h"
 #include "pool-bucket.h"
 #include "pool-debug.h"
 #include "pool-int.h"
@@ -55,6 +56,7 @@ static inline void open_for_allocation(struct pool_head *pool)
 {
 	if (POOL_UNLIKELY(atomic_load_explicit(&pool->ever_allocated, memory_order_acquire) != 1))
 		first_allocation(pool);
+	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) == 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -88,6 +90,9 @@ POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
 		check_still_live(pool, NULL, caller);
 		goto fail;
 	}
+	/* whichever tier it came from, an object has the pool's alignment */
+	POOL_ASSERT(((uintptr_t)obj & (pool->align - 1)) == 0);
+	POOL_ASSERT(!from_cache || self->state == POOL_THREAD_CACHED);
 	if (POOL_UNLIKELY(dbg | pool->layout))
 		pool__debug_on_alloc(pool, obj, flags, caller, dbg, from_cache,
 		                     from_cache && pool__tcache_integrity(self, dbg));

@@ -51,6 +51,18 @@ static inline unsigned long pool__own_get(const atomic_ulong *c)
 	return atomic_load_explicit(c, memory_order_relaxed);
 }
 
+/*
+ * Owner: do the bucket's books balance? Every change of `allocated` changes os_allocs,
+ * os_releases or lost by as much, in the same ownership (the OS layer's moves, a release, a
+ * flush, a fork() child's losses), so allocated == os_allocs - os_releases - lost holds for each
+ * bucket at every give (modulo 2^64: a bucket's counts may wrap, their sums do not).
+ */
+static inline int pool__bucket_books_ok(const struct pool_bucket *b)
+{
+	return pool__own_get(&b->allocated) == pool__own_get(&b->os_allocs) -
+	       pool__own_get(&b->os_releases) - pool__own_get(&b->lost);
+}
+
 /* A count as a low-water mark: they saturate at 2^32 - 1. */
 static inline uint32_t pool__clamp32(unsigned long v)
 {

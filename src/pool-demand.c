@@ -113,6 +113,7 @@ static struct pool_mag *bucket_detach(struct pool_bucket *b, struct pool_mag **h
 	}
 	pool__own_add(&b->allocated, -n);
 	pool__own_add(&b->os_releases, n);
+	POOL_ASSERT(pool__bucket_books_ok(b));
 	return top;
 }
 
@@ -252,6 +253,7 @@ void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cach
 	size_t share = cache_bytes / MAG_BUDGET_SHARE / pool->cache_cost;
 	size_t floor_objs;
 
+	POOL_ASSERT(cluster >= 1 && cluster <= POOL_CLUSTER_MAX && pool->stride && pool->cache_cost);
 	pool->cluster = share < cluster ? (share ? (unsigned int)share : 1) : cluster;
 	pool->mag_bytes = sizeof(struct pool_mag) + (size_t)pool->cluster * sizeof(void *);
 	/* the floor is bytes: a pool of objects over 64 KiB keeps none beyond its need */
@@ -327,6 +329,7 @@ void pool__bucket_flush(struct pool_head *pool)
 		atomic_store_explicit(&b->low_prev, 0, memory_order_relaxed);
 		pool__own_add(&b->allocated, -n);
 		pool__own_add(&b->os_releases, n);
+		POOL_ASSERT(pool__bucket_books_ok(b));
 		extra = trim_empties(b, 0);
 		pool__bucket_give(b, NULL);
 		pool__mag_free_stack(pool, extra);

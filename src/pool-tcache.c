@@ -87,6 +87,8 @@ static int section_fence;               /* 1: no membarrier, each section entry 
 
 static void section_enter(struct pool_thread_caches *ctx)
 {
+	/* sections do not nest: a slow path never calls another one inside its section */
+	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 0);
 	for (;;) {
 		atomic_store_explicit(&ctx->busy, 1, memory_order_relaxed);
 		if (section_fence)
@@ -104,6 +106,7 @@ static void section_enter(struct pool_thread_caches *ctx)
 
 static void section_exit(struct pool_thread_caches *ctx)
 {
+	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 1);
 	atomic_store_explicit(&ctx->busy, 0, memory_order_release);
 }
 
@@ -191,6 +194,8 @@ void pool__tcache_flush_all(struct pool_thread_caches *ctx, unsigned int dbg)
 	for (s = 1; s < max; s++)
 		if (ctx->slot[s].reserved_objs || ctx->slot[s].nempty)
 			pool__magazine_evict_slot(ctx, s, dbg);
+	/* everything went: what the thread still counts is what other threads credited it */
+	POOL_ASSERT(ctx->reserved == atomic_load_explicit(&ctx->credit, memory_order_relaxed));
 	section_exit(ctx);
 }
 
@@ -218,6 +223,7 @@ void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigne
 	struct pool_tcache *tc = &ctx->tc[s];
 	void *obj = NULL;
 
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx);
 	section_enter(ctx);
 	if (!pool_live(pool))
 		;
@@ -237,6 +243,8 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *ob
 	struct pool_tcache *tc = &ctx->tc[s];
 	int ok;
 
+	/* a magazine never holds NULL: the inline fast path's pop relies on it */
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx && obj);
 	section_enter(ctx);
 	ok = pool_live(pool) &&
 	     (pool__tc_count(tc) < pool__tc_cap(tc) || pool__magazine_make_room(ctx, s, dbg));
@@ -305,6 +313,7 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 	struct pool_tcache *tc = &ctx->tc[s];
 	size_t got = 0;
 
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx && n >= 1);
 	section_enter(ctx);
 	while (got < n && pool_live(pool)) {
 		uint32_t c = pool__tc_count(tc), k;
@@ -337,6 +346,7 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 	struct pool_tcache *tc = &ctx->tc[s];
 	size_t i = 0;
 
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx);
 	section_enter(ctx);
 	if (!pool_live(pool)) {
 		section_exit(ctx);

@@ -82,6 +82,7 @@ static void thread_init(struct pool_thread *self)
 	struct pool_thread_caches *c = NULL;
 	unsigned int i, id = POOL_MAX_THREADS;
 
+	POOL_ASSERT(self->state == POOL_THREAD_NEW && !self->caches);
 	pthread_once(&exit_key_once, make_exit_key);
 	self->rng = 0;
 	self->state = POOL_THREAD_UNCACHED;
@@ -154,12 +155,16 @@ struct pool_thread *pool__thread_self(unsigned int *dbg_out)
 	*dbg_out = dbg;
 	if (POOL_UNLIKELY(self->state == POOL_THREAD_NEW))
 		thread_init(self);
+	/* a thread has caches exactly while it is CACHED, and then the fast path reaches them */
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED ?
+	            self->caches && pool__tls_cache == self->caches->tc : !self->caches);
 	if (self->state != POOL_THREAD_CACHED)
 		return self;
 	ctx = self->caches;
 	credit = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
 	if (credit)
 		ctx->reserved -= atomic_exchange(&ctx->credit, 0);
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
 	if (POOL_UNLIKELY(dbg & POOL_DBG_NO_CACHE)) {
 		if (ctx->reserved)
 			pool__tcache_flush_all(ctx, dbg);

@@ -203,6 +203,7 @@ static int uaf_reserve_maps(void)
 static void uaf_unreserve_maps(void)
 {
 	pool__lock(&uaf_lock);
+	POOL_ASSERT(uaf_maps >= UAF_TABLE_MAPS + UAF_MAPS_PER_OBJECT);
 	uaf_maps -= UAF_MAPS_PER_OBJECT;
 	pool__unlock(&uaf_lock);
 }
@@ -216,6 +217,7 @@ void *pool__uaf_alloc(size_t size, size_t align, const void *owner)
 	unsigned int h;
 	int ok;
 
+	POOL_ASSERT(size && align && !(align & (align - 1)) && align <= pool__os_page_size());
 	uaf_geometry(size, align, &data_len, &map_len);
 	pool__lock(&uaf_lock);
 	ok = uaf_reserve_maps() == 0;
@@ -380,6 +382,8 @@ void pool__uaf_free(void *obj, const void *free_caller)
 		pool__os_protect((void *)e->base, e->len, 0);
 		uaf_quarantine_trim(e->len, 0);
 		e = uaf_find((uintptr_t)obj);   /* trimming may have moved it */
+		/* trimming unmaps quarantined objects only: this live one is still there */
+		POOL_ASSERT(e && e->state == UAF_LIVE);
 		e->state = UAF_QUARANTINED;
 		uaf_quarantined_bytes += e->len;
 		uaf_ring[uaf_ring_head] = (uintptr_t)obj;
@@ -434,6 +438,7 @@ size_t pool__uaf_set_map_ceiling(size_t ceiling)
 {
 	size_t prev;
 
+	POOL_ASSERT(!ceiling || ceiling >= 4);
 	pool__lock(&uaf_lock);
 	ceiling_init();
 	prev = uaf_map_ceiling;

@@ -249,6 +249,8 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 	/* under uaf the object ends at a guard page: its caller lives in the uaf table instead */
 	unsigned int extras = (layout & POOL_DBG_UAF) ? 0 : layout;
 
+	POOL_ASSERT(align >= POOL_DEFAULT_ALIGN && !(align & (align - 1)));
+	POOL_ASSERT(!(layout & ~POOL_DBG_LAYOUT));
 	if (size > POOL_SIZE_MAX)
 		return -1;
 	pool->tag_off = pool->caller_off = pool->backup_off = 0;
@@ -284,6 +286,8 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 	pool->cache_cost = (layout & POOL_DBG_UAF) ? pool__uaf_object_cost(size, align) : off;
 	pool->align = align;
 	pool->layout = layout;
+	POOL_ASSERT(pool->stride >= size && pool->stride % align == 0 &&
+	            pool->os_size >= pool->stride && pool->cache_cost >= pool->stride);
 	return 0;
 }
 
@@ -418,6 +422,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 
 create:
 	nb = cfg->buckets;
+	POOL_ASSERT(nb >= 1 && nb <= POOL_BUCKETS_MAX && !(nb & (nb - 1)));
 	head_size = sizeof(*pool) + nb * sizeof(struct pool_bucket);
 	pool = pool__os_meta_alloc(head_size, HEAD_ALIGN);
 	if (!pool) {
@@ -541,6 +546,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 		pool__lock_leave(&pool__list_lock, took);
 		return 0;
 	}
+	POOL_ASSERT(pool->creators == 1 && pool__nb_pools >= 1);
 	pool__thread_drain_begin(pool);
 	if (pool__sum_used(pool) != 0) {
 		pool__thread_drain_end();

@@ -8,11 +8,20 @@
  *      contract (its arguments, the lock it must hold, a count within its bounds) at run time:
  *      a few loads and compares, at the top of the function or where the state changes.
  *   2  also the walks: `if (POOL_ASSERTS >= 2) walk(...)` runs a helper that walks a whole
- *      structure and checks it with POOL_ASSERT() (a slot's stacks against their counts, a
- *      bucket's stack against free_objects, the pool list against its count). A walk costs what
- *      the structure holds, so each runs at a quiet point, not on every slow path: see each
- *      one's caller (the slot after a magazine moves in or out, a thread's caches at its flush,
- *      a bucket when pool_gc() or pool_flush() owns it, the pool list at create and destroy).
+ *      structure and checks it with POOL_ASSERT(). A walk costs what the structure holds, so
+ *      each runs where that structure is quiet and the path is not the common one:
+ *        - a thread's slot (pool-magazine.c, walk_slot()), at the top of the calls that move
+ *          magazines (a refill from the shared lists, making room, an eviction): once per
+ *          magazine's worth of frees or allocations, not on every slow path;
+ *        - all of a thread's caches and its budget sum (pool__magazine_walk_caches()), at its
+ *          flush (exit, pool_thread_flush(), no-cache), when integrity fills them, and for the
+ *          destroying thread after pool_destroy()'s drain;
+ *        - a bucket's stack and empties (pool__bucket_walk()), while pool_gc(), pool_flush()
+ *          and pool_destroy() own it;
+ *        - the pool list (pool.c), at each pool_create() and pool_destroy() and in
+ *          pool_gc(NULL), under the pool list lock;
+ *        - the uaf table against its quarantine's books (pool-uaf.c), when a uaf pool is
+ *          destroyed.
  *
  * Assertions cannot rot: the condition of POOL_ASSERT() and the calls of the walks always
  * compile, whatever the tier, and the compiler drops them as dead code below theirs (jemalloc's

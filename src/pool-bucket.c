@@ -463,6 +463,27 @@ int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_
 	return 0;
 }
 
+void pool__bucket_walk(const struct pool_head *pool, const struct pool_bucket *b,
+                       const struct pool_mag *head)
+{
+	const struct pool_mag *m;
+	unsigned long objs = 0;
+	unsigned int n, i;
+
+	POOL_ASSERT(head != POOL_BUSY);
+	for (m = head; m; m = m->next) {
+		POOL_ASSERT(m->cap == pool->cluster && m->n >= 1 && m->n <= m->cap);
+		for (i = 0; i < m->n; i++)
+			POOL_ASSERT(m->obj[i]);
+		objs += m->n;
+	}
+	POOL_ASSERT(objs == pool__own_get(&b->free_objects));
+	for (m = b->empties, n = 0; m; m = m->next, n++)
+		POOL_ASSERT(m->n == 0 && n < EMPTIES_MAX);
+	POOL_ASSERT(n == atomic_load_explicit(&b->nempties, memory_order_relaxed));
+	POOL_ASSERT(pool__bucket_books_ok(b));
+}
+
 /* Give back every object of a stack of magazines (uncounted already) and free the magazines. */
 void pool__bucket_release_mags(struct pool_head *pool, struct pool_mag *top, const void *caller)
 {

@@ -112,6 +112,16 @@ static inline void pool__count_touched(unsigned long words)
 		atomic_fetch_add_explicit(&pool__touched_words, words, memory_order_relaxed);
 }
 
+/*
+ * Tier 2 of the assertions (pool-assert.h): bucket `b` of `pool`, owned by the caller with
+ * `head` its stack, walked: the objects of its stack are its free_objects, each magazine holds
+ * 1..cluster non-NULL pointers, its empty magazines are nempties, and its books balance. Costs
+ * the stack's magazines, inside the BUSY window: pool_gc(), pool_flush() and pool_destroy() call
+ * it, under `if (POOL_ASSERTS >= 2)`.
+ */
+void pool__bucket_walk(const struct pool_head *pool, const struct pool_bucket *b,
+                       const struct pool_mag *head);
+
 /* Sums of a bucket counter over a pool (relaxed reads: stats and limits only). */
 unsigned long pool__sum_allocated(const struct pool_head *pool);
 unsigned long pool__sum_used(const struct pool_head *pool);

@@ -194,6 +194,8 @@ static void release_pass(struct pool_head *pool, int gc)
 		idle_of[i] = 0;
 		if (head == POOL_BUSY)
 			continue;
+		if (POOL_ASSERTS >= 2 && gc)
+			pool__bucket_walk(pool, b, head);
 		idle_of[i] = bucket_idle_rotate(pool, b);
 		idle += idle_of[i];
 		extra = trim_empties(b, EMPTIES_KEEP);
@@ -275,6 +277,8 @@ void pool__bucket_fini(struct pool_head *pool)
 		/* owned: a thread racing the destruction (forbidden) cannot be taking one */
 		if (head == POOL_BUSY)
 			continue;
+		if (POOL_ASSERTS >= 2)
+			pool__bucket_walk(pool, b, head);
 		extra = trim_empties(b, 0);
 		pool__bucket_give(b, head);
 		pool__mag_free_stack(pool, extra);
@@ -318,6 +322,8 @@ void pool__bucket_flush(struct pool_head *pool)
 
 		if (top == POOL_BUSY)
 			continue;
+		if (POOL_ASSERTS >= 2)
+			pool__bucket_walk(pool, b, top);
 		/*
 		 * The whole stack, without a walk: its count is the bucket's free_objects. Count
 		 * while we own it (a flush that counts after giving the head back loses updates:

@@ -94,6 +94,68 @@ static void check_slot(const struct pool_thread_caches *ctx, unsigned int s)
 	POOL_ASSERT(sl->reserved_objs == slot_objs(ctx, s) && ctx->reserved <= ctx->budget);
 }
 
+/*
+ * Tier 2, at the top of the calls that move magazines (a refill, making room, an eviction): the
+ * whole slot. The full stack is walked, its links checked both ways, against nfull and its
+ * bottom, the empty stack against nempty; held is the sum of the objects of the previous and
+ * full magazines; every magazine has the pool's capacity, and no magazine holds a NULL (the
+ * fast path relies on it).
+ */
+static void walk_slot(const struct pool_thread_caches *ctx, unsigned int s,
+                      const struct pool_head *pool)
+{
+	const struct pool_tslot *sl = &ctx->slot[s];
+	const struct pool_tcache *tc = &ctx->tc[s];
+	const struct pool_mag *m, *up = NULL;
+	uint32_t cap = pool->cluster, n, i, held = 0;
+
+	for (m = sl->top, n = 0; m; up = m, m = m->next, n++) {
+		POOL_ASSERT(n < sl->nfull && m->prev == up && m->cap == cap);
+		POOL_ASSERT(m->n >= 1 && m->n <= m->cap);
+		for (i = 0; i < m->n; i++)
+			POOL_ASSERT(m->obj[i]);
+		held += m->n;
+	}
+	POOL_ASSERT(n == sl->nfull && up == sl->bottom);
+	if ((m = sl->prev) != NULL) {
+		POOL_ASSERT(m->cap == cap);
+		for (i = 0; i < m->n; i++)
+			POOL_ASSERT(m->obj[i]);
+		held += m->n;
+	}
+	POOL_ASSERT(held == sl->held);
+	for (m = sl->empty, n = 0; m; m = m->next, n++)
+		POOL_ASSERT(n < sl->nempty && m->n == 0 && m->cap == cap);
+	POOL_ASSERT(n == sl->nempty);
+	if (sl->loaded) {
+		POOL_ASSERT(sl->loaded->cap == cap);
+		for (i = 0; i < pool__tc_count(tc); i++)
+			POOL_ASSERT(tc->base[i]);
+	}
+}
+
+void pool__magazine_walk_caches(const struct pool_thread_caches *ctx)
+{
+	unsigned int max = pool__magazine_max_slot(), s;
+	size_t sum = 0;
+
+	for (s = 1; s < max; s++) {
+		const struct pool_tslot *sl = &ctx->slot[s];
+		/* read once: another thread may create or destroy the pool of an empty slot */
+		const struct pool_head *pool = __atomic_load_n(&pool__slots[s], __ATOMIC_RELAXED);
+
+		if (!pool) {
+			POOL_ASSERT(!sl->reserved_objs && !sl->nempty && !sl->loaded && !sl->prev);
+			continue;
+		}
+		POOL_ASSERT(sl->reserved_objs == slot_objs(ctx, s));
+		walk_slot(ctx, s, pool);
+		sum += (size_t)sl->reserved_objs * pool->cache_cost;
+	}
+	POOL_ASSERT(sum == ctx->reserved - atomic_load_explicit(&ctx->credit, memory_order_relaxed));
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
+}
+
 /* Make `m` the loaded magazine of slot `s` (there was none). */
 static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag *m)
 {
@@ -350,6 +412,8 @@ void pool__magazine_evict_slot(struct pool_thread_caches *ctx, unsigned int s, u
 	uint32_t nm = 0, n = 0, i;
 
 	check_slot(ctx, s);
+	if (POOL_ASSERTS >= 2)
+		walk_slot(ctx, s, pool__slots[s]);
 	mags[0] = unload(ctx, s);
 	mags[1] = sl->prev;
 	set_prev(sl, NULL);
@@ -517,6 +581,8 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 	uint32_t n;
 
 	check_slot(ctx, s);
+	if (POOL_ASSERTS >= 2)
+		walk_slot(ctx, s, pool__slots[s]);
 	if (!ensure_loaded(ctx, s, dbg))
 		return 0;
 	sl->referenced = 1;
@@ -584,6 +650,8 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 	struct pool_mag *full, *e;
 
 	check_slot(ctx, s);
+	if (POOL_ASSERTS >= 2)
+		walk_slot(ctx, s, pool__slots[s]);
 	if (!sl->loaded)
 		return ensure_loaded(ctx, s, dbg);
 	sl->referenced = 1;

@@ -191,6 +191,8 @@ void pool__tcache_flush_all(struct pool_thread_caches *ctx, unsigned int dbg)
 	unsigned int s;
 
 	section_enter(ctx);
+	if (POOL_ASSERTS >= 2)
+		pool__magazine_walk_caches(ctx);
 	for (s = 1; s < max; s++)
 		if (ctx->slot[s].reserved_objs || ctx->slot[s].nempty)
 			pool__magazine_evict_slot(ctx, s, dbg);
@@ -206,6 +208,8 @@ void pool__tcache_fill_all(struct pool_thread_caches *ctx)
 	unsigned int s;
 
 	section_enter(ctx);
+	if (POOL_ASSERTS >= 2)
+		pool__magazine_walk_caches(ctx);
 	for (s = 1; s < max; s++)
 		pool__magazine_fill_slot(ctx, s);
 	section_exit(ctx);

@@ -235,6 +235,9 @@ void pool__thread_drain_begin(struct pool_head *pool)
 		else
 			atomic_fetch_add(&ctx->credit, bytes);
 	}
+	/* the caller's own caches, which no other thread changes, with its slot of the pool gone */
+	if (POOL_ASSERTS >= 2 && self->caches)
+		pool__magazine_walk_caches(self->caches);
 }
 
 void pool__thread_drain_end(void)

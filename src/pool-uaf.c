@@ -393,11 +393,51 @@ void pool__uaf_free(void *obj, const void *free_caller)
 	pool__unlock(&uaf_lock);
 }
 
+/*
+ * Tier 2 of the assertions (pool-assert.h), under uaf_lock: the whole table (2^17 entries, 7
+ * MiB: at a pool's destruction only) against the books. The quarantine's bytes are the sum of
+ * its objects' mappings; each quarantined object is in the ring once, and the ring holds no
+ * other (a slot is 0 once its object left); the mappings counted cover the tables and two per
+ * object (more while an allocation is between its reservation and its entry).
+ */
+static void uaf_walk(void)
+{
+	size_t bytes = 0, objs = 0, quarantined = 0;
+	unsigned int i, ring = 0;
+
+	POOL_ASSERT(pool__lock_held(&uaf_lock));
+	for (i = 0; uaf_table && i < UAF_TABLE_SIZE; i++) {
+		const struct uaf_entry *e = &uaf_table[i];
+
+		if (e->state == UAF_EMPTY)
+			continue;
+		POOL_ASSERT(e->state == UAF_LIVE || e->state == UAF_QUARANTINED);
+		POOL_ASSERT(e->obj > e->base && e->obj + e->size < e->base + e->len);
+		POOL_ASSERT(uaf_find(e->obj) == e);
+		objs++;
+		if (e->state == UAF_QUARANTINED) {
+			quarantined++;
+			bytes += e->len;
+		}
+	}
+	for (i = 0; uaf_ring && i < uaf_ring_count; i++) {
+		uintptr_t obj = uaf_ring[(uaf_ring_head - 1 - i) & (UAF_RING_SIZE - 1)];
+		const struct uaf_entry *e = obj ? uaf_find(obj) : NULL;
+
+		POOL_ASSERT(!obj || (e && e->state == UAF_QUARANTINED));
+		ring += obj != 0;
+	}
+	POOL_ASSERT(bytes == uaf_quarantined_bytes && ring == quarantined);
+	POOL_ASSERT(!uaf_table || uaf_maps >= UAF_TABLE_MAPS + objs * UAF_MAPS_PER_OBJECT);
+}
+
 void pool__uaf_release_owner(const void *owner)
 {
 	unsigned int i, n;
 
 	pool__lock(&uaf_lock);
+	if (POOL_ASSERTS >= 2)
+		uaf_walk();
 	for (n = 0; uaf_ring && n < uaf_ring_count; n++) {
 		i = (uaf_ring_head - 1 - n) & (UAF_RING_SIZE - 1);
 		if (uaf_ring[i]) {

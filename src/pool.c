@@ -366,6 +366,26 @@ static struct pool_head *find_mergeable(const char *name, size_t size, size_t al
 	return NULL;
 }
 
+/*
+ * Tier 2 of the assertions (pool-assert.h), under the pool list lock: the list walked against
+ * its links, its tail and its count, and each pool against its cache slot. At the end of every
+ * creation and destruction and in pool_gc(NULL): a cost of the number of pools.
+ */
+static void walk_pool_list(void)
+{
+	const struct pool_head *p, *prev = NULL;
+	unsigned int n = 0;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	for (p = pool__list_head; p; prev = p, p = p->next, n++) {
+		POOL_ASSERT(n < pool__nb_pools && p->prev == prev && p->magic == POOL_HEAD_LIVE);
+		POOL_ASSERT(p->creators >= 1 && p->creators <= p->creators_cap);
+		POOL_ASSERT(p->ro.index < POOL_MAX_CACHED_POOLS &&
+		            (!p->ro.index || pool__slots[p->ro.index] == p));
+	}
+	POOL_ASSERT(n == pool__nb_pools && prev == pool_list_tail);
+}
+
 POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, size_t align,
                                                unsigned int flags)
 {
@@ -455,6 +475,8 @@ create:
 	pool_list_tail = pool;
 	pool__nb_pools++;
 	pool__debug_pool_created(pool);
+	if (POOL_ASSERTS >= 2)
+		walk_pool_list();
 	pool__lock_leave(&pool__list_lock, took);
 	return pool;
 }
@@ -586,6 +608,8 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	pool__bucket_fini(pool);
 	pool__headset_kill(pool);
 	bury(pool);
+	if (POOL_ASSERTS >= 2)
+		walk_pool_list();
 	pool__lock_leave(&pool__list_lock, took);
 	return 0;
 }
@@ -635,6 +659,8 @@ POOL_API void pool_gc(struct pool_head *pool)
 	} else {
 		int took = pool__lock_enter(&pool__list_lock);
 
+		if (POOL_ASSERTS >= 2)
+			walk_pool_list();
 		for (p = pool__list_head; p; p = p->next)
 			pool__bucket_gc(p);
 		pool__lock_leave(&pool__list_lock, took);

@@ -99,9 +99,9 @@ static void check_slot(const struct pool_thread_caches *ctx, unsigned int s)
  * whole slot. The full stack is walked, its links checked both ways, against nfull and its
  * bottom, the empty stack against nempty; held is the sum of the objects of the previous and
  * full magazines; every magazine has the pool's capacity. The loaded and previous magazines
- * hold no NULL (the fast path relies on it): every magazine is loaded before the fast path pops
- * from it, so the pointers of the full stack are left to that walk, which keeps this one at a
- * header per magazine, not a word per cached object.
+ * hold no NULL (the fast path relies on it); the pointers of the full stack are checked when
+ * one is loaded (load()), which keeps this walk at a header per magazine, not a word per
+ * cached object.
  */
 static void walk_slot(const struct pool_thread_caches *ctx, unsigned int s,
                       const struct pool_head *pool)
@@ -162,6 +162,13 @@ static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag
 	struct pool_tcache *tc = &ctx->tc[s];
 
 	POOL_ASSERT(!ctx->slot[s].loaded && m->n <= m->cap && m->cap == pool__slots[s]->cluster);
+	if (POOL_ASSERTS >= 2) {
+		uint32_t i;
+
+		/* tier 2: what the fast path will pop holds no NULL (a word per object loaded) */
+		for (i = 0; i < m->n; i++)
+			POOL_ASSERT(m->obj[i]);
+	}
 	ctx->slot[s].loaded = m;
 	/* relaxed atomics: statistics read the entry from other threads (entry_count()) */
 	__atomic_store_n(&tc->base, m->obj, __ATOMIC_RELAXED);

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "pool-assert.h"
 #include "pool-bucket.h"
 #include "pool-debug.h"
 #include "pool-int.h"
@@ -55,6 +56,7 @@ static inline void open_for_allocation(struct pool_head *pool)
 {
 	if (POOL_UNLIKELY(atomic_load_explicit(&pool->ever_allocated, memory_order_acquire) != 1))
 		first_allocation(pool);
+	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) == 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -66,36 +68,39 @@ POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
 {
 	const void *caller = __builtin_return_address(0);
 	unsigned int dbg;
-	struct pool_thread *ctx;
+	struct pool_thread *self;
 	int from_cache = 0;
 	void *obj = NULL;
 
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		pool__bad_head(pool, NULL, caller);
 	open_for_allocation(pool);
-	ctx = pool__thread_self(&dbg);
+	self = pool__thread_self(&dbg);
 
 	if ((dbg & POOL_DBG_FAIL) && !(flags & POOL_F_NO_FAIL) &&
-	    pool__debug_fail_roll(pool__thread_rng(ctx), pool__thread_id(ctx)))
+	    pool__debug_fail_roll(pool__thread_rng(self), pool__thread_id(self)))
 		goto fail;
-	if (pool__tcache_usable(pool, ctx, dbg)) {
-		obj = pool__tcache_pop(pool, ctx, dbg);
+	if (pool__tcache_usable(pool, self, dbg)) {
+		obj = pool__tcache_pop(pool, self, dbg);
 		from_cache = obj != NULL;
 	}
 	if (!obj)
-		obj = pool__tcache_refill(pool, ctx, dbg);
+		obj = pool__tcache_refill(pool, self, dbg);
 	if (POOL_UNLIKELY(!obj)) {
 		check_still_live(pool, NULL, caller);
 		goto fail;
 	}
+	/* whichever tier it came from, an object has the pool's alignment */
+	POOL_ASSERT(((uintptr_t)obj & (pool->align - 1)) == 0);
+	POOL_ASSERT(!from_cache || self->state == POOL_THREAD_CACHED);
 	if (POOL_UNLIKELY(dbg | pool->layout))
 		pool__debug_on_alloc(pool, obj, flags, caller, dbg, from_cache,
-		                     from_cache && pool__tcache_integrity(ctx, dbg));
+		                     from_cache && pool__tcache_integrity(self, dbg));
 	else if (flags & POOL_F_MUST_ZERO)
 		memset(obj, 0, pool->ro.size);
 	return obj;
 fail:
-	pool__count_failed(pool, pool__thread_id(ctx));
+	pool__count_failed(pool, pool__thread_id(self));
 	errno = ENOMEM;
 	return NULL;
 }
@@ -104,27 +109,27 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 {
 	const void *caller = __builtin_return_address(0);
 	unsigned int dbg;
-	struct pool_thread *ctx;
+	struct pool_thread *self;
 
 	if (!ptr)
 		return;
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		pool__bad_head(pool, ptr, caller);
-	ctx = pool__thread_self(&dbg);
+	self = pool__thread_self(&dbg);
 	if (POOL_UNLIKELY(dbg | pool->layout))
 		pool__debug_on_free(pool, ptr, caller);
 	if (dbg & POOL_DBG_SANITIZER)
 		pool__debug_san_freed(pool, ptr);
-	if (pool__tcache_usable(pool, ctx, dbg) && pool__tcache_push(pool, ctx, ptr, dbg))
+	if (pool__tcache_usable(pool, self, dbg) && pool__tcache_push(pool, self, ptr, dbg))
 		return;
 	check_still_live(pool, ptr, caller);
-	pool__tcache_put_uncached(pool, ctx, ptr, dbg, caller);
+	pool__tcache_put_uncached(pool, self, ptr, dbg, caller);
 }
 
 POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 {
 	unsigned int dbg;
-	struct pool_thread *ctx;
+	struct pool_thread *self;
 	size_t i;
 
 	if (!pool || !objs || !n)
@@ -134,12 +139,12 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 	if (pool__tcache_alloc_bulk_fast(pool, objs, n))
 		return n;
 	open_for_allocation(pool);
-	ctx = pool__thread_self(&dbg);
-	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
-		if (pool__tcache_alloc_bulk(pool, ctx, objs, n, dbg) == n)
+	self = pool__thread_self(&dbg);
+	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
+		if (pool__tcache_alloc_bulk(pool, self, objs, n, dbg) == n)
 			return n;
 		check_still_live(pool, NULL, __builtin_return_address(0));
-		pool__count_failed(pool, pool__thread_id(ctx));
+		pool__count_failed(pool, pool__thread_id(self));
 		errno = ENOMEM;
 		return 0;
 	}
@@ -159,7 +164,7 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 {
 	unsigned int dbg;
-	struct pool_thread *ctx;
+	struct pool_thread *self;
 	size_t i;
 
 	if (!pool || !objs || !n)
@@ -168,9 +173,9 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 		pool__bad_head(pool, NULL, __builtin_return_address(0));
 	if (pool__tcache_free_bulk_fast(pool, objs, n))
 		return;
-	ctx = pool__thread_self(&dbg);
-	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
-		if (!pool__tcache_free_bulk(pool, ctx, objs, n, dbg))
+	self = pool__thread_self(&dbg);
+	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
+		if (!pool__tcache_free_bulk(pool, self, objs, n, dbg))
 			check_still_live(pool, NULL, __builtin_return_address(0));
 		return;
 	}

@@ -154,6 +154,7 @@ static void count_move(struct pool_head *pool, unsigned int start, long allocate
 			pool__own_add(&b->os_allocs, (unsigned long)allocated);
 		else if (allocated < 0)
 			pool__own_add(&b->os_releases, (unsigned long)-allocated);
+		POOL_ASSERT(pool__bucket_books_ok(b));
 		pool__bucket_give(b, h);
 		return;
 	}
@@ -184,6 +185,7 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 		pool__own_add(&b->allocated, -n);
 		pool__own_add(&b->used, -n);
 		pool__own_add(&b->lost, n);
+		POOL_ASSERT(pool__bucket_books_ok(b));
 		pool__bucket_give(b, h);
 		pool__bucket_limit_unreserve(pool, (unsigned int)n);
 		return;
@@ -245,8 +247,13 @@ void pool__bucket_limit_unreserve(struct pool_head *pool, unsigned int n)
 {
 	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
 		pool__limit_test_hook(pool, 0);
-	if (n)
-		atomic_fetch_sub_explicit(&pool->limit_count, (long)n, memory_order_relaxed);
+	if (n) {
+		long was = atomic_fetch_sub_explicit(&pool->limit_count, (long)n,
+		                                     memory_order_relaxed);
+
+		/* never below 0: what leaves was reserved (see above) */
+		POOL_ASSERT(was >= (long)n);
+	}
 }
 
 void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
@@ -266,6 +273,7 @@ unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned in
 {
 	unsigned int k, n = 0;
 
+	POOL_ASSERT(want >= 1 && out);
 	k = limit_reserve(pool, want ? want : 1);
 	if (!k)
 		return 0;
@@ -353,7 +361,9 @@ static void deposit_empties(struct pool_bucket *b, struct pool_mag **empties)
 	unsigned int ne = atomic_load_explicit(&b->nempties, memory_order_relaxed);
 	struct pool_mag *m;
 
+	POOL_ASSERT(ne <= EMPTIES_MAX);
 	while ((m = *empties) && ne < EMPTIES_MAX) {
+		POOL_ASSERT(m->n == 0);
 		*empties = m->next;
 		m->next = b->empties;
 		b->empties = m;
@@ -369,6 +379,7 @@ void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want, str
 	struct pool_mag *m;
 
 	while (want && (m = b->empties)) {
+		POOL_ASSERT(ne >= 1 && m->n == 0);
 		b->empties = m->next;
 		m->next = *empties;
 		*empties = m;
@@ -412,9 +423,11 @@ struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
                                   unsigned int *nobjs)
 {
 	struct pool_mag *head, *last;
-	struct pool_bucket *b = own_stocked(pool, start, &head);
+	struct pool_bucket *b;
 	unsigned int k, nm;
 
+	POOL_ASSERT(max_mags >= 1 && nobjs);
+	b = own_stocked(pool, start, &head);
 	if (!b) {
 		*nobjs = 0;
 		return NULL;
@@ -425,8 +438,10 @@ struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
 	 */
 	k = head->n;
 	last = head;
+	POOL_ASSERT(head->n >= 1 && head->n <= head->cap);
 	for (nm = 1; nm < max_mags && last->next; nm++) {
 		last = last->next;
+		POOL_ASSERT(last->n >= 1 && last->n <= last->cap);
 		k += last->n;
 	}
 	pool__bucket_sync(pool, b);
@@ -450,6 +465,10 @@ int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_
 	unsigned int mask = pool->nbuckets - 1;
 	unsigned int i;
 
+	/* a shared stack holds no empty magazine: each of them holds 1..cluster objects */
+	POOL_ASSERT(nmags >= 1 && top && bottom && top->n >= 1 && bottom->n >= 1);
+	POOL_ASSERT(nobjs >= nmags && nobjs <= (unsigned long)nmags * pool->cluster);
+	POOL_ASSERT(!want_empties || empties);
 	for (i = 0; i < pool->nbuckets * PUSH_TRIES_PER_BUCKET; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
 		struct pool_mag *head = pool__bucket_own(b);
@@ -469,6 +488,27 @@ int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_
 		return 1;
 	}
 	return 0;
+}
+
+void pool__bucket_walk(const struct pool_head *pool, const struct pool_bucket *b,
+                       const struct pool_mag *head)
+{
+	const struct pool_mag *m;
+	unsigned long objs = 0;
+	unsigned int n, i;
+
+	POOL_ASSERT(head != POOL_BUSY);
+	for (m = head; m; m = m->next) {
+		POOL_ASSERT(m->cap == pool->cluster && m->n >= 1 && m->n <= m->cap);
+		for (i = 0; i < m->n; i++)
+			POOL_ASSERT(m->obj[i]);
+		objs += m->n;
+	}
+	POOL_ASSERT(objs == pool__own_get(&b->free_objects));
+	for (m = b->empties, n = 0; m; m = m->next, n++)
+		POOL_ASSERT(m->n == 0 && n < EMPTIES_MAX);
+	POOL_ASSERT(n == atomic_load_explicit(&b->nempties, memory_order_relaxed));
+	POOL_ASSERT(pool__bucket_books_ok(b));
 }
 
 /* Give back every object of a stack of magazines (uncounted already) and free the magazines. */
@@ -533,6 +573,7 @@ void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start)
 	unsigned int mask = pool->nbuckets - 1;
 	unsigned int i;
 
+	POOL_ASSERT(obj);
 	/* into a magazine a bucket already has, with one exchange */
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
@@ -589,18 +630,6 @@ void pool__shared_put_array(struct pool_head *pool, void *const *objs, unsigned 
 		n -= k;
 	}
 }
-
-
-
-
-
-
-
-
-
-
-
-
 
 /* ------------------------------------------------------------------------------------------ */
 /* fork()                                                                                     */

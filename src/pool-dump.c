@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pool-assert.h"
 #include "pool-int.h"
 #include "pool-dump.h"
 #include "pool-report.h"
@@ -217,6 +218,7 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 	struct dump_entry *e;
 	unsigned int i, seq = s->seq++;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	if (a->match && strncmp(pool->name, a->match, a->match_len) != 0)
 		return 0;
 	if (s->n == s->cap) {
@@ -321,6 +323,7 @@ static int add_bytes(struct pool_head *pool, void *arg)
 	struct bytes_walk *b = arg;
 	struct pool_stats st;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	if (b->name && !pool__word_is(b->name, b->len, pool->name))
 		return 0;
 	pool_get_stats(pool, &st, sizeof(st));

@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <pool/pool-t.h>
 
+#include "pool-lock-t.h"
+
 #define POOL_CACHE_LINE       64u          /* bytes; bucket and head alignment */
 #define POOL_BUCKETS_MAX      64u          /* most buckets a pool may have (pool_configure) */
 #define POOL_DEFAULT_ALIGN    16u          /* object alignment when none is asked for (malloc's) */
@@ -106,7 +108,7 @@ struct pool_bucket {
  */
 struct pool_demand {
 	atomic_uint epoch;                      /* windows ended since the pool was created */
-	pthread_mutex_t pass_lock;              /* one release pass at a time (trylock from slow
+	struct pool_lock pass_lock;             /* one release pass at a time (trylock from slow
 	                                           paths, lock from pool_gc()) */
 	_Atomic uint64_t epoch_ns;              /* CLOCK_MONOTONIC time the current one began */
 	uint64_t window_ns;                     /* decay_ms, in nanoseconds (fixed) */
@@ -146,7 +148,6 @@ struct pool_head {
 	size_t backup_off;             /* offset of the backup copy, or 0 without backup */
 	unsigned int layout;           /* POOL_DBG_LAYOUT flags this pool was created with */
 	unsigned int nbuckets;         /* power of two */
-	unsigned int bucket_shift;     /* 64 - log2(nbuckets) for the pointer hash */
 	unsigned int cluster;          /* objects per magazine: the configured cluster, less for
 	                                  large objects (see pool__bucket_init()) */
 	unsigned int floor;            /* objects pool_gc() keeps beyond the need: 64 KiB worth,

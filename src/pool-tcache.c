@@ -89,6 +89,8 @@ static int section_fence;               /* 1: no membarrier, each section entry 
 
 static void section_enter(struct pool_thread_caches *ctx)
 {
+	/* sections do not nest: a slow path never calls another one inside its section */
+	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 0);
 	for (;;) {
 		atomic_store_explicit(&ctx->busy, 1, memory_order_relaxed);
 		if (section_fence)
@@ -106,21 +108,24 @@ static void section_enter(struct pool_thread_caches *ctx)
 
 static void section_exit(struct pool_thread_caches *ctx)
 {
+	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 1);
 	atomic_store_explicit(&ctx->busy, 0, memory_order_release);
 }
 
 unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *threads, unsigned int n,
-                                        const struct pool_thread_caches *self)
+                                        const struct pool_thread_caches *own)
 {
 	unsigned int i, tries, stuck = 0;
+	/* an exchange rather than a store, so that the serialisation of quiescers is checked */
+	int was = atomic_exchange_explicit(&quiescing, 1, memory_order_seq_cst);
 
-	atomic_store_explicit(&quiescing, 1, memory_order_seq_cst);
+	POOL_ASSERT(!was);
 	if (section_fence || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
 		atomic_thread_fence(memory_order_seq_cst);
 	for (i = 0; i < n; i++) {
 		const struct pool_thread_caches *c = threads[i];
 
-		if (!c || c == self)
+		if (!c || c == own)
 			continue;
 		for (tries = 0; tries < QUIESCE_TRIES &&
 		     atomic_load_explicit(&c->busy, memory_order_acquire); tries++)
@@ -132,6 +137,7 @@ unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *thread
 
 void pool__tcache_quiesce_end(void)
 {
+	POOL_ASSERT(atomic_load_explicit(&quiescing, memory_order_relaxed) == 1);
 	atomic_store_explicit(&quiescing, 0, memory_order_release);
 }
 
@@ -187,9 +193,13 @@ void pool__tcache_flush_all(struct pool_thread_caches *ctx, unsigned int dbg)
 	unsigned int s;
 
 	section_enter(ctx);
+	if (POOL_ASSERTS >= 2)
+		pool__magazine_walk_caches(ctx);
 	for (s = 1; s < max; s++)
 		if (ctx->slot[s].reserved_objs || ctx->slot[s].nempty)
 			pool__magazine_evict_slot(ctx, s, dbg);
+	/* everything went: what the thread still counts is what other threads credited it */
+	POOL_ASSERT(ctx->reserved == atomic_load_explicit(&ctx->credit, memory_order_relaxed));
 	section_exit(ctx);
 }
 
@@ -200,6 +210,8 @@ void pool__tcache_fill_all(struct pool_thread_caches *ctx)
 	unsigned int s;
 
 	section_enter(ctx);
+	if (POOL_ASSERTS >= 2)
+		pool__magazine_walk_caches(ctx);
 	for (s = 1; s < max; s++)
 		pool__magazine_fill_slot(ctx, s);
 	section_exit(ctx);
@@ -217,6 +229,7 @@ void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigne
 	struct pool_tcache *tc = &ctx->tc[s];
 	void *obj = NULL;
 
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx);
 	section_enter(ctx);
 	if (!pool_live(pool))
 		;
@@ -236,6 +249,8 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *ob
 	struct pool_tcache *tc = &ctx->tc[s];
 	int ok;
 
+	/* a magazine never holds NULL: the inline fast path's pop relies on it */
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx && obj);
 	section_enter(ctx);
 	ok = pool_live(pool) &&
 	     (pool__tc_count(tc) < pool__tc_cap(tc) || pool__magazine_make_room(ctx, s, dbg));
@@ -304,6 +319,7 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 	struct pool_tcache *tc = &ctx->tc[s];
 	size_t got = 0;
 
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx && n >= 1);
 	section_enter(ctx);
 	while (got < n && pool_live(pool)) {
 		uint32_t c = pool__tc_count(tc), k;
@@ -336,6 +352,7 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 	struct pool_tcache *tc = &ctx->tc[s];
 	size_t i = 0;
 
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx);
 	section_enter(ctx);
 	if (!pool_live(pool)) {
 		section_exit(ctx);

@@ -27,9 +27,11 @@
 #include <stdint.h>
 #include <unistd.h>
 
+#include "pool-assert.h"
 #include "pool-bucket.h"
 #include "pool-config.h"
 #include "pool-fault.h"
+#include "pool-lock.h"
 #include "pool-os.h"
 #include "pool-magazine.h"
 #include "pool-tcache.h"
@@ -46,7 +48,7 @@
  */
 static __thread struct pool_thread pool_self __attribute__((tls_model("initial-exec")));
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool_lock registry_lock = POOL_LOCK_INITIALIZER;
 static struct pool_thread_caches *registry[POOL_MAX_THREADS];
 static pthread_key_t exit_key;
 static atomic_int exit_key_made;   /* the key exists (cleared when the library unloads) */
@@ -83,6 +85,7 @@ static void thread_init(struct pool_thread *self)
 	struct pool_thread_caches *c = NULL;
 	unsigned int i, id = POOL_MAX_THREADS;
 
+	POOL_ASSERT(self->state == POOL_THREAD_NEW && !self->caches);
 	pthread_once(&exit_key_once, make_exit_key);
 	self->rng = 0;
 	self->state = POOL_THREAD_UNCACHED;
@@ -101,7 +104,7 @@ static void thread_init(struct pool_thread *self)
 	 */
 	c->integrity_epoch = 0;
 	/* the lowest free id: ids stay dense, so per-id tables and hashes stay small */
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		if (!registry[i]) {
 			id = i;
@@ -109,7 +112,7 @@ static void thread_init(struct pool_thread *self)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 	if (id == POOL_MAX_THREADS) {
 		free_caches(c);
 		return;
@@ -136,9 +139,9 @@ static void thread_exit(void *arg)
 	/* the fast path must not refill what is being flushed: empty entries from now on */
 	pool__tls_cache = (struct pool_tcache *)pool__tcache_none;
 	pool__tcache_flush_all(c, __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE));
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	registry[c->id] = NULL;
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 	self->state = POOL_THREAD_EXITED;
 	self->caches = NULL;
 	self->id = hash_thread(self);
@@ -155,12 +158,16 @@ struct pool_thread *pool__thread_self(unsigned int *dbg_out)
 	*dbg_out = dbg;
 	if (POOL_UNLIKELY(self->state == POOL_THREAD_NEW))
 		thread_init(self);
+	/* a thread has caches exactly while it is CACHED, and then the fast path reaches them */
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED ?
+	            self->caches && pool__tls_cache == self->caches->tc : !self->caches);
 	if (self->state != POOL_THREAD_CACHED)
 		return self;
 	ctx = self->caches;
 	credit = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
 	if (credit)
 		ctx->reserved -= atomic_exchange(&ctx->credit, 0);
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
 	if (POOL_UNLIKELY(dbg & POOL_DBG_NO_CACHE)) {
 		if (ctx->reserved)
 			pool__tcache_flush_all(ctx, dbg);
@@ -198,12 +205,12 @@ void pool__thread_unload(void)
 
 	if (self->state == POOL_THREAD_CACHED)
 		thread_exit(self->caches);
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	if (atomic_load_explicit(&exit_key_made, memory_order_relaxed)) {
 		atomic_store_explicit(&exit_key_made, 0, memory_order_relaxed);
 		pthread_key_delete(exit_key);
 	}
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -216,7 +223,7 @@ int pool__thread_drain_begin(struct pool_head *pool)
 	struct pool_thread *self = pool__thread_self(&dbg);
 	int stuck = 0;
 
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
 	if (!slot)
 		return 0;
@@ -237,13 +244,17 @@ int pool__thread_drain_begin(struct pool_head *pool)
 		else
 			atomic_fetch_add(&ctx->credit, bytes);
 	}
+	/* the caller's own caches, which no other thread changes, with its slot of the pool gone */
+	if (POOL_ASSERTS >= 2 && self->caches)
+		pool__magazine_walk_caches(self->caches);
 	return stuck;
 }
 
 void pool__thread_drain_end(void)
 {
+	POOL_ASSERT(pool__lock_held(&registry_lock));
 	pool__tcache_quiesce_end();
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 }
 
 unsigned long pool__thread_sum_cached(const struct pool_head *pool)
@@ -253,26 +264,27 @@ unsigned long pool__thread_sum_cached(const struct pool_head *pool)
 
 	if (!slot)
 		return 0;
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		if (!registry[i])
 			continue;
 		sum += pool__magazine_slot_cached(registry[i], slot);
 	}
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 	return sum;
 }
 
 void pool__thread_fork_prepare(void)
 {
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, pool_self.caches);
 }
 
 void pool__thread_fork_parent(void)
 {
+	POOL_ASSERT(pool__lock_held(&registry_lock));
 	pool__tcache_quiesce_end();
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 }
 
 void pool__thread_fork_child(void)
@@ -280,6 +292,7 @@ void pool__thread_fork_child(void)
 	struct pool_thread *self = &pool_self;
 	unsigned int i, s, max;
 
+	POOL_ASSERT(pool__lock_held(&registry_lock));
 	max = pool__magazine_max_slot();
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		struct pool_thread_caches *ctx = registry[i];
@@ -305,5 +318,5 @@ void pool__thread_fork_child(void)
 	}
 	pool__tcache_quiesce_end();
 	/* the forking thread took the lock in fork_prepare(): it owns it in the child too */
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 }

@@ -320,6 +320,8 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 	/* under uaf the object ends at a guard page: its caller lives in the uaf table instead */
 	unsigned int extras = (layout & POOL_DBG_UAF) ? 0 : layout;
 
+	POOL_ASSERT(align >= POOL_DEFAULT_ALIGN && !(align & (align - 1)));
+	POOL_ASSERT(!(layout & ~POOL_DBG_LAYOUT));
 	if (size > POOL_SIZE_MAX)
 		return -1;
 	pool->tag_off = pool->caller_off = pool->backup_off = 0;
@@ -355,6 +357,8 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 	pool->cache_cost = (layout & POOL_DBG_UAF) ? pool__uaf_object_cost(size, align) : off;
 	pool->align = align;
 	pool->layout = layout;
+	POOL_ASSERT(pool->stride >= size && pool->stride % align == 0 &&
+	            pool->os_size >= pool->stride && pool->cache_cost >= pool->stride);
 	return 0;
 }
 
@@ -372,6 +376,8 @@ static int add_creator(struct pool_head *pool, const char *name, size_t size, si
 {
 	struct pool_creator *u;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	POOL_ASSERT(pool->creators <= pool->creators_cap);
 	if (pool->creators == pool->creators_cap) {
 		unsigned int cap = pool->creators_cap ? pool->creators_cap * 2 : 4;
 
@@ -403,6 +409,7 @@ static int grow_layout(struct pool_head *pool, size_t size, size_t align, unsign
 {
 	int open = 0;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	if (!atomic_compare_exchange_strong_explicit(&pool->ever_allocated, &open, 2,
 	                                             memory_order_acquire, memory_order_relaxed))
 		return 0;
@@ -416,6 +423,7 @@ static struct pool_head *find_mergeable(const char *name, size_t size, size_t al
 {
 	struct pool_head *p;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	for (p = pool__list_head; p; p = p->next) {
 		if (!(p->ro.flags & POOL_F_SHARED) || p->align != align || p->layout != layout)
 			continue;
@@ -427,6 +435,26 @@ static struct pool_head *find_mergeable(const char *name, size_t size, size_t al
 			return p;
 	}
 	return NULL;
+}
+
+/*
+ * Tier 2 of the assertions (pool-assert.h), under the pool list lock: the list walked against
+ * its links, its tail and its count, and each pool against its cache slot. At the end of every
+ * creation and destruction and in pool_gc(NULL): a cost of the number of pools.
+ */
+static void walk_pool_list(void)
+{
+	const struct pool_head *p, *prev = NULL;
+	unsigned int n = 0;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	for (p = pool__list_head; p; prev = p, p = p->next, n++) {
+		POOL_ASSERT(n < pool__nb_pools && p->prev == prev && p->magic == POOL_HEAD_LIVE);
+		POOL_ASSERT(p->creators >= 1 && p->creators <= p->creators_cap);
+		POOL_ASSERT(p->ro.index < POOL_MAX_CACHED_POOLS &&
+		            (!p->ro.index || pool__slots[p->ro.index] == p));
+	}
+	POOL_ASSERT(n == pool__nb_pools && prev == pool_list_tail);
 }
 
 POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, size_t align,
@@ -485,6 +513,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 
 create:
 	nb = cfg->buckets;
+	POOL_ASSERT(nb >= 1 && nb <= POOL_BUCKETS_MAX && !(nb & (nb - 1)));
 	head_size = sizeof(*pool) + nb * sizeof(struct pool_bucket);
 	pool = pool__os_meta_alloc(head_size, HEAD_ALIGN);
 	if (!pool) {
@@ -495,7 +524,6 @@ create:
 	compute_layout(pool, size, align, layout);
 	pool->ro.flags = flags;
 	pool->nbuckets = nb;
-	pool->bucket_shift = 64 - (unsigned int)__builtin_ctz(nb);
 	pool->magic = POOL_HEAD_LIVE;
 	pool__bucket_init(pool, cfg->cluster, cfg->cache_bytes, cfg->decay_ms);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
@@ -518,6 +546,8 @@ create:
 	pool_list_tail = pool;
 	pool__nb_pools++;
 	pool__debug_pool_created(pool);
+	if (POOL_ASSERTS >= 2)
+		walk_pool_list();
 	pool__lock_leave(&pool__list_lock, took);
 	return pool;
 }
@@ -579,6 +609,8 @@ static void bury(struct pool_head *pool)
 {
 	struct pool_head *old = graveyard[graveyard_next];
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	POOL_ASSERT(pool->magic == POOL_HEAD_DEAD && graveyard_next < GRAVEYARD_HEADS);
 	graveyard[graveyard_next] = pool;
 	graveyard_next = (graveyard_next + 1) % GRAVEYARD_HEADS;
 	if (old) {
@@ -607,6 +639,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 		pool__lock_leave(&pool__list_lock, took);
 		return 0;
 	}
+	POOL_ASSERT(pool->creators == 1 && pool__nb_pools >= 1);
 	if (pool__thread_drain_begin(pool) || pool__sum_used(pool) != 0) {
 		pool__thread_drain_end();
 		pool__lock_leave(&pool__list_lock, took);
@@ -645,6 +678,8 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	pool__bucket_fini(pool);
 	pool__headset_kill(pool);
 	bury(pool);
+	if (POOL_ASSERTS >= 2)
+		walk_pool_list();
 	pool__lock_leave(&pool__list_lock, took);
 	return 0;
 }
@@ -694,6 +729,8 @@ POOL_API void pool_gc(struct pool_head *pool)
 	} else {
 		int took = pool__lock_enter(&pool__list_lock);
 
+		if (POOL_ASSERTS >= 2)
+			walk_pool_list();
 		for (p = pool__list_head; p; p = p->next)
 			pool__bucket_gc(p);
 		pool__lock_leave(&pool__list_lock, took);
@@ -802,7 +839,7 @@ static void fork_prepare(void)
 	fork_took_list = pool__lock_enter(&pool__list_lock);
 	pool__thread_fork_prepare();
 	for (p = pool__list_head; p; p = p->next)
-		pthread_mutex_lock(&p->demand.pass_lock);
+		pool__lock(&p->demand.pass_lock);
 	pool__uaf_fork_prepare();
 	pool__os_fork_prepare();
 	pool__headset_fork_prepare();
@@ -814,13 +851,14 @@ static void fork_parent(void)
 {
 	struct pool_head *p;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_parent(p);
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
-		pthread_mutex_unlock(&p->demand.pass_lock);
+		pool__unlock(&p->demand.pass_lock);
 	pool__thread_fork_parent();
 	pool__lock_leave(&pool__list_lock, fork_took_list);
 }
@@ -829,13 +867,14 @@ static void fork_child(void)
 {
 	struct pool_head *p;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_child(p);
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
-		pthread_mutex_unlock(&p->demand.pass_lock);
+		pool__unlock(&p->demand.pass_lock);
 	pool__thread_fork_child();
 	/* the forking thread took the list lock in fork_prepare(): it owns it in the child too */
 	pool__lock_leave(&pool__list_lock, fork_took_list);

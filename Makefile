@@ -122,11 +122,13 @@ BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLO
 #   valgrind       test_valgrind.sh, test_bench.sh (--instructions); its memcheck.h makes the
 #                  library see memcheck (OPT_HEADERS below)
 #   spin           test_busy_model.sh: the model of the BUSY protocol
+#   strace         test_syscalls.sh: thread churn reads no resource limit per thread
 # mk/bench.mk adds the benchmark's peers and gnuplot (test_bench.sh), mk/demo.mk chromium, wrk
 # and python3-websocket (test_pools_page.sh). binutils (nm, readelf, objdump) comes with gcc.
 DEPS_PC     := jemalloc:libjemalloc-dev hwloc:libhwloc-dev check:check
 DEPS_PKGS   := pkg-config $(foreach d,$(DEPS_PC),$(word 2,$(subst :, ,$(d))))
-CHECK_PKGS  := python3 python3-prometheus-client mandoc groff-base man-db socat valgrind spin
+CHECK_PKGS  := python3 python3-prometheus-client mandoc groff-base man-db socat valgrind spin \
+               strace
 
 ifeq ($(V),1)
 Q :=

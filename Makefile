@@ -44,9 +44,16 @@
 #   USE_JEMALLOC=1|0     1 (default): objects come from jemalloc's mallocx/sdallocx;
 #                        0: from the C library's aligned_alloc/free
 #   DEBUG=1              the assertion tier: POOL_ASSERT() checks the invariants of the design
-#                        essay (src/pool.c) at run time (-DPOOL_ASSERTS=1), into its own build
-#                        directory; the sanitizer builds have it too. Any other value: extra
-#                        compiler flags, placed last (e.g. DEBUG="-DPOOL_ASSERTS=1 -O0")
+#                        essay (src/pool.c) and the functions' contracts (locks held, counts
+#                        within bounds) at run time (-DPOOL_ASSERTS=1), into its own build
+#                        directory; the sanitizer builds have it too
+#   DEBUG=2              tier 1 and the walks: whole structures (a thread's magazines, a
+#                        bucket's stack, the pool list, the uaf table) checked against their
+#                        counts at quiet points (-DPOOL_ASSERTS=2; src/pool-assert.h says where),
+#                        into its own build directory (with SAN=, that sanitizer build runs
+#                        tier 2 instead of tier 1).
+#                        Any other DEBUG value: extra compiler flags, placed last (e.g.
+#                        DEBUG="-DPOOL_ASSERTS=1 -O0")
 #   OPT=-O2              our optimisation flags (a -O in CFLAGS overrides them)
 #   BUILD=build/...      build directory (default: one per compiler, sanitizer and OS layer)
 #   V=1                  show the full commands
@@ -99,7 +106,7 @@ USE_JEMALLOC ?= 1
 endif
 
 CC_NAME     := $(notdir $(firstword $(CC)))
-BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLOC)),-libc)$(if $(filter 1,$(DEBUG)),-debug)
+BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLOC)),-libc)$(if $(filter 1,$(DEBUG)),-debug)$(if $(filter 2,$(DEBUG)),-debug2)
 
 # Debian packages. The build's are checked through pkg-config (DEPS_PC: <.pc name>:<package>),
 # so that a jemalloc or hwloc built by hand counts; the tests' are checked with dpkg-query.
@@ -115,11 +122,13 @@ BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLO
 #   valgrind       test_valgrind.sh, test_bench.sh (--instructions); its memcheck.h makes the
 #                  library see memcheck (OPT_HEADERS below)
 #   spin           test_busy_model.sh: the model of the BUSY protocol
+#   strace         test_syscalls.sh: thread churn reads no resource limit per thread
 # mk/bench.mk adds the benchmark's peers and gnuplot (test_bench.sh), mk/demo.mk chromium, wrk
 # and python3-websocket (test_pools_page.sh). binutils (nm, readelf, objdump) comes with gcc.
 DEPS_PC     := jemalloc:libjemalloc-dev hwloc:libhwloc-dev check:check
 DEPS_PKGS   := pkg-config $(foreach d,$(DEPS_PC),$(word 2,$(subst :, ,$(d))))
-CHECK_PKGS  := python3 python3-prometheus-client mandoc groff-base man-db socat valgrind spin
+CHECK_PKGS  := python3 python3-prometheus-client mandoc groff-base man-db socat valgrind spin \
+               strace
 
 ifeq ($(V),1)
 Q :=
@@ -129,7 +138,7 @@ endif
 
 SAN_CFLAGS  :=
 ifneq ($(SAN),)
-SAN_CFLAGS  := -fsanitize=$(SAN) -fno-omit-frame-pointer -DPOOL_ASSERTS=1
+SAN_CFLAGS  := -fsanitize=$(SAN) -fno-omit-frame-pointer $(if $(filter 2,$(DEBUG)),,-DPOOL_ASSERTS=1)
 ifeq ($(SAN),undefined)
 # (the compilers define no macro for -fsanitize=undefined: tests that must know say so)
 SAN_CFLAGS  += -fno-sanitize-recover=all -DPOOL_SAN_UNDEFINED=1
@@ -141,7 +150,7 @@ endif
 WARN        := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
                $(if $(filter 1,$(WERROR)),-Werror)
 POOL_CPPFLAGS := -D_GNU_SOURCE -Iinclude -DPOOL_USE_JEMALLOC=$(USE_JEMALLOC)
-DEBUG_FLAGS := $(if $(filter 1,$(DEBUG)),-DPOOL_ASSERTS=1,$(DEBUG))
+DEBUG_FLAGS := $(if $(filter 1 2,$(DEBUG)),-DPOOL_ASSERTS=$(DEBUG),$(DEBUG))
 POOL_CFLAGS := -std=gnu11 $(OPT) -gdwarf-4 $(WARN) $(SAN_CFLAGS)
 DEPFLAGS     = -MMD -MP
 COMPILE      = $(CC) $(DEPFLAGS) $(POOL_CPPFLAGS) $(1) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG_FLAGS)

@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "pool-assert.h"
 #include "pool-bucket.h"
 #include "pool-debug.h"
 #include "pool-fail-report.h"
@@ -58,6 +59,7 @@ static inline void open_for_allocation(struct pool_head *pool)
 {
 	if (POOL_UNLIKELY(atomic_load_explicit(&pool->ever_allocated, memory_order_acquire) != 1))
 		first_allocation(pool);
+	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) == 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -72,10 +74,10 @@ static inline void open_for_allocation(struct pool_head *pool)
  * An allocation failed: count it, and report it when fail-report is on (pool-fail-report.c:
  * once per burst, from memory reserved beforehand).
  */
-static void *failed(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg,
+static void *failed(struct pool_head *pool, struct pool_thread *self, unsigned int dbg,
                     const void *caller, int injected)
 {
-	pool__count_failed(pool, pool__thread_id(ctx));
+	pool__count_failed(pool, pool__thread_id(self));
 	if (POOL_UNLIKELY(dbg & POOL_DBG_FAIL_REPORT))
 		pool__fail_report(pool, caller, injected);
 	errno = ENOMEM;
@@ -91,36 +93,39 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
                                       const void *caller)
 {
 	unsigned int dbg;
-	struct pool_thread *ctx;
+	struct pool_thread *self;
 	int from_cache = 0, cached;
 	void *obj = NULL;
 
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		pool__bad_head(pool, NULL, caller);
 	open_for_allocation(pool);
-	ctx = pool__thread_self(&dbg);
+	self = pool__thread_self(&dbg);
 
 	if ((dbg & POOL_DBG_FAIL) && !(flags & POOL_F_NO_FAIL) &&
-	    pool__debug_fail_roll(pool__thread_rng(ctx), pool__thread_id(ctx)))
-		return failed(pool, ctx, dbg, caller, 1);
-	cached = pool__tcache_usable(pool, ctx, dbg);
+	    pool__debug_fail_roll(pool__thread_rng(self), pool__thread_id(self)))
+		return failed(pool, self, dbg, caller, 1);
+	cached = pool__tcache_usable(pool, self, dbg);
 	if (cached) {
-		obj = pool__tcache_pop(pool, ctx, dbg);
+		obj = pool__tcache_pop(pool, self, dbg);
 		from_cache = obj != NULL;
 	}
 	if (!obj)
-		obj = pool__tcache_refill(pool, ctx, dbg);
+		obj = pool__tcache_refill(pool, self, dbg);
 	if (POOL_UNLIKELY(!obj)) {
 		check_still_live(pool, NULL, caller);
-		return failed(pool, ctx, dbg, caller, 0);
+		return failed(pool, self, dbg, caller, 0);
 	}
+	/* whichever tier it came from, an object has the pool's alignment */
+	POOL_ASSERT(((uintptr_t)obj & (pool->align - 1)) == 0);
+	POOL_ASSERT(!from_cache || self->state == POOL_THREAD_CACHED);
 	if (POOL_UNLIKELY(dbg | pool->layout)) {
-		if ((dbg & POOL_DBG_PROFILE) && (!cached || pool__sample_due(ctx, obj)))
-			pool__sample_handout(pool, ctx, obj, caller, cached);
+		if ((dbg & POOL_DBG_PROFILE) && (!cached || pool__sample_due(self, obj)))
+			pool__sample_handout(pool, self, obj, caller, cached);
 		/* the profile and the failure report need nothing of the debugging layer */
 		if ((dbg & ~POOL_DBG_NO_OBJECT) | pool->layout) {
 			pool__debug_on_alloc(pool, obj, flags, caller, dbg, from_cache,
-			                     from_cache && pool__tcache_integrity(ctx, dbg));
+			                     from_cache && pool__tcache_integrity(self, dbg));
 			return obj;
 		}
 	}
@@ -139,13 +144,13 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 {
 	const void *caller = __builtin_return_address(0);
 	unsigned int dbg;
-	struct pool_thread *ctx;
+	struct pool_thread *self;
 
 	if (!ptr)
 		return;
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		pool__bad_head(pool, ptr, caller);
-	ctx = pool__thread_self(&dbg);
+	self = pool__thread_self(&dbg);
 	if (POOL_UNLIKELY(dbg | pool->layout)) {
 		if ((dbg & ~POOL_DBG_NO_OBJECT) | pool->layout)
 			pool__debug_on_free(pool, ptr, caller);
@@ -154,17 +159,17 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 	}
 	if (dbg & POOL_DBG_SANITIZER)
 		pool__debug_san_freed(pool, ptr);
-	if (pool__tcache_usable(pool, ctx, dbg) && pool__tcache_push(pool, ctx, ptr, dbg))
+	if (pool__tcache_usable(pool, self, dbg) && pool__tcache_push(pool, self, ptr, dbg))
 		return;
 	check_still_live(pool, ptr, caller);
-	pool__tcache_put_uncached(pool, ctx, ptr, dbg, caller);
+	pool__tcache_put_uncached(pool, self, ptr, dbg, caller);
 }
 
 POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 {
 	const void *caller = __builtin_return_address(0);
 	unsigned int dbg;
-	struct pool_thread *ctx;
+	struct pool_thread *self;
 	size_t i;
 
 	if (!pool || !objs || !n)
@@ -174,19 +179,19 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 	if (pool__tcache_alloc_bulk_fast(pool, objs, n))
 		return n;
 	open_for_allocation(pool);
-	ctx = pool__thread_self(&dbg);
-	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
-		if (pool__tcache_alloc_bulk(pool, ctx, objs, n, dbg) == n) {
+	self = pool__thread_self(&dbg);
+	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
+		if (pool__tcache_alloc_bulk(pool, self, objs, n, dbg) == n) {
 			if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE)) {
 				for (i = 1; i < n; i++)
 					pool__prof_credit(objs[i]);
-				if (pool__sample_due(ctx, objs[0]))
-					pool__sample_handout(pool, ctx, objs[0], caller, 1);
+				if (pool__sample_due(self, objs[0]))
+					pool__sample_handout(pool, self, objs[0], caller, 1);
 			}
 			return n;
 		}
 		check_still_live(pool, NULL, caller);
-		failed(pool, ctx, dbg, caller, 0);
+		failed(pool, self, dbg, caller, 0);
 		return 0;
 	}
 	/* debugging or no cache: object by object, each checked; all or nothing all the same */
@@ -205,7 +210,7 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 {
 	unsigned int dbg;
-	struct pool_thread *ctx;
+	struct pool_thread *self;
 	size_t i;
 
 	if (!pool || !objs || !n)
@@ -214,12 +219,12 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 		pool__bad_head(pool, NULL, __builtin_return_address(0));
 	if (pool__tcache_free_bulk_fast(pool, objs, n))
 		return;
-	ctx = pool__thread_self(&dbg);
-	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, ctx, dbg)) {
+	self = pool__thread_self(&dbg);
+	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
 		if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE))
 			for (i = 0; i < n; i++)
 				pool__prof_credit(objs[i]);
-		if (!pool__tcache_free_bulk(pool, ctx, objs, n, dbg))
+		if (!pool__tcache_free_bulk(pool, self, objs, n, dbg))
 			check_still_live(pool, NULL, __builtin_return_address(0));
 		return;
 	}

@@ -2,20 +2,29 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The bucket tier: magazines, the shared free lists with their BUSY protocol, the counters of
- * each bucket, the OS layer with the accounting of every backend, limits, demand tracking
- * (needed_avg) and memory return (the release pass at the end of each demand window, pool_gc(),
- * pool_flush()).
+ * The bucket tier, first half: magazines (made and freed as library metadata), the shared free
+ * lists with their BUSY protocol, each bucket's stack of empty magazines, the counters of each
+ * bucket, the OS layer with the accounting of every backend, limits, and the heads across
+ * fork(). Demand tracking and memory return (the release pass, pool_gc(), pool_flush()) are the
+ * second half, pool-demand.c. See the essay in pool.c, steps 4 and 5.
+ *
+ * A bucket's shared free list is a stack of magazines linked through their headers (`next`);
+ * beside it the bucket keeps a stack of empty magazines, at most EMPTIES_MAX. A thread that
+ * refills leaves there, in the same exchange, the empty magazines its slot has beyond the two it
+ * keeps (a consumer's slot fills with empties that a producer's lacks); a thread without a cache
+ * frees into one of them, and a thread that must load an empty magazine and has no memory for a
+ * new one takes one there. Release passes trim them (pool-demand.c), pool_destroy() frees them.
  *
  * Concurrency: lock-free, with one rule that carries everything. A thread owns a bucket from the
  * moment its atomic exchange of POOL_BUSY into the head returns something other than POOL_BUSY
  * until it stores a new head; the BUSY window holds no lock and calls nothing that can block.
- * Only the owner reads the `next` of a magazine in the bucket's stacks, and only the owner writes
- * the bucket's counters (plain relaxed loads and stores), so a magazine moved costs one atomic
+ * Only the owner reads the `next` of a magazine in the bucket's stacks, changes the bucket's
+ * empties (with plain loads and stores: tests/model/busy.pml shows that leaving an empty
+ * magazine after the head went back can put one magazine in two places), and writes the bucket's
+ * counters (plain relaxed loads and stores), so a magazine moved costs one atomic
  * read-modify-write (the head's exchange) and its counters land on the line that exchange
  * already took. Moves that own no head (the OS layer when every bucket was BUSY) count in the
- * pool's spill counters with fetch_add. Release passes are serialised by the pool's pass lock,
- * taken with trylock from slow paths.
+ * pool's spill counters with fetch_add.
  *
  * No function here reads or writes the memory of a free object: magazines hold the pointers, so
  * a move between tiers reads magazine headers and pointer arrays (library metadata) and nothing
@@ -145,6 +154,7 @@ static void count_move(struct pool_head *pool, unsigned int start, long allocate
 			pool__own_add(&b->os_allocs, (unsigned long)allocated);
 		else if (allocated < 0)
 			pool__own_add(&b->os_releases, (unsigned long)-allocated);
+		POOL_ASSERT(pool__bucket_books_ok(b));
 		pool__bucket_give(b, h);
 		return;
 	}
@@ -175,6 +185,7 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 		pool__own_add(&b->allocated, -n);
 		pool__own_add(&b->used, -n);
 		pool__own_add(&b->lost, n);
+		POOL_ASSERT(pool__bucket_books_ok(b));
 		pool__bucket_give(b, h);
 		pool__bucket_limit_unreserve(pool, (unsigned int)n);
 		return;
@@ -189,8 +200,8 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 /*
  * The limit (pool_set_limit()) and its count. limit_count counts the objects reserved from the
  * OS layer: a move from the OS layer reserves its objects (limit_reserve()) before it asks for
- * them, and a move back unreserves them (pool__bucket_limit_unreserve()) once its bucket has counted them out
- * of `allocated`. So the count is `allocated` plus the objects of the moves in flight, never
+ * them, and a move back unreserves them (pool__bucket_limit_unreserve()) once its bucket has
+ * counted them out of `allocated`. So the count is `allocated` plus the objects of the moves in flight, never
  * below `allocated` and never below 0. It is kept whether or not a limit is set, and
  * pool_set_limit() only stores the cap: nothing ever rebuilds the count from `allocated`, which
  * a move in flight would make wrong (the count went to -200 when a set_limit landed between a
@@ -236,8 +247,13 @@ void pool__bucket_limit_unreserve(struct pool_head *pool, unsigned int n)
 {
 	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
 		pool__limit_test_hook(pool, 0);
-	if (n)
-		atomic_fetch_sub_explicit(&pool->limit_count, (long)n, memory_order_relaxed);
+	if (n) {
+		long was = atomic_fetch_sub_explicit(&pool->limit_count, (long)n,
+		                                     memory_order_relaxed);
+
+		/* never below 0: what leaves was reserved (see above) */
+		POOL_ASSERT(was >= (long)n);
+	}
 }
 
 void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
@@ -257,6 +273,7 @@ unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned in
 {
 	unsigned int k, n = 0;
 
+	POOL_ASSERT(want >= 1 && out);
 	k = limit_reserve(pool, want ? want : 1);
 	if (!k)
 		return 0;
@@ -344,7 +361,9 @@ static void deposit_empties(struct pool_bucket *b, struct pool_mag **empties)
 	unsigned int ne = atomic_load_explicit(&b->nempties, memory_order_relaxed);
 	struct pool_mag *m;
 
+	POOL_ASSERT(ne <= EMPTIES_MAX);
 	while ((m = *empties) && ne < EMPTIES_MAX) {
+		POOL_ASSERT(m->n == 0);
 		*empties = m->next;
 		m->next = b->empties;
 		b->empties = m;
@@ -360,6 +379,7 @@ void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want, str
 	struct pool_mag *m;
 
 	while (want && (m = b->empties)) {
+		POOL_ASSERT(ne >= 1 && m->n == 0);
 		b->empties = m->next;
 		m->next = *empties;
 		*empties = m;
@@ -369,52 +389,73 @@ void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want, str
 	atomic_store_explicit(&b->nempties, ne, memory_order_relaxed);
 }
 
-struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
-                                  unsigned int max_mags, struct pool_mag **empties,
-                                  unsigned int *nobjs)
+/*
+ * Own the first bucket with a stack, visiting each bucket once from `start` (BUSY and empty
+ * ones are passed by): returns it, its head (a stack) in *head, or NULL when none had one.
+ */
+static struct pool_bucket *own_stocked(struct pool_head *pool, unsigned int start,
+                                       struct pool_mag **head)
 {
 	unsigned int mask = pool->nbuckets - 1;
 	unsigned int i;
 
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
-		struct pool_mag *head, *last;
-		unsigned int k, nm;
+		struct pool_mag *h;
 
 		if (!atomic_load_explicit(&b->free_list, memory_order_relaxed))
 			continue;
-		head = pool__bucket_own(b);
-		if (head == POOL_BUSY)
+		h = pool__bucket_own(b);
+		if (h == POOL_BUSY)
 			continue;
-		if (!head) {
+		if (!h) {
 			pool__bucket_give(b, NULL);
 			continue;
 		}
-		/*
-		 * We own the head: nobody can pop these magazines, so their headers are ours to
-		 * read. Up to max_mags of them.
-		 */
-		k = head->n;
-		last = head;
-		for (nm = 1; nm < max_mags && last->next; nm++) {
-			last = last->next;
-			k += last->n;
-		}
-		pool__bucket_sync(pool, b);
-		bucket_took(b, k);
-		pool__own_add(&b->used, k);
-		pool__own_add(&b->get_objects, k);
-		pool__own_add(&b->get_clusters, nm);
-		if (empties)
-			deposit_empties(b, empties);
-		pool__bucket_give(b, last->next);
-		last->next = NULL;
-		*nobjs = k;
-		pool__count_moved(k);
-		return head;
+		*head = h;
+		return b;
 	}
-	*nobjs = 0;
 	return NULL;
+}
+
+struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
+                                  unsigned int max_mags, struct pool_mag **empties,
+                                  unsigned int *nobjs)
+{
+	struct pool_mag *head, *last;
+	struct pool_bucket *b;
+	unsigned int k, nm;
+
+	POOL_ASSERT(max_mags >= 1 && nobjs);
+	b = own_stocked(pool, start, &head);
+	if (!b) {
+		*nobjs = 0;
+		return NULL;
+	}
+	/*
+	 * We own the head: nobody can pop these magazines, so their headers are ours to
+	 * read. Up to max_mags of them.
+	 */
+	k = head->n;
+	last = head;
+	POOL_ASSERT(head->n >= 1 && head->n <= head->cap);
+	for (nm = 1; nm < max_mags && last->next; nm++) {
+		last = last->next;
+		POOL_ASSERT(last->n >= 1 && last->n <= last->cap);
+		k += last->n;
+	}
+	pool__bucket_sync(pool, b);
+	bucket_took(b, k);
+	pool__own_add(&b->used, k);
+	pool__own_add(&b->get_objects, k);
+	pool__own_add(&b->get_clusters, nm);
+	if (empties)
+		deposit_empties(b, empties);
+	pool__bucket_give(b, last->next);
+	last->next = NULL;
+	*nobjs = k;
+	pool__count_moved(k);
+	return head;
 }
 
 int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
@@ -424,6 +465,10 @@ int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_
 	unsigned int mask = pool->nbuckets - 1;
 	unsigned int i;
 
+	/* a shared stack holds no empty magazine: each of them holds 1..cluster objects */
+	POOL_ASSERT(nmags >= 1 && top && bottom && top->n >= 1 && bottom->n >= 1);
+	POOL_ASSERT(nobjs >= nmags && nobjs <= (unsigned long)nmags * pool->cluster);
+	POOL_ASSERT(!want_empties || empties);
 	for (i = 0; i < pool->nbuckets * PUSH_TRIES_PER_BUCKET; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
 		struct pool_mag *head = pool__bucket_own(b);
@@ -443,6 +488,27 @@ int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_
 		return 1;
 	}
 	return 0;
+}
+
+void pool__bucket_walk(const struct pool_head *pool, const struct pool_bucket *b,
+                       const struct pool_mag *head)
+{
+	const struct pool_mag *m;
+	unsigned long objs = 0;
+	unsigned int n, i;
+
+	POOL_ASSERT(head != POOL_BUSY);
+	for (m = head; m; m = m->next) {
+		POOL_ASSERT(m->cap == pool->cluster && m->n >= 1 && m->n <= m->cap);
+		for (i = 0; i < m->n; i++)
+			POOL_ASSERT(m->obj[i]);
+		objs += m->n;
+	}
+	POOL_ASSERT(objs == pool__own_get(&b->free_objects));
+	for (m = b->empties, n = 0; m; m = m->next, n++)
+		POOL_ASSERT(m->n == 0 && n < EMPTIES_MAX);
+	POOL_ASSERT(n == atomic_load_explicit(&b->nempties, memory_order_relaxed));
+	POOL_ASSERT(pool__bucket_books_ok(b));
 }
 
 /* Give back every object of a stack of magazines (uncounted already) and free the magazines. */
@@ -474,45 +540,32 @@ void pool__push_mags(struct pool_head *pool, struct pool_mag *top, struct pool_m
 
 void *pool__shared_get_one(struct pool_head *pool, unsigned int start)
 {
-	unsigned int mask = pool->nbuckets - 1;
-	unsigned int i;
+	struct pool_mag *head;
+	struct pool_bucket *b = own_stocked(pool, start, &head);
+	void *obj;
 
-	for (i = 0; i < pool->nbuckets; i++) {
-		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
-		struct pool_mag *head;
-		void *obj;
+	if (!b)
+		return NULL;
+	POOL_ASSERT(head->n > 0);
+	obj = head->obj[--head->n];
+	pool__bucket_sync(pool, b);
+	bucket_took(b, 1);
+	pool__own_add(&b->used, 1);
+	pool__own_add(&b->get_objects, 1);
+	if (!head->n) {
+		/* the magazine left the stack empty: it joins the empties, or goes */
+		struct pool_mag *next = head->next, *spare = head;
 
-		if (!atomic_load_explicit(&b->free_list, memory_order_relaxed))
-			continue;
-		head = pool__bucket_own(b);
-		if (head == POOL_BUSY)
-			continue;
-		if (!head) {
-			pool__bucket_give(b, NULL);
-			continue;
-		}
-		POOL_ASSERT(head->n > 0);
-		obj = head->obj[--head->n];
-		pool__bucket_sync(pool, b);
-		bucket_took(b, 1);
-		pool__own_add(&b->used, 1);
-		pool__own_add(&b->get_objects, 1);
-		if (!head->n) {
-			/* the magazine left the stack empty: it joins the empties, or goes */
-			struct pool_mag *next = head->next, *spare = head;
-
-			head->next = NULL;
-			pool__own_add(&b->get_clusters, 1);
-			deposit_empties(b, &spare);
-			pool__bucket_give(b, next);
-			pool__mag_free(pool, spare);
-		} else {
-			pool__bucket_give(b, head);
-		}
-		pool__count_moved(1);
-		return obj;
+		head->next = NULL;
+		pool__own_add(&b->get_clusters, 1);
+		deposit_empties(b, &spare);
+		pool__bucket_give(b, next);
+		pool__mag_free(pool, spare);
+	} else {
+		pool__bucket_give(b, head);
 	}
-	return NULL;
+	pool__count_moved(1);
+	return obj;
 }
 
 void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start)
@@ -520,6 +573,7 @@ void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start)
 	unsigned int mask = pool->nbuckets - 1;
 	unsigned int i;
 
+	POOL_ASSERT(obj);
 	/* into a magazine a bucket already has, with one exchange */
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
@@ -576,18 +630,6 @@ void pool__shared_put_array(struct pool_head *pool, void *const *objs, unsigned 
 		n -= k;
 	}
 }
-
-
-
-
-
-
-
-
-
-
-
-
 
 /* ------------------------------------------------------------------------------------------ */
 /* fork()                                                                                     */

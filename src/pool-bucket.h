@@ -4,7 +4,8 @@
  *
  * The bucket tier: magazines, shared free lists (the BUSY protocol), per-bucket counters, the OS
  * layer with its accounting and limits (pool-bucket.c), demand tracking and memory return
- * (pool-demand.c). Private header: its callers are the thread-cache tier and the pool heads.
+ * (pool-demand.c). Private header: its callers are the thread-cache tier (pool-thread.c,
+ * pool-tcache.c, pool-magazine.c) and the pool heads (pool.c, pool-alloc.c, pool-stats.c).
  */
 #ifndef POOL_SRC_POOL_BUCKET_H
 #define POOL_SRC_POOL_BUCKET_H
@@ -49,6 +50,18 @@ static inline void pool__own_add(atomic_ulong *c, unsigned long delta)
 static inline unsigned long pool__own_get(const atomic_ulong *c)
 {
 	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+/*
+ * Owner: do the bucket's books balance? Every change of `allocated` changes os_allocs,
+ * os_releases or lost by as much, in the same ownership (the OS layer's moves, a release, a
+ * flush, a fork() child's losses), so allocated == os_allocs - os_releases - lost holds for each
+ * bucket at every give (modulo 2^64: a bucket's counts may wrap, their sums do not).
+ */
+static inline int pool__bucket_books_ok(const struct pool_bucket *b)
+{
+	return pool__own_get(&b->allocated) == pool__own_get(&b->os_allocs) -
+	       pool__own_get(&b->os_releases) - pool__own_get(&b->lost);
 }
 
 /* A count as a low-water mark: they saturate at 2^32 - 1. */
@@ -99,6 +112,16 @@ static inline void pool__count_touched(unsigned long words)
 	if (POOL_ASSERTS)
 		atomic_fetch_add_explicit(&pool__touched_words, words, memory_order_relaxed);
 }
+
+/*
+ * Tier 2 of the assertions (pool-assert.h): bucket `b` of `pool`, owned by the caller with
+ * `head` its stack, walked: the objects of its stack are its free_objects, each magazine holds
+ * 1..cluster non-NULL pointers, its empty magazines are nempties, and its books balance. Costs
+ * the stack's magazines, inside the BUSY window: pool_gc(), pool_flush() and pool_destroy() call
+ * it, under `if (POOL_ASSERTS >= 2)`.
+ */
+void pool__bucket_walk(const struct pool_head *pool, const struct pool_bucket *b,
+                       const struct pool_mag *head);
 
 /* Sums of a bucket counter over a pool (relaxed reads: stats and limits only). */
 unsigned long pool__sum_allocated(const struct pool_head *pool);

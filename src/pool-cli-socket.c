@@ -68,7 +68,9 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "pool-assert.h"
 #include "pool-cli.h"
+#include "pool-lock.h"
 #include "pool-text.h"
 
 struct cli_client {
@@ -106,7 +108,7 @@ struct cli_server {
 
 #define ACCEPT_BACKOFF_MS 100
 
-static pthread_mutex_t cli_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool_lock cli_lock = POOL_LOCK_INITIALIZER;
 static struct cli_server *cli_running;  /* under cli_lock */
 static atomic_uint cli_timeout_ms = POOL_CLI_TIMEOUT_MS_DEF;
 static atomic_int cli_stopping;
@@ -629,12 +631,12 @@ static void server_wake(struct cli_server *srv)
  */
 static void cli_fork_prepare(void)
 {
-	pthread_mutex_lock(&cli_lock);
+	pool__lock(&cli_lock);
 }
 
 static void cli_fork_parent(void)
 {
-	pthread_mutex_unlock(&cli_lock);
+	pool__unlock(&cli_lock);
 }
 
 static void cli_fork_child(void)
@@ -643,7 +645,7 @@ static void cli_fork_child(void)
 		server_free(cli_running);
 		cli_running = NULL;
 	}
-	pthread_mutex_unlock(&cli_lock);
+	pool__unlock(&cli_lock);
 }
 
 static void cli_register_atfork(void)
@@ -772,12 +774,13 @@ static struct cli_server *server_new(void)
 	return srv;
 }
 
-/* Start the server thread with every asynchronous signal blocked. 0, or an errno value. */
+/* cli_lock held: start the server thread with every asynchronous signal blocked. 0, or errno. */
 static int server_start(struct cli_server *srv)
 {
 	sigset_t all, old;
 	int err;
 
+	POOL_ASSERT(pool__lock_held(&cli_lock) && !cli_running);
 	/*
 	 * The server thread takes no asynchronous signal: they belong to the application's
 	 * threads. Faults stay deliverable so that a crash still reaches its handler.
@@ -819,7 +822,7 @@ POOL_API int pool_cli_listen_level(const char *unix_path, enum pool_cli_level le
 	memcpy(l.path, unix_path, strlen(unix_path) + 1);
 	l.level = level;
 	pthread_once(&atfork_once, cli_register_atfork);
-	pthread_mutex_lock(&cli_lock);
+	pool__lock(&cli_lock);
 	srv = cli_running;
 	nl = srv ? atomic_load(&srv->nlisteners) : 0;
 	if (nl == POOL_CLI_MAX_LISTENERS) {
@@ -839,7 +842,7 @@ POOL_API int pool_cli_listen_level(const char *unix_path, enum pool_cli_level le
 		srv->listeners[nl] = l;
 		atomic_store_explicit(&srv->nlisteners, nl + 1, memory_order_release);
 		server_wake(srv);
-		pthread_mutex_unlock(&cli_lock);
+		pool__unlock(&cli_lock);
 		return 0;
 	}
 	srv = server_new();
@@ -856,14 +859,14 @@ POOL_API int pool_cli_listen_level(const char *unix_path, enum pool_cli_level le
 		goto fail_unlock;
 	}
 	cli_running = srv;
-	pthread_mutex_unlock(&cli_lock);
+	pool__unlock(&cli_lock);
 	return 0;
 
 fail_listener:
 	close(l.fd);
 	listener_unlink(&l);
 fail_unlock:
-	pthread_mutex_unlock(&cli_lock);
+	pool__unlock(&cli_lock);
 	errno = err;
 	return -1;
 }
@@ -878,10 +881,10 @@ POOL_API void pool_cli_stop(void)
 	struct cli_server *srv;
 	unsigned int i;
 
-	pthread_mutex_lock(&cli_lock);
+	pool__lock(&cli_lock);
 	srv = cli_running;
 	if (!srv) {
-		pthread_mutex_unlock(&cli_lock);
+		pool__unlock(&cli_lock);
 		return;
 	}
 	atomic_store(&cli_stopping, 1);
@@ -891,5 +894,5 @@ POOL_API void pool_cli_stop(void)
 		listener_unlink(&srv->listeners[i]);
 	server_free(srv);
 	cli_running = NULL;
-	pthread_mutex_unlock(&cli_lock);
+	pool__unlock(&cli_lock);
 }

@@ -24,8 +24,8 @@
 
 #include "pool-assert.h"
 #include "pool-cli.h"
-#include "pool-int.h"
 #include "pool-dump.h"
+#include "pool-int.h"
 #include "pool-profile-dump.h"
 #include "pool-text.h"
 
@@ -138,6 +138,7 @@ static int flush_one(struct pool_head *pool, void *arg)
 {
 	struct cli_walk *wk = arg;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	if (walk_matches(wk, pool)) {
 		pool_flush(pool);
 		wk->pools++;
@@ -170,6 +171,7 @@ static int limit_one(struct pool_head *pool, void *arg)
 	struct cli_walk *wk = arg;
 	size_t was = atomic_load_explicit(&pool->limit, memory_order_relaxed);
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	if (!walk_matches(wk, pool))
 		return 0;
 	pool_set_limit(pool, wk->limit);

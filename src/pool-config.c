@@ -46,7 +46,8 @@ static const struct setting settings[] = {
 	{ "cache_bytes", "POOL_CACHE_SIZE", SIZE_FIELD(cache_bytes), SETTING_BYTES,
 	  POOL_CACHE_BYTES_MIN,
 	  POOL_SIZE_MAX, "bytes from 4096 to 1g with an optional k, m or g suffix" },
-	{ "cluster", NULL, UINT_FIELD(cluster), SETTING_COUNT, 1, POOL_CLUSTER_MAX, NULL },
+	{ "cluster", "POOL_CLUSTER", UINT_FIELD(cluster), SETTING_COUNT, 1, POOL_CLUSTER_MAX,
+	  "objects per magazine from 1 to 64" },
 	{ "decay_ms", "POOL_DECAY_MS", UINT_FIELD(decay_ms), SETTING_COUNT, 1, POOL_DECAY_MS_MAX,
 	  "milliseconds from 1 to 3600000" },
 };

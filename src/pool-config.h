@@ -12,8 +12,8 @@
 
 /*
  * The configuration in effect. The first call loads the defaults (pool_topology(), then
- * POOL_BUCKETS, POOL_CACHE_SIZE, POOL_DECAY_MS; a bad value is reported once on stderr and
- * ignored). The fields change only through pool_configure(), which refuses once
+ * POOL_BUCKETS, POOL_CACHE_SIZE, POOL_CLUSTER, POOL_DECAY_MS; a bad value is reported once on
+ * stderr and ignored). The fields change only through pool_configure(), which refuses once
  * pool__config_freeze() was called: a pool's buckets and cluster size are fixed at its creation,
  * a thread's budget at its first use. Thread-safe; never NULL.
  */

@@ -470,8 +470,11 @@ void pool__debug_apply(const struct pool_debug_settings *s)
 	for (i = 0; i < NB_DBG_OPTIONS; i++) {
 		const struct dbg_option *o = &dbg_options[i];
 
-		if (o->kind != DBG_FLAG)
+		if (o->kind != DBG_FLAG) {
+			/* the parser kept every value within its kind's bounds */
+			POOL_ASSERT(field_get(s, o) <= dbg_kinds[o->kind].max);
 			__atomic_store_n(value_of(o), field_get(s, o), __ATOMIC_RELAXED);
+		}
 	}
 	if ((flags & POOL_DBG_INTEGRITY) && !(cur & POOL_DBG_INTEGRITY))
 		atomic_fetch_add_explicit(&integrity_epoch, 1, memory_order_release);
@@ -595,10 +598,14 @@ void pool__debug_fill_cached(struct pool_head *pool, void *obj, int integrity)
 	size_t size = pool->ro.size, off;
 	uint64_t pat = pattern_word(obj);
 
+	/* the pattern stays inside the object, the backup inside the stride (compute_layout()) */
+	POOL_ASSERT(obj && size <= pool->stride);
+	POOL_ASSERT(!pool->backup_off || pool->backup_off + 8 + size <= pool->stride);
 	if (pool__san_on())
 		pool__san_access(obj, pool->stride);
+	/* the whole object: a free object holds no link (its pointer is in a magazine) */
 	if (integrity) {
-		for (off = sizeof(void *); off + 8 <= size; off += 8)
+		for (off = 0; off + 8 <= size; off += 8)
 			write_word(obj, off, pat);
 		for (; off < size; off++)
 			((unsigned char *)obj)[off] = (unsigned char)(pat >> (8 * (off & 7)));
@@ -618,10 +625,11 @@ void pool__debug_check_cached(struct pool_head *pool, void *obj, const void *cal
 	uint64_t pat = pattern_word(obj);
 	unsigned char *o = obj;
 
+	POOL_ASSERT(obj && size <= pool->stride);
 	if (pool__san_on())
 		pool__san_access(obj, pool->stride);
 	if (integrity) {
-		for (off = sizeof(void *); off + 8 <= size; off += 8)
+		for (off = 0; off + 8 <= size; off += 8)
 			if (read_word(obj, off) != pat)
 				goto damaged;
 		for (; off < size; off++)
@@ -630,9 +638,7 @@ void pool__debug_check_cached(struct pool_head *pool, void *obj, const void *cal
 	}
 	if (pool->backup_off &&
 	    read_word(obj, pool->backup_off) == (BACKUP_KEY ^ (uint64_t)(uintptr_t)obj)) {
-		if (size > sizeof(void *) &&
-		    memcmp(o + sizeof(void *), o + pool->backup_off + 8 + sizeof(void *),
-		           size - sizeof(void *)) != 0)
+		if (memcmp(o, o + pool->backup_off + 8, size) != 0)
 			report("write after free detected by the backup copy (the freed object "
 			       "changed while it was cached)", pool, obj, caller);
 		write_word(obj, pool->backup_off, 0);
@@ -676,7 +682,11 @@ void pool__debug_san_freed(struct pool_head *pool, void *obj)
 void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
                           const void *caller, unsigned int dbg, int from_cache, int integrity)
 {
-
+	/* what the layout put past the object lies within what the OS layer gave (os_size) */
+	POOL_ASSERT(obj && ((uintptr_t)obj & (pool->align - 1)) == 0);
+	POOL_ASSERT(!pool->tag_off || pool->tag_off + sizeof(uint64_t) <= pool->os_size);
+	POOL_ASSERT(!pool->caller_off || pool->caller_off + sizeof(void *) <= pool->stride);
+	POOL_ASSERT(!integrity || from_cache);
 	if (dbg & POOL_DBG_SANITIZER)
 		pool__debug_san_handout(pool, obj);
 	if (from_cache && (integrity || pool->backup_off))
@@ -784,6 +794,7 @@ void pool__debug_on_free(struct pool_head *pool, void *obj, const void *caller)
 {
 	const void *last;
 
+	POOL_ASSERT(obj);
 	if (pool__san_on())
 		san_check_free(pool, obj, caller);
 	if (pool->layout & POOL_DBG_UAF) {
@@ -824,6 +835,7 @@ static void catch_faults(void)
 
 void pool__debug_pool_created(struct pool_head *pool)
 {
+	POOL_ASSERT(pool->magic == POOL_HEAD_LIVE && !(pool->layout & ~POOL_DBG_LAYOUT));
 	if (pool__san_on())
 		pool__san_mempool_create(pool);
 	if (pool->layout & POOL_DBG_UAF)
@@ -832,6 +844,8 @@ void pool__debug_pool_created(struct pool_head *pool)
 
 void pool__debug_pool_destroyed(struct pool_head *pool)
 {
+	/* dead before its uaf mappings go: a late free is reported as a use of a dead pool */
+	POOL_ASSERT(pool->magic == POOL_HEAD_DEAD);
 	if (pool->layout & POOL_DBG_UAF)
 		pool__uaf_release_owner(pool);
 	if (pool__san_on())

@@ -24,9 +24,12 @@
 
 #include "pool-assert.h"
 #include "pool-bucket.h"
+#include "pool-lock.h"
 
 #define FLUSH_BUSY_TRIES      100000u   /* pool_flush()/pool_gc() wait this many yields per head */
-#define PASS_MAGS_MAX         64u       /* magazines one automatic pass takes from one bucket */
+#define PASS_OBJS_MAX         512u      /* objects one automatic pass takes from one bucket (as
+                                           64 clusters of 8 did before magazines: a pass runs on
+                                           a user thread's slow path, so it stays short) */
 #define GC_MAGS_PER_TURN      1024u     /* magazines a pass detaches per ownership of a head */
 #define GC_FLOOR_BYTES        65536u    /* pool_gc() keeps at most this much beyond the need */
 #define EMPTIES_KEEP          4u        /* empty magazines a release pass leaves a bucket */
@@ -112,6 +115,7 @@ static struct pool_mag *bucket_detach(struct pool_bucket *b, struct pool_mag **h
 	}
 	pool__own_add(&b->allocated, -n);
 	pool__own_add(&b->os_releases, n);
+	POOL_ASSERT(pool__bucket_books_ok(b));
 	return top;
 }
 
@@ -173,7 +177,7 @@ static struct pool_mag *pass_own(struct pool_bucket *b, int gc)
  * first also trims the bucket's empty magazines to EMPTIES_KEEP.
  * `gc`: a pool_gc() call waits for BUSY heads a while and releases all that it may, in turns of
  * at most GC_MAGS_PER_TURN magazines per ownership so that no BUSY window grows long; an
- * automatic pass skips BUSY buckets and takes at most PASS_MAGS_MAX magazines a bucket (the
+ * automatic pass skips BUSY buckets and takes at most PASS_OBJS_MAX objects a bucket (the
  * rest goes at the next window). The caller holds the pass lock.
  */
 static void release_pass(struct pool_head *pool, int gc)
@@ -183,6 +187,8 @@ static void release_pass(struct pool_head *pool, int gc)
 	void *split[POOL_CLUSTER_MAX];
 	unsigned int i;
 
+	POOL_ASSERT(pool__lock_held(&pool->demand.pass_lock));
+	POOL_ASSERT(pool->nbuckets <= POOL_BUCKETS_MAX);
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
 		struct pool_mag *head = pass_own(b, gc), *extra;
@@ -190,6 +196,8 @@ static void release_pass(struct pool_head *pool, int gc)
 		idle_of[i] = 0;
 		if (head == POOL_BUSY)
 			continue;
+		if (POOL_ASSERTS >= 2 && gc)
+			pool__bucket_walk(pool, b, head);
 		idle_of[i] = bucket_idle_rotate(pool, b);
 		idle += idle_of[i];
 		extra = trim_empties(b, EMPTIES_KEEP);
@@ -202,7 +210,7 @@ static void release_pass(struct pool_head *pool, int gc)
 	excess = idle > pool->floor ? idle - pool->floor : 0;
 	for (i = 0; excess && i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
-		unsigned long budget = gc ? ULONG_MAX : PASS_MAGS_MAX;
+		unsigned long budget = gc ? ULONG_MAX : PASS_OBJS_MAX;
 
 		while (excess && idle_of[i] && budget) {
 			struct pool_mag *head = pass_own(b, gc), *top;
@@ -215,7 +223,9 @@ static void release_pass(struct pool_head *pool, int gc)
 			take = idle_of[i] < excess ? idle_of[i] : excess;
 			if (take > atomic_load_explicit(&b->low_cur, memory_order_relaxed))
 				take = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
-			turn = budget < GC_MAGS_PER_TURN ? budget : GC_MAGS_PER_TURN;
+			if (take > budget)
+				take = budget;
+			turn = GC_MAGS_PER_TURN;
 			top = bucket_detach(b, &head, take, turn, split, &nsplit, &took);
 			pool__bucket_give(b, head);
 			if (!took)
@@ -223,7 +233,7 @@ static void release_pass(struct pool_head *pool, int gc)
 			release_detached(pool, top, split, nsplit, took);
 			excess -= took;
 			idle_of[i] -= took;
-			budget -= budget == ULONG_MAX ? 0 : (took + pool->cluster - 1) / pool->cluster;
+			budget -= budget == ULONG_MAX ? 0 : took;
 		}
 	}
 }
@@ -249,12 +259,13 @@ void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cach
 	size_t share = cache_bytes / MAG_BUDGET_SHARE / pool->cache_cost;
 	size_t floor_objs;
 
+	POOL_ASSERT(cluster >= 1 && cluster <= POOL_CLUSTER_MAX && pool->stride && pool->cache_cost);
 	pool->cluster = share < cluster ? (share ? (unsigned int)share : 1) : cluster;
 	pool->mag_bytes = sizeof(struct pool_mag) + (size_t)pool->cluster * sizeof(void *);
 	/* the floor is bytes: a pool of objects over 64 KiB keeps none beyond its need */
 	floor_objs = GC_FLOOR_BYTES / pool->stride;
 	pool->floor = floor_objs < pool->cluster ? (unsigned int)floor_objs : pool->cluster;
-	pthread_mutex_init(&pool->demand.pass_lock, NULL);
+	pool__lock_init(&pool->demand.pass_lock);
 	pool->demand.window_ns = (uint64_t)decay_ms * 1000000u;
 	atomic_store(&pool->demand.epoch_ns, now_ns());
 }
@@ -270,11 +281,13 @@ void pool__bucket_fini(struct pool_head *pool)
 		/* owned: a thread racing the destruction (forbidden) cannot be taking one */
 		if (head == POOL_BUSY)
 			continue;
+		if (POOL_ASSERTS >= 2)
+			pool__bucket_walk(pool, b, head);
 		extra = trim_empties(b, 0);
 		pool__bucket_give(b, head);
 		pool__mag_free_stack(pool, extra);
 	}
-	pthread_mutex_destroy(&pool->demand.pass_lock);
+	pool__lock_destroy(&pool->demand.pass_lock);
 }
 
 void pool__bucket_tick(struct pool_head *pool)
@@ -284,22 +297,22 @@ void pool__bucket_tick(struct pool_head *pool)
 
 	if (now - begun < pool->demand.window_ns)
 		return;
-	if (pthread_mutex_trylock(&pool->demand.pass_lock) != 0)
+	if (pool__lock_try(&pool->demand.pass_lock) != 0)
 		return;
 	/* another thread may have ended this window while we took the lock */
 	if (atomic_load_explicit(&pool->demand.epoch_ns, memory_order_relaxed) == begun) {
 		end_window(pool, now);
 		release_pass(pool, 0);
 	}
-	pthread_mutex_unlock(&pool->demand.pass_lock);
+	pool__unlock(&pool->demand.pass_lock);
 }
 
 void pool__bucket_gc(struct pool_head *pool)
 {
-	pthread_mutex_lock(&pool->demand.pass_lock);
+	pool__lock(&pool->demand.pass_lock);
 	end_window(pool, now_ns());
 	release_pass(pool, 1);
-	pthread_mutex_unlock(&pool->demand.pass_lock);
+	pool__unlock(&pool->demand.pass_lock);
 }
 
 void pool__bucket_flush(struct pool_head *pool)
@@ -313,6 +326,8 @@ void pool__bucket_flush(struct pool_head *pool)
 
 		if (top == POOL_BUSY)
 			continue;
+		if (POOL_ASSERTS >= 2)
+			pool__bucket_walk(pool, b, top);
 		/*
 		 * The whole stack, without a walk: its count is the bucket's free_objects. Count
 		 * while we own it (a flush that counts after giving the head back loses updates:
@@ -324,6 +339,7 @@ void pool__bucket_flush(struct pool_head *pool)
 		atomic_store_explicit(&b->low_prev, 0, memory_order_relaxed);
 		pool__own_add(&b->allocated, -n);
 		pool__own_add(&b->os_releases, n);
+		POOL_ASSERT(pool__bucket_books_ok(b));
 		extra = trim_empties(b, 0);
 		pool__bucket_give(b, NULL);
 		pool__mag_free_stack(pool, extra);

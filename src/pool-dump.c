@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pool-assert.h"
 #include "pool-int.h"
 #include "pool-dump.h"
 #include "pool-profile-dump.h"
@@ -221,6 +222,7 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 	struct dump_entry *e;
 	unsigned int i, seq = s->seq++;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	if (a->match && strncmp(pool->name, a->match, a->match_len) != 0)
 		return 0;
 	if (s->n == s->cap) {
@@ -325,6 +327,7 @@ static int add_bytes(struct pool_head *pool, void *arg)
 	struct bytes_walk *b = arg;
 	struct pool_stats st;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	if (b->name && !pool__word_is(b->name, b->len, pool->name))
 		return 0;
 	pool_get_stats(pool, &st, sizeof(st));
@@ -434,12 +437,12 @@ static const struct dump_stat dump_counters[] = {
 	{ "shared_get_objects", "libpool_pool_shared_get_objects_total", "counter",
 	  "Objects taken from the shared free lists.", sv_shared_get_objects },
 	{ "shared_get_clusters", "libpool_pool_shared_get_clusters_total", "counter",
-	  "Clusters taken from the shared free lists (one exchange each).",
+	  "Magazines (clusters) taken from the shared free lists (one or two an exchange).",
 	  sv_shared_get_clusters },
 	{ "shared_put_objects", "libpool_pool_shared_put_objects_total", "counter",
 	  "Objects given to the shared free lists.", sv_shared_put_objects },
 	{ "shared_put_clusters", "libpool_pool_shared_put_clusters_total", "counter",
-	  "Clusters given to the shared free lists.", sv_shared_put_clusters },
+	  "Magazines (clusters) given to the shared free lists.", sv_shared_put_clusters },
 	{ "os_allocs", "libpool_pool_os_allocs_total", "counter",
 	  "Objects obtained from the OS layer.", sv_os_allocs },
 	{ "os_releases", "libpool_pool_os_releases_total", "counter",

@@ -8,7 +8,8 @@
  *
  *   struct pool_head    a pool: the read-mostly part the inline fast path reads (ro), the layout,
  *                       the creators merged into it, and its buckets.
- *   struct pool_bucket  two cache lines: the head of a shared free list and its counters.
+ *   struct pool_bucket  two cache lines: the head of a shared free list, a stack of empty
+ *                       magazines, and its counters.
  *   struct pool_mag     a magazine: an array of pointers to free objects, the unit that moves
  *                       between a thread cache and a shared free list (a "cluster").
  *   struct pool_tslot   a thread's magazines of one pool beyond the one the fast path uses.
@@ -24,10 +25,13 @@
 #include <stdint.h>
 #include <pool/pool-t.h>
 
+#include "pool-lock-t.h"
+
 #define POOL_CACHE_LINE       64u          /* bytes; bucket and head alignment */
 #define POOL_BUCKETS_MAX      64u          /* most buckets a pool may have (pool_configure) */
 #define POOL_DEFAULT_ALIGN    16u          /* object alignment when none is asked for (malloc's) */
-#define POOL_MIN_OBJECT       16u          /* smallest object layout (malloc's alignment) */
+#define POOL_MIN_OBJECT       8u           /* smallest object layout: a tag or caller word
+                                              follows it aligned */
 #define POOL_CALLER_SLOTS     32u          /* live-object counts per allocating caller */
 
 struct pool_sampler;                       /* a thread's profile sampler (pool-sample.c) */
@@ -106,7 +110,7 @@ struct pool_bucket {
  */
 struct pool_demand {
 	atomic_uint epoch;                      /* windows ended since the pool was created */
-	pthread_mutex_t pass_lock;              /* one release pass at a time (trylock from slow
+	struct pool_lock pass_lock;             /* one release pass at a time (trylock from slow
 	                                           paths, lock from pool_gc()) */
 	_Atomic uint64_t epoch_ns;              /* CLOCK_MONOTONIC time the current one began */
 	uint64_t window_ns;                     /* decay_ms, in nanoseconds (fixed) */
@@ -146,7 +150,6 @@ struct pool_head {
 	size_t backup_off;             /* offset of the backup copy, or 0 without backup */
 	unsigned int layout;           /* POOL_DBG_LAYOUT flags this pool was created with */
 	unsigned int nbuckets;         /* power of two */
-	unsigned int bucket_shift;     /* 64 - log2(nbuckets) for the pointer hash */
 	unsigned int cluster;          /* objects per magazine: the configured cluster, less for
 	                                  large objects (see pool__bucket_init()) */
 	unsigned int floor;            /* objects pool_gc() keeps beyond the need: 64 KiB worth,
@@ -183,9 +186,9 @@ enum pool_thread_state {
  * CPU layer of a loaded and a previous magazine over a depot of full and empty ones; here the
  * thread keeps a small depot of its own, within its byte budget, before the shared free lists).
  * The loaded magazine is the one the inline fast path pops and pushes through the thread's
- * struct pool_tcache entry (objs = loaded->obj, count, cap). Only the owning thread touches a
- * slot, except pool_destroy()'s drain and fork(), which wait until the owner is outside its
- * sections and keep it out while they look (see pool-tcache.c).
+ * struct pool_tcache entry (base = loaded->obj, top, end = base + cap). Only the owning thread
+ * touches a slot, except pool_destroy()'s drain and fork(), which wait until the owner is
+ * outside its sections and keep it out while they look (see pool-tcache.c).
  */
 struct pool_tslot {
 	struct pool_mag *loaded;       /* the fast path's magazine (NULL: none yet) */

@@ -45,6 +45,7 @@ static size_t find(const uintptr_t *tab, unsigned int tbits, const void *p)
 {
 	size_t mask = ((size_t)1 << tbits) - 1, i = pool__hash_ptr(p, tbits), n;
 
+	POOL_ASSERT(tab != slots || pool__lock_held(&set_lock));
 	for (n = 0; n <= mask; n++, i = (i + 1) & mask) {
 		uintptr_t v = tab[i];
 
@@ -56,12 +57,16 @@ static size_t find(const uintptr_t *tab, unsigned int tbits, const void *p)
 	return mask + 1;
 }
 
-/* Put `v` (an address with its state bit) into the first free slot of its probe sequence. */
+/*
+ * Put `v` (an address with its state bit) into the first free slot of its probe sequence.
+ * set_lock held, or the table private (a rebuild).
+ */
 static void place(uintptr_t *tab, unsigned int tbits, uintptr_t v)
 {
 	size_t mask = ((size_t)1 << tbits) - 1, i = pool__hash_ptr((const void *)key_of((void *)v),
 	                                                           tbits);
 
+	POOL_ASSERT(tab != slots || pool__lock_held(&set_lock));
 	while (tab[i] && tab[i] != TOMBSTONE)
 		i = (i + 1) & mask;
 	tab[i] = v;

@@ -21,17 +21,24 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-struct pool_lock {
-	pthread_mutex_t mutex;
-	_Atomic uintptr_t owner;   /* pool__lock_self() of the holder, 0 while free */
-};
-
-#define POOL_LOCK_INITIALIZER { PTHREAD_MUTEX_INITIALIZER, 0 }
+#include "pool-lock-t.h"
 
 /* The calling thread's id for owner words: never 0 (glibc's pthread_t is its TCB's address). */
 static inline uintptr_t pool__lock_self(void)
 {
 	return (uintptr_t)pthread_self();
+}
+
+/* A lock in allocated memory (a pool's pass lock): set up free / torn down free. */
+static inline void pool__lock_init(struct pool_lock *l)
+{
+	pthread_mutex_init(&l->mutex, NULL);
+	atomic_store_explicit(&l->owner, 0, memory_order_relaxed);
+}
+
+static inline void pool__lock_destroy(struct pool_lock *l)
+{
+	pthread_mutex_destroy(&l->mutex);
 }
 
 static inline void pool__lock(struct pool_lock *l)

@@ -7,8 +7,9 @@
  * magazines, the budget and CLOCK eviction, and the rotations when the loaded magazine runs
  * empty or full (Bonwick & Adams, "Magazines and Vmem", USENIX 2001, section 3; the essay of
  * pool-tcache.c tells how). Every function here acts on the calling thread's own caches inside
- * one of its sections (pool-tcache.c), except pool__magazine_take_slot() and
- * pool__magazine_slot_cached(), which read other threads' caches for pool-thread.c. Only
+ * one of its sections (pool-tcache.c), except the slot table's (under the pool list lock) and
+ * pool__magazine_take_slot() and pool__magazine_slot_cached(), which read other threads' caches
+ * for pool-thread.c. Only
  * magazine headers and pointer arrays are read or written here: never a free object, but for
  * the debugging layer's fill and check of cached objects when integrity or backup is on.
  */
@@ -65,12 +66,112 @@ static inline void set_held(struct pool_tslot *sl, uint32_t held)
 	__atomic_store_n(&sl->held, held, __ATOMIC_RELAXED);
 }
 
+/* What slot `s` holds, in objects counted by the budget. */
+static inline uint32_t slot_objs(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	const struct pool_tslot *sl = &ctx->slot[s];
+
+	return sl->held + (sl->loaded ? sl->loaded->cap : 0);
+}
+
+/*
+ * Tier 1 (pool-assert.h), at the top of every call of this file on the calling thread's own
+ * slot `s`: it is inside a section, the slot belongs to a pool, the fast path's entry spans the
+ * loaded magazine (or is empty, or closed by a drain), the counts agree with the stacks' ends,
+ * and the budget counts what the slot holds (the essay of pool-tcache.c).
+ */
+static void check_slot(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	const struct pool_tslot *sl = &ctx->slot[s];
+	const struct pool_tcache *tc = &ctx->tc[s];
+	const struct pool_mag *m = sl->loaded;
+
+	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 1);
+	POOL_ASSERT(s >= 1 && s < POOL_MAX_CACHED_POOLS && pool__slots[s]);
+	/* the profile's window (pool-sample.c) may narrow [base, end) inside the magazine */
+	POOL_ASSERT(m ? tc->base >= m->obj && tc->base <= m->obj + m->cap &&
+	                tc->end >= m->obj && tc->end <= m->obj + m->cap &&
+	                tc->top >= m->obj && tc->top <= m->obj + m->cap :
+	                !tc->base || tc->base == POOL__TC_CLOSED_BASE);
+	POOL_ASSERT(!sl->top == !sl->nfull && !sl->bottom == !sl->nfull && !sl->empty == !sl->nempty);
+	POOL_ASSERT(!sl->prev || sl->prev->n <= sl->prev->cap);
+	POOL_ASSERT(sl->reserved_objs == slot_objs(ctx, s) && ctx->reserved <= ctx->budget);
+}
+
+/*
+ * Tier 2, at the top of the calls that move magazines (a refill, making room, an eviction): the
+ * whole slot. The full stack is walked, its links checked both ways, against nfull and its
+ * bottom, the empty stack against nempty; held is the sum of the objects of the previous and
+ * full magazines; every magazine has the pool's capacity. The loaded and previous magazines
+ * hold no NULL (the fast path relies on it); the pointers of the full stack are checked when
+ * one is loaded (load()), which keeps this walk at a header per magazine, not a word per
+ * cached object.
+ */
+static void walk_slot(const struct pool_thread_caches *ctx, unsigned int s,
+                      const struct pool_head *pool)
+{
+	const struct pool_tslot *sl = &ctx->slot[s];
+	const struct pool_mag *m, *up = NULL;
+	uint32_t cap = pool->cluster, n, i, held = 0;
+
+	for (m = sl->top, n = 0; m; up = m, m = m->next, n++) {
+		POOL_ASSERT(n < sl->nfull && m->prev == up && m->cap == cap);
+		POOL_ASSERT(m->n >= 1 && m->n <= m->cap);
+		held += m->n;
+	}
+	POOL_ASSERT(n == sl->nfull && up == sl->bottom);
+	if ((m = sl->prev) != NULL) {
+		POOL_ASSERT(m->cap == cap);
+		for (i = 0; i < m->n; i++)
+			POOL_ASSERT(m->obj[i]);
+		held += m->n;
+	}
+	POOL_ASSERT(held == sl->held);
+	for (m = sl->empty, n = 0; m; m = m->next, n++)
+		POOL_ASSERT(n < sl->nempty && m->n == 0 && m->cap == cap);
+	POOL_ASSERT(n == sl->nempty);
+	if (sl->loaded) {
+		POOL_ASSERT(sl->loaded->cap == cap);
+		for (i = 0; i < pool__tc_count(ctx, s); i++)
+			POOL_ASSERT(pool__tc_objs(ctx, s)[i]);
+	}
+}
+
+void pool__magazine_walk_caches(const struct pool_thread_caches *ctx)
+{
+	unsigned int max = pool__magazine_max_slot(), s;
+	size_t sum = 0;
+
+	for (s = 1; s < max; s++) {
+		const struct pool_tslot *sl = &ctx->slot[s];
+		/* read once: another thread may create or destroy the pool of an empty slot */
+		const struct pool_head *pool = __atomic_load_n(&pool__slots[s], __ATOMIC_RELAXED);
+
+		if (!pool) {
+			POOL_ASSERT(!sl->reserved_objs && !sl->nempty && !sl->loaded && !sl->prev);
+			continue;
+		}
+		POOL_ASSERT(sl->reserved_objs == slot_objs(ctx, s));
+		walk_slot(ctx, s, pool);
+		sum += (size_t)sl->reserved_objs * pool->cache_cost;
+	}
+	POOL_ASSERT(sum == ctx->reserved - atomic_load_explicit(&ctx->credit, memory_order_relaxed));
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
+}
+
 /* Make `m` the loaded magazine of slot `s` (there was none). */
 static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag *m)
 {
 	struct pool_tcache *tc = &ctx->tc[s];
 
-	POOL_ASSERT(!ctx->slot[s].loaded && m->n <= m->cap);
+	POOL_ASSERT(!ctx->slot[s].loaded && m->n <= m->cap && m->cap == pool__slots[s]->cluster);
+	if (POOL_ASSERTS >= 2) {
+		uint32_t i;
+
+		/* tier 2: what the fast path will pop holds no NULL (a word per object loaded) */
+		for (i = 0; i < m->n; i++)
+			POOL_ASSERT(m->obj[i]);
+	}
 	ctx->slot[s].loaded = m;
 	__atomic_store_n(&ctx->slot[s].hidden, 0, __ATOMIC_RELAXED);
 	/* relaxed atomics: statistics read the entry from other threads (entry_count()) */
@@ -97,6 +198,7 @@ static struct pool_mag *unload(struct pool_thread_caches *ctx, unsigned int s)
 	struct pool_tcache *tc = &ctx->tc[s];
 	struct pool_mag *m = ctx->slot[s].loaded;
 
+	POOL_ASSERT(!m || pool__tc_count(ctx, s) <= m->cap);
 	if (m) {
 		m->n = pool__tc_count(ctx, s);
 		profile_seen_free(pool__slots[s], m->obj, m->n);
@@ -112,6 +214,7 @@ static struct pool_mag *unload(struct pool_thread_caches *ctx, unsigned int s)
 /* Push `m` on top of slot `s`'s full stack; its objects become `held`. */
 static void full_push(struct pool_tslot *sl, struct pool_mag *m)
 {
+	POOL_ASSERT(m->n >= 1 && m->n <= m->cap);
 	m->prev = NULL;
 	m->next = sl->top;
 	if (sl->top)
@@ -130,6 +233,7 @@ static struct pool_mag *full_pop(struct pool_tslot *sl)
 
 	if (!m)
 		return NULL;
+	POOL_ASSERT(sl->nfull >= 1 && sl->held >= m->n && !m->prev);
 	sl->top = m->next;
 	if (sl->top)
 		sl->top->prev = NULL;
@@ -186,6 +290,7 @@ static struct pool_mag *empty_get(struct pool_thread_caches *ctx, unsigned int s
 	struct pool_tslot *sl = &ctx->slot[s];
 	struct pool_mag *m = sl->empty;
 
+	POOL_ASSERT(!m == !sl->nempty);
 	if (m) {
 		sl->empty = m->next;
 		sl->nempty--;
@@ -200,6 +305,7 @@ static void set_prev(struct pool_tslot *sl, struct pool_mag *m)
 {
 	uint32_t held = sl->held;
 
+	POOL_ASSERT(!sl->prev || held >= sl->prev->n);
 	if (sl->prev)
 		held -= sl->prev->n;
 	if (m)
@@ -239,6 +345,7 @@ void pool__magazine_fill_slot(struct pool_thread_caches *ctx, unsigned int s)
 
 	if (!pool__slots[s])
 		return;
+	check_slot(ctx, s);
 	if (sl->loaded)
 		fill_objs(pool__slots[s], pool__tc_objs(ctx, s), pool__tc_count(ctx, s), 1);
 	if (sl->prev)
@@ -297,16 +404,10 @@ static void set_reserved(struct pool_thread_caches *ctx, unsigned int s, uint32_
 {
 	struct pool_tslot *sl = &ctx->slot[s];
 
+	/* the thread's reserved counts this slot's part (and credit): taking it back never wraps */
+	POOL_ASSERT(ctx->reserved >= (size_t)sl->reserved_objs * pool__slots[s]->cache_cost);
 	ctx->reserved += ((size_t)objs - sl->reserved_objs) * pool__slots[s]->cache_cost;
 	sl->reserved_objs = objs;
-}
-
-/* What slot `s` holds, in objects counted by the budget. */
-static inline uint32_t slot_objs(const struct pool_thread_caches *ctx, unsigned int s)
-{
-	const struct pool_tslot *sl = &ctx->slot[s];
-
-	return sl->held + (sl->loaded ? sl->loaded->cap : 0);
 }
 
 /* Evict the `k` coldest full magazines of slot `s` (the bottom of its stack). */
@@ -322,8 +423,26 @@ static void evict_full(struct pool_thread_caches *ctx, unsigned int s, uint32_t 
 	full_cut_bottom(sl, k, &top, &bottom, &n);
 	e = give_mags(ctx, s, top, bottom, k, n, dbg, 0);
 	POOL_ASSERT(!e);
-	(void)e;
 	set_reserved(ctx, s, slot_objs(ctx, s));
+}
+
+/*
+ * Put `m` (may be NULL) on top of the stack *top..*bottom (linked by `next`) when it holds
+ * objects, counting it in *nm and its objects in *n, and return NULL; return it when it is
+ * empty, for the caller to keep or free.
+ */
+static struct pool_mag *stack_if_stocked(struct pool_mag *m, struct pool_mag **top,
+                                         struct pool_mag **bottom, uint32_t *nm, uint32_t *n)
+{
+	if (!m || !m->n)
+		return m;
+	m->next = *top;
+	*top = m;
+	if (!*bottom)
+		*bottom = m;
+	(*nm)++;
+	*n += m->n;
+	return NULL;
 }
 
 /*
@@ -337,6 +456,9 @@ void pool__magazine_evict_slot(struct pool_thread_caches *ctx, unsigned int s, u
 	struct pool_mag *top = NULL, *bottom = NULL, *mags[2];
 	uint32_t nm = 0, n = 0, i;
 
+	check_slot(ctx, s);
+	if (POOL_ASSERTS >= 2)
+		walk_slot(ctx, s, pool__slots[s]);
 	mags[0] = unload(ctx, s);
 	mags[1] = sl->prev;
 	set_prev(sl, NULL);
@@ -346,20 +468,10 @@ void pool__magazine_evict_slot(struct pool_thread_caches *ctx, unsigned int s, u
 	}
 	/* the loaded and previous magazines go on top of the stack when they hold objects */
 	for (i = 0; i < 2; i++) {
-		struct pool_mag *m = mags[i];
+		struct pool_mag *e = stack_if_stocked(mags[i], &top, &bottom, &nm, &n);
 
-		if (!m)
-			continue;
-		if (!m->n) {
-			empty_push(sl, m);
-			continue;
-		}
-		m->next = top;
-		top = m;
-		if (!bottom)
-			bottom = m;
-		nm++;
-		n += m->n;
+		if (e)
+			empty_push(sl, e);
 	}
 	give_mags(ctx, s, top, bottom, nm, n, dbg, 0);
 	pool__mag_free_stack(pool__slots[s], sl->empty);
@@ -377,6 +489,7 @@ static unsigned int clock_victim(struct pool_thread_caches *ctx, unsigned int ke
 	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
 	unsigned int step;
 
+	POOL_ASSERT(ctx->hand >= 1 && ctx->hand < max);
 	for (step = 0; step < 2 * max; step++) {
 		unsigned int s = ctx->hand;
 		struct pool_tslot *sl = &ctx->slot[s];
@@ -440,6 +553,7 @@ int pool__magazine_reload_local(struct pool_thread_caches *ctx, unsigned int s)
 	struct pool_tslot *sl = &ctx->slot[s];
 	struct pool_mag *m, *old;
 
+	check_slot(ctx, s);
 	if (!sl->loaded)
 		return 0;
 	if (sl->prev && sl->prev->n) {
@@ -500,6 +614,9 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 	int integrity = pool__tc_integrity_on(ctx, dbg);
 	uint32_t n;
 
+	check_slot(ctx, s);
+	if (POOL_ASSERTS >= 2)
+		walk_slot(ctx, s, pool__slots[s]);
 	if (!ensure_loaded(ctx, s, dbg))
 		return 0;
 	sl->referenced = 1;
@@ -543,6 +660,7 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 		}
 	}
 	/* growing: what is wanted from the OS layer, so that a pool takes no more than it hands out */
+	POOL_ASSERT(want >= 1 && pool__tc_count(ctx, s) == 0);
 	n = pool__bucket_os_get(pool, pool__tc_objs(ctx, s),
 	                        want < pool__tc_cap(ctx, s) ? want : pool__tc_cap(ctx, s), ctx->id);
 	if (!n)
@@ -566,6 +684,9 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 	struct pool_head *pool = pool__slots[s];
 	struct pool_mag *full, *e;
 
+	check_slot(ctx, s);
+	if (POOL_ASSERTS >= 2)
+		walk_slot(ctx, s, pool__slots[s]);
 	if (!sl->loaded)
 		return ensure_loaded(ctx, s, dbg);
 	sl->referenced = 1;
@@ -633,6 +754,7 @@ void *pool__magazine_pop_coldest(struct pool_thread_caches *ctx, unsigned int s)
 	struct pool_mag *m = sl->bottom ? sl->bottom : (sl->prev && sl->prev->n ? sl->prev : NULL);
 	void *obj;
 
+	check_slot(ctx, s);
 	if (m) {
 		obj = m->obj[0];
 		memmove(m->obj, m->obj + 1, (m->n - 1) * sizeof(void *));
@@ -694,21 +816,8 @@ uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s, 
 	}
 	if (nm)
 		top = sl->top;
-	for (i = 0; i < 2; i++) {
-		m = i ? l : p;
-		if (!m)
-			continue;
-		if (!m->n) {
-			pool__mag_free(pool, m);
-			continue;
-		}
-		m->next = top;
-		top = m;
-		if (!bottom)
-			bottom = m;
-		nm++;
-		n += m->n;
-	}
+	for (i = 0; i < 2; i++)
+		pool__mag_free(pool, stack_if_stocked(i ? l : p, &top, &bottom, &nm, &n));
 	pool__push_mags(pool, top, bottom, nm, n, start);
 	pool__mag_free_stack(pool, sl->empty);
 	memset(sl, 0, sizeof(*sl));

@@ -131,6 +131,14 @@ void pool__magazine_fill_slot(struct pool_thread_caches *ctx, unsigned int s);
 uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s,
                                   unsigned int start);
 
+/*
+ * Tier 2 of the assertions (pool-assert.h): walk every slot of the caches `ctx` (the calling
+ * thread's, or ones no other thread changes) and check that sum(reserved_objs * cache_cost) ==
+ * reserved - credit <= budget. Call it under `if (POOL_ASSERTS >= 2)`: a thread's flush and a
+ * pool's destruction do, for the caller's caches.
+ */
+void pool__magazine_walk_caches(const struct pool_thread_caches *ctx);
+
 /* Objects cached by slot `s` of the caches `c` of any thread (racy reads: an estimate). */
 unsigned long pool__magazine_slot_cached(const struct pool_thread_caches *c, unsigned int s);
 

@@ -21,7 +21,9 @@
 #include <sys/resource.h>
 #include <sys/uio.h>
 
+#include "pool-assert.h"
 #include "pool-fault.h"
+#include "pool-lock.h"
 #include "pool-os.h"
 #include "pool-util.h"
 
@@ -111,7 +113,7 @@
 #define ARENAS_TRACKED      4096u           /* automatic arenas followed (4 per CPU: 1024 CPUs) */
 
 static __thread int je_thread_ready;        /* this thread called jemalloc through us */
-static pthread_mutex_t je_first_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool_lock je_first_lock = POOL_LOCK_INITIALIZER;
 static atomic_int as_limited;               /* RLIMIT_AS was finite when last read */
 static atomic_ulong as_limit_reads;         /* getrlimit(RLIMIT_AS) calls made */
 static unsigned int narenas_auto;           /* opt.narenas (je_first_lock); 0: unknown */
@@ -158,6 +160,7 @@ static int address_space_for(size_t len)
  */
 static void lifeboat_arm(void)
 {
+	POOL_ASSERT(pool__lock_held(&je_first_lock));
 	atomic_store_explicit(&lifeboat_wanted, 0, memory_order_relaxed);
 	if (!lifeboat && atomic_load_explicit(&as_limited, memory_order_relaxed))
 		lifeboat = mallocx(LIFEBOAT_BYTES, MALLOCX_ARENA(0) | MALLOCX_TCACHE_NONE);
@@ -169,6 +172,7 @@ static void note_arena(void)
 	unsigned int arena;
 	size_t len = sizeof(narenas_auto);
 
+	POOL_ASSERT(pool__lock_held(&je_first_lock));
 	if (!narenas_read) {
 		narenas_read = 1;
 		if (mallctl("opt.narenas", &narenas_auto, &len, NULL, 0) != 0)
@@ -195,7 +199,7 @@ static int first_call_begin(void)
 {
 	if (__builtin_expect(je_thread_ready, 1))
 		return 0;
-	pthread_mutex_lock(&je_first_lock);
+	pool__lock(&je_first_lock);
 	if (!atomic_load_explicit(&as_limited, memory_order_relaxed))
 		return 1;
 	if (!atomic_load_explicit(&arenas_all_exist, memory_order_relaxed)) {
@@ -208,7 +212,7 @@ static int first_call_begin(void)
 		lifeboat = NULL;
 		return 1;
 	}
-	pthread_mutex_unlock(&je_first_lock);
+	pool__unlock(&je_first_lock);
 	read_as_limit();
 	return -1;
 }
@@ -219,7 +223,7 @@ static void first_call_end(int state)
 		je_thread_ready = 1;
 		note_arena();
 		lifeboat_arm();
-		pthread_mutex_unlock(&je_first_lock);
+		pool__unlock(&je_first_lock);
 	}
 }
 
@@ -231,9 +235,9 @@ static __attribute__((noinline, cold)) void os_short(int failed)
 {
 	if (failed)
 		read_as_limit();
-	pthread_mutex_lock(&je_first_lock);
+	pool__lock(&je_first_lock);
 	lifeboat_arm();
-	pthread_mutex_unlock(&je_first_lock);
+	pool__unlock(&je_first_lock);
 }
 
 void pool__os_reread_limit(void)
@@ -254,12 +258,12 @@ unsigned long pool__os_limit_reads(void)
  */
 void pool__os_fork_prepare(void)
 {
-	pthread_mutex_lock(&je_first_lock);
+	pool__lock(&je_first_lock);
 }
 
 void pool__os_fork_after(void)
 {
-	pthread_mutex_unlock(&je_first_lock);
+	pool__unlock(&je_first_lock);
 }
 
 /*

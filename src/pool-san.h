@@ -79,7 +79,7 @@ static inline void pool__san_noaccess(const void *ptr, size_t len)
 	(void)len;
 }
 
-/* The library is about to read or write [ptr, ptr+len) (a link word, a pattern, a copy). */
+/* The library is about to read or write [ptr, ptr+len) (a pattern, a copy, a tag). */
 static inline void pool__san_access(const void *ptr, size_t len)
 {
 #ifdef POOL_HAVE_ASAN

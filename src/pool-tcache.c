@@ -40,10 +40,12 @@
  * Concurrency otherwise: a thread's caches are written by that thread alone. The pool slot table
  * is guarded by the pool list lock of pool.c, whose creation and destruction of pools call
  * pool__magazine_attach()/detach(). A section takes no lock but the uaf table's, the OS
- * layer's and the profile's (a leaf: pool-profile.c); a pool's pass lock is only tried (the
- * release pass from tick()). The profile's sampler (pool-sample.c) is called at the end of
- * each slow path here, inside its section, and may narrow the entry's window of the loaded
- * magazine: what follows reads the magazine's bounds from the magazine (pool__tc_objs()).
+ * layer's and the profile's (a leaf: pool-profile.c); a pool's pass lock is only tried, after
+ * the section (the release pass from tick()). The mechanics of one slot (its magazines, the
+ * budget, eviction, the rotations) are pool-magazine.c's; this file calls them inside its
+ * sections. The profile's sampler (pool-sample.c) is called at the end of each slow path here,
+ * inside its section, and may narrow the entry's window of the loaded magazine: this file reads
+ * the magazine's bounds from the magazine (pool__tc_objs(), pool__tc_cap()).
  */
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -91,6 +93,8 @@ static int section_fence;               /* 1: no membarrier, each section entry 
 
 static void section_enter(struct pool_thread_caches *ctx)
 {
+	/* sections do not nest: a slow path never calls another one inside its section */
+	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 0);
 	for (;;) {
 		atomic_store_explicit(&ctx->busy, 1, memory_order_relaxed);
 		if (section_fence)
@@ -108,21 +112,24 @@ static void section_enter(struct pool_thread_caches *ctx)
 
 static void section_exit(struct pool_thread_caches *ctx)
 {
+	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 1);
 	atomic_store_explicit(&ctx->busy, 0, memory_order_release);
 }
 
 unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *threads, unsigned int n,
-                                        const struct pool_thread_caches *self)
+                                        const struct pool_thread_caches *own)
 {
 	unsigned int i, tries, stuck = 0;
+	/* an exchange rather than a store, so that the serialisation of quiescers is checked */
+	int was = atomic_exchange_explicit(&quiescing, 1, memory_order_seq_cst);
 
-	atomic_store_explicit(&quiescing, 1, memory_order_seq_cst);
+	POOL_ASSERT(!was);
 	if (section_fence || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
 		atomic_thread_fence(memory_order_seq_cst);
 	for (i = 0; i < n; i++) {
 		const struct pool_thread_caches *c = threads[i];
 
-		if (!c || c == self)
+		if (!c || c == own)
 			continue;
 		for (tries = 0; tries < QUIESCE_TRIES &&
 		     atomic_load_explicit(&c->busy, memory_order_acquire); tries++)
@@ -134,6 +141,7 @@ unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *thread
 
 void pool__tcache_quiesce_end(void)
 {
+	POOL_ASSERT(atomic_load_explicit(&quiescing, memory_order_relaxed) == 1);
 	atomic_store_explicit(&quiescing, 0, memory_order_release);
 }
 
@@ -189,9 +197,13 @@ void pool__tcache_flush_all(struct pool_thread_caches *ctx, unsigned int dbg)
 	unsigned int s;
 
 	section_enter(ctx);
+	if (POOL_ASSERTS >= 2)
+		pool__magazine_walk_caches(ctx);
 	for (s = 1; s < max; s++)
 		if (ctx->slot[s].reserved_objs || ctx->slot[s].nempty)
 			pool__magazine_evict_slot(ctx, s, dbg);
+	/* everything went: what the thread still counts is what other threads credited it */
+	POOL_ASSERT(ctx->reserved == atomic_load_explicit(&ctx->credit, memory_order_relaxed));
 	section_exit(ctx);
 }
 
@@ -202,6 +214,8 @@ void pool__tcache_fill_all(struct pool_thread_caches *ctx)
 	unsigned int s;
 
 	section_enter(ctx);
+	if (POOL_ASSERTS >= 2)
+		pool__magazine_walk_caches(ctx);
 	for (s = 1; s < max; s++)
 		pool__magazine_fill_slot(ctx, s);
 	section_exit(ctx);
@@ -218,6 +232,7 @@ void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigne
 	unsigned int s = pool->ro.index;
 	void *obj = NULL;
 
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx);
 	section_enter(ctx);
 	if (pool_live(pool)) {
 		if (dbg & POOL_DBG_COLD_FIRST)
@@ -240,6 +255,8 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *ob
 	unsigned int s = pool->ro.index;
 	int live, ok;
 
+	/* a magazine never holds NULL: the inline fast path's pop relies on it */
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx && obj);
 	section_enter(ctx);
 	live = pool_live(pool);
 	ok = live &&
@@ -310,6 +327,7 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 	unsigned int s = pool->ro.index;
 	size_t got = 0;
 
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx && n >= 1);
 	section_enter(ctx);
 	while (got < n && pool_live(pool)) {
 		uint32_t c = pool__tc_count(ctx, s), k;
@@ -344,6 +362,7 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 	unsigned int s = pool->ro.index;
 	size_t i = 0, pushed = 0;
 
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx);
 	section_enter(ctx);
 	if (!pool_live(pool)) {
 		section_exit(ctx);

@@ -2,10 +2,13 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The thread-cache tier: the registry, each thread's context and caches, budget reservations,
- * CLOCK eviction, refill, bulk moves and flush. Private header: its caller is pool.c (the pool
- * heads). Functions taking `dbg` want the debugging word as pool__thread_self() returned it, so
- * that one slow-path call decides everything on one snapshot of it.
+ * The thread-cache tier's entry points (pool-tcache.c): what the slow paths and the bulk calls
+ * ask of one thread's caches (pop, push, refill, an uncached put, bulk moves), the bulk calls'
+ * inline fast paths, flush, and the sections that fork() and pool_destroy() quiesce; the
+ * mechanics of one slot are pool-magazine.h's, the threads pool-thread.h's. Private header: its
+ * callers are pool-alloc.c (the slow paths) and pool-thread.c. Functions taking `dbg` want the
+ * debugging word as pool__thread_self() returned it, so that one slow-path call decides
+ * everything on one snapshot of it.
  */
 #ifndef POOL_SRC_POOL_TCACHE_H
 #define POOL_SRC_POOL_TCACHE_H
@@ -21,21 +24,21 @@
  * Can this thread cache objects of `pool`? (registered, the pool has a slot, no-cache off, and a
  * magazine of the pool fits the budget)
  */
-int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *ctx,
+int pool__tcache_usable(const struct pool_head *pool, const struct pool_thread *self,
                         unsigned int dbg);
 
 /*
  * Do the objects of this thread's caches carry the integrity pattern (integrity on in `dbg`, and
  * the caches filled since it was last switched on)? Only then may a check read it.
  */
-int pool__tcache_integrity(const struct pool_thread *ctx, unsigned int dbg);
+int pool__tcache_integrity(const struct pool_thread *self, unsigned int dbg);
 
 /*
  * An object of `pool` from this thread's cache: the loaded magazine, else the previous one or
  * the top of the full stack loaded in its place (cold-first: the least recently freed object).
  * NULL when the thread caches none. Touches no shared line.
  */
-void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg);
+void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigned int dbg);
 
 /*
  * Push `obj` into this thread's cache of `pool`, making room in the loaded magazine when it is
@@ -45,7 +48,7 @@ void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *ctx, unsigned
  * likewise fail on a pool found destroyed: each checks it inside its section, before it touches
  * the pool's slot (pool_destroy() marks it while it keeps the threads out of their sections).
  */
-int pool__tcache_push(struct pool_head *pool, struct pool_thread *ctx, void *obj,
+int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *obj,
                       unsigned int dbg);
 
 /*
@@ -54,13 +57,13 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *ctx, void *obj
  * layer, and one is taken; a thread that cannot cache gets one object from a shared list or
  * the OS layer. NULL at the limit or when out of memory.
  */
-void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *ctx, unsigned int dbg);
+void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsigned int dbg);
 
 /*
  * Give one object back without caching it (it was counted as used until now): to a magazine of
  * the shared lists, or to the OS layer (no-global, uaf; `caller` for the uaf report).
  */
-void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *ctx, void *obj,
+void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *self, void *obj,
                                unsigned int dbg, const void *caller);
 
 /*
@@ -68,7 +71,7 @@ void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *ctx, 
  * copied out of the loaded magazine, reloaded from the slot's other magazines, the shared lists
  * or the OS layer as often as needed; n, or 0 with nothing taken (what was taken went back).
  */
-size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
+size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self, void **objs,
                                size_t n, unsigned int dbg);
 
 /* The empty entries of a thread without caches (pool__tls_cache points to them). */
@@ -147,18 +150,19 @@ static inline int pool__tcache_free_bulk_fast(struct pool_head *pool, void **obj
  * fills; what the budget cannot hold goes to the shared lists. Returns 1, or 0 when the pool was
  * found destroyed (a thread racing pool_destroy(): nothing was taken).
  */
-int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *ctx, void **objs,
+int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, void **objs,
                            size_t n, unsigned int dbg);
 
 /*
  * Sections: a thread changes its slots only inside one. pool__tcache_quiesce_begin() keeps the
- * threads of threads[0..n-1] (NULL entries skipped) but `self` out of their sections and waits
- * for those inside to leave (a bounded wait: it returns how many it gave up on, stuck or dead
- * inside one); pool__tcache_quiesce_end() lets them in again. The caller serialises quiescers
- * (the registry lock of pool-thread.c) and keeps the threads from registering or leaving.
+ * threads of threads[0..n-1] (NULL entries and the caller's own caches `own` skipped) out of
+ * their sections and waits for those inside to leave (a bounded wait: it returns how many it
+ * gave up on, stuck or dead inside one); pool__tcache_quiesce_end() lets them in again. The
+ * caller serialises quiescers (the registry lock of pool-thread.c; a second quiescer at once
+ * fails an assertion) and keeps the threads from registering or leaving.
  */
 unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *threads, unsigned int n,
-                                        const struct pool_thread_caches *self);
+                                        const struct pool_thread_caches *own);
 void pool__tcache_quiesce_end(void);
 
 /*

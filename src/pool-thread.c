@@ -14,19 +14,24 @@
  * those threads are kept out of their sections (pool__tcache_quiesce_begin()). Lock order: pool
  * list -> registry_lock (see the essay in pool.c).
  *
- * Unloading: a library that is unloaded with dlclose() deletes its thread-exit key (a thread
- * that outlives the library must not run a destructor that is gone) and takes back every
- * thread's caches; the threads left running then work without caches if they come back, which
- * they cannot: the rule is that no thread uses the library after dlclose() (doc/debugging.md).
+ * Unloading: a library that is unloaded with dlclose() (or a process that ends) takes back and
+ * frees the calling thread's caches and deletes its thread-exit key, so that a thread that
+ * outlives the library runs no destructor that is gone. The caches of other threads are theirs:
+ * they are not touched (a thread that outlives the library leaves its caches' memory behind).
+ * A thread that registers afterwards (at exit, while other destructors run) works without
+ * caches. The rule is that no thread uses the library after dlclose() (doc/debugging.md, "Rules
+ * of use").
  */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <unistd.h>
 
+#include "pool-assert.h"
 #include "pool-bucket.h"
 #include "pool-config.h"
 #include "pool-fault.h"
+#include "pool-lock.h"
 #include "pool-os.h"
 #include "pool-magazine.h"
 #include "pool-profile.h"
@@ -45,7 +50,7 @@
  */
 static __thread struct pool_thread pool_self __attribute__((tls_model("initial-exec")));
 
-static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool_lock registry_lock = POOL_LOCK_INITIALIZER;
 static struct pool_thread_caches *registry[POOL_MAX_THREADS];
 static pthread_key_t exit_key;
 static atomic_int exit_key_made;   /* the key exists (cleared when the library unloads) */
@@ -83,6 +88,7 @@ static void thread_init(struct pool_thread *self)
 	struct pool_thread_caches *c = NULL;
 	unsigned int i, id = POOL_MAX_THREADS;
 
+	POOL_ASSERT(self->state == POOL_THREAD_NEW && !self->caches);
 	pthread_once(&exit_key_once, make_exit_key);
 	self->rng = 0;
 	self->state = POOL_THREAD_UNCACHED;
@@ -101,7 +107,7 @@ static void thread_init(struct pool_thread *self)
 	 */
 	c->integrity_epoch = 0;
 	/* the lowest free id: ids stay dense, so per-id tables and hashes stay small */
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		if (!registry[i]) {
 			id = i;
@@ -109,7 +115,7 @@ static void thread_init(struct pool_thread *self)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 	if (id == POOL_MAX_THREADS) {
 		free_caches(c);
 		return;
@@ -136,9 +142,9 @@ static void thread_exit(void *arg)
 	/* the fast path must not refill what is being flushed: empty entries from now on */
 	pool__tls_cache = (struct pool_tcache *)pool__tcache_none;
 	pool__tcache_flush_all(c, __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE));
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	registry[c->id] = NULL;
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 	self->state = POOL_THREAD_EXITED;
 	self->caches = NULL;
 	self->id = hash_thread(self);
@@ -155,12 +161,16 @@ struct pool_thread *pool__thread_self(unsigned int *dbg_out)
 	*dbg_out = dbg;
 	if (POOL_UNLIKELY(self->state == POOL_THREAD_NEW))
 		thread_init(self);
+	/* a thread has caches exactly while it is CACHED, and then the fast path reaches them */
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED ?
+	            self->caches && pool__tls_cache == self->caches->tc : !self->caches);
 	if (self->state != POOL_THREAD_CACHED)
 		return self;
 	ctx = self->caches;
 	credit = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
 	if (credit)
 		ctx->reserved -= atomic_exchange(&ctx->credit, 0);
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
 	if (POOL_UNLIKELY(dbg & POOL_DBG_NO_CACHE)) {
 		if (ctx->reserved)
 			pool__tcache_flush_all(ctx, dbg);
@@ -198,45 +208,56 @@ void pool__thread_unload(void)
 
 	if (self->state == POOL_THREAD_CACHED)
 		thread_exit(self->caches);
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	if (atomic_load_explicit(&exit_key_made, memory_order_relaxed)) {
 		atomic_store_explicit(&exit_key_made, 0, memory_order_relaxed);
 		pthread_key_delete(exit_key);
 	}
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* Other threads' caches: pool_destroy(), statistics, fork()                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-void pool__thread_drain_begin(struct pool_head *pool)
+int pool__thread_drain_begin(struct pool_head *pool)
 {
 	unsigned int dbg, i, slot = pool->ro.index;
 	struct pool_thread *self = pool__thread_self(&dbg);
+	int stuck = 0;
 
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
 	if (!slot)
-		return;
+		return 0;
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		struct pool_thread_caches *ctx = registry[i];
 		size_t bytes;
 
 		if (!ctx)
 			continue;
+		if (ctx != self->caches && atomic_load_explicit(&ctx->busy, memory_order_acquire)) {
+			/* still inside a section after the bounded wait: its slot is not ours */
+			stuck = 1;
+			continue;
+		}
 		bytes = (size_t)pool__magazine_take_slot(ctx, slot, self->id) * pool->cache_cost;
 		if (ctx == self->caches)
 			ctx->reserved -= bytes;
 		else
 			atomic_fetch_add(&ctx->credit, bytes);
 	}
+	/* the caller's own caches, which no other thread changes, with its slot of the pool gone */
+	if (POOL_ASSERTS >= 2 && self->caches)
+		pool__magazine_walk_caches(self->caches);
+	return stuck;
 }
 
 void pool__thread_drain_end(void)
 {
+	POOL_ASSERT(pool__lock_held(&registry_lock));
 	pool__tcache_quiesce_end();
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 }
 
 unsigned long pool__thread_sum_cached(const struct pool_head *pool)
@@ -246,13 +267,13 @@ unsigned long pool__thread_sum_cached(const struct pool_head *pool)
 
 	if (!slot)
 		return 0;
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		if (!registry[i])
 			continue;
 		sum += pool__magazine_slot_cached(registry[i], slot);
 	}
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 	return sum;
 }
 
@@ -265,7 +286,7 @@ void pool__thread_audit(void)
 		pool__sample_keep_candidates(self->caches);
 	if (!atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		struct pool_thread_caches *c = registry[i];
@@ -275,19 +296,20 @@ void pool__thread_audit(void)
 			pool__sample_audit(c);
 	}
 	pool__tcache_quiesce_end();
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 }
 
 void pool__thread_fork_prepare(void)
 {
-	pthread_mutex_lock(&registry_lock);
+	pool__lock(&registry_lock);
 	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, pool_self.caches);
 }
 
 void pool__thread_fork_parent(void)
 {
+	POOL_ASSERT(pool__lock_held(&registry_lock));
 	pool__tcache_quiesce_end();
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 }
 
 void pool__thread_fork_child(void)
@@ -295,6 +317,7 @@ void pool__thread_fork_child(void)
 	struct pool_thread *self = &pool_self;
 	unsigned int i, s, max;
 
+	POOL_ASSERT(pool__lock_held(&registry_lock));
 	max = pool__magazine_max_slot();
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		struct pool_thread_caches *ctx = registry[i];
@@ -320,5 +343,5 @@ void pool__thread_fork_child(void)
 	}
 	pool__tcache_quiesce_end();
 	/* the forking thread took the lock in fork_prepare(): it owns it in the child too */
-	pthread_mutex_unlock(&registry_lock);
+	pool__unlock(&registry_lock);
 }

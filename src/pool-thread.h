@@ -35,16 +35,17 @@ void pool__thread_unload(void);
 
 /*
  * pool_destroy(): take every thread's cached objects of `pool` back to the shared lists, with
- * their magazines, drop their reservations and close their entries (the fast path of a late
+ * their magazines, credit their budgets and close their entries (the fast path of a late
  * caller then falls to the slow path, which checks the pool). The caller holds the pool list
  * lock. pool__thread_drain_begin() leaves every other thread kept out of its cache sections
  * (with the registry lock held), so that the caller can decide and mark the pool dead before
  * any thread uses its caches again; pool__thread_drain_end() lets them in. No other thread may
  * use the pool meanwhile; one that does anyway (a fast path racing the drain) cannot make the
  * drain read anything but pointer arrays and their bounds, and finds the pool dead in its next
- * section.
+ * section. Returns 1 when a thread was still inside a section after the bounded wait (slow, or
+ * dead there): its slot was left alone, and the caller must not destroy the pool (EBUSY).
  */
-void pool__thread_drain_begin(struct pool_head *pool);
+int pool__thread_drain_begin(struct pool_head *pool);
 void pool__thread_drain_end(void);
 
 /*

@@ -71,12 +71,12 @@ POOL_API void pool_topology_show(FILE *out)
 		fprintf(out, "  thread cache budget %s  (no L2 size known)\n",
 		        human(a, sizeof(a), t->default_cache_bytes));
 	pool_get_config(&cfg);
-	fprintf(out, "in effect (after POOL_BUCKETS, POOL_CACHE_SIZE, POOL_DECAY_MS, "
+	fprintf(out, "in effect (after POOL_BUCKETS, POOL_CACHE_SIZE, POOL_CLUSTER, POOL_DECAY_MS, "
 	        "pool_configure()):\n");
-	fprintf(out, "  buckets per pool    %u\n", cfg.buckets);
-	fprintf(out, "  thread cache budget %s\n", human(a, sizeof(a), cfg.cache_bytes));
-	fprintf(out, "  objects per cluster %u\n", cfg.cluster);
-	fprintf(out, "  demand window       %u ms\n", cfg.decay_ms);
-	fprintf(out, "  OS layer            %s\n", pool__os_name());
+	fprintf(out, "  buckets per pool     %u\n", cfg.buckets);
+	fprintf(out, "  thread cache budget  %s\n", human(a, sizeof(a), cfg.cache_bytes));
+	fprintf(out, "  objects per magazine %u\n", cfg.cluster);
+	fprintf(out, "  demand window        %u ms\n", cfg.decay_ms);
+	fprintf(out, "  OS layer             %s\n", pool__os_name());
 }
 

@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "pool-assert.h"
+#include "pool-lock.h"
 #include "pool-os.h"
 #include "pool-san.h"
 #include "pool-uaf.h"
@@ -58,7 +60,7 @@ struct uaf_entry {
 	unsigned int state;
 };
 
-static pthread_mutex_t uaf_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool_lock uaf_lock = POOL_LOCK_INITIALIZER;
 static struct uaf_entry *uaf_table;
 static uintptr_t *uaf_ring;
 static unsigned int uaf_ring_head, uaf_ring_count;
@@ -100,6 +102,8 @@ static void uaf_remove(struct uaf_entry *e)
 {
 	unsigned int i = (unsigned int)(e - uaf_table), j = i, k;
 
+	POOL_ASSERT(pool__lock_held(&uaf_lock));
+	POOL_ASSERT(i < UAF_TABLE_SIZE && e->state != UAF_EMPTY);
 	for (;;) {
 		uaf_table[i].state = UAF_EMPTY;
 		for (;;) {
@@ -130,6 +134,7 @@ static void ceiling_init(void)
 {
 	size_t count;
 
+	POOL_ASSERT(pool__lock_held(&uaf_lock));
 	if (uaf_map_ceiling)
 		return;
 	count = max_map_count();
@@ -139,6 +144,7 @@ static void ceiling_init(void)
 /* Under uaf_lock: the tables, mapped on first use. 0, or -1 when a mapping fails. */
 static int uaf_setup(void)
 {
+	POOL_ASSERT(pool__lock_held(&uaf_lock));
 	if (uaf_table)
 		return 0;
 	ceiling_init();
@@ -183,6 +189,7 @@ size_t pool__uaf_object_cost(size_t size, size_t align)
  */
 static int uaf_reserve_maps(void)
 {
+	POOL_ASSERT(pool__lock_held(&uaf_lock));
 	if (uaf_setup() < 0)
 		return -1;
 	if (uaf_maps + UAF_MAPS_PER_OBJECT > uaf_map_ceiling)
@@ -195,9 +202,10 @@ static int uaf_reserve_maps(void)
 
 static void uaf_unreserve_maps(void)
 {
-	pthread_mutex_lock(&uaf_lock);
+	pool__lock(&uaf_lock);
+	POOL_ASSERT(uaf_maps >= UAF_TABLE_MAPS + UAF_MAPS_PER_OBJECT);
 	uaf_maps -= UAF_MAPS_PER_OBJECT;
-	pthread_mutex_unlock(&uaf_lock);
+	pool__unlock(&uaf_lock);
 }
 
 void *pool__uaf_alloc(size_t size, size_t align, const void *owner)
@@ -209,10 +217,11 @@ void *pool__uaf_alloc(size_t size, size_t align, const void *owner)
 	unsigned int h;
 	int ok;
 
+	POOL_ASSERT(size && align && !(align & (align - 1)) && align <= pool__os_page_size());
 	uaf_geometry(size, align, &data_len, &map_len);
-	pthread_mutex_lock(&uaf_lock);
+	pool__lock(&uaf_lock);
 	ok = uaf_reserve_maps() == 0;
-	pthread_mutex_unlock(&uaf_lock);
+	pool__unlock(&uaf_lock);
 	if (!ok)
 		return NULL;
 	base = pool__os_map(map_len);
@@ -231,7 +240,7 @@ void *pool__uaf_alloc(size_t size, size_t align, const void *owner)
 	for (i = 0; obj + size + i < guard; i++)
 		obj[size + i] = UAF_SLACK_BYTE;
 
-	pthread_mutex_lock(&uaf_lock);
+	pool__lock(&uaf_lock);
 	h = uaf_hash((uintptr_t)obj);
 	/* at most half full, so that probes stay short */
 	for (i = 0; i < UAF_TABLE_SIZE / 2; i++) {
@@ -251,7 +260,7 @@ void *pool__uaf_alloc(size_t size, size_t align, const void *owner)
 		e->alloc_caller = e->free_caller = NULL;
 		e->state = UAF_LIVE;
 	}
-	pthread_mutex_unlock(&uaf_lock);
+	pool__unlock(&uaf_lock);
 	if (!e)
 		goto fail_unmap;
 	return obj;
@@ -269,11 +278,11 @@ enum pool_uaf_verdict pool__uaf_check_free(const void *obj, const void *owner, s
 	uint64_t canary;
 	size_t i;
 
-	pthread_mutex_lock(&uaf_lock);
+	pool__lock(&uaf_lock);
 	e = uaf_find((uintptr_t)obj);
 	if (e)
 		copy = *e;
-	pthread_mutex_unlock(&uaf_lock);
+	pool__unlock(&uaf_lock);
 	if (!e)
 		return POOL_UAF_UNKNOWN;
 	if (copy.state == UAF_QUARANTINED)
@@ -295,14 +304,14 @@ const void *pool__uaf_note_alloc(const void *obj, const void *caller)
 	const void *prev = NULL;
 	struct uaf_entry *e;
 
-	pthread_mutex_lock(&uaf_lock);
+	pool__lock(&uaf_lock);
 	e = uaf_find((uintptr_t)obj);
 	if (e) {
 		prev = e->alloc_caller;
 		e->alloc_caller = caller;
 		e->free_caller = NULL;
 	}
-	pthread_mutex_unlock(&uaf_lock);
+	pool__unlock(&uaf_lock);
 	return prev;
 }
 
@@ -321,12 +330,14 @@ const void *pool__uaf_free_caller(const void *obj)
 }
 
 /*
- * Under uaf_lock: unmap an object's mapping. The library poisons the link words of objects in
- * thread caches for ASan (`uaf,cache`); the shadow is cleared first, or whoever maps these
+ * Under uaf_lock: unmap an object's mapping. The library poisons objects in thread caches for
+ * ASan (`uaf,cache`); the shadow is cleared first, or whoever maps these
  * addresses next (jemalloc, the program) would find them poisoned.
  */
 static void uaf_unmap_object(uintptr_t base, size_t len)
 {
+	POOL_ASSERT(pool__lock_held(&uaf_lock));
+	POOL_ASSERT(uaf_maps >= UAF_TABLE_MAPS + UAF_MAPS_PER_OBJECT);
 	pool__san_access((void *)base, len);
 	pool__os_unmap((void *)base, len);
 	uaf_maps -= UAF_MAPS_PER_OBJECT;
@@ -338,6 +349,8 @@ static void uaf_unmap_object(uintptr_t base, size_t len)
  */
 static void uaf_quarantine_trim(size_t need_bytes, size_t need_maps)
 {
+	POOL_ASSERT(pool__lock_held(&uaf_lock));
+	POOL_ASSERT(uaf_ring_count <= UAF_RING_SIZE);
 	while (uaf_ring_count &&
 	       (uaf_quarantined_bytes + need_bytes > UAF_QUARANTINE_BYTES ||
 	        uaf_ring_count == UAF_RING_SIZE || uaf_maps + need_maps > uaf_map_ceiling)) {
@@ -361,7 +374,7 @@ void pool__uaf_free(void *obj, const void *free_caller)
 {
 	struct uaf_entry *e;
 
-	pthread_mutex_lock(&uaf_lock);
+	pool__lock(&uaf_lock);
 	e = uaf_find((uintptr_t)obj);
 	if (e && e->state == UAF_LIVE) {
 		if (free_caller)
@@ -369,20 +382,62 @@ void pool__uaf_free(void *obj, const void *free_caller)
 		pool__os_protect((void *)e->base, e->len, 0);
 		uaf_quarantine_trim(e->len, 0);
 		e = uaf_find((uintptr_t)obj);   /* trimming may have moved it */
+		/* trimming unmaps quarantined objects only: this live one is still there */
+		POOL_ASSERT(e && e->state == UAF_LIVE);
 		e->state = UAF_QUARANTINED;
 		uaf_quarantined_bytes += e->len;
 		uaf_ring[uaf_ring_head] = (uintptr_t)obj;
 		uaf_ring_head = (uaf_ring_head + 1) & (UAF_RING_SIZE - 1);
 		uaf_ring_count++;
 	}
-	pthread_mutex_unlock(&uaf_lock);
+	pool__unlock(&uaf_lock);
+}
+
+/*
+ * Tier 2 of the assertions (pool-assert.h), under uaf_lock: the whole table (2^17 entries, 7
+ * MiB: at a pool's destruction only) against the books. The quarantine's bytes are the sum of
+ * its objects' mappings; each quarantined object is in the ring once, and the ring holds no
+ * other (a slot is 0 once its object left); the mappings counted cover the tables and two per
+ * object (more while an allocation is between its reservation and its entry).
+ */
+static void uaf_walk(void)
+{
+	size_t bytes = 0, objs = 0, quarantined = 0;
+	unsigned int i, ring = 0;
+
+	POOL_ASSERT(pool__lock_held(&uaf_lock));
+	for (i = 0; uaf_table && i < UAF_TABLE_SIZE; i++) {
+		const struct uaf_entry *e = &uaf_table[i];
+
+		if (e->state == UAF_EMPTY)
+			continue;
+		POOL_ASSERT(e->state == UAF_LIVE || e->state == UAF_QUARANTINED);
+		POOL_ASSERT(e->obj > e->base && e->obj + e->size < e->base + e->len);
+		POOL_ASSERT(uaf_find(e->obj) == e);
+		objs++;
+		if (e->state == UAF_QUARANTINED) {
+			quarantined++;
+			bytes += e->len;
+		}
+	}
+	for (i = 0; uaf_ring && i < uaf_ring_count; i++) {
+		uintptr_t obj = uaf_ring[(uaf_ring_head - 1 - i) & (UAF_RING_SIZE - 1)];
+		const struct uaf_entry *e = obj ? uaf_find(obj) : NULL;
+
+		POOL_ASSERT(!obj || (e && e->state == UAF_QUARANTINED));
+		ring += obj != 0;
+	}
+	POOL_ASSERT(bytes == uaf_quarantined_bytes && ring == quarantined);
+	POOL_ASSERT(!uaf_table || uaf_maps >= UAF_TABLE_MAPS + objs * UAF_MAPS_PER_OBJECT);
 }
 
 void pool__uaf_release_owner(const void *owner)
 {
 	unsigned int i, n;
 
-	pthread_mutex_lock(&uaf_lock);
+	pool__lock(&uaf_lock);
+	if (POOL_ASSERTS >= 2)
+		uaf_walk();
 	for (n = 0; uaf_ring && n < uaf_ring_count; n++) {
 		i = (uaf_ring_head - 1 - n) & (UAF_RING_SIZE - 1);
 		if (uaf_ring[i]) {
@@ -396,7 +451,7 @@ void pool__uaf_release_owner(const void *owner)
 			}
 		}
 	}
-	pthread_mutex_unlock(&uaf_lock);
+	pool__unlock(&uaf_lock);
 }
 
 int pool__uaf_lookup(const void *addr, struct pool_uaf_hit *hit)
@@ -423,21 +478,22 @@ size_t pool__uaf_set_map_ceiling(size_t ceiling)
 {
 	size_t prev;
 
-	pthread_mutex_lock(&uaf_lock);
+	POOL_ASSERT(!ceiling || ceiling >= 4);
+	pool__lock(&uaf_lock);
 	ceiling_init();
 	prev = uaf_map_ceiling;
 	if (ceiling)
 		uaf_map_ceiling = ceiling;
-	pthread_mutex_unlock(&uaf_lock);
+	pool__unlock(&uaf_lock);
 	return prev;
 }
 
 void pool__uaf_fork_prepare(void)
 {
-	pthread_mutex_lock(&uaf_lock);
+	pool__lock(&uaf_lock);
 }
 
 void pool__uaf_fork_after(void)
 {
-	pthread_mutex_unlock(&uaf_lock);
+	pool__unlock(&uaf_lock);
 }

@@ -2,110 +2,149 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * libpool core, the pool heads: creation, merging, layout, destruction, the slow paths of the
- * inline fast path, the bulk calls, limits, run-time debugging options, fork() (statistics:
+ * libpool core, the pool heads: creation, merging, layout, destruction and the graveyard of
+ * destroyed heads, the public calls of memory return and limits, iteration, run-time debugging
+ * options, fork() and unloading (the slow paths and the bulk calls: pool-alloc.c; statistics:
  * pool-stats.c). The design essay of the whole core opens this file; doc/internals.md tells it
  * at length.
  *
  * How it works
  *
- * 1. A pool hands out objects of one size. Each thread keeps, per pool, a LIFO list of free
- *    objects (its thread cache: struct pool_tcache, an entry of the array that the 8-byte
- *    initial-exec TLS pointer pool__tls_cache points to). pool_alloc(), pool_zalloc() and
- *    pool_free() are inline in pool.h: a load of the debugging word, the TLS pointer plus the
- *    pool's offset, a pop or a push and a count update (19 instructions per alloc+free pair
- *    under callgrind, net of the loop). No atomic, no lock, no call. Everything else happens in
- *    the slow paths below, which a thread also takes until it has registered (its pointer then
- *    points at entries that are always empty).
+ * 1. The fast path. A pool hands out objects of one size. Each thread keeps, per pool, a slot of
+ *    its thread cache whose loaded magazine is an array of pointers to free objects (Bonwick &
+ *    Adams, "Magazines and Vmem", USENIX 2001; DPDK's per-lcore mempool cache). pool_alloc(),
+ *    pool_zalloc() and pool_free() are inline in pool.h and see that array through the slot's
+ *    struct pool_tcache entry (top, base, end), in the array that the 8-byte initial-exec TLS
+ *    pointer pool__tls_cache points to: after one test of the debugging word, pool_alloc() pops
+ *    *--top while top > base, pool_free() stores *top++ while top < end. No atomic, no lock, no
+ *    call, and no access to the object: a linked free list pops with a load through the object,
+ *    a dependent cache miss when it is cold; a magazine pops a pointer the thread wrote itself.
+ *    16 instructions per alloc+free pair under callgrind, net of the loop (19 with the linked
+ *    list this replaced, 20 with a count and a capacity in the entry instead of top and end).
+ *    Everything else happens in the slow paths (pool-alloc.c), which a thread also takes until it
+ *    has registered (its TLS pointer then points at entries of NULLs) and after pool_destroy()
+ *    closed its entry (base at the highest address, end NULL: no top passes either test).
  *
- * 2. The cache budget (pool-tcache.c). A thread may cache at most `budget` bytes over all pools
- *    (the topology's L2 share, pool_configure()). Rather than counting bytes on every push and
- *    pop, each (thread, pool) cache holds a reservation `limit` in objects, and the thread keeps
- *    sum(limit * cost) == reserved <= budget, where an object's cost is its stride (under uaf,
- *    its pages: pool__uaf_object_cost()). pool_free() compares only the room left in the
- *    reservation with 0; at 0 the slow path grows the reservation from the unreserved part of
- *    the budget, takes back reservations other pools do not use, and, when that is not enough,
- *    evicts. A thread destroying a pool drains the other threads' caches of it and cannot touch
- *    their `reserved`: it credits them (ctx->credit, an atomic), and each owner takes its credit
- *    back on its next slow path.
+ * 2. A slot and the budget (pool-magazine.c). Besides the loaded magazine, a slot keeps the
+ *    previous one, a stack of full magazines and a stack of empty ones: a thread's own small
+ *    depot. When the loaded magazine runs empty, the previous one takes its place if it holds
+ *    objects, else the top of the full stack, else magazines from a shared free list (step 4),
+ *    else new objects from the OS layer. When it runs full, an empty previous one takes its place
+ *    (Bonwick's exchange), else the previous one goes onto the full stack, the full one becomes
+ *    the previous and an empty one is loaded. Every move is of whole magazines, a pointer swap or
+ *    a stack operation on their headers. A thread caches at most `budget` bytes over all pools
+ *    (the topology's L2 share, pool_configure()): each slot counts reserved_objs, the objects of
+ *    its previous and full magazines plus the loaded magazine's whole capacity, and the thread
+ *    keeps sum(reserved_objs * cache_cost) == reserved <= budget, where an object's cost is its
+ *    stride (under uaf, its pages: pool__uaf_object_cost()). Counting the loaded magazine by its
+ *    capacity is what lets the fast path count nothing: what it pushes is paid for already. A
+ *    magazine holds the pool's `cluster` pointers: the configured 32 (at most 64), fewer when
+ *    that many objects would cost more than 1/16 of the budget (a thread keeps two magazines of
+ *    each pool it uses), and a pool of which one magazine exceeds the budget is not cached. A
+ *    thread destroying a pool drains the other threads' slots of it and cannot write their
+ *    `reserved`: it credits them (ctx->credit, an atomic), and each owner takes its credit back
+ *    on its next slow path.
  *
- * 3. Eviction is approximate LRU: pools are chosen by a CLOCK (second chance, Corbato 1968) over
- *    this thread's caches, whose reference bit pool_free() sets; within the chosen pool, half of
- *    its objects go, taken from the top of its LIFO list, so that the cut walks only what leaves
- *    (tcmalloc's thread caches release from the top too), and the walk builds the clusters as it
- *    unlinks. A whole eviction is one push. The bulk calls keep a small array of pointers per
- *    (thread, pool), the bulk magazine, which they fill and empty with a copy (as DPDK's mempool
- *    cache does); its objects count in the same reservation, and every other path first moves
- *    them onto the list.
+ * 3. Eviction is approximate LRU at two levels (pool-magazine.c). Across pools, a CLOCK (second
+ *    chance, Corbato 1968) over the thread's slots, whose reference bit a slow path sets when it
+ *    moves a magazine of that slot, picks the coldest other slot, which gives the bottom half of
+ *    its full stack (the magazines filled longest ago) or, with none, all it holds; then the
+ *    slot that needs the room gives the bottom half of its own full stack; a full magazine that
+ *    still does not fit goes to the shared free lists at once. The full stack is doubly linked:
+ *    cutting k magazines off its bottom reads k headers, and the k go with one push. A thread
+ *    never holds more than its budget, and eviction never goes to the OS layer (but under
+ *    no-global and uaf, or when every head stayed BUSY): memory return is step 6's.
  *
  * 4. Shared free lists (pool-bucket.c). Each pool has N buckets (a power of two, two cache lines
- *    each). A bucket head is NULL, a stack of clusters, or BUSY. A cluster is up to 16 objects
- *    chained by their first word; its first object links the next cluster and carries its count
- *    in the 4 low bits of that link. Protocol:
+ *    each). A bucket head is NULL, a stack of magazines linked through their headers, or BUSY;
+ *    beside it the bucket keeps a stack of empty magazines (at most 16) that threads leave and
+ *    take again. Protocol:
  *      own:  read the head; if BUSY, go to the next bucket; else swap BUSY in with one atomic
  *            exchange. A BUSY back means another thread owns it: go on (BUSY over BUSY changed
- *            nothing). Anything else: this thread owns the bucket until it stores a new head.
- *      pop:  own; a NULL head is stored back; else read the top cluster's down link and count
- *            (a refill: up to 4 clusters' down links, cutting the last one's), count the move
- *            once, store the link (release). The clusters taken are chained into one list
- *            after the window, so that a thread that only allocates pays one exchange per
- *            4 clusters.
- *      push: own; link the bottom cluster of the stack being pushed above the head, count the
- *            move, store the top (release). A push tries 2N times, then gives the objects to
- *            the OS layer.
+ *            nothing). Anything else: this thread owns the bucket, its stack and its empties,
+ *            until it stores a new head.
+ *      pop:  own; a NULL head is stored back; else read the top magazine's header (a refill
+ *            takes up to 2 magazines, the second when the budget holds it), leave the thread's
+ *            surplus empty magazines in the empties, count the move once, store the next
+ *            magazine as the head (release).
+ *      push: own; link the bottom magazine of the stack being pushed above the head, take an
+ *            empty magazine from the empties if the pusher wants one, count the move, store the
+ *            top (release). A push tries 2N times, then gives the objects to the OS layer.
  *    A thread starts its pops and pushes at its own bucket (its registry id modulo N): a thread
- *    that frees and reallocates finds its own clusters there first, and threads spread over the
- *    buckets, so that few threads write one bucket's lines.
- *    Why it is safe: only an owner reads a cluster's down link, and while the head is BUSY nobody
- *    else can pop that cluster and free it (the race HAProxy met with musl, GH #1275); only an
- *    owner stores a head, so it cannot go A->B->A under anybody (no ABA, and no CAS at all).
- *    Every loop over the heads is bounded; the BUSY window holds no lock and calls nothing that
- *    can block, and walks at most one cluster's objects (a release that splits one). The Promela
- *    model tests/model/busy.pml checks this for 3 threads and 2 buckets. Two waits are not
- *    counted but cannot last: a pool's first allocation waits out a merge that is rewriting its
- *    layout (a few instructions under the pool list lock), and the limit's compare-and-swap
- *    retries only when another thread's succeeded (lock-free).
+ *    that frees and reallocates finds its own magazines there first, and threads spread over the
+ *    buckets, so that few threads write one bucket's lines. A thread without a cache takes one
+ *    pointer out of the top magazine, or puts one into it or into an empty magazine, in the same
+ *    way.
+ *    Why it is safe: only an owner reads the `next` of a magazine in a bucket's stacks, and while
+ *    the head is BUSY nobody else can pop that magazine and free it (the race HAProxy met with
+ *    musl, GH #1275); only an owner stores a head, so it cannot go A->B->A under anybody (no ABA,
+ *    and no CAS at all); the empties are changed by owners, inside their window only. Every loop
+ *    over the heads is bounded; the BUSY window holds no lock, calls nothing that can block and
+ *    reads no object: a few magazine headers, or for a release pass (step 6) up to 1024 headers
+ *    and part of one pointer array. The Promela model tests/model/busy.pml checks this for 3
+ *    threads and 2 buckets, empties included. Two waits are not counted but cannot last: a
+ *    pool's first allocation waits out a merge that is rewriting its layout (a few instructions
+ *    under the pool list lock), and the limit's compare-and-swap retries only when another
+ *    thread's succeeded (lock-free).
  *
- * 5. Counters move with clusters. allocated (objects from the OS layer), used (objects handed
+ * 5. Counters move with magazines. allocated (objects from the OS layer), used (objects handed
  *    out or in thread caches), free objects and the traffic counters of a bucket are written
- *    only by the owner of its head, with plain relaxed stores: a cluster moved costs its head's
+ *    only by the owner of its head, with plain relaxed stores: a magazine moved costs its head's
  *    exchange and no other atomic read-modify-write, and the counts land on the line that
  *    exchange took. Totals are sums over buckets (stats and limits only), exact when the process
- *    is quiet. A move that owns no head (an object from the OS layer) owns one bucket to count,
- *    or, when all are BUSY, counts in the pool's spill counters with fetch_add. failed is
- *    counted in the bucket of the thread. The fast path counts nothing: a cached object is used.
+ *    is quiet. A move that owns no head (objects from or to the OS layer) owns one bucket to
+ *    count, or, when all are BUSY, counts in the pool's spill counters with fetch_add; such a
+ *    move also adds to or takes from the pool's limit count (one atomic, limit or not). failed
+ *    is counted in the bucket of the thread. The fast path counts nothing: a cached object is
+ *    used.
  *
- * 6. Memory return over time. Each bucket keeps the low-water mark of its free objects during
- *    the current demand window (decay_ms, 10 s by default after jemalloc's dirty_decay_ms).
- *    When a window ends, a slow path that notices (one in 16 of a thread's, through a coarse
- *    clock) runs the release pass under the pool's pass lock (trylock): what stayed free through
- *    the whole window was not needed and goes back to the OS layer, beyond a floor of min(one
- *    cluster, 64 KiB) of objects, and every bucket's marks rotate; an object goes back between
- *    decay_ms and twice that after it was last needed. needed_avg is what the pool held minus
- *    what stayed free. pool_gc() ends the window at once, so a second call after load drops
- *    gives a spike back. Eviction never goes to the OS layer: a steady load does not churn
- *    through it.
+ * 6. Memory return over time (pool-demand.c). Each bucket keeps the low-water mark of its free
+ *    objects during the current demand window (decay_ms, 10 s by default after jemalloc's
+ *    dirty_decay_ms). When a window ends, a slow path that notices (one in 16 of a thread's,
+ *    through a coarse clock) runs the release pass under the pool's pass lock (trylock): what
+ *    stayed free through the whole window was not needed and goes back to the OS layer, beyond
+ *    the pool's floor, and every bucket's marks rotate; an object goes back between decay_ms and
+ *    twice that after it was last needed. needed_avg is what the pool held minus what stayed
+ *    free. Inside a BUSY window the pass detaches whole magazines from the top of the stack (at
+ *    most 64 a bucket for an automatic pass, turns of 1024 for pool_gc()) and splits at most one
+ *    by copying the pointers of its last objects; after the head went back it gives the objects
+ *    to the OS layer by their pointers, so giving a cold spike back reads no object of it.
+ *    pool_gc() ends the window at once, so a second call after load drops gives a spike back.
+ *    The floor is bytes: 64 KiB worth of objects and at most one magazine, none for objects
+ *    over 64 KiB. Eviction never goes to the OS layer: a steady load does not churn through it.
  *
- * 7. Threads (pool-tcache.c). A thread registers on its first slow path: an id from the
- *    registry (POOL_MAX_THREADS slots, the lowest free one), its caches (allocated, so that the
- *    library's TLS block stays under 64 bytes and it can be dlopen()ed), and a pthread key whose
- *    destructor flushes them at exit. A thread without an id or without memory for its caches
- *    works without a cache, and so does one past its exit flush.
+ * 7. Threads (pool-thread.c) and sections (pool-tcache.c). A thread registers on its first slow
+ *    path: an id from the registry (POOL_MAX_THREADS slots, the lowest free one), its caches
+ *    (allocated, so that the library's TLS block stays 40 bytes and it can be dlopen()ed), and a
+ *    pthread key whose destructor flushes them at exit. A thread without an id or without memory
+ *    for its caches works without a cache, and so does one past its exit flush. A thread changes
+ *    its slots only inside a section: a busy word it sets, then a look at the global quiescing
+ *    flag, and the word cleared at the end. fork() and pool_destroy() quiesce: they raise the
+ *    flag, call membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full barrier on every
+ *    thread of the process so that either the thread sees the flag or the quiescer sees its busy
+ *    word (Linux's asymmetric fence; where membarrier is refused, each section entry fences
+ *    instead), and wait until no other thread is inside a section, at most 100000 yields each.
+ *    Then they read and change other threads' slots, which cannot be caught in the middle of a
+ *    change. The inline fast path is not a section: its changes are single stores (the pointer,
+ *    then top), safe to be cut anywhere, and a quiescer reads its top once and clamps it.
  *
  * 8. Debugging is a leaf under the core (pool-debug.c, pool-report.c): the slow paths call its
  *    checks; pool_parse_debugging() below applies what its pure parser returns, under the pool
  *    list lock. A switch is safe at any moment: each thread's caches carry the epoch at which
  *    they were last filled with the integrity pattern, and only such caches are checked. The
- *    allocation-site profile keeps its tables in the same leaf (pool-profile.c); its sampler
- *    (pool-sample.c) narrows the window of a thread's loaded magazine that the fast path sees,
- *    which is why the slow paths read a magazine's bounds from the magazine, never from the
- *    entry.
+ *    fill and check of cached objects (integrity, backup) are the only accesses to free objects
+ *    in the tiers. The allocation-site profile keeps its tables in the same leaf
+ *    (pool-profile.c); its sampler (pool-sample.c) narrows the window of a thread's loaded
+ *    magazine that the fast path sees, which is why the slow paths read a magazine's bounds
+ *    from the magazine, never from the entry.
  *
  * Locks, in the order they are taken (a lock is never taken while a later one is held):
  *   pool list lock (pool.c: pool list, creators, slot table, layout, debugging options)
- *   -> registry lock (pool-tcache.c: registry, thread ids)
- *   -> a thread's caches lock (its other slots while it evicts; others while they drain them)
- *   -> a pool's pass lock (pool-bucket.c; slow paths only try it)
+ *   -> registry lock (pool-thread.c: registry, thread ids; a quiescer holds it while it keeps
+ *      the threads out of their sections)
+ *   -> the threads' sections (pool-tcache.c: not a lock, but a quiescer waits for them, so a
+ *      section takes no lock above the uaf table's)
+ *   -> a pool's pass lock (pool-demand.c; slow paths only try it, outside their sections)
  *   -> the uaf table lock (pool-uaf.c)
  *   -> the OS layer's first-call lock (pool-os.c: a thread's first call into jemalloc, which
  *      pool_create() may make under the pool list lock)
@@ -116,25 +155,55 @@
  *   its owner (pool-lock.h), and every function that takes it goes on under its caller's hold:
  *   pool_for_each() holds it while its callback runs, and the callback may call the library.
  *
- * fork(): before it, the forking thread takes every lock above in that order and owns every
+ * pool_destroy(): under the pool list lock, the drain (pool-thread.c) keeps every other thread
+ * out of its sections and takes back each thread's slot of the pool: its magazines go to the
+ * shared lists as they are (no pointer is copied), its empty ones are freed, its entry is closed
+ * (step 1) and its budget credited (step 2). Objects still handed out: EBUSY, the pool intact.
+ * Otherwise the pool is marked dead before any thread may enter a section again, so that a
+ * thread racing the destruction (forbidden) finds it dead in its next section, before it touches
+ * the slot, and its slow path reports the destroyed pool; then the shared lists are flushed, the
+ * buckets' empties freed, and the head kept, marked dead, among the last 16 destroyed.
+ *
+ * fork(): before it, the forking thread takes the pool list lock (or goes on under its own hold,
+ * from a pool_for_each() callback) and the registry lock, quiesces the threads' sections, takes
+ * every pool's pass lock, the uaf table's, the OS layer's and the head set's, and owns every
  * bucket head, waiting a bounded time for each (FORK_BUSY_TRIES yields): a head held longer
  * belongs to a thread that died inside its BUSY window (asynchronous cancellation, a longjmp out
  * of a signal handler: the window is not async-cancel-safe, like most of libc). After it, the
  * parent gives the heads it owns back and leaves the others to their owners; the child gives
  * back the ones it owns, resets the others to empty and counts what they held as lost
- * (struct pool_stats.lost), then takes back the caches of the threads that did not follow it.
+ * (struct pool_stats.lost), then takes back the slots of the threads that did not follow it, as
+ * whole magazines to the shared lists, and frees their caches. The slots of a thread that the
+ * quiescer gave up on (stuck or dead inside a section) cannot be trusted: their objects are
+ * counted lost, and their magazines are left alone.
+ *
+ * Unloading (dlclose(), and the end of the process): a library destructor frees the graveyard's
+ * heads, takes back and frees the calling thread's caches and deletes the thread-exit key, so
+ * that a program that loads and unloads the library again and again leaks neither pthread keys
+ * nor memory, and a thread that outlives the library runs no destructor of it when it exits.
+ * Other threads' caches are theirs and not touched; live pools are the program's to destroy
+ * before dlclose() (doc/debugging.md, "Rules of use").
  *
  * Invariants. POOL_ASSERT() checks those marked (A) in `make DEBUG=1` and the sanitizer builds;
- * the tests check the sums (check_shared.c), the Promela model the protocol.
- *   - per thread: sum over pools of limit * cache_cost == reserved - credit <= budget (A);
- *     count <= limit (A);
+ * the tests check the sums (check_shared.c, check_transfer.c), the Promela model the protocol.
+ *   - per thread: sum over slots of reserved_objs * cache_cost == reserved - credit, and
+ *     reserved <= budget after every grant (A);
+ *   - per slot, when a section ends: reserved_objs == the objects of the previous and full
+ *     magazines plus the loaded magazine's capacity; a magazine loaded holds at most its
+ *     capacity (A); the slot's empty stack holds empty magazines (A);
  *   - per bucket: a head is stored only by its owner, and is BUSY right before that store (A);
  *     free_objects >= what a pop or a release takes (A); objects in its stack == free_objects;
+ *     its empties, changed by owners only, are at most 16 empty magazines;
  *   - per pool: sum(allocated) == sum(used) + sum(free_objects) when no move is in flight;
  *     allocated == os_allocs - os_releases - lost; used == 0 once every object was freed and
- *     every cache flushed;
- *   - a thread cache is written only by its thread, except under its lock by pool_destroy()
- *     (which the caller guarantees no other thread is using) and in the child after fork().
+ *     every cache flushed; the limit's count is allocated plus the moves in flight, never
+ *     below 0 (A);
+ *   - no move between the tiers reads or writes a free object, but integrity's and backup's
+ *     fill and check (builds with assertions count the words touched per object moved:
+ *     check_transfer.c holds them to 1/cluster and finds 0);
+ *   - a thread's slots are changed by that thread inside its sections, or by a quiescer
+ *     (pool_destroy()'s drain, the fork() child) while that thread is kept out of them; its
+ *     fast-path entries are written by that thread, but for the drain closing one.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -245,9 +314,10 @@ static int valid_name(const char *name)
 
 /*
  * Object layout for `size` usable bytes with the layout debugging flags `layout`:
- *   [object: max(size, 16)][tag: 8 bytes at offset max(size, 16)][caller: 8][backup: 8 + size]
+ *   [object: max(size, 8)][tag: 8 bytes at offset max(size, 8)][caller: 8][backup: 8 + size]
  * rounded up to the alignment. The tag follows the object's last byte, so that an overflow of a
- * single byte reaches it (objects under 16 bytes keep it past their two link words).
+ * single byte reaches it (a free object holds nothing of the library's, so only objects under 8
+ * bytes, with POOL_F_EXACT, keep padding before it).
  * Returns 0, or -1 when the layout exceeds POOL_SIZE_MAX.
  */
 static int compute_layout(struct pool_head *pool, size_t size, size_t align, unsigned int layout)
@@ -256,6 +326,8 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 	/* under uaf the object ends at a guard page: its caller lives in the uaf table instead */
 	unsigned int extras = (layout & POOL_DBG_UAF) ? 0 : layout;
 
+	POOL_ASSERT(align >= POOL_DEFAULT_ALIGN && !(align & (align - 1)));
+	POOL_ASSERT(!(layout & ~POOL_DBG_LAYOUT));
 	if (size > POOL_SIZE_MAX)
 		return -1;
 	pool->tag_off = pool->caller_off = pool->backup_off = 0;
@@ -291,6 +363,8 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 	pool->cache_cost = (layout & POOL_DBG_UAF) ? pool__uaf_object_cost(size, align) : off;
 	pool->align = align;
 	pool->layout = layout;
+	POOL_ASSERT(pool->stride >= size && pool->stride % align == 0 &&
+	            pool->os_size >= pool->stride && pool->cache_cost >= pool->stride);
 	return 0;
 }
 
@@ -308,6 +382,8 @@ static int add_creator(struct pool_head *pool, const char *name, size_t size, si
 {
 	struct pool_creator *u;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	POOL_ASSERT(pool->creators <= pool->creators_cap);
 	if (pool->creators == pool->creators_cap) {
 		unsigned int cap = pool->creators_cap ? pool->creators_cap * 2 : 4;
 
@@ -339,6 +415,7 @@ static int grow_layout(struct pool_head *pool, size_t size, size_t align, unsign
 {
 	int open = 0;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	if (!atomic_compare_exchange_strong_explicit(&pool->ever_allocated, &open, 2,
 	                                             memory_order_acquire, memory_order_relaxed))
 		return 0;
@@ -352,6 +429,7 @@ static struct pool_head *find_mergeable(const char *name, size_t size, size_t al
 {
 	struct pool_head *p;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	for (p = pool__list_head; p; p = p->next) {
 		if (!(p->ro.flags & POOL_F_SHARED) || p->align != align || p->layout != layout)
 			continue;
@@ -363,6 +441,26 @@ static struct pool_head *find_mergeable(const char *name, size_t size, size_t al
 			return p;
 	}
 	return NULL;
+}
+
+/*
+ * Tier 2 of the assertions (pool-assert.h), under the pool list lock: the list walked against
+ * its links, its tail and its count, and each pool against its cache slot. At the end of every
+ * creation and destruction and in pool_gc(NULL): a cost of the number of pools.
+ */
+static void walk_pool_list(void)
+{
+	const struct pool_head *p, *prev = NULL;
+	unsigned int n = 0;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	for (p = pool__list_head; p; prev = p, p = p->next, n++) {
+		POOL_ASSERT(n < pool__nb_pools && p->prev == prev && p->magic == POOL_HEAD_LIVE);
+		POOL_ASSERT(p->creators >= 1 && p->creators <= p->creators_cap);
+		POOL_ASSERT(p->ro.index < POOL_MAX_CACHED_POOLS &&
+		            (!p->ro.index || pool__slots[p->ro.index] == p));
+	}
+	POOL_ASSERT(n == pool__nb_pools && prev == pool_list_tail);
 }
 
 POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, size_t align,
@@ -421,6 +519,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 
 create:
 	nb = cfg->buckets;
+	POOL_ASSERT(nb >= 1 && nb <= POOL_BUCKETS_MAX && !(nb & (nb - 1)));
 	head_size = sizeof(*pool) + nb * sizeof(struct pool_bucket);
 	pool = pool__os_meta_alloc(head_size, HEAD_ALIGN);
 	if (!pool) {
@@ -431,7 +530,6 @@ create:
 	compute_layout(pool, size, align, layout);
 	pool->ro.flags = flags;
 	pool->nbuckets = nb;
-	pool->bucket_shift = 64 - (unsigned int)__builtin_ctz(nb);
 	pool->magic = POOL_HEAD_LIVE;
 	pool__bucket_init(pool, cfg->cluster, cfg->cache_bytes, cfg->decay_ms);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
@@ -454,6 +552,8 @@ create:
 	pool_list_tail = pool;
 	pool__nb_pools++;
 	pool__debug_pool_created(pool);
+	if (POOL_ASSERTS >= 2)
+		walk_pool_list();
 	pool__lock_leave(&pool__list_lock, took);
 	return pool;
 }
@@ -515,6 +615,8 @@ static void bury(struct pool_head *pool)
 {
 	struct pool_head *old = graveyard[graveyard_next];
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	POOL_ASSERT(pool->magic == POOL_HEAD_DEAD && graveyard_next < GRAVEYARD_HEADS);
 	graveyard[graveyard_next] = pool;
 	graveyard_next = (graveyard_next + 1) % GRAVEYARD_HEADS;
 	if (old) {
@@ -543,8 +645,8 @@ POOL_API int pool_destroy(struct pool_head *pool)
 		pool__lock_leave(&pool__list_lock, took);
 		return 0;
 	}
-	pool__thread_drain_begin(pool);
-	if (pool__sum_used(pool) != 0) {
+	POOL_ASSERT(pool->creators == 1 && pool__nb_pools >= 1);
+	if (pool__thread_drain_begin(pool) || pool__sum_used(pool) != 0) {
 		pool__thread_drain_end();
 		pool__lock_leave(&pool__list_lock, took);
 		errno = EBUSY;
@@ -583,6 +685,8 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	pool__bucket_fini(pool);
 	pool__headset_kill(pool);
 	bury(pool);
+	if (POOL_ASSERTS >= 2)
+		walk_pool_list();
 	pool__lock_leave(&pool__list_lock, took);
 	return 0;
 }
@@ -632,6 +736,8 @@ POOL_API void pool_gc(struct pool_head *pool)
 	} else {
 		int took = pool__lock_enter(&pool__list_lock);
 
+		if (POOL_ASSERTS >= 2)
+			walk_pool_list();
 		for (p = pool__list_head; p; p = p->next)
 			pool__bucket_gc(p);
 		pool__lock_leave(&pool__list_lock, took);
@@ -723,8 +829,8 @@ int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runti
 
 /*
  * Before fork() we take the locks in their order (pool list, registry, every pool's pass lock,
- * the uaf table, the OS layer's, the head set's), keeps every thread out of its cache sections
- * (pool-tcache.c) and owns every bucket head, waiting a bounded time for each (see the essay),
+ * the uaf table, the OS layer's, the head set's), keep every thread out of its cache sections
+ * (pool-tcache.c) and own every bucket head, waiting a bounded time for each (see the essay),
  * so that no lock is held, no cache is half changed and no head is BUSY because of a thread
  * that will not exist in the child, which takes back the caches of the threads that did not
  * follow it. A fork() from a pool_for_each() callback finds the pool list lock held by its own
@@ -740,7 +846,7 @@ static void fork_prepare(void)
 	fork_took_list = pool__lock_enter(&pool__list_lock);
 	pool__thread_fork_prepare();
 	for (p = pool__list_head; p; p = p->next)
-		pthread_mutex_lock(&p->demand.pass_lock);
+		pool__lock(&p->demand.pass_lock);
 	pool__uaf_fork_prepare();
 	pool__os_fork_prepare();
 	pool__headset_fork_prepare();
@@ -753,6 +859,7 @@ static void fork_parent(void)
 {
 	struct pool_head *p;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_parent(p);
 	pool__prof_fork_parent();
@@ -760,7 +867,7 @@ static void fork_parent(void)
 	pool__os_fork_after();
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
-		pthread_mutex_unlock(&p->demand.pass_lock);
+		pool__unlock(&p->demand.pass_lock);
 	pool__thread_fork_parent();
 	pool__lock_leave(&pool__list_lock, fork_took_list);
 }
@@ -769,6 +876,7 @@ static void fork_child(void)
 {
 	struct pool_head *p;
 
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_child(p);
 	pool__prof_fork_child();
@@ -776,7 +884,7 @@ static void fork_child(void)
 	pool__os_fork_after();
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
-		pthread_mutex_unlock(&p->demand.pass_lock);
+		pool__unlock(&p->demand.pass_lock);
 	pool__thread_fork_child();
 	/* the forking thread took the list lock in fork_prepare(): it owns it in the child too */
 	pool__lock_leave(&pool__list_lock, fork_took_list);

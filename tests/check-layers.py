@@ -21,7 +21,7 @@ import sys
 LAYERS = [
     ("os", ["pool-fault.c", "pool-os.c", "pool-uaf.c", "pool-fault.h",
             "pool-os.h", "pool-uaf.h", "pool-san.h", "pool-util.h", "pool-head-t.h",
-            "pool-assert.h", "pool-lock.h"]),
+            "pool-assert.h", "pool-lock.h", "pool-lock-t.h"]),
     ("debug", ["pool-debug.c", "pool-report.c", "pool-debug.h", "pool-report.h",
                "pool-profile.c", "pool-profile.h"]),
     ("config", ["topology.c", "pool-config.c", "pool-version.c",
@@ -37,7 +37,7 @@ LAYERS = [
                        "pool-leak-report.c"]),
 ]
 # Headers that hold only types, constants or pure inline helpers: any layer may include them.
-NEUTRAL = {"pool-head-t.h", "pool-util.h", "pool-assert.h", "pool-lock.h"}
+NEUTRAL = {"pool-head-t.h", "pool-util.h", "pool-assert.h", "pool-lock.h", "pool-lock-t.h"}
 
 
 def layer_table():

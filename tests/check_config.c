@@ -3,8 +3,9 @@
  * Copyright (c) 2026 libpool developers
  *
  * The process-wide configuration (src/pool-config.c): its defaults (the topology's, and
- * POOL_DECAY_MS_DEF), the environment overrides POOL_BUCKETS, POOL_CACHE_SIZE and POOL_DECAY_MS
- * (good values taken, bad ones refused on stderr once, naming the variable and the value kept),
+ * POOL_DECAY_MS_DEF), the environment overrides POOL_BUCKETS, POOL_CACHE_SIZE, POOL_CLUSTER and
+ * POOL_DECAY_MS (good values taken, bad ones refused on stderr once, naming the variable and the
+ * value kept),
  * overrides on top of an XML topology's defaults, and pool_configure()/pool_get_config(): every
  * bound of every field (buckets a power of two 1..64, cache_bytes 4096..1 GiB, cluster 1..64,
  * decay_ms 1..1 hour), nothing changed by a refused call, EBUSY once a pool exists, and pools
@@ -191,6 +192,47 @@ START_TEST(test_bad_decay_ms)
 }
 END_TEST
 
+/* A child with POOL_CLUSTER set to `arg` (unset when NULL): the configuration it sees. */
+static void cluster_env_child(void *result, const void *arg)
+{
+	struct child_result *c = result;
+
+	test_setenv("POOL_CLUSTER", arg);
+	pool_get_config(&c->cfg);
+}
+
+/* POOL_CLUSTER: objects per magazine, 1..64; anything else is refused with a word, default kept. */
+START_TEST(test_cluster_env)
+{
+	static const struct { const char *env; unsigned int n; } good[] = {
+		{ NULL, POOL_CLUSTER_DEFAULT }, { "1", 1 }, { "16", 16 }, { "064", 64 },
+	};
+	static const char *bad[] = { "0", "65", "-1", "x", "", "8k", "1e2" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct child_result r;
+		struct death d;
+
+		test_child_result(cluster_env_child, good[i].env, &r, sizeof(r), &d);
+		ck_assert_str_eq(d.out, "");
+		ck_assert_uint_eq(r.cfg.cluster, good[i].n);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct child_result r;
+		struct death d;
+		char want[160];
+
+		test_child_result(cluster_env_child, bad[i], &r, sizeof(r), &d);
+		snprintf(want, sizeof(want), "libpool: ignoring POOL_CLUSTER='%s': expected objects "
+		         "per magazine from 1 to 64; keeping %u\n", bad[i], POOL_CLUSTER_DEFAULT);
+		ck_assert_msg(strstr(d.out, want) != NULL, "POOL_CLUSTER='%s': stderr '%s'", bad[i],
+		              d.out);
+		ck_assert_uint_eq(r.cfg.cluster, POOL_CLUSTER_DEFAULT);
+	}
+}
+END_TEST
+
 START_TEST(test_good_decay_ms)
 {
 	static const struct { const char *env; unsigned int ms; } good[] = {
@@ -206,7 +248,7 @@ START_TEST(test_good_decay_ms)
 		ck_assert_str_eq(r.err, "");
 		ck_assert_uint_eq(r.cfg.decay_ms, good[i].ms);
 		ck_assert_uint_eq(r.cfg.buckets, 4);
-		ck_assert_uint_eq(r.cfg.cluster, POOL_CLUSTER_DEFAULT);   /* no variable for it */
+		ck_assert_uint_eq(r.cfg.cluster, POOL_CLUSTER_DEFAULT);   /* POOL_CLUSTER unset */
 	}
 }
 END_TEST
@@ -421,6 +463,7 @@ static Suite *config_suite(void)
 	tc = tcase_create("Limits");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_cluster_bounds);
+	tcase_add_test(tc, test_cluster_env);
 	tcase_add_test(tc, test_decay_ms_bounds);
 	suite_add_tcase(s, tc);
 

@@ -44,6 +44,7 @@ void overflow_child(void *arg);
 void double_free_child(void *arg);
 void integrity_child(void *arg);
 void integrity_evict_child(void *arg);
+void integrity_first_word_child(void *arg);
 void backup_child(void *arg);
 void uaf_read_child(void *arg);
 void uaf_write_child(void *arg);
@@ -239,33 +240,44 @@ START_TEST(test_tag_wrong_pool)
 }
 END_TEST
 
+/* arg: the object size (24, or 8: the smallest, whose tag follows it too) */
 void overflow_child(void *arg)
 {
+	size_t size = (size_t)(uintptr_t)arg;
 	struct pool_head *p;
 	unsigned char *o;
 
-	(void)arg;
 	set_flags("tag");
-	p = pool_create("buf", 24, 0);
+	p = pool_create("buf", size, 0);
 	o = pool_alloc(p);
-	memset(o, 'x', 25);                      /* one byte too many */
+	memset(o, 'x', size + 1);                /* one byte too many */
 	pool_free(p, o);
 }
 
 START_TEST(test_tag_overflow_one_byte)
 {
-#if defined(__SANITIZE_ADDRESS__)
-	/* in an ASan build the bytes past the object are poisoned: ASan reports the write itself */
-	struct death d;
+	static const size_t sizes[] = { 24, 8 };
+	unsigned int i;
 
-	run_child(overflow_child, NULL, &d);
-	ck_assert_msg(!(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0), "%s", d.out);
-	ck_assert_msg(strstr(d.out, "AddressSanitizer: use-after-poison") != NULL, "%s", d.out);
+	for (i = 0; i < 2; i++) {
+		void *arg = (void *)(uintptr_t)sizes[i];
+#if defined(__SANITIZE_ADDRESS__)
+		/* in an ASan build the bytes past the object are poisoned: ASan reports the write */
+		struct death d;
+
+		run_child(overflow_child, arg, &d);
+		ck_assert_msg(!(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0), "%s", d.out);
+		ck_assert_msg(strstr(d.out, "AddressSanitizer: use-after-poison") != NULL, "%s",
+		              d.out);
 #else
-	static const char *const w[] = { "tag mismatch: overflow past the end of the object",
-	                                 "pool 'buf' (24 bytes)", "around the end", "78 78", NULL };
-	expect_death(overflow_child, NULL, SIGABRT, w);
+		char name[32];
+		const char *const w[] = { "tag mismatch: overflow past the end of the object", name,
+		                          "around the end", "78 78", NULL };
+
+		snprintf(name, sizeof(name), "pool 'buf' (%zu bytes)", sizes[i]);
+		expect_death(overflow_child, arg, SIGABRT, w);
 #endif
+	}
 }
 END_TEST
 
@@ -312,6 +324,28 @@ START_TEST(test_integrity_write_after_free)
 	                                 "pool 'sess' (128 bytes)", "caller: integrity_child+",
 	                                 NULL };
 	test_expect_write_after_free(integrity_child, w);
+}
+END_TEST
+
+void integrity_first_word_child(void *arg)
+{
+	struct pool_head *p;
+	unsigned char *o;
+
+	(void)arg;
+	set_flags("integrity");
+	p = pool_create("sess", 128, 0);
+	o = pool_alloc(p);
+	pool_free(p, o);
+	o[0] = 1;              /* the first word too: a free object holds no link to skip */
+	pool_alloc(p);
+}
+
+START_TEST(test_integrity_first_word)
+{
+	static const char *const w[] = { "write after free detected by the integrity check",
+	                                 "pool 'sess' (128 bytes)", NULL };
+	test_expect_write_after_free(integrity_first_word_child, w);
 }
 END_TEST
 
@@ -872,6 +906,7 @@ static Suite *debug_suite(void)
 	tcase_add_test(tc, test_tag_overflow_one_byte);
 	tcase_add_test(tc, test_tag_double_free);
 	tcase_add_test(tc, test_integrity_write_after_free);
+	tcase_add_test(tc, test_integrity_first_word);
 	tcase_add_test(tc, test_integrity_on_eviction);
 	tcase_add_test(tc, test_backup_write_after_free);
 	tcase_add_test(tc, test_uaf_read_and_write_after_free);

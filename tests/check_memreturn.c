@@ -127,7 +127,7 @@ static void log_stats(const char *when)
 	}
 }
 
-/* Every pool holds no more than max(used, needed_avg * 5/4) plus the floor of one cluster. */
+/* Every pool holds no more than max(used, needed_avg * 5/4) plus the floor, at most a magazine. */
 static void check_gc_bound(const struct pool_config *cfg)
 {
 	size_t p;

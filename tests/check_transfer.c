@@ -322,7 +322,7 @@ START_TEST(test_budget_pages)
 	pthread_t t;
 	unsigned int i;
 
-	if (!POOL_USE_JEMALLOC || TEST_ASAN || TEST_TSAN || POOL_ASSERTS) {
+	if (!POOL_USE_JEMALLOC || TEST_ASAN || TEST_TSAN || POOL_ASSERTS >= 1) {
 		printf("check_transfer: page test for the jemalloc build without sanitizers\n");
 		return;
 	}

@@ -19,7 +19,10 @@ grep -q 'in effect' "$tmp/out" || fail "no configuration in effect"
 [ -s "$tmp/err" ] && fail "unexpected stderr: $(cat "$tmp/err")"
 
 POOL_BUCKETS=32 "$tool" > "$tmp/out" 2>&1 || fail "POOL_BUCKETS=32: exit $?"
-sed -n '/in effect/,$p' "$tmp/out" | grep -q 'buckets per pool    32$' || fail "override not shown"
+sed -n '/in effect/,$p' "$tmp/out" | grep -q 'buckets per pool  *32$' || fail "override not shown"
+POOL_CLUSTER=16 "$tool" > "$tmp/out" 2>&1 || fail "POOL_CLUSTER=16: exit $?"
+sed -n '/in effect/,$p' "$tmp/out" | grep -q 'objects per magazine  *16$' ||
+	fail "POOL_CLUSTER=16 not shown"
 
 # usage_error <message> <args...>: exit 2, the message, then the hint to --help
 usage_error() {

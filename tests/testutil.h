@@ -16,7 +16,8 @@
  *   static library. Only tests that cannot be written through the public API go to an internal
  *   file, the one of their module: check_tier.c (the core tiers and the pool head),
  *   check_os.c (the OS layer), check_cli_int.c (the CLI server's loop and its fault sites),
- *   check_limit.c (the limit's count and its test hook).
+ *   check_limit.c (the limit's count and its test hook), check_assert.c (the assertion tiers:
+ *   states broken on purpose).
  *   Each file's header comment says which of the two it is, and why.
  * - Test names. Every START_TEST is test_<what it checks>, in snake_case, saying the behaviour
  *   rather than the function (test_trim_keeps_objects_in_use, test_bad_cache_size), so that a

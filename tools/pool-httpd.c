@@ -1032,7 +1032,7 @@ static unsigned int expire_timers(struct worker *w, struct timer_list *t)
  * worker would keep for good up to its whole cache budget (pool_get_config()'s cache_bytes,
  * 1 MiB on a machine with 1 MiB of L2 per PU) of whatever a past burst left in its cache: 64
  * input buffers. A flush under load costs the next allocations a refill from the shared lists,
- * one cluster at a time, once per busy_flush_ms.
+ * a magazine or two an exchange, once per busy_flush_ms.
  */
 static void worker_busy(struct worker *w)
 {

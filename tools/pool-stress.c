@@ -872,8 +872,8 @@ static int check_accounting(const struct run *r, struct wl_result *res)
 
 /*
  * spike, after the workers exited: pool_gc() must bring `allocated` down to what the pool's
- * contract keeps (max(used, needed_avg * 5/4) plus one cluster), and below the peak when the
- * peak was above that.
+ * contract keeps (max(used, needed_avg * 5/4) plus the floor, at most a magazine), and below
+ * the peak when the peak was above that.
  */
 static int check_spike(struct run *r, struct wl_result *res)
 {

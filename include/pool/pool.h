@@ -61,9 +61,9 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 /*
  * pool_destroy - drop one creator of `pool`; the last one drains every thread's cache of it,
  * gives its free objects back and retires the head. Call it when no other thread uses the pool.
- * Returns 0, or -1 with errno EBUSY (objects still handed out: the pool stays usable) or EINVAL
- * (NULL, or destroyed already). A use of a destroyed pool is reported: see pool_create(3). May
- * be called from a pool_for_each() callback, on any pool.
+ * Returns 0, or -1 with errno EBUSY (objects still handed out, or a thread stuck in its cache:
+ * the pool stays usable) or EINVAL (NULL, or destroyed already). A use of a destroyed pool is
+ * reported: see pool_create(3). May be called from a pool_for_each() callback, on any pool.
  */
 POOL_API int pool_destroy(struct pool_head *pool);
 
@@ -228,7 +228,8 @@ POOL_API void pool_flush(struct pool_head *pool);
 
 /*
  * pool_gc - end `pool`'s demand window now and give back what stayed free through it, beyond a
- * floor of min(one cluster, 64 KiB), then pool_trim(). NULL: every pool; destroyed: no-op. May
+ * floor of 64 KiB worth of objects and at most one magazine (none for objects over 64 KiB), then
+ * pool_trim(). NULL: every pool; destroyed: no-op. May
  * take milliseconds: never on a hot path. pool_gc(3) tells how demand is tracked.
  */
 POOL_API void pool_gc(struct pool_head *pool);

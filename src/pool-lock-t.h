@@ -6,11 +6,11 @@
  * one (a pool's pass lock in pool-head-t.h). Types and macros only; the functions are in
  * pool-lock.h, which says what the owner word is for. Every lock of the library is one: the
  * pool list lock, the registry lock, each pool's pass lock, the uaf table lock, the OS layer's
- * first-call lock, the head set's lock and the CLI lock, so that a function whose contract is
- * "under that lock" asserts it (POOL_ASSERT(pool__lock_held(&l))). The owner word costs a
- * pthread_self() and a relaxed store per lock and per unlock; all of them are slow-path locks
- * (the configuration lock is the one plain mutex left: nothing runs under it but its own
- * few lines).
+ * first-call lock, the head set's lock, the profile's lock and the CLI lock, so that a function
+ * whose contract is "under that lock" asserts it (POOL_ASSERT(pool__lock_held(&l))). The owner
+ * word costs a pthread_self() and a relaxed store per lock and per unlock; all of them are
+ * slow-path locks (the configuration lock is the one plain mutex left: nothing runs under it
+ * but its own few lines).
  */
 #ifndef POOL_SRC_POOL_LOCK_T_H
 #define POOL_SRC_POOL_LOCK_T_H

@@ -26,20 +26,20 @@
  *    remembered), POOL_PROF_SITES rows (a pair past them is counted in the "[other]" row): the
  *    tables are static, pool__prof_table_bytes() in all, and the profile allocates nothing.
  *
- * Concurrency: one mutex guards the tables. It is a leaf lock: nothing is locked, allocated or
- * entered (a cache section) under it, so the sampler may take it inside a section, and fork()
- * takes it last. Only a counting filter in front of the record table (a byte per cell: the
+ * Concurrency: one lock guards the tables (a struct pool_lock, pool-lock.h: the functions that
+ * need it held assert it). It is a leaf lock: nothing is locked, allocated or entered (a cache
+ * section) under it, so the sampler may take it inside a section, and fork() takes it last. Only a counting filter in front of the record table (a byte per cell: the
  * records whose address hashes there) and the count of records are read without it, with
  * relaxed loads: a check that races an insertion may miss the new record, which is then credited
  * at a later check or at the next audit.
  */
 #include <math.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
 
 #include "pool-assert.h"
+#include "pool-lock.h"
 #include "pool-profile.h"
 
 struct prof_record {
@@ -58,7 +58,7 @@ struct prof_row {
 	atomic_uint live;
 };
 
-static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pool_lock prof_lock = POOL_LOCK_INITIALIZER;
 static struct prof_record records[POOL_PROF_SLOTS];
 static struct prof_row rows[POOL_PROF_SITES];
 static uint16_t row_index[POOL_PROF_INDEX];     /* row + 1, 0: empty */
@@ -113,6 +113,7 @@ static unsigned int row_of(const void *site, const struct pool_head *pool)
 {
 	unsigned int h = row_hash((uintptr_t)site, (uintptr_t)pool), i, r;
 
+	POOL_ASSERT(pool__lock_held(&prof_lock));
 	for (i = 0; i < POOL_PROF_INDEX; i++, h = (h + 1) & (POOL_PROF_INDEX - 1)) {
 		if (!row_index[h])
 			break;
@@ -145,6 +146,7 @@ static int find(uintptr_t addr)
 {
 	unsigned int i = home_of(addr), n;
 
+	POOL_ASSERT(pool__lock_held(&prof_lock));
 	for (n = 0; n < POOL_PROF_SLOTS && records[i].addr; n++, i = (i + 1) & (POOL_PROF_SLOTS - 1))
 		if (records[i].addr == addr)
 			return (int)i;
@@ -165,6 +167,7 @@ static void erase(unsigned int i)
 {
 	unsigned int j = i, k;
 
+	POOL_ASSERT(pool__lock_held(&prof_lock));
 	filter_add(records[i].addr, -1);
 	atomic_fetch_sub_explicit(&pool__prof_nlive, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&records[i].pool->prof_live, 1, memory_order_relaxed);
@@ -189,6 +192,7 @@ static void credit_slot(unsigned int i)
 {
 	struct prof_row *r = &rows[records[i].row];
 
+	POOL_ASSERT(pool__lock_held(&prof_lock));
 	atomic_fetch_add_explicit(&r->freed, 1, memory_order_relaxed);
 	atomic_fetch_sub_explicit(&r->live, 1, memory_order_relaxed);
 	erase(i);
@@ -199,11 +203,11 @@ void pool__prof_count(struct pool_head *pool, const void *site, unsigned int sam
 {
 	unsigned int r;
 
-	pthread_mutex_lock(&prof_lock);
+	pool__lock(&prof_lock);
 	r = row_of(site, pool);
 	atomic_fetch_add_explicit(&rows[r].samples, samples, memory_order_relaxed);
 	atomic_fetch_add_explicit(&rows[r].freed, freed, memory_order_relaxed);
-	pthread_mutex_unlock(&prof_lock);
+	pool__unlock(&prof_lock);
 }
 
 int pool__prof_record(struct pool_head *pool, void *obj, const void *site, uint64_t born_ns)
@@ -213,7 +217,7 @@ int pool__prof_record(struct pool_head *pool, void *obj, const void *site, uint6
 	int slot;
 
 	POOL_ASSERT(pool && obj);
-	pthread_mutex_lock(&prof_lock);
+	pool__lock(&prof_lock);
 	slot = find(addr);
 	if (slot >= 0)
 		credit_slot((unsigned int)slot);
@@ -223,7 +227,7 @@ int pool__prof_record(struct pool_head *pool, void *obj, const void *site, uint6
 		/* counted as sampled and freed at once: the row's figures stay consistent */
 		atomic_fetch_add_explicit(&rows[r].freed, 1, memory_order_relaxed);
 		dropped++;
-		pthread_mutex_unlock(&prof_lock);
+		pool__unlock(&prof_lock);
 		return -1;
 	}
 	for (i = home_of(addr); records[i].addr; i = (i + 1) & (POOL_PROF_SLOTS - 1))
@@ -236,7 +240,7 @@ int pool__prof_record(struct pool_head *pool, void *obj, const void *site, uint6
 	atomic_fetch_add_explicit(&pool->prof_live, 1, memory_order_relaxed);
 	filter_add(addr, 1);
 	atomic_fetch_add_explicit(&pool__prof_nlive, 1, memory_order_release);
-	pthread_mutex_unlock(&prof_lock);
+	pool__unlock(&prof_lock);
 	return 0;
 }
 
@@ -246,11 +250,11 @@ int pool__prof_credit(const void *obj)
 
 	if (!pool__prof_maybe(obj))
 		return 0;
-	pthread_mutex_lock(&prof_lock);
+	pool__lock(&prof_lock);
 	slot = find((uintptr_t)obj);
 	if (slot >= 0)
 		credit_slot((unsigned int)slot);
-	pthread_mutex_unlock(&prof_lock);
+	pool__unlock(&prof_lock);
 	return slot >= 0;
 }
 
@@ -272,7 +276,7 @@ void pool__prof_pool_gone(const struct pool_head *pool)
 
 	if (!atomic_load_explicit(&pool->prof_live, memory_order_relaxed))
 		return;
-	pthread_mutex_lock(&prof_lock);
+	pool__lock(&prof_lock);
 	for (i = 0; i < POOL_PROF_SLOTS; ) {
 		/* erase() may shift a record of another slot into i: look at i again */
 		if (records[i].addr && records[i].pool == pool) {
@@ -283,14 +287,14 @@ void pool__prof_pool_gone(const struct pool_head *pool)
 		}
 		i++;
 	}
-	pthread_mutex_unlock(&prof_lock);
+	pool__unlock(&prof_lock);
 }
 
 void pool__prof_reset(size_t rate)
 {
 	unsigned int i;
 
-	pthread_mutex_lock(&prof_lock);
+	pool__lock(&prof_lock);
 	for (i = 0; i < POOL_PROF_SLOTS; i++)
 		if (records[i].addr)
 			atomic_fetch_sub_explicit(&records[i].pool->prof_live, 1, memory_order_relaxed);
@@ -312,7 +316,7 @@ void pool__prof_reset(size_t rate)
 	atomic_store_explicit(&pool__prof_nlive, 0, memory_order_relaxed);
 	atomic_store_explicit(&prof_rate, rate, memory_order_relaxed);
 	atomic_fetch_add_explicit(&pool__prof_generation, 1, memory_order_release);
-	pthread_mutex_unlock(&prof_lock);
+	pool__unlock(&prof_lock);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -369,7 +373,7 @@ size_t pool__prof_snapshot(struct pool_prof_row *out, size_t max, struct pool_pr
 	uint64_t now = now_ns();
 	unsigned int r, i;
 
-	pthread_mutex_lock(&prof_lock);
+	pool__lock(&prof_lock);
 	memset(sum, 0, sizeof(*sum));
 	sum->rate = rate;
 	sum->gen = pool__prof_gen();
@@ -406,7 +410,7 @@ size_t pool__prof_snapshot(struct pool_prof_row *out, size_t max, struct pool_pr
 	for (k = 0; k < n; k++)
 		if (out[k].age_min_ms == UINT64_MAX)
 			out[k].age_min_ms = 0;
-	pthread_mutex_unlock(&prof_lock);
+	pool__unlock(&prof_lock);
 	return n;
 }
 
@@ -415,7 +419,7 @@ size_t pool__prof_top_of(const struct pool_head *pool, struct pool_prof_row *out
 	size_t rate = pool__prof_rate(), n = 0, k;
 	unsigned int r;
 
-	if (!max || pthread_mutex_trylock(&prof_lock) != 0)
+	if (!max || pool__lock_try(&prof_lock) != 0)
 		return 0;
 	for (r = 1; r < nrows; r++) {
 		uint64_t live = atomic_load_explicit(&rows[r].live, memory_order_relaxed);
@@ -433,7 +437,7 @@ size_t pool__prof_top_of(const struct pool_head *pool, struct pool_prof_row *out
 			out[k] = out[k - 1];
 		copy_row(&out[k], r, rate);
 	}
-	pthread_mutex_unlock(&prof_lock);
+	pool__unlock(&prof_lock);
 	return n;
 }
 
@@ -443,15 +447,17 @@ size_t pool__prof_top_of(const struct pool_head *pool, struct pool_prof_row *out
 
 void pool__prof_fork_prepare(void)
 {
-	pthread_mutex_lock(&prof_lock);
+	pool__lock(&prof_lock);
 }
 
 void pool__prof_fork_parent(void)
 {
-	pthread_mutex_unlock(&prof_lock);
+	POOL_ASSERT(pool__lock_held(&prof_lock));
+	pool__unlock(&prof_lock);
 }
 
 void pool__prof_fork_child(void)
 {
-	pthread_mutex_unlock(&prof_lock);
+	POOL_ASSERT(pool__lock_held(&prof_lock));
+	pool__unlock(&prof_lock);
 }

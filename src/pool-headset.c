@@ -15,14 +15,20 @@
  * so no other writer can change the table in between. Costs: a lookup is one lock and, at a
  * load of at most 3/4, 2.5 probes on average for a hit (Knuth's formula (1 + 1/(1-a)) / 2);
  * 8 bytes per slot, at most 8 slots per head known after a rebuild (16 heads: 256 bytes).
+ *
+ * The report of a pointer that a slow path found not live (pool__bad_head(), pool-int.h) is
+ * here too: the set tells a destroyed head from one it never knew.
  */
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "pool-assert.h"
 #include "pool-headset.h"
+#include "pool-int.h"
 #include "pool-lock.h"
 #include "pool-os.h"
+#include "pool-report.h"
 #include "pool-util.h"
 
 #define MIN_BITS    5u            /* 32 slots at least */
@@ -162,4 +168,40 @@ void pool__headset_fork_prepare(void)
 void pool__headset_fork_after(void)
 {
 	pool__unlock(&set_lock);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* A pointer that is not a live head                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The first word of what may be a pool head, read without faulting (0 if unreadable, or where
+ * process_vm_readv(2) is refused): only for the report of a pointer the set does not know.
+ */
+static uint64_t head_magic(const struct pool_head *pool)
+{
+	uint64_t magic = 0;
+
+	if (pool__os_safe_read(&magic, &pool->magic, sizeof(magic)) < 0)
+		return 0;
+	return magic;
+}
+
+void pool__bad_head(const struct pool_head *pool, const void *obj, const void *caller)
+{
+	enum pool_headset_state known = pool__headset_state(pool);
+	struct pool_report r;
+
+	memset(&r, 0, sizeof(r));
+	r.caller = caller;
+	r.obj = obj;
+	/* a head the set still calls live, which the caller found not live, is being destroyed */
+	if (known == POOL_HEADSET_DEAD || known == POOL_HEADSET_LIVE ||
+	    (known == POOL_HEADSET_UNKNOWN && head_magic(pool) == POOL_HEAD_DEAD)) {
+		r.what = "use of a destroyed pool (pool_destroy() was called on it)";
+		r.pool = pool;
+	} else {
+		r.what = "not a pool head (a NULL, freed or corrupted pool pointer)";
+	}
+	pool__report(&r);
 }

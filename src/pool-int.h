@@ -37,8 +37,8 @@ int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runti
 /*
  * A slow path found `pool` not live (its magic word is not POOL_HEAD_LIVE): report it and abort,
  * as "use of a destroyed pool" when the library destroyed it or is destroying it, else "not a
- * pool head", with `obj` (may be NULL) and `caller` (pool-report.c). Async-signal-safe but for
- * the symbol lookup of the caller. Never returns.
+ * pool head", with `obj` (may be NULL) and `caller` (pool-headset.c, through pool-report.c's
+ * report). Async-signal-safe but for the symbol lookup of the caller. Never returns.
  */
 __attribute__((noreturn, cold)) void pool__bad_head(const struct pool_head *pool,
                                                     const void *obj, const void *caller);

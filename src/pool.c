@@ -221,7 +221,6 @@
 #include "pool-magazine.h"
 #include "pool-os.h"
 #include "pool-profile.h"
-#include "pool-report.h"
 #include "pool-san.h"
 #include "pool-thread.h"
 #include "pool-uaf.h"
@@ -252,41 +251,6 @@ int pool__live_head(const struct pool_head *pool)
 {
 	return live_head(pool);
 }
-
-/*
- * The first word of what may be a pool head, read without faulting (0 if unreadable, or where
- * process_vm_readv(2) is refused): only for the report of a pointer the set does not know.
- */
-static uint64_t head_magic(const struct pool_head *pool)
-{
-	uint64_t magic = 0;
-
-	if (pool__os_safe_read(&magic, &pool->magic, sizeof(magic)) < 0)
-		return 0;
-	return magic;
-}
-
-void pool__bad_head(const struct pool_head *pool, const void *obj, const void *caller)
-{
-	enum pool_headset_state known = pool__headset_state(pool);
-	struct pool_report r;
-
-	memset(&r, 0, sizeof(r));
-	r.caller = caller;
-	r.obj = obj;
-	/* a head the set still calls live, which the caller found not live, is being destroyed */
-	if (known == POOL_HEADSET_DEAD || known == POOL_HEADSET_LIVE ||
-	    (known == POOL_HEADSET_UNKNOWN && head_magic(pool) == POOL_HEAD_DEAD)) {
-		r.what = "use of a destroyed pool (pool_destroy() was called on it)";
-		r.pool = pool;
-	} else {
-		r.what = "not a pool head (a NULL, freed or corrupted pool pointer)";
-	}
-	pool__report(&r);
-}
-
-
-
 
 /* ------------------------------------------------------------------------------------------ */
 /* Creation and destruction                                                                   */

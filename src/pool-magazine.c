@@ -133,7 +133,7 @@ static void walk_slot(const struct pool_thread_caches *ctx, unsigned int s,
 	if (sl->loaded) {
 		POOL_ASSERT(sl->loaded->cap == cap);
 		for (i = 0; i < pool__tc_count(ctx, s); i++)
-			POOL_ASSERT(pool__tc_objs(ctx, s)[i]);
+			POOL_ASSERT(sl->loaded->obj[i]);
 	}
 }
 

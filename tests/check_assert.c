@@ -190,7 +190,7 @@ static void null_in_magazine(void *arg)
 START_TEST(test_null_in_magazine_found_by_walk)
 {
 	static const char *const words[] = {
-		"libpool: assertion failed: tc->base[i]", "in walk_slot)", NULL
+		"libpool: assertion failed: sl->loaded->obj[i]", "in walk_slot)", NULL
 	};
 
 	expect_death(null_in_magazine, NULL, SIGABRT, words);

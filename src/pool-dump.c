@@ -38,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pool-assert.h"
@@ -771,32 +770,13 @@ POOL_API int pool_dump(FILE *out, const char *args)
  * earlier are simply not there, and a forked child that calls exit() prints its own pools under
  * its own pid.
  */
-#define STATS_WAIT_MS 1000
-
 static char stats_on_exit_args[POOL_CLI_LINE_MAX + 1];
 
 static void stats_on_exit(void)
 {
-	struct timespec pause = { 0, 1000000 };
-	int i;
-
-	/*
-	 * exit() may run while another thread holds the pool list lock, for a moment or for good
-	 * (a thread stuck in a pool_for_each() callback): wait a bounded time for it rather than
-	 * forever. When this very thread holds it (exit() from a callback), the dump runs under
-	 * that hold, as any call from a callback does.
-	 */
-	if (!pool__lock_held(&pool__list_lock)) {
-		for (i = 0; pool__lock_try(&pool__list_lock) != 0; i++) {
-			if (i == STATS_WAIT_MS) {
-				fputs("libpool: POOL_STATS_ON_EXIT: the pool list stayed locked for "
-				      "1 s at exit: no statistics.\n", stderr);
-				return;
-			}
-			nanosleep(&pause, NULL);
-		}
-		pool__unlock(&pool__list_lock);
-	}
+	/* exit() from a pool_for_each() callback: the dump runs under the callback's hold */
+	if (pool__exit_wait_list("POOL_STATS_ON_EXIT", "no statistics") != 0)
+		return;
 	fprintf(stderr, "libpool: pools at exit of process %ld (POOL_STATS_ON_EXIT=%s):\n",
 	        (long)getpid(), stats_on_exit_args[0] ? stats_on_exit_args : "1");
 	pool__dump(stderr, stats_on_exit_args, POOL_CLI_ADMIN);

@@ -28,7 +28,7 @@
  * sampled object lying in a thread cache. Sites are exact under `caller` debugging, estimated
  * from the profile's samples otherwise (POOL_DEBUG=profile), and absent without either.
  */
-#define LEAK_WAIT_MS 1000
+#define EXIT_WAIT_MS 1000
 
 enum leak_mode { LEAK_OFF = 0, LEAK_TEXT, LEAK_JSON, LEAK_ERROR };
 static enum leak_mode leak_mode;
@@ -104,25 +104,32 @@ static uint64_t leak_write(FILE *out, struct pool_profile_view *v, enum leak_mod
 	return objs;
 }
 
-static void leak_report(void)
+int pool__exit_wait_list(const char *what, const char *nothing)
 {
 	struct timespec pause = { 0, 1000000 };
-	struct pool_profile_view *v;
-	uint64_t objs;
 	int i;
 
-	/* exit() may race a thread that holds the pool list lock: wait for it, a bounded time */
-	if (!pool__lock_held(&pool__list_lock)) {
-		for (i = 0; pool__lock_try(&pool__list_lock) != 0; i++) {
-			if (i == LEAK_WAIT_MS) {
-				fputs("libpool: POOL_LEAK_REPORT: the pool list stayed locked for 1 s at "
-				      "exit: no report.\n", stderr);
-				return;
-			}
-			nanosleep(&pause, NULL);
+	if (pool__lock_held(&pool__list_lock))
+		return 0;
+	for (i = 0; pool__lock_try(&pool__list_lock) != 0; i++) {
+		if (i == EXIT_WAIT_MS) {
+			fprintf(stderr, "libpool: %s: the pool list stayed locked for 1 s at exit: "
+			        "%s.\n", what, nothing);
+			return -1;
 		}
-		pool__unlock(&pool__list_lock);
+		nanosleep(&pause, NULL);
 	}
+	pool__unlock(&pool__list_lock);
+	return 0;
+}
+
+static void leak_report(void)
+{
+	struct pool_profile_view *v;
+	uint64_t objs;
+
+	if (pool__exit_wait_list("POOL_LEAK_REPORT", "no report") != 0)
+		return;
 	v = pool__profile_view_make(1);
 	if (!v) {
 		fputs("libpool: POOL_LEAK_REPORT: not enough memory for the report.\n", stderr);

@@ -92,4 +92,15 @@ struct pool_view_site **pool__profile_pool_sites(struct pool_profile_view *v,
  */
 void pool__leak_report_init(void);
 
+/*
+ * For the reports at exit, POOL_LEAK_REPORT and POOL_STATS_ON_EXIT (src/pool-leak-report.c,
+ * used by src/pool-dump.c too): exit() may run while another thread holds the pool list lock,
+ * for a moment or for good (a thread stuck in a pool_for_each() callback). Wait for it a bounded time, 1 s, rather than forever. Returns 0
+ * when the lock is free (not taken: the report takes it as it goes) or held by the calling thread
+ * (exit() from a callback: the report runs under that hold, as any call from a callback does);
+ * -1 after 1 s, having written "libpool: <what>: the pool list stayed locked for 1 s at exit:
+ * <nothing>." to stderr.
+ */
+int pool__exit_wait_list(const char *what, const char *nothing);
+
 #endif

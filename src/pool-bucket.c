@@ -201,8 +201,8 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
  * The limit (pool_set_limit()) and its count. limit_count counts the objects reserved from the
  * OS layer: a move from the OS layer reserves its objects (limit_reserve()) before it asks for
  * them, and a move back unreserves them (pool__bucket_limit_unreserve()) once its bucket has
- * counted them out of `allocated`. So the count is `allocated` plus the objects of the moves in flight, never
- * below `allocated` and never below 0. It is kept whether or not a limit is set, and
+ * counted them out of `allocated`. So the count is `allocated` plus the objects of the moves in
+ * flight, never below `allocated` and never below 0. It is kept whether or not a limit is set, and
  * pool_set_limit() only stores the cap: nothing ever rebuilds the count from `allocated`, which
  * a move in flight would make wrong (the count went to -200 when a set_limit landed between a
  * release's two steps, and the pool then took its limit plus 200 from the OS layer). The cost

@@ -39,7 +39,9 @@
  * buffers under a 512 KiB budget: 2 objects) gets small magazines rather than filling the
  * budget with two of them.
  */
+#ifndef MAG_BUDGET_SHARE                /* a -D for the measurements of doc/benchmarks.md */
 #define MAG_BUDGET_SHARE      16u
+#endif
 
 /*
  * Owner, at the start of a release pass (the window just ended): the objects of this bucket that

@@ -9,9 +9,9 @@
  * pool-tcache.c tells how). Every function here acts on the calling thread's own caches inside
  * one of its sections (pool-tcache.c), except the slot table's (under the pool list lock) and
  * pool__magazine_take_slot() and pool__magazine_slot_cached(), which read other threads' caches
- * for pool-thread.c. Only
- * magazine headers and pointer arrays are read or written here: never a free object, but for
- * the debugging layer's fill and check of cached objects when integrity or backup is on.
+ * for pool-thread.c. Only magazine headers and pointer arrays are read or written here: never a
+ * free object, but for the debugging layer's fill and check of cached objects when integrity or
+ * backup is on.
  */
 #include <stdatomic.h>
 #include <stdint.h>

@@ -679,10 +679,10 @@ static void soak_error(struct run *r, const char *what, const char *detail)
 }
 
 /*
- * soak: the chaos thread. Every 1 to 4 ms one action at random: flip a run-time debugging
- * switch (pool_parse_debugging()), pool_gc() of one pool or of all, pool_trim(), pool_flush(),
- * pool_set_limit() (none, a little above what the pool holds, or SIZE_MAX), or a pools show
- * (pool_dump()) to /dev/null.
+ * soak: the chaos thread. One action at once, then one every 1 to 4 ms, at random: flip a
+ * run-time debugging switch (pool_parse_debugging()), pool_gc() of one pool or of all,
+ * pool_trim(), pool_flush(), pool_set_limit() (none, a little above what the pool holds, or
+ * SIZE_MAX), or a pools show (pool_dump()) to /dev/null.
  */
 static void *soak_chaos(void *arg)
 {
@@ -690,14 +690,14 @@ static void *soak_chaos(void *arg)
 	uint64_t rng = UINT64_C(0xC4A05C4A05C4A05);
 	FILE *devnull = fopen("/dev/null", "w");
 
-	while (!stopping(r)) {
+	/* at least one action, even when the thread first runs after the run has ended */
+	do {
 		struct timespec ts = { 0, (long)(1 + rng_below(&rng, 4)) * 1000000L };
 		struct pool_head *p = r->pools[rng_below(&rng, r->npools)];
-		unsigned int action = (unsigned int)rng_below(&rng, 16);
+		unsigned int action = (unsigned int)rng_below(&rng, 13);
 		struct pool_stats st;
 		char *err = NULL;
 
-		nanosleep(&ts, NULL);
 		if (action < 6) {
 			const struct soak_switch *sw = &soak_switches[rng_below(&rng,
 			                                                        NB_SOAK_SWITCHES)];
@@ -733,7 +733,8 @@ static void *soak_chaos(void *arg)
 				soak_error(r, "pool_dump", strerror(errno));
 			r->soak.dumps++;
 		}
-	}
+		nanosleep(&ts, NULL);
+	} while (!stopping(r));
 	if (devnull)
 		fclose(devnull);
 	return NULL;

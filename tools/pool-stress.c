@@ -368,6 +368,20 @@ static void free_tagged(struct worker *w, void *t)
 	obj_free(w, pi, p);
 }
 
+/* Free w->live[0..n), last first or first first, at random (LIFO and FIFO reuse). */
+static void free_live_either_way(struct worker *w, size_t n)
+{
+	size_t i;
+
+	if (rng_next(&w->rng) & 1) {
+		while (n)
+			free_tagged(w, w->live[--n]);
+	} else {
+		for (i = 0; i < n; i++)
+			free_tagged(w, w->live[i]);
+	}
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Workloads                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
@@ -394,18 +408,12 @@ static size_t alloc_batch(struct worker *w, size_t d, unsigned int npools)
 static void run_local(struct worker *w)
 {
 	struct run *r = w->run;
-	size_t i, n, d;
+	size_t n, d;
 
 	while (!stopping(r)) {
 		d = 1 + rng_below(&w->rng, r->depth);
 		n = alloc_batch(w, d, r->npools);
-		if (rng_next(&w->rng) & 1) {
-			while (n)
-				free_tagged(w, w->live[--n]);
-		} else {
-			for (i = 0; i < n; i++)
-				free_tagged(w, w->live[i]);
-		}
+		free_live_either_way(w, n);
 	}
 }
 
@@ -639,13 +647,7 @@ static void run_soak(struct worker *w)
 			if (!given)
 				w->live[kept++] = w->live[i];
 		}
-		if (rng_next(&w->rng) & 1) {
-			while (kept)
-				free_tagged(w, w->live[--kept]);
-		} else {
-			for (i = 0; i < kept; i++)
-				free_tagged(w, w->live[i]);
-		}
+		free_live_either_way(w, kept);
 		pthread_mutex_lock(&mine->lock);
 		n = mine->count < w->live_cap ? mine->count : w->live_cap;
 		mine->count -= n;

@@ -371,12 +371,14 @@ static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s
 {
 	struct pool_head *pool = pool__slots[s];
 	struct pool_mag *m, *next, *empty = NULL;
+	int integrity;
 
 	if (!nmags)
 		return NULL;
-	if (pool__tc_debug_cached(pool, pool__tc_integrity_on(ctx, dbg)))
+	integrity = pool__tc_integrity_on(ctx, dbg);
+	if (pool__tc_debug_cached(pool, integrity))
 		for (m = top; m; m = m == bottom ? NULL : m->next)
-			check_objs(pool, m->obj, m->n, pool__tc_integrity_on(ctx, dbg));
+			check_objs(pool, m->obj, m->n, integrity);
 	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF)) {
 		if (pool__shared_push(pool, top, bottom, nmags, nobjs, ctx->id, want_empty, &empty))
 			return empty;

@@ -262,8 +262,10 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *ob
 	ok = live &&
 	     (pool__tc_count(ctx, s) < pool__tc_cap(ctx, s) || pool__magazine_make_room(ctx, s, dbg));
 	if (ok) {
-		if (pool__tc_debug_cached(pool, pool__tc_integrity_on(ctx, dbg)))
-			pool__debug_fill_cached(pool, obj, pool__tc_integrity_on(ctx, dbg));
+		int integrity = pool__tc_integrity_on(ctx, dbg);
+
+		if (pool__tc_debug_cached(pool, integrity))
+			pool__debug_fill_cached(pool, obj, integrity);
 		pool__tc_objs(ctx, s)[pool__tc_count(ctx, s)] = obj;
 		pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) + 1);
 	}

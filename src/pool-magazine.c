@@ -693,22 +693,18 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 		return ensure_loaded(ctx, s, dbg);
 	sl->referenced = 1;
 	if (sl->prev && !sl->prev->n) {
-		/* Bonwick's exchange: the full one becomes the previous, the empty one is loaded */
-		if (slot_grow(ctx, s, pool->cluster, dbg)) {
-			e = sl->prev;
-			full = unload(ctx, s);
-			sl->prev = NULL;
-			set_prev(sl, full);
-			load(ctx, s, e);
-			set_reserved(ctx, s, slot_objs(ctx, s));
-			return 1;
-		}
-		/* no budget for it: the full one leaves, the empty one is loaded */
+		/*
+		 * Bonwick's exchange: the empty previous magazine is loaded, and the full one becomes
+		 * the previous, or leaves for the shared lists when the budget cannot hold it
+		 */
+		int keep = slot_grow(ctx, s, pool->cluster, dbg);
+
 		e = sl->prev;
 		full = unload(ctx, s);
-		sl->prev = NULL;
+		set_prev(sl, keep ? full : NULL);
 		load(ctx, s, e);
-		give_mags(ctx, s, full, full, 1, full->n, dbg, 0);
+		if (!keep)
+			give_mags(ctx, s, full, full, 1, full->n, dbg, 0);
 		set_reserved(ctx, s, slot_objs(ctx, s));
 		return 1;
 	}

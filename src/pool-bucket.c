@@ -584,13 +584,9 @@ void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start)
 		if (head && head->n < head->cap) {
 			head->obj[head->n++] = obj;
 		} else if (b->empties) {
-			struct pool_mag *e = b->empties;
+			struct pool_mag *e = NULL;
 
-			b->empties = e->next;
-			atomic_store_explicit(&b->nempties,
-			                      atomic_load_explicit(&b->nempties,
-			                                           memory_order_relaxed) - 1,
-			                      memory_order_relaxed);
+			pool__bucket_withdraw_empties(b, 1, &e);
 			e->obj[0] = obj;
 			e->n = 1;
 			e->next = head;

@@ -183,8 +183,7 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
 		if (pool__tcache_alloc_bulk(pool, self, objs, n, dbg) == n) {
 			if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE)) {
-				for (i = 1; i < n; i++)
-					pool__prof_credit(objs[i]);
+				pool__prof_scan(objs + 1, n - 1);
 				if (pool__sample_due(self, objs[0]))
 					pool__sample_handout(pool, self, objs[0], caller, 1);
 			}
@@ -222,8 +221,7 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 	self = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
 		if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE))
-			for (i = 0; i < n; i++)
-				pool__prof_credit(objs[i]);
+			pool__prof_scan(objs, n);
 		if (!pool__tcache_free_bulk(pool, self, objs, n, dbg))
 			check_still_live(pool, NULL, __builtin_return_address(0));
 		return;

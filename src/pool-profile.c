@@ -258,9 +258,9 @@ int pool__prof_credit(const void *obj)
 	return slot >= 0;
 }
 
-void pool__prof_scan(void *const *objs, uint32_t n)
+void pool__prof_scan(void *const *objs, size_t n)
 {
-	uint32_t i;
+	size_t i;
 
 	if (!atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed))
 		return;

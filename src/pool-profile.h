@@ -113,7 +113,7 @@ static inline int pool__prof_maybe(const void *obj)
 int pool__prof_credit(const void *obj);
 
 /* pool__prof_credit() for each remembered one of objs[0..n-1] (the filter first). */
-void pool__prof_scan(void *const *objs, uint32_t n);
+void pool__prof_scan(void *const *objs, size_t n);
 
 /*
  * `pool` is being destroyed (every object free): its records go, counted as forgotten, and its

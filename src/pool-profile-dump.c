@@ -197,7 +197,6 @@ struct pool_profile_view *pool__profile_view_make(int addresses)
 				if (s->pool != p || !s->row.live)
 					continue;
 				s->objects = (p->in_use * s->row.live + p->live / 2) / p->live;
-				told += s->objects;
 			}
 			told = p->in_use;
 		}

@@ -44,12 +44,12 @@
 #   USE_JEMALLOC=1|0     1 (default): objects come from jemalloc's mallocx/sdallocx;
 #                        0: from the C library's aligned_alloc/free
 #   DEBUG=1              the assertion tier: POOL_ASSERT() checks the invariants of the design
-#                        essay (src/pool.c) and the functions' contracts (locks held, counts
+#                        essay (src/core/pool.c) and the functions' contracts (locks held, counts
 #                        within bounds) at run time (-DPOOL_ASSERTS=1), into its own build
 #                        directory; the sanitizer builds have it too
 #   DEBUG=2              tier 1 and the walks: whole structures (a thread's magazines, a
 #                        bucket's stack, the pool list, the uaf table) checked against their
-#                        counts at quiet points (-DPOOL_ASSERTS=2; src/pool-assert.h says where),
+#                        counts at quiet points (-DPOOL_ASSERTS=2; src/base/pool-assert.h says where),
 #                        into its own build directory (with SAN=, that sanitizer build runs
 #                        tier 2 instead of tier 1).
 #                        Any other DEBUG value: extra compiler flags, placed last (e.g.
@@ -170,7 +170,7 @@ ALL_LDFLAGS  = $(SAN_CFLAGS) $(LDFLAGS)
 BUILD_RPATH := -Wl,-rpath,'$$ORIGIN/..'
 LINK_POOL   := -L$(BUILD) -lpool -lpthread
 
-LIB_SRCS    := $(wildcard src/*.c)
+LIB_SRCS    := $(wildcard src/*/*.c)
 LIB_OBJS    := $(patsubst src/%.c,$(BUILD)/obj/lib/%.o,$(LIB_SRCS))
 STATIC_LIB  := $(BUILD)/libpool.a
 SHARED_REAL := $(BUILD)/libpool.so.$(VERSION)
@@ -178,11 +178,11 @@ SHARED_SO   := $(BUILD)/libpool.so.$(SOVERSION)
 SHARED_LINK := $(BUILD)/libpool.so
 PC_FILE     := $(BUILD)/libpool.pc
 
-# Tests: a tests/check_*.c that includes a private header ("pool-*.h" from src/) is internal:
+# Tests: a tests/check_*.c that includes a private header ("<layer>/*.h" from src/) is internal:
 # built with -Isrc against the static library. All others test what users get: built against
 # include/ only, linked with the shared library.
 TEST_SRCS   := $(wildcard tests/check_*.c)
-INT_TEST_SRCS := $(shell grep -l '^\#include "pool-' $(TEST_SRCS) /dev/null)
+INT_TEST_SRCS := $(shell grep -lE '^\#include "[a-z]+/[a-z-]+\.h"' $(TEST_SRCS) /dev/null)
 PUB_TEST_SRCS := $(filter-out $(INT_TEST_SRCS),$(TEST_SRCS))
 INT_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INT_TEST_SRCS))
 PUB_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(PUB_TEST_SRCS))
@@ -264,7 +264,7 @@ $(DIRS_STAMP): FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(DIRS_VALUES)' > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 
-# The optional headers the library uses when they are there (src/pool-san.h: Valgrind's
+# The optional headers the library uses when they are there (src/os/pool-san.h: Valgrind's
 # memcheck.h, from the Debian package valgrind): whether each is found is written in this stamp,
 # rewritten only when that changes, so that installing or removing one rebuilds what includes
 # src/ (make check installs valgrind after make stress may have built the library without it).

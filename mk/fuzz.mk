@@ -5,7 +5,7 @@
 # Every tests/fuzz_<name>.c defines LLVMFuzzerTestOneInput() (and optionally
 # LLVMFuzzerInitialize()) and gets, with no change to this file:
 #   make fuzz-<name>     build $(FUZZ_BUILD)/fuzz_<name> from tests/fuzz_<name>.c and every
-#                        src/*.c, instrumented with -fsanitize=fuzzer,address,undefined, and run it
+#                        src/*/*.c, instrumented with -fsanitize=fuzzer,address,undefined, and run it
 #                        for FUZZ_SECONDS; fails on the first crash, leak, sanitizer report or
 #                        input slower than FUZZ_TIMEOUT (the reproducer is left in $(FUZZ_BUILD))
 #   make fuzz            every fuzz-<name> in turn, FUZZ_SECONDS each
@@ -39,7 +39,7 @@ fuzz-build: $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_NAMES))
 fuzz: fuzz-build
 	$(Q)for n in $(FUZZ_NAMES); do $(MAKE) --no-print-directory fuzz-$$n || exit 1; done
 
-$(FUZZ_BUILD)/fuzz_%: tests/fuzz_%.c $(LIB_SRCS) $(wildcard src/*.h) $(PUB_HEADERS) $(OPT_STAMP) | deps
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz_%.c $(LIB_SRCS) $(wildcard src/*/*.h) $(PUB_HEADERS) $(OPT_STAMP) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(shell pkg-config --cflags hwloc 2>/dev/null) -o $@ $< \

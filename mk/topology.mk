@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
-# mk/topology.mk - topology targets (src/topology.c, tools/pool-topology.c, doc/tuning.md).
+# mk/topology.mk - topology targets (src/config/topology.c, tools/pool-topology.c, doc/tuning.md).
 #
 # Targets
 #   make topology       print what libpool detects on this machine (hwloc) and the defaults it

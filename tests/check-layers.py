@@ -2,50 +2,59 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
 #
-# The layer order of src/ (doc/internals.md, "Files and layers"), checked from the code itself:
-# a file may include the headers and call the functions and use the variables of its own layer
-# and of the layers below it, never of a layer above; files of one layer may depend on each other
-# in one direction only (no circle); tools/ use the public headers only.
+# The layer order of src/ (doc/internals.md, "Files and layers"), one folder per layer, checked
+# from the code itself: a file may include the headers and call the functions and use the
+# variables of its own layer and of the layers below it, never of a layer above; files of one
+# layer may depend on each other in one direction only (no circle); tools/ use the public
+# headers only.
 #
 # How it reads the code: comments and strings are removed; a function or variable "belongs" to
-# the src/*.c file that defines it at file scope (a line that starts a definition, not a
+# the src/*/*.c file that defines it at file scope (a line that starts a definition, not a
 # declaration ending in ';'); a use is the name followed by '(' (calls) or the bare name
-# (variables) in another file. Headers belong to the layer given below.
+# (variables) in another file. A file's layer is the folder it is in (LAYERS below).
 #
 # Usage: check-layers.py [TOP]   (exit 0: the order holds; 1: each breach printed)
 import os
 import re
 import sys
 
-# Layers, bottom to top. A file not listed is an error: give every new file its place.
+# Layers, bottom to top: each is a folder of src/, and a file's layer is its folder. A folder
+# not listed here, or a source file directly in src/, is an error: give every new file its
+# place (and say so in doc/internals.md, "Files and layers").
 LAYERS = [
-    ("os", ["pool-fault.c", "pool-os.c", "pool-uaf.c", "pool-fault.h",
-            "pool-os.h", "pool-uaf.h", "pool-san.h", "pool-util.h", "pool-head-t.h",
-            "pool-assert.h", "pool-lock.h", "pool-lock-t.h"]),
-    ("debug", ["pool-debug.c", "pool-report.c", "pool-debug.h", "pool-report.h",
-               "pool-profile.c", "pool-profile.h"]),
-    ("config", ["topology.c", "pool-config.c", "pool-version.c",
-                "pool-topology.h", "pool-config.h"]),
-    ("bucket tier", ["pool-bucket.c", "pool-bucket.h", "pool-demand.c"]),
-    ("thread-cache tier", ["pool-magazine.c", "pool-magazine.h", "pool-tcache.c", "pool-tcache.h",
-                           "pool-thread.c", "pool-thread.h", "pool-sample.c", "pool-sample.h"]),
-    ("pool heads", ["pool-alloc.c", "pool.c", "pool-stats.c", "pool-int.h", "pool-headset.c",
-                    "pool-headset.h", "pool-fail-report.c", "pool-fail-report.h"]),
-    ("introspection", ["pool-dump.c", "pool-cli.c", "pool-cli-socket.c",
-                       "pool-topology-show.c", "pool-text.c", "pool-dump.h", "pool-cli.h",
-                       "pool-text.h", "pool-profile-dump.c", "pool-profile-dump.h",
-                       "pool-leak-report.c"]),
+    ("os", "os"),
+    ("debug", "debug"),
+    ("config", "config"),
+    ("shared tier", "shared"),
+    ("thread-cache tier", "tcache"),
+    ("pool heads", "core"),
+    ("introspection", "introspect"),
 ]
-# Headers that hold only types, constants or pure inline helpers: any layer may include them.
-NEUTRAL = {"pool-head-t.h", "pool-util.h", "pool-assert.h", "pool-lock.h", "pool-lock-t.h"}
+# src/base/ holds the headers of types, constants and pure inline helpers (pool-head-t.h,
+# pool-assert.h, pool-lock.h, ...): below every layer, any file may include them, and they may
+# include only each other.
+NEUTRAL_DIR = "base"
 
 
-def layer_table():
-    table = {}
-    for i, (_, files) in enumerate(LAYERS):
-        for f in files:
-            table[f] = i
-    return table
+def layer_table(src):
+    """Map "folder/file" of every source file of src/ to its layer index (None: neutral)."""
+    table, errors = {}, []
+    dirs = {d: i for i, (_, d) in enumerate(LAYERS)}
+    for entry in sorted(os.listdir(src)):
+        path = os.path.join(src, entry)
+        if not os.path.isdir(path):
+            if entry.endswith((".c", ".h")):
+                errors.append(f"src/{entry}: a source file outside the layer folders "
+                              f"(move it into the folder of its layer)")
+            continue
+        if entry != NEUTRAL_DIR and entry not in dirs:
+            errors.append(f"src/{entry}/: not a layer folder of tests/check-layers.py "
+                          f"(add it to LAYERS in its place, and to doc/internals.md)")
+            continue
+        for f in sorted(os.listdir(path)):
+            if f.endswith((".c", ".h")):
+                table[f"{entry}/{f}"] = None if entry == NEUTRAL_DIR else dirs[entry]
+    return table, errors
 
 
 def strip_code(text):
@@ -100,49 +109,53 @@ def definitions(code):
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else "."
     src = os.path.join(top, "src")
-    table = layer_table()
-    errors = []
-    files = sorted(f for f in os.listdir(src) if f.endswith((".c", ".h")))
+    table, errors = layer_table(src)
     code = {}
-    for f in files:
-        if f not in table:
-            errors.append(f"src/{f}: not in the layer table of tests/check-layers.py "
-                          f"(give it its place, and say so in doc/internals.md)")
-            continue
+    for f in table:
         with open(os.path.join(src, f), encoding="utf-8") as fh:
             raw = fh.read()
         code[f] = (raw, strip_code(raw))
 
+    def name(layer):
+        return "base" if layer is None else LAYERS[layer][0]
+
     owner = {}
     for f, (_, c) in code.items():
         if f.endswith(".c"):
-            for name in definitions(c):
-                owner[name] = f
+            for n in definitions(c):
+                owner[n] = f
 
     edges = {}
     for f, (raw, c) in code.items():
         lf = table[f]
         for inc in INCLUDE.findall(raw):
             if inc not in table:
-                if inc.startswith("pool") or inc == "topology.h":
-                    errors.append(f"src/{f}: includes \"{inc}\", which is not in the table")
+                errors.append(f"src/{f}: includes \"{inc}\", which is no file of a layer "
+                              f"folder (includes name it from src/, as \"os/pool-os.h\")")
                 continue
-            if inc in NEUTRAL or inc == f:
+            li = table[inc]
+            if inc == f:
                 continue
-            if table[inc] > lf:
-                errors.append(f"src/{f} ({LAYERS[lf][0]}) includes \"{inc}\" of a higher "
-                              f"layer ({LAYERS[table[inc]][0]})")
+            if lf is None and li is not None:
+                errors.append(f"src/{f} (base) includes \"{inc}\" of layer {name(li)}: "
+                              f"base headers include only each other")
+                continue
+            if li is None:
+                continue
+            if li > lf:
+                errors.append(f"src/{f} ({name(lf)}) includes \"{inc}\" of a higher "
+                              f"layer ({name(li)})")
             edges.setdefault(f, set()).add(inc[:-2] + ".c" if inc[:-2] + ".c" in code else inc)
         if not f.endswith(".c"):
             continue
-        for name, where in owner.items():
+        for n, where in owner.items():
             if where == f:
                 continue
-            if re.search(r"\b" + re.escape(name) + r"\b", c):
+            if re.search(r"\b" + re.escape(n) + r"\b", c):
                 lw = table[where]
                 if lw > lf:
-                    errors.append(f"src/{f} ({LAYERS[lf][0]}) uses {name}() of src/{where} "
-                                  f"({LAYERS[lw][0]}), a higher layer")
+                    errors.append(f"src/{f} ({name(lf)}) uses {n}() of src/{where} "
+                                  f"({name(lw)}), a higher layer")
                 edges.setdefault(f, set()).add(where)
 
     # circles among .c files (through calls and includes of their headers)

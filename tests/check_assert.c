@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The assertion tiers (src/pool-assert.h): an assertion's condition is compiled in every build
+ * The assertion tiers (src/base/pool-assert.h): an assertion's condition is compiled in every build
  * and evaluated only in its tier; a lock's owner word tells its holder; and, in builds with the
  * tiers, a state broken on purpose is caught with the assertion's one line on stderr and an
  * abort: a thread's budget count out of line with its slot (tier 1, check_slot()), a function
@@ -21,10 +21,10 @@
 
 #include <pool/pool.h>
 
-#include "pool-assert.h"
-#include "pool-head-t.h"
-#include "pool-lock.h"
-#include "pool-thread.h"
+#include "base/pool-assert.h"
+#include "base/pool-head-t.h"
+#include "base/pool-lock.h"
+#include "tcache/pool-thread.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------------------------ */

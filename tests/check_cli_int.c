@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The CLI server's loop and allocations (src/pool-cli-socket.c), where a test needs a knob that the
+ * The CLI server's loop and allocations (src/introspect/pool-cli-socket.c), where a test needs a knob that the
  * public API does not have: one client too many when every slot is busy, silent clients that
  * cannot lock a newcomer out (the loop must serve it within a few rounds), a line not finished
  * within the line timeout, and a fault-injection sweep that fails every allocation of the CLI
@@ -33,8 +33,8 @@
 
 #include <pool/pool.h>
 
-#include "pool-cli.h"
-#include "pool-fault.h"
+#include "introspect/pool-cli.h"
+#include "os/pool-fault.h"
 #include "testcli.h"
 #include "testutil.h"
 

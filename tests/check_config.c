@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The process-wide configuration (src/pool-config.c): its defaults (the topology's, and
+ * The process-wide configuration (src/config/pool-config.c): its defaults (the topology's, and
  * POOL_DECAY_MS_DEF), the environment overrides POOL_BUCKETS, POOL_CACHE_SIZE, POOL_CLUSTER and
  * POOL_DECAY_MS (good values taken, bad ones refused on stderr once, naming the variable and the
  * value kept),

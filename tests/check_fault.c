@@ -32,7 +32,7 @@
 
 #include <pool/pool.h>
 
-#include "pool-fault.h"
+#include "os/pool-fault.h"
 #include "testutil.h"
 
 #if TEST_ASAN

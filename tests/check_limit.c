@@ -30,8 +30,8 @@
 
 #include <pool/pool.h>
 
-#include "pool-bucket.h"
-#include "pool-head-t.h"
+#include "shared/pool-bucket.h"
+#include "base/pool-head-t.h"
 #include "testutil.h"
 
 #define LIMIT 1000u

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The OS layer (src/pool-os.c) called directly: object memory aligned for every alignment and
+ * The OS layer (src/os/pool-os.c) called directly: object memory aligned for every alignment and
  * for sizes that are and are not multiples of it, metadata zero-filled, the page-level calls the
  * use-after-free allocator needs (map, protect, a read that does not fault on a protected page),
  * the fault context a SIGSEGV handler reads (the crash report's), the allocator's name and usage,
@@ -27,7 +27,7 @@
 
 #include <pool/pool.h>
 
-#include "pool-os.h"
+#include "os/pool-os.h"
 #include "testutil.h"
 
 #define MiB (1024ul * 1024ul)

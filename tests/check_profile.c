@@ -29,9 +29,9 @@
 
 #include <pool/pool.h>
 
-#include "pool-fault.h"
-#include "pool-profile.h"
-#include "pool-sample.h"
+#include "os/pool-fault.h"
+#include "debug/pool-profile.h"
+#include "tcache/pool-sample.h"
 #include "testutil.h"
 
 #if TEST_ASAN

@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * Statistics that can grow (src/pool-stats.c): pool_get_stats() and pool_get_os_stats() write
+ * Statistics that can grow (src/core/pool-stats.c): pool_get_stats() and pool_get_os_stats() write
  * the caller's `size` bytes and nothing past them, whatever header the caller was built with.
  * A program built against a newer header (its structure has a field more at the end) gets every
  * field this library knows and 0 in the new one; a program built against an older header (a

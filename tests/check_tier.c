@@ -24,9 +24,9 @@
 
 #include <pool/pool.h>
 
-#include "pool-head-t.h"
-#include "pool-tcache.h"
-#include "pool-thread.h"
+#include "base/pool-head-t.h"
+#include "tcache/pool-tcache.h"
+#include "tcache/pool-thread.h"
 #include "testutil.h"
 
 static struct pool_head *churn_pool;

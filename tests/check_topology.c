@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The topology (src/topology.c): what hwloc discovers on this machine and in the XML exports of
+ * The topology (src/config/topology.c): what hwloc discovers on this machine and in the XML exports of
  * large ones, the defaults derived from it (the formulas of doc/tuning.md, written again here),
  * pool_topology_show(), the sysconf() fallback when hwloc fails, and thread binding. The
  * environment overrides of those defaults and pool_configure() are check_config.c's.
@@ -78,7 +78,7 @@ static void run_topology(const char *xml, struct child_result *r)
 	memcpy(r->err, d.out, sizeof(r->err));
 }
 
-/* The formulas of doc/tuning.md, written again independently of src/topology.c. */
+/* The formulas of doc/tuning.md, written again independently of src/config/topology.c. */
 static unsigned int expected_buckets(unsigned int pus)
 {
 	unsigned int p = 1;

@@ -37,7 +37,7 @@
 
 #include <pool/pool.h>
 
-#include "pool-bucket.h"
+#include "shared/pool-bucket.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------------------------ */

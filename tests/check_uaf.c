@@ -16,7 +16,7 @@
 
 #include <pool/pool.h>
 
-#include "pool-uaf.h"
+#include "os/pool-uaf.h"
 #include "testutil.h"
 
 #define CACHE_BYTES  (512u << 10)  /* each thread's budget, set before the first pool */

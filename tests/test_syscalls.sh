@@ -4,7 +4,7 @@
 # Thread churn makes no needless system calls: pool-stress with 160 threads (local workload)
 # under strace -f -c. The jemalloc layer used to read RLIMIT_AS at every new thread's first
 # call (162 prlimit64 calls in this run); now at load, pool_create() and pool_gc()/pool_trim()
-# only (src/pool-os.c), so fewer than 16 here. Skipped without strace (or where ptrace is
+# only (src/os/pool-os.c), so fewer than 16 here. Skipped without strace (or where ptrace is
 # refused) and in sanitizer builds, whose runtimes read rlimits for each thread themselves.
 set -u
 stress="$BUILD/tools/pool-stress"

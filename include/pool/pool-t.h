@@ -124,7 +124,7 @@ struct pool_head_ro {
 	size_t size;            /* usable object size in bytes */
 };
 
-struct pool_head;               /* opaque: defined in src/pool-head-t.h */
+struct pool_head;               /* opaque: defined in src/base/pool-head-t.h */
 
 /*
  * One thread's cache of one pool as the inline fast path sees it: the loaded magazine's pointer
@@ -200,7 +200,7 @@ struct pool_config {
 };
 
 /* ------------------------------------------------------------------------------------------ */
-/* The allocation-site profile (src/pool-profile.c, pool_profile_start())                     */
+/* The allocation-site profile (src/debug/pool-profile.c, pool_profile_start())                     */
 /* ------------------------------------------------------------------------------------------ */
 
 /*
@@ -213,7 +213,7 @@ struct pool_config {
 #define POOL_PROFILE_RATE_MAX     ((size_t)1 << 40)
 
 /* ------------------------------------------------------------------------------------------ */
-/* Topology (src/topology.c)                                                                  */
+/* Topology (src/config/topology.c)                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Where struct pool_topology came from (its `source`). */
@@ -253,7 +253,7 @@ struct pool_topology {
 };
 
 /* ------------------------------------------------------------------------------------------ */
-/* Introspection and command line interface (src/pool-dump.c, src/pool-cli.c)                 */
+/* Introspection and command line interface (src/introspect/pool-dump.c, src/introspect/pool-cli.c)                 */
 /* ------------------------------------------------------------------------------------------ */
 
 #define POOL_CLI_LINE_MAX        4096u    /* longest command line on the socket, in bytes */

@@ -1,0 +1,244 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * libpool private types: the pool head, its buckets, free objects in the shared lists, and a
+ * thread's caches and context. Types, constants and macros only (HAProxy's -t.h rule): any src/
+ * file may include it, whatever its layer, since it calls nothing. Never installed.
+ *
+ *   struct pool_head    a pool: the read-mostly part the inline fast path reads (ro), the layout,
+ *                       the creators merged into it, and its buckets.
+ *   struct pool_bucket  two cache lines: the head of a shared free list, a stack of empty
+ *                       magazines, and its counters.
+ *   struct pool_mag     a magazine: an array of pointers to free objects, the unit that moves
+ *                       between a thread cache and a shared free list (a "cluster").
+ *   struct pool_tslot   a thread's magazines of one pool beyond the one the fast path uses.
+ *   struct pool_thread  a thread: its state, registry id and fault-injection state (in TLS).
+ *   struct pool_thread_caches  a registered thread's caches of every pool (the array the TLS
+ *                       pointer points to), budget, eviction clock (allocated).
+ */
+#ifndef POOL_SRC_POOL_HEAD_T_H
+#define POOL_SRC_POOL_HEAD_T_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <pool/pool-t.h>
+
+#include "base/pool-lock-t.h"
+
+#define POOL_CACHE_LINE       64u          /* bytes; bucket and head alignment */
+#define POOL_BUCKETS_MAX      64u          /* most buckets a pool may have (pool_configure) */
+#define POOL_DEFAULT_ALIGN    16u          /* object alignment when none is asked for (malloc's) */
+#define POOL_MIN_OBJECT       8u           /* smallest object layout: a tag or caller word
+                                              follows it aligned */
+#define POOL_CALLER_SLOTS     32u          /* live-object counts per allocating caller */
+
+struct pool_sampler;                       /* a thread's profile sampler (pool-sample.c) */
+
+/* Marker swapped into a shared free list head by the thread that owns it. */
+#define POOL_BUSY             ((struct pool_mag *)1)
+
+/*
+ * The first word of every pool head: a live pool carries POOL_HEAD_LIVE, a destroyed one
+ * POOL_HEAD_DEAD (the head's memory is kept recognisable, see pool_destroy()). The crash report
+ * and the tag check read it to tell whether an address is a pool head.
+ */
+#define POOL_HEAD_LIVE        UINT64_C(0x4C4F4F504C495645)   /* "LOOPLIVE" */
+#define POOL_HEAD_DEAD        UINT64_C(0x4C4F4F5044454144)   /* "LOOPDEAD" */
+
+/*
+ * A magazine (Bonwick & Adams, "Magazines and Vmem", USENIX 2001; DPDK's per-lcore mempool cache
+ * works the same way): an array of pointers to free objects. It is the unit that moves between
+ * a thread cache and a shared free list, so that a move touches the magazine's header and never
+ * the objects: no link is stored in a free object, and nothing walks objects to cut or chain a
+ * group of them. A magazine is library metadata (pool__os_meta_alloc()), made for one pool with
+ * that pool's capacity (pool->cluster pointers). `next` links it into whichever stack holds it:
+ * a bucket's stack of magazines with objects, a bucket's stack of empty magazines, or a thread's
+ * stack of full magazines of one pool, which also keeps `prev` (the thread evicts from the
+ * bottom of that stack, its coldest magazines, without a walk).
+ */
+struct pool_mag {
+	struct pool_mag *next;
+	struct pool_mag *prev;                  /* thread stacks only (toward the top) */
+	uint32_t n;                             /* pointers held in obj[0..n-1] (while a thread
+	                                           cache's fast path uses it, its entry's count
+	                                           is the truth and n is stale) */
+	uint32_t cap;                           /* capacity of obj[] (the pool's cluster) */
+	void *obj[];
+};
+
+/*
+ * One bucket: the head of a shared free list and the counters of what moved through it, on two
+ * cache lines (128 bytes; adjacent-line prefetchers fetch them together). Only the thread that
+ * owns the head (it swapped POOL_BUSY in and got a stack or NULL back) writes these counters,
+ * with plain relaxed loads and stores: a magazine moved costs the head's exchange and no other
+ * atomic read-modify-write. Counts are objects; sums over buckets are the pool's totals. Which
+ * bucket counts a move does not matter to the sums; `allocated` and `used` of one bucket can
+ * even wrap below 0 (they are unsigned and add up right).
+ */
+struct pool_bucket {
+	/* line 1: the head and what every pop and push writes */
+	_Atomic(struct pool_mag *) free_list;   /* NULL, a stack of magazines, or POOL_BUSY */
+	struct pool_mag *empties;               /* a stack of empty magazines that threads leave
+	                                           here and take again (owner only) */
+	atomic_ulong free_objects;              /* objects in this bucket's stack */
+	atomic_ulong used;                      /* objects handed out or in thread caches, net */
+	_Atomic uint32_t low_cur;               /* least free_objects since the marks last rotated */
+	_Atomic uint32_t low_prev;              /* ... before that (both saturate at 2^32-1) */
+	atomic_uint epoch;                      /* the pool's demand window of the last rotation */
+	atomic_uint nempties;                   /* magazines on `empties` */
+	atomic_ulong get_objects;               /* cumulative: objects popped by threads */
+	atomic_ulong put_objects;               /* cumulative: objects pushed by threads */
+	/* line 2: written by the owner too, less often; and two counters that are not owned */
+	atomic_ulong allocated;                 /* objects obtained from the OS layer, net */
+	atomic_ulong get_clusters;              /* cumulative: magazines popped */
+	atomic_ulong put_clusters;              /* cumulative: magazines pushed */
+	atomic_ulong os_allocs;                 /* cumulative: objects from the OS layer */
+	atomic_ulong os_releases;               /* cumulative: objects back to the OS layer */
+	atomic_ulong lost;                      /* objects lost when a fork() child reset the head */
+	atomic_ulong failed;                    /* failures of threads hashed here (fetch_add) */
+	struct pool_mag *fork_saved;            /* the head fork_prepare() owns across fork(), or
+	                                           POOL_BUSY when it could not own it */
+} __attribute__((aligned(2 * POOL_CACHE_LINE)));
+
+/*
+ * Demand tracking and memory return of a pool, on lines of its own (written once per demand
+ * window, read by the pass that releases memory). A window lasts decay_ms; an object that stayed
+ * in a shared list through a whole window was not needed and is given back to the OS layer when
+ * the window ends. See the essay in pool.c, step 6.
+ */
+struct pool_demand {
+	atomic_uint epoch;                      /* windows ended since the pool was created */
+	struct pool_lock pass_lock;             /* one release pass at a time (trylock from slow
+	                                           paths, lock from pool_gc()) */
+	_Atomic uint64_t epoch_ns;              /* CLOCK_MONOTONIC time the current one began */
+	uint64_t window_ns;                     /* decay_ms, in nanoseconds (fixed) */
+	atomic_ulong need;                      /* needed_avg: the most objects used over the
+	                                           window, measured at the last pass */
+	atomic_ulong gc_released_bytes;         /* cumulative: bytes the passes and pool_flush()
+	                                           gave back */
+	/* counts of moves that found every bucket BUSY (fetch_add; rare) */
+	atomic_ulong spill_allocated, spill_used, spill_os_allocs, spill_os_releases;
+} __attribute__((aligned(POOL_CACHE_LINE)));
+
+/* One pool_create() call merged into a pool (its creator), for `pools show detailed`. */
+struct pool_creator {
+	char name[POOL_NAME_MAX + 1];
+	size_t size;
+	size_t align;
+	unsigned int flags;
+};
+
+/* Live objects per allocating caller (caller debugging), for `pools show detailed`. */
+struct pool_caller_stat {
+	_Atomic(uintptr_t) caller;
+	atomic_long live;
+};
+
+struct pool_head {
+	struct pool_head_ro ro;        /* read by the inline fast path: must stay first */
+	uint64_t magic;                /* POOL_HEAD_LIVE, or POOL_HEAD_DEAD once destroyed */
+	size_t stride;                 /* bytes per object including debugging extras */
+	size_t cache_cost;             /* bytes a cached object counts in a thread's budget: the
+	                                  stride, or under uaf its whole mapping (its pages) */
+	size_t os_size;                /* bytes per object from the OS layer: the stride, and in
+	                                  ASan builds without `tag` a hidden tag past it */
+	size_t align;                  /* alignment in bytes */
+	size_t tag_off;                /* offset of the tag, or 0 without tag */
+	size_t caller_off;             /* offset of the caller word, or 0 without caller */
+	size_t backup_off;             /* offset of the backup copy, or 0 without backup */
+	unsigned int layout;           /* POOL_DBG_LAYOUT flags this pool was created with */
+	unsigned int nbuckets;         /* power of two */
+	unsigned int cluster;          /* objects per magazine: the configured cluster, less for
+	                                  large objects (see pool__bucket_init()) */
+	unsigned int floor;            /* objects pool_gc() keeps beyond the need: 64 KiB worth,
+	                                  at most a magazine, possibly 0 */
+	size_t mag_bytes;              /* bytes of one magazine of this pool (header + cluster
+	                                  pointers) */
+	atomic_size_t limit;           /* maximum allocated objects, 0: none */
+	atomic_long limit_count;       /* objects reserved from the OS layer: allocated plus the
+	                                  moves in flight, kept with or without a limit */
+	atomic_int ever_allocated;     /* 0: never allocated, 2: a merge grows the layout, 1: the
+	                                  first allocation happened (merges keep the size) */
+	unsigned int creators;         /* merged pool_create() calls, under the pool list lock */
+	unsigned int creators_cap;     /* entries allocated in creator[] */
+	struct pool_creator *creator;  /* creator[0..creators-1] */
+	struct pool_head *prev, *next; /* pool list, under the pool list lock */
+	char name[POOL_NAME_MAX + 1];
+	struct pool_caller_stat callers[POOL_CALLER_SLOTS];
+	atomic_uint prof_live;         /* objects of this pool the profile samples and has not seen
+	                                  freed (pool-profile.c), far from `ro`: written on samples */
+	struct pool_demand demand;
+	struct pool_bucket buckets[];
+};
+
+/* Thread states. */
+enum pool_thread_state {
+	POOL_THREAD_NEW = 0,           /* never used a pool */
+	POOL_THREAD_CACHED,            /* has an id and caches */
+	POOL_THREAD_UNCACHED,          /* no id or no memory for caches: works without them */
+	POOL_THREAD_EXITED,            /* past its exit flush: works without caches */
+};
+
+/*
+ * A thread's magazines of one pool beyond the loaded one (Bonwick & Adams 2001, section 3: a
+ * CPU layer of a loaded and a previous magazine over a depot of full and empty ones; here the
+ * thread keeps a small depot of its own, within its byte budget, before the shared free lists).
+ * The loaded magazine is the one the inline fast path pops and pushes through the thread's
+ * struct pool_tcache entry (base = loaded->obj, top, end = base + cap). Only the owning thread
+ * touches a slot, except pool_destroy()'s drain and fork(), which wait until the owner is
+ * outside its sections and keep it out while they look (see pool-tcache.c).
+ */
+struct pool_tslot {
+	struct pool_mag *loaded;       /* the fast path's magazine (NULL: none yet) */
+	struct pool_mag *prev;         /* the previous magazine: full, partial or empty, or NULL */
+	struct pool_mag *top;          /* stack of full magazines: most recently pushed ... */
+	struct pool_mag *bottom;       /* ... and least recently pushed (the coldest) */
+	struct pool_mag *empty;        /* stack of empty magazines */
+	uint32_t nfull;                /* magazines from top to bottom */
+	uint32_t nempty;               /* magazines on `empty` */
+	uint32_t held;                 /* objects in prev and the full stack (the loaded count is
+	                                  the tcache entry's) */
+	uint32_t referenced;           /* CLOCK bit: set when a slow path moves a magazine here */
+	uint32_t reserved_objs;        /* objects this slot counts in the budget: held, plus the
+	                                  loaded magazine's capacity */
+	uint32_t hidden;               /* objects of the loaded magazine below the base the profile
+	                                  shows the fast path (pool-sample.c), for statistics */
+};
+
+/*
+ * A thread's caches of every pool and the state that goes with them, allocated when the thread
+ * registers and freed at its exit. The inline fast path reaches tc[] through the thread-local
+ * pointer pool__tls_cache; nothing else of it. Other threads reach it through the registry.
+ */
+struct pool_thread_caches {
+	struct pool_tcache tc[POOL_MAX_CACHED_POOLS];   /* by struct pool_head_ro.index; 0 unused */
+	struct pool_tslot slot[POOL_MAX_CACHED_POOLS];
+	unsigned int id;               /* the thread's registry slot */
+	size_t budget;                 /* bytes this thread may cache */
+	size_t reserved;               /* sum over pools of slot.reserved_objs * cache_cost */
+	atomic_size_t credit;          /* reserved bytes released by other threads (destroy) */
+	unsigned int hand;             /* eviction clock hand (pool slot) */
+	unsigned int integrity_epoch;  /* pool__debug_integrity_epoch() when every object of these
+	                                  caches last carried the integrity pattern */
+	atomic_int busy;               /* 1 while the owner changes its slots (a section): fork()
+	                                  and pool_destroy() wait for 0 before they look at them
+	                                  (see pool-tcache.c, "Sections") */
+	struct pool_sampler *sampler;  /* the profile's state of this thread (pool-sample.c), NULL
+	                                  until the profile first samples here */
+};
+
+/*
+ * A thread as the library sees it: a few words of thread-local storage (so that the library's
+ * TLS block stays small enough for dlopen()), and its caches while it has them.
+ */
+struct pool_thread {
+	enum pool_thread_state state;
+	unsigned int id;               /* registry slot, or a hash for threads without one */
+	unsigned int ticks;            /* slow-path calls since the last look at the demand clock */
+	uint64_t rng;                  /* fault-injection generator state */
+	struct pool_thread_caches *caches;   /* while CACHED, else NULL */
+};
+
+#endif

@@ -1,0 +1,181 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * Process-wide configuration. Each setting has one row in `settings` below: its bounds, its
+ * environment variable, and how the environment spells it. The defaults of the bucket count and
+ * the cache budget come from the topology (pool_topology() in topology.c documents the formulas);
+ * the environment overrides them once, at the first use; pool_configure() overrides both until
+ * the first pool exists.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pool/pool.h>
+
+#include "config/pool-config.h"
+#include "base/pool-head-t.h"
+#include "base/pool-util.h"
+
+enum setting_kind {
+	SETTING_POW2,      /* a power of two */
+	SETTING_COUNT,     /* a plain number */
+	SETTING_BYTES,     /* bytes, with an optional k, m or g suffix in the environment */
+};
+
+struct setting {
+	const char *name;           /* the struct pool_config field */
+	const char *env;            /* its environment variable, or NULL */
+	size_t offset;              /* offsetof(struct pool_config, field) */
+	int is_size;                /* 1: a size_t field, 0: an unsigned int field */
+	enum setting_kind kind;
+	unsigned long min, max;     /* bounds, inclusive */
+	const char *expect;         /* what the environment message says is expected */
+};
+
+#define UINT_FIELD(f) offsetof(struct pool_config, f), 0
+#define SIZE_FIELD(f) offsetof(struct pool_config, f), 1
+
+static const struct setting settings[] = {
+	{ "buckets", "POOL_BUCKETS", UINT_FIELD(buckets), SETTING_POW2, 1, POOL_BUCKETS_MAX,
+	  "a power of two from 1 to 64" },
+	{ "cache_bytes", "POOL_CACHE_SIZE", SIZE_FIELD(cache_bytes), SETTING_BYTES,
+	  POOL_CACHE_BYTES_MIN,
+	  POOL_SIZE_MAX, "bytes from 4096 to 1g with an optional k, m or g suffix" },
+	{ "cluster", "POOL_CLUSTER", UINT_FIELD(cluster), SETTING_COUNT, 1, POOL_CLUSTER_MAX,
+	  "objects per magazine from 1 to 64" },
+	{ "decay_ms", "POOL_DECAY_MS", UINT_FIELD(decay_ms), SETTING_COUNT, 1, POOL_DECAY_MS_MAX,
+	  "milliseconds from 1 to 3600000" },
+};
+#define NB_SETTINGS (sizeof(settings) / sizeof(settings[0]))
+
+static struct pool_config config;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
+static int config_frozen;
+
+static unsigned long get_field(const struct pool_config *c, const struct setting *s)
+{
+	const char *p = (const char *)c + s->offset;
+
+	return s->is_size ? (unsigned long)*(const size_t *)p : *(const unsigned int *)p;
+}
+
+static void set_field(struct pool_config *c, const struct setting *s, unsigned long v)
+{
+	char *p = (char *)c + s->offset;
+
+	if (s->is_size)
+		*(size_t *)p = (size_t)v;
+	else
+		*(unsigned int *)p = (unsigned int)v;
+}
+
+static int in_bounds(const struct setting *s, unsigned long v)
+{
+	if (v < s->min || v > s->max)
+		return 0;
+	return s->kind != SETTING_POW2 || !(v & (v - 1));
+}
+
+/*
+ * An environment value: digits only, and for SETTING_BYTES an optional k/m/g suffix (powers of
+ * 1024). 0 and *out, or -1 for anything else (empty, sign, trailing garbage, overflow).
+ */
+static int parse_env(const struct setting *s, const char *str, unsigned long *out)
+{
+	unsigned long long v;
+
+	if (!str || pool__parse_decimal(str, strlen(str), s->kind == SETTING_BYTES, s->max,
+	                                &v) < 0)
+		return -1;
+	*out = (unsigned long)v;
+	return 0;
+}
+
+static void config_load(void)
+{
+	const struct pool_topology *t = pool_topology();
+	unsigned int i;
+
+	config.buckets = t->default_buckets;
+	config.cache_bytes = t->default_cache_bytes;
+	config.cluster = POOL_CLUSTER_DEFAULT;
+	config.decay_ms = POOL_DECAY_MS_DEF;
+	for (i = 0; i < NB_SETTINGS; i++) {
+		const struct setting *s = &settings[i];
+		const char *env = s->env ? getenv(s->env) : NULL;
+		unsigned long v;
+
+		if (!env)
+			continue;
+		if (parse_env(s, env, &v) == 0 && in_bounds(s, v))
+			set_field(&config, s, v);
+		else
+			fprintf(stderr, "libpool: ignoring %s='%s': expected %s; keeping %lu\n",
+			        s->env, env, s->expect, get_field(&config, s));
+	}
+}
+
+const struct pool_config *pool__config_get(void)
+{
+	pthread_once(&config_once, config_load);
+	return &config;
+}
+
+void pool__config_freeze(void)
+{
+	pool__config_get();
+	pthread_mutex_lock(&config_lock);
+	config_frozen = 1;
+	pthread_mutex_unlock(&config_lock);
+}
+
+POOL_API int pool_configure(const struct pool_config *cfg)
+{
+	unsigned int i;
+	int ret = 0;
+
+	if (!cfg) {
+		errno = EINVAL;
+		return -1;
+	}
+	for (i = 0; i < NB_SETTINGS; i++) {
+		unsigned long v = get_field(cfg, &settings[i]);
+
+		if (v && !in_bounds(&settings[i], v)) {
+			errno = EINVAL;
+			return -1;
+		}
+	}
+	pool__config_get();
+	pthread_mutex_lock(&config_lock);
+	if (config_frozen) {
+		errno = EBUSY;
+		ret = -1;
+	} else {
+		for (i = 0; i < NB_SETTINGS; i++) {
+			unsigned long v = get_field(cfg, &settings[i]);
+
+			if (v)
+				set_field(&config, &settings[i], v);
+		}
+	}
+	pthread_mutex_unlock(&config_lock);
+	return ret;
+}
+
+POOL_API void pool_get_config(struct pool_config *cfg)
+{
+	const struct pool_config *c = pool__config_get();
+
+	if (!cfg)
+		return;
+	pthread_mutex_lock(&config_lock);
+	*cfg = *c;
+	pthread_mutex_unlock(&config_lock);
+}

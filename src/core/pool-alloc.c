@@ -1,0 +1,232 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The slow paths of the inline fast path (pool__alloc_slow(), pool__free_slow(): step 1 of the
+ * essay in pool.c) and the bulk calls: the checks of the pool head, fault injection, the
+ * thread-cache tier, the debugging layer's hooks for every object handed out or taken back, and
+ * the count of failures. A pool's first allocation closes it to merges that would grow its
+ * layout (pool.c, grow_layout()).
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "base/pool-assert.h"
+#include "shared/pool-bucket.h"
+#include "debug/pool-debug.h"
+#include "core/pool-fail-report.h"
+#include "core/pool-int.h"
+#include "debug/pool-profile.h"
+#include "tcache/pool-sample.h"
+#include "tcache/pool-tcache.h"
+#include "tcache/pool-thread.h"
+
+/*
+ * A call of the thread-cache tier failed: if that is because the pool was destroyed meanwhile
+ * (its cache sections check, a thread racing pool_destroy(), which is forbidden), report it as
+ * the slow paths' first check would have.
+ */
+static inline void check_still_live(const struct pool_head *pool, const void *obj,
+                                    const void *caller)
+{
+	if (POOL_UNLIKELY(__atomic_load_n(&pool->magic, __ATOMIC_ACQUIRE) != POOL_HEAD_LIVE))
+		pool__bad_head(pool, obj, caller);
+}
+
+/*
+ * The pool's first allocation closes it to merges that would grow its layout; it waits while a
+ * merge is rewriting the layout (ever_allocated 2: see grow_layout() in pool.c), which takes a
+ * few instructions under the pool list lock.
+ */
+static void first_allocation(struct pool_head *pool)
+{
+	for (;;) {
+		int v = 0;
+
+		if (atomic_compare_exchange_weak_explicit(&pool->ever_allocated, &v, 1,
+		                                          memory_order_acquire,
+		                                          memory_order_acquire) || v == 1)
+			return;
+		if (v == 2)
+			sched_yield();
+	}
+}
+
+/* Before an allocation reads the layout: the pool's first one closes it to growing merges. */
+static inline void open_for_allocation(struct pool_head *pool)
+{
+	if (POOL_UNLIKELY(atomic_load_explicit(&pool->ever_allocated, memory_order_acquire) != 1))
+		first_allocation(pool);
+	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) == 1);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Slow paths of pool_alloc() and pool_free()                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Debugging flags that never look at an object: the slow paths skip the debugging layer. */
+#define POOL_DBG_NO_OBJECT (POOL_DBG_PROFILE | POOL_DBG_FAIL_REPORT | POOL_DBG_NO_MERGE | \
+                            POOL_DBG_NO_GLOBAL)
+
+/*
+ * An allocation failed: count it, and report it when fail-report is on (pool-fail-report.c:
+ * once per burst, from memory reserved beforehand).
+ */
+static void *failed(struct pool_head *pool, struct pool_thread *self, unsigned int dbg,
+                    const void *caller, int injected)
+{
+	pool__count_failed(pool, pool__thread_id(self));
+	if (POOL_UNLIKELY(dbg & POOL_DBG_FAIL_REPORT))
+		pool__fail_report(pool, caller, injected);
+	errno = ENOMEM;
+	return NULL;
+}
+
+/*
+ * The slow path of pool_alloc_flags(), for an allocation made by `caller`: the return address
+ * of the inline function's call, or of pool_alloc_bulk()'s when the bulk call allocates object
+ * by object.
+ */
+static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags,
+                                      const void *caller)
+{
+	unsigned int dbg;
+	struct pool_thread *self;
+	int from_cache = 0, cached;
+	void *obj = NULL;
+
+	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
+		pool__bad_head(pool, NULL, caller);
+	open_for_allocation(pool);
+	self = pool__thread_self(&dbg);
+
+	if ((dbg & POOL_DBG_FAIL) && !(flags & POOL_F_NO_FAIL) &&
+	    pool__debug_fail_roll(pool__thread_rng(self), pool__thread_id(self)))
+		return failed(pool, self, dbg, caller, 1);
+	cached = pool__tcache_usable(pool, self, dbg);
+	if (cached) {
+		obj = pool__tcache_pop(pool, self, dbg);
+		from_cache = obj != NULL;
+	}
+	if (!obj)
+		obj = pool__tcache_refill(pool, self, dbg);
+	if (POOL_UNLIKELY(!obj)) {
+		check_still_live(pool, NULL, caller);
+		return failed(pool, self, dbg, caller, 0);
+	}
+	/* whichever tier it came from, an object has the pool's alignment */
+	POOL_ASSERT(((uintptr_t)obj & (pool->align - 1)) == 0);
+	POOL_ASSERT(!from_cache || self->state == POOL_THREAD_CACHED);
+	if (POOL_UNLIKELY(dbg | pool->layout)) {
+		if ((dbg & POOL_DBG_PROFILE) && (!cached || pool__sample_due(self, obj)))
+			pool__sample_handout(pool, self, obj, caller, cached);
+		/* the profile and the failure report need nothing of the debugging layer */
+		if ((dbg & ~POOL_DBG_NO_OBJECT) | pool->layout) {
+			pool__debug_on_alloc(pool, obj, flags, caller, dbg, from_cache,
+			                     from_cache && pool__tcache_integrity(self, dbg));
+			return obj;
+		}
+	}
+	if (flags & POOL_F_MUST_ZERO)
+		memset(obj, 0, pool->ro.size);
+	return obj;
+}
+
+POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
+                                                         unsigned int flags)
+{
+	return alloc_slow(pool, flags, __builtin_return_address(0));
+}
+
+POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, void *ptr)
+{
+	const void *caller = __builtin_return_address(0);
+	unsigned int dbg;
+	struct pool_thread *self;
+
+	if (!ptr)
+		return;
+	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
+		pool__bad_head(pool, ptr, caller);
+	self = pool__thread_self(&dbg);
+	if (POOL_UNLIKELY(dbg | pool->layout)) {
+		if ((dbg & ~POOL_DBG_NO_OBJECT) | pool->layout)
+			pool__debug_on_free(pool, ptr, caller);
+		if (dbg & POOL_DBG_PROFILE)
+			pool__prof_credit(ptr);
+	}
+	if (dbg & POOL_DBG_SANITIZER)
+		pool__debug_san_freed(pool, ptr);
+	if (pool__tcache_usable(pool, self, dbg) && pool__tcache_push(pool, self, ptr, dbg))
+		return;
+	check_still_live(pool, ptr, caller);
+	pool__tcache_put_uncached(pool, self, ptr, dbg, caller);
+}
+
+POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
+{
+	const void *caller = __builtin_return_address(0);
+	unsigned int dbg;
+	struct pool_thread *self;
+	size_t i;
+
+	if (!pool || !objs || !n)
+		return 0;
+	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
+		pool__bad_head(pool, NULL, caller);
+	if (pool__tcache_alloc_bulk_fast(pool, objs, n))
+		return n;
+	open_for_allocation(pool);
+	self = pool__thread_self(&dbg);
+	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
+		if (pool__tcache_alloc_bulk(pool, self, objs, n, dbg) == n) {
+			if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE)) {
+				pool__prof_scan(objs + 1, n - 1);
+				if (pool__sample_due(self, objs[0]))
+					pool__sample_handout(pool, self, objs[0], caller, 1);
+			}
+			return n;
+		}
+		check_still_live(pool, NULL, caller);
+		failed(pool, self, dbg, caller, 0);
+		return 0;
+	}
+	/* debugging or no cache: object by object, each checked; all or nothing all the same */
+	for (i = 0; i < n; i++) {
+		objs[i] = alloc_slow(pool, 0, caller);
+		if (!objs[i]) {
+			while (i-- > 0)
+				pool_free(pool, objs[i]);
+			errno = ENOMEM;
+			return 0;
+		}
+	}
+	return n;
+}
+
+POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
+{
+	unsigned int dbg;
+	struct pool_thread *self;
+	size_t i;
+
+	if (!pool || !objs || !n)
+		return;
+	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
+		pool__bad_head(pool, NULL, __builtin_return_address(0));
+	if (pool__tcache_free_bulk_fast(pool, objs, n))
+		return;
+	self = pool__thread_self(&dbg);
+	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
+		if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE))
+			pool__prof_scan(objs, n);
+		if (!pool__tcache_free_bulk(pool, self, objs, n, dbg))
+			check_still_live(pool, NULL, __builtin_return_address(0));
+		return;
+	}
+	for (i = 0; i < n; i++)
+		pool_free(pool, objs[i]);
+}
+

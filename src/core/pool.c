@@ -1,0 +1,886 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * libpool core, the pool heads: creation, merging, layout, destruction and the graveyard of
+ * destroyed heads, the public calls of memory return and limits, iteration, run-time debugging
+ * options, fork() and unloading (the slow paths and the bulk calls: pool-alloc.c; statistics:
+ * pool-stats.c). The design essay of the whole core opens this file; doc/internals.md tells it
+ * at length.
+ *
+ * How it works
+ *
+ * 1. The fast path. A pool hands out objects of one size. Each thread keeps, per pool, a slot of
+ *    its thread cache whose loaded magazine is an array of pointers to free objects (Bonwick &
+ *    Adams, "Magazines and Vmem", USENIX 2001; DPDK's per-lcore mempool cache). pool_alloc(),
+ *    pool_zalloc() and pool_free() are inline in pool.h and see that array through the slot's
+ *    struct pool_tcache entry (top, base, end), in the array that the 8-byte initial-exec TLS
+ *    pointer pool__tls_cache points to: after one test of the debugging word, pool_alloc() pops
+ *    *--top while top > base, pool_free() stores *top++ while top < end. No atomic, no lock, no
+ *    call, and no access to the object: a linked free list pops with a load through the object,
+ *    a dependent cache miss when it is cold; a magazine pops a pointer the thread wrote itself.
+ *    16 instructions per alloc+free pair under callgrind, net of the loop (19 with the linked
+ *    list this replaced, 20 with a count and a capacity in the entry instead of top and end).
+ *    Everything else happens in the slow paths (pool-alloc.c), which a thread also takes until it
+ *    has registered (its TLS pointer then points at entries of NULLs) and after pool_destroy()
+ *    closed its entry (base at the highest address, end NULL: no top passes either test).
+ *
+ * 2. A slot and the budget (pool-magazine.c). Besides the loaded magazine, a slot keeps the
+ *    previous one, a stack of full magazines and a stack of empty ones: a thread's own small
+ *    depot. When the loaded magazine runs empty, the previous one takes its place if it holds
+ *    objects, else the top of the full stack, else magazines from a shared free list (step 4),
+ *    else new objects from the OS layer. When it runs full, an empty previous one takes its place
+ *    (Bonwick's exchange), else the previous one goes onto the full stack, the full one becomes
+ *    the previous and an empty one is loaded. Every move is of whole magazines, a pointer swap or
+ *    a stack operation on their headers. A thread caches at most `budget` bytes over all pools
+ *    (the topology's L2 share, pool_configure()): each slot counts reserved_objs, the objects of
+ *    its previous and full magazines plus the loaded magazine's whole capacity, and the thread
+ *    keeps sum(reserved_objs * cache_cost) == reserved <= budget, where an object's cost is its
+ *    stride (under uaf, its pages: pool__uaf_object_cost()). Counting the loaded magazine by its
+ *    capacity is what lets the fast path count nothing: what it pushes is paid for already. A
+ *    magazine holds the pool's `cluster` pointers: the configured 32 (at most 64), fewer when
+ *    that many objects would cost more than 1/16 of the budget (a thread keeps two magazines of
+ *    each pool it uses), and a pool of which one magazine exceeds the budget is not cached. A
+ *    thread destroying a pool drains the other threads' slots of it and cannot write their
+ *    `reserved`: it credits them (ctx->credit, an atomic), and each owner takes its credit back
+ *    on its next slow path.
+ *
+ * 3. Eviction is approximate LRU at two levels (pool-magazine.c). Across pools, a CLOCK (second
+ *    chance, Corbato 1968) over the thread's slots, whose reference bit a slow path sets when it
+ *    moves a magazine of that slot, picks the coldest other slot, which gives the bottom half of
+ *    its full stack (the magazines filled longest ago) or, with none, all it holds; then the
+ *    slot that needs the room gives the bottom half of its own full stack; a full magazine that
+ *    still does not fit goes to the shared free lists at once. The full stack is doubly linked:
+ *    cutting k magazines off its bottom reads k headers, and the k go with one push. A thread
+ *    never holds more than its budget, and eviction never goes to the OS layer (but under
+ *    no-global and uaf, or when every head stayed BUSY): memory return is step 6's.
+ *
+ * 4. Shared free lists (pool-bucket.c). Each pool has N buckets (a power of two, two cache lines
+ *    each). A bucket head is NULL, a stack of magazines linked through their headers, or BUSY;
+ *    beside it the bucket keeps a stack of empty magazines (at most 16) that threads leave and
+ *    take again. Protocol:
+ *      own:  read the head; if BUSY, go to the next bucket; else swap BUSY in with one atomic
+ *            exchange. A BUSY back means another thread owns it: go on (BUSY over BUSY changed
+ *            nothing). Anything else: this thread owns the bucket, its stack and its empties,
+ *            until it stores a new head.
+ *      pop:  own; a NULL head is stored back; else read the top magazine's header (a refill
+ *            takes up to 2 magazines, the second when the budget holds it), leave the thread's
+ *            surplus empty magazines in the empties, count the move once, store the next
+ *            magazine as the head (release).
+ *      push: own; link the bottom magazine of the stack being pushed above the head, take an
+ *            empty magazine from the empties if the pusher wants one, count the move, store the
+ *            top (release). A push tries 2N times, then gives the objects to the OS layer.
+ *    A thread starts its pops and pushes at its own bucket (its registry id modulo N): a thread
+ *    that frees and reallocates finds its own magazines there first, and threads spread over the
+ *    buckets, so that few threads write one bucket's lines. A thread without a cache takes one
+ *    pointer out of the top magazine, or puts one into it or into an empty magazine, in the same
+ *    way.
+ *    Why it is safe: only an owner reads the `next` of a magazine in a bucket's stacks, and while
+ *    the head is BUSY nobody else can pop that magazine and free it (the race HAProxy met with
+ *    musl, GH #1275); only an owner stores a head, so it cannot go A->B->A under anybody (no ABA,
+ *    and no CAS at all); the empties are changed by owners, inside their window only. Every loop
+ *    over the heads is bounded; the BUSY window holds no lock, calls nothing that can block and
+ *    reads no object: a few magazine headers, or for a release pass (step 6) up to 1024 headers
+ *    and part of one pointer array. The Promela model tests/model/busy.pml checks this for 3
+ *    threads and 2 buckets, empties included. Two waits are not counted but cannot last: a
+ *    pool's first allocation waits out a merge that is rewriting its layout (a few instructions
+ *    under the pool list lock), and the limit's compare-and-swap retries only when another
+ *    thread's succeeded (lock-free).
+ *
+ * 5. Counters move with magazines. allocated (objects from the OS layer), used (objects handed
+ *    out or in thread caches), free objects and the traffic counters of a bucket are written
+ *    only by the owner of its head, with plain relaxed stores: a magazine moved costs its head's
+ *    exchange and no other atomic read-modify-write, and the counts land on the line that
+ *    exchange took. Totals are sums over buckets (stats and limits only), exact when the process
+ *    is quiet. A move that owns no head (objects from or to the OS layer) owns one bucket to
+ *    count, or, when all are BUSY, counts in the pool's spill counters with fetch_add; such a
+ *    move also adds to or takes from the pool's limit count (one atomic, limit or not). failed
+ *    is counted in the bucket of the thread. The fast path counts nothing: a cached object is
+ *    used.
+ *
+ * 6. Memory return over time (pool-demand.c). Each bucket keeps the low-water mark of its free
+ *    objects during the current demand window (decay_ms, 10 s by default after jemalloc's
+ *    dirty_decay_ms). When a window ends, a slow path that notices (one in 16 of a thread's,
+ *    through a coarse clock) runs the release pass under the pool's pass lock (trylock): what
+ *    stayed free through the whole window was not needed and goes back to the OS layer, beyond
+ *    the pool's floor, and every bucket's marks rotate; an object goes back between decay_ms and
+ *    twice that after it was last needed. needed_avg is what the pool held minus what stayed
+ *    free. Inside a BUSY window the pass detaches whole magazines from the top of the stack (at
+ *    most 64 a bucket for an automatic pass, turns of 1024 for pool_gc()) and splits at most one
+ *    by copying the pointers of its last objects; after the head went back it gives the objects
+ *    to the OS layer by their pointers, so giving a cold spike back reads no object of it.
+ *    pool_gc() ends the window at once, so a second call after load drops gives a spike back.
+ *    The floor is bytes: 64 KiB worth of objects and at most one magazine, none for objects
+ *    over 64 KiB. Eviction never goes to the OS layer: a steady load does not churn through it.
+ *
+ * 7. Threads (pool-thread.c) and sections (pool-tcache.c). A thread registers on its first slow
+ *    path: an id from the registry (POOL_MAX_THREADS slots, the lowest free one), its caches
+ *    (allocated, so that the library's TLS block stays 40 bytes and it can be dlopen()ed), and a
+ *    pthread key whose destructor flushes them at exit. A thread without an id or without memory
+ *    for its caches works without a cache, and so does one past its exit flush. A thread changes
+ *    its slots only inside a section: a busy word it sets, then a look at the global quiescing
+ *    flag, and the word cleared at the end. fork() and pool_destroy() quiesce: they raise the
+ *    flag, call membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full barrier on every
+ *    thread of the process so that either the thread sees the flag or the quiescer sees its busy
+ *    word (Linux's asymmetric fence; where membarrier is refused, each section entry fences
+ *    instead), and wait until no other thread is inside a section, at most 100000 yields each.
+ *    Then they read and change other threads' slots, which cannot be caught in the middle of a
+ *    change. The inline fast path is not a section: its changes are single stores (the pointer,
+ *    then top), safe to be cut anywhere, and a quiescer reads its top once and clamps it.
+ *
+ * 8. Debugging is a leaf under the core (pool-debug.c, pool-report.c): the slow paths call its
+ *    checks; pool_parse_debugging() below applies what its pure parser returns, under the pool
+ *    list lock. A switch is safe at any moment: each thread's caches carry the epoch at which
+ *    they were last filled with the integrity pattern, and only such caches are checked. The
+ *    fill and check of cached objects (integrity, backup) are the only accesses to free objects
+ *    in the tiers. The allocation-site profile keeps its tables in the same leaf
+ *    (pool-profile.c); its sampler (pool-sample.c) narrows the window of a thread's loaded
+ *    magazine that the fast path sees, which is why the slow paths read a magazine's bounds
+ *    from the magazine, never from the entry.
+ *
+ * Locks, in the order they are taken (a lock is never taken while a later one is held):
+ *   pool list lock (pool.c: pool list, creators, slot table, layout, debugging options)
+ *   -> registry lock (pool-thread.c: registry, thread ids; a quiescer holds it while it keeps
+ *      the threads out of their sections)
+ *   -> the threads' sections (pool-tcache.c: not a lock, but a quiescer waits for them, so a
+ *      section takes no lock above the uaf table's)
+ *   -> a pool's pass lock (pool-demand.c; slow paths only try it, outside their sections)
+ *   -> the uaf table lock (pool-uaf.c)
+ *   -> the OS layer's first-call lock (pool-os.c: a thread's first call into jemalloc, which
+ *      pool_create() may make under the pool list lock)
+ *   -> the head set's lock (pool-headset.c: a leaf, nothing is locked or allocated under it)
+ *   -> the profile's lock (pool-profile.c: a leaf too; the sampler may take it inside a cache
+ *      section, and fork() takes it after the sections are quiesced)
+ *   and, last, jemalloc's own. No lock is held inside a BUSY window. The pool list lock knows
+ *   its owner (pool-lock.h), and every function that takes it goes on under its caller's hold:
+ *   pool_for_each() holds it while its callback runs, and the callback may call the library.
+ *
+ * pool_destroy(): under the pool list lock, the drain (pool-thread.c) keeps every other thread
+ * out of its sections and takes back each thread's slot of the pool: its magazines go to the
+ * shared lists as they are (no pointer is copied), its empty ones are freed, its entry is closed
+ * (step 1) and its budget credited (step 2). Objects still handed out: EBUSY, the pool intact.
+ * Otherwise the pool is marked dead before any thread may enter a section again, so that a
+ * thread racing the destruction (forbidden) finds it dead in its next section, before it touches
+ * the slot, and its slow path reports the destroyed pool; then the shared lists are flushed, the
+ * buckets' empties freed, and the head kept, marked dead, among the last 16 destroyed.
+ *
+ * fork(): before it, the forking thread takes the pool list lock (or goes on under its own hold,
+ * from a pool_for_each() callback) and the registry lock, quiesces the threads' sections, takes
+ * every pool's pass lock, the uaf table's, the OS layer's and the head set's, and owns every
+ * bucket head, waiting a bounded time for each (FORK_BUSY_TRIES yields): a head held longer
+ * belongs to a thread that died inside its BUSY window (asynchronous cancellation, a longjmp out
+ * of a signal handler: the window is not async-cancel-safe, like most of libc). After it, the
+ * parent gives the heads it owns back and leaves the others to their owners; the child gives
+ * back the ones it owns, resets the others to empty and counts what they held as lost
+ * (struct pool_stats.lost), then takes back the slots of the threads that did not follow it, as
+ * whole magazines to the shared lists, and frees their caches. The slots of a thread that the
+ * quiescer gave up on (stuck or dead inside a section) cannot be trusted: their objects are
+ * counted lost, and their magazines are left alone.
+ *
+ * Unloading (dlclose(), and the end of the process): a library destructor frees the graveyard's
+ * heads, takes back and frees the calling thread's caches and deletes the thread-exit key, so
+ * that a program that loads and unloads the library again and again leaks neither pthread keys
+ * nor memory, and a thread that outlives the library runs no destructor of it when it exits.
+ * Other threads' caches are theirs and not touched; live pools are the program's to destroy
+ * before dlclose() (doc/debugging.md, "Rules of use").
+ *
+ * Invariants. POOL_ASSERT() checks those marked (A) in `make DEBUG=1` and the sanitizer builds;
+ * the tests check the sums (check_shared.c, check_transfer.c), the Promela model the protocol.
+ *   - per thread: sum over slots of reserved_objs * cache_cost == reserved - credit, and
+ *     reserved <= budget after every grant (A);
+ *   - per slot, when a section ends: reserved_objs == the objects of the previous and full
+ *     magazines plus the loaded magazine's capacity; a magazine loaded holds at most its
+ *     capacity (A); the slot's empty stack holds empty magazines (A);
+ *   - per bucket: a head is stored only by its owner, and is BUSY right before that store (A);
+ *     free_objects >= what a pop or a release takes (A); objects in its stack == free_objects;
+ *     its empties, changed by owners only, are at most 16 empty magazines;
+ *   - per pool: sum(allocated) == sum(used) + sum(free_objects) when no move is in flight;
+ *     allocated == os_allocs - os_releases - lost; used == 0 once every object was freed and
+ *     every cache flushed; the limit's count is allocated plus the moves in flight, never
+ *     below 0 (A);
+ *   - no move between the tiers reads or writes a free object, but integrity's and backup's
+ *     fill and check (builds with assertions count the words touched per object moved:
+ *     check_transfer.c holds them to 1/cluster and finds 0);
+ *   - a thread's slots are changed by that thread inside its sections, or by a quiescer
+ *     (pool_destroy()'s drain, the fork() child) while that thread is kept out of them; its
+ *     fast-path entries are written by that thread, but for the drain closing one.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/pool-assert.h"
+#include "shared/pool-bucket.h"
+#include "config/pool-config.h"
+#include "debug/pool-debug.h"
+#include "core/pool-headset.h"
+#include "core/pool-int.h"
+#include "base/pool-lock.h"
+#include "tcache/pool-magazine.h"
+#include "os/pool-os.h"
+#include "debug/pool-profile.h"
+#include "os/pool-san.h"
+#include "tcache/pool-thread.h"
+#include "os/pool-uaf.h"
+#include "base/pool-util.h"
+
+struct pool_lock pool__list_lock = POOL_LOCK_INITIALIZER;
+struct pool_head *pool__list_head;
+static struct pool_head *pool_list_tail;
+unsigned int pool__nb_pools;
+
+/* A pool head's alignment: its buckets are aligned on two cache lines. */
+#define HEAD_ALIGN _Alignof(struct pool_head)
+
+/* Sizes within 1% or this many bytes of each other may merge (see pool_create_aligned()). */
+#define MERGE_SLACK_BYTES 16u
+
+
+/*
+ * Is `pool` a live pool head? The set of known heads says (pool-headset.c), without reading
+ * the memory `pool` points to: NULL, destroyed heads and pointers it does not know are not.
+ */
+static int live_head(const struct pool_head *pool)
+{
+	return pool__headset_state(pool) == POOL_HEADSET_LIVE;
+}
+
+int pool__live_head(const struct pool_head *pool)
+{
+	return live_head(pool);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Creation and destruction                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+static int valid_name(const char *name)
+{
+	size_t len;
+	const char *p;
+
+	if (!name)
+		return 0;
+	len = strlen(name);
+	if (len == 0 || len > POOL_NAME_MAX)
+		return 0;
+	for (p = name; *p; p++) {
+		char c = *p;
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '.' || c == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Object layout for `size` usable bytes with the layout debugging flags `layout`:
+ *   [object: max(size, 8)][tag: 8 bytes at offset max(size, 8)][caller: 8][backup: 8 + size]
+ * rounded up to the alignment. The tag follows the object's last byte, so that an overflow of a
+ * single byte reaches it (a free object holds nothing of the library's, so only objects under 8
+ * bytes, with POOL_F_EXACT, keep padding before it).
+ * Returns 0, or -1 when the layout exceeds POOL_SIZE_MAX.
+ */
+static int compute_layout(struct pool_head *pool, size_t size, size_t align, unsigned int layout)
+{
+	size_t off = size < POOL_MIN_OBJECT ? POOL_MIN_OBJECT : size;
+	/* under uaf the object ends at a guard page: its caller lives in the uaf table instead */
+	unsigned int extras = (layout & POOL_DBG_UAF) ? 0 : layout;
+
+	POOL_ASSERT(align >= POOL_DEFAULT_ALIGN && !(align & (align - 1)));
+	POOL_ASSERT(!(layout & ~POOL_DBG_LAYOUT));
+	if (size > POOL_SIZE_MAX)
+		return -1;
+	pool->tag_off = pool->caller_off = pool->backup_off = 0;
+	if (extras & POOL_DBG_TAG) {
+		pool->tag_off = off;
+		off += sizeof(uint64_t);
+	}
+	if (extras & POOL_DBG_CALLER) {
+		pool->caller_off = pool__round_up(off, sizeof(void *));
+		off = pool->caller_off + sizeof(void *);
+	}
+	if (extras & POOL_DBG_BACKUP) {
+		pool->backup_off = pool__round_up(off, sizeof(uint64_t));
+		off = pool->backup_off + sizeof(uint64_t) + size;
+	}
+	off = pool__round_up(off, align);
+	if (off > POOL_SIZE_MAX)
+		return -1;
+	pool->ro.size = size;
+	pool->stride = off;
+	/*
+	 * ASan builds tag every object: without `tag`, the tag lies past the stride, hidden from the
+	 * layout and the statistics. It is the object's redzone (poisoned while the object is out:
+	 * an overflow is reported at the write) and lets pool_free() check that a pointer is an
+	 * object of that pool, which ASan cannot tell of memory jemalloc hands out.
+	 */
+	pool->os_size = off;
+	if (!(extras & POOL_DBG_TAG) && !(layout & POOL_DBG_UAF) && pool__san_asan_build()) {
+		pool->tag_off = off;
+		pool->os_size = pool__round_up(off + sizeof(uint64_t), align);
+	}
+	/* a uaf object costs its pages, not its stride: caches must not pin thousands of them */
+	pool->cache_cost = (layout & POOL_DBG_UAF) ? pool__uaf_object_cost(size, align) : off;
+	pool->align = align;
+	pool->layout = layout;
+	POOL_ASSERT(pool->stride >= size && pool->stride % align == 0 &&
+	            pool->os_size >= pool->stride && pool->cache_cost >= pool->stride);
+	return 0;
+}
+
+static int sizes_mergeable(size_t a, size_t b)
+{
+	size_t big = a > b ? a : b, small = a > b ? b : a;
+	size_t tol = big / 100 > MERGE_SLACK_BYTES ? big / 100 : MERGE_SLACK_BYTES;
+
+	return big - small <= tol;
+}
+
+/* Record one more pool_create() call merged into `pool`; 0, or -1 when out of memory. */
+static int add_creator(struct pool_head *pool, const char *name, size_t size, size_t align,
+                       unsigned int flags)
+{
+	struct pool_creator *u;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	POOL_ASSERT(pool->creators <= pool->creators_cap);
+	if (pool->creators == pool->creators_cap) {
+		unsigned int cap = pool->creators_cap ? pool->creators_cap * 2 : 4;
+
+		u = pool__os_meta_alloc(cap * sizeof(*u), POOL_DEFAULT_ALIGN);
+		if (!u)
+			return -1;
+		if (pool->creator)
+			memcpy(u, pool->creator, pool->creators * sizeof(*u));
+		pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*u), POOL_DEFAULT_ALIGN);
+		pool->creator = u;
+		pool->creators_cap = cap;
+	}
+	u = &pool->creator[pool->creators++];
+	snprintf(u->name, sizeof(u->name), "%s", name);
+	u->size = size;
+	u->align = align;
+	u->flags = flags;
+	return 0;
+}
+
+/*
+ * A merge takes the larger size, but only while the pool has never allocated: the first
+ * allocation (open_for_allocation() in pool-alloc.c) and this resize exclude each other through
+ * ever_allocated
+ * (0 open, 2 resizing, 1 allocated), so no allocation reads a layout being rewritten. Returns 1
+ * when the layout grew, 0 when the pool allocated first (it keeps its size).
+ */
+static int grow_layout(struct pool_head *pool, size_t size, size_t align, unsigned int layout)
+{
+	int open = 0;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	if (!atomic_compare_exchange_strong_explicit(&pool->ever_allocated, &open, 2,
+	                                             memory_order_acquire, memory_order_relaxed))
+		return 0;
+	compute_layout(pool, size, align, layout);
+	atomic_store_explicit(&pool->ever_allocated, 0, memory_order_release);
+	return 1;
+}
+
+static struct pool_head *find_mergeable(const char *name, size_t size, size_t align,
+                                        unsigned int layout)
+{
+	struct pool_head *p;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	for (p = pool__list_head; p; p = p->next) {
+		if (!(p->ro.flags & POOL_F_SHARED) || p->align != align || p->layout != layout)
+			continue;
+		if ((POOL__DEBUGGING() & POOL_DBG_NO_MERGE) && strcmp(p->name, name) != 0)
+			continue;
+		if (p->ro.size == size)
+			return p;
+		if (sizes_mergeable(p->ro.size, size) && !atomic_load(&p->ever_allocated))
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * Tier 2 of the assertions (pool-assert.h), under the pool list lock: the list walked against
+ * its links, its tail and its count, and each pool against its cache slot. At the end of every
+ * creation and destruction and in pool_gc(NULL): a cost of the number of pools.
+ */
+static void walk_pool_list(void)
+{
+	const struct pool_head *p, *prev = NULL;
+	unsigned int n = 0;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	for (p = pool__list_head; p; prev = p, p = p->next, n++) {
+		POOL_ASSERT(n < pool__nb_pools && p->prev == prev && p->magic == POOL_HEAD_LIVE);
+		POOL_ASSERT(p->creators >= 1 && p->creators <= p->creators_cap);
+		POOL_ASSERT(p->ro.index < POOL_MAX_CACHED_POOLS &&
+		            (!p->ro.index || pool__slots[p->ro.index] == p));
+	}
+	POOL_ASSERT(n == pool__nb_pools && prev == pool_list_tail);
+}
+
+POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, size_t align,
+                                               unsigned int flags)
+{
+	const struct pool_config *cfg;
+	struct pool_head tmp, *pool;
+	unsigned int layout, nb;
+	size_t head_size;
+	int took;
+
+	if (!valid_name(name) || size == 0 || (flags & ~POOL_F_CREATE_MASK) ||
+	    (align & (align - 1)) || align > pool__os_page_size()) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (align < POOL_DEFAULT_ALIGN)
+		align = POOL_DEFAULT_ALIGN;
+	if (!(flags & POOL_F_EXACT)) {
+		if (size > POOL_SIZE_MAX) {
+			errno = EINVAL;
+			return NULL;
+		}
+		size = pool__round_up(size, sizeof(void *));
+	}
+
+	cfg = pool__config_get();
+	/* a program sets RLIMIT_AS before it creates its pools: the OS layer's guard reads it */
+	pool__os_reread_limit();
+	took = pool__lock_enter(&pool__list_lock);
+	pool__config_freeze();
+	layout = POOL__DEBUGGING() & POOL_DBG_LAYOUT;
+	memset(&tmp, 0, sizeof(tmp));
+	if (compute_layout(&tmp, size, align, layout) < 0) {
+		pool__lock_leave(&pool__list_lock, took);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (flags & POOL_F_SHARED) {
+		pool = find_mergeable(name, size, align, layout);
+		if (pool) {
+			if (add_creator(pool, name, size, align, flags) < 0) {
+				pool__lock_leave(&pool__list_lock, took);
+				errno = ENOMEM;
+				return NULL;
+			}
+			if (size > pool->ro.size && !grow_layout(pool, size, align, layout)) {
+				/* it allocated meanwhile: this creator gets a pool of its own */
+				pool->creators--;
+				goto create;
+			}
+			pool__lock_leave(&pool__list_lock, took);
+			return pool;
+		}
+	}
+
+create:
+	nb = cfg->buckets;
+	POOL_ASSERT(nb >= 1 && nb <= POOL_BUCKETS_MAX && !(nb & (nb - 1)));
+	head_size = sizeof(*pool) + nb * sizeof(struct pool_bucket);
+	pool = pool__os_meta_alloc(head_size, HEAD_ALIGN);
+	if (!pool) {
+		pool__lock_leave(&pool__list_lock, took);
+		errno = ENOMEM;
+		return NULL;
+	}
+	compute_layout(pool, size, align, layout);
+	pool->ro.flags = flags;
+	pool->nbuckets = nb;
+	pool->magic = POOL_HEAD_LIVE;
+	pool__bucket_init(pool, cfg->cluster, cfg->cache_bytes, cfg->decay_ms);
+	snprintf(pool->name, sizeof(pool->name), "%s", name);
+	if (add_creator(pool, name, size, align, flags) < 0 || pool__headset_add(pool) < 0) {
+		pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*pool->creator),
+		                   POOL_DEFAULT_ALIGN);
+		pool__bucket_fini(pool);
+		pool__os_meta_free(pool, head_size, HEAD_ALIGN);
+		pool__lock_leave(&pool__list_lock, took);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* a slot in every thread's cache array, or none (0) when all are taken */
+	pool__magazine_attach(pool);
+	pool->prev = pool_list_tail;
+	if (pool_list_tail)
+		pool_list_tail->next = pool;
+	else
+		pool__list_head = pool;
+	pool_list_tail = pool;
+	pool__nb_pools++;
+	pool__debug_pool_created(pool);
+	if (POOL_ASSERTS >= 2)
+		walk_pool_list();
+	pool__lock_leave(&pool__list_lock, took);
+	return pool;
+}
+
+POOL_API struct pool_head *pool_create(const char *name, size_t size, unsigned int flags)
+{
+	return pool_create_aligned(name, size, 0, flags);
+}
+
+/*
+ * The walks of pool_for_each() in progress, innermost first: all of the thread that holds the
+ * pool list lock (a callback may walk again). Each visits the pools from the list's head to
+ * `last`, its tail when the walk began, so a pool that a callback creates (at the tail) is not
+ * visited; `next` is the pool to visit next. A pool that a callback destroys is unlinked by
+ * walks_forget() first: a walk whose next pool it was moves on to the one after it, and a walk
+ * that was to end at it ends at the pool before it.
+ */
+struct pool_walk {
+	struct pool_head *next;        /* NULL: the walk is over */
+	struct pool_head *last;
+	struct pool_walk *outer;
+};
+
+static struct pool_walk *pool_walks;
+
+/* Pool list lock held: `pool` is about to leave the list. */
+static void walks_forget(const struct pool_head *pool)
+{
+	struct pool_walk *w;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	for (w = pool_walks; w; w = w->outer) {
+		if (w->next == pool)
+			w->next = pool == w->last ? NULL : pool->next;
+		if (w->last == pool)
+			w->last = pool->prev;
+	}
+}
+
+/*
+ * Destroyed pool heads are kept, marked POOL_HEAD_DEAD and still readable, for the last
+ * GRAVEYARD_HEADS destructions (under the pool list lock), so that a second pool_destroy() and a
+ * pool_alloc()/pool_free() on a destroyed pool are reported instead of corrupting the heap or
+ * the pool list. The oldest is freed when the graveyard is full (about 9 KiB a head with 64
+ * buckets).
+ */
+#define GRAVEYARD_HEADS 16u
+
+static struct pool_head *graveyard[GRAVEYARD_HEADS];
+static unsigned int graveyard_next;
+
+static size_t head_bytes(const struct pool_head *pool)
+{
+	return sizeof(*pool) + pool->nbuckets * sizeof(struct pool_bucket);
+}
+
+/* Under the pool list lock: keep a destroyed head, freeing the oldest one kept. */
+static void bury(struct pool_head *pool)
+{
+	struct pool_head *old = graveyard[graveyard_next];
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	POOL_ASSERT(pool->magic == POOL_HEAD_DEAD && graveyard_next < GRAVEYARD_HEADS);
+	graveyard[graveyard_next] = pool;
+	graveyard_next = (graveyard_next + 1) % GRAVEYARD_HEADS;
+	if (old) {
+		pool__headset_forget(old);
+		pool__os_meta_free(old, head_bytes(old), HEAD_ALIGN);
+	}
+}
+
+POOL_API int pool_destroy(struct pool_head *pool)
+{
+	int took;
+
+	if (!live_head(pool)) {
+		errno = EINVAL;
+		return -1;
+	}
+	took = pool__lock_enter(&pool__list_lock);
+	if (!live_head(pool)) {
+		/* destroyed by another thread meanwhile */
+		pool__lock_leave(&pool__list_lock, took);
+		errno = EINVAL;
+		return -1;
+	}
+	if (pool->creators > 1) {
+		pool->creators--;
+		pool__lock_leave(&pool__list_lock, took);
+		return 0;
+	}
+	POOL_ASSERT(pool->creators == 1 && pool__nb_pools >= 1);
+	if (pool__thread_drain_begin(pool) || pool__sum_used(pool) != 0) {
+		pool__thread_drain_end();
+		pool__lock_leave(&pool__list_lock, took);
+		errno = EBUSY;
+		return -1;
+	}
+	/*
+	 * Dead before any thread uses its caches again: a thread that races the destruction (which
+	 * is forbidden) finds it so in its next cache section, before it touches the pool's slot,
+	 * and its slow path reports the destroyed pool (check_transfer.c).
+	 */
+	atomic_store_explicit((_Atomic uint64_t *)&pool->magic, POOL_HEAD_DEAD,
+	                      memory_order_release);
+	pool__thread_drain_end();
+	pool__bucket_flush(pool);
+	pool__prof_pool_gone(pool);
+	pool__debug_pool_destroyed(pool);
+	walks_forget(pool);
+	if (pool->prev)
+		pool->prev->next = pool->next;
+	else
+		pool__list_head = pool->next;
+	if (pool->next)
+		pool->next->prev = pool->prev;
+	else
+		pool_list_tail = pool->prev;
+	pool__magazine_detach(pool);
+	pool__nb_pools--;
+	/* the fast path of a late caller finds slot 0, always empty, and takes the slow path */
+	pool->ro.index = 0;
+	pool->ro.cache_off = 0;
+	pool->prev = pool->next = NULL;
+	pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*pool->creator),
+	                   POOL_DEFAULT_ALIGN);
+	pool->creator = NULL;
+	pool->creators = pool->creators_cap = 0;
+	pool__bucket_fini(pool);
+	pool__headset_kill(pool);
+	bury(pool);
+	if (POOL_ASSERTS >= 2)
+		walk_pool_list();
+	pool__lock_leave(&pool__list_lock, took);
+	return 0;
+}
+
+POOL_API struct pool_head *pool__declare_create(const char *name, size_t size)
+{
+	struct pool_head *pool = pool_create(name, size, POOL_F_SHARED);
+
+	if (!pool) {
+		fprintf(stderr, "libpool: POOL_DECLARE(%s, %zu): %s\n", name ? name : "(null)",
+		        size, strerror(errno));
+		exit(1);
+	}
+	return pool;
+}
+
+/*
+ * A POOL_DECLARE pool at exit: other threads may still use it (detached workers run until the
+ * process is gone, and exit() does not stop them), so destroying it here would pull the head
+ * from under them (a report of a destroyed pool in use, or a crash: 8 exits in 10 in the issue,
+ * 6 to 11 in 50 in tests/check_exit.c). Only the exiting thread's caches are ours to touch; the
+ * rest goes with the process.
+ */
+POOL_API void pool__declare_destroy(struct pool_head *pool)
+{
+	if (pool)
+		pool_thread_flush();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Memory return                                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+POOL_API void pool_flush(struct pool_head *pool)
+{
+	if (live_head(pool))
+		pool__bucket_flush(pool);
+}
+
+POOL_API void pool_gc(struct pool_head *pool)
+{
+	struct pool_head *p;
+
+	if (pool) {
+		if (live_head(pool))
+			pool__bucket_gc(pool);
+	} else {
+		int took = pool__lock_enter(&pool__list_lock);
+
+		if (POOL_ASSERTS >= 2)
+			walk_pool_list();
+		for (p = pool__list_head; p; p = p->next)
+			pool__bucket_gc(p);
+		pool__lock_leave(&pool__list_lock, took);
+	}
+	pool__os_trim();
+}
+
+POOL_API void pool_trim(void)
+{
+	pool__os_trim();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Limits, statistics, debugging                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
+{
+	if (!live_head(pool)) {
+		errno = EINVAL;
+		return -1;
+	}
+	pool__bucket_set_limit(pool, max_objects);
+	return 0;
+}
+
+POOL_API const char *pool_name(const struct pool_head *pool)
+{
+	return live_head(pool) ? pool->name : NULL;
+}
+
+POOL_API size_t pool_object_size(const struct pool_head *pool)
+{
+	return live_head(pool) ? pool->ro.size : 0;
+}
+
+POOL_API void pool_for_each(int (*fn)(struct pool_head *pool, void *arg), void *arg)
+{
+	struct pool_walk w;
+	struct pool_head *p;
+	int took;
+
+	if (!fn)
+		return;
+	took = pool__lock_enter(&pool__list_lock);
+	w.next = pool__list_head;
+	w.last = pool_list_tail;
+	w.outer = pool_walks;
+	pool_walks = &w;
+	while ((p = w.next) != NULL) {
+		w.next = p == w.last ? NULL : p->next;
+		if (fn(p, arg))
+			break;
+	}
+	pool_walks = w.outer;
+	pool__lock_leave(&pool__list_lock, took);
+}
+
+POOL_API int pool_parse_debugging(const char *str, char **err)
+{
+	return pool__parse_debugging(str, err, stdout, 0);
+}
+
+int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runtime_only)
+{
+	struct pool_debug_settings cur, next;
+	int help = 0, took;
+
+	took = pool__lock_enter(&pool__list_lock);
+	pool__debug_current(&cur);
+	if (pool__debug_parse(str, &cur, pool__nb_pools > 0, runtime_only, &next, &help,
+	                      err) < 0) {
+		pool__lock_leave(&pool__list_lock, took);
+		return -1;
+	}
+	if (!help)
+		pool__debug_apply(&next);
+	pool__lock_leave(&pool__list_lock, took);
+	if (help) {
+		pool_debugging_help(help_out);
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* fork(): the child must be able to allocate                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Before fork() we take the locks in their order (pool list, registry, every pool's pass lock,
+ * the uaf table, the OS layer's, the head set's), keep every thread out of its cache sections
+ * (pool-tcache.c) and own every bucket head, waiting a bounded time for each (see the essay),
+ * so that no lock is held, no cache is half changed and no head is BUSY because of a thread
+ * that will not exist in the child, which takes back the caches of the threads that did not
+ * follow it. A fork() from a pool_for_each() callback finds the pool list lock held by its own
+ * thread: it goes on under that hold (fork_took_list 0), and the child, whose only thread is
+ * that one, is still in the callback and holds it too.
+ */
+static int fork_took_list;
+
+static void fork_prepare(void)
+{
+	struct pool_head *p;
+
+	fork_took_list = pool__lock_enter(&pool__list_lock);
+	pool__thread_fork_prepare();
+	for (p = pool__list_head; p; p = p->next)
+		pool__lock(&p->demand.pass_lock);
+	pool__uaf_fork_prepare();
+	pool__os_fork_prepare();
+	pool__headset_fork_prepare();
+	pool__prof_fork_prepare();
+	for (p = pool__list_head; p; p = p->next)
+		pool__bucket_fork_prepare(p);
+}
+
+static void fork_parent(void)
+{
+	struct pool_head *p;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	for (p = pool__list_head; p; p = p->next)
+		pool__bucket_fork_parent(p);
+	pool__prof_fork_parent();
+	pool__headset_fork_after();
+	pool__os_fork_after();
+	pool__uaf_fork_after();
+	for (p = pool__list_head; p; p = p->next)
+		pool__unlock(&p->demand.pass_lock);
+	pool__thread_fork_parent();
+	pool__lock_leave(&pool__list_lock, fork_took_list);
+}
+
+static void fork_child(void)
+{
+	struct pool_head *p;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	for (p = pool__list_head; p; p = p->next)
+		pool__bucket_fork_child(p);
+	pool__prof_fork_child();
+	pool__headset_fork_after();
+	pool__os_fork_after();
+	pool__uaf_fork_after();
+	for (p = pool__list_head; p; p = p->next)
+		pool__unlock(&p->demand.pass_lock);
+	pool__thread_fork_child();
+	/* the forking thread took the list lock in fork_prepare(): it owns it in the child too */
+	pool__lock_leave(&pool__list_lock, fork_took_list);
+}
+
+/*
+ * Unloading (dlclose(), and the end of the process): what the library keeps for itself goes, so
+ * that a program that loads and unloads it again and again (a plugin host) leaks neither pthread
+ * keys nor memory: the calling thread's caches and the thread-exit key (pool-thread.c), and the
+ * destroyed heads kept for reports. Pools still live are the program's: pool_destroy() them
+ * before dlclose(). The list lock is only tried: at exit, another thread may hold it.
+ */
+__attribute__((destructor(101))) static void pool_core_fini(void)
+{
+	unsigned int i;
+
+	if (pool__lock_try(&pool__list_lock) == 0) {
+		for (i = 0; i < GRAVEYARD_HEADS; i++) {
+			if (graveyard[i]) {
+				pool__headset_forget(graveyard[i]);
+				pool__os_meta_free(graveyard[i], head_bytes(graveyard[i]), HEAD_ALIGN);
+			}
+			graveyard[i] = NULL;
+		}
+		pool__unlock(&pool__list_lock);
+	}
+	pool__thread_unload();
+}
+
+/* Start-up: fork handlers, then the debugging options (POOL_DEBUG), before any pool exists. */
+__attribute__((constructor(101))) static void pool_core_init(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	pool__debug_init();
+}

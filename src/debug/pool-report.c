@@ -1,0 +1,424 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The crash report and the fault handler of the use-after-free backend.
+ *
+ * A report is built in a fixed buffer and written to stderr with write(2), then the process
+ * aborts: no allocation, no lock of ours, nothing that a corrupted heap could not survive.
+ * Memory that may be unreadable (a quarantined object, a guard page, a freed pool head) is read
+ * with pool__os_safe_read(). The symbols come from dladdr(3), the one lookup of the library
+ * (pool__symbolize(), which `pools show detailed` uses too); pool-report.h says why the report
+ * may call it from the fault handler and how it bounds the harm.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "os/pool-os.h"
+#include "debug/pool-profile.h"
+#include "debug/pool-report.h"
+#include "os/pool-san.h"
+#include "os/pool-uaf.h"
+
+struct rbuf {
+	char b[1024];
+	size_t n;
+};
+
+static void r_flush(struct rbuf *r)
+{
+	size_t off = 0;
+
+	while (off < r->n) {
+		ssize_t w = write(2, r->b + off, r->n - off);
+
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	r->n = 0;
+}
+
+static void r_str(struct rbuf *r, const char *s)
+{
+	while (s && *s) {
+		if (r->n == sizeof(r->b))
+			r_flush(r);
+		r->b[r->n++] = *s++;
+	}
+}
+
+/* `v` in hexadecimal with at least `digits` digits, into buf[24]. */
+static const char *fmt_hex(char *buf, uint64_t v, int digits)
+{
+	char tmp[20];
+	int i, n = 0, k = 0;
+
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v || n < digits);
+	buf[k++] = '0';
+	buf[k++] = 'x';
+	for (i = n - 1; i >= 0; i--)
+		buf[k++] = tmp[i];
+	buf[k] = 0;
+	return buf;
+}
+
+static const char *fmt_dec(char *buf, uint64_t v)
+{
+	char tmp[24];
+	int n = sizeof(tmp) - 1, k = 0;
+
+	tmp[n] = 0;
+	do {
+		tmp[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (tmp[n])
+		buf[k++] = tmp[n++];
+	buf[k] = 0;
+	return buf;
+}
+
+static void r_hex(struct rbuf *r, uint64_t v, int digits)
+{
+	char buf[24];
+
+	r_str(r, fmt_hex(buf, v, digits));
+}
+
+static void r_dec(struct rbuf *r, uint64_t v)
+{
+	char buf[24];
+
+	r_str(r, fmt_dec(buf, v));
+}
+
+/* Append `s` to buf (size len, NUL-terminated), cutting what does not fit. */
+static void append(char *buf, size_t len, size_t *at, const char *s)
+{
+	while (*s && *at + 1 < len)
+		buf[(*at)++] = *s++;
+	buf[*at] = 0;
+}
+
+/* The last part of a path: what follows its last '/'. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+void pool__symbolize(char *buf, size_t len, const void *addr, unsigned int how)
+{
+	char num[24];
+	Dl_info info;
+	size_t at = 0;
+	int found;
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	if (!addr) {
+		append(buf, len, &at, "(unknown)");
+		return;
+	}
+	found = dladdr(addr, &info) != 0;
+	if (found && info.dli_sname && info.dli_saddr) {
+		append(buf, len, &at, info.dli_sname);
+		append(buf, len, &at, "+");
+		append(buf, len, &at,
+		       fmt_hex(num, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_saddr), 1));
+		if (!(how & POOL_SYM_SHORT)) {
+			append(buf, len, &at, " (");
+			append(buf, len, &at, base_name(info.dli_fname ? info.dli_fname : "?"));
+			append(buf, len, &at, ")");
+		}
+	} else if (found && info.dli_fname && info.dli_fbase) {
+		fmt_hex(num, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_fbase), 1);
+		if (how & POOL_SYM_SHORT) {
+			append(buf, len, &at, base_name(info.dli_fname));
+			append(buf, len, &at, "+");
+			append(buf, len, &at, num);
+		} else {
+			append(buf, len, &at, info.dli_fname);
+			append(buf, len, &at, "(+");
+			append(buf, len, &at, num);
+			append(buf, len, &at, ")");
+		}
+	} else {
+		append(buf, len, &at, fmt_hex(num, (uint64_t)(uintptr_t)addr, 1));
+	}
+}
+
+/*
+ * A symbol in the report. What the report built so far goes out first: the lookup is the one
+ * call of the report that is not async-signal-safe (see pool-report.h), and should it never
+ * return, the lines naming the check, the pool and the object are on stderr already.
+ */
+static void r_sym(struct rbuf *r, const void *addr)
+{
+	char buf[512];
+
+	r_flush(r);
+	pool__symbolize(buf, sizeof(buf), addr, 0);
+	r_str(r, buf);
+}
+
+int pool__report_is_pool(const void *p)
+{
+	uint64_t magic;
+
+	if (!p)
+		return 0;
+	return pool__os_safe_read(&magic, (const char *)p + offsetof(struct pool_head, magic),
+	                          sizeof(magic)) == 0 && magic == POOL_HEAD_LIVE;
+}
+
+static void r_dump(struct rbuf *r, const char *title, const unsigned char *from, size_t len,
+                   const unsigned char *obj)
+{
+	unsigned char buf[64];
+	size_t i;
+
+	if (len > sizeof(buf))
+		len = sizeof(buf);
+	r_str(r, "libpool:   ");
+	r_str(r, title);
+	r_str(r, " (offset ");
+	r_dec(r, (uint64_t)(from - obj));
+	r_str(r, ", ");
+	r_dec(r, len);
+	r_str(r, " bytes):");
+	/* the report reads what the sanitizer would forbid: it is about to abort anyway */
+	pool__san_access(from, len);
+	if (pool__os_safe_read(buf, from, len) < 0) {
+		r_str(r, " (unreadable)\n");
+		return;
+	}
+	for (i = 0; i < len; i++) {
+		char c[4] = { "0123456789abcdef"[buf[i] >> 4], "0123456789abcdef"[buf[i] & 15],
+		              ' ', 0 };
+
+		if (i % 16 == 0)
+			r_str(r, "\nlibpool:     ");
+		r_str(r, c);
+	}
+	r_str(r, "\n");
+}
+
+__attribute__((noreturn)) void pool__report(const struct pool_report *rep)
+{
+	const struct pool_head *pool = rep->pool;
+	struct rbuf r;
+
+	r.n = 0;
+	r_str(&r, "libpool: FATAL: ");
+	r_str(&r, rep->what);
+	r_str(&r, " in pool '");
+	r_str(&r, pool ? pool->name : "?");
+	r_str(&r, "' (");
+	r_dec(&r, pool ? pool->ro.size : 0);
+	r_str(&r, " bytes) object ");
+	r_hex(&r, (uint64_t)(uintptr_t)rep->obj, 1);
+	r_str(&r, "\nlibpool:   thread ");
+	r_dec(&r, pool__os_thread_id());
+	r_str(&r, "\nlibpool:   caller: ");
+	r_sym(&r, rep->caller);
+	r_str(&r, "\n");
+	if (pool && pool->caller_off && rep->obj) {
+		const void *last = NULL;
+
+		if (pool__os_safe_read(&last, (const char *)rep->obj + pool->caller_off,
+		                       sizeof(last)) == 0) {
+			r_str(&r, "libpool:   last caller recorded in the object: ");
+			r_sym(&r, last);
+			r_str(&r, "\n");
+		}
+	}
+	if (rep->freed_by && !rep->expected_tag) {
+		r_str(&r, "libpool:   freed by: ");
+		r_sym(&r, rep->freed_by);
+		r_str(&r, "\n");
+	}
+	if (rep->expected_tag) {
+		r_str(&r, "libpool:   expected tag ");
+		r_hex(&r, rep->expected_tag, 16);
+		r_str(&r, ", found ");
+		r_hex(&r, rep->found_tag, 16);
+		r_str(&r, "\n");
+		if (rep->freed_by) {
+			r_str(&r, "libpool:   the found tag marks an object already freed by: ");
+			r_sym(&r, rep->freed_by);
+			r_str(&r, "\n");
+		}
+	}
+	if (rep->tag_pool) {
+		r_str(&r, "libpool:   the found tag is that of pool '");
+		r_str(&r, rep->tag_pool->name);
+		r_str(&r, "' (");
+		r_dec(&r, rep->tag_pool->ro.size);
+		r_str(&r, " bytes)\n");
+	}
+	if (rep->obj && pool) {
+		size_t size = pool->ro.size;
+		const unsigned char *o = rep->obj;
+		size_t before = size < 16 ? size : 16;
+
+		r_dump(&r, "object start", o, size < 64 ? size : 64, o);
+		r_dump(&r, "around the end", o + size - before,
+		       before + ((pool->layout & POOL_DBG_UAF) ? 0 : 16), o);
+	}
+	r_flush(&r);
+	abort();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The report of a failed allocation                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+void pool__report_failure(const struct pool_fail_info *f)
+{
+	const struct pool_head *pool = f->pool;
+	struct rbuf r;
+	size_t i;
+
+	r.n = 0;
+	r_str(&r, "libpool: allocation failed in pool '");
+	r_str(&r, pool->name);
+	r_str(&r, "' (");
+	r_dec(&r, pool->ro.size);
+	r_str(&r, " bytes): ");
+	r_str(&r, f->cause);
+	r_str(&r, "\nlibpool:   ");
+	if (f->limit) {
+		r_str(&r, "limit ");
+		r_dec(&r, f->limit);
+		r_str(&r, " objects; ");
+	} else {
+		r_str(&r, "no limit; ");
+	}
+	r_dec(&r, f->allocated);
+	r_str(&r, " allocated (");
+	r_dec(&r, (uint64_t)f->allocated * pool->stride);
+	r_str(&r, " bytes), ");
+	r_dec(&r, f->used);
+	r_str(&r, " used (handed out or cached); ");
+	r_dec(&r, f->failed);
+	r_str(&r, f->failed == 1 ? " failure\n" : " failures\n");
+	if (f->suppressed) {
+		r_str(&r, "libpool:   ");
+		r_dec(&r, f->suppressed);
+		r_str(&r, " more failures since the last report were not reported\n");
+	}
+	r_str(&r, "libpool:   caller: ");
+	r_sym(&r, f->caller);
+	r_str(&r, "\n");
+	if (f->nsites)
+		r_str(&r, f->exact ? "libpool:   callers holding the most objects of the pool "
+		                     "(exact, caller debugging):\n" :
+		      "libpool:   sites holding the most objects of the pool (estimated from the "
+		      "profile's samples):\n");
+	else if (f->profiling)
+		r_str(&r, "libpool:   no site of this pool sampled yet\n");
+	else
+		r_str(&r, "libpool:   for the sites holding it: `pools profile on` (CLI), "
+		          "pool_profile_start() or POOL_DEBUG=profile\n");
+	for (i = 0; i < f->nsites; i++) {
+		const struct pool_prof_row *row = &f->sites[i];
+		uint64_t objs = f->exact ? row->live : (uint64_t)((double)row->live * row->weight + 0.5);
+
+		r_str(&r, f->exact ? "libpool:     " : "libpool:     ~");
+		r_dec(&r, objs * pool->stride);
+		r_str(&r, " bytes, ");
+		r_str(&r, f->exact ? "" : "~");
+		r_dec(&r, objs);
+		r_str(&r, " objects");
+		if (!f->exact) {
+			r_str(&r, " (");
+			r_dec(&r, row->live);
+			r_str(&r, row->live == 1 ? " live sample)" : " live samples)");
+		}
+		r_str(&r, ": ");
+		r_sym(&r, (const void *)row->site);
+		r_str(&r, "\n");
+	}
+	r_flush(&r);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The fault handler                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+static struct sigaction old_segv;
+static pthread_once_t catch_once = PTHREAD_ONCE_INIT;
+static int catch_errno;
+
+static void on_segv(int sig, siginfo_t *si, void *uctx)
+{
+	struct pool_uaf_hit hit;
+	struct pool_report rep;
+	const void *pc;
+	int write_fault;
+
+	if (pool__uaf_lookup(si->si_addr, &hit)) {
+		const char *what;
+
+		pool__os_fault_context(uctx, &pc, &write_fault);
+		if (hit.quarantined)
+			what = write_fault < 0 ? "use after free: access to a freed object (caught by "
+			                         "its PROT_NONE pages)" :
+			       write_fault ? "use after free: access to a freed object (caught by its "
+			                     "PROT_NONE pages), write" :
+			       "use after free: access to a freed object (caught by its PROT_NONE "
+			       "pages), read";
+		else if (hit.past_end)
+			what = write_fault < 0 ? "overflow past the end of the object into its guard "
+			                         "page" :
+			       write_fault ? "overflow past the end of the object into its guard page, "
+			                     "write" :
+			       "overflow past the end of the object into its guard page, read";
+		else
+			what = "invalid access near the object";
+		memset(&rep, 0, sizeof(rep));
+		rep.what = what;
+		rep.pool = hit.owner;
+		rep.obj = hit.obj;
+		rep.caller = pc;
+		rep.freed_by = pool__uaf_free_caller(hit.obj);
+		pool__report(&rep);
+	}
+	/* not ours: put the previous handler back and let the fault happen again */
+	sigaction(sig, &old_segv, NULL);
+}
+
+static void install_segv(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, &old_segv) != 0)
+		catch_errno = errno ? errno : EINVAL;
+}
+
+int pool__report_catch_faults(void)
+{
+	pthread_once(&catch_once, install_segv);
+	if (catch_errno) {
+		errno = catch_errno;
+		return -1;
+	}
+	return 0;
+}

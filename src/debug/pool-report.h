@@ -1,0 +1,104 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The crash report: what a failed check prints before the process aborts, and the symbolizer
+ * of the library. Private header.
+ *
+ * The report writes with write(2), allocates nothing and takes no lock of ours, so that the
+ * fault handler of the use-after-free backend can report from a SIGSEGV. One call in it is not
+ * async-signal-safe: dladdr(3), which names the callers. POSIX does not list it among the
+ * async-signal-safe functions, and glibc's takes the dynamic loader's lock (a recursive one).
+ * The report calls it all the same, because a caller without its name is of little use, and
+ * bounds the harm: (1) before each lookup it writes out everything built so far, so that if the
+ * lookup never returns, the lines naming the check, the pool, the object and the thread are on
+ * stderr already; (2) the fault handler reports only faults in uaf mappings, made by the
+ * program's own code, never by the loader, so the faulting thread cannot be the one holding the
+ * loader's lock (and, the lock being recursive, would not wait for itself if it were); another
+ * thread in dlopen(3) holds it only for the moment its update takes. Reports of failed checks
+ * outside a signal handler (tag, integrity, backup, double free) run in ordinary context.
+ */
+#ifndef POOL_SRC_POOL_REPORT_H
+#define POOL_SRC_POOL_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/pool-head-t.h"
+
+/* What a failed check knows. Only `what` is required; the rest is printed when known. */
+struct pool_report {
+	const char *what;                  /* the check that failed, in words */
+	const struct pool_head *pool;      /* the pool the object was given to, or NULL */
+	const void *obj;                   /* the object, or NULL */
+	const void *caller;                /* the code that called libpool (return address) */
+	uint64_t expected_tag;             /* with found_tag: printed when expected_tag != 0 */
+	uint64_t found_tag;
+	const void *freed_by;              /* the code that freed the object before, or NULL */
+	const struct pool_head *tag_pool;  /* the pool that the found tag names, or NULL */
+};
+
+/*
+ * Write the report to stderr and abort():
+ *   libpool: FATAL: <what> in pool '<name>' (<size> bytes) object <address>
+ *   libpool:   thread <tid>
+ *   libpool:   caller: <symbol>+<offset> (<file>)
+ * then, when known, the last caller recorded in the object (caller debugging), who freed it,
+ * the expected and found tags and the pool the found tag names, and a hex dump of the start and
+ * the end of the object (read with pool__os_safe_read(): an unreadable object says so).
+ */
+__attribute__((noreturn)) void pool__report(const struct pool_report *r);
+
+/*
+ * What the report of a failed allocation knows (fail-report debugging, pool-fail-report.c
+ * gathers it). Counts are objects.
+ */
+struct pool_prof_row;
+struct pool_fail_info {
+	const struct pool_head *pool;      /* the pool that failed */
+	const void *caller;                /* the allocating code */
+	const char *cause;                 /* why, in words */
+	size_t limit;                      /* the pool's limit, 0: none */
+	size_t allocated, used;            /* its counts when it failed */
+	uint64_t failed;                   /* its failures so far */
+	uint64_t suppressed;               /* reports left out since the last one (any pool) */
+	const struct pool_prof_row *sites; /* the sites holding the most, best first */
+	size_t nsites;
+	int exact;                         /* sites[] counts are exact (caller debugging), not
+	                                      estimated from samples */
+	int profiling;                     /* the profile runs (so no sites means none sampled) */
+};
+
+/*
+ * Write the report of a failed allocation to stderr (it does not abort):
+ *   libpool: allocation failed in pool '<name>' (<size> bytes): <cause>
+ *   libpool:   limit <n> objects|no limit; <n> allocated (<bytes> bytes), <n> used; <n> failures
+ *   libpool:   caller: <symbol>
+ * then the sites holding the pool, or how to have them named. Like pool__report(): a fixed
+ * buffer and write(2), no allocation, no lock of ours; dladdr(3) names the callers.
+ */
+void pool__report_failure(const struct pool_fail_info *f);
+
+/*
+ * The symbolizer of the library, for the report and for `pools show detailed`: `addr` into
+ * buf[0..len) (always NUL-terminated, cut to `len`), looked up once with dladdr(3). By default,
+ * as the report writes it: "symbol+0xoff (file)", or "path(+0xoff)" for an address without a
+ * dynamic symbol (a static function: what backtrace_symbols() writes, for addr2line), or the
+ * bare address ("(unknown)" for NULL). With POOL_SYM_SHORT, as `pools show` writes it:
+ * "symbol+0xoff", or "file+0xoff" (the file's last path component), or the bare address.
+ * Not async-signal-safe (dladdr(3): see above). Thread-safe.
+ */
+#define POOL_SYM_SHORT 0x1u
+void pool__symbolize(char *buf, size_t len, const void *addr, unsigned int how);
+
+/*
+ * Install (once) the SIGSEGV handler that turns a fault inside a use-after-free mapping into a
+ * report (use after free, overflow into the guard page) and lets any other fault happen as if it
+ * were not there. Thread-safe; 0, or -1 with errno from sigaction().
+ */
+int pool__report_catch_faults(void);
+
+/* Is `p` the address of a live pool head? (reads its magic word with pool__os_safe_read()) */
+int pool__report_is_pool(const void *p);
+
+#endif

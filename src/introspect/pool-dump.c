@@ -1,0 +1,802 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * `pools show`: the pool dump, as text (HAProxy's "show pools" shape), JSON or the Prometheus
+ * text exposition format.
+ *
+ * How it reads a running process
+ *
+ * 1. Snapshot. pool_for_each() holds the pool list lock while it visits every pool, so no pool
+ *    is created, merged into or destroyed during the visit: a pool appears whole or not at all.
+ *    For each pool we copy what we print (pool_get_stats(), the name, the head's address, and,
+ *    for `detailed`, the merged pool_create() calls and the caller table) into a private array.
+ *    The counters are relaxed loads of bucket and thread-cache counters: no thread is stopped
+ *    and nothing on a pool's hot path is called or locked (pool_get_stats() takes the thread
+ *    registry lock, to sum the thread caches, and no other; the hot path never takes it).
+ * 2. Filter, sort and cut, on the copy, with the pool list lock released.
+ * 3. The OS layer's figures (JSON and Prometheus), once, with no lock of ours held:
+ *    pool_get_os_stats() asks jemalloc to refresh its statistics (its control lock) or the C
+ *    library for mallinfo2() (every arena's lock), which is why it is not asked per pool.
+ * 4. Print, from the copy. Writing to `out` may block (a pipe, a slow terminal): it happens
+ *    with no lock held.
+ *
+ * Sizes of objects are the usable size (struct pool_stats.size); byte figures are objects times
+ * the stride (the memory each object really takes: size plus debugging extras, rounded up to the
+ * alignment), so that they add up to what the pools hold from the OS layer. The gauges and the
+ * cumulative counters come from two tables (dump_gauges[], dump_counters[]) that the JSON and
+ * Prometheus outputs print under the same names; only the text's pool line is written by hand.
+ * Heap and code addresses are printed only for a session of level admin (pool__dump()).
+ *
+ * The end of the file holds POOL_STATS_ON_EXIT: the same dump on stderr at exit.
+ *
+ * The format of every output is documented in doc/pools-show.md.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/pool-assert.h"
+#include "core/pool-int.h"
+#include "introspect/pool-dump.h"
+#include "introspect/pool-profile-dump.h"
+#include "debug/pool-report.h"
+#include "introspect/pool-text.h"
+
+/* Callers listed per pool by `detailed`: the ones with the most live objects. */
+#define DUMP_CALLERS_SHOWN 5u
+
+#define SHOW_USAGE "pools show [byname|bysize|byusage] [detailed] [match <prefix>] [<max>] " \
+                   "[json|prometheus]"
+
+enum dump_sort { SORT_NONE = 0, SORT_NAME, SORT_SIZE, SORT_USAGE };
+enum dump_format { FMT_TEXT = 0, FMT_JSON, FMT_PROMETHEUS };
+
+struct dump_args {
+	enum dump_sort sort;
+	enum dump_format format;
+	int detailed;
+	const char *match;        /* prefix, or NULL */
+	size_t match_len;
+	size_t max;               /* 0: no cut */
+	int addresses;            /* show heap and code addresses (level admin) */
+};
+
+struct dump_caller {
+	uintptr_t addr;
+	long live;
+};
+
+/* One pool, as copied under the pool list lock. */
+struct dump_entry {
+	struct pool_stats st;
+	const struct pool_head *head;   /* for its address only: never dereferenced after the copy */
+	unsigned int seq;               /* position in creation order */
+	unsigned int records_callers;   /* the pool was created with `caller` debugging */
+	char name[POOL_NAME_MAX + 1];
+	char label[POOL_NAME_MAX + 12]; /* Prometheus label: name, or name#<n> for the n-th pool
+	                                   of that name in creation order */
+	struct pool_creator *creators;  /* copy of creator[0..st.creators-1] (detailed only) */
+	unsigned int ncallers;
+	struct dump_caller callers[POOL_CALLER_SLOTS];
+};
+
+struct dump_snapshot {
+	const struct dump_args *args;
+	struct dump_entry *e;
+	size_t n, cap;
+	unsigned int seq;
+	int failed;                     /* out of memory while copying */
+	struct pool_profile_view *profile;   /* `detailed`: the sites of each pool, or NULL */
+};
+
+/* ------------------------------------------------------------------------------------------ */
+/* Arguments                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What each word of `pools show` sets; the words of one group exclude each other. */
+enum show_group { SHOW_SORT, SHOW_FORMAT, SHOW_DETAILED, SHOW_MATCH, SHOW_GROUPS };
+
+static const struct pool_word show_words[] = {
+	{ "byname", SHOW_SORT, SORT_NAME },
+	{ "bysize", SHOW_SORT, SORT_SIZE },
+	{ "byusage", SHOW_SORT, SORT_USAGE },
+	{ "detailed", SHOW_DETAILED, 1 },
+	{ "match", SHOW_MATCH, 1 },
+	{ "json", SHOW_FORMAT, FMT_JSON },
+	{ "prometheus", SHOW_FORMAT, FMT_PROMETHEUS },
+};
+
+/* Parse `args` into *a; on error write one line to `out` and return -1. */
+static int parse_args(FILE *out, const char *args, struct dump_args *a)
+{
+	const char *p = args ? args : "", *w, *seen[SHOW_GROUPS] = { NULL };
+	size_t len, seen_len[SHOW_GROUPS] = { 0 };
+	int have_max = 0;
+
+	memset(a, 0, sizeof(*a));
+	while ((w = pool__next_word(&p, &len))) {
+		const struct pool_word *sw = pool__word_find(show_words, sizeof(show_words) /
+		                                             sizeof(show_words[0]), w, len);
+
+		if (sw) {
+			const char *prev = seen[sw->group];
+
+			if (prev && pool__word_is(prev, seen_len[sw->group], sw->word)) {
+				pool__word_error(out, "Option '", w, len, "' given twice in "
+				                 "'pools show'. Try 'help'.\n");
+				return -1;
+			}
+			if (prev) {
+				pool__word_error(out, "Option '", w, len, "' conflicts with '");
+				pool__word_error(out, "", prev, seen_len[sw->group], "' in "
+				                 "'pools show'. Try 'help'.\n");
+				return -1;
+			}
+			seen[sw->group] = w;
+			seen_len[sw->group] = len;
+			switch ((enum show_group)sw->group) {
+			case SHOW_SORT:
+				a->sort = (enum dump_sort)sw->value;
+				break;
+			case SHOW_FORMAT:
+				a->format = (enum dump_format)sw->value;
+				break;
+			case SHOW_DETAILED:
+				a->detailed = 1;
+				break;
+			case SHOW_MATCH:
+				a->match = pool__next_word(&p, &a->match_len);
+				if (!a->match) {
+					fputs("Option 'match' needs a prefix in 'pools show'. "
+					      "Try 'help'.\n", out);
+					return -1;
+				}
+				break;
+			case SHOW_GROUPS:
+				break;
+			}
+		} else if (*w >= '0' && *w <= '9') {
+			size_t v;
+
+			if (pool__parse_size(w, len, &v) < 0 || v == 0) {
+				pool__word_error(out, "Invalid count '", w, len, "' (expected a number "
+				                 "of pools from 1 up) in 'pools show'. Try 'help'.\n");
+				return -1;
+			}
+			if (have_max) {
+				pool__word_error(out, "Invalid count '", w, len, "' (a count was already "
+				                 "given) in 'pools show'. Try 'help'.\n");
+				return -1;
+			}
+			a->max = v;
+			have_max = 1;
+		} else {
+			pool__word_error(out, "Unknown option '", w, len, "' for 'pools show' "
+			                 "(expected " SHOW_USAGE "). Try 'help'.\n");
+			return -1;
+		}
+	}
+	if (a->detailed && a->format == FMT_PROMETHEUS) {
+		fputs("Option 'detailed' cannot be combined with 'prometheus' in 'pools show'. "
+		      "Try 'help'.\n", out);
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Snapshot                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+static void free_snapshot(struct dump_snapshot *s)
+{
+	size_t i;
+
+	pool__profile_view_free(s->profile);
+	s->profile = NULL;
+	for (i = 0; i < s->n; i++)
+		free(s->e[i].creators);
+	free(s->e);
+}
+
+static int cmp_caller(const void *a, const void *b)
+{
+	const struct dump_caller *x = a, *y = b;
+
+	if (x->live != y->live)
+		return x->live > y->live ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* pool_for_each() callback: runs with the pool list lock held. */
+static int snapshot_one(struct pool_head *pool, void *arg)
+{
+	struct dump_snapshot *s = arg;
+	const struct dump_args *a = s->args;
+	struct dump_entry *e;
+	unsigned int i, seq = s->seq++;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	if (a->match && strncmp(pool->name, a->match, a->match_len) != 0)
+		return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct dump_entry *ne = pool__cli_realloc(s->e, cap * sizeof(*ne));
+
+		if (!ne) {
+			s->failed = 1;
+			return 1;
+		}
+		s->e = ne;
+		s->cap = cap;
+	}
+	e = &s->e[s->n];
+	memset(e, 0, sizeof(*e));
+	pool_get_stats(pool, &e->st, sizeof(e->st));
+	if (a->sort == SORT_USAGE && e->st.allocated == 0)
+		return 0;
+	e->head = pool;
+	e->seq = seq;
+	snprintf(e->name, sizeof(e->name), "%s", pool->name);
+	if (a->format == FMT_PROMETHEUS) {
+		const struct pool_head *p;
+		unsigned int dup = 1;
+
+		/* older pools of the same name, whether shown or not: stable across filters */
+		for (p = pool->prev; p; p = p->prev)
+			dup += strcmp(p->name, pool->name) == 0;
+		if (dup == 1)
+			snprintf(e->label, sizeof(e->label), "%s", pool->name);
+		else
+			snprintf(e->label, sizeof(e->label), "%s#%u", pool->name, dup);
+	}
+	if (a->detailed) {
+		e->creators = pool__cli_malloc((e->st.creators ? e->st.creators : 1) *
+		                               sizeof(*e->creators));
+		if (!e->creators) {
+			s->failed = 1;
+			return 1;
+		}
+		memcpy(e->creators, pool->creator, e->st.creators * sizeof(*e->creators));
+		e->records_callers = a->addresses && (pool->layout & POOL_DBG_CALLER);
+		for (i = 0; e->records_callers && i < POOL_CALLER_SLOTS; i++) {
+			uintptr_t c = atomic_load_explicit(&pool->callers[i].caller,
+			                                   memory_order_relaxed);
+			long live = atomic_load_explicit(&pool->callers[i].live, memory_order_relaxed);
+
+			if (c && live > 0) {
+				e->callers[e->ncallers].addr = c;
+				e->callers[e->ncallers].live = live;
+				e->ncallers++;
+			}
+		}
+		qsort(e->callers, e->ncallers, sizeof(e->callers[0]), cmp_caller);
+		if (e->ncallers > DUMP_CALLERS_SHOWN)
+			e->ncallers = DUMP_CALLERS_SHOWN;
+	}
+	s->n++;
+	return 0;
+}
+
+static int cmp_seq(const struct dump_entry *x, const struct dump_entry *y)
+{
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	const struct dump_entry *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : cmp_seq(x, y);
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	const struct dump_entry *x = a, *y = b;
+
+	if (x->st.size != y->st.size)
+		return x->st.size > y->st.size ? -1 : 1;
+	return cmp_seq(x, y);
+}
+
+static int cmp_usage(const void *a, const void *b)
+{
+	const struct dump_entry *x = a, *y = b;
+	size_t bx = x->st.allocated * x->st.stride, by = y->st.allocated * y->st.stride;
+
+	if (bx != by)
+		return bx > by ? -1 : 1;
+	return cmp_seq(x, y);
+}
+
+struct bytes_walk {
+	const char *name;
+	size_t len, bytes;
+};
+
+/* pool_for_each() callback of pool__allocated_bytes(): runs with the pool list lock held. */
+static int add_bytes(struct pool_head *pool, void *arg)
+{
+	struct bytes_walk *b = arg;
+	struct pool_stats st;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	if (b->name && !pool__word_is(b->name, b->len, pool->name))
+		return 0;
+	pool_get_stats(pool, &st, sizeof(st));
+	b->bytes += st.allocated * st.stride;
+	return 0;
+}
+
+size_t pool__allocated_bytes(const char *name, size_t len)
+{
+	struct bytes_walk b = { name, len, 0 };
+
+	pool_for_each(add_bytes, &b);
+	return b.bytes;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Output                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* "SHARED", "EXACT", "SHARED|EXACT" or "none". */
+static const char *flags_str(unsigned int flags)
+{
+	switch (flags & POOL_F_CREATE_MASK) {
+	case POOL_F_SHARED: return "SHARED";
+	case POOL_F_EXACT: return "EXACT";
+	case POOL_F_SHARED | POOL_F_EXACT: return "SHARED|EXACT";
+	default: return "none";
+	}
+}
+
+/*
+ * The figures of struct pool_stats that every format prints, one table each for the gauges and
+ * the cumulative counters (the text's `detailed` line prints the counters; the HAProxy-shaped
+ * pool line is written by hand). A row: the JSON key, the Prometheus metric family (NULL: JSON
+ * only), its type, its HELP text, and how the value comes from the statistics.
+ */
+struct dump_stat {
+	const char *key;
+	const char *metric;
+	const char *type;
+	const char *help;
+	uint64_t (*value)(const struct pool_stats *st);
+};
+
+#define STAT_GETTER(fn, expr) \
+	static uint64_t fn(const struct pool_stats *st) { return (uint64_t)(expr); }
+
+STAT_GETTER(sv_size, st->size)
+STAT_GETTER(sv_align, st->align)
+STAT_GETTER(sv_stride, st->stride)
+STAT_GETTER(sv_allocated, st->allocated)
+STAT_GETTER(sv_allocated_bytes, st->allocated * st->stride)
+STAT_GETTER(sv_used, st->used)
+STAT_GETTER(sv_used_bytes, st->used * st->stride)
+STAT_GETTER(sv_cached, st->cached)
+STAT_GETTER(sv_shared_free, st->shared_free)
+STAT_GETTER(sv_needed_avg, st->needed_avg)
+STAT_GETTER(sv_limit, st->limit)
+STAT_GETTER(sv_users, st->creators)
+STAT_GETTER(sv_buckets, st->buckets)
+STAT_GETTER(sv_failed, st->failed)
+STAT_GETTER(sv_shared_get_objects, st->shared_get_objects)
+STAT_GETTER(sv_shared_get_clusters, st->shared_get_clusters)
+STAT_GETTER(sv_shared_put_objects, st->shared_put_objects)
+STAT_GETTER(sv_shared_put_clusters, st->shared_put_clusters)
+STAT_GETTER(sv_os_allocs, st->os_allocs)
+STAT_GETTER(sv_os_releases, st->os_releases)
+STAT_GETTER(sv_gc_released_bytes, st->gc_released_bytes)
+STAT_GETTER(sv_lost, st->lost)
+
+/* The gauges of a pool, in the order of the JSON keys and of the Prometheus families. */
+static const struct dump_stat dump_gauges[] = {
+	{ "size", "libpool_pool_object_size_bytes", "gauge", "Usable size of one object.",
+	  sv_size },
+	{ "align", "libpool_pool_alignment_bytes", "gauge", "Alignment of objects.", sv_align },
+	{ "stride", "libpool_pool_stride_bytes", "gauge",
+	  "Memory one object takes, with debugging extras and alignment.", sv_stride },
+	{ "allocated", "libpool_pool_allocated_objects", "gauge",
+	  "Objects obtained from the OS layer and not given back.", sv_allocated },
+	{ "allocated_bytes", "libpool_pool_allocated_bytes", "gauge",
+	  "Bytes obtained from the OS layer and not given back (objects times stride).",
+	  sv_allocated_bytes },
+	{ "used", "libpool_pool_used_objects", "gauge",
+	  "Objects handed out plus objects in thread caches.", sv_used },
+	{ "used_bytes", "libpool_pool_used_bytes", "gauge", "Used objects times stride.",
+	  sv_used_bytes },
+	{ "cached", "libpool_pool_cached_objects", "gauge",
+	  "Objects in thread caches (approximate).", sv_cached },
+	{ "shared_free", "libpool_pool_shared_free_objects", "gauge",
+	  "Objects in the shared free lists.", sv_shared_free },
+	{ "needed_avg", "libpool_pool_needed_avg_objects", "gauge",
+	  "Demand estimate memory return keeps objects for (needed_avg).", sv_needed_avg },
+	{ "limit", "libpool_pool_limit_objects", "gauge", "Maximum allocated objects, 0 for none.",
+	  sv_limit },
+	{ "users", "libpool_pool_users", "gauge", "pool_create() calls merged into the pool.",
+	  sv_users },
+	{ "buckets", NULL, "gauge", "Shared free list buckets.", sv_buckets },
+};
+
+/*
+ * The cumulative counters, under one name in every format: the field's name is the JSON key
+ * and, with "libpool_pool_" before it and "_total" after it, the Prometheus counter.
+ */
+static const struct dump_stat dump_counters[] = {
+	{ "failed", "libpool_pool_failed_total", "counter", "Allocations that returned NULL "
+	  "(limit reached, OS layer out of memory, fault injection).", sv_failed },
+	{ "shared_get_objects", "libpool_pool_shared_get_objects_total", "counter",
+	  "Objects taken from the shared free lists.", sv_shared_get_objects },
+	{ "shared_get_clusters", "libpool_pool_shared_get_clusters_total", "counter",
+	  "Magazines (clusters) taken from the shared free lists (one or two an exchange).",
+	  sv_shared_get_clusters },
+	{ "shared_put_objects", "libpool_pool_shared_put_objects_total", "counter",
+	  "Objects given to the shared free lists.", sv_shared_put_objects },
+	{ "shared_put_clusters", "libpool_pool_shared_put_clusters_total", "counter",
+	  "Magazines (clusters) given to the shared free lists.", sv_shared_put_clusters },
+	{ "os_allocs", "libpool_pool_os_allocs_total", "counter",
+	  "Objects obtained from the OS layer.", sv_os_allocs },
+	{ "os_releases", "libpool_pool_os_releases_total", "counter",
+	  "Objects given back to the OS layer.", sv_os_releases },
+	{ "gc_released_bytes", "libpool_pool_gc_released_bytes_total", "counter",
+	  "Bytes (objects times stride) given back to the OS layer by memory return and "
+	  "pool_flush().", sv_gc_released_bytes },
+	{ "lost", "libpool_pool_lost_total", "counter", "Objects lost in a fork() child: held by a "
+	  "thread that did not follow the fork, in the middle of a shared-list operation "
+	  "(normally 0).", sv_lost },
+};
+
+#define NB_GAUGES   (sizeof(dump_gauges) / sizeof(dump_gauges[0]))
+#define NB_COUNTERS (sizeof(dump_counters) / sizeof(dump_counters[0]))
+
+/* The OS layer's figures, for the whole process: the JSON total and two Prometheus gauges. */
+struct dump_os_stat {
+	const char *key;
+	const char *metric;
+	const char *help;
+	size_t (*value)(const struct pool_os_stats *os);
+};
+
+static size_t ov_allocated(const struct pool_os_stats *os) { return os->allocated_bytes; }
+static size_t ov_resident(const struct pool_os_stats *os) { return os->resident_bytes; }
+
+static const struct dump_os_stat dump_os_stats[] = {
+	{ "os_allocated_bytes", "libpool_os_allocated_bytes",
+	  "Bytes the OS layer has handed out (all its users, not only pools), 0 if unknown.",
+	  ov_allocated },
+	{ "os_resident_bytes", "libpool_os_resident_bytes",
+	  "Bytes the OS layer holds resident, 0 if unknown.", ov_resident },
+};
+
+#define NB_OS_STATS (sizeof(dump_os_stats) / sizeof(dump_os_stats[0]))
+
+struct dump_totals {
+	size_t pools, allocated_bytes, used_bytes, cached_bytes;
+	uint64_t counters[NB_COUNTERS];
+};
+
+static void totals_of(const struct dump_snapshot *s, struct dump_totals *t)
+{
+	size_t i, k;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < s->n; i++) {
+		const struct pool_stats *st = &s->e[i].st;
+
+		t->pools++;
+		t->allocated_bytes += st->allocated * st->stride;
+		t->used_bytes += st->used * st->stride;
+		t->cached_bytes += st->cached * st->stride;
+		for (k = 0; k < NB_COUNTERS; k++)
+			t->counters[k] += dump_counters[k].value(st);
+	}
+}
+
+/* `, "<key>": <value>` for each row of table[0..n) (the JSON of one pool). */
+static void json_stats(FILE *out, const struct dump_stat *table, size_t n,
+                       const struct pool_stats *st)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		fprintf(out, ", \"%s\": %" PRIu64, table[k].key, table[k].value(st));
+}
+
+static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
+{
+	struct dump_totals t;
+	char sym[256];
+	size_t i, k;
+
+	if (limited)
+		fprintf(out, "Dumping pools usage (limited to the first %zu entries). ", s->n);
+	else
+		fputs("Dumping pools usage. ", out);
+	fputs("Use 'pools trim' to release unused memory.\n", out);
+	for (i = 0; i < s->n; i++) {
+		const struct dump_entry *e = &s->e[i];
+		const struct pool_stats *st = &e->st;
+
+		fprintf(out, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
+		        "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users",
+		        e->name, st->size, st->align, st->allocated, st->allocated * st->stride,
+		        st->used, st->cached, st->needed_avg, st->failed, st->creators);
+		if (s->args->addresses)
+			fprintf(out, ", @%p", (const void *)e->head);
+		fputs((st->flags & POOL_F_SHARED) ? " [SHARED]\n" : "\n", out);
+		if (!s->args->detailed)
+			continue;
+		fprintf(out, "      stride %zu bytes, %u buckets, %zu in shared free lists, "
+		        "limit %zu%s\n", st->stride, st->buckets, st->shared_free, st->limit,
+		        st->limit ? "" : " (none)");
+		fputs("      since created:", out);
+		for (k = 0; k < NB_COUNTERS; k++)
+			fprintf(out, "%s %s %" PRIu64, k ? "," : "", dump_counters[k].key,
+			        dump_counters[k].value(st));
+		fputc('\n', out);
+		for (k = 0; k < st->creators; k++)
+			fprintf(out, "      created as %s: %zu bytes/%zu, flags %s\n", e->creators[k].name,
+			        e->creators[k].size, e->creators[k].align, flags_str(e->creators[k].flags));
+		for (k = 0; k < e->ncallers; k++) {
+			pool__symbolize(sym, sizeof(sym), (const void *)e->callers[k].addr,
+			                POOL_SYM_SHORT);
+			fprintf(out, "      caller %s (%#lx): %ld live objects\n", sym,
+			        (unsigned long)e->callers[k].addr, e->callers[k].live);
+		}
+		pool__profile_view_pool(out, s->profile, e->head, 0, DUMP_CALLERS_SHOWN);
+	}
+	totals_of(s, &t);
+	fprintf(out, "Total: %zu pools, %zu bytes allocated, %zu used (~%zu by thread caches).\n",
+	        t.pools, t.allocated_bytes, t.used_bytes, t.cached_bytes);
+}
+
+static void print_json(FILE *out, const struct dump_snapshot *s, int limited, size_t matched,
+                       const struct pool_os_stats *os)
+{
+	struct pool_config cfg;
+	struct dump_totals t;
+	char sym[256];
+	size_t i, k;
+
+	pool_get_config(&cfg);
+	fputs("{\"format\": 1,\n \"settings\": {\"version\": ", out);
+	pool_json_write_string(out, pool_version());
+	fputs(", \"os_layer\": ", out);
+	pool_json_write_string(out, os->layer);
+	fprintf(out, ", \"buckets\": %u, \"cache_bytes\": %zu, \"cluster\": %u, \"decay_ms\": %u},"
+	        "\n \"pools\": [", cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
+	for (i = 0; i < s->n; i++) {
+		const struct dump_entry *e = &s->e[i];
+		const struct pool_stats *st = &e->st;
+
+		fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
+		pool_json_write_string(out, e->name);
+		if (s->args->addresses)
+			fprintf(out, ", \"address\": \"%p\"", (const void *)e->head);
+		json_stats(out, dump_gauges, NB_GAUGES, st);
+		fprintf(out, ", \"shared\": %s, \"exact\": %s",
+		        (st->flags & POOL_F_SHARED) ? "true" : "false",
+		        (st->flags & POOL_F_EXACT) ? "true" : "false");
+		json_stats(out, dump_counters, NB_COUNTERS, st);
+		if (s->args->detailed) {
+			fputs(", \"creators\": [", out);
+			for (k = 0; k < st->creators; k++) {
+				fputs(k ? ", {\"name\": " : "{\"name\": ", out);
+				pool_json_write_string(out, e->creators[k].name);
+				fprintf(out, ", \"size\": %zu, \"align\": %zu, \"flags\": ",
+				        e->creators[k].size, e->creators[k].align);
+				pool_json_write_string(out, flags_str(e->creators[k].flags));
+				fputc('}', out);
+			}
+			fputc(']', out);
+			if (e->records_callers) {
+				fputs(", \"callers\": [", out);
+				for (k = 0; k < e->ncallers; k++) {
+					pool__symbolize(sym, sizeof(sym), (const void *)e->callers[k].addr,
+					                POOL_SYM_SHORT);
+					fprintf(out, "%s{\"address\": \"%#lx\", \"symbol\": ", k ? ", " : "",
+					        (unsigned long)e->callers[k].addr);
+					pool_json_write_string(out, sym);
+					fprintf(out, ", \"live\": %ld}", e->callers[k].live);
+				}
+				fputc(']', out);
+			}
+			fputs(", \"profile\": ", out);
+			pool__profile_view_pool(out, s->profile, e->head, 1, DUMP_CALLERS_SHOWN);
+		}
+		fputc('}', out);
+	}
+	totals_of(s, &t);
+	fprintf(out, "%s],\n \"total\": {\"pools\": %zu, \"matched\": %zu, \"limited\": %s, "
+	        "\"allocated_bytes\": %zu, \"used_bytes\": %zu, \"cached_bytes\": %zu",
+	        s->n ? "\n " : "", t.pools, matched, limited ? "true" : "false",
+	        t.allocated_bytes, t.used_bytes, t.cached_bytes);
+	for (k = 0; k < NB_COUNTERS; k++)
+		fprintf(out, ", \"%s\": %" PRIu64, dump_counters[k].key, t.counters[k]);
+	for (k = 0; k < NB_OS_STATS; k++)
+		fprintf(out, ", \"%s\": %zu", dump_os_stats[k].key, dump_os_stats[k].value(os));
+	fputs("}}\n", out);
+}
+
+/* One family per row of table[0..n) with a metric: a sample per pool. */
+static void prom_stats(FILE *out, const struct dump_snapshot *s, const struct dump_stat *table,
+                       size_t n)
+{
+	size_t i, m;
+
+	for (m = 0; m < n; m++) {
+		const struct dump_stat *ds = &table[m];
+
+		if (!ds->metric)
+			continue;
+		pool__prom_family(out, ds->metric, ds->type, ds->help);
+		for (i = 0; i < s->n; i++) {
+			fprintf(out, "%s{pool=\"", ds->metric);
+			pool__prom_label(out, s->e[i].label);
+			fprintf(out, "\"} %" PRIu64 "\n", ds->value(&s->e[i].st));
+		}
+	}
+}
+
+static void print_prometheus(FILE *out, const struct dump_snapshot *s,
+                             const struct pool_os_stats *os)
+{
+	struct pool_config cfg;
+	struct dump_totals t;
+	size_t i;
+
+	/* the settings, as labels of one info metric (Prometheus' naming practice) */
+	pool_get_config(&cfg);
+	fputs("# HELP libpool_info The libpool library and its process-wide settings.\n"
+	      "# TYPE libpool_info gauge\nlibpool_info{version=\"", out);
+	pool__prom_label(out, pool_version());
+	fputs("\",os_layer=\"", out);
+	pool__prom_label(out, os->layer);
+	fprintf(out, "\",buckets=\"%u\",cache_bytes=\"%zu\",cluster=\"%u\",decay_ms=\"%u\"} 1\n",
+	        cfg.buckets, cfg.cache_bytes, cfg.cluster, cfg.decay_ms);
+	fputs("# HELP libpool_pool_info A pool and its creation flags (1 when set).\n"
+	      "# TYPE libpool_pool_info gauge\n", out);
+	for (i = 0; i < s->n; i++) {
+		fputs("libpool_pool_info{pool=\"", out);
+		pool__prom_label(out, s->e[i].label);
+		fprintf(out, "\",shared=\"%d\",exact=\"%d\"} 1\n",
+		        !!(s->e[i].st.flags & POOL_F_SHARED), !!(s->e[i].st.flags & POOL_F_EXACT));
+	}
+	prom_stats(out, s, dump_gauges, NB_GAUGES);
+	prom_stats(out, s, dump_counters, NB_COUNTERS);
+	totals_of(s, &t);
+	pool__prom_family(out, "libpool_pools", "gauge", "Pools in this dump.");
+	fprintf(out, "libpool_pools %zu\n", t.pools);
+	pool__prom_family(out, "libpool_allocated_bytes", "gauge",
+	            "Bytes the pools in this dump hold from the OS layer.");
+	fprintf(out, "libpool_allocated_bytes %zu\n", t.allocated_bytes);
+	for (i = 0; i < NB_OS_STATS; i++) {
+		pool__prom_family(out, dump_os_stats[i].metric, "gauge", dump_os_stats[i].help);
+		fprintf(out, "%s %zu\n", dump_os_stats[i].metric, dump_os_stats[i].value(os));
+	}
+}
+
+int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
+{
+	struct pool_os_stats os;
+	struct dump_args a;
+	struct dump_snapshot s;
+	size_t matched;
+	int limited = 0, werr;
+
+	if (!out) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (parse_args(out, args, &a) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	a.addresses = level >= POOL_CLI_ADMIN;
+	memset(&s, 0, sizeof(s));
+	s.args = &a;
+	pool_for_each(snapshot_one, &s);
+	/* the profile's view first: its audit takes the registry lock, not the pool list lock */
+	if (a.detailed && !s.failed)
+		s.profile = pool__profile_view_make(a.addresses);
+	if (s.failed) {
+		free_snapshot(&s);
+		fputs("Not enough memory to dump the pools.\n", out);
+		errno = ENOMEM;
+		return -1;
+	}
+	if (s.n < 2)
+		;   /* nothing to sort (and qsort() must not get a NULL array) */
+	else if (a.sort == SORT_NAME)
+		qsort(s.e, s.n, sizeof(*s.e), cmp_name);
+	else if (a.sort == SORT_SIZE)
+		qsort(s.e, s.n, sizeof(*s.e), cmp_size);
+	else if (a.sort == SORT_USAGE)
+		qsort(s.e, s.n, sizeof(*s.e), cmp_usage);
+	matched = s.n;
+	if (a.max && s.n > a.max) {
+		size_t i;
+
+		for (i = a.max; i < s.n; i++)
+			free(s.e[i].creators);
+		s.n = a.max;
+		limited = 1;
+	}
+	errno = 0;
+	if (a.format == FMT_JSON) {
+		pool_get_os_stats(&os, sizeof(os));
+		print_json(out, &s, limited, matched, &os);
+	} else if (a.format == FMT_PROMETHEUS) {
+		pool_get_os_stats(&os, sizeof(os));
+		print_prometheus(out, &s, &os);
+	} else {
+		print_text(out, &s, limited);
+	}
+	fflush(out);
+	werr = errno;
+	free_snapshot(&s);
+	if (ferror(out)) {
+		errno = werr ? werr : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+POOL_API int pool_dump(FILE *out, const char *args)
+{
+	return pool__dump(out, args, POOL_CLI_ADMIN);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* POOL_STATS_ON_EXIT                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * `pools show` on stderr when the process exits, as jemalloc's MALLOC_CONF=stats_print:true and
+ * MIMALLOC_SHOW_STATS=1 do. The variable is read once, by a constructor; unset, empty or "0":
+ * off; "1": `pools show`; anything else: the arguments of `pools show` ("byusage detailed",
+ * "json"...). The handler is registered with atexit(), so it runs at exit() or return from
+ * main() (not at _exit() or on a signal), before the destructors (a POOL_DECLARE pool still
+ * exists) and after the atexit() handlers the program registered itself; in a shared library
+ * loaded with dlopen(), at dlclose(). What it prints is whatever exists then: pools destroyed
+ * earlier are simply not there, and a forked child that calls exit() prints its own pools under
+ * its own pid.
+ */
+static char stats_on_exit_args[POOL_CLI_LINE_MAX + 1];
+
+static void stats_on_exit(void)
+{
+	/* exit() from a pool_for_each() callback: the dump runs under the callback's hold */
+	if (pool__exit_wait_list("POOL_STATS_ON_EXIT", "no statistics") != 0)
+		return;
+	fprintf(stderr, "libpool: pools at exit of process %ld (POOL_STATS_ON_EXIT=%s):\n",
+	        (long)getpid(), stats_on_exit_args[0] ? stats_on_exit_args : "1");
+	pool__dump(stderr, stats_on_exit_args, POOL_CLI_ADMIN);
+	fflush(stderr);
+}
+
+__attribute__((constructor(102))) static void stats_on_exit_init(void)
+{
+	const char *v = getenv("POOL_STATS_ON_EXIT");
+
+	pool__leak_report_init();
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	if (strlen(v) >= sizeof(stats_on_exit_args)) {
+		fputs("libpool: POOL_STATS_ON_EXIT is longer than a command line (4096 bytes): "
+		      "ignored.\n", stderr);
+		return;
+	}
+	strcpy(stats_on_exit_args, strcmp(v, "1") ? v : "");
+	if (atexit(stats_on_exit) != 0)
+		fputs("libpool: POOL_STATS_ON_EXIT: atexit() failed: no statistics at exit.\n",
+		      stderr);
+}

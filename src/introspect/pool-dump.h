@@ -1,0 +1,28 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The dump's internals (src/introspect/pool-dump.c), for the command handler (src/introspect/pool-cli.c): `pools
+ * show` at a session's level, and the bytes the pools hold. Private header: never installed.
+ */
+#ifndef POOL_SRC_POOL_DUMP_H
+#define POOL_SRC_POOL_DUMP_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <pool/pool.h>
+
+/*
+ * pool_dump() as a session of `level` sees it: heap and code addresses (the pool heads, the
+ * callers of `detailed`) only at POOL_CLI_ADMIN. Same returns and errors as pool_dump().
+ */
+int pool__dump(FILE *out, const char *args, enum pool_cli_level level);
+
+/*
+ * Bytes held from the OS layer by the pools named name[0..len) (every pool when name is NULL):
+ * the sum of allocated * stride, read under the pool list lock without stopping any thread (so
+ * a snapshot, not an atomic one).
+ */
+size_t pool__allocated_bytes(const char *name, size_t len);
+
+#endif

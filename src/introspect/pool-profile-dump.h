@@ -1,0 +1,106 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The profile's outputs (src/introspect/pool-profile-dump.c), for the command handler (src/introspect/pool-cli.c),
+ * the pool dump (src/introspect/pool-dump.c) and the leak report (src/introspect/pool-leak-report.c). Private
+ * header: never installed.
+ */
+#ifndef POOL_SRC_POOL_PROFILE_DUMP_H
+#define POOL_SRC_POOL_PROFILE_DUMP_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <pool/pool.h>
+
+#include "base/pool-head-t.h"
+#include "debug/pool-profile.h"
+
+/*
+ * `pools profile <args>` for a session of `level`: on [rate <bytes>] and off need
+ * POOL_CLI_ADMIN; the views any level, with code addresses only at POOL_CLI_ADMIN. Returns 0,
+ * or -1 with errno and one error line in `out` (EINVAL, EACCES, ENOENT, ENOMEM, a write's).
+ */
+int pool__profile_cli(FILE *out, const char *args, enum pool_cli_level level);
+
+/* One pool of a view. */
+struct pool_view_pool {
+	uintptr_t addr;
+	char name[POOL_NAME_MAX + 1];
+	size_t size, stride;
+	uint64_t in_use;                /* exact: handed out to the program */
+	uint64_t live;                  /* live samples of its rows */
+	int exact;                      /* caller debugging: the split is exact */
+	unsigned int ncallers;
+	struct pool_caller_stat callers[POOL_CALLER_SLOTS];
+};
+
+/* One site of a view: a (site, pool) row with its estimate. */
+struct pool_view_site {
+	struct pool_prof_row row;       /* row.site 0: "[other]" (pool 0) or "[unsampled]" */
+	const struct pool_view_pool *pool;   /* NULL for "[other]" and for destroyed pools */
+	char sym[192];
+	uint64_t objects, bytes;        /* estimated, or exact */
+	int exact;
+};
+
+struct pool_profile_view {
+	struct pool_prof_summary sum;
+	int on;
+	int addresses;
+	struct pool_view_pool *pools;
+	size_t npools, pools_cap;
+	struct pool_view_site *sites;
+	size_t nsites;
+	int failed;
+};
+
+/*
+ * What the profile knows of every pool, gathered once for a dump: the audit, a snapshot of the
+ * rows, each pool's count of objects in use, and the estimates (the essay of
+ * src/introspect/pool-profile-dump.c says how). NULL when out of memory (errno ENOMEM).
+ */
+struct pool_profile_view *pool__profile_view_make(int addresses);
+void pool__profile_view_free(struct pool_profile_view *v);
+
+/*
+ * The sites of the pool at `pool` (an address from the pool list) in the view, at most `max`,
+ * most bytes first: lines "      profile ..." of the text of `pools show detailed`, or with
+ * `json` a JSON array. Nothing (text) or [] (JSON) when the view has none, or when no profile
+ * ever started.
+ */
+void pool__profile_view_pool(FILE *out, const struct pool_profile_view *v, const void *pool,
+                             int json, size_t max);
+
+/* A site of a view as one JSON object (the objects of `"sites"` of `pools profile json`). */
+void pool__profile_site_json(FILE *out, const struct pool_profile_view *v,
+                             const struct pool_view_site *s);
+
+/* The mean age of a site's live samples, ms. */
+uint64_t pool__profile_age_avg(const struct pool_view_site *s);
+
+/*
+ * The sites of `p` (a pool of `v`) holding objects, most bytes first: a malloc()ed list of *n
+ * pointers into `v` (free() it), or NULL when out of memory.
+ */
+struct pool_view_site **pool__profile_pool_sites(struct pool_profile_view *v,
+                                                 const struct pool_view_pool *p, size_t *n);
+
+/*
+ * POOL_LEAK_REPORT (src/introspect/pool-leak-report.c): read the variable and, when it asks for a report,
+ * register its atexit() handler. Called once, by the constructor of src/introspect/pool-dump.c.
+ */
+void pool__leak_report_init(void);
+
+/*
+ * For the reports at exit, POOL_LEAK_REPORT and POOL_STATS_ON_EXIT (src/introspect/pool-leak-report.c,
+ * used by src/introspect/pool-dump.c too): exit() may run while another thread holds the pool list lock,
+ * for a moment or for good (a thread stuck in a pool_for_each() callback). Wait for it a bounded time, 1 s, rather than forever. Returns 0
+ * when the lock is free (not taken: the report takes it as it goes) or held by the calling thread
+ * (exit() from a callback: the report runs under that hold, as any call from a callback does);
+ * -1 after 1 s, having written "libpool: <what>: the pool list stayed locked for 1 s at exit:
+ * <nothing>." to stderr.
+ */
+int pool__exit_wait_list(const char *what, const char *nothing);
+
+#endif

@@ -1,0 +1,541 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * OS layer: jemalloc's non-standard API by default (mallocx/sdallocx, mallctl to purge and to
+ * read its statistics), or the C library with USE_JEMALLOC=0 (aligned_alloc/free, malloc_trim).
+ * Also the page-level calls the use-after-free allocator needs. No other file calls an allocator
+ * or mmap for objects.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/uio.h>
+
+#include "base/pool-assert.h"
+#include "os/pool-fault.h"
+#include "base/pool-lock.h"
+#include "os/pool-os.h"
+#include "base/pool-util.h"
+
+/* The page size when sysconf() cannot tell (the smallest page of every platform we run on). */
+#define PAGE_SIZE_FALLBACK 4096u
+
+#if POOL_USE_JEMALLOC
+#include <jemalloc/jemalloc.h>
+#else
+#include <malloc.h>
+#endif
+
+#if POOL_USE_JEMALLOC
+
+/*
+ * A thread's first call into jemalloc, and the address-space limit.
+ *
+ * jemalloc (5.3.0, Debian's libjemalloc2) sets a thread up on its first allocating call: it
+ * allocates the thread's tcache stack from arena 0, then binds the thread to an arena, creating
+ * one when every existing arena already has threads and fewer than opt.narenas (4 per CPU)
+ * exist. Neither step may fail there: when creating the arena fails, arena_choose_hard() returns
+ * NULL and tcache_arena_associate() locks a mutex inside that NULL arena (SIGSEGV at address
+ * 0x28e8, jemalloc issue #2289, open); when the tcache's stack cannot be allocated, the tcache
+ * stays enabled with no stack and the allocation reads through a NULL stack pointer. Under an
+ * address-space limit (RLIMIT_AS, `ulimit -v`) both happen as soon as the limit is near: a new
+ * arena maps a 2 MiB base block aligned on 2 MiB (up to 4 MiB of address space while it is
+ * trimmed), so it fails while small allocations still succeed from memory jemalloc holds. We
+ * measured 7 crashes in 10 runs of 8 threads allocating until NULL at 30 MB, inside mallocx()
+ * on a thread's first call. Frees are safe (a thread's first free sets up a minimal state
+ * without tcache or arena). Any mallctl() sets the thread up too, so a thread cannot ask
+ * jemalloc anything before its first call.
+ *
+ * So a thread's first allocating call (mallocx, mallctl) from this layer goes first through
+ * first_call_begin(), one thread at a time under je_first_lock. Without an RLIMIT_AS it goes
+ * on at once. Under one:
+ *   - while some automatic arena does not exist yet, the call may create one: it goes on only
+ *     with FIRST_CALL_HEADROOM (6 MiB) of fresh address space, for the new arena's base block
+ *     (4 MiB while it is aligned, 2 MiB after), the tcache's stack, and 2 MiB for other threads
+ *     allocating meanwhile. Address space that jemalloc retains does not help: a new arena maps
+ *     its own;
+ *   - once every automatic arena exists (MALLOC_CONF=narenas:1 from the start; after a burst of
+ *     threads otherwise), no first call creates an arena and the thread needs only its tcache's
+ *     stack from arena 0 (under 64 KiB with the default tcache). It goes on with REUSE_HEADROOM
+ *     (2 MiB) of fresh address space, or else with the reserve: a LIFEBOAT_BYTES block that a
+ *     thread already set up allocated from arena 0, and that the new thread frees (into arena
+ *     0, past any tcache: a free is safe before the first call) right before its first call, so
+ *     that arena 0 has room for the stack without mapping anything. The thread, set up now,
+ *     allocates the next reserve at once; when memory is short it cannot, and other set-up
+ *     threads try again when they next call this layer, and at pool_gc()/pool_trim().
+ * Without that second case, threads created after a burst were refused for good (0 of 1000):
+ * jemalloc keeps the address space it purged (opt.retain, on by default), so VmSize stays near
+ * its peak after pool_gc(). Counting arena 0's retained space (stats.arenas.0.retained, read by
+ * a set-up thread) instead of keeping a reserve was tried: other threads use that space while
+ * the figure ages, and 3 to 4 in 10 runs of tests/check_oom.c's burst crashed in jemalloc.
+ *
+ * Fresh address space is measured by mapping it, PROT_NONE and unreserved, and unmapping it at
+ * once (2 system calls): the kernel checks every mapping against RLIMIT_AS, whatever its
+ * protection, exactly as it will check jemalloc's. That needs no file descriptor (the guard
+ * once read VmSize from /proc/self/statm and, when open() failed with EMFILE, let the call
+ * through: jemalloc crashed in 5 runs of 5), works without /proc, and fails closed: a mapping
+ * refused for any reason refuses the call. Which arenas exist is learnt as threads finish
+ * their first call ("thread.arena"; arenas are never destroyed, so once all exist they always
+ * will). A refused call fails (NULL, which the core counts) without calling jemalloc; the
+ * thread's next call tries again.
+ *
+ * The limit itself is read (getrlimit(), one prlimit64 system call) when the library loads and
+ * again only where it may have changed for the library's purpose: at every pool_create(),
+ * pool_gc() and pool_trim(), after an allocation the OS layer could not satisfy, and after a
+ * refused first call (issue 20: it was read at every new thread's first call, 161 system calls
+ * in a run of 160 threads). A program that lowers or sets RLIMIT_AS after creating its pools
+ * calls pool_trim() afterwards (doc/debugging.md).
+ *
+ * What this cannot close: between the check and the call, threads already set up (which take
+ * no lock) may map what was measured; the 2 MiB of slack in each figure is for them. It
+ * protects the library's calls only: a thread whose first call into jemalloc is the program's
+ * own malloc() (jemalloc replaces it) can still crash there. And with the default number of
+ * arenas (4 per CPU), a program whose threads never made them all needs fresh address space
+ * for every first call, which opt.retain keeps near the limit after a burst. Programs that run
+ * under a tight RLIMIT_AS should set MALLOC_CONF=narenas:1 (no arena to create) and, to get
+ * address space back after a burst, retain:false; or build with USE_JEMALLOC=0 (glibc falls
+ * back to its main arena). Strict overcommit (vm.overcommit_memory = 2) fails mappings the same
+ * way and is not checked (a PROT_NONE mapping is not charged).
+ */
+#define FIRST_CALL_HEADROOM (6ul << 20)
+#define REUSE_HEADROOM      (2ul << 20)
+#define LIFEBOAT_BYTES      (256ul << 10)   /* a tcache stack is under 64 KiB by default */
+#define ARENAS_TRACKED      4096u           /* automatic arenas followed (4 per CPU: 1024 CPUs) */
+
+static __thread int je_thread_ready;        /* this thread called jemalloc through us */
+static struct pool_lock je_first_lock = POOL_LOCK_INITIALIZER;
+static atomic_int as_limited;               /* RLIMIT_AS was finite when last read */
+static atomic_ulong as_limit_reads;         /* getrlimit(RLIMIT_AS) calls made */
+static unsigned int narenas_auto;           /* opt.narenas (je_first_lock); 0: unknown */
+static int narenas_read;                    /* narenas_auto was asked for (je_first_lock) */
+static uint64_t arena_seen[ARENAS_TRACKED / 64];   /* automatic arenas in use (je_first_lock) */
+static unsigned int arenas_seen;            /* bits set in arena_seen (je_first_lock) */
+static atomic_int arenas_all_exist;         /* every automatic arena exists */
+static void *lifeboat;                      /* the reserve in arena 0, or NULL (je_first_lock) */
+static atomic_int lifeboat_wanted;          /* under a limit, and no reserve */
+
+/*
+ * Read the soft RLIMIT_AS (a failure counts as a limit: the guard then measures). Under a
+ * limit, the next set-up thread through this layer makes a reserve if there is none: every
+ * reading is at an event after which one may be wanted or possible (a limit set, memory given
+ * back by pool_gc(), the layer run out, a first call refused).
+ */
+static void read_as_limit(void)
+{
+	struct rlimit rl;
+	int limited;
+
+	atomic_fetch_add_explicit(&as_limit_reads, 1, memory_order_relaxed);
+	limited = getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur != RLIM_INFINITY;
+	atomic_store_explicit(&as_limited, limited, memory_order_relaxed);
+	if (limited)
+		atomic_store_explicit(&lifeboat_wanted, 1, memory_order_relaxed);
+}
+
+/* Would the kernel map `len` more bytes for us now? A mapping made and unmapped at once. */
+static int address_space_for(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return 0;
+	munmap(p, len);
+	return 1;
+}
+
+/*
+ * je_first_lock held, by a thread set up: allocate the reserve in arena 0 if there is none.
+ * One try: when memory is short it fails, and the next try waits for an event that may have
+ * given memory back or changed the limit (read_as_limit() asks for one).
+ */
+static void lifeboat_arm(void)
+{
+	POOL_ASSERT(pool__lock_held(&je_first_lock));
+	atomic_store_explicit(&lifeboat_wanted, 0, memory_order_relaxed);
+	if (!lifeboat && atomic_load_explicit(&as_limited, memory_order_relaxed))
+		lifeboat = mallocx(LIFEBOAT_BYTES, MALLOCX_ARENA(0) | MALLOCX_TCACHE_NONE);
+}
+
+/* je_first_lock held, the calling thread just set up: note the arena jemalloc bound it to. */
+static void note_arena(void)
+{
+	unsigned int arena;
+	size_t len = sizeof(narenas_auto);
+
+	POOL_ASSERT(pool__lock_held(&je_first_lock));
+	if (!narenas_read) {
+		narenas_read = 1;
+		if (mallctl("opt.narenas", &narenas_auto, &len, NULL, 0) != 0)
+			narenas_auto = 0;
+	}
+	if (atomic_load_explicit(&arenas_all_exist, memory_order_relaxed) || !narenas_auto ||
+	    narenas_auto > ARENAS_TRACKED)
+		return;
+	len = sizeof(arena);
+	if (mallctl("thread.arena", &arena, &len, NULL, 0) != 0 || arena >= narenas_auto)
+		return;
+	if (!(arena_seen[arena / 64] & ((uint64_t)1 << (arena % 64)))) {
+		arena_seen[arena / 64] |= (uint64_t)1 << (arena % 64);
+		if (++arenas_seen == narenas_auto)
+			atomic_store_explicit(&arenas_all_exist, 1, memory_order_relaxed);
+	}
+}
+
+/*
+ * Before an allocating call into jemalloc: 0 to go on (the thread is set up), 1 to go on
+ * holding je_first_lock (its first call: first_call_end() after it), -1 to fail instead.
+ */
+static int first_call_begin(void)
+{
+	if (__builtin_expect(je_thread_ready, 1))
+		return 0;
+	pool__lock(&je_first_lock);
+	if (!atomic_load_explicit(&as_limited, memory_order_relaxed))
+		return 1;
+	if (!atomic_load_explicit(&arenas_all_exist, memory_order_relaxed)) {
+		if (address_space_for(FIRST_CALL_HEADROOM))
+			return 1;
+	} else if (address_space_for(REUSE_HEADROOM)) {
+		return 1;
+	} else if (lifeboat) {
+		dallocx(lifeboat, MALLOCX_TCACHE_NONE);
+		lifeboat = NULL;
+		return 1;
+	}
+	pool__unlock(&je_first_lock);
+	read_as_limit();
+	return -1;
+}
+
+static void first_call_end(int state)
+{
+	if (state == 1) {
+		je_thread_ready = 1;
+		note_arena();
+		lifeboat_arm();
+		pool__unlock(&je_first_lock);
+	}
+}
+
+/*
+ * A thread set up, after an allocation the OS layer could not satisfy (`failed`: the limit
+ * may be new), or when a reserve is wanted: the limit again, and a new reserve.
+ */
+static __attribute__((noinline, cold)) void os_short(int failed)
+{
+	if (failed)
+		read_as_limit();
+	pool__lock(&je_first_lock);
+	lifeboat_arm();
+	pool__unlock(&je_first_lock);
+}
+
+void pool__os_reread_limit(void)
+{
+	read_as_limit();
+}
+
+unsigned long pool__os_limit_reads(void)
+{
+	return atomic_load_explicit(&as_limit_reads, memory_order_relaxed);
+}
+
+/*
+ * fork(): the child's only thread must not find the lock held by a thread it does not have. The
+ * core's fork handlers call these last and first (pool.c): the lock is the last of the lock
+ * order, since a thread may take it under the pool list lock (its first call into jemalloc
+ * inside pool_create()).
+ */
+void pool__os_fork_prepare(void)
+{
+	pool__lock(&je_first_lock);
+}
+
+void pool__os_fork_after(void)
+{
+	pool__unlock(&je_first_lock);
+}
+
+/*
+ * Start-up: the limit, and the first call of the thread that loads the library (main(), or the
+ * caller of dlopen()), made now while the process is small so that creating pools from it
+ * never waits for headroom (it also learns the number of arenas, and makes the reserve under
+ * a limit).
+ */
+__attribute__((constructor)) static void os_init(void)
+{
+	int first;
+
+	read_as_limit();
+	first = first_call_begin();
+	if (first >= 0) {
+		void *p = mallocx(1, 0);
+
+		if (p)
+			dallocx(p, 0);
+		first_call_end(first);
+	}
+}
+
+void *pool__os_alloc(size_t size, size_t align)
+{
+	int first;
+	void *p;
+
+	if (pool__fault(POOL_FAULT_OS_ALLOC))
+		return NULL;
+	first = first_call_begin();
+	if (first < 0)
+		return NULL;
+	p = mallocx(size, MALLOCX_ALIGN(align));
+	first_call_end(first);
+	if (__builtin_expect(!p || atomic_load_explicit(&lifeboat_wanted, memory_order_relaxed), 0))
+		os_short(!p);
+	return p;
+}
+void pool__os_free(void *ptr, size_t size, size_t align)
+{
+	sdallocx(ptr, size, MALLOCX_ALIGN(align));
+}
+
+void *pool__os_meta_alloc(size_t size, size_t align)
+{
+	int first;
+	void *p;
+
+	if (pool__fault(POOL_FAULT_META))
+		return NULL;
+	first = first_call_begin();
+	if (first < 0)
+		return NULL;
+	p = mallocx(size, MALLOCX_ALIGN(align) | MALLOCX_ZERO);
+	first_call_end(first);
+	if (__builtin_expect(!p, 0))
+		os_short(1);
+	return p;
+}
+
+void pool__os_meta_free(void *ptr, size_t size, size_t align)
+{
+	if (ptr)
+		sdallocx(ptr, size, MALLOCX_ALIGN(align));
+}
+
+/*
+ * Purging every arena gives dirty pages back to the kernel with madvise(); it costs a system
+ * call per run of dirty pages, so it belongs to pool_gc()/pool_trim(), never a hot path.
+ * "arena.<i>.purge" with i = MALLCTL_ARENAS_ALL is documented in jemalloc(3). The calling
+ * thread's tcache is flushed first ("thread.tcache.flush"): pool_gc() has just freed objects
+ * from this thread, which jemalloc keeps in its tcache, so their slabs would stay in use and
+ * their arenas could not reuse them (under RLIMIT_AS, another thread then found no memory).
+ * The limit is read again first (a program that changed it calls pool_trim()), and under one,
+ * a reserve for new threads is made if there is none (above).
+ */
+void pool__os_trim(void)
+{
+	char cmd[64];
+	int first;
+
+	read_as_limit();
+	first = first_call_begin();
+	if (first < 0)
+		return;
+	mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
+	snprintf(cmd, sizeof(cmd), "arena.%u.purge", (unsigned int)MALLCTL_ARENAS_ALL);
+	mallctl(cmd, NULL, NULL, NULL, 0);
+	first_call_end(first);
+	if (atomic_load_explicit(&lifeboat_wanted, memory_order_relaxed))
+		os_short(0);
+}
+
+const char *pool__os_name(void)
+{
+	return "jemalloc";
+}
+
+/* jemalloc caches its statistics: bump "epoch" first, as jemalloc(3) says. */
+void pool__os_usage(size_t *allocated, size_t *resident)
+{
+	uint64_t epoch = 1;
+	size_t len = sizeof(epoch);
+	int first = first_call_begin();
+
+	*allocated = *resident = 0;
+	if (first < 0)
+		return;
+	mallctl("epoch", &epoch, &len, &epoch, len);
+	len = sizeof(size_t);
+	if (mallctl("stats.allocated", allocated, &len, NULL, 0) != 0)
+		*allocated = 0;
+	len = sizeof(size_t);
+	if (mallctl("stats.resident", resident, &len, NULL, 0) != 0)
+		*resident = 0;
+	first_call_end(first);
+}
+
+#else /* C library */
+
+/*
+ * The C library needs no first-call guard (glibc falls back to its main arena when it cannot
+ * create one), so RLIMIT_AS is never read here.
+ */
+void pool__os_reread_limit(void)
+{
+}
+
+unsigned long pool__os_limit_reads(void)
+{
+	return 0;
+}
+
+/* fork(): the C library backend holds no lock of its own. */
+void pool__os_fork_prepare(void)
+{
+}
+
+void pool__os_fork_after(void)
+{
+}
+
+void *pool__os_alloc(size_t size, size_t align)
+{
+	if (pool__fault(POOL_FAULT_OS_ALLOC))
+		return NULL;
+	/* aligned_alloc() wants the size to be a multiple of the alignment. */
+	return aligned_alloc(align, pool__round_up(size, align));
+}
+
+void pool__os_free(void *ptr, size_t size, size_t align)
+{
+	(void)size;
+	(void)align;
+	free(ptr);
+}
+
+void *pool__os_meta_alloc(size_t size, size_t align)
+{
+	void *p;
+
+	if (pool__fault(POOL_FAULT_META))
+		return NULL;
+	p = aligned_alloc(align, pool__round_up(size, align));
+
+	if (p)
+		memset(p, 0, size);
+	return p;
+}
+
+void pool__os_meta_free(void *ptr, size_t size, size_t align)
+{
+	(void)size;
+	(void)align;
+	free(ptr);
+}
+
+/* malloc_trim(0) walks every arena and madvise()s free pages away: milliseconds on big heaps. */
+void pool__os_trim(void)
+{
+	malloc_trim(0);
+}
+
+const char *pool__os_name(void)
+{
+	return "libc";
+}
+
+/* mallinfo2() (glibc 2.33+): uordblks are bytes in use; arena + hblkhd what it got from the OS. */
+void pool__os_usage(size_t *allocated, size_t *resident)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	*allocated = mi.uordblks + mi.hblkhd;
+	*resident = mi.arena + mi.hblkhd;
+}
+
+#endif
+
+size_t pool__os_page_size(void)
+{
+	static size_t page;
+	long v;
+
+	if (!page) {
+		v = sysconf(_SC_PAGESIZE);
+		page = v > 0 ? (size_t)v : PAGE_SIZE_FALLBACK;
+	}
+	return page;
+}
+
+int pool__os_read_number(const char *path, unsigned long *value)
+{
+	char buf[64];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	return sscanf(buf, "%lu", value) == 1 ? 0 : -1;
+}
+
+void *pool__os_map(size_t len)
+{
+	void *p;
+
+	if (pool__fault(POOL_FAULT_MAP))
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void pool__os_unmap(void *addr, size_t len)
+{
+	munmap(addr, len);
+}
+
+int pool__os_protect(void *addr, size_t len, int access)
+{
+	return mprotect(addr, len, access ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+int pool__os_safe_read(void *dst, const void *src, size_t len)
+{
+	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)src, len };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+void pool__os_fault_context(const void *uctx, const void **pc, int *write_fault)
+{
+#if defined(__x86_64__)
+	const ucontext_t *uc = uctx;
+
+	*pc = (const void *)uc->uc_mcontext.gregs[REG_RIP];
+	/* the page-fault error code: bit 1 set for a write (Intel SDM vol. 3A, 4.7) */
+	*write_fault = !!(uc->uc_mcontext.gregs[REG_ERR] & 2);
+#else
+	(void)uctx;
+	*pc = NULL;
+	*write_fault = -1;
+#endif
+}
+
+unsigned long pool__os_thread_id(void)
+{
+	return (unsigned long)gettid();
+}

@@ -1,0 +1,691 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The bucket tier, first half: magazines (made and freed as library metadata), the shared free
+ * lists with their BUSY protocol, each bucket's stack of empty magazines, the counters of each
+ * bucket, the OS layer with the accounting of every backend, limits, and the heads across
+ * fork(). Demand tracking and memory return (the release pass, pool_gc(), pool_flush()) are the
+ * second half, pool-demand.c. See the essay in pool.c, steps 4 and 5.
+ *
+ * A bucket's shared free list is a stack of magazines linked through their headers (`next`);
+ * beside it the bucket keeps a stack of empty magazines, at most EMPTIES_MAX. A thread that
+ * refills leaves there, in the same exchange, the empty magazines its slot has beyond the two it
+ * keeps (a consumer's slot fills with empties that a producer's lacks); a thread without a cache
+ * frees into one of them, and a thread that must load an empty magazine and has no memory for a
+ * new one takes one there. Release passes trim them (pool-demand.c), pool_destroy() frees them.
+ *
+ * Concurrency: lock-free, with one rule that carries everything. A thread owns a bucket from the
+ * moment its atomic exchange of POOL_BUSY into the head returns something other than POOL_BUSY
+ * until it stores a new head; the BUSY window holds no lock and calls nothing that can block.
+ * Only the owner reads the `next` of a magazine in the bucket's stacks, changes the bucket's
+ * empties (with plain loads and stores: tests/model/busy.pml shows that leaving an empty
+ * magazine after the head went back can put one magazine in two places), and writes the bucket's
+ * counters (plain relaxed loads and stores), so a magazine moved costs one atomic
+ * read-modify-write (the head's exchange) and its counters land on the line that exchange
+ * already took. Moves that own no head (the OS layer when every bucket was BUSY) count in the
+ * pool's spill counters with fetch_add.
+ *
+ * No function here reads or writes the memory of a free object: magazines hold the pointers, so
+ * a move between tiers reads magazine headers and pointer arrays (library metadata) and nothing
+ * else, and giving objects back to the OS layer reads their pointers from the magazines.
+ */
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/pool-assert.h"
+#include "shared/pool-bucket.h"
+#include "os/pool-os.h"
+#include "os/pool-uaf.h"
+
+#define PUSH_TRIES_PER_BUCKET 2u        /* a push tries each bucket twice before the OS layer */
+#define FORK_BUSY_TRIES       10000u    /* fork_prepare() waits this many yields per head */
+#define EMPTIES_MAX           16u       /* empty magazines a bucket keeps for threads to take */
+
+atomic_ulong pool__moved_objects;
+atomic_ulong pool__touched_words;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The low-water mark                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Owner: `n` objects left the stack (a pop or a release): the low-water mark follows. */
+static void bucket_took(struct pool_bucket *b, unsigned long n)
+{
+	unsigned long f = pool__own_get(&b->free_objects);
+
+	POOL_ASSERT(f >= n);
+	f -= n;
+	atomic_store_explicit(&b->free_objects, f, memory_order_relaxed);
+	if (f < atomic_load_explicit(&b->low_cur, memory_order_relaxed))
+		atomic_store_explicit(&b->low_cur, (uint32_t)f, memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Counters                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+#define SUM_FIELD(fn, field, spill)                                                 \
+unsigned long fn(const struct pool_head *pool)                                    \
+{                                                                                  \
+	unsigned long sum = spill;                                                 \
+	unsigned int i;                                                            \
+	for (i = 0; i < pool->nbuckets; i++)                                       \
+		sum += atomic_load_explicit(&pool->buckets[i].field,                \
+		                            memory_order_relaxed);                  \
+	return sum;                                                                \
+}
+
+SUM_FIELD(pool__sum_allocated, allocated,
+          atomic_load_explicit(&pool->demand.spill_allocated, memory_order_relaxed))
+SUM_FIELD(pool__sum_used, used,
+          atomic_load_explicit(&pool->demand.spill_used, memory_order_relaxed))
+static SUM_FIELD(sum_failed, failed, 0)
+static SUM_FIELD(sum_shared_free, free_objects, 0)
+static SUM_FIELD(sum_get_objects, get_objects, 0)
+static SUM_FIELD(sum_get_clusters, get_clusters, 0)
+static SUM_FIELD(sum_put_objects, put_objects, 0)
+static SUM_FIELD(sum_put_clusters, put_clusters, 0)
+static SUM_FIELD(sum_lost, lost, 0)
+static SUM_FIELD(sum_os_allocs, os_allocs,
+                 atomic_load_explicit(&pool->demand.spill_os_allocs, memory_order_relaxed))
+static SUM_FIELD(sum_os_releases, os_releases,
+                 atomic_load_explicit(&pool->demand.spill_os_releases, memory_order_relaxed))
+
+/* needed_avg: the most objects used over the demand window (at the last pass), or used now. */
+static unsigned long sum_needed(const struct pool_head *pool)
+{
+	unsigned long need = atomic_load_explicit(&pool->demand.need, memory_order_relaxed);
+	unsigned long used = pool__sum_used(pool);
+
+	/* used wraps below 0 while a move is half counted: such a sum is no need */
+	if ((long)used > 0 && used > need)
+		need = used;
+	return need;
+}
+
+void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st)
+{
+	st->allocated = pool__sum_allocated(pool);
+	st->used = pool__sum_used(pool);
+	st->needed_avg = sum_needed(pool);
+	st->failed = sum_failed(pool);
+	st->shared_free = sum_shared_free(pool);
+	st->shared_get_objects = sum_get_objects(pool);
+	st->shared_get_clusters = sum_get_clusters(pool);
+	st->shared_put_objects = sum_put_objects(pool);
+	st->shared_put_clusters = sum_put_clusters(pool);
+	st->os_allocs = sum_os_allocs(pool);
+	st->os_releases = sum_os_releases(pool);
+	st->gc_released_bytes = atomic_load_explicit(&pool->demand.gc_released_bytes,
+	                                             memory_order_relaxed);
+	st->lost = sum_lost(pool);
+}
+
+void pool__count_failed(struct pool_head *pool, unsigned int id)
+{
+	atomic_fetch_add_explicit(&pool->buckets[id & (pool->nbuckets - 1)].failed, 1,
+	                          memory_order_relaxed);
+}
+
+/*
+ * Count a move that owns no head: objects obtained from / given back to the OS layer
+ * (`allocated` and `os_*`), and objects starting / stopping being used. One bucket is owned for
+ * it, from the one `start` names, so the counts land on a line with the usual owner rule; if
+ * every bucket stays BUSY, the spill counters of the pool take it with fetch_add.
+ */
+static void count_move(struct pool_head *pool, unsigned int start, long allocated, long used)
+{
+	unsigned int mask = pool->nbuckets - 1, i;
+
+	for (i = 0; i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
+		struct pool_mag *h = pool__bucket_own(b);
+
+		if (h == POOL_BUSY)
+			continue;
+		pool__own_add(&b->allocated, (unsigned long)allocated);
+		pool__own_add(&b->used, (unsigned long)used);
+		if (allocated > 0)
+			pool__own_add(&b->os_allocs, (unsigned long)allocated);
+		else if (allocated < 0)
+			pool__own_add(&b->os_releases, (unsigned long)-allocated);
+		POOL_ASSERT(pool__bucket_books_ok(b));
+		pool__bucket_give(b, h);
+		return;
+	}
+	atomic_fetch_add_explicit(&pool->demand.spill_allocated, (unsigned long)allocated,
+	                          memory_order_relaxed);
+	atomic_fetch_add_explicit(&pool->demand.spill_used, (unsigned long)used,
+	                          memory_order_relaxed);
+	if (allocated > 0)
+		atomic_fetch_add_explicit(&pool->demand.spill_os_allocs, (unsigned long)allocated,
+		                          memory_order_relaxed);
+	else if (allocated < 0)
+		atomic_fetch_add_explicit(&pool->demand.spill_os_releases,
+		                          (unsigned long)-allocated, memory_order_relaxed);
+}
+
+void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned int start)
+{
+	unsigned int mask = pool->nbuckets - 1, i;
+
+	if (!n)
+		return;
+	for (i = 0; i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
+		struct pool_mag *h = pool__bucket_own(b);
+
+		if (h == POOL_BUSY)
+			continue;
+		pool__own_add(&b->allocated, -n);
+		pool__own_add(&b->used, -n);
+		pool__own_add(&b->lost, n);
+		POOL_ASSERT(pool__bucket_books_ok(b));
+		pool__bucket_give(b, h);
+		pool__bucket_limit_unreserve(pool, (unsigned int)n);
+		return;
+	}
+	/* every head BUSY (a fork child whose heads were reset cannot get here): not counted */
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Limits and the OS layer                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The limit (pool_set_limit()) and its count. limit_count counts the objects reserved from the
+ * OS layer: a move from the OS layer reserves its objects (limit_reserve()) before it asks for
+ * them, and a move back unreserves them (pool__bucket_limit_unreserve()) once its bucket has
+ * counted them out of `allocated`. So the count is `allocated` plus the objects of the moves in
+ * flight, never below `allocated` and never below 0. It is kept whether or not a limit is set, and
+ * pool_set_limit() only stores the cap: nothing ever rebuilds the count from `allocated`, which
+ * a move in flight would make wrong (the count went to -200 when a set_limit landed between a
+ * release's two steps, and the pool then took its limit plus 200 from the OS layer). The cost
+ * is one atomic add on the pool head per move to or from the OS layer, where there was none
+ * without a limit; moves between the tiers are not counted. The cap is an atomic: set at any
+ * moment from any thread, it applies to the reservations that read it afterwards. Caps are
+ * compared as unsigned numbers: any size_t is a cap, SIZE_MAX ("unlimited") included.
+ */
+void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
+
+/* Take up to `n` objects of the pool's limit: how many may be allocated (0 at the limit). */
+static unsigned int limit_reserve(struct pool_head *pool, unsigned int n)
+{
+	size_t limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
+	long cur;
+	unsigned int k = n;
+
+	if (!limit) {
+		atomic_fetch_add_explicit(&pool->limit_count, (long)n, memory_order_relaxed);
+	} else {
+		cur = atomic_load_explicit(&pool->limit_count, memory_order_relaxed);
+		do {
+			/* never below 0 (see above); the clamp keeps a broken count from lifting
+			 * the cap */
+			size_t held = cur > 0 ? (size_t)cur : 0;
+
+			POOL_ASSERT(cur >= 0);
+			if (held >= limit)
+				return 0;
+			k = n > limit - held ? (unsigned int)(limit - held) : n;
+		} while (!atomic_compare_exchange_weak_explicit(&pool->limit_count, &cur,
+		                                                cur + (long)k,
+		                                                memory_order_relaxed,
+		                                                memory_order_relaxed));
+	}
+	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
+		pool__limit_test_hook(pool, 1);
+	return k;
+}
+
+void pool__bucket_limit_unreserve(struct pool_head *pool, unsigned int n)
+{
+	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
+		pool__limit_test_hook(pool, 0);
+	if (n) {
+		long was = atomic_fetch_sub_explicit(&pool->limit_count, (long)n,
+		                                     memory_order_relaxed);
+
+		/* never below 0: what leaves was reserved (see above) */
+		POOL_ASSERT(was >= (long)n);
+	}
+}
+
+void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
+{
+	atomic_store_explicit(&pool->limit, max_objects, memory_order_relaxed);
+}
+
+static void *os_alloc_one(struct pool_head *pool)
+{
+	if (pool->layout & POOL_DBG_UAF)
+		return pool__uaf_alloc(pool->ro.size, pool->align, pool);
+	return pool__os_alloc(pool->os_size, pool->align);
+}
+
+unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned int want,
+                          unsigned int start)
+{
+	unsigned int k, n = 0;
+
+	POOL_ASSERT(want >= 1 && out);
+	k = limit_reserve(pool, want ? want : 1);
+	if (!k)
+		return 0;
+	/* pool_alloc()'s slow path and the bulk call opened the pool (pool.c, open_for_allocation()) */
+	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) == 1);
+	while (n < k) {
+		void *obj = os_alloc_one(pool);
+
+		if (!obj)
+			break;
+		out[n++] = obj;
+	}
+	pool__bucket_limit_unreserve(pool, k - n);
+	if (n)
+		count_move(pool, start, n, n);
+	pool__count_moved(n);
+	return n;
+}
+
+/* Give `obj`, a free object already uncounted, to the OS layer (the uaf quarantine). */
+void pool__bucket_os_free(struct pool_head *pool, void *obj, const void *caller)
+{
+	if (pool->layout & POOL_DBG_UAF) {
+		pool__uaf_free(obj, caller);
+		return;
+	}
+	if (pool__san_on())
+		pool__san_access(obj, pool->os_size);
+	pool__os_free(obj, pool->os_size, pool->align);
+}
+
+void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int n, unsigned int start,
+                  const void *caller)
+{
+	unsigned int i;
+
+	if (!n)
+		return;
+	count_move(pool, start, -(long)n, -(long)n);
+	pool__bucket_limit_unreserve(pool, n);
+	pool__count_moved(n);
+	for (i = 0; i < n; i++)
+		pool__bucket_os_free(pool, objs[i], caller);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Magazines                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+struct pool_mag *pool__mag_new(const struct pool_head *pool)
+{
+	struct pool_mag *m = pool__os_meta_alloc(pool->mag_bytes, POOL_CACHE_LINE);
+
+	if (!m)
+		return NULL;
+	m->next = m->prev = NULL;
+	m->n = 0;
+	m->cap = pool->cluster;
+	return m;
+}
+
+void pool__mag_free(const struct pool_head *pool, struct pool_mag *m)
+{
+	if (m)
+		pool__os_meta_free(m, pool->mag_bytes, POOL_CACHE_LINE);
+}
+
+void pool__mag_free_stack(const struct pool_head *pool, struct pool_mag *top)
+{
+	struct pool_mag *next;
+
+	for (; top; top = next) {
+		next = top->next;
+		pool__mag_free(pool, top);
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Shared free lists (step 4 of the essay)                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Owner: leave the empty magazines of *empties in bucket `b`, up to its bound. */
+static void deposit_empties(struct pool_bucket *b, struct pool_mag **empties)
+{
+	unsigned int ne = atomic_load_explicit(&b->nempties, memory_order_relaxed);
+	struct pool_mag *m;
+
+	POOL_ASSERT(ne <= EMPTIES_MAX);
+	while ((m = *empties) && ne < EMPTIES_MAX) {
+		POOL_ASSERT(m->n == 0);
+		*empties = m->next;
+		m->next = b->empties;
+		b->empties = m;
+		ne++;
+	}
+	atomic_store_explicit(&b->nempties, ne, memory_order_relaxed);
+}
+
+/* Owner: take up to `want` empty magazines of bucket `b` onto *empties. */
+void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want, struct pool_mag **empties)
+{
+	unsigned int ne = atomic_load_explicit(&b->nempties, memory_order_relaxed);
+	struct pool_mag *m;
+
+	while (want && (m = b->empties)) {
+		POOL_ASSERT(ne >= 1 && m->n == 0);
+		b->empties = m->next;
+		m->next = *empties;
+		*empties = m;
+		want--;
+		ne--;
+	}
+	atomic_store_explicit(&b->nempties, ne, memory_order_relaxed);
+}
+
+/*
+ * Own the first bucket with a stack, visiting each bucket once from `start` (BUSY and empty
+ * ones are passed by): returns it, its head (a stack) in *head, or NULL when none had one.
+ */
+static struct pool_bucket *own_stocked(struct pool_head *pool, unsigned int start,
+                                       struct pool_mag **head)
+{
+	unsigned int mask = pool->nbuckets - 1;
+	unsigned int i;
+
+	for (i = 0; i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
+		struct pool_mag *h;
+
+		if (!atomic_load_explicit(&b->free_list, memory_order_relaxed))
+			continue;
+		h = pool__bucket_own(b);
+		if (h == POOL_BUSY)
+			continue;
+		if (!h) {
+			pool__bucket_give(b, NULL);
+			continue;
+		}
+		*head = h;
+		return b;
+	}
+	return NULL;
+}
+
+struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
+                                  unsigned int max_mags, struct pool_mag **empties,
+                                  unsigned int *nobjs)
+{
+	struct pool_mag *head, *last;
+	struct pool_bucket *b;
+	unsigned int k, nm;
+
+	POOL_ASSERT(max_mags >= 1 && nobjs);
+	b = own_stocked(pool, start, &head);
+	if (!b) {
+		*nobjs = 0;
+		return NULL;
+	}
+	/*
+	 * We own the head: nobody can pop these magazines, so their headers are ours to
+	 * read. Up to max_mags of them.
+	 */
+	k = head->n;
+	last = head;
+	POOL_ASSERT(head->n >= 1 && head->n <= head->cap);
+	for (nm = 1; nm < max_mags && last->next; nm++) {
+		last = last->next;
+		POOL_ASSERT(last->n >= 1 && last->n <= last->cap);
+		k += last->n;
+	}
+	pool__bucket_sync(pool, b);
+	bucket_took(b, k);
+	pool__own_add(&b->used, k);
+	pool__own_add(&b->get_objects, k);
+	pool__own_add(&b->get_clusters, nm);
+	if (empties)
+		deposit_empties(b, empties);
+	pool__bucket_give(b, last->next);
+	last->next = NULL;
+	*nobjs = k;
+	pool__count_moved(k);
+	return head;
+}
+
+int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
+                      unsigned int nmags, unsigned int nobjs, unsigned int start,
+                      unsigned int want_empties, struct pool_mag **empties)
+{
+	unsigned int mask = pool->nbuckets - 1;
+	unsigned int i;
+
+	/* a shared stack holds no empty magazine: each of them holds 1..cluster objects */
+	POOL_ASSERT(nmags >= 1 && top && bottom && top->n >= 1 && bottom->n >= 1);
+	POOL_ASSERT(nobjs >= nmags && nobjs <= (unsigned long)nmags * pool->cluster);
+	POOL_ASSERT(!want_empties || empties);
+	for (i = 0; i < pool->nbuckets * PUSH_TRIES_PER_BUCKET; i++) {
+		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
+		struct pool_mag *head = pool__bucket_own(b);
+
+		if (head == POOL_BUSY)
+			continue;
+		bottom->next = head;
+		pool__bucket_sync(pool, b);
+		pool__own_add(&b->free_objects, nobjs);
+		pool__own_add(&b->used, -(unsigned long)nobjs);
+		pool__own_add(&b->put_objects, nobjs);
+		pool__own_add(&b->put_clusters, nmags);
+		if (want_empties)
+			pool__bucket_withdraw_empties(b, want_empties, empties);
+		pool__bucket_give(b, top);
+		pool__count_moved(nobjs);
+		return 1;
+	}
+	return 0;
+}
+
+void pool__bucket_walk(const struct pool_head *pool, const struct pool_bucket *b,
+                       const struct pool_mag *head)
+{
+	const struct pool_mag *m;
+	unsigned long objs = 0;
+	unsigned int n, i;
+
+	POOL_ASSERT(head != POOL_BUSY);
+	for (m = head; m; m = m->next) {
+		POOL_ASSERT(m->cap == pool->cluster && m->n >= 1 && m->n <= m->cap);
+		for (i = 0; i < m->n; i++)
+			POOL_ASSERT(m->obj[i]);
+		objs += m->n;
+	}
+	POOL_ASSERT(objs == pool__own_get(&b->free_objects));
+	for (m = b->empties, n = 0; m; m = m->next, n++)
+		POOL_ASSERT(m->n == 0 && n < EMPTIES_MAX);
+	POOL_ASSERT(n == atomic_load_explicit(&b->nempties, memory_order_relaxed));
+	POOL_ASSERT(pool__bucket_books_ok(b));
+}
+
+/* Give back every object of a stack of magazines (uncounted already) and free the magazines. */
+void pool__bucket_release_mags(struct pool_head *pool, struct pool_mag *top, const void *caller)
+{
+	struct pool_mag *m;
+	unsigned int i;
+
+	for (m = top; m; m = m->next)
+		for (i = 0; i < m->n; i++)
+			pool__bucket_os_free(pool, m->obj[i], caller);
+	pool__mag_free_stack(pool, top);
+}
+
+void pool__push_mags(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
+                     unsigned int nmags, unsigned int nobjs, unsigned int start)
+{
+	if (!nmags)
+		return;
+	if (pool__shared_push(pool, top, bottom, nmags, nobjs, start, 0, NULL))
+		return;
+	/* every head stayed BUSY: the objects go to the OS layer rather than wait */
+	bottom->next = NULL;
+	count_move(pool, start, -(long)nobjs, -(long)nobjs);
+	pool__bucket_limit_unreserve(pool, nobjs);
+	pool__count_moved(nobjs);
+	pool__bucket_release_mags(pool, top, NULL);
+}
+
+void *pool__shared_get_one(struct pool_head *pool, unsigned int start)
+{
+	struct pool_mag *head;
+	struct pool_bucket *b = own_stocked(pool, start, &head);
+	void *obj;
+
+	if (!b)
+		return NULL;
+	POOL_ASSERT(head->n > 0);
+	obj = head->obj[--head->n];
+	pool__bucket_sync(pool, b);
+	bucket_took(b, 1);
+	pool__own_add(&b->used, 1);
+	pool__own_add(&b->get_objects, 1);
+	if (!head->n) {
+		/* the magazine left the stack empty: it joins the empties, or goes */
+		struct pool_mag *next = head->next, *spare = head;
+
+		head->next = NULL;
+		pool__own_add(&b->get_clusters, 1);
+		deposit_empties(b, &spare);
+		pool__bucket_give(b, next);
+		pool__mag_free(pool, spare);
+	} else {
+		pool__bucket_give(b, head);
+	}
+	pool__count_moved(1);
+	return obj;
+}
+
+void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start)
+{
+	unsigned int mask = pool->nbuckets - 1;
+	unsigned int i;
+
+	POOL_ASSERT(obj);
+	/* into a magazine a bucket already has, with one exchange */
+	for (i = 0; i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
+		struct pool_mag *head = pool__bucket_own(b);
+
+		if (head == POOL_BUSY)
+			continue;
+		if (head && head->n < head->cap) {
+			head->obj[head->n++] = obj;
+		} else if (b->empties) {
+			struct pool_mag *e = NULL;
+
+			pool__bucket_withdraw_empties(b, 1, &e);
+			e->obj[0] = obj;
+			e->n = 1;
+			e->next = head;
+			head = e;
+			pool__own_add(&b->put_clusters, 1);
+		} else {
+			pool__bucket_give(b, head);
+			continue;
+		}
+		pool__bucket_sync(pool, b);
+		pool__own_add(&b->free_objects, 1);
+		pool__own_add(&b->used, -1ul);
+		pool__own_add(&b->put_objects, 1);
+		pool__bucket_give(b, head);
+		pool__count_moved(1);
+		return;
+	}
+	pool__shared_put_array(pool, &obj, 1, start);
+}
+
+void pool__shared_put_array(struct pool_head *pool, void *const *objs, unsigned int n,
+                            unsigned int start)
+{
+	while (n) {
+		struct pool_mag *m = pool__mag_new(pool);
+		unsigned int k;
+
+		if (!m) {
+			pool__bucket_os_put(pool, objs, n, start, NULL);
+			return;
+		}
+		k = n < m->cap ? n : m->cap;
+		memcpy(m->obj, objs, k * sizeof(*objs));
+		m->n = k;
+		pool__push_mags(pool, m, m, 1, k, start);
+		objs += k;
+		n -= k;
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* fork()                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+void pool__bucket_fork_prepare(struct pool_head *p)
+{
+	unsigned int i, tries;
+
+	for (i = 0; i < p->nbuckets; i++) {
+		struct pool_bucket *b = &p->buckets[i];
+		struct pool_mag *h = POOL_BUSY;
+
+		/* bounded: a head held BUSY this long belongs to a thread that is stuck or died
+		 * inside its BUSY window (asynchronous cancellation, a longjmp out of a handler) */
+		for (tries = 0; tries < FORK_BUSY_TRIES; tries++) {
+			h = pool__bucket_own(b);
+			if (h != POOL_BUSY)
+				break;
+			sched_yield();
+		}
+		b->fork_saved = h;
+	}
+}
+
+void pool__bucket_fork_parent(struct pool_head *p)
+{
+	unsigned int i;
+
+	/* the heads we could not own are their owners' to store back */
+	for (i = 0; i < p->nbuckets; i++)
+		if (p->buckets[i].fork_saved != POOL_BUSY)
+			pool__bucket_give(&p->buckets[i], p->buckets[i].fork_saved);
+}
+
+void pool__bucket_fork_child(struct pool_head *p)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nbuckets; i++) {
+		struct pool_bucket *b = &p->buckets[i];
+
+		if (b->fork_saved != POOL_BUSY) {
+			pool__bucket_give(b, b->fork_saved);
+			continue;
+		}
+		/*
+		 * Its owner does not exist here: what the stack held is lost to this process, and so
+		 * are the bucket's empty magazines, which that owner may have been changing. The
+		 * counters say how much it held when last counted (an owner that died between
+		 * taking the head and counting makes it approximate).
+		 */
+		pool__own_add(&b->lost, pool__own_get(&b->free_objects));
+		pool__bucket_limit_unreserve(p, (unsigned int)pool__own_get(&b->free_objects));
+		pool__own_add(&b->allocated, -pool__own_get(&b->free_objects));
+		atomic_store_explicit(&b->free_objects, 0, memory_order_relaxed);
+		atomic_store_explicit(&b->low_cur, 0, memory_order_relaxed);
+		atomic_store_explicit(&b->low_prev, 0, memory_order_relaxed);
+		b->empties = NULL;
+		atomic_store_explicit(&b->nempties, 0, memory_order_relaxed);
+		atomic_store_explicit(&b->free_list, NULL, memory_order_release);
+	}
+}

@@ -1,0 +1,848 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The magazines of one thread's cache of one pool (a slot): which pool has which slot, the
+ * loaded magazine behind the fast path's entry, the previous one, the stacks of full and empty
+ * magazines, the budget and CLOCK eviction, and the rotations when the loaded magazine runs
+ * empty or full (Bonwick & Adams, "Magazines and Vmem", USENIX 2001, section 3; the essay of
+ * pool-tcache.c tells how). Every function here acts on the calling thread's own caches inside
+ * one of its sections (pool-tcache.c), except the slot table's (under the pool list lock) and
+ * pool__magazine_take_slot() and pool__magazine_slot_cached(), which read other threads' caches
+ * for pool-thread.c. Only magazine headers and pointer arrays are read or written here: never a
+ * free object, but for the debugging layer's fill and check of cached objects when integrity or
+ * backup is on.
+ */
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/pool-assert.h"
+#include "shared/pool-bucket.h"
+#include "tcache/pool-magazine.h"
+#include "debug/pool-profile.h"
+
+/* Magazines a refill takes from a shared list with one exchange, when the budget holds them. */
+#define REFILL_MAGS 2u
+
+/* Empty magazines a slot keeps when it leaves others in a bucket during a refill. */
+#define EMPTY_KEEP 2u
+
+struct pool_head *pool__slots[POOL_MAX_CACHED_POOLS];
+static atomic_uint pool_max_slot = 1;   /* highest slot ever used + 1 */
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pool slots                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+void pool__magazine_attach(struct pool_head *pool)
+{
+	unsigned int s;
+
+	for (s = 1; s < POOL_MAX_CACHED_POOLS; s++) {
+		if (!pool__slots[s]) {
+			pool__slots[s] = pool;
+			pool->ro.index = s;
+			pool->ro.cache_off = (uint32_t)(s * sizeof(struct pool_tcache));
+			if (s + 1 > atomic_load(&pool_max_slot))
+				atomic_store(&pool_max_slot, s + 1);
+			return;
+		}
+	}
+}
+
+void pool__magazine_detach(struct pool_head *pool)
+{
+	if (pool->ro.index)
+		pool__slots[pool->ro.index] = NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* One slot: the entry, its magazines and their stacks                                        */
+
+
+static inline void set_held(struct pool_tslot *sl, uint32_t held)
+{
+	__atomic_store_n(&sl->held, held, __ATOMIC_RELAXED);
+}
+
+/* What slot `s` holds, in objects counted by the budget. */
+static inline uint32_t slot_objs(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	const struct pool_tslot *sl = &ctx->slot[s];
+
+	return sl->held + (sl->loaded ? sl->loaded->cap : 0);
+}
+
+/*
+ * Tier 1 (pool-assert.h), at the top of every call of this file on the calling thread's own
+ * slot `s`: it is inside a section, the slot belongs to a pool, the fast path's entry spans the
+ * loaded magazine (or is empty, or closed by a drain), the counts agree with the stacks' ends,
+ * and the budget counts what the slot holds (the essay of pool-tcache.c).
+ */
+static void check_slot(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	const struct pool_tslot *sl = &ctx->slot[s];
+	const struct pool_tcache *tc = &ctx->tc[s];
+	const struct pool_mag *m = sl->loaded;
+
+	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 1);
+	POOL_ASSERT(s >= 1 && s < POOL_MAX_CACHED_POOLS && pool__slots[s]);
+	/* the profile's window (pool-sample.c) may narrow [base, end) inside the magazine */
+	POOL_ASSERT(m ? tc->base >= m->obj && tc->base <= m->obj + m->cap &&
+	                tc->end >= m->obj && tc->end <= m->obj + m->cap &&
+	                tc->top >= m->obj && tc->top <= m->obj + m->cap :
+	                !tc->base || tc->base == POOL__TC_CLOSED_BASE);
+	POOL_ASSERT(!sl->top == !sl->nfull && !sl->bottom == !sl->nfull && !sl->empty == !sl->nempty);
+	POOL_ASSERT(!sl->prev || sl->prev->n <= sl->prev->cap);
+	POOL_ASSERT(sl->reserved_objs == slot_objs(ctx, s) && ctx->reserved <= ctx->budget);
+}
+
+/*
+ * Tier 2, at the top of the calls that move magazines (a refill, making room, an eviction): the
+ * whole slot. The full stack is walked, its links checked both ways, against nfull and its
+ * bottom, the empty stack against nempty; held is the sum of the objects of the previous and
+ * full magazines; every magazine has the pool's capacity. The loaded and previous magazines
+ * hold no NULL (the fast path relies on it); the pointers of the full stack are checked when
+ * one is loaded (load()), which keeps this walk at a header per magazine, not a word per
+ * cached object.
+ */
+static void walk_slot(const struct pool_thread_caches *ctx, unsigned int s,
+                      const struct pool_head *pool)
+{
+	const struct pool_tslot *sl = &ctx->slot[s];
+	const struct pool_mag *m, *up = NULL;
+	uint32_t cap = pool->cluster, n, i, held = 0;
+
+	for (m = sl->top, n = 0; m; up = m, m = m->next, n++) {
+		POOL_ASSERT(n < sl->nfull && m->prev == up && m->cap == cap);
+		POOL_ASSERT(m->n >= 1 && m->n <= m->cap);
+		held += m->n;
+	}
+	POOL_ASSERT(n == sl->nfull && up == sl->bottom);
+	if ((m = sl->prev) != NULL) {
+		POOL_ASSERT(m->cap == cap);
+		for (i = 0; i < m->n; i++)
+			POOL_ASSERT(m->obj[i]);
+		held += m->n;
+	}
+	POOL_ASSERT(held == sl->held);
+	for (m = sl->empty, n = 0; m; m = m->next, n++)
+		POOL_ASSERT(n < sl->nempty && m->n == 0 && m->cap == cap);
+	POOL_ASSERT(n == sl->nempty);
+	if (sl->loaded) {
+		POOL_ASSERT(sl->loaded->cap == cap);
+		for (i = 0; i < pool__tc_count(ctx, s); i++)
+			POOL_ASSERT(sl->loaded->obj[i]);
+	}
+}
+
+void pool__magazine_walk_caches(const struct pool_thread_caches *ctx)
+{
+	unsigned int max = pool__magazine_max_slot(), s;
+	size_t sum = 0;
+
+	for (s = 1; s < max; s++) {
+		const struct pool_tslot *sl = &ctx->slot[s];
+		/* read once: another thread may create or destroy the pool of an empty slot */
+		const struct pool_head *pool = __atomic_load_n(&pool__slots[s], __ATOMIC_RELAXED);
+
+		if (!pool) {
+			POOL_ASSERT(!sl->reserved_objs && !sl->nempty && !sl->loaded && !sl->prev);
+			continue;
+		}
+		POOL_ASSERT(sl->reserved_objs == slot_objs(ctx, s));
+		walk_slot(ctx, s, pool);
+		sum += (size_t)sl->reserved_objs * pool->cache_cost;
+	}
+	POOL_ASSERT(sum == ctx->reserved - atomic_load_explicit(&ctx->credit, memory_order_relaxed));
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
+}
+
+/* Make `m` the loaded magazine of slot `s` (there was none). */
+static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag *m)
+{
+	struct pool_tcache *tc = &ctx->tc[s];
+
+	POOL_ASSERT(!ctx->slot[s].loaded && m->n <= m->cap && m->cap == pool__slots[s]->cluster);
+	if (POOL_ASSERTS >= 2) {
+		uint32_t i;
+
+		/* tier 2: what the fast path will pop holds no NULL (a word per object loaded) */
+		for (i = 0; i < m->n; i++)
+			POOL_ASSERT(m->obj[i]);
+	}
+	ctx->slot[s].loaded = m;
+	__atomic_store_n(&ctx->slot[s].hidden, 0, __ATOMIC_RELAXED);
+	/* relaxed atomics: statistics read the entry from other threads (entry_count()) */
+	__atomic_store_n(&tc->base, m->obj, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->end, m->obj + m->cap, __ATOMIC_RELAXED);
+	pool__tc_set_count(ctx, s, m->n);
+}
+
+/*
+ * The objects of a magazine that leaves the loaded position (or the thread) are free: the
+ * profile credits those it sampled (pool-sample.c). One relaxed load of the profile's count of
+ * samples when it holds none (the profile off, or nothing sampled), then one of the pool's.
+ */
+static inline void profile_seen_free(const struct pool_head *pool, void *const *objs, uint32_t n)
+{
+	if (POOL_UNLIKELY(atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed) != 0) &&
+	    pool && atomic_load_explicit(&pool->prof_live, memory_order_relaxed))
+		pool__prof_scan(objs, n);
+}
+
+/* Take the loaded magazine out of slot `s` (its count written back); NULL if none. */
+static struct pool_mag *unload(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tcache *tc = &ctx->tc[s];
+	struct pool_mag *m = ctx->slot[s].loaded;
+
+	POOL_ASSERT(!m || pool__tc_count(ctx, s) <= m->cap);
+	if (m) {
+		m->n = pool__tc_count(ctx, s);
+		profile_seen_free(pool__slots[s], m->obj, m->n);
+	}
+	__atomic_store_n(&tc->top, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->base, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->end, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&ctx->slot[s].hidden, 0, __ATOMIC_RELAXED);
+	ctx->slot[s].loaded = NULL;
+	return m;
+}
+
+/* Push `m` on top of slot `s`'s full stack; its objects become `held`. */
+static void full_push(struct pool_tslot *sl, struct pool_mag *m)
+{
+	POOL_ASSERT(m->n >= 1 && m->n <= m->cap);
+	m->prev = NULL;
+	m->next = sl->top;
+	if (sl->top)
+		sl->top->prev = m;
+	else
+		sl->bottom = m;
+	sl->top = m;
+	sl->nfull++;
+	set_held(sl, sl->held + m->n);
+}
+
+/* Pop the top of slot `s`'s full stack (NULL if empty). */
+static struct pool_mag *full_pop(struct pool_tslot *sl)
+{
+	struct pool_mag *m = sl->top;
+
+	if (!m)
+		return NULL;
+	POOL_ASSERT(sl->nfull >= 1 && sl->held >= m->n && !m->prev);
+	sl->top = m->next;
+	if (sl->top)
+		sl->top->prev = NULL;
+	else
+		sl->bottom = NULL;
+	m->next = m->prev = NULL;
+	sl->nfull--;
+	set_held(sl, sl->held - m->n);
+	return m;
+}
+
+/*
+ * Cut the `k` (>= 1, <= nfull) bottom magazines off slot `s`'s full stack: returned as a stack
+ * linked by `next` from *top to its last one (*bottom), with their objects in *nobjs. Walks k
+ * magazine headers up from the bottom.
+ */
+static void full_cut_bottom(struct pool_tslot *sl, uint32_t k, struct pool_mag **top,
+                            struct pool_mag **bottom, uint32_t *nobjs)
+{
+	struct pool_mag *cut = sl->bottom;
+	uint32_t n = cut->n, i;
+
+	POOL_ASSERT(k >= 1 && k <= sl->nfull);
+	for (i = 1; i < k; i++) {
+		cut = cut->prev;
+		n += cut->n;
+	}
+	*top = cut;
+	*bottom = sl->bottom;
+	sl->bottom = cut->prev;
+	if (sl->bottom)
+		sl->bottom->next = NULL;
+	else
+		sl->top = NULL;
+	cut->prev = NULL;
+	sl->nfull -= k;
+	set_held(sl, sl->held - n);
+	*nobjs = n;
+}
+
+/* Keep `m`, empty, on slot `s`'s stack of empty magazines. */
+static void empty_push(struct pool_tslot *sl, struct pool_mag *m)
+{
+	POOL_ASSERT(m->n == 0);
+	m->prev = NULL;
+	m->next = sl->empty;
+	sl->empty = m;
+	sl->nempty++;
+}
+
+/* An empty magazine for slot `s`: one it keeps, else a new one; NULL when out of memory. */
+static struct pool_mag *empty_get(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *m = sl->empty;
+
+	POOL_ASSERT(!m == !sl->nempty);
+	if (m) {
+		sl->empty = m->next;
+		sl->nempty--;
+		m->next = NULL;
+		return m;
+	}
+	return pool__mag_new(pool__slots[s]);
+}
+
+/* Set the prev magazine of slot `s` (the objects of the old and new ones move in `held`). */
+static void set_prev(struct pool_tslot *sl, struct pool_mag *m)
+{
+	uint32_t held = sl->held;
+
+	POOL_ASSERT(!sl->prev || held >= sl->prev->n);
+	if (sl->prev)
+		held -= sl->prev->n;
+	if (m)
+		held += m->n;
+	sl->prev = m;
+	set_held(sl, held);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Debugging of cached objects                                                                */
+
+
+/* Objects that enter the thread cache: the integrity pattern and the backup copy. */
+static void fill_objs(struct pool_head *pool, void *const *objs, uint32_t n, int integrity)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		pool__debug_fill_cached(pool, objs[i], integrity);
+	pool__count_touched((unsigned long)n * ((pool->ro.size + 7) / 8));
+}
+
+/* Objects that leave the thread cache for another tier: checked against both. */
+static void check_objs(struct pool_head *pool, void *const *objs, uint32_t n, int integrity)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		pool__debug_check_cached(pool, objs[i], NULL, integrity);
+	pool__count_touched((unsigned long)n * ((pool->ro.size + 7) / 8));
+}
+
+void pool__magazine_fill_slot(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *m;
+
+	if (!pool__slots[s])
+		return;
+	check_slot(ctx, s);
+	if (sl->loaded)
+		fill_objs(pool__slots[s], pool__tc_objs(ctx, s), pool__tc_count(ctx, s), 1);
+	if (sl->prev)
+		fill_objs(pool__slots[s], sl->prev->obj, sl->prev->n, 1);
+	for (m = sl->top; m; m = m->next)
+		fill_objs(pool__slots[s], m->obj, m->n, 1);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Giving magazines to the tier below                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A stack of magazines (`top` to `bottom` through `next`, holding `nobjs` objects, counted as
+ * used) leaves the thread cache: checked first when debugging wants it, then pushed to the
+ * shared lists with one exchange, or given to the OS layer when the shared lists are bypassed
+ * (no-global, uaf), the magazines then kept empty by the slot. `want_empty`: take an empty
+ * magazine from that bucket in the same exchange, returned (or NULL).
+ */
+static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s,
+                                  struct pool_mag *top, struct pool_mag *bottom, uint32_t nmags,
+                                  uint32_t nobjs, unsigned int dbg, int want_empty)
+{
+	struct pool_head *pool = pool__slots[s];
+	struct pool_mag *m, *next, *empty = NULL;
+	int integrity;
+
+	if (!nmags)
+		return NULL;
+	integrity = pool__tc_integrity_on(ctx, dbg);
+	if (pool__tc_debug_cached(pool, integrity))
+		for (m = top; m; m = m == bottom ? NULL : m->next)
+			check_objs(pool, m->obj, m->n, integrity);
+	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF)) {
+		if (pool__shared_push(pool, top, bottom, nmags, nobjs, ctx->id, want_empty, &empty))
+			return empty;
+		/* every head stayed BUSY: to the OS layer (the magazines are kept, empty) */
+	}
+	bottom->next = NULL;
+	for (m = top; m; m = next) {
+		next = m->next;
+		pool__bucket_os_put(pool, m->obj, m->n, ctx->id, NULL);
+		m->n = 0;
+		if (want_empty && !empty)
+			empty = m;
+		else
+			empty_push(&ctx->slot[s], m);
+	}
+	return empty;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The budget and eviction (steps 2 and 3 of the essay)                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Slot `s` now counts `objs` objects in the budget. */
+static void set_reserved(struct pool_thread_caches *ctx, unsigned int s, uint32_t objs)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+
+	/* the thread's reserved counts this slot's part (and credit): taking it back never wraps */
+	POOL_ASSERT(ctx->reserved >= (size_t)sl->reserved_objs * pool__slots[s]->cache_cost);
+	ctx->reserved += ((size_t)objs - sl->reserved_objs) * pool__slots[s]->cache_cost;
+	sl->reserved_objs = objs;
+}
+
+/* Evict the `k` coldest full magazines of slot `s` (the bottom of its stack). */
+static void evict_full(struct pool_thread_caches *ctx, unsigned int s, uint32_t k,
+                       unsigned int dbg)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *top, *bottom, *e;
+	uint32_t n;
+
+	if (!k)
+		return;
+	full_cut_bottom(sl, k, &top, &bottom, &n);
+	e = give_mags(ctx, s, top, bottom, k, n, dbg, 0);
+	POOL_ASSERT(!e);
+	set_reserved(ctx, s, slot_objs(ctx, s));
+}
+
+/*
+ * Put `m` (may be NULL) on top of the stack *top..*bottom (linked by `next`) when it holds
+ * objects, counting it in *nm and its objects in *n, and return NULL; return it when it is
+ * empty, for the caller to keep or free.
+ */
+static struct pool_mag *stack_if_stocked(struct pool_mag *m, struct pool_mag **top,
+                                         struct pool_mag **bottom, uint32_t *nm, uint32_t *n)
+{
+	if (!m || !m->n)
+		return m;
+	m->next = *top;
+	*top = m;
+	if (!*bottom)
+		*bottom = m;
+	(*nm)++;
+	*n += m->n;
+	return NULL;
+}
+
+/*
+ * Everything slot `s` holds leaves the thread: its full stack, previous and loaded magazines
+ * (with objects) to the tier below in one exchange, and its empty magazines are freed. The
+ * slot's entry is left empty (the fast path falls to the slow path).
+ */
+void pool__magazine_evict_slot(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *top = NULL, *bottom = NULL, *mags[2];
+	uint32_t nm = 0, n = 0, i;
+
+	check_slot(ctx, s);
+	if (POOL_ASSERTS >= 2)
+		walk_slot(ctx, s, pool__slots[s]);
+	mags[0] = unload(ctx, s);
+	mags[1] = sl->prev;
+	set_prev(sl, NULL);
+	if (sl->nfull) {
+		nm = sl->nfull;
+		full_cut_bottom(sl, nm, &top, &bottom, &n);
+	}
+	/* the loaded and previous magazines go on top of the stack when they hold objects */
+	for (i = 0; i < 2; i++) {
+		struct pool_mag *e = stack_if_stocked(mags[i], &top, &bottom, &nm, &n);
+
+		if (e)
+			empty_push(sl, e);
+	}
+	give_mags(ctx, s, top, bottom, nm, n, dbg, 0);
+	pool__mag_free_stack(pool__slots[s], sl->empty);
+	sl->empty = NULL;
+	sl->nempty = 0;
+	set_reserved(ctx, s, 0);
+}
+
+/*
+ * The clock hand's next victim other than `keep`: a slot holding something in the budget whose
+ * reference bit is clear (the bit is cleared on the way); 0 if none.
+ */
+static unsigned int clock_victim(struct pool_thread_caches *ctx, unsigned int keep)
+{
+	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
+	unsigned int step;
+
+	POOL_ASSERT(ctx->hand >= 1 && ctx->hand < max);
+	for (step = 0; step < 2 * max; step++) {
+		unsigned int s = ctx->hand;
+		struct pool_tslot *sl = &ctx->slot[s];
+
+		ctx->hand = s + 1 < max ? s + 1 : 1;
+		if (!s || s == keep || !sl->reserved_objs)
+			continue;
+		if (sl->referenced) {
+			sl->referenced = 0;
+			continue;
+		}
+		return s;
+	}
+	return 0;
+}
+
+/*
+ * Make the budget hold `more` objects more for slot `s` (its reserved_objs grows by `more`):
+ * colder slots give their full magazines first, then all they hold, then slot `s` gives its own
+ * coldest full magazines. Returns 1 (counted), or 0 when even that is not enough (nothing is
+ * counted; what was evicted stays evicted).
+ */
+static int slot_grow(struct pool_thread_caches *ctx, unsigned int s, uint32_t more,
+                     unsigned int dbg)
+{
+	size_t cost = pool__slots[s]->cache_cost;
+	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed), rounds;
+
+	for (rounds = 0; ctx->reserved + (size_t)more * cost > ctx->budget; rounds++) {
+		unsigned int v = rounds < 4 * max ? clock_victim(ctx, s) : 0;
+
+		if (v) {
+			struct pool_tslot *vs = &ctx->slot[v];
+
+			if (vs->nfull)
+				evict_full(ctx, v, (vs->nfull + 1) / 2, dbg);
+			else
+				pool__magazine_evict_slot(ctx, v, dbg);
+			continue;
+		}
+		if (!ctx->slot[s].nfull)
+			return 0;
+		evict_full(ctx, s, (ctx->slot[s].nfull + 1) / 2, dbg);
+	}
+	set_reserved(ctx, s, ctx->slot[s].reserved_objs + more);
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
+	return 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Rotations: what a slot does when its loaded magazine runs empty or full                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The loaded magazine of slot `s` is empty (or there is none): load the previous one if it holds
+ * objects, else the top of the full stack. Returns 1 when the loaded magazine now holds
+ * objects, 0 when the slot has none left.
+ */
+int pool__magazine_reload_local(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *m, *old;
+
+	check_slot(ctx, s);
+	if (!sl->loaded)
+		return 0;
+	if (sl->prev && sl->prev->n) {
+		m = sl->prev;
+		old = unload(ctx, s);
+		set_prev(sl, old);
+	} else if (sl->top) {
+		m = full_pop(sl);
+		old = unload(ctx, s);
+		if (!sl->prev)
+			set_prev(sl, old);
+		else
+			empty_push(sl, old);
+	} else {
+		return 0;
+	}
+	load(ctx, s, m);
+	sl->referenced = 1;
+	set_reserved(ctx, s, slot_objs(ctx, s));
+	return 1;
+}
+
+/*
+ * Give slot `s` a loaded magazine (empty) if it has none, within the budget. Returns 1, or 0
+ * when the budget cannot hold one or there is no memory for it.
+ */
+static int ensure_loaded(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
+{
+	struct pool_head *pool = pool__slots[s];
+	struct pool_mag *m;
+
+	if (ctx->slot[s].loaded)
+		return 1;
+	if (!slot_grow(ctx, s, pool->cluster, dbg))
+		return 0;
+	m = empty_get(ctx, s);
+	if (!m) {
+		set_reserved(ctx, s, ctx->slot[s].reserved_objs - pool->cluster);
+		return 0;
+	}
+	load(ctx, s, m);
+	return 1;
+}
+
+/*
+ * The loaded magazine of slot `s` is empty (and so are the previous one and the full stack):
+ * fill it from a shared free list, with up to REFILL_MAGS magazines in one exchange (those
+ * beyond the first go onto the full stack when the budget holds them), leaving the slot's
+ * surplus empty magazines in that bucket; else `want` new objects from the OS layer (at most a
+ * magazine: one for pool_alloc(), what a bulk call still needs for it).
+ * Returns 1 when the loaded magazine holds objects, 0 at the limit or out of memory.
+ */
+int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
+                         uint32_t want)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_head *pool = pool__slots[s];
+	int integrity = pool__tc_integrity_on(ctx, dbg);
+	uint32_t n;
+
+	check_slot(ctx, s);
+	if (POOL_ASSERTS >= 2)
+		walk_slot(ctx, s, pool__slots[s]);
+	if (!ensure_loaded(ctx, s, dbg))
+		return 0;
+	sl->referenced = 1;
+	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF)) {
+		size_t room = ctx->budget - ctx->reserved;
+		unsigned int extra = (unsigned int)(room / ((size_t)pool->cluster * pool->cache_cost));
+		struct pool_mag *deposit = NULL, *top, *m, *next, *old;
+		unsigned int nobjs;
+
+		if (extra > REFILL_MAGS - 1)
+			extra = REFILL_MAGS - 1;
+		/* the empty magazines beyond what the slot keeps are left in the bucket */
+		while (sl->nempty > EMPTY_KEEP) {
+			m = sl->empty;
+			sl->empty = m->next;
+			sl->nempty--;
+			m->next = deposit;
+			deposit = m;
+		}
+		top = pool__shared_pop(pool, ctx->id, 1 + extra, &deposit, &nobjs);
+		pool__mag_free_stack(pool, deposit);
+		if (top) {
+			old = unload(ctx, s);
+			if (!sl->prev)
+				set_prev(sl, old);
+			else
+				empty_push(sl, old);
+			next = top->next;
+			top->next = NULL;
+			if (pool__tc_debug_cached(pool, integrity))
+				fill_objs(pool, top->obj, top->n, integrity);
+			load(ctx, s, top);
+			for (m = next; m; m = next) {
+				next = m->next;
+				if (pool__tc_debug_cached(pool, integrity))
+					fill_objs(pool, m->obj, m->n, integrity);
+				full_push(sl, m);
+			}
+			set_reserved(ctx, s, slot_objs(ctx, s));
+			return pool__tc_count(ctx, s) > 0 || pool__magazine_reload_local(ctx, s);
+		}
+	}
+	/* growing: what is wanted from the OS layer, so that a pool takes no more than it hands out */
+	POOL_ASSERT(want >= 1 && pool__tc_count(ctx, s) == 0);
+	n = pool__bucket_os_get(pool, pool__tc_objs(ctx, s),
+	                        want < pool__tc_cap(ctx, s) ? want : pool__tc_cap(ctx, s), ctx->id);
+	if (!n)
+		return 0;
+	if (pool__tc_debug_cached(pool, integrity))
+		fill_objs(pool, pool__tc_objs(ctx, s), n, integrity);
+	pool__tc_set_count(ctx, s, n);
+	return 1;
+}
+
+/*
+ * The loaded magazine of slot `s` is full (or there is none): make room in it. An empty
+ * previous magazine takes its place; else the previous one goes onto the full stack and an empty
+ * magazine is loaded, within the budget; when the budget cannot hold the full one, it goes to the
+ * shared free lists (taking an empty magazine back in the same exchange). Returns 1 when the
+ * loaded magazine has room, 0 when the slot cannot cache (no budget or no memory).
+ */
+int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_head *pool = pool__slots[s];
+	struct pool_mag *full, *e;
+
+	check_slot(ctx, s);
+	if (POOL_ASSERTS >= 2)
+		walk_slot(ctx, s, pool__slots[s]);
+	if (!sl->loaded)
+		return ensure_loaded(ctx, s, dbg);
+	sl->referenced = 1;
+	if (sl->prev && !sl->prev->n) {
+		/*
+		 * Bonwick's exchange: the empty previous magazine is loaded, and the full one becomes
+		 * the previous, or leaves for the shared lists when the budget cannot hold it
+		 */
+		int keep = slot_grow(ctx, s, pool->cluster, dbg);
+
+		e = sl->prev;
+		full = unload(ctx, s);
+		set_prev(sl, keep ? full : NULL);
+		load(ctx, s, e);
+		if (!keep)
+			give_mags(ctx, s, full, full, 1, full->n, dbg, 0);
+		set_reserved(ctx, s, slot_objs(ctx, s));
+		return 1;
+	}
+	e = empty_get(ctx, s);
+	if (e && slot_grow(ctx, s, pool->cluster, dbg)) {
+		full = unload(ctx, s);
+		if (sl->prev) {
+			struct pool_mag *p = sl->prev;
+
+			set_prev(sl, NULL);
+			full_push(sl, p);
+		}
+		set_prev(sl, full);
+		load(ctx, s, e);
+		set_reserved(ctx, s, slot_objs(ctx, s));
+		return 1;
+	}
+	/* over budget, or no memory for an empty magazine: the full one goes to the shared lists */
+	full = unload(ctx, s);
+	if (e) {
+		give_mags(ctx, s, full, full, 1, full->n, dbg, 0);
+	} else {
+		e = give_mags(ctx, s, full, full, 1, full->n, dbg, 1);
+		if (!e)
+			e = pool__mag_new(pool);
+	}
+	if (!e) {
+		set_reserved(ctx, s, slot_objs(ctx, s));
+		return 0;
+	}
+	e->n = 0;
+	load(ctx, s, e);
+	set_reserved(ctx, s, slot_objs(ctx, s));
+	return 1;
+}
+
+/*
+ * cold-first: the least recently freed object of slot `s`: the first pointer of the bottom of
+ * its full stack, else of the previous magazine, else of the loaded one (the others shift down:
+ * a memmove of at most POOL_CLUSTER_MAX pointers).
+ */
+void *pool__magazine_pop_coldest(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *m = sl->bottom ? sl->bottom : (sl->prev && sl->prev->n ? sl->prev : NULL);
+	void *obj;
+
+	check_slot(ctx, s);
+	if (m) {
+		obj = m->obj[0];
+		memmove(m->obj, m->obj + 1, (m->n - 1) * sizeof(void *));
+		m->n--;
+		set_held(sl, sl->held - 1);
+		if (!m->n && m == sl->bottom) {
+			struct pool_mag *t, *b;
+			uint32_t n;
+
+			full_cut_bottom(sl, 1, &t, &b, &n);
+			empty_push(sl, t);
+		}
+		set_reserved(ctx, s, slot_objs(ctx, s));
+		return obj;
+	}
+	if (!pool__tc_count(ctx, s))
+		return NULL;
+	obj = pool__tc_objs(ctx, s)[0];
+	memmove(pool__tc_objs(ctx, s), pool__tc_objs(ctx, s) + 1,
+	        (pool__tc_count(ctx, s) - 1) * sizeof(void *));
+	pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) - 1);
+	return obj;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Another thread's caches (pool-thread.c: pool_destroy(), statistics, fork())                */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Slot `s` of another thread's caches (quiesced, or vanished in a fork() child) is taken back:
+ * every magazine with objects goes to the shared lists as it is (no pointer is copied), the
+ * empty ones are freed, the entry is left empty. A count the owner's fast path was changing
+ * while it was read is clamped to the capacity. Returns the objects the slot counted in the
+ * budget, for the owner's books.
+ */
+uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s, unsigned int start)
+{
+	struct pool_tslot *sl = &c->slot[s];
+	struct pool_tcache *tc = &c->tc[s];
+	struct pool_head *pool = pool__slots[s];
+	struct pool_mag *top = NULL, *bottom = NULL, *m, *l = sl->loaded, *p = sl->prev;
+	uint32_t nm = 0, n = 0, reserved = sl->reserved_objs, i;
+
+	if (l) {
+		void **t = __atomic_load_n(&tc->top, __ATOMIC_RELAXED);
+
+		l->n = t >= l->obj && t <= l->obj + l->cap ? (uint32_t)(t - l->obj) : 0;
+		profile_seen_free(pool, l->obj, l->n);
+	}
+	/* closed: no top passes the fast path's tests, even one its owner stores late */
+	__atomic_store_n(&tc->base, POOL__TC_CLOSED_BASE, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->end, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->top, NULL, __ATOMIC_RELAXED);
+	/* the full stack, bounded by its count (a stack cut by a stuck owner is not followed) */
+	for (m = sl->top, i = 0; m && i < sl->nfull; m = m->next, i++) {
+		n += m->n;
+		nm++;
+		bottom = m;
+	}
+	if (nm)
+		top = sl->top;
+	for (i = 0; i < 2; i++)
+		pool__mag_free(pool, stack_if_stocked(i ? l : p, &top, &bottom, &nm, &n));
+	pool__push_mags(pool, top, bottom, nm, n, start);
+	pool__mag_free_stack(pool, sl->empty);
+	memset(sl, 0, sizeof(*sl));
+	return reserved;
+}
+
+/*
+ * Another thread's count of pointers in its loaded magazine, read racily: the owner may be
+ * swapping magazines, so a reading between two magazines is taken as 0.
+ */
+static uint32_t entry_count(const struct pool_tcache *tc)
+{
+	void **base = __atomic_load_n(&tc->base, __ATOMIC_RELAXED);
+	void **top = __atomic_load_n(&tc->top, __ATOMIC_RELAXED);
+	void **end = __atomic_load_n(&tc->end, __ATOMIC_RELAXED);
+
+	return base && top >= base && top <= end ? (uint32_t)(top - base) : 0;
+}
+
+unsigned long pool__magazine_slot_cached(const struct pool_thread_caches *c, unsigned int s)
+{
+	return entry_count(&c->tc[s]) + __atomic_load_n(&c->slot[s].held, __ATOMIC_RELAXED) +
+	       __atomic_load_n(&c->slot[s].hidden, __ATOMIC_RELAXED);
+}
+
+unsigned int pool__magazine_max_slot(void)
+{
+	return atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
+}
+

@@ -1,0 +1,145 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The magazines of one thread's cache of one pool (a slot), for the thread-cache tier's slow
+ * paths (pool-tcache.c) and the threads (pool-thread.c). Private header. Unless said otherwise,
+ * a function here acts on the calling thread's caches `ctx` inside one of its sections, on slot
+ * `s` (struct pool_head_ro.index of the pool), and takes the debugging word `dbg` of the slow
+ * path that called it.
+ */
+#ifndef POOL_SRC_POOL_MAGAZINE_H
+#define POOL_SRC_POOL_MAGAZINE_H
+
+#include <stdint.h>
+#include <pool/pool.h>
+
+#include "debug/pool-debug.h"
+#include "base/pool-head-t.h"
+
+/* Pools by cache slot (struct pool_head_ro.index), under the pool list lock of pool.c. */
+extern struct pool_head *pool__slots[POOL_MAX_CACHED_POOLS];
+
+/* A pool gets a cache slot in every thread (none when all are taken: index 0) / loses it. */
+void pool__magazine_attach(struct pool_head *pool);
+void pool__magazine_detach(struct pool_head *pool);
+
+/* The highest pool slot ever used, plus one. */
+unsigned int pool__magazine_max_slot(void);
+
+/*
+ * An entry closed by another thread (pool_destroy()'s drain): `base` at the highest address and
+ * `end` NULL, so that no value of `top` passes the fast path's tests, not even a stale one the
+ * owner stores after the drain (a pop or a push racing it, which is forbidden but must not make
+ * the fast path use a magazine that is gone).
+ */
+#define POOL__TC_CLOSED_BASE ((void **)UINTPTR_MAX)
+
+/*
+ * The loaded magazine of slot `s` as the slow paths see it: its pointer array (NULL without
+ * one), the pointers it holds and how many it can hold. The bounds come from the magazine, not
+ * from the entry's `base` and `end`: while the profile samples, the entry shows the fast path a
+ * narrower window of the same array (pool-sample.c), and every slow path works on the whole.
+ */
+static inline void **pool__tc_objs(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_mag *m = ctx->slot[s].loaded;
+
+	return m ? m->obj : NULL;
+}
+
+static inline uint32_t pool__tc_count(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	void **objs = pool__tc_objs(ctx, s), **top = ctx->tc[s].top;
+
+	return objs && top > objs ? (uint32_t)(top - objs) : 0;
+}
+
+static inline uint32_t pool__tc_cap(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	return ctx->slot[s].loaded ? ctx->slot[s].loaded->cap : 0;
+}
+
+/* Other threads read `top` for statistics: the store is a relaxed atomic. */
+static inline void pool__tc_set_count(struct pool_thread_caches *ctx, unsigned int s,
+                                      uint32_t count)
+{
+	__atomic_store_n(&ctx->tc[s].top, pool__tc_objs(ctx, s) + count, __ATOMIC_RELAXED);
+}
+
+/* Do every object of this thread's caches carry the integrity pattern, as `dbg` wants? */
+static inline int pool__tc_integrity_on(const struct pool_thread_caches *ctx, unsigned int dbg)
+{
+	return (dbg & POOL_DBG_INTEGRITY) &&
+	       ctx->integrity_epoch == pool__debug_integrity_epoch();
+}
+
+/* Do objects entering or leaving a thread cache of `pool` need the debugging layer? */
+static inline int pool__tc_debug_cached(const struct pool_head *pool, int integrity)
+{
+	return integrity || pool->backup_off;
+}
+
+/*
+ * The loaded magazine of slot `s` is empty (or there is none): load the previous magazine if it
+ * holds objects, else the top of the full stack. Returns 1 when the loaded magazine now holds
+ * objects, 0 when the slot has none left. Touches no shared line.
+ */
+int pool__magazine_reload_local(struct pool_thread_caches *ctx, unsigned int s);
+
+/*
+ * The slot has no object left: fill its loaded magazine (giving it one, within the budget, if
+ * it has none) from a shared free list, with up to two magazines in one exchange (the second
+ * onto the full stack when the budget holds it), leaving the slot's surplus empty magazines in
+ * that bucket; else with `want` (>= 1) new objects from the OS layer, at most a magazine.
+ * Returns 1 when the loaded magazine holds objects; 0 at the pool's limit, out of memory, or
+ * when the budget cannot hold a magazine (then the slot has no loaded magazine).
+ */
+int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
+                                 unsigned int dbg, uint32_t want);
+
+/*
+ * The loaded magazine of slot `s` is full (or there is none): make room in it (magazines
+ * rotate; a full one the budget cannot hold goes to the shared lists). Returns 1 when the
+ * loaded magazine has room, 0 when the slot cannot cache (no budget, no memory).
+ */
+int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg);
+
+/*
+ * cold-first: the least recently freed object of slot `s` (the first pointer of the bottom of
+ * its full stack, else of the previous magazine, else of the loaded one); NULL if it has none.
+ */
+void *pool__magazine_pop_coldest(struct pool_thread_caches *ctx, unsigned int s);
+
+/*
+ * Everything slot `s` holds leaves the thread: its magazines with objects to the tier below in
+ * one exchange (checked first when debugging wants it), its empty ones freed; the entry is left
+ * empty (the fast path falls to the slow path).
+ */
+void pool__magazine_evict_slot(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg);
+
+/* Integrity was switched on: fill every object slot `s` holds with the pattern. */
+void pool__magazine_fill_slot(struct pool_thread_caches *ctx, unsigned int s);
+
+/*
+ * Slot `s` of another thread's caches `c`, kept out of its sections (or vanished in a fork()
+ * child), is taken back: its magazines with objects go to the shared lists as they are (near
+ * bucket `start`), the empty ones are freed, the entry is left empty; a `top` the owner's fast
+ * path moved while it was read is clamped to the magazine. Returns the objects the slot counted
+ * in its thread's budget.
+ */
+uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s,
+                                  unsigned int start);
+
+/*
+ * Tier 2 of the assertions (pool-assert.h): walk every slot of the caches `ctx` (the calling
+ * thread's, or ones no other thread changes) and check that sum(reserved_objs * cache_cost) ==
+ * reserved - credit <= budget. Call it under `if (POOL_ASSERTS >= 2)`: a thread's flush and a
+ * pool's destruction do, for the caller's caches.
+ */
+void pool__magazine_walk_caches(const struct pool_thread_caches *ctx);
+
+/* Objects cached by slot `s` of the caches `c` of any thread (racy reads: an estimate). */
+unsigned long pool__magazine_slot_cached(const struct pool_thread_caches *c, unsigned int s);
+
+#endif

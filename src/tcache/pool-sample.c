@@ -1,0 +1,416 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The profile's sampler: which allocations each thread samples, and how it sees the frees of
+ * what it sampled, when the inline fast path serves most of them and does not change at all
+ * (the tables are pool-profile.c's; the essay there says what the profile counts).
+ *
+ * How it sees what the fast path does
+ *
+ * 1. The window. The inline fast path pops while top > base and pushes while top < end, and
+ *    counts nothing. The slow paths take the loaded magazine's bounds from the magazine itself
+ *    (pool__tc_objs(), pool__tc_cap()), so the entry's `base` and `end` are free to show the fast
+ *    path a narrower window of the same array: raising `base` stops the fast path's pops there,
+ *    lowering `end` its pushes. Only the owning thread changes them, inside its sections, like
+ *    every other change of a slot (fork() and pool_destroy() see a window as a valid entry; the
+ *    statistics count what lies below it through the slot's `hidden`).
+ * 2. The countdown. Per (thread, pool) slot, the allocations until the next sample, drawn so
+ *    that samples are a Poisson process over the bytes allocated (pool__prof_interval(): an
+ *    exponential of mean `rate` bytes, as jemalloc's prof and tcmalloc's sampler draw theirs).
+ *    Each slow path of the slot charges it with what the fast path handed out since the last
+ *    allocation that came to a slow path, net: the distance `top` moved down in the same
+ *    magazine, or, when a reload replaced the magazine, what was above the mark in the one it
+ *    emptied. The window's `base` then lets the fast path hand out, net, one object less than
+ *    the countdown allows, so that the allocation due finds the window empty and comes here.
+ *    Objects the thread frees into the magazine meanwhile may be handed out again: the
+ *    countdown counts what leaves the thread's cache net of what comes back, not every call.
+ *    An object allocated and freed by the same thread before its cache goes deeper than it (a
+ *    pair, a nested scope) is handed out again and again with no sample; it holds no memory
+ *    the profile could attribute between those calls. The pair scenario of pool-bench never
+ *    comes to a slow path, sampling or not.
+ * 3. Candidates. The object due is a candidate, watched by the slot: `end` is lowered to its
+ *    position, so that the first free that reaches its depth in the magazine comes to the slow
+ *    path. If that free is the candidate's own, it lived a nested, short life, and the event
+ *    tries the next allocation instead (`base` at the magazine's end, so that the next
+ *    allocation comes here whatever is freed first), as long as the event's hunt lasts: 1% of
+ *    the thread's time since its previous event (HUNT_SHARE_PERMILLE). If it is another
+ *    object's, the candidate outlives its first free and becomes a sample the profile
+ *    remembers (pool-profile.c), born when the event began. A site that keeps one object in a
+ *    thousand in a pair-shaped loop is found that way; a candidate drawn once would find it
+ *    once in a thousand events. A candidate not yet decided is the thread's own until its
+ *    slot's next free, the next event, the thread's exit or a view the thread makes (at most
+ *    one per pool and thread is missing from another thread's view). With the fast path off
+ *    (`caller`, `tag`, any option of POOL_DBG_SLOW) every allocation and free comes to the
+ *    slow paths: the countdown counts every allocation and a sample is remembered at once.
+ * 4. Frees. A sample's free is credited to the site that allocated it, whatever thread frees
+ *    it, when the profile sees the object free: freed through a slow path (pool__free_slow(),
+ *    the bulk calls), a magazine leaving the loaded position or the thread (its pointers are
+ *    checked against the sampled set through a counting filter: unload() in pool-magazine.c),
+ *    handed out again by a slow path (then it was freed in between), and the audit every view
+ *    makes (pool__sample_audit(): each thread kept out of its sections a moment, the pointers
+ *    of every magazine it holds checked; never an object's memory). A free through the fast
+ *    path followed by the fast path handing the same object out again, before any of these,
+ *    is not seen: the record then stands for the object's next life, in the same pool, and
+ *    its site may be the wrong one of that pool (a "rebirth"). The pool's count of objects in
+ *    use is exact, so what the views report per pool is exact, and a rebirth moves bytes only
+ *    between the sites of one pool.
+ * 5. What was measured (doc/debugging.md, "Profiling where memory is held", has the figures and
+ *    how they were taken): the pair scenario runs the same with the profile on or off; the
+ *    server scenario runs 1.1% more instructions with the profile on at 512 KiB than off, and
+ *    off as many as before the profile existed (the fast path is the same 16 instructions); a
+ *    site keeping one object in a thousand between allocations of a site that frees all of its
+ *    own ranks first, at its exact count (tests/check_profile.c); mixed with a site keeping a
+ *    working set of random lifetimes, the leak's objects are attributed to that site, through
+ *    rebirths, as the figures of doc/debugging.md show.
+ */
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "shared/pool-bucket.h"
+#include "tcache/pool-magazine.h"
+#include "os/pool-os.h"
+#include "debug/pool-profile.h"
+#include "tcache/pool-sample.h"
+
+/*
+ * An event may try samples one after the other, to find one that outlives its first free,
+ * for at most this share of the thread's time since its previous event (in 1/1000): each try
+ * takes an allocation and its free through the slow paths.
+ */
+#define HUNT_SHARE_PERMILLE 10u
+
+_Static_assert(sizeof(struct sample_hot) == 32, "two hot slots to a cache line");
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Draws of the threads without a cache (pool__sample_handout()): a shared counter. */
+static atomic_ulong uncached_seq;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The window                                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+static struct pool_sampler *sampler_new(struct pool_thread_caches *ctx)
+{
+	struct pool_sampler *S = pool__os_meta_alloc(sizeof(*S), POOL_CACHE_LINE);
+
+	if (S) {
+		S->rng = ((uint64_t)(uintptr_t)ctx * UINT64_C(0x9E3779B97F4A7C15)) | 1;
+		ctx->sampler = S;
+	}
+	return S;
+}
+
+/*
+ * The candidate of slot `s` outlived its first free (or no free came before the next event, the
+ * end of the profile or of the thread): it becomes a sample the profile remembers.
+ */
+static void keep_candidate(struct sample_cold *sc, struct pool_head *pool)
+{
+	if (sc->watch && sc->watch_site)
+		pool__prof_record(pool, sc->watch, sc->watch_site, sc->event_ns);
+	sc->watch = NULL;
+	sc->watch_site = NULL;
+}
+
+void pool__sample_keep_candidates(struct pool_thread_caches *ctx)
+{
+	struct pool_sampler *S = ctx->sampler;
+	unsigned int s, max = pool__magazine_max_slot();
+
+	for (s = 1; S && s < max; s++)
+		if (S->cold[s].watch && pool__slots[s] == S->cold[s].pool &&
+		    S->hot[s].gen == pool__prof_gen())
+			keep_candidate(&S->cold[s], pool__slots[s]);
+}
+
+void pool__sample_release(struct pool_thread_caches *ctx)
+{
+	struct pool_sampler *S = ctx->sampler;
+
+	if (!S)
+		return;
+	pool__sample_keep_candidates(ctx);
+	pool__os_meta_free(S, sizeof(*S), POOL_CACHE_LINE);
+	ctx->sampler = NULL;
+}
+
+static void set_narrowed(struct pool_sampler *S, struct sample_hot *sl, int on)
+{
+	if (sl->narrowed == !!on)
+		return;
+	sl->narrowed = !!on;
+	if (on)
+		S->narrowed++;
+	else
+		S->narrowed--;
+}
+
+/* The entry of slot `s` shows the fast path [base, end) of its loaded magazine. */
+static void show(struct pool_thread_caches *ctx, unsigned int s, void **base, void **end)
+{
+	struct pool_tcache *tc = &ctx->tc[s];
+	void **objs = pool__tc_objs(ctx, s);
+
+	void **top = tc->top;
+
+	__atomic_store_n(&tc->base, base, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->end, end, __ATOMIC_RELAXED);
+	/* statistics count top - base of the entry: the rest of the magazine's objects here */
+	__atomic_store_n(&ctx->slot[s].hidden, (uint32_t)((base < top ? base : top) - objs),
+	                 __ATOMIC_RELAXED);
+}
+
+/* The whole loaded magazine back to the fast path of slot `s` (none loaded: nothing to do). */
+static void open_slot(struct pool_thread_caches *ctx, struct pool_sampler *S, unsigned int s)
+{
+	struct sample_hot *sl = &S->hot[s];
+	struct pool_mag *m = ctx->slot[s].loaded;
+
+	if (sl->narrowed && m)
+		show(ctx, s, m->obj, m->obj + m->cap);
+	set_narrowed(S, sl, 0);
+	S->cold[s].watch = NULL;
+	sl->retry = 0;
+	sl->mark_base = NULL;
+}
+
+/*
+ * After a slow path: the fast path of slot `s` may hand out `left - 1` more objects, net (the
+ * next one is due, and finds the window empty; what the thread frees into the magazine
+ * meanwhile it may hand out again), and push nothing at or above the position of a candidate
+ * waiting for its first free. While an event tries again, the next allocation goes to the slow
+ * path whatever the thread frees first: the window's base is the magazine's end.
+ */
+static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *S, unsigned int s)
+{
+	struct sample_hot *sl = &S->hot[s];
+	struct pool_mag *m = ctx->slot[s].loaded;
+	int watching = S->cold[s].watch != NULL;
+	void **top, **base, **end;
+	int64_t allowed;
+
+	if (!m) {
+		sl->mark_base = NULL;
+		set_narrowed(S, sl, 0);
+		return;
+	}
+	top = ctx->tc[s].top;
+	base = m->obj;
+	end = m->obj + m->cap;
+	allowed = sl->left - 1;
+	if (allowed < 0)
+		allowed = 0;
+	if (sl->retry)
+		base = end;
+	else if (allowed < top - base)
+		base = top - allowed;
+	if (watching)
+		end = top;
+	if (base != m->obj || end != m->obj + m->cap || sl->narrowed) {
+		show(ctx, s, base, end);
+		set_narrowed(S, sl, base != m->obj || end != m->obj + m->cap);
+	}
+	sl->mark = top;
+	sl->mark_base = m->obj;
+	sl->quiet = !watching && !sl->retry && !sl->narrowed;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The slow paths' calls                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
+                        void *obj, int delta)
+{
+	struct pool_sampler *S = ctx->sampler;
+	struct pool_head *pool = pool__slots[s];
+	struct sample_hot *sl;
+	struct sample_cold *sc;
+	unsigned int gen;
+	int64_t popped;
+
+	if (S) {
+		S->hot[s].quiet = 0;        /* set_window() says again whether it may be */
+		S->due = NULL;
+	}
+	/* handed out again: an earlier sample of this address was freed unseen */
+	if (obj && delta < 0 && pool__prof_maybe(obj))
+		pool__prof_credit(obj);
+	if (!(dbg & POOL_DBG_PROFILE)) {
+		/* off: the slot's whole window back; the state goes once no window is narrow */
+		if (S) {
+			if (S->cold[s].pool == pool)
+				keep_candidate(&S->cold[s], pool);
+			open_slot(ctx, S, s);
+			if (!S->narrowed)
+				pool__sample_release(ctx);
+		}
+		return;
+	}
+	if (!S && !(S = sampler_new(ctx)))
+		return;
+	sl = &S->hot[s];
+	sc = &S->cold[s];
+	gen = pool__prof_gen();
+	if (sl->gen != gen || sc->pool != pool) {
+		/* a new profile, or a new pool in this slot: a countdown of its own */
+		open_slot(ctx, S, s);
+		sc->watch_site = NULL;
+		sc->pool = pool;
+		sc->event_ns = now_ns();    /* the first event's hunt: 1% of the time until then */
+		sl->gen = gen;
+		sl->hunt = 0;
+		sl->left = (int64_t)pool__prof_interval(&S->rng, pool->ro.size, pool__prof_rate());
+	} else if (sl->mark_base) {
+		/* what the fast path handed out, net, since the sampler left the slot */
+		if (sl->mark_base == pool__tc_objs(ctx, s))
+			popped = (sl->mark - ctx->tc[s].top) + delta;
+		else
+			popped = delta < 0 ? sl->mark - sl->mark_base : 0;
+		if (popped > 0)
+			sl->left -= popped;
+	}
+	if (delta <= 0 && (dbg & POOL_DBG_SLOW)) {
+		/*
+		 * No fast path (debugging that takes every call to the slow paths): the countdown
+		 * sees every allocation and every free is checked; no window, no candidate.
+		 */
+		sl->left += delta;
+		if (obj && sl->left <= 0) {
+			sl->left += (int64_t)pool__prof_interval(&S->rng, pool->ro.size,
+			                                         pool__prof_rate());
+			S->due = obj;
+			S->due_now = 1;
+		}
+	} else if (delta <= 0) {
+		sl->left += delta;
+		if (obj && (sl->retry || sl->left <= 0)) {
+			if (!sl->retry) {
+				/* a new event: the next interval, counted from where this one ended */
+				uint64_t now = now_ns();
+
+				keep_candidate(sc, pool);
+				sl->left += (int64_t)pool__prof_interval(&S->rng, pool->ro.size,
+				                                         pool__prof_rate());
+				sl->hunt = 1;
+				sc->hunt_until_ns = now + (now > sc->event_ns ?
+				                           (now - sc->event_ns) / 1000u *
+				                           HUNT_SHARE_PERMILLE : 0);
+				sc->event_ns = now;
+			}
+			sl->retry = 0;
+			sc->watch = obj;
+			sc->watch_site = NULL;
+			S->due = obj;
+			S->due_now = 0;
+		}
+	} else if (sc->watch) {
+		/* the candidate's first free since it was handed out: its own (try another) or not */
+		if (obj == sc->watch) {
+			if (sc->watch_site)
+				pool__prof_count(pool, sc->watch_site, 1, 1);
+			sc->watch = NULL;
+			sc->watch_site = NULL;
+			sl->retry = sl->hunt && now_ns() < sc->hunt_until_ns;
+			sl->hunt = sl->retry;
+		} else {
+			keep_candidate(sc, pool);
+			sl->hunt = 0;
+		}
+	}
+	set_window(ctx, S, s);
+}
+
+void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void *obj,
+                          const void *caller, int cached)
+{
+	struct pool_sampler *S = self->caches ? self->caches->sampler : NULL;
+
+	if (cached) {
+		if (S && S->due == obj) {
+			struct sample_cold *sc = &S->cold[pool->ro.index];
+
+			/* a candidate: the sampler remembers it if it outlives its first free */
+			S->due = NULL;
+			if (S->due_now) {
+				pool__prof_record(pool, obj, caller, now_ns());
+			} else if (sc->watch == obj) {
+				sc->watch_site = caller;
+			}
+		}
+		return;
+	}
+	/*
+	 * No cache (no-cache, uaf, a pool without a slot, a thread past the registry): every
+	 * allocation and free comes to the slow paths, where this samples each allocation with
+	 * the chance that its bytes hold a point of the Poisson process, 1 - exp(-size / rate).
+	 */
+	{
+		uint64_t x = atomic_fetch_add_explicit(&uncached_seq, 1, memory_order_relaxed);
+		double w = pool__prof_weight(pool->ro.size, pool__prof_rate());
+
+		/* handed out again: an earlier sample of this address was freed unseen */
+		if (pool__prof_maybe(obj))
+			pool__prof_credit(obj);
+		x = (x + UINT64_C(0x9E3779B97F4A7C15)) * UINT64_C(0xBF58476D1CE4E5B9);
+		x ^= x >> 31;
+		x *= UINT64_C(0x94D049BB133111EB);
+		x ^= x >> 29;
+		if ((double)(x >> 11) * 0x1.0p-53 * w < 1.0)
+			pool__prof_record(pool, obj, caller, now_ns());
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The audit                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Copy the pointers another thread's fast path may be moving: a racy read by design (the owner
+ * writes them with plain stores), which ThreadSanitizer is told not to watch.
+ */
+__attribute__((no_sanitize("thread")))
+static void copy_racy(void **dst, void *const *src, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+void pool__sample_audit(struct pool_thread_caches *c)
+{
+	unsigned int max = pool__magazine_max_slot(), s;
+	void *copy[POOL_CLUSTER_MAX];
+
+	for (s = 1; s < max; s++) {
+		struct pool_tslot *sl = &c->slot[s];
+		struct pool_head *pool = pool__slots[s];
+		struct pool_mag *m = sl->loaded;
+		uint32_t i;
+
+		if (!pool || !atomic_load_explicit(&pool->prof_live, memory_order_relaxed))
+			continue;
+		if (m) {
+			void **top = __atomic_load_n(&c->tc[s].top, __ATOMIC_RELAXED);
+			uint32_t n = top > m->obj && top <= m->obj + m->cap ?
+			             (uint32_t)(top - m->obj) : 0;
+
+			copy_racy(copy, m->obj, n);
+			pool__prof_scan(copy, n);
+		}
+		if (sl->prev)
+			pool__prof_scan(sl->prev->obj, sl->prev->n);
+		for (m = sl->top, i = 0; m && i < sl->nfull; m = m->next, i++)
+			pool__prof_scan(m->obj, m->n);
+	}
+}

@@ -1,0 +1,347 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * Threads: the registry of threads with caches, each thread's context (struct pool_thread in
+ * TLS: its state, registry id, fault-injection state and caches), registration on a thread's
+ * first slow path, the flush at its exit (a pthread key destructor) and on request
+ * (pool_thread_flush()), and what one thread does to the others' caches: pool_destroy()'s
+ * drain, the statistics' count of cached objects, and fork(). Above the thread-cache tier
+ * (pool-tcache.c), which handles one thread's magazines; see the essay in pool.c, step 7.
+ *
+ * Concurrency: the registry (registry[], ids) is guarded by registry_lock. A thread's caches are
+ * written by that thread alone; the drain and fork() look at other threads' caches only while
+ * those threads are kept out of their sections (pool__tcache_quiesce_begin()). Lock order: pool
+ * list -> registry_lock (see the essay in pool.c).
+ *
+ * Unloading: a library that is unloaded with dlclose() (or a process that ends) takes back and
+ * frees the calling thread's caches and deletes its thread-exit key, so that a thread that
+ * outlives the library runs no destructor that is gone. The caches of other threads are theirs:
+ * they are not touched (a thread that outlives the library leaves its caches' memory behind).
+ * A thread that registers afterwards (at exit, while other destructors run) works without
+ * caches. The rule is that no thread uses the library after dlclose() (doc/debugging.md, "Rules
+ * of use").
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "base/pool-assert.h"
+#include "shared/pool-bucket.h"
+#include "config/pool-config.h"
+#include "os/pool-fault.h"
+#include "base/pool-lock.h"
+#include "os/pool-os.h"
+#include "tcache/pool-magazine.h"
+#include "debug/pool-profile.h"
+#include "tcache/pool-sample.h"
+#include "tcache/pool-tcache.h"
+#include "tcache/pool-thread.h"
+#include "base/pool-util.h"
+
+/*
+ * This thread as the library sees it, reached on slow paths. Initial-exec like pool__tls_cache:
+ * a library with initial-exec TLS has its whole TLS block in static TLS anyway, and the
+ * general-dynamic model would cost every slow path a call to __tls_get_addr() (3% of the
+ * instructions of a workload that grows large live sets, under cachegrind). Its caches are
+ * allocated, so that the block stays a few words (40 bytes with pool__tls_cache) for dlopen() to
+ * find room for it.
+ */
+static __thread struct pool_thread pool_self __attribute__((tls_model("initial-exec")));
+
+static struct pool_lock registry_lock = POOL_LOCK_INITIALIZER;
+static struct pool_thread_caches *registry[POOL_MAX_THREADS];
+static pthread_key_t exit_key;
+static atomic_int exit_key_made;   /* the key exists (cleared when the library unloads) */
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+
+static void thread_exit(void *arg);
+
+static void make_exit_key(void)
+{
+	if (pthread_key_create(&exit_key, thread_exit) != 0) {
+		static const char msg[] = "libpool: cannot create the thread-exit key; "
+		                          "threads will not flush their caches at exit\n";
+		if (write(2, msg, sizeof(msg) - 1) < 0)
+			return;
+		return;
+	}
+	atomic_store_explicit(&exit_key_made, 1, memory_order_release);
+}
+
+/* An id for a thread without a registry slot: spreads such threads over the buckets. */
+static unsigned int hash_thread(const void *p)
+{
+	return pool__hash_bits((uint64_t)(uintptr_t)p, 24);
+}
+
+/* Free a thread's caches, whose slots hold no magazine any more. */
+static void free_caches(struct pool_thread_caches *c)
+{
+	pool__sample_release(c);
+	pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
+}
+
+static void thread_init(struct pool_thread *self)
+{
+	struct pool_thread_caches *c = NULL;
+	unsigned int i, id = POOL_MAX_THREADS;
+
+	POOL_ASSERT(self->state == POOL_THREAD_NEW && !self->caches);
+	pthread_once(&exit_key_once, make_exit_key);
+	self->rng = 0;
+	self->state = POOL_THREAD_UNCACHED;
+	self->id = hash_thread(self);
+	if (!atomic_load_explicit(&exit_key_made, memory_order_acquire) ||
+	    pool__fault(POOL_FAULT_THREAD))
+		return;
+	c = pool__os_meta_alloc(sizeof(*c), POOL_CACHE_LINE);
+	if (!c)
+		return;
+	c->budget = pool__config_get()->cache_bytes;
+	c->hand = 1;
+	/*
+	 * No epoch yet (they start at 1): `integrity` may have been switched on since this slow
+	 * path read the flags, so only a sync that sees it on may say the caches are filled.
+	 */
+	c->integrity_epoch = 0;
+	/* the lowest free id: ids stay dense, so per-id tables and hashes stay small */
+	pool__lock(&registry_lock);
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		if (!registry[i]) {
+			id = i;
+			registry[i] = c;
+			break;
+		}
+	}
+	pool__unlock(&registry_lock);
+	if (id == POOL_MAX_THREADS) {
+		free_caches(c);
+		return;
+	}
+	c->id = id;
+	self->id = id;
+	self->caches = c;
+	self->state = POOL_THREAD_CACHED;
+	pthread_setspecific(exit_key, c);
+	pool__tls_cache = c->tc;
+}
+
+/*
+ * The pthread key destructor: flush, leave the registry, free the caches, and work without
+ * them from now on (other destructors may still free objects).
+ */
+static void thread_exit(void *arg)
+{
+	struct pool_thread_caches *c = arg;
+	struct pool_thread *self = &pool_self;
+
+	if (self->state != POOL_THREAD_CACHED || self->caches != c)
+		return;
+	/* the fast path must not refill what is being flushed: empty entries from now on */
+	pool__tls_cache = (struct pool_tcache *)pool__tcache_none;
+	pool__tcache_flush_all(c, __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE));
+	pool__lock(&registry_lock);
+	registry[c->id] = NULL;
+	pool__unlock(&registry_lock);
+	self->state = POOL_THREAD_EXITED;
+	self->caches = NULL;
+	self->id = hash_thread(self);
+	free_caches(c);
+}
+
+struct pool_thread *pool__thread_self(unsigned int *dbg_out)
+{
+	struct pool_thread *self = &pool_self;
+	struct pool_thread_caches *ctx;
+	unsigned int dbg = __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE);
+	size_t credit;
+
+	*dbg_out = dbg;
+	if (POOL_UNLIKELY(self->state == POOL_THREAD_NEW))
+		thread_init(self);
+	/* a thread has caches exactly while it is CACHED, and then the fast path reaches them */
+	POOL_ASSERT(self->state == POOL_THREAD_CACHED ?
+	            self->caches && pool__tls_cache == self->caches->tc : !self->caches);
+	if (self->state != POOL_THREAD_CACHED)
+		return self;
+	ctx = self->caches;
+	credit = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
+	if (credit)
+		ctx->reserved -= atomic_exchange(&ctx->credit, 0);
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
+	if (POOL_UNLIKELY(dbg & POOL_DBG_NO_CACHE)) {
+		if (ctx->reserved)
+			pool__tcache_flush_all(ctx, dbg);
+	} else if (POOL_UNLIKELY((dbg & POOL_DBG_INTEGRITY) &&
+	                         ctx->integrity_epoch != pool__debug_integrity_epoch())) {
+		pool__tcache_fill_all(ctx);
+	}
+	return self;
+}
+
+unsigned int pool__thread_id(const struct pool_thread *self)
+{
+	return self->id;
+}
+
+uint64_t *pool__thread_rng(struct pool_thread *self)
+{
+	return &self->rng;
+}
+
+POOL_API void pool_thread_flush(void)
+{
+	struct pool_thread *self = &pool_self;
+	unsigned int dbg;
+
+	if (self->state == POOL_THREAD_CACHED) {
+		pool__thread_self(&dbg);
+		pool__tcache_flush_all(self->caches, dbg);
+	}
+}
+
+void pool__thread_unload(void)
+{
+	struct pool_thread *self = &pool_self;
+
+	if (self->state == POOL_THREAD_CACHED)
+		thread_exit(self->caches);
+	pool__lock(&registry_lock);
+	if (atomic_load_explicit(&exit_key_made, memory_order_relaxed)) {
+		atomic_store_explicit(&exit_key_made, 0, memory_order_relaxed);
+		pthread_key_delete(exit_key);
+	}
+	pool__unlock(&registry_lock);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Other threads' caches: pool_destroy(), statistics, fork()                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+int pool__thread_drain_begin(struct pool_head *pool)
+{
+	unsigned int dbg, i, slot = pool->ro.index;
+	struct pool_thread *self = pool__thread_self(&dbg);
+	int stuck = 0;
+
+	pool__lock(&registry_lock);
+	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
+	if (!slot)
+		return 0;
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		struct pool_thread_caches *ctx = registry[i];
+		size_t bytes;
+
+		if (!ctx)
+			continue;
+		if (ctx != self->caches && atomic_load_explicit(&ctx->busy, memory_order_acquire)) {
+			/* still inside a section after the bounded wait: its slot is not ours */
+			stuck = 1;
+			continue;
+		}
+		bytes = (size_t)pool__magazine_take_slot(ctx, slot, self->id) * pool->cache_cost;
+		if (ctx == self->caches)
+			ctx->reserved -= bytes;
+		else
+			atomic_fetch_add(&ctx->credit, bytes);
+	}
+	/* the caller's own caches, which no other thread changes, with its slot of the pool gone */
+	if (POOL_ASSERTS >= 2 && self->caches)
+		pool__magazine_walk_caches(self->caches);
+	return stuck;
+}
+
+void pool__thread_drain_end(void)
+{
+	POOL_ASSERT(pool__lock_held(&registry_lock));
+	pool__tcache_quiesce_end();
+	pool__unlock(&registry_lock);
+}
+
+unsigned long pool__thread_sum_cached(const struct pool_head *pool)
+{
+	unsigned long sum = 0;
+	unsigned int i, slot = pool->ro.index;
+
+	if (!slot)
+		return 0;
+	pool__lock(&registry_lock);
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		if (!registry[i])
+			continue;
+		sum += pool__magazine_slot_cached(registry[i], slot);
+	}
+	pool__unlock(&registry_lock);
+	return sum;
+}
+
+void pool__thread_audit(void)
+{
+	unsigned int dbg, i;
+	struct pool_thread *self = pool__thread_self(&dbg);
+
+	if (self->caches)
+		pool__sample_keep_candidates(self->caches);
+	if (!atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed))
+		return;
+	pool__lock(&registry_lock);
+	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		struct pool_thread_caches *c = registry[i];
+
+		/* a thread still inside a section (stuck, or gone) cannot be read safely */
+		if (c && (c == self->caches || !atomic_load_explicit(&c->busy, memory_order_acquire)))
+			pool__sample_audit(c);
+	}
+	pool__tcache_quiesce_end();
+	pool__unlock(&registry_lock);
+}
+
+void pool__thread_fork_prepare(void)
+{
+	pool__lock(&registry_lock);
+	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, pool_self.caches);
+}
+
+void pool__thread_fork_parent(void)
+{
+	POOL_ASSERT(pool__lock_held(&registry_lock));
+	pool__tcache_quiesce_end();
+	pool__unlock(&registry_lock);
+}
+
+void pool__thread_fork_child(void)
+{
+	struct pool_thread *self = &pool_self;
+	unsigned int i, s, max;
+
+	POOL_ASSERT(pool__lock_held(&registry_lock));
+	max = pool__magazine_max_slot();
+	for (i = 0; i < POOL_MAX_THREADS; i++) {
+		struct pool_thread_caches *ctx = registry[i];
+
+		if (!ctx || ctx == self->caches)
+			continue;
+		for (s = 1; s < max; s++) {
+			struct pool_tslot *sl = &ctx->slot[s];
+
+			if (!pool__slots[s] || (!sl->reserved_objs && !sl->nempty))
+				continue;
+			if (atomic_load_explicit(&ctx->busy, memory_order_relaxed)) {
+				/* its thread was stuck inside a section: nothing of it can be trusted */
+				pool__bucket_count_lost(pool__slots[s],
+				                        pool__magazine_slot_cached(ctx, s), self->id);
+				continue;
+			}
+			pool__magazine_take_slot(ctx, s, self->id);
+		}
+		registry[i] = NULL;
+		/* its thread does not exist here: its caches go */
+		free_caches(ctx);
+	}
+	pool__tcache_quiesce_end();
+	/* the forking thread took the lock in fork_prepare(): it owns it in the child too */
+	pool__unlock(&registry_lock);
+}

@@ -1,0 +1,71 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * Threads: the registry, each thread's context, its exit, and what one thread does to the
+ * others' caches (pool_destroy()'s drain, statistics, fork()). Private header: its caller is
+ * pool.c (the pool heads).
+ */
+#ifndef POOL_SRC_POOL_THREAD_H
+#define POOL_SRC_POOL_THREAD_H
+
+#include <stdint.h>
+
+#include "base/pool-head-t.h"
+
+/*
+ * The calling thread's context: registered on first use (an id from the registry, or none past
+ * POOL_MAX_THREADS or without memory: the thread then works without a cache), and brought in
+ * line with the run-time flags (no-cache flushes the caches; integrity switched on fills them
+ * with the pattern). *dbg receives the debugging word it acted on. Never NULL.
+ */
+struct pool_thread *pool__thread_self(unsigned int *dbg);
+
+/* The thread's registry id (a hash of it for threads without one) and fault-injection state. */
+unsigned int pool__thread_id(const struct pool_thread *self);
+uint64_t *pool__thread_rng(struct pool_thread *self);
+
+/*
+ * The library is unloaded (dlclose()) or the process ends: the calling thread's caches go back
+ * and are freed, and the thread-exit key is deleted, so that a thread that outlives the library
+ * runs no destructor of it (threads that register afterwards work without caches). The caches
+ * of other threads are theirs: they are not touched.
+ */
+void pool__thread_unload(void);
+
+/*
+ * pool_destroy(): take every thread's cached objects of `pool` back to the shared lists, with
+ * their magazines, credit their budgets and close their entries (the fast path of a late
+ * caller then falls to the slow path, which checks the pool). The caller holds the pool list
+ * lock. pool__thread_drain_begin() leaves every other thread kept out of its cache sections
+ * (with the registry lock held), so that the caller can decide and mark the pool dead before
+ * any thread uses its caches again; pool__thread_drain_end() lets them in. No other thread may
+ * use the pool meanwhile; one that does anyway (a fast path racing the drain) cannot make the
+ * drain read anything but pointer arrays and their bounds, and finds the pool dead in its next
+ * section. Returns 1 when a thread was still inside a section after the bounded wait (slow, or
+ * dead there): its slot was left alone, and the caller must not destroy the pool (EBUSY).
+ */
+int pool__thread_drain_begin(struct pool_head *pool);
+void pool__thread_drain_end(void);
+
+/*
+ * The profile's audit: the calling thread's candidates become samples, then, when any sample
+ * is remembered, every thread is kept out of its cache sections a moment (as pool_destroy()'s
+ * drain does) and the sampled objects lying free in any thread's caches are credited
+ * (pool__sample_audit()). Takes the registry lock: call it with no lock held but the pool list
+ * lock. Costs a pointer check per cached object of the pools that have samples.
+ */
+void pool__thread_audit(void);
+
+/* Objects of `pool` in all thread caches (racy reads: an estimate). */
+unsigned long pool__thread_sum_cached(const struct pool_head *pool);
+
+/*
+ * fork(): the registry lock and the threads' sections quiesced around fork(); the child takes
+ * back the caches of the threads that did not follow it.
+ */
+void pool__thread_fork_prepare(void);
+void pool__thread_fork_parent(void);
+void pool__thread_fork_child(void);
+
+#endif

@@ -454,4 +454,4 @@ FORCE:
 install: $(patsubst %,$(BUILD)/inst/%,$(INSTALL_BIN)) $(patsubst %,$(BUILD)/tools/%,$(INSTALL_LIBEXEC))
 
 # Header dependencies recorded by -MMD.
--include $(wildcard $(BUILD)/obj/*/*.d)
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)

@@ -14,7 +14,7 @@
 #   make memcached-check memcached's own test suite (its C tests, then prove over t/*.t) on
 #                        the libpool build, without the tests of the features that build turns
 #                        off (contrib/memcached/skip.list); ends with prove's Result: line.
-#                        About 10 minutes on 2 cores, mostly waiting (MEMCACHED_CHECK_JOBS=4:
+#                        About 7 minutes on 2 cores, mostly waiting (MEMCACHED_CHECK_JOBS=4:
 #                        about 4).
 #   make memcached-check-debug
 #                        libpool's debugging in a real server: the suite again with
@@ -28,9 +28,11 @@
 #                        (plotted with gnuplot), pools show and pools profile of the libpool
 #                        run, and the memory given back after flush_all and a quiet minute.
 #                        Writes $(MEMCACHED_DIR)/bench/ (summary.txt, rss.png, the logs).
-#                        About 2 x (fill + MEMCACHED_BENCH_SECONDS + burst + quiet) + a minute
+#                        About 5 minutes with the defaults (per build: a 10-15 s fill, 30 s
+#                        mixed, 10 s burst, 60 s quiet); doc/benchmarks.md, "memcached"
 #   make memcached-deps  install (as root) or name the Debian packages the targets above use:
-#                        $(MEMCACHED_PKGS) (and gnuplot-nox for the benchmark); the memcached
+#                        dpkg-dev debian-archive-keyring patch libevent-dev libssl-dev
+#                        libsasl2-dev perl (and gnuplot-nox for the benchmark); the memcached
 #                        targets run it themselves, and as root libpool's own build packages
 #                        are installed too (as make check does)
 #

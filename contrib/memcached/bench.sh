@@ -99,7 +99,7 @@ run_one() {    # run_one <build> <round>
 	say ""
 	say "== $b (round $r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	# a free port: the server exits at once when its port is taken
-	for try in 1 2 3 4 5 6 7 8 9 10; do
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		port=$((port + 1))
 		# shellcheck disable=SC2086
 		if [ "$b" = pool ]; then

@@ -104,16 +104,19 @@ apt-get -q update > "$apt/update.log" 2>&1 ||
 	{ cat "$apt/update.log" >&2; die "apt-get update failed (the mirror above)"; }
 pkg=memcached
 [ -z "${MEMCACHED_DEB_VERSION:-}" ] || pkg="memcached=$MEMCACHED_DEB_VERSION"
+rm -f "$dir"/memcached_*    # what an earlier fetch left: only this one's files remain
 (cd "$dir" && apt-get -q source --download-only "$pkg") > "$apt/source.log" 2>&1 ||
 	{ cat "$apt/source.log" >&2; die "apt-get source $pkg failed"; }
-dsc=$(ls -t "$dir"/memcached_"$UPSTREAM"-*.dsc 2>/dev/null | head -n 1)
+dsc=
+for f in "$dir"/memcached_"$UPSTREAM"-*.dsc; do [ -f "$f" ] && dsc=$f; done
 [ -n "$dsc" ] || { cat "$apt/source.log" >&2; die "no memcached_$UPSTREAM-*.dsc was fetched"; }
 version=$(sed -n 's/^Version: //p' "$dsc")
 rm -rf "$tree"
 # the archive's signature and checksums were checked by apt: no need of the maintainer's key
 (cd "$dir" && dpkg-source --no-check -x "$(basename "$dsc")" "$tree") > "$apt/extract.log" 2>&1 ||
 	{ cat "$apt/extract.log" >&2; die "dpkg-source -x $(basename "$dsc") failed"; }
-[ -f "$tree/slabs.h" ] && grep -q "$UPSTREAM" "$tree/version.m4" ||
+if [ ! -f "$tree/slabs.h" ] || ! grep -q "$UPSTREAM" "$tree/version.m4"; then
 	die "$tree does not hold memcached $UPSTREAM"
+fi
 echo "memcached $version (Debian) from $mirror" > "$tree/.fetched"
 echo "memcached fetch: $tree: memcached $version with Debian's patches ($(($(date +%s) - t0)) s)"

@@ -43,7 +43,8 @@
 #                                   (every test runs there, skip.list's too)
 #   MEMCACHED_TESTS=                test files to run instead of the whole suite (t/<name>.t ...;
 #                                   memcached-check-debug runs them under both modes)
-#   MEMCACHED_CHECK_DEBUG=          POOL_DEBUG for make memcached-check (e.g. integrity,tag)
+#   MEMCACHED_CHECK_DEBUG=          POOL_DEBUG for make memcached-check (e.g. integrity,tag;
+#                                   default: POOL_DEBUG from the environment)
 #   MEMCACHED_BENCH_ARGS=           options for contrib/memcached/bench.sh, e.g.
 #                                   "--seconds 30 --quiet 60 --mem 64 --threads 4" (its header)
 
@@ -51,7 +52,7 @@ MEMCACHED_DIR         ?= build/memcached
 MEMCACHED_CHECK_JOBS  ?= 1
 MEMCACHED_CHECK_BUILD ?= pool
 MEMCACHED_TESTS       ?=
-MEMCACHED_CHECK_DEBUG ?=
+MEMCACHED_CHECK_DEBUG ?= $(POOL_DEBUG)
 MEMCACHED_BENCH_ARGS  ?=
 
 # Fetch (dpkg-dev's dpkg-source, the archive's keyring), build (as Debian configures it:

@@ -74,7 +74,8 @@ MC_LOAD := $(MEMCACHED_DIR)/mc-load
 
 # after deps: never two apt-get at once
 memcached-deps: deps
-	@pkgs="$(MEMCACHED_PKGS) $(if $(filter memcached-bench,$(MAKECMDGOALS)),$(MEMCACHED_BENCH_PKGS))"; \
+	@pkgs="$(MEMCACHED_PKGS) \
+	  $(if $(filter memcached-bench,$(MAKECMDGOALS)),$(MEMCACHED_BENCH_PKGS))"; \
 	missing=""; for p in $$pkgs; do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || \
 	    missing="$$missing $$p"; \
@@ -84,7 +85,8 @@ memcached-deps: deps
 	    echo "memcached-deps: installing$$missing"; \
 	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	      $$missing >/dev/null || { echo "memcached-deps: apt-get install$$missing failed"; exit 1; }; \
+	      $$missing >/dev/null || \
+	      { echo "memcached-deps: apt-get install$$missing failed"; exit 1; }; \
 	  else \
 	    echo "memcached-deps: missing packages; run: sudo apt-get update &&" \
 	      "sudo apt-get install -y --no-install-recommends$$missing"; exit 1; \

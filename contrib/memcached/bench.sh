@@ -132,7 +132,8 @@ run_one() {    # run_one <build> <round>
 	sampler_pid=$!
 	rss_start=$(rss_mib "$server_pid")
 	phase() { echo "$(since "$t0") $1" >> "$ph"; }
-	L="$load --server 127.0.0.1:$port --threads $load_threads --keys $keys --value-min $vmin --value-max $vmax"
+	L="$load --server 127.0.0.1:$port --threads $load_threads --keys $keys"
+	L="$L --value-min $vmin --value-max $vmax"
 
 	cpu0=$(cpu_s "$server_pid")
 	phase fill
@@ -153,7 +154,8 @@ run_one() {    # run_one <build> <round>
 	"$load" --server "127.0.0.1:$port" --command "stats slabs" > "$res/$tag.stats-slabs"
 	evictions=$(tr -d '\r' < "$res/$tag.stats" | awk '$2 == "evictions" { print $3 }')
 	items=$(tr -d '\r' < "$res/$tag.stats" | awk '$2 == "curr_items" { print $3 }')
-	malloced=$(tr -d '\r' < "$res/$tag.stats-slabs" | awk '$2 == "total_malloced" { printf "%.1f", $3 / 1048576 }')
+	malloced=$(tr -d '\r' < "$res/$tag.stats-slabs" |
+		awk '$2 == "total_malloced" { printf "%.1f", $3 / 1048576 }')
 	if [ "$b" = pool ]; then
 		"$pools" -S "$cli" show byusage detailed > "$res/pools-show-$tag.txt" 2>&1 || true
 		"$pools" -S "$cli" profile > "$res/pools-profile-$tag.txt" 2>&1 || true
@@ -225,7 +227,8 @@ plot="$res/rss.gp"
 	first=$(echo "$builds" | cut -d' ' -f1)
 	while read -r t name; do
 		echo "set arrow from $t, graph 0 to $t, graph 1 nohead dt 3 lc rgb 'gray50'"
-		echo "set label '$name' at $t, graph 0.03 offset 0.8,0 rotate by 90 left font ',8' tc rgb 'gray30'"
+		echo "set label '$name' at $t, graph 0.03 offset 0.8,0 rotate by 90 left" \
+			"font ',8' tc rgb 'gray30'"
 	done < "$res/phases-$first-1.txt"
 	printf "plot "
 	sep=

@@ -31,9 +31,9 @@
  *    exact) may not exceed pages * (slab_page_size / chunk size); one more takes a new
  *    reservation on the same terms (within -m, or the class's first), or fails, and memcached
  *    evicts exactly where its own allocator would make it. Unlike a page, a reservation goes
- *    back when its class no longer needs it: a class keeps what its chunks in use need plus
- *    one spare reservation (so that an allocation and a free at a boundary do not trade one
- *    back and forth); over -m (after `cache_memlimit` lowered it) it keeps no spare, and each
+ *    back when its class no longer needs it: a class gives one back once two whole ones are
+ *    spare (so that an allocation and a free at a boundary do not trade one back and
+ *    forth); over -m (after `cache_memlimit` lowered it) it keeps no spare, and each
  *    reservation given back also gives the class's free objects back to the system
  *    (pool_thread_flush(), pool_flush(), pool_trim()): memory above the limit does not stay.
  *    The global sum of reservations is one counter, written only when a class takes or gives
@@ -45,7 +45,8 @@
  *
  * 3. What does not map, turned off (README.md, "Features turned off"): the slab page mover
  *    and its automove (there are no pages to move: the memory a class frees goes back to the
- *    OS layer, from which any class takes memory again), restartable memory files (-e: items
+ *    OS layer, from which any class takes memory again; what is lost is the mover's
+ *    rebalancing of classes that all evict), restartable memory files (-e: items
  *    are scattered over pool objects, not laid out in one file mapping) and preallocation
  *    (-L). No mover thread starts; `slabs reassign` is answered NOSPARE ("source class has no
  *    spare pages": no class ever holds a page to give); slabs_init() sets slab_automove to 0
@@ -169,10 +170,10 @@ static void mc_give_back(struct mc_class *c)
 }
 
 /*
- * Give back the reservations class `c` holds beyond what `used` chunks need plus one spare
- * (none when over -m, and then its free memory too). Holding pages * perslab chunks for
- * `used`, the class has (pages * perslab - used) / perslab whole spare reservations: it gives
- * one back while that is 2 or more (1 or more over -m). The common case reads no shared line.
+ * After a free: holding pages * perslab chunks for `used`, class `c` has (pages * perslab -
+ * used) / perslab whole spare reservations; it gives one back when that is 2 or more, or 1
+ * or more over -m (and then its free memory too). The common case reads only the class's
+ * own line.
  */
 static void mc_unreserve(struct mc_class *c, long used)
 {
@@ -211,10 +212,10 @@ static void mc_put(unsigned int id, void *obj)
 
 #ifdef MC_POOL_PLANT_UAF
 /*
- * The test build's planted bug (MC_POOL_PLANT_UAF, contrib/memcached/check.sh): freeing the
- * item whose key is "libpool-planted-uaf" writes to it after pool_free(), so that POOL_DEBUG=uaf
- * must report a use after free in pool mc-slab-<id> with slabs_free() as the caller. Never in
- * the memcached binaries that make memcached builds.
+ * The test build's planted bug (MC_POOL_PLANT_UAF, contrib/memcached/planted-uaf.sh):
+ * freeing the item whose key is "libpool-planted-uaf" writes to it after pool_free(), so
+ * that POOL_DEBUG=uaf must report a use after free in pool mc-slab-<id> with slabs_free() as
+ * the caller. Never in the binaries that `make memcached` builds.
  */
 #define MC_PLANTED_KEY "libpool-planted-uaf"
 

@@ -9,8 +9,9 @@
 #                        contrib/memcached/memcached-libpool.patch, and build it twice, as
 #                        Debian configures it: $(MEMCACHED_DIR)/memcached, its slab allocator
 #                        replaced by contrib/memcached/slabs-pool.c on this tree's libpool
-#                        ($(BUILD)/libpool.so, by rpath), and $(MEMCACHED_DIR)/memcached-slabs,
-#                        memcached's own allocator. About 2 minutes on 2 cores the first time.
+#                        ($(BUILD)/libpool.so, by rpath; SAN= is refused), and
+#                        $(MEMCACHED_DIR)/memcached-slabs, memcached's own allocator. About 2
+#                        minutes on 2 cores the first time.
 #   make memcached-check memcached's own test suite (its C tests, then prove over t/*.t) on
 #                        the libpool build, without the tests of the features that build turns
 #                        off (contrib/memcached/skip.list); ends with prove's Result: line.
@@ -66,8 +67,6 @@ MEMCACHED_BENCH_PKGS := gnuplot-nox
 MEMCACHED_GOALS := memcached memcached-check memcached-check-debug memcached-bench memcached-deps
 DEPS_INSTALL := $(if $(filter $(MEMCACHED_GOALS),$(MAKECMDGOALS)),1,$(DEPS_INSTALL))
 
-MEMCACHED_SRCS := contrib/memcached/slabs-pool.c contrib/memcached/memcached-libpool.patch \
-                  contrib/memcached/build.sh contrib/memcached/fetch.sh
 MC_LOAD := $(MEMCACHED_DIR)/mc-load
 
 .PHONY: memcached memcached-check memcached-check-debug memcached-bench memcached-deps
@@ -92,6 +91,14 @@ memcached-deps: deps
 	      "sudo apt-get install -y --no-install-recommends$$missing"; exit 1; \
 	  fi; \
 	fi
+
+# A sanitizer build of libpool cannot be linked into a memcached built without the sanitizer.
+ifneq ($(SAN),)
+ifneq ($(filter $(MEMCACHED_GOALS),$(MAKECMDGOALS)),)
+$(error memcached targets: SAN=$(SAN) is not supported (memcached is not built with the \
+	sanitizer); run them without SAN=)
+endif
+endif
 
 # The trees rebuild what changed (build.sh); the recipe always runs, make there decides.
 memcached: memcached-deps lib

@@ -222,6 +222,7 @@
 #include "os/pool-os.h"
 #include "debug/pool-profile.h"
 #include "os/pool-san.h"
+#include "shared/pool-slab.h"
 #include "tcache/pool-thread.h"
 #include "os/pool-uaf.h"
 #include "base/pool-util.h"
@@ -384,6 +385,7 @@ static int grow_layout(struct pool_head *pool, size_t size, size_t align, unsign
 	                                             memory_order_acquire, memory_order_relaxed))
 		return 0;
 	compute_layout(pool, size, align, layout);
+	pool__slab_geometry(pool);
 	atomic_store_explicit(&pool->ever_allocated, 0, memory_order_release);
 	return 1;
 }
@@ -496,11 +498,14 @@ create:
 	pool->nbuckets = nb;
 	pool->magic = POOL_HEAD_LIVE;
 	pool__bucket_init(pool, cfg->cluster, cfg->cache_bytes, cfg->decay_ms);
+	pool__slab_init(pool);
+	pool__slab_geometry(pool);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
 	if (add_creator(pool, name, size, align, flags) < 0 || pool__headset_add(pool) < 0) {
 		pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*pool->creator),
 		                   POOL_DEFAULT_ALIGN);
 		pool__bucket_fini(pool);
+		pool__slab_fini(pool);
 		pool__os_meta_free(pool, head_size, HEAD_ALIGN);
 		pool__lock_leave(&pool__list_lock, took);
 		errno = ENOMEM;
@@ -647,6 +652,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	pool->creator = NULL;
 	pool->creators = pool->creators_cap = 0;
 	pool__bucket_fini(pool);
+	pool__slab_fini(pool);
 	pool__headset_kill(pool);
 	bury(pool);
 	if (POOL_ASSERTS >= 2)
@@ -686,8 +692,17 @@ POOL_API void pool__declare_destroy(struct pool_head *pool)
 
 POOL_API void pool_flush(struct pool_head *pool)
 {
-	if (live_head(pool))
+	if (live_head(pool)) {
+		/*
+		 * Under the pass lock, as the release passes: fork() takes it, so no flush is
+		 * between a bucket counting its objects out and their slabs taking them back when
+		 * the process is copied (the child would have lost them uncounted).
+		 */
+		pool__lock(&pool->demand.pass_lock);
 		pool__bucket_flush(pool);
+		pool__unlock(&pool->demand.pass_lock);
+		pool__slab_trim(pool);
+	}
 }
 
 POOL_API void pool_gc(struct pool_head *pool)
@@ -695,15 +710,19 @@ POOL_API void pool_gc(struct pool_head *pool)
 	struct pool_head *p;
 
 	if (pool) {
-		if (live_head(pool))
+		if (live_head(pool)) {
 			pool__bucket_gc(pool);
+			pool__slab_trim(pool);
+		}
 	} else {
 		int took = pool__lock_enter(&pool__list_lock);
 
 		if (POOL_ASSERTS >= 2)
 			walk_pool_list();
-		for (p = pool__list_head; p; p = p->next)
+		for (p = pool__list_head; p; p = p->next) {
 			pool__bucket_gc(p);
+			pool__slab_trim(p);
+		}
 		pool__lock_leave(&pool__list_lock, took);
 	}
 	pool__os_trim();
@@ -811,6 +830,8 @@ static void fork_prepare(void)
 	pool__thread_fork_prepare();
 	for (p = pool__list_head; p; p = p->next)
 		pool__lock(&p->demand.pass_lock);
+	for (p = pool__list_head; p; p = p->next)
+		pool__slab_fork_prepare(p);
 	pool__uaf_fork_prepare();
 	pool__os_fork_prepare();
 	pool__headset_fork_prepare();
@@ -831,6 +852,8 @@ static void fork_parent(void)
 	pool__os_fork_after();
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
+		pool__slab_fork_after(p);
+	for (p = pool__list_head; p; p = p->next)
 		pool__unlock(&p->demand.pass_lock);
 	pool__thread_fork_parent();
 	pool__lock_leave(&pool__list_lock, fork_took_list);
@@ -847,6 +870,8 @@ static void fork_child(void)
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();
+	for (p = pool__list_head; p; p = p->next)
+		pool__slab_fork_after(p);
 	for (p = pool__list_head; p; p = p->next)
 		pool__unlock(&p->demand.pass_lock);
 	pool__thread_fork_child();

@@ -40,7 +40,7 @@
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
 #include "os/pool-os.h"
-#include "os/pool-uaf.h"
+#include "shared/pool-slab.h"
 
 #define PUSH_TRIES_PER_BUCKET 2u        /* a push tries each bucket twice before the OS layer */
 #define FORK_BUSY_TRIES       10000u    /* fork_prepare() waits this many yields per head */
@@ -119,8 +119,18 @@ void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st)
 	st->shared_get_clusters = sum_get_clusters(pool);
 	st->shared_put_objects = sum_put_objects(pool);
 	st->shared_put_clusters = sum_put_clusters(pool);
-	st->os_allocs = sum_os_allocs(pool);
-	st->os_releases = sum_os_releases(pool);
+	st->slab_get_objects = sum_os_allocs(pool);
+	st->slab_put_objects = sum_os_releases(pool);
+	if (pool__slab_on(pool)) {
+		/* carved objects free in their slab are the pool's too (pool-slab.c, step 5) */
+		pool__slab_stats(pool, st);
+		st->allocated += st->slab_free;
+		st->os_allocs = pool__slab_carved(pool);
+		st->os_releases = pool__slab_released_objs(pool);
+	} else {
+		st->os_allocs = st->slab_get_objects;
+		st->os_releases = st->slab_put_objects;
+	}
 	st->gc_released_bytes = atomic_load_explicit(&pool->demand.gc_released_bytes,
 	                                             memory_order_relaxed);
 	st->lost = sum_lost(pool);
@@ -197,63 +207,9 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 /* Limits and the OS layer                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/*
- * The limit (pool_set_limit()) and its count. limit_count counts the objects reserved from the
- * OS layer: a move from the OS layer reserves its objects (limit_reserve()) before it asks for
- * them, and a move back unreserves them (pool__bucket_limit_unreserve()) once its bucket has
- * counted them out of `allocated`. So the count is `allocated` plus the objects of the moves in
- * flight, never below `allocated` and never below 0. It is kept whether or not a limit is set, and
- * pool_set_limit() only stores the cap: nothing ever rebuilds the count from `allocated`, which
- * a move in flight would make wrong (the count went to -200 when a set_limit landed between a
- * release's two steps, and the pool then took its limit plus 200 from the OS layer). The cost
- * is one atomic add on the pool head per move to or from the OS layer, where there was none
- * without a limit; moves between the tiers are not counted. The cap is an atomic: set at any
- * moment from any thread, it applies to the reservations that read it afterwards. Caps are
- * compared as unsigned numbers: any size_t is a cap, SIZE_MAX ("unlimited") included.
- */
-void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
-
-/* Take up to `n` objects of the pool's limit: how many may be allocated (0 at the limit). */
-static unsigned int limit_reserve(struct pool_head *pool, unsigned int n)
-{
-	size_t limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
-	long cur;
-	unsigned int k = n;
-
-	if (!limit) {
-		atomic_fetch_add_explicit(&pool->limit_count, (long)n, memory_order_relaxed);
-	} else {
-		cur = atomic_load_explicit(&pool->limit_count, memory_order_relaxed);
-		do {
-			/* never below 0 (see above); the clamp keeps a broken count from lifting
-			 * the cap */
-			size_t held = cur > 0 ? (size_t)cur : 0;
-
-			POOL_ASSERT(cur >= 0);
-			if (held >= limit)
-				return 0;
-			k = n > limit - held ? (unsigned int)(limit - held) : n;
-		} while (!atomic_compare_exchange_weak_explicit(&pool->limit_count, &cur,
-		                                                cur + (long)k,
-		                                                memory_order_relaxed,
-		                                                memory_order_relaxed));
-	}
-	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
-		pool__limit_test_hook(pool, 1);
-	return k;
-}
-
 void pool__bucket_limit_unreserve(struct pool_head *pool, unsigned int n)
 {
-	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
-		pool__limit_test_hook(pool, 0);
-	if (n) {
-		long was = atomic_fetch_sub_explicit(&pool->limit_count, (long)n,
-		                                     memory_order_relaxed);
-
-		/* never below 0: what leaves was reserved (see above) */
-		POOL_ASSERT(was >= (long)n);
-	}
+	pool__slab_unreserve(pool, n);
 }
 
 void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
@@ -261,62 +217,36 @@ void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
 	atomic_store_explicit(&pool->limit, max_objects, memory_order_relaxed);
 }
 
-static void *os_alloc_one(struct pool_head *pool)
-{
-	if (pool->layout & POOL_DBG_UAF)
-		return pool__uaf_alloc(pool->ro.size, pool->align, pool);
-	return pool__os_alloc(pool->os_size, pool->align);
-}
-
 unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned int want,
-                          unsigned int start)
+                                 unsigned int start, int *top_zero)
 {
-	unsigned int k, n = 0;
+	unsigned int n;
 
 	POOL_ASSERT(want >= 1 && out);
-	k = limit_reserve(pool, want ? want : 1);
-	if (!k)
-		return 0;
 	/* pool_alloc()'s slow path and the bulk call opened the pool (pool.c, open_for_allocation()) */
 	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) == 1);
-	while (n < k) {
-		void *obj = os_alloc_one(pool);
-
-		if (!obj)
-			break;
-		out[n++] = obj;
-	}
-	pool__bucket_limit_unreserve(pool, k - n);
+	n = pool__slab_get(pool, out, want, top_zero);
 	if (n)
 		count_move(pool, start, n, n);
 	pool__count_moved(n);
 	return n;
 }
 
-/* Give `obj`, a free object already uncounted, to the OS layer (the uaf quarantine). */
+/* Give `obj`, a free object already uncounted, to the tier below (its slab, the uaf quarantine). */
 void pool__bucket_os_free(struct pool_head *pool, void *obj, const void *caller)
 {
-	if (pool->layout & POOL_DBG_UAF) {
-		pool__uaf_free(obj, caller);
-		return;
-	}
-	if (pool__san_on())
-		pool__san_access(obj, pool->os_size);
-	pool__os_free(obj, pool->os_size, pool->align);
+	pool__slab_put(pool, &obj, 1, caller);
 }
 
-void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int n, unsigned int start,
-                  const void *caller)
+void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int n,
+                         unsigned int start, const void *caller)
 {
-	unsigned int i;
-
 	if (!n)
 		return;
 	count_move(pool, start, -(long)n, -(long)n);
 	pool__bucket_limit_unreserve(pool, n);
 	pool__count_moved(n);
-	for (i = 0; i < n; i++)
-		pool__bucket_os_free(pool, objs[i], caller);
+	pool__slab_put(pool, objs, n, caller);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -514,12 +444,7 @@ void pool__bucket_walk(const struct pool_head *pool, const struct pool_bucket *b
 /* Give back every object of a stack of magazines (uncounted already) and free the magazines. */
 void pool__bucket_release_mags(struct pool_head *pool, struct pool_mag *top, const void *caller)
 {
-	struct pool_mag *m;
-	unsigned int i;
-
-	for (m = top; m; m = m->next)
-		for (i = 0; i < m->n; i++)
-			pool__bucket_os_free(pool, m->obj[i], caller);
+	pool__slab_put_mags(pool, top, caller);
 	pool__mag_free_stack(pool, top);
 }
 

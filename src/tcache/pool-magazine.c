@@ -175,7 +175,7 @@ static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag
 	ctx->slot[s].loaded = m;
 	__atomic_store_n(&ctx->slot[s].hidden, 0, __ATOMIC_RELAXED);
 	/* relaxed atomics: statistics read the entry from other threads (entry_count()) */
-	__atomic_store_n(&tc->base, m->obj, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->base, pool__tc_open_base(ctx, s, m), __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->end, m->obj + m->cap, __ATOMIC_RELAXED);
 	pool__tc_set_count(ctx, s, m->n);
 }
@@ -604,18 +604,22 @@ static int ensure_loaded(struct pool_thread_caches *ctx, unsigned int s, unsigne
  * The loaded magazine of slot `s` is empty (and so are the previous one and the full stack):
  * fill it from a shared free list, with up to REFILL_MAGS magazines in one exchange (those
  * beyond the first go onto the full stack when the budget holds them), leaving the slot's
- * surplus empty magazines in that bucket; else `want` new objects from the OS layer (at most a
- * magazine: one for pool_alloc(), what a bulk call still needs for it).
+ * surplus empty magazines in that bucket; else half a magazine from the slab tier, or `want`
+ * if more (for a pool off slabs, `want` new objects from the OS layer), at most a magazine: one
+ * for pool_alloc(), what a bulk call still needs for it. *top_zero (may be NULL): whether the object the loaded
+ * magazine pops first reads as zero (fresh from a zeroed slab, not filled for debugging).
  * Returns 1 when the loaded magazine holds objects, 0 at the limit or out of memory.
  */
 int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
-                         uint32_t want)
+                                 uint32_t want, int *top_zero)
 {
 	struct pool_tslot *sl = &ctx->slot[s];
 	struct pool_head *pool = pool__slots[s];
 	int integrity = pool__tc_integrity_on(ctx, dbg);
 	uint32_t n;
 
+	if (top_zero)
+		*top_zero = 0;
 	check_slot(ctx, s);
 	if (POOL_ASSERTS >= 2)
 		walk_slot(ctx, s, pool__slots[s]);
@@ -661,14 +665,29 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 			return pool__tc_count(ctx, s) > 0 || pool__magazine_reload_local(ctx, s);
 		}
 	}
-	/* growing: what is wanted from the OS layer, so that a pool takes no more than it hands out */
+	/*
+	 * Growing: half a magazine from the slab tier (whole line groups of the densest slab, in
+	 * address order; a bulk call may want more, up to a magazine). Half, as jemalloc's tcache
+	 * fills half of a bin: a magazine filled to the brim by a refill is full at the thread's
+	 * next free, and a thread that allocates and frees in pairs around that count swaps its
+	 * loaded and previous magazines on both sides of every pair (two slow paths an iteration
+	 * in the profile's planted leak, tests/check_profile.c). For a pool off slabs, what is
+	 * wanted from the OS layer, one call per object, so that it takes no more than it hands
+	 * out.
+	 */
 	POOL_ASSERT(want >= 1 && pool__tc_count(ctx, s) == 0);
-	n = pool__bucket_os_get(pool, pool__tc_objs(ctx, s),
-	                        want < pool__tc_cap(ctx, s) ? want : pool__tc_cap(ctx, s), ctx->id);
+	if (pool__slab_on(pool) && want < pool__tc_cap(ctx, s) / 2)
+		want = pool__tc_cap(ctx, s) / 2;
+	if (want > pool__tc_cap(ctx, s))
+		want = pool__tc_cap(ctx, s);
+	n = pool__bucket_os_get(pool, pool__tc_objs(ctx, s), want, ctx->id, top_zero);
 	if (!n)
 		return 0;
-	if (pool__tc_debug_cached(pool, integrity))
+	if (pool__tc_debug_cached(pool, integrity)) {
 		fill_objs(pool, pool__tc_objs(ctx, s), n, integrity);
+		if (top_zero)
+			*top_zero = 0;
+	}
 	pool__tc_set_count(ctx, s, n);
 	return 1;
 }
@@ -777,6 +796,61 @@ void *pool__magazine_pop_coldest(struct pool_thread_caches *ctx, unsigned int s)
 	return obj;
 }
 
+/*
+ * Placement of objects freed by another thread. The fast path keeps what a thread frees, to
+ * hand it out again while it is hot in this core's cache: it cannot ask whose an object is
+ * without a load of the slab's header and a compare, 4 instructions of the pair's 16 and a read
+ * of a line other threads write. But a slot's first allocation can tell, for free: everything
+ * the slot holds then was freed by this thread before it ever allocated from the pool, so it is
+ * all other threads' (a consumer's frees; a worker handed one object by an acceptor). Handed
+ * out here, it would share its cache lines with the objects its maker still writes (issue 27's
+ * cache-scratch shape: 9.3 times malloc's time). So it goes back to its slabs, where a line
+ * group is handed out again only once all of it is free, and this thread's refill gets lines of
+ * its own. Past its first allocation a thread keeps what it frees, wherever it came from.
+ */
+void pool__magazine_first_alloc(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_head *pool = pool__slots[s];
+	struct pool_mag *top = NULL, *bottom = NULL, *l;
+	uint32_t nm = 0, n = 0;
+
+	check_slot(ctx, s);
+	POOL_ASSERT(!sl->took);
+	sl->took = 1;
+	if (!sl->loaded)
+		return;
+	if (pool__slab_on(pool)) {
+		/* the loaded, previous and full magazines down to the slabs, kept empty */
+		l = unload(ctx, s);
+		if (sl->prev) {
+			struct pool_mag *p = sl->prev;
+
+			set_prev(sl, NULL);
+			if (p->n)
+				full_push(sl, p);
+			else
+				empty_push(sl, p);
+		}
+		if (l->n)
+			full_push(sl, l);
+		else
+			empty_push(sl, l);
+		if (sl->nfull) {
+			nm = sl->nfull;
+			full_cut_bottom(sl, nm, &top, &bottom, &n);
+			give_mags(ctx, s, top, bottom, nm, n, dbg | POOL_DBG_NO_GLOBAL, 0);
+		}
+		l = empty_get(ctx, s);
+		POOL_ASSERT(l);
+		load(ctx, s, l);
+		set_reserved(ctx, s, slot_objs(ctx, s));
+		return;
+	}
+	/* off slabs: nothing to place; the fast path may pop what the slot holds */
+	__atomic_store_n(&ctx->tc[s].base, sl->loaded->obj, __ATOMIC_RELAXED);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Another thread's caches (pool-thread.c: pool_destroy(), statistics, fork())                */
 /* ------------------------------------------------------------------------------------------ */
@@ -837,8 +911,18 @@ static uint32_t entry_count(const struct pool_tcache *tc)
 
 unsigned long pool__magazine_slot_cached(const struct pool_thread_caches *c, unsigned int s)
 {
-	return entry_count(&c->tc[s]) + __atomic_load_n(&c->slot[s].held, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&c->slot[s].hidden, __ATOMIC_RELAXED);
+	unsigned long held = __atomic_load_n(&c->slot[s].held, __ATOMIC_RELAXED);
+	const struct pool_head *pool = __atomic_load_n(&pool__slots[s], __ATOMIC_RELAXED);
+
+	if (!__atomic_load_n(&c->slot[s].took, __ATOMIC_RELAXED) && pool) {
+		/* a thread that only freed: its window is empty, its magazine from end - cap up */
+		void **top = __atomic_load_n(&c->tc[s].top, __ATOMIC_RELAXED);
+		void **end = __atomic_load_n(&c->tc[s].end, __ATOMIC_RELAXED);
+
+		return held + (end && top <= end && top >= end - pool->cluster ?
+		               (unsigned long)(top - (end - pool->cluster)) : 0);
+	}
+	return entry_count(&c->tc[s]) + held + __atomic_load_n(&c->slot[s].hidden, __ATOMIC_RELAXED);
 }
 
 unsigned int pool__magazine_max_slot(void)

@@ -149,18 +149,10 @@ static void churn(struct pool_head *p, unsigned int n)
 	pool_thread_flush();
 }
 
-/*
- * The objects one magazine of a pool of `stride`-byte objects holds: the configured cluster, or
- * 1/16 of the thread budget for large objects, at least 1 (pool_configure(3)).
- */
+/* The objects one magazine of a pool of `stride`-byte objects holds (testutil.h). */
 static size_t magazine_of(size_t stride)
 {
-	struct pool_config cfg;
-	size_t share;
-
-	pool_get_config(&cfg);
-	share = cfg.cache_bytes / 16 / stride;
-	return share < cfg.cluster ? (share ? share : 1) : cfg.cluster;
+	return test_magazine_of(stride);
 }
 
 /*

@@ -211,15 +211,28 @@ static inline void test_books(const struct pool_head *pool)
 	ck_assert_uint_eq(st.allocated, st.os_allocs - st.os_releases - st.lost);
 }
 
+/*
+ * The objects one magazine of a pool of `stride`-byte objects holds: the configured cluster, or
+ * 1/16 of the thread budget for large objects, but at least 8 while that is 1/4 of the budget
+ * at most; at least 1 (pool_configure(3)).
+ */
+static inline size_t test_magazine_of(size_t stride)
+{
+	struct pool_config cfg;
+	size_t share, most;
+
+	pool_get_config(&cfg);
+	share = cfg.cache_bytes / 16 / stride;
+	most = cfg.cache_bytes / 4 / stride;
+	if (share < 8)
+		share = most < 8 ? (most > share ? most : share) : 8;
+	return share < cfg.cluster ? (share ? share : 1) : cfg.cluster;
+}
+
 /* The objects one magazine of `pool` holds. */
 static inline size_t test_magazine(const struct pool_head *pool)
 {
-	struct pool_config cfg;
-	size_t share;
-
-	pool_get_config(&cfg);
-	share = cfg.cache_bytes / 16 / test_stats(pool).stride;
-	return share < cfg.cluster ? (share ? share : 1) : cfg.cluster;
+	return test_magazine_of(test_stats(pool).stride);
 }
 
 /* The objects a refill of pool_alloc() takes from the slab tier: half a magazine, at least 1. */

@@ -74,12 +74,16 @@ struct pool_mag {
 
 /*
  * One bucket: the head of a shared free list and the counters of what moved through it, on two
- * cache lines (128 bytes; adjacent-line prefetchers fetch them together). Only the thread that
- * owns the head (it swapped POOL_BUSY in and got a stack or NULL back) writes these counters,
- * with plain relaxed loads and stores: a magazine moved costs the head's exchange and no other
- * atomic read-modify-write. Counts are objects; sums over buckets are the pool's totals. Which
- * bucket counts a move does not matter to the sums; `allocated` and `used` of one bucket can
- * even wrap below 0 (they are unsigned and add up right).
+ * cache lines (128 bytes). Only the thread that owns the head (it swapped POOL_BUSY in and got a
+ * stack or NULL back) writes these counters, with plain relaxed loads and stores: a magazine
+ * moved costs the head's exchange and no other atomic read-modify-write. Counts are objects;
+ * sums over buckets are the pool's totals. Which bucket counts a move does not matter to the
+ * sums; `allocated` of one bucket can even wrap below 0 (it is unsigned and adds up right).
+ * A pop or a push between a thread cache and the shared list writes line 1 only: the one line
+ * (with the magazines' own) that crosses between the cores of a producer and a consumer. The
+ * objects used (handed out or cached) are not kept: they are allocated - free_objects, bucket
+ * by bucket, since every move changes two of the three by as much (issue 27: a `used` written
+ * by every pop and push, and the magazine counts on line 2, made both lines travel).
  */
 struct pool_bucket {
 	/* line 1: the head and what every pop and push writes */
@@ -87,17 +91,19 @@ struct pool_bucket {
 	struct pool_mag *empties;               /* a stack of empty magazines that threads leave
 	                                           here and take again (owner only) */
 	atomic_ulong free_objects;              /* objects in this bucket's stack */
-	atomic_ulong used;                      /* objects handed out or in thread caches, net */
-	_Atomic uint32_t low_cur;               /* least free_objects since the marks last rotated */
-	_Atomic uint32_t low_prev;              /* ... before that (both saturate at 2^32-1) */
-	atomic_uint epoch;                      /* the pool's demand window of the last rotation */
+	_Atomic uint32_t low_cur;               /* least free_objects since the marks last rotated
+	                                           (saturates at 2^32-1, as low_prev) */
 	atomic_uint nempties;                   /* magazines on `empties` */
 	atomic_ulong get_objects;               /* cumulative: objects popped by threads */
 	atomic_ulong put_objects;               /* cumulative: objects pushed by threads */
-	/* line 2: written by the owner too, less often; and two counters that are not owned */
-	atomic_ulong allocated;                 /* objects obtained from the OS layer, net */
 	atomic_ulong get_clusters;              /* cumulative: magazines popped */
 	atomic_ulong put_clusters;              /* cumulative: magazines pushed */
+	/* line 2: written by the owner too, less often; and two counters that are not owned */
+	atomic_ulong allocated;                 /* objects above the slab tier (carved from the
+	                                           pool's slabs, or obtained from the OS layer), net:
+	                                           handed out, cached, or in this bucket's stack */
+	_Atomic uint32_t low_prev;              /* low_cur before the marks last rotated */
+	atomic_uint epoch;                      /* the pool's demand window of the last rotation */
 	atomic_ulong os_allocs;                 /* cumulative: objects from the OS layer */
 	atomic_ulong os_releases;               /* cumulative: objects back to the OS layer */
 	atomic_ulong lost;                      /* objects lost when a fork() child reset the head */

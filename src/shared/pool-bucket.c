@@ -32,6 +32,7 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -48,6 +49,10 @@
 
 atomic_ulong pool__moved_objects;
 atomic_ulong pool__touched_words;
+
+/* a pop or a push writes the head's line only (pool-head-t.h) */
+_Static_assert(offsetof(struct pool_bucket, allocated) == POOL_CACHE_LINE,
+               "what every pop and push writes fits the head's cache line");
 
 /* ------------------------------------------------------------------------------------------ */
 /* The low-water mark                                                                         */
@@ -82,8 +87,6 @@ unsigned long fn(const struct pool_head *pool)                                  
 
 SUM_FIELD(pool__sum_allocated, allocated,
           atomic_load_explicit(&pool->demand.spill_allocated, memory_order_relaxed))
-SUM_FIELD(pool__sum_used, used,
-          atomic_load_explicit(&pool->demand.spill_used, memory_order_relaxed))
 static SUM_FIELD(sum_failed, failed, 0)
 static SUM_FIELD(sum_shared_free, free_objects, 0)
 static SUM_FIELD(sum_get_objects, get_objects, 0)
@@ -95,6 +98,18 @@ static SUM_FIELD(sum_os_allocs, os_allocs,
                  atomic_load_explicit(&pool->demand.spill_os_allocs, memory_order_relaxed))
 static SUM_FIELD(sum_os_releases, os_releases,
                  atomic_load_explicit(&pool->demand.spill_os_releases, memory_order_relaxed))
+
+/* Objects handed out or cached: each bucket's allocated less its free objects (pool-head-t.h). */
+unsigned long pool__sum_used(const struct pool_head *pool)
+{
+	unsigned long sum = atomic_load_explicit(&pool->demand.spill_used, memory_order_relaxed);
+	unsigned int i;
+
+	for (i = 0; i < pool->nbuckets; i++)
+		sum += atomic_load_explicit(&pool->buckets[i].allocated, memory_order_relaxed) -
+		       atomic_load_explicit(&pool->buckets[i].free_objects, memory_order_relaxed);
+	return sum;
+}
 
 /* needed_avg: the most objects used over the demand window (at the last pass), or used now. */
 static unsigned long sum_needed(const struct pool_head *pool)
@@ -158,8 +173,9 @@ static void count_move(struct pool_head *pool, unsigned int start, long allocate
 
 		if (h == POOL_BUSY)
 			continue;
+		/* used is allocated - free_objects: a move to or from the tier below changes both */
+		POOL_ASSERT(allocated == used);
 		pool__own_add(&b->allocated, (unsigned long)allocated);
-		pool__own_add(&b->used, (unsigned long)used);
 		if (allocated > 0)
 			pool__own_add(&b->os_allocs, (unsigned long)allocated);
 		else if (allocated < 0)
@@ -193,7 +209,6 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 		if (h == POOL_BUSY)
 			continue;
 		pool__own_add(&b->allocated, -n);
-		pool__own_add(&b->used, -n);
 		pool__own_add(&b->lost, n);
 		POOL_ASSERT(pool__bucket_books_ok(b));
 		pool__bucket_give(b, h);
@@ -376,7 +391,6 @@ struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
 	}
 	pool__bucket_sync(pool, b);
 	bucket_took(b, k);
-	pool__own_add(&b->used, k);
 	pool__own_add(&b->get_objects, k);
 	pool__own_add(&b->get_clusters, nm);
 	if (empties)
@@ -408,7 +422,6 @@ int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_
 		bottom->next = head;
 		pool__bucket_sync(pool, b);
 		pool__own_add(&b->free_objects, nobjs);
-		pool__own_add(&b->used, -(unsigned long)nobjs);
 		pool__own_add(&b->put_objects, nobjs);
 		pool__own_add(&b->put_clusters, nmags);
 		if (want_empties)
@@ -475,7 +488,6 @@ void *pool__shared_get_one(struct pool_head *pool, unsigned int start)
 	obj = head->obj[--head->n];
 	pool__bucket_sync(pool, b);
 	bucket_took(b, 1);
-	pool__own_add(&b->used, 1);
 	pool__own_add(&b->get_objects, 1);
 	if (!head->n) {
 		/* the magazine left the stack empty: it joins the empties, or goes */
@@ -523,7 +535,6 @@ void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start)
 		}
 		pool__bucket_sync(pool, b);
 		pool__own_add(&b->free_objects, 1);
-		pool__own_add(&b->used, -1ul);
 		pool__own_add(&b->put_objects, 1);
 		pool__bucket_give(b, head);
 		pool__count_moved(1);

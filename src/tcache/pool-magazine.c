@@ -362,15 +362,17 @@ void pool__magazine_fill_slot(struct pool_thread_caches *ctx, unsigned int s)
  * A stack of magazines (`top` to `bottom` through `next`, holding `nobjs` objects, counted as
  * used) leaves the thread cache: checked first when debugging wants it, then pushed to the
  * shared lists with one exchange, or given to the OS layer when the shared lists are bypassed
- * (no-global, uaf), the magazines then kept empty by the slot. `want_empty`: take an empty
- * magazine from that bucket in the same exchange, returned (or NULL).
+ * (no-global, uaf), the magazines then kept empty by the slot. `want_empty`: take up to that
+ * many empty magazines from that bucket in the same exchange, returned as a stack linked by
+ * `next` (or NULL).
  */
 static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s,
                                   struct pool_mag *top, struct pool_mag *bottom, uint32_t nmags,
-                                  uint32_t nobjs, unsigned int dbg, int want_empty)
+                                  uint32_t nobjs, unsigned int dbg, unsigned int want_empty)
 {
 	struct pool_head *pool = pool__slots[s];
 	struct pool_mag *m, *next, *empty = NULL;
+	unsigned int got = 0;
 	int integrity;
 
 	if (!nmags)
@@ -389,10 +391,13 @@ static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s
 		next = m->next;
 		pool__bucket_os_put(pool, m->obj, m->n, ctx->id, NULL);
 		m->n = 0;
-		if (want_empty && !empty)
+		if (got < want_empty) {
+			m->next = empty;
 			empty = m;
-		else
+			got++;
+		} else {
 			empty_push(&ctx->slot[s], m);
+		}
 	}
 	return empty;
 }
@@ -423,8 +428,19 @@ static void evict_full(struct pool_thread_caches *ctx, unsigned int s, uint32_t 
 	if (!k)
 		return;
 	full_cut_bottom(sl, k, &top, &bottom, &n);
-	e = give_mags(ctx, s, top, bottom, k, n, dbg, 0);
-	POOL_ASSERT(!e);
+	/*
+	 * As many empty magazines back from the bucket, in the same exchange: a thread that frees
+	 * more than it allocates (a consumer) refills its stack of empties with those its
+	 * producers left there, rather than making new ones while they free theirs (issue 27: the
+	 * magazines went round through jemalloc, a remote free and an allocation each).
+	 */
+	e = give_mags(ctx, s, top, bottom, k, n, dbg, k);
+	while (e) {
+		struct pool_mag *next = e->next;
+
+		empty_push(sl, e);
+		e = next;
+	}
 	set_reserved(ctx, s, slot_objs(ctx, s));
 }
 

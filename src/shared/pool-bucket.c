@@ -136,16 +136,9 @@ void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st)
 	st->shared_put_clusters = sum_put_clusters(pool);
 	st->slab_get_objects = sum_os_allocs(pool);
 	st->slab_put_objects = sum_os_releases(pool);
-	if (pool__slab_on(pool)) {
-		/* carved objects free in their slab are the pool's too (pool-slab.c, step 5) */
-		pool__slab_stats(pool, st);
-		st->allocated += st->slab_free;
-		st->os_allocs = pool__slab_carved(pool);
-		st->os_releases = pool__slab_released_objs(pool);
-	} else {
-		st->os_allocs = st->slab_get_objects;
-		st->os_releases = st->slab_put_objects;
-	}
+	st->os_allocs = st->slab_get_objects;
+	st->os_releases = st->slab_put_objects;
+	pool__slab_stats(pool, st);
 	st->gc_released_bytes = atomic_load_explicit(&pool->demand.gc_released_bytes,
 	                                             memory_order_relaxed);
 	st->lost = sum_lost(pool);

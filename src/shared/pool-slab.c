@@ -2,67 +2,45 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The slab tier: the layer under the shared free lists, as Bonwick's 1994 slab allocator is
- * under the 2001 magazines (jemalloc's bins and slabs, mimalloc's pages and SLUB's slabs are the
- * same idea). It decides where a pool's objects lie; the tiers above decide who holds them.
+ * The slab tier, under the shared free lists as Bonwick's 1994 slab allocator is under his
+ * 2001 magazines (jemalloc's bins, mimalloc's pages and SLUB's slabs are the same idea): it
+ * decides where a pool's objects lie; the tiers above decide who holds them.
  *
- * 1. Slabs. A slab is one block from the OS layer (pool__os_slab_alloc(): one call per slab),
- *    `bytes` long, a power of two, aligned on its size: the header of an object's slab is at
- *    the object's address rounded down to `bytes`, so nothing reads the object to find it. The
- *    size is chosen per pool when its first slab is made (geometry()): about 32 objects, at
- *    least 16 KiB (the smallest size jemalloc serves as its own extent), at most 4 MiB; objects
- *    over POOL_SLAB_OBJ_MAX (8 to a 4 MiB slab) stay off slabs (pool__slab_on()), as do uaf
- *    pools, which keep a mapping per object. The header holds the owner pool, the counts and a
- *    bitmap of the objects given back; objects follow at the pool's os_size stride from the
- *    first cache line (or alignment) past it.
+ * 1. Slabs. One block from the OS layer each (pool__os_slab_alloc()), a power of two aligned on
+ *    its size, so that an object's slab header is its address rounded down: nothing reads the
+ *    object to find it. Sized per pool (pool__slab_geometry()): about 32 objects, 16 KiB to
+ *    4 MiB. Objects over POOL_SLAB_OBJ_MAX and uaf pools stay off slabs (pool__slab_on()). The
+ *    header holds the owner, the counts and a bitmap of the objects given back; objects follow
+ *    at the os_size stride from the first cache line (or alignment) past it.
+ * 2. Line groups. The fewest objects whose run ends on a cache line boundary: 64 / gcd(os_size,
+ *    64), 1, 2 or 4. The tier hands out whole groups (one object only to a request of fewer), so
+ *    objects that two refills take for two threads never share a line (issue 27: 9.3 times
+ *    malloc's time on a cache-scratch shape with 8-byte objects sharing lines). A group given
+ *    back is handed out again once all of it is back; until then its free objects are "loose"
+ *    and serve single-object requests only.
+ * 3. Dense refills. The slabs that have a wholly free group are a binary min-heap keyed by
+ *    (density class, address), 16 classes, so a slab moves in it only when it crosses a class.
+ *    A take serves the densest slab first, its given-back groups in address order, its fresh
+ *    space (the end) last: the emptiest slabs drain, and a slab whose objects are all free goes
+ *    back to the OS layer whole, at once (the release passes of pool-demand.c decide when
+ *    objects come down; no empty slab is kept: jemalloc keeps the extent for the next one).
+ * 4. Zero. jemalloc gives slabs zeroed (free for fresh extents, a madvise() for reused ones), so
+ *    fresh space reads as zero: pool__slab_get() says when the object a magazine pops first is
+ *    such, and pool_zalloc()'s slow path skips its memset. The inline path cannot know: a mark
+ *    of fresh magazine entries would have to be kept by pool_alloc() and pool_free() too.
+ * 5. Counting. Under its lock the tier counts the carved objects given back (free_objs), the
+ *    objects carved fresh and those gone back with their slab, and the slabs. `allocated` is
+ *    the objects carved from the slabs a pool holds: the buckets' count (above this tier) plus
+ *    free_objs. The limit counts what is above this tier: a take reserves it first, what comes
+ *    down is unreserved by the caller (pool__slab_unreserve()); near the limit the last objects
+ *    are single ones (spares of their group, not counted until handed out).
  *
- * 2. Line groups, and placement. A line group is the fewest objects whose run ends on a cache
- *    line boundary: 64 / gcd(os_size, 64), which is 1, 2 or 4 since the stride is a multiple of
- *    16. The tier hands out whole groups only (but to a thread without a cache, which asks for
- *    one object): a refill takes as many whole groups as its magazine holds. So objects that
- *    two refills take, for two threads, never share a cache line: fresh objects of different
- *    threads are never falsely shared (issue 27 measured 9.3 times malloc's time on a
- *    cache-scratch shape with 8-byte objects, every object sharing a line another thread
- *    wrote). A group given back is handed out again only when all its objects are back, for
- *    the same reason; until then its free objects are "loose" and serve only single-object
- *    requests. Objects that a thread frees and keeps (the tiers above) are not this tier's.
- *
- * 3. Dense refills. A refill takes from the densest slab that has a wholly free group, the
- *    lowest address among equals, its free groups in address order, fresh space (at the slab's
- *    end) last. The slabs with a free group are a binary min-heap keyed by (density class,
- *    address): 16 classes of free groups per slab, so that a slab moves in the heap only when
- *    it crosses a class, not at every object. Filling the fullest slabs first leaves the
- *    emptiest ones to drain, and a slab whose objects are all free goes back to the OS layer
- *    whole, at once: a pool's memory returns by whole slabs (the release passes of pool-demand.c
- *    decide when objects come down here; this tier only gives back what became wholly free). A
- *    fresh slab is not kept in reserve: jemalloc keeps a freed extent dirty for its decay time
- *    and hands it back for the next slab without a system call but the madvise() of its zeroing.
- *
- * 4. Zero. jemalloc gives slabs zeroed (MALLOCX_ZERO: free for fresh extents, madvise() for
- *    reused ones), so the fresh space of a slab reads as zero; pool__slab_get() says when the
- *    first object a magazine will pop is such an object, and pool_zalloc()'s slow path then
- *    skips its memset (pool-alloc.c). The inline fast path cannot know, and is left alone: a
- *    mark of which magazine entries are fresh would have to be kept by pool_alloc() and
- *    pool_free() too (an object handed out fresh and freed dirty goes back to the same entry).
- *
- * 5. Counting. The tier keeps, under its lock, the carved objects given back (free_objs), the
- *    objects carved fresh and the objects gone back with their slab (cumulative), the slabs held
- *    and given back. A pool's `allocated` is the objects carved from the slabs it holds: those
- *    above this tier (the buckets' counts) plus free_objs; its os_allocs and os_releases are
- *    the objects carved and released here (pool-bucket.c's statistics). The limit counts the
- *    objects above this tier: a take reserves what it takes, and what comes down is unreserved
- *    by the caller, as before slabs (pool-slab.h, pool__slab_unreserve()); near the limit the
- *    last objects a take may have are single ones, so a pool hands out exactly its limit.
- *
- * Concurrency: one lock per pool (struct pool_slabs.lock), a leaf of the lock order: under it,
- * headers and bitmaps are read and written and the limit's atomic count moves; the OS layer is
- * called with the lock dropped (a slab made, slabs given back), so no thread waits on a system
- * call for this lock. It is taken after a pool's pass lock and inside cache sections (a refill),
- * never inside a BUSY window. fork() takes it in prepare, after the pass locks, and drops it in
- * the parent and the child, so the child finds every header whole; a slab being made by another
- * thread at the fork is not in any list and stays the parent's. Moves reach this tier rarely: a
- * refill that found the shared lists empty, a release pass, a flush, a spill; the cost per
- * object is a few instructions and a bitmap word, never a read of the object.
+ * Concurrency: a lock per pool, a leaf of the lock order (after the pass lock; taken inside
+ * cache sections by refills, never inside a BUSY window): headers, bitmaps and the heap change
+ * under it; the OS layer's allocations are made with it dropped. fork() holds it across the
+ * fork, so the child finds every header whole. The tier is reached rarely (a refill that found
+ * the shared lists empty, a release pass, a flush) and costs a few instructions and a bitmap
+ * word per object, never a read of the object.
  */
 #include <limits.h>
 #include <stdatomic.h>
@@ -95,12 +73,10 @@ static void walk_locked(struct pool_head *pool);
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * Take up to `n` objects of the pool's limit: how many may be allocated (0 at the limit).
- * limit_count is never below 0 and is kept whether or not a limit is set: pool_set_limit() only
- * stores the cap, and nothing rebuilds the count from `allocated`, which a move in flight makes
- * wrong (the count went to -200 when a set_limit landed between a release's two steps, and the
- * pool then took its limit plus 200 from the OS layer). Caps are compared as unsigned numbers:
- * any size_t is a cap, SIZE_MAX ("unlimited") included.
+ * Take up to `n` objects of the pool's limit: how many may be taken (0 at the limit). The count
+ * is kept with or without a limit and never rebuilt from `allocated` (a move in flight made that
+ * wrong: the count went to -200, and the pool took its limit plus 200); caps are compared as
+ * unsigned numbers, SIZE_MAX ("unlimited") included.
  */
 static unsigned int limit_reserve(struct pool_head *pool, unsigned int n)
 {
@@ -846,25 +822,16 @@ void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st)
 {
 	const struct pool_slabs *S = &pool->slabs;
 
+	if (!pool__slab_on(pool))
+		return;
 	st->slabs = atomic_load_explicit(&S->nslabs, memory_order_relaxed);
 	st->slab_bytes = st->slabs * S->bytes;
 	st->slab_free = atomic_load_explicit(&S->free_objs, memory_order_relaxed);
 	st->slabs_released = atomic_load_explicit(&S->released, memory_order_relaxed);
-}
-
-unsigned long pool__slab_carved(const struct pool_head *pool)
-{
-	return atomic_load_explicit(&pool->slabs.carved, memory_order_relaxed);
-}
-
-unsigned long pool__slab_released_objs(const struct pool_head *pool)
-{
-	return atomic_load_explicit(&pool->slabs.released_objs, memory_order_relaxed);
-}
-
-unsigned long pool__slab_free_objs(const struct pool_head *pool)
-{
-	return atomic_load_explicit(&pool->slabs.free_objs, memory_order_relaxed);
+	/* carved objects free in their slab are the pool's too (step 5) */
+	st->allocated += st->slab_free;
+	st->os_allocs = atomic_load_explicit(&S->carved, memory_order_relaxed);
+	st->os_releases = atomic_load_explicit(&S->released_objs, memory_order_relaxed);
 }
 
 /* The lock held: each slab against its bitmap, the heap against its order, the sums. */

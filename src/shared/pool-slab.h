@@ -93,15 +93,12 @@ void pool__slab_trim(struct pool_head *pool);
  */
 void pool__slab_unreserve(struct pool_head *pool, unsigned int n);
 
-/* The slab figures of struct pool_stats (0 for a pool off slabs). */
+/*
+ * The slab figures of struct pool_stats, after the buckets' (pool__bucket_stats()): for a pool
+ * on slabs, `allocated` gains the objects free in its slabs, and os_allocs and os_releases
+ * become the objects carved and the objects gone back with their slab; off slabs, nothing.
+ */
 void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st);
-
-/* Objects carved from fresh slab space, and carved objects gone back with their slab. */
-unsigned long pool__slab_carved(const struct pool_head *pool);
-unsigned long pool__slab_released_objs(const struct pool_head *pool);
-
-/* Carved objects free in their slabs (given back, not handed out again). */
-unsigned long pool__slab_free_objs(const struct pool_head *pool);
 
 /*
  * Tier 2 of the assertions (pool-assert.h): every slab of the heap checked against its bitmap

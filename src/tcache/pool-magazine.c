@@ -8,10 +8,9 @@
  * empty or full (Bonwick & Adams, "Magazines and Vmem", USENIX 2001, section 3; the essay of
  * pool-tcache.c tells how). Every function here acts on the calling thread's own caches inside
  * one of its sections (pool-tcache.c), except the slot table's (under the pool list lock) and
- * pool__magazine_take_slot() and pool__magazine_slot_cached(), which read other threads' caches
- * for pool-thread.c. Only magazine headers and pointer arrays are read or written here: never a
- * free object, but for the debugging layer's fill and check of cached objects when integrity or
- * backup is on.
+ * pool__magazine_take_slot(), which takes back another thread's slot for pool-thread.c. Only
+ * magazine headers and pointer arrays are read or written here: never a free object, but for
+ * the debugging layer's fill and check of cached objects when integrity or backup is on.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -429,10 +428,8 @@ static void evict_full(struct pool_thread_caches *ctx, unsigned int s, uint32_t 
 		return;
 	full_cut_bottom(sl, k, &top, &bottom, &n);
 	/*
-	 * As many empty magazines back from the bucket, in the same exchange: a thread that frees
-	 * more than it allocates (a consumer) refills its stack of empties with those its
-	 * producers left there, rather than making new ones while they free theirs (issue 27: the
-	 * magazines went round through jemalloc, a remote free and an allocation each).
+	 * As many empty magazines back from the bucket, in the same exchange: a consumer reuses
+	 * those its producers left there, rather than making new ones while they free theirs.
 	 */
 	e = give_mags(ctx, s, top, bottom, k, n, dbg, k);
 	while (e) {
@@ -682,14 +679,10 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 		}
 	}
 	/*
-	 * Growing: half a magazine from the slab tier (whole line groups of the densest slab, in
-	 * address order; a bulk call may want more, up to a magazine). Half, as jemalloc's tcache
-	 * fills half of a bin: a magazine filled to the brim by a refill is full at the thread's
-	 * next free, and a thread that allocates and frees in pairs around that count swaps its
-	 * loaded and previous magazines on both sides of every pair (two slow paths an iteration
-	 * in the profile's planted leak, tests/check_profile.c). For a pool off slabs, what is
-	 * wanted from the OS layer, one call per object, so that it takes no more than it hands
-	 * out.
+	 * Growing: half a magazine from the slab tier (a bulk call may want more), as jemalloc's
+	 * tcache fills half a bin: one filled to the brim is full at the next free, and pairs
+	 * around that count swap the loaded and previous magazines at every pair. Off slabs, what
+	 * is wanted, one OS-layer call per object: such a pool takes no more than it hands out.
 	 */
 	POOL_ASSERT(want >= 1 && pool__tc_count(ctx, s) == 0);
 	if (pool__slab_on(pool) && want < pool__tc_cap(ctx, s) / 2)
@@ -813,58 +806,23 @@ void *pool__magazine_pop_coldest(struct pool_thread_caches *ctx, unsigned int s)
 }
 
 /*
- * Placement of objects freed by another thread. The fast path keeps what a thread frees, to
- * hand it out again while it is hot in this core's cache: it cannot ask whose an object is
- * without a load of the slab's header and a compare, 4 instructions of the pair's 16 and a read
- * of a line other threads write. But a slot's first allocation can tell, for free: everything
- * the slot holds then was freed by this thread before it ever allocated from the pool, so it is
- * all other threads' (a consumer's frees; a worker handed one object by an acceptor). Handed
- * out here, it would share its cache lines with the objects its maker still writes (issue 27's
- * cache-scratch shape: 9.3 times malloc's time). So it goes back to its slabs, where a line
- * group is handed out again only once all of it is free, and this thread's refill gets lines of
- * its own. Past its first allocation a thread keeps what it frees, wherever it came from.
+ * Placement of objects freed by another thread (doc/internals.md, "The slab tier"): the fast
+ * path keeps what a thread frees, whoever made it (asking would cost the pair a load of the
+ * slab header, a line other threads write). But at a slot's first allocation everything the
+ * slot holds was freed by this thread before it ever allocated from the pool, so it is all
+ * other threads' objects: it goes back to its slabs, and this thread's refill gets lines of its
+ * own. Until then the fast path only pushes (pool__tc_open_base()).
  */
 void pool__magazine_first_alloc(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
 {
 	struct pool_tslot *sl = &ctx->slot[s];
-	struct pool_head *pool = pool__slots[s];
-	struct pool_mag *top = NULL, *bottom = NULL, *l;
-	uint32_t nm = 0, n = 0;
 
-	check_slot(ctx, s);
 	POOL_ASSERT(!sl->took);
 	sl->took = 1;
-	if (!sl->loaded)
-		return;
-	if (pool__slab_on(pool)) {
-		/* the loaded, previous and full magazines down to the slabs, kept empty */
-		l = unload(ctx, s);
-		if (sl->prev) {
-			struct pool_mag *p = sl->prev;
-
-			set_prev(sl, NULL);
-			if (p->n)
-				full_push(sl, p);
-			else
-				empty_push(sl, p);
-		}
-		if (l->n)
-			full_push(sl, l);
-		else
-			empty_push(sl, l);
-		if (sl->nfull) {
-			nm = sl->nfull;
-			full_cut_bottom(sl, nm, &top, &bottom, &n);
-			give_mags(ctx, s, top, bottom, nm, n, dbg | POOL_DBG_NO_GLOBAL, 0);
-		}
-		l = empty_get(ctx, s);
-		POOL_ASSERT(l);
-		load(ctx, s, l);
-		set_reserved(ctx, s, slot_objs(ctx, s));
-		return;
-	}
-	/* off slabs: nothing to place; the fast path may pop what the slot holds */
-	__atomic_store_n(&ctx->tc[s].base, sl->loaded->obj, __ATOMIC_RELAXED);
+	if (sl->loaded && pool__slab_on(pool__slots[s]))
+		pool__magazine_evict_slot(ctx, s, dbg | POOL_DBG_NO_GLOBAL);
+	else if (sl->loaded)
+		__atomic_store_n(&ctx->tc[s].base, sl->loaded->obj, __ATOMIC_RELAXED);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -910,35 +868,6 @@ uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s, 
 	pool__mag_free_stack(pool, sl->empty);
 	memset(sl, 0, sizeof(*sl));
 	return reserved;
-}
-
-/*
- * Another thread's count of pointers in its loaded magazine, read racily: the owner may be
- * swapping magazines, so a reading between two magazines is taken as 0.
- */
-static uint32_t entry_count(const struct pool_tcache *tc)
-{
-	void **base = __atomic_load_n(&tc->base, __ATOMIC_RELAXED);
-	void **top = __atomic_load_n(&tc->top, __ATOMIC_RELAXED);
-	void **end = __atomic_load_n(&tc->end, __ATOMIC_RELAXED);
-
-	return base && top >= base && top <= end ? (uint32_t)(top - base) : 0;
-}
-
-unsigned long pool__magazine_slot_cached(const struct pool_thread_caches *c, unsigned int s)
-{
-	unsigned long held = __atomic_load_n(&c->slot[s].held, __ATOMIC_RELAXED);
-	const struct pool_head *pool = __atomic_load_n(&pool__slots[s], __ATOMIC_RELAXED);
-
-	if (!__atomic_load_n(&c->slot[s].took, __ATOMIC_RELAXED) && pool) {
-		/* a thread that only freed: its window is empty, its magazine from end - cap up */
-		void **top = __atomic_load_n(&c->tc[s].top, __ATOMIC_RELAXED);
-		void **end = __atomic_load_n(&c->tc[s].end, __ATOMIC_RELAXED);
-
-		return held + (end && top <= end && top >= end - pool->cluster ?
-		               (unsigned long)(top - (end - pool->cluster)) : 0);
-	}
-	return entry_count(&c->tc[s]) + held + __atomic_load_n(&c->slot[s].hidden, __ATOMIC_RELAXED);
 }
 
 unsigned int pool__magazine_max_slot(void)

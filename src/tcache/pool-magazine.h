@@ -160,7 +160,5 @@ uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s,
  */
 void pool__magazine_walk_caches(const struct pool_thread_caches *ctx);
 
-/* Objects cached by slot `s` of the caches `c` of any thread (racy reads: an estimate). */
-unsigned long pool__magazine_slot_cached(const struct pool_thread_caches *c, unsigned int s);
 
 #endif

@@ -159,7 +159,12 @@ static inline void bk_server_free(unsigned int cls, void *p)
 	pool_free(bk_srv_pools[cls], p);
 }
 
-/* Objects the server's pools took from the OS layer so far (struct pool_stats.os_allocs). */
+/*
+ * Objects the server's pools took from below their shared lists so far: from their slabs,
+ * fresh or given back (struct pool_stats.slab_get_objects; before slabs, os_allocs counted
+ * them). The slabs taken and given back whole are printed on stderr at teardown when
+ * POOL_BENCH_SLABS is set (the churn of issue 27).
+ */
 static int bk_server_os_allocs(uint64_t *objects)
 {
 	struct pool_stats st;
@@ -169,7 +174,7 @@ static int bk_server_os_allocs(uint64_t *objects)
 	for (i = 0; i < bk_srv_n; i++) {
 		if (pool_get_stats(bk_srv_pools[i], &st, sizeof(st)) < 0)
 			return -1;
-		*objects += st.os_allocs;
+		*objects += st.slab_get_objects;
 	}
 	return 0;
 }
@@ -177,6 +182,22 @@ static int bk_server_os_allocs(uint64_t *objects)
 static void bk_server_teardown(void)
 {
 	pool_thread_flush();
+	if (getenv("POOL_BENCH_SLABS")) {
+		unsigned int i;
+
+		for (i = 0; i < bk_srv_n; i++) {
+			struct pool_stats st;
+
+			if (pool_get_stats(bk_srv_pools[i], &st, sizeof(st)) == 0)
+				fprintf(stderr, "slabs %s: held %zu (%zu bytes), given back %llu; objects "
+				        "carved %llu, from the slabs %llu, to them %llu\n",
+				        pool_name(bk_srv_pools[i]), st.slabs, st.slab_bytes,
+				        (unsigned long long)st.slabs_released,
+				        (unsigned long long)st.os_allocs,
+				        (unsigned long long)st.slab_get_objects,
+				        (unsigned long long)st.slab_put_objects);
+		}
+	}
 	while (bk_srv_n > 0) {
 		struct pool_head *p = bk_srv_pools[--bk_srv_n];
 

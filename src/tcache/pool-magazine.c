@@ -819,7 +819,7 @@ void pool__magazine_first_alloc(struct pool_thread_caches *ctx, unsigned int s, 
 	struct pool_tslot *sl = &ctx->slot[s];
 
 	POOL_ASSERT(!sl->took);
-	sl->took = 1;
+	__atomic_store_n(&sl->took, 1, __ATOMIC_RELAXED);   /* statistics read it */
 	if (sl->loaded && pool__slab_on(pool__slots[s]))
 		pool__magazine_evict_slot(ctx, s, dbg | POOL_DBG_NO_GLOBAL);
 	else if (sl->loaded)

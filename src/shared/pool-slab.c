@@ -8,10 +8,12 @@
  *
  * 1. Slabs. One block from the OS layer each (pool__os_slab_alloc()), a power of two aligned on
  *    its size, so that an object's slab header is its address rounded down: nothing reads the
- *    object to find it. Sized per pool (pool__slab_geometry()): about 32 objects, 16 KiB to
- *    4 MiB. Objects over POOL_SLAB_OBJ_MAX and uaf pools stay off slabs (pool__slab_on()). The
- *    header holds the owner, the counts and a bitmap of the objects given back; objects follow
- *    at the os_size stride from the first cache line (or alignment) past it.
+ *    object to find it. Sized per pool (pool__slab_geometry()): the power of two over 8 objects,
+ *    16 KiB to 4 MiB (7 to 15 objects of 2 KiB and more): few, as jemalloc's slabs of its large
+ *    classes, since one object a gc floor keeps holds its slab. Objects over POOL_SLAB_OBJ_MAX
+ *    and uaf pools stay off slabs (pool__slab_on()). The header holds the owner, the counts and
+ *    a bitmap of the objects given back; objects follow at the os_size stride from the first
+ *    cache line (or alignment) past it.
  * 2. Line groups. The fewest objects whose run ends on a cache line boundary: 64 / gcd(os_size,
  *    64), 1, 2 or 4. The tier hands out whole groups (one object only to a request of fewer), so
  *    objects that two refills take for two threads never share a line (issue 27: 9.3 times
@@ -59,7 +61,7 @@
 
 #define SLAB_MIN        (16u * 1024u)        /* bytes: jemalloc's first extent-sized class */
 #define SLAB_MAX        (4096u * 1024u)      /* bytes */
-#define SLAB_OBJS       32u                  /* objects a slab is sized for */
+#define SLAB_OBJS       8u                   /* objects a slab is sized for */
 #define SLAB_CLASSES    16u                  /* density classes of the heap */
 #define SLAB_OFF_HEAP   UINT32_MAX
 #define HEAP_MIN        16u                  /* heap entries first allocated */
@@ -208,7 +210,7 @@ void pool__slab_geometry(struct pool_head *pool)
 	first = pool__round_up(header_bytes(words), align);
 	cap = (uint32_t)((bytes - first) / os);
 	cap -= cap % g;
-	POOL_ASSERT(g <= 4 && cap >= 8 && (size_t)cap * os + first <= bytes);
+	POOL_ASSERT(g <= 4 && cap >= 7 && (size_t)cap * os + first <= bytes);
 	S->group = g;
 	S->first = (uint32_t)first;
 	S->capacity = cap;
@@ -623,7 +625,7 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 		*top_zero = 0;
 	if (!pool__slab_on(pool))
 		return os_get(pool, out, want);
-	POOL_ASSERT(S->bytes && S->capacity >= 8);
+	POOL_ASSERT(S->bytes && S->capacity >= 7);
 	/* the limit counts the objects above this tier: a take reserves them first */
 	r = limit_reserve(pool, want);
 	if (!r)

@@ -17,8 +17,8 @@
 #include "base/pool-head-t.h"
 
 /*
- * The largest object (os_size, bytes) kept in slabs: a slab holds at least 8 of them in at most
- * 4 MiB. Larger objects come from the OS layer one by one, as they did before slabs.
+ * The largest object (os_size, bytes) kept in slabs: a slab holds 8 of them in 4 MiB (7 to 15
+ * objects of a smaller size). Larger objects come from the OS layer one by one, as they did before slabs.
  */
 #define POOL_SLAB_OBJ_MAX ((4096u * 1024u - 65536u) / 8u)
 

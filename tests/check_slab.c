@@ -312,9 +312,10 @@ START_TEST(test_no_object_handed_out_twice)
 		ck_assert_int_eq(pthread_join(f, NULL), 0);
 		ck_assert_uint_eq(atomic_load(&dup_bad), 0);
 		books(dup_pool);
-		ck_assert_uint_gt(test_stats(dup_pool).slabs_released, 0);
+		/* the flusher may or may not have found a slab wholly free: the last flush does */
 		pool_flush(dup_pool);
 		ck_assert_uint_eq(test_stats(dup_pool).slabs, 0);
+		ck_assert_uint_gt(test_stats(dup_pool).slabs_released, 0);
 		ck_assert_int_eq(pool_destroy(dup_pool), 0);
 	}
 }

@@ -386,12 +386,22 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 	}
 	while (i < n) {
 		uint32_t c = pool__tc_count(ctx, s), cap;
+		void **dst;
 
 		if (c == pool__tc_cap(ctx, s) && !pool__magazine_make_room(ctx, s, dbg))
 			break;
-		for (c = pool__tc_count(ctx, s), cap = pool__tc_cap(ctx, s); i < n && c < cap; i++)
-			if (objs[i])
-				pool__tc_objs(ctx, s)[c++] = objs[i], pushed++;
+		/* in locals: a store through dst could alias the slot's fields for the compiler */
+		dst = pool__tc_objs(ctx, s);
+		c = pool__tc_count(ctx, s);
+		cap = pool__tc_cap(ctx, s);
+		pushed -= c;
+		for (; i < n && c < cap; i++) {
+			void *obj = objs[i];
+
+			if (obj)
+				dst[c++] = obj;
+		}
+		pushed += c;
 		pool__tc_set_count(ctx, s, c);
 	}
 	pool__sample_hook(ctx, s, dbg, NULL, pushed < INT32_MAX ? (int)pushed : INT32_MAX);

@@ -15,6 +15,12 @@
 #   make bench-instructions
 #                        the pair scenario under valgrind --tool=callgrind: instructions per
 #                        alloc+free pair, for libpool and each general allocator.
+#   make bench-versus OTHER=../base-0.1.0/build/cc/tools/pool-bench
+#                        libpool against another build of itself (an earlier release, built in a
+#                        worktree of its own), in alternating runs pinned to two CPUs
+#                        (mk/bench-versus.sh): per figure, the median ratio of the rounds;
+#                        VERSUS_ROUNDS=5, VERSUS_PIN=0,1, VERSUS_SCENARIOS=pipeline,
+#                        VERSUS_SIZES=64,192,16384
 #   make profile         where a backend's time goes in one scenario (mk/profile.sh): perf
 #                        record of its child (perf report --stdio into $(BUILD)/profile.txt),
 #                        or callgrind where perf cannot sample (callgrind_annotate into the same
@@ -68,9 +74,14 @@ LIVE        ?=
 LIFETIME    ?=
 TEARDOWN    ?=
 CACHEGRIND_LL ?= 33554432,16,64
+OTHER       ?=
+VERSUS_ROUNDS ?= 5
+VERSUS_PIN  ?= 0,1
+VERSUS_SCENARIOS ?= pipeline
+VERSUS_SIZES ?= 64,192,16384
 BENCH_BIN   := $(BUILD)/tools/pool-bench
 
-.PHONY: bench bench-quick bench-instructions bench-deps profile
+.PHONY: bench bench-quick bench-instructions bench-deps bench-versus profile
 
 bench: deps lib tools
 	$(BENCH_BIN) --json $(BUILD)/bench.json --plot $(BUILD)/bench.png $(BENCH_ARGS)
@@ -80,6 +91,11 @@ bench-quick: deps lib tools
 
 bench-instructions: deps lib tools
 	$(BENCH_BIN) --instructions $(BENCH_ARGS)
+
+bench-versus: deps lib tools
+	@[ -n "$(OTHER)" ] || { echo "bench-versus: OTHER=<another build's tools/pool-bench>"; exit 2; }
+	$(Q)sh mk/bench-versus.sh "$(BENCH_BIN)" "$(OTHER)" "$(VERSUS_ROUNDS)" "$(VERSUS_PIN)" \
+		"$(VERSUS_SCENARIOS)" "$(VERSUS_SIZES)"
 
 # One child under a profiler (mk/profile.sh): perf record, callgrind, cachegrind (cache misses
 # per allocation) or perf stat of the cache events (cachegrind where perf cannot count them).

@@ -105,13 +105,14 @@ static void slot_count_broken(void *arg)
 {
 	struct pool_head *pool = pool_create("assert_slot", 64, 0);
 	struct pool_thread_caches *c = own_caches(pool);
+	unsigned int i;
 
 	(void)arg;
 	/* the slot now counts an object it does not hold */
 	c->slot[pool->ro.index].reserved_objs++;
-	/* the loaded magazine holds one object: the second allocation reloads, and checks */
-	pool_alloc(pool);
-	pool_alloc(pool);
+	/* a refill loads part of a magazine: the allocation that empties it reloads, and checks */
+	for (i = 0; i < 4096; i++)
+		pool_alloc(pool);
 }
 
 START_TEST(test_slot_count_out_of_line_aborts)

@@ -475,7 +475,7 @@ END_TEST
 START_TEST(test_exec_addresses_admin_only)
 {
 	struct pool_head *p;
-	char addr[64], *s;
+	char addr[64], line[96], *s;
 	void *o;
 	int level;
 
@@ -485,6 +485,9 @@ START_TEST(test_exec_addresses_admin_only)
 	ck_assert_ptr_nonnull(p);
 	ck_assert_ptr_nonnull(o = pool_alloc(p));
 	snprintf(addr, sizeof(addr), "%p", (void *)p);
+	/* a refill takes half a magazine from the slab tier */
+	snprintf(line, sizeof(line), "  - Pool addr (64 bytes/16) : %zu allocated",
+	         test_stats(p).allocated);
 	for (level = POOL_CLI_USER; level <= POOL_CLI_ADMIN; level++) {
 		int admin = level == POOL_CLI_ADMIN;
 
@@ -492,7 +495,7 @@ START_TEST(test_exec_addresses_admin_only)
 		ck_assert_int_eq(strstr(s, addr) != NULL, admin);
 		ck_assert_int_eq(strstr(s, ", @0x") != NULL, admin);
 		ck_assert_int_eq(strstr(s, "      caller ") != NULL, admin);
-		ck_assert_ptr_nonnull(strstr(s, "  - Pool addr (64 bytes/16) : 1 allocated"));
+		ck_assert_ptr_nonnull(strstr(s, line));
 		free(s);
 		s = check_allowed("show pools json detailed", (enum pool_cli_level)level);
 		ck_assert_int_eq(strstr(s, addr) != NULL, admin);

@@ -752,12 +752,14 @@ END_TEST
 START_TEST(test_cold_first)
 {
 	struct pool_head *p;
-	void *o[4];
-	int i;
+	void *o[POOL_CLUSTER_MAX];
+	size_t i, m;
 
 	ck_assert_int_eq(pool_parse_debugging("cold-first", NULL), 0);
 	p = pool_create("cold", 64, 0);
-	for (i = 0; i < 4; i++)
+	/* what the first refill took from the slab tier, handed out whole */
+	m = test_slab_refill(p);
+	for (i = 0; i < m; i++)
 		o[i] = pool_alloc(p);
 	for (i = 0; i < 4; i++)
 		pool_free(p, o[i]);
@@ -793,9 +795,11 @@ START_TEST(test_no_cache_no_global)
 		pool_free(p, o[i]);
 	ck_assert_uint_gt(test_stats(p).cached, 0);
 	pool_thread_flush();
-	/* the 32 new objects were evicted straight to the OS; the old ones were not used */
+	/* the 32 new objects were evicted straight to their slabs; the old ones were not used */
 	ck_assert_uint_eq(test_stats(p).shared_free, 32);
-	ck_assert_uint_eq(test_stats(p).allocated, 32);
+	ck_assert_uint_eq(test_stats(p).slab_free, 32);
+	ck_assert_uint_eq(test_stats(p).allocated, 64);
+	ck_assert_uint_eq(test_stats(p).slab_put_objects, 32);
 
 	/* switching no-cache on flushes what a thread cached before */
 	ck_assert_int_eq(pool_parse_debugging("global", NULL), 0);

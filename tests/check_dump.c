@@ -197,18 +197,24 @@ START_TEST(test_text_every_field)
 		sum_used += st[i].used * st[i].stride;
 		sum_cached += st[i].cached * st[i].stride;
 	}
-	/* what the test did shows in the figures */
+	/*
+	 * What the test did shows in the figures: refills from the slab tier take half a
+	 * magazine (conn: 120 objects taken 16 at a time, 20 given back into the cache), but at a
+	 * limit (buf: 5), which caps what the pool hands out and caches.
+	 */
 	ck_assert_uint_eq(st[0].size, 192);
 	ck_assert_uint_eq(st[0].align, 64);
-	ck_assert_uint_eq(st[0].allocated, 120);
-	ck_assert_uint_eq(st[0].used, 120);
+	ck_assert_uint_eq(st[0].allocated, 128);
+	ck_assert_uint_eq(st[0].used, 128);
+	ck_assert_uint_eq(st[0].cached, 28);
 	ck_assert_uint_eq(st[0].creators, 2);
 	ck_assert_uint_eq(st[1].allocated, 5);
 	ck_assert_uint_eq(st[1].failed, 2);
 	ck_assert_uint_eq(st[2].size, 24);
-	ck_assert_uint_eq(st[2].allocated, 7);
-	ck_assert_ptr_nonnull(strstr(s, "Pool conn (192 bytes/64) : 120 allocated (23040 bytes), "
-	                             "120 used (~20 by thread caches)"));
+	ck_assert_uint_eq(st[2].allocated, 16);
+	ck_assert_uint_eq(st[2].used - st[2].cached, 7);
+	ck_assert_ptr_nonnull(strstr(s, "Pool conn (192 bytes/64) : 128 allocated (24576 bytes), "
+	                             "128 used (~28 by thread caches)"));
 	ck_assert_ptr_nonnull(strstr(s, ", 2 failures, 1 users, @"));
 	ck_assert_int_eq(sscanf(line_of(s, 4, line, sizeof(line)), "Total: %zu pools, %zu bytes "
 	                        "allocated, %zu used (~%zu by thread caches).", &tp, &tb, &tu, &tc),
@@ -260,12 +266,15 @@ static void make_sort_pools(struct sort_fixture *fx)
 	};
 	unsigned int i, k, o = 0;
 
+	/* without caches, every object is taken alone: the figures are the objects taken */
+	ck_assert_int_eq(pool_parse_debugging("no-cache", NULL), 0);
 	for (i = 0; i < 5; i++) {
 		fx->p[i] = pool_create(spec[i].name, spec[i].size, 0);
 		ck_assert_ptr_nonnull(fx->p[i]);
 		for (k = 0; k < spec[i].n; k++)
 			ck_assert_ptr_nonnull(fx->objs[o++] = pool_alloc(fx->p[i]));
 	}
+	ck_assert_int_eq(pool_parse_debugging("cache", NULL), 0);
 }
 
 static void free_sort_pools(struct sort_fixture *fx)
@@ -374,26 +383,33 @@ START_TEST(test_detailed_creators)
 	make_pools(&fx);
 	ck_assert_int_eq(pool_get_stats(fx.conn, &st, sizeof(st)), 0);
 	s = dump_ok("detailed match conn");
-	ck_assert_uint_eq(test_count_lines(s), 7);
+	ck_assert_uint_eq(test_count_lines(s), 8);
 	expected_line(fx.conn, want, sizeof(want));
 	ck_assert_str_eq(line_of(s, 1, line, sizeof(line)), want);
 	snprintf(want, sizeof(want), "      stride %zu bytes, %u buckets, %zu in shared free lists, "
 	         "limit 0 (none)", st.stride, st.buckets, st.shared_free);
 	ck_assert_str_eq(line_of(s, 2, line, sizeof(line)), want);
+	/* the slab tier: one 16 KiB slab of 84 objects holds the conn pool's 128 */
+	snprintf(want, sizeof(want), "      %zu slabs (%zu bytes), %zu objects free in them",
+	         st.slabs, st.slab_bytes, st.slab_free);
+	ck_assert_str_eq(line_of(s, 3, line, sizeof(line)), want);
+	ck_assert_uint_eq(st.slab_bytes, st.slabs * 16384);
+	ck_assert_uint_ge(st.slabs, 1);
 	/* the cumulative counters, under their struct pool_stats names */
 	snprintf(want, sizeof(want), "      since created: failed %zu, shared_get_objects %" PRIu64
 	         ", shared_get_clusters %" PRIu64 ", shared_put_objects %" PRIu64
 	         ", shared_put_clusters %" PRIu64 ", os_allocs %" PRIu64 ", os_releases %" PRIu64
-	         ", gc_released_bytes %" PRIu64 ", lost %" PRIu64, st.failed,
+	         ", gc_released_bytes %" PRIu64 ", lost %" PRIu64 ", slabs_released %" PRIu64
+	         ", slab_get_objects %" PRIu64 ", slab_put_objects %" PRIu64, st.failed,
 	         st.shared_get_objects, st.shared_get_clusters, st.shared_put_objects,
 	         st.shared_put_clusters, st.os_allocs, st.os_releases, st.gc_released_bytes,
-	         st.lost);
-	ck_assert_str_eq(line_of(s, 3, line, sizeof(line)), want);
+	         st.lost, st.slabs_released, st.slab_get_objects, st.slab_put_objects);
+	ck_assert_str_eq(line_of(s, 4, line, sizeof(line)), want);
 	ck_assert_uint_ge(st.os_allocs, 120);
 	/* one line per pool_create() call, with what that call asked for */
-	ck_assert_str_eq(line_of(s, 4, line, sizeof(line)),
-	                 "      created as conn: 192 bytes/64, flags SHARED");
 	ck_assert_str_eq(line_of(s, 5, line, sizeof(line)),
+	                 "      created as conn: 192 bytes/64, flags SHARED");
+	ck_assert_str_eq(line_of(s, 6, line, sizeof(line)),
 	                 "      created as conn: 192 bytes/64, flags SHARED");
 	free(s);
 	s = dump_ok("match buf detailed");
@@ -452,14 +468,15 @@ START_TEST(test_detailed_callers)
 	for (i = 0; i < 12; i++)
 		ck_assert_ptr_nonnull(caller_objs[i]);
 	s = dump_ok("detailed");
-	/* pool line, stride and counter lines, one creator, then the callers, most live first */
-	ck_assert_uint_eq(test_count_lines(s), 8);
-	ck_assert_int_eq(sscanf(line_of(s, 5, line, sizeof(line)), "      caller %255s (%lx): %ld "
+	/* pool line, stride, slab and counter lines, one creator, then the callers, most live
+	 * first */
+	ck_assert_uint_eq(test_count_lines(s), 9);
+	ck_assert_int_eq(sscanf(line_of(s, 6, line, sizeof(line)), "      caller %255s (%lx): %ld "
 	                        "live objects", sym, &addr_a, &live_a), 3);
 	ck_assert_int_eq(live_a, 12);
 	ck_assert_uint_ge(addr_a, (uintptr_t)alloc_from_a);
 	ck_assert_uint_lt(addr_a, (uintptr_t)alloc_from_a + 4096);
-	ck_assert_int_eq(sscanf(line_of(s, 6, line, sizeof(line)), "      caller %255s (%lx): %ld "
+	ck_assert_int_eq(sscanf(line_of(s, 7, line, sizeof(line)), "      caller %255s (%lx): %ld "
 	                        "live objects", sym, &addr_b, &live_b), 3);
 	ck_assert_int_eq(live_b, 5);
 	ck_assert_uint_ge(addr_b, (uintptr_t)alloc_from_b);
@@ -469,7 +486,7 @@ START_TEST(test_detailed_callers)
 	for (i = 0; i < 12; i++)
 		pool_free(caller_pool, caller_objs[i]);
 	s = dump_ok("detailed");
-	ck_assert_uint_eq(test_count_lines(s), 7);
+	ck_assert_uint_eq(test_count_lines(s), 8);
 	ck_assert_ptr_nonnull(strstr(s, ": 5 live objects\n"));
 	free(s);
 	s = dump_ok("detailed json");
@@ -731,24 +748,28 @@ static const char *const prom_per_pool[] = {
 	"libpool_pool_allocated_bytes", "libpool_pool_used_objects", "libpool_pool_used_bytes",
 	"libpool_pool_cached_objects", "libpool_pool_shared_free_objects",
 	"libpool_pool_needed_avg_objects", "libpool_pool_limit_objects", "libpool_pool_users",
+	"libpool_pool_slabs", "libpool_pool_slab_bytes", "libpool_pool_slab_free_objects",
 	"libpool_pool_failed_total", "libpool_pool_shared_get_objects_total",
 	"libpool_pool_shared_get_clusters_total", "libpool_pool_shared_put_objects_total",
 	"libpool_pool_shared_put_clusters_total", "libpool_pool_os_allocs_total",
 	"libpool_pool_os_releases_total", "libpool_pool_gc_released_bytes_total",
-	"libpool_pool_lost_total",
+	"libpool_pool_lost_total", "libpool_pool_slabs_released_total",
+	"libpool_pool_slab_get_objects_total", "libpool_pool_slab_put_objects_total",
 };
-#define PROM_GAUGES   12u
-#define PROM_COUNTERS 9u
+#define PROM_GAUGES   15u
+#define PROM_COUNTERS 12u
 
 static uint64_t prom_expected(const char *metric, const struct pool_stats *st)
 {
 	const uint64_t v[] = { st->size, st->align, st->stride, st->allocated,
 	                       st->allocated * st->stride, st->used, st->used * st->stride,
 	                       st->cached, st->shared_free, st->needed_avg, st->limit,
-	                       st->creators, st->failed, st->shared_get_objects,
+	                       st->creators, st->slabs, st->slab_bytes, st->slab_free,
+	                       st->failed, st->shared_get_objects,
 	                       st->shared_get_clusters, st->shared_put_objects,
 	                       st->shared_put_clusters, st->os_allocs, st->os_releases,
-	                       st->gc_released_bytes, st->lost };
+	                       st->gc_released_bytes, st->lost, st->slabs_released,
+	                       st->slab_get_objects, st->slab_put_objects };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(prom_per_pool) / sizeof(prom_per_pool[0]); i++)
@@ -1234,8 +1255,9 @@ START_TEST(test_stats_on_exit)
 	ck_assert_int_eq(run_exit_child("1", "pools", out, sizeof(out)), 3);
 	ck_assert_int_eq(strncmp(out, "libpool: pools at exit of process ", 34), 0);
 	ck_assert_ptr_nonnull(strstr(out, " (POOL_STATS_ON_EXIT=1):\nDumping pools usage. "));
-	ck_assert_ptr_nonnull(strstr(out, "\n  - Pool exit_a (64 bytes/16) : 7 allocated"));
-	ck_assert_ptr_nonnull(strstr(out, "\n  - Pool exit_b (256 bytes/16) : 3 allocated"));
+	/* 7 and 3 objects taken, 16 at a time from the slab tier */
+	ck_assert_ptr_nonnull(strstr(out, "\n  - Pool exit_a (64 bytes/16) : 16 allocated"));
+	ck_assert_ptr_nonnull(strstr(out, "\n  - Pool exit_b (256 bytes/16) : 16 allocated"));
 	ck_assert_ptr_nonnull(strstr(out, ", @0x"));   /* the process's own stderr: admin */
 	ck_assert_ptr_nonnull(strstr(out, "\nTotal: 2 pools, "));
 
@@ -1257,10 +1279,10 @@ START_TEST(test_stats_on_exit)
 	/* a forked child that calls exit() prints its own; _exit() prints nothing */
 	ck_assert_int_eq(run_exit_child("1", "fork", out, sizeof(out)), 10);
 	ck_assert_uint_eq(test_count(out, "libpool: pools at exit of process "), 2);
-	ck_assert_uint_eq(test_count(out, "  - Pool exit_a (64 bytes/16) : 7 allocated (448 bytes), "
-	                              "7 used"), 1);   /* the parent */
-	ck_assert_uint_eq(test_count(out, "  - Pool exit_a (64 bytes/16) : 7 allocated (448 bytes), "
-	                              "6 used"), 1);   /* the child freed one */
+	ck_assert_uint_eq(test_count(out, "  - Pool exit_a (64 bytes/16) : 16 allocated (1024 "
+	                              "bytes), 16 used (~9 by"), 1);   /* the parent */
+	ck_assert_uint_eq(test_count(out, "  - Pool exit_a (64 bytes/16) : 16 allocated (1024 "
+	                              "bytes), 6 used"), 1);   /* the child freed one, flushed */
 
 	/* a thread still allocating: printed, no crash */
 	ck_assert_int_eq(run_exit_child("1", "threads", out, sizeof(out)), 4);
@@ -1268,7 +1290,7 @@ START_TEST(test_stats_on_exit)
 
 	/* exit() from a pool_for_each() callback: the dump runs under the walk's hold */
 	ck_assert_int_eq(run_exit_child("1", "locked", out, sizeof(out)), 5);
-	ck_assert_ptr_nonnull(strstr(out, "\n  - Pool exit_a (64 bytes/16) : 7 allocated"));
+	ck_assert_ptr_nonnull(strstr(out, "\n  - Pool exit_a (64 bytes/16) : 16 allocated"));
 	ck_assert_ptr_nonnull(strstr(out, "\nTotal: 2 pools, "));
 	/* another thread holds the pool list lock for good: a bounded wait, a word, no hang */
 	ck_assert_int_eq(run_exit_child("1", "locked-other", out, sizeof(out)), 6);

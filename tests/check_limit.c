@@ -94,7 +94,8 @@ START_TEST(test_set_limit_during_release)
 	ck_assert_uint_eq(fill(pool, objs, 200), 200);
 	free_all(pool, objs, 200);
 	pool_thread_flush();
-	ck_assert_uint_eq(test_stats(pool).shared_free, 200);
+	/* 200 taken in refills of half a magazine from the slab tier: 208 */
+	ck_assert_uint_eq(test_stats(pool).shared_free, 208);
 
 	plan = (struct hook_plan){ pool, 0, LIMIT, 0 };
 	pool__limit_test_hook = set_limit_between;

@@ -816,10 +816,12 @@ static void fail_at_limit(void *arg)
 {
 	long failures = (long)(intptr_t)arg, i;
 	struct pool_head *p = pool_create("capped", 96, 0);
-	void *held = site_other(p);
+	void *held;
 
-	pool_parse_debugging("fail-report", NULL);
+	/* the limit first: a refill takes half a magazine below it */
 	pool_set_limit(p, 1);
+	held = site_other(p);
+	pool_parse_debugging("fail-report", NULL);
 	for (i = 0; i < failures; i++)
 		if (site_pair(p))
 			_exit(3);
@@ -846,12 +848,14 @@ END_TEST
 static void two_bursts(void *arg)
 {
 	struct pool_head *p = pool_create("bursty", 64, 0);
-	void *held = site_other(p);
+	void *held;
 	int i;
 
 	(void)arg;
-	pool_parse_debugging("fail-report", NULL);
+	/* the limit first: a refill takes half a magazine below it */
 	pool_set_limit(p, 1);
+	held = site_other(p);
+	pool_parse_debugging("fail-report", NULL);
 	for (i = 0; i < 50; i++)
 		site_pair(p);
 	sleep(2);
@@ -887,12 +891,13 @@ static void fail_counted(void *arg)
 
 	(void)arg;
 	pool_profile_start(1);
+	/* the limit first: a refill takes half a magazine below it */
+	pool_set_limit(p, 8);
 	for (i = 0; i < 8; i++)
 		held[i] = site_leak(p);
 	/* a view records this thread's candidate, the last of the eight */
 	pool_profile_dump(stderr, "1");
 	pool_parse_debugging("fail-report", NULL);
-	pool_set_limit(p, 8);
 #if TEST_ASAN
 	__sanitizer_install_malloc_and_free_hooks(count_malloc, count_free);
 #endif

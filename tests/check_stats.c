@@ -33,6 +33,8 @@ struct newer_stats {
 	unsigned int creators, flags, buckets;
 	uint64_t shared_get_objects, shared_get_clusters, shared_put_objects, shared_put_clusters;
 	uint64_t os_allocs, os_releases, gc_released_bytes, lost;
+	size_t slabs, slab_bytes, slab_free;
+	uint64_t slabs_released, slab_get_objects, slab_put_objects;
 	uint64_t added_later;        /* the field this library does not know */
 };
 
@@ -43,6 +45,8 @@ SAME_OFFSET(limit);
 SAME_OFFSET(buckets);
 SAME_OFFSET(shared_get_objects);
 SAME_OFFSET(lost);
+SAME_OFFSET(slabs);
+SAME_OFFSET(slab_put_objects);
 _Static_assert(offsetof(struct newer_stats, added_later) >= sizeof(struct pool_stats),
                "the new field lies past this library's structure");
 

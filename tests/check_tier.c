@@ -64,7 +64,8 @@ START_TEST(test_thread_churn_5000)
 	/* ids are recycled: one thread at a time never needs more than a couple */
 	ck_assert_uint_le(churn_max_id, 4);
 	ck_assert_uint_eq(test_stats(churn_pool).used, 0);
-	ck_assert_uint_le(test_stats(churn_pool).allocated, 8);
+	/* one refill from the slab tier went round from thread to thread */
+	ck_assert_uint_le(test_stats(churn_pool).allocated, test_slab_refill(churn_pool));
 }
 END_TEST
 

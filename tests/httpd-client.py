@@ -464,7 +464,12 @@ def cmd_memreturn(port, pid, n, pools_tool, socket_path, check_rss):
         rss = rss_kib(pid)
         left = ibufs_allocated(pools_tool, socket_path)
     if left > 32:
-        fail("memreturn: the httpd-ibuf pool still holds %d buffers 10 s after the wave" % left)
+        out = subprocess.run([pools_tool, "-S", socket_path, "show", "json"], check=True,
+                             stdout=subprocess.PIPE, timeout=GUARD_S).stdout
+        p = [p for p in find_pools(json.loads(out), []) if p["name"] == "httpd-ibuf"][0]
+        fail("memreturn: the httpd-ibuf pool still holds %d buffers 10 s after the wave (%s)"
+             % (left, ", ".join("%s %s" % (k, p.get(k)) for k in
+                                ("used", "cached", "shared_free", "slab_free", "slabs"))))
     if rss > limit:
         fail("memreturn: RSS %d KiB 10 s after the wave, over 1.5 x the idle baseline of %d KiB "
              "(peak %d KiB)" % (rss, baseline, peak))

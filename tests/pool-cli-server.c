@@ -6,8 +6,9 @@
  * socket, for tests/test_pools_tool.sh to drive the `pools` tool against. Not installed.
  *
  * It creates three pools with known contents:
- *   conn  192 bytes, aligned on 64, POOL_F_SHARED; 40 objects held, 10 freed to the cache
- *   buf   16384 bytes; 3 objects held
+ *   conn  192 bytes, aligned on 64, POOL_F_SHARED; 40 objects held, 10 freed to the cache (its
+ *         refills took 16 at a time from the slab tier: 64 allocated, 24 cached)
+ *   buf   16384 bytes; 3 objects held (a refill of 4: 1 cached)
  *   task  96 bytes; nothing allocated
  * then serves pool_cli_listen_level(<socket>, <level>, 0600) until SIGINT or SIGTERM (level
  * admin unless -l says otherwise, so that the `pools` tool can try every command), stops the

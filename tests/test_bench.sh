@@ -67,10 +67,22 @@ if expect 0 "smoke run: every scenario, 3 samples of 2 ms" \
 	--backend "$backends" --placement --json "$tmp/bench.json" $plot
 then
 	cat "$tmp/out"
-	for row in pair batch bulk pipeline threads-4 false-sharing false-sharing-a64; do
+	for row in pair batch bulk pipeline threads-4 false-sharing false-sharing-a64 \
+		cache-scratch-2 cache-scratch-8; do
 		grep -Eq "^$row +[0-9]+ +[0-9.]+ \[[0-9.]+-[0-9.]+\]" "$tmp/out" ||
 			fail "no '$row' row with a median [min-max]"
 	done
+	# issue 27: the server pinned to one CPU and to two, with a line's round trip between them
+	if [ "$(nproc)" -ge 2 ]; then
+		for row in server-8-1cpu server-8-2cpus; do
+			grep -Eq "^$row +- +[0-9.]+ \[[0-9.]+-[0-9.]+\]" "$tmp/out" ||
+				fail "no '$row' row with a median [min-max]"
+		done
+		grep -Eq "a cache line's round trip between them: [0-9]+ ns" "$tmp/out" ||
+			fail "no round trip of a cache line beside the scaling rows"
+		grep -Eq "^scaling, time on one CPU / time on two: libpool [0-9.]+x" "$tmp/out" ||
+			fail "no scaling ratio"
+	fi
 	# row, backend, ns [min-max], x best, CPU ns, peak RSS [min-max], x lean
 	for row in $server_rows; do
 		grep -Eq "^$row +libpool +$num \[$num-$num\] +${num}x +$num +$num \[$num-$num\] +${num}x" \
@@ -119,6 +131,12 @@ for r in res:
         assert r["unit"] == "ns per allocation", r
         for k in ("peak_rss_mib", "rss_growth_mib", "cpu_ns"):
             assert r[k]["min"] <= r[k]["median"] <= r[k]["max"] and r[k]["median"] > 0, r
+    elif r["kind"] == "scaling":
+        # the server pinned to one CPU and to two (issue 27)
+        cpus = r["pinned_to"].split(",")
+        assert r["unit"] == "ns per allocation" and all(c.isdigit() for c in cpus), r
+        assert len(cpus) == (1 if r["scenario"].endswith("-1cpu") else 2), r
+        assert d["line_round_trip_ns"] is None or d["line_round_trip_ns"] > 0, d
     else:
         assert "cpu_ns" not in r and "peak_rss_mib" not in r, r
     if r["kind"] == "server":
@@ -141,9 +159,10 @@ for r in res:
         # the cure: objects aligned to a cache line never share one
         if r["align"] == 64:
             assert sh["max"] == 0, r
-        # the effect: libpool hands a thread the objects it freed, next to the other's
+        # issue 27: a thread that freed the other's objects before it first allocated gets
+        # lines of its own from the slabs, not those objects back next to the other's
         if r["align"] == 0 and r["backend"] == "libpool":
-            assert sh["min"] > 0, ("the false-sharing line no longer interleaves", r)
+            assert sh["max"] == 0, ("libpool's objects share lines again", r)
 names = [t["name"] for t in d["targets"]]
 for t in ("server-2-2k-short-burst <= 1.0x fastest malloc",
           "server-2-2k-short-burst peak RSS <= 1.3x leanest malloc",

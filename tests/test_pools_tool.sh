@@ -122,9 +122,11 @@ checks=$((checks + 1))
 
 run 0 -S "$sock" show && {
 	expect_out "Dumping pools usage. Use 'pools trim' to release unused memory."
-	expect_out "  - Pool conn (192 bytes/64) : 50 allocated (9600 bytes), 50 used (~10 by thread caches), "
-	expect_out "  - Pool buf (16384 bytes/16) : 3 allocated (49152 bytes), 3 used (~0 by thread caches), "
-	expect_out "Total: 3 pools, 58752 bytes allocated, 58752 used (~1920 by thread caches)."
+	# 50 taken in refills of 16 from the slab tier: 64, of which 24 cached; 3 buffers in a
+	# refill of 4 (half a magazine of 8)
+	expect_out "  - Pool conn (192 bytes/64) : 64 allocated (12288 bytes), 64 used (~24 by thread caches), "
+	expect_out "  - Pool buf (16384 bytes/16) : 4 allocated (65536 bytes), 4 used (~1 by thread caches), "
+	expect_out "Total: 3 pools, 77824 bytes allocated, 77824 used (~20992 by thread caches)."
 	# the end of a pool line in HAProxy's words: "N failures" (the JSON key is "failed")
 	checks=$((checks + 1))
 	grep -Eq '^  - Pool conn .*, needed_avg [0-9]+, 0 failures, 1 users, @0x[0-9a-f]+ \[SHARED\]$' \
@@ -148,13 +150,13 @@ run 0 "--socket=$sock" show json && {
 		python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 c = [p for p in d["pools"] if p["name"] == "conn"][0]
-assert (c["size"], c["align"], c["allocated"], c["used"], c["cached"], c["shared"]) == (192, 64, 50, 50, 10, True), c
+assert (c["size"], c["align"], c["allocated"], c["used"], c["cached"], c["shared"]) == (192, 64, 64, 64, 24, True), c
 assert d["total"]["pools"] == 3' "$dir/out" || fail "pools show json: not the expected JSON"
 	else
 		fail "python3 is not installed (Debian package python3; make check installs it)"
 	fi
 }
-run 0 -S "$sock" show prometheus && expect_out 'libpool_pool_allocated_objects{pool="conn"} 50'
+run 0 -S "$sock" show prometheus && expect_out 'libpool_pool_allocated_objects{pool="conn"} 64'
 run 0 -S "$sock" help && expect_out "pools show [byname|bysize|byusage]"
 run 0 -S "$sock" topology && expect_out "PUs "
 run 0 -S "$sock" trim && expect_out "Released "
@@ -228,7 +230,7 @@ stop_server
 # ---- a socket of level user: it reads, sees no address, and is refused the rest (exit 1) ----
 start_server user
 run 0 -S "$sock" show && {
-	expect_out "  - Pool conn (192 bytes/64) : 50 allocated"
+	expect_out "  - Pool conn (192 bytes/64) : 64 allocated"
 	checks=$((checks + 1))
 	grep -q "@0x" "$dir/out" && fail "a user session sees addresses: $(cat "$dir/out")"
 }

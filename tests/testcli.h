@@ -52,7 +52,7 @@ static inline void remove_tmpdir(void)
 struct conn {
 	int fd;
 	size_t len;
-	char buf[1 << 16];
+	char buf[1 << 17];           /* pools show detailed of 150 pools: over 64 KiB */
 };
 
 /* A connection to the socket at `path`, or -1 with errno set (nothing listens there...). */

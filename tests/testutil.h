@@ -189,6 +189,60 @@ static inline struct pool_stats test_stats(const struct pool_head *pool)
 	return st;
 }
 
+/*
+ * Objects of `pool` handed out: used less cached (exact when the process is quiet). A refill
+ * that reaches the slab tier takes half a magazine, so `used` counts the objects a thread
+ * cache got with it too.
+ */
+static inline size_t test_handed_out(const struct pool_head *pool)
+{
+	struct pool_stats st = test_stats(pool);
+
+	return st.used - st.cached;
+}
+
+/* The books of a quiet pool: what it holds is handed out, cached, shared or free in slabs. */
+static inline void test_books(const struct pool_head *pool)
+{
+	struct pool_stats st = test_stats(pool);
+
+	ck_assert_uint_ge(st.used, st.cached);
+	ck_assert_uint_eq(st.allocated, st.used + st.shared_free + st.slab_free);
+	ck_assert_uint_eq(st.allocated, st.os_allocs - st.os_releases - st.lost);
+}
+
+/*
+ * The objects one magazine of a pool of `stride`-byte objects holds: the configured cluster, or
+ * 1/16 of the thread budget for large objects, but at least 8 while that is 1/4 of the budget
+ * at most; at least 1 (pool_configure(3)).
+ */
+static inline size_t test_magazine_of(size_t stride)
+{
+	struct pool_config cfg;
+	size_t share, most;
+
+	pool_get_config(&cfg);
+	share = cfg.cache_bytes / 16 / stride;
+	most = cfg.cache_bytes / 4 / stride;
+	if (share < 8)
+		share = most < 8 ? (most > share ? most : share) : 8;
+	return share < cfg.cluster ? (share ? share : 1) : cfg.cluster;
+}
+
+/* The objects one magazine of `pool` holds. */
+static inline size_t test_magazine(const struct pool_head *pool)
+{
+	return test_magazine_of(test_stats(pool).stride);
+}
+
+/* The objects a refill of pool_alloc() takes from the slab tier: half a magazine, at least 1. */
+static inline size_t test_slab_refill(const struct pool_head *pool)
+{
+	size_t m = test_magazine(pool) / 2;
+
+	return m ? m : 1;
+}
+
 /* The figures of the OS layer (the call must succeed). */
 static inline struct pool_os_stats test_os_stats(void)
 {

@@ -159,7 +159,12 @@ static inline void bk_server_free(unsigned int cls, void *p)
 	pool_free(bk_srv_pools[cls], p);
 }
 
-/* Objects the server's pools took from the OS layer so far (struct pool_stats.os_allocs). */
+/*
+ * Objects the server's pools took from below their shared lists so far: from their slabs,
+ * fresh or given back (struct pool_stats.slab_get_objects; before slabs, os_allocs counted
+ * them). The slabs taken and given back whole are printed on stderr at teardown when
+ * POOL_BENCH_SLABS is set (the churn of issue 27).
+ */
 static int bk_server_os_allocs(uint64_t *objects)
 {
 	struct pool_stats st;
@@ -169,7 +174,7 @@ static int bk_server_os_allocs(uint64_t *objects)
 	for (i = 0; i < bk_srv_n; i++) {
 		if (pool_get_stats(bk_srv_pools[i], &st, sizeof(st)) < 0)
 			return -1;
-		*objects += st.os_allocs;
+		*objects += st.slab_get_objects;
 	}
 	return 0;
 }
@@ -177,6 +182,22 @@ static int bk_server_os_allocs(uint64_t *objects)
 static void bk_server_teardown(void)
 {
 	pool_thread_flush();
+	if (getenv("POOL_BENCH_SLABS")) {
+		unsigned int i;
+
+		for (i = 0; i < bk_srv_n; i++) {
+			struct pool_stats st;
+
+			if (pool_get_stats(bk_srv_pools[i], &st, sizeof(st)) == 0)
+				fprintf(stderr, "slabs %s: held %zu (%zu bytes), given back %llu; objects "
+				        "carved %llu, from the slabs %llu, to them %llu\n",
+				        pool_name(bk_srv_pools[i]), st.slabs, st.slab_bytes,
+				        (unsigned long long)st.slabs_released,
+				        (unsigned long long)st.os_allocs,
+				        (unsigned long long)st.slab_get_objects,
+				        (unsigned long long)st.slab_put_objects);
+		}
+	}
 	while (bk_srv_n > 0) {
 		struct pool_head *p = bk_srv_pools[--bk_srv_n];
 
@@ -232,8 +253,11 @@ static const char *const shape_names[SHAPE_COUNT] = {
 #define SRV_KINDS    (KIND_XMALLOC + 1)
 
 enum row { ROW_PAIR, ROW_BATCH, ROW_BULK, ROW_PIPELINE, ROW_THREADS_PU, ROW_THREADS_OVER,
-           ROW_FSHARE, ROW_FSHARE_ALIGNED, ROW_SRV_FIRST,
+           ROW_FSHARE, ROW_FSHARE_ALIGNED, ROW_SCRATCH_2, ROW_SCRATCH_8, ROW_SCALE_1,
+           ROW_SCALE_2, ROW_SRV_FIRST,
            ROW_COUNT = ROW_SRV_FIRST + MAX_SERVER * SRV_KINDS };
+
+#define SCALE_THREADS 8u         /* the server row of `scaling`: threads, on one CPU and two */
 
 #define MAX_SIZES    8u
 #define MAX_REPS     101u
@@ -314,6 +338,8 @@ static struct machine {
 	double load_start[3], load_end[3];
 	double load_max;            /* highest 1-minute load average seen between two figures */
 	int load_warning;
+	int cpu_a, cpu_b;           /* the first two CPUs allowed (cpu_b < 0: one only) */
+	double rtt_ns;              /* a cache line's round trip between them, or -1 */
 } mach;
 
 /* Rows of the server table: server, larson and xmalloc, with peak RSS and CPU time. */
@@ -336,7 +362,8 @@ static unsigned int row_tidx(enum row r)
 static enum bench_scenario row_scenario(enum row r)
 {
 	static const enum bench_scenario map[ROW_SRV_FIRST] = {
-		SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_THREADS, SC_FSHARE, SC_FSHARE
+		SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_THREADS, SC_FSHARE, SC_FSHARE,
+		SC_SCRATCH, SC_SCRATCH, SC_SCALING, SC_SCALING
 	};
 
 	if (!row_is_server(r))
@@ -365,6 +392,8 @@ static int row_sized(enum row r)
 
 static unsigned int row_nsizes(enum row r, const struct bench_opts *o)
 {
+	if (row_scenario(r) == SC_SCRATCH)
+		return 2;               /* 8 and 16 bytes */
 	return row_sized(r) ? o->nsizes : 1;
 }
 
@@ -372,7 +401,9 @@ static size_t row_size(enum row r, const struct bench_opts *o, unsigned int si)
 {
 	if (row_sized(r))
 		return o->sizes[si];
-	return row_is_server(r) ? 8 : FS_SIZE;
+	if (row_scenario(r) == SC_SCRATCH)
+		return si ? 16 : 8;
+	return row_is_server(r) || row_scenario(r) == SC_SCALING ? 8 : FS_SIZE;
 }
 
 static size_t row_align(enum row r)
@@ -389,9 +420,25 @@ static unsigned int row_threads(enum row r, const struct bench_opts *o)
 	case ROW_THREADS_PU: return o->pus;
 	case ROW_THREADS_OVER: return o->threads;
 	case ROW_FSHARE:
-	case ROW_FSHARE_ALIGNED: return 2;
+	case ROW_FSHARE_ALIGNED:
+	case ROW_SCRATCH_2: return 2;
+	case ROW_SCRATCH_8: return 8;
+	case ROW_SCALE_1:
+	case ROW_SCALE_2: return SCALE_THREADS;
 	default: return 1;
 	}
+}
+
+/* The pin list of a row that has its own (scaling: one CPU, then two), else NULL. */
+static const char *row_pin(enum row r, char *buf, size_t len)
+{
+	if (r == ROW_SCALE_1)
+		snprintf(buf, len, "%d", mach.cpu_a);
+	else if (r == ROW_SCALE_2)
+		snprintf(buf, len, "%d,%d", mach.cpu_a, mach.cpu_b);
+	else
+		return NULL;
+	return buf;
 }
 
 static int row_wanted(enum row r, const struct bench_opts *o)
@@ -410,6 +457,8 @@ static int row_wanted(enum row r, const struct bench_opts *o)
 	}
 	if (r == ROW_THREADS_OVER)
 		return o->threads != o->pus;
+	if (row_scenario(r) == SC_SCALING)
+		return mach.cpu_b >= 0;
 	return 1;
 }
 
@@ -426,13 +475,14 @@ static int scenario_wanted(enum bench_scenario sc, const struct bench_opts *o)
 
 static int row_runs(enum row r, enum backend b)
 {
-	return !row_is_server(r) || b == BK_LIBPOOL || backends[b].general;
+	return (!row_is_server(r) && row_scenario(r) != SC_SCALING) || b == BK_LIBPOOL ||
+	       backends[b].general;
 }
 
 /* Samples per figure of row r. */
 static unsigned int row_reps(enum row r, const struct bench_opts *o)
 {
-	return row_is_server(r) ? o->server_reps : o->reps;
+	return row_is_server(r) || row_scenario(r) == SC_SCALING ? o->server_reps : o->reps;
 }
 
 /* "2k" for 2048, else the number. */
@@ -468,6 +518,10 @@ static void row_label(enum row r, const struct bench_opts *o, char *buf, size_t 
 	case ROW_PIPELINE: snprintf(buf, len, "pipeline"); break;
 	case ROW_FSHARE: snprintf(buf, len, "false-sharing"); break;
 	case ROW_FSHARE_ALIGNED: snprintf(buf, len, "false-sharing-a64"); break;
+	case ROW_SCRATCH_2:
+	case ROW_SCRATCH_8: snprintf(buf, len, "cache-scratch-%u", row_threads(r, o)); break;
+	case ROW_SCALE_1: snprintf(buf, len, "server-%u-1cpu", SCALE_THREADS); break;
+	case ROW_SCALE_2: snprintf(buf, len, "server-%u-2cpus", SCALE_THREADS); break;
 	default: snprintf(buf, len, "threads-%u", row_threads(r, o)); break;
 	}
 }
@@ -480,7 +534,9 @@ static const char *row_unit(enum row r)
 	case SC_SERVER:
 	case SC_LARSON:
 	case SC_XMALLOC: return "ns per allocation";
-	case SC_FSHARE: return "ns per write";
+	case SC_FSHARE:
+	case SC_SCRATCH: return "ns per write";
+	case SC_SCALING: return "ns per allocation";
 	default: return "ns per alloc+free pair";
 	}
 }
@@ -491,6 +547,8 @@ static uint64_t row_start_count(enum row r, const struct bench_opts *o)
 	switch (row_scenario(r)) {
 	case SC_SERVER:
 		return (uint64_t)SRV_MIN_ROUNDS * row_threads(r, o) * srv_steps(row_live(r, o));
+	case SC_SCALING:
+		return (uint64_t)SRV_MIN_ROUNDS * row_threads(r, o) * srv_steps(SRV_LIVE);
 	case SC_LARSON:
 		return (uint64_t)SRV_MIN_ROUNDS * row_threads(r, o) * LAR_STEPS;
 	case SC_XMALLOC:
@@ -619,6 +677,7 @@ static int measure(const struct bench_opts *o, enum backend b, enum row r, unsig
                    size_t placement_len)
 {
 	char prog[4200], sz[32], cnt[32], threads[16], pin[300], align[32], calib[48], live[32];
+	char rowpin[32];
 	char lifetime[32], teardown[32];
 	char out[8192];
 	char *argv[16];
@@ -637,11 +696,16 @@ static int measure(const struct bench_opts *o, enum backend b, enum row r, unsig
 	argv[argc++] = prog;
 	argv[argc++] = "--child";
 	argv[argc++] = (char *)backends[b].name;
-	argv[argc++] = (char *)bench_scenario_names[row_scenario(r)];
+	/* scaling is the server, pinned */
+	argv[argc++] = (char *)bench_scenario_names[row_scenario(r) == SC_SCALING ? SC_SERVER :
+	                                            row_scenario(r)];
 	argv[argc++] = sz;
 	argv[argc++] = cnt;
 	argv[argc++] = threads;
-	if (o->pin[0]) {
+	if (row_pin(r, rowpin, sizeof(rowpin))) {
+		snprintf(pin, sizeof(pin), "pin=%s", rowpin);
+		argv[argc++] = pin;
+	} else if (o->pin[0]) {
 		snprintf(pin, sizeof(pin), "pin=%s", o->pin);
 		argv[argc++] = pin;
 	}
@@ -911,6 +975,84 @@ static void run_all(const struct bench_opts *o)
 /* The machine                                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * The round trip of a cache line between two CPUs: two threads, one on each, hand a counter on
+ * a line of its own back and forth (each waits for the other's increment), for RTT_MS. What a
+ * transfer between cores costs in the period a run saw: on a virtual machine whose vCPUs move,
+ * it varies from run to run (issue 27 saw the cross-thread rows slow down for every allocator
+ * in some periods), and on a 64-core EPYC it differs between two cores of a complex and two
+ * complexes.
+ */
+#define RTT_MS 100.0
+
+struct rtt_arg {
+	_Alignas(64) atomic_ulong ball;
+	_Alignas(64) int cpu[2];
+	atomic_int stop;
+	unsigned long trips;
+};
+
+static void *rtt_side(void *p)
+{
+	struct rtt_arg *a = p;
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(a->cpu[1], &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	for (;;) {
+		unsigned long v = atomic_load_explicit(&a->ball, memory_order_acquire);
+
+		if (atomic_load_explicit(&a->stop, memory_order_relaxed))
+			return NULL;
+		if (v & 1)
+			atomic_store_explicit(&a->ball, v + 1, memory_order_release);
+	}
+}
+
+static void measure_rtt(void)
+{
+	struct rtt_arg *a = bench_line_alloc(sizeof(*a));
+	cpu_set_t set, old;
+	pthread_t t;
+	double start, now;
+	unsigned long v = 0;
+
+	if (!a || mach.cpu_b < 0 || sched_getaffinity(0, sizeof(old), &old) != 0) {
+		free(a);
+		return;
+	}
+	memset(a, 0, sizeof(*a));
+	a->cpu[0] = mach.cpu_a;
+	a->cpu[1] = mach.cpu_b;
+	CPU_ZERO(&set);
+	CPU_SET(a->cpu[0], &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0 ||
+	    pthread_create(&t, NULL, rtt_side, a) != 0) {
+		sched_setaffinity(0, sizeof(old), &old);
+		free(a);
+		return;
+	}
+	start = now = bench_now_ns();
+	while (now - start < RTT_MS * 1e6) {
+		unsigned int i;
+
+		for (i = 0; i < 1000; i++) {
+			atomic_store_explicit(&a->ball, v + 1, memory_order_release);
+			while (atomic_load_explicit(&a->ball, memory_order_acquire) != v + 2)
+				;
+			v += 2;
+		}
+		a->trips += 1000;
+		now = bench_now_ns();
+	}
+	atomic_store(&a->stop, 1);
+	pthread_join(t, NULL);
+	pthread_setaffinity_np(pthread_self(), sizeof(old), &old);
+	mach.rtt_ns = (now - start) / (double)a->trips;
+	free(a);
+}
+
 static void read_machine(const struct bench_opts *o)
 {
 	FILE *f = fopen("/proc/cpuinfo", "r");
@@ -936,8 +1078,21 @@ static void read_machine(const struct bench_opts *o)
 	if (f)
 		fclose(f);
 	snprintf(mach.allowed, sizeof(mach.allowed), "?");
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+	mach.cpu_a = mach.cpu_b = -1;
+	mach.rtt_ns = -1;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		int c;
+
 		bench_format_cpuset(&set, mach.allowed, sizeof(mach.allowed));
+		for (c = 0; c < CPU_SETSIZE && mach.cpu_b < 0; c++) {
+			if (!CPU_ISSET(c, &set))
+				continue;
+			if (mach.cpu_a < 0)
+				mach.cpu_a = c;
+			else
+				mach.cpu_b = c;
+		}
+	}
 	snprintf(mach.kernel, sizeof(mach.kernel), "?");
 	if (uname(&un) == 0)
 		snprintf(mach.kernel, sizeof(mach.kernel), "%s %s", un.sysname, un.release);
@@ -1029,7 +1184,10 @@ static void print_table(const struct bench_opts *o)
 			continue;
 		row_label(r, o, label, sizeof(label));
 		for (si = 0; si < row_nsizes(r, o); si++) {
-			printf("%-18s %6zu", label, row_size(r, o, si));
+			if (row_scenario(r) == SC_SCALING)
+				printf("%-18s %6s", label, "-");
+			else
+				printf("%-18s %6zu", label, row_size(r, o, si));
 			for (b = 0; b < BK_COUNT; b++) {
 				if (!(o->backends & (1u << b)))
 					continue;
@@ -1057,6 +1215,27 @@ static void print_table(const struct bench_opts *o)
 				printf("/%.0f%%", 100 * a->shared.med);
 		}
 		printf(" (unaligned/a64)\n");
+	}
+	if (row_wanted(ROW_SCRATCH_2, o) || row_wanted(ROW_SCRATCH_8, o))
+		printf("cache-scratch: ns per write (Hoard's shape: each worker frees the object worker "
+		       "0 made for it, then allocates, writes %u times and frees its own, again and "
+		       "again)\n", SCRATCH_WRITES);
+	if (row_wanted(ROW_SCALE_1, o)) {
+		printf("server-%u-1cpu, -2cpus: the server row (%u threads, 2k live, short-burst) "
+		       "pinned to CPU %d, then to CPUs %d,%d; a cache line's round trip between them: ",
+		       SCALE_THREADS, SCALE_THREADS, mach.cpu_a, mach.cpu_a, mach.cpu_b);
+		if (mach.rtt_ns > 0)
+			printf("%.0f ns\n", mach.rtt_ns);
+		else
+			printf("not measured\n");
+		printf("scaling, time on one CPU / time on two:");
+		for (b = 0; b < BK_COUNT; b++) {
+			const struct cell *one = &cells[ROW_SCALE_1][0][b], *two = &cells[ROW_SCALE_2][0][b];
+
+			if (one->n && two->n && two->ns.med > 0)
+				printf(" %s %.2fx", backends[b].name, one->ns.med / two->ns.med);
+		}
+		printf("\n");
 	}
 }
 
@@ -1224,7 +1403,7 @@ struct target {
 	enum { T_RATIO, T_COUNT, T_SHARE } kind;   /* x-fold, a plain count, a fraction */
 };
 
-#define MAX_TARGETS 192u
+#define MAX_TARGETS 384u
 
 static unsigned int ntargets;
 static struct target targets[MAX_TARGETS];
@@ -1404,6 +1583,80 @@ static void eval_server_targets(const struct bench_opts *o, int os_share)
 	}
 }
 
+/*
+ * Issue 27: the false-sharing row and the cache-scratch shape at most 1.5x the best malloc;
+ * scaling from one CPU to two at least mimalloc's; every server, larson and xmalloc row at most
+ * 0.9x the fastest malloc, peak RSS at most 1.1x the leanest.
+ */
+static void eval_placement_targets(const struct bench_opts *o)
+{
+	static const enum row rows[] = { ROW_FSHARE, ROW_SCRATCH_2, ROW_SCRATCH_8 };
+	char label[48], name[80], text[300];
+	unsigned int i, si;
+	enum row r;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		r = rows[i];
+		if (!row_wanted(r, o))
+			continue;
+		row_label(r, o, label, sizeof(label));
+		for (si = 0; si < row_nsizes(r, o); si++) {
+			const struct cell *lp = &cells[r][si][BK_LIBPOOL], *f;
+			enum backend fw = BK_GLIBC;
+
+			f = fastest_malloc(r, si, &fw);
+			if (!lp->n || !f)
+				continue;
+			snprintf(name, sizeof(name), "%s %zu B <= 1.5x fastest malloc", label,
+			         row_size(r, o, si));
+			snprintf(text, sizeof(text), "libpool %.3g ns, %s %.3g ns per write", lp->ns.med,
+			         backends[fw].name, f->ns.med);
+			ratio_target("issue 27", &lp->ns, &f->ns, 1.5, 0, name, text);
+		}
+	}
+	if (row_wanted(ROW_SCALE_1, o)) {
+		const struct cell *l1 = &cells[ROW_SCALE_1][0][BK_LIBPOOL];
+		const struct cell *l2 = &cells[ROW_SCALE_2][0][BK_LIBPOOL];
+		const struct cell *m1 = &cells[ROW_SCALE_1][0][BK_MIMALLOC];
+		const struct cell *m2 = &cells[ROW_SCALE_2][0][BK_MIMALLOC];
+		struct target *t;
+
+		if (l1->n && l2->n && m1->n && m2->n && (t = add_target("issue 27", 0, 1))) {
+			double lp = l1->ns.med / l2->ns.med, mi = m1->ns.med / m2->ns.med;
+
+			t->ratio = lp / mi;
+			t->lo = (l1->ns.min / l2->ns.max) / (m1->ns.max / m2->ns.min);
+			t->hi = (l1->ns.max / l2->ns.min) / (m1->ns.min / m2->ns.max);
+			t->limit = 1.0;
+			t->met = t->ratio >= 1.0;
+			snprintf(t->name, sizeof(t->name), "server-%u scaling 1->2 CPUs >= mimalloc's",
+			         SCALE_THREADS);
+			snprintf(t->text, sizeof(t->text), "libpool %.2fx, mimalloc %.2fx; line round "
+			         "trip %.0f ns", lp, mi, mach.rtt_ns);
+		}
+	}
+	for (r = ROW_SRV_FIRST; r < ROW_COUNT; r++) {
+		const struct cell *lp = &cells[r][0][BK_LIBPOOL], *f, *l;
+		enum backend fw = BK_GLIBC, lw = BK_GLIBC;
+
+		if (!row_wanted(r, o) || !lp->n)
+			continue;
+		row_label(r, o, label, sizeof(label));
+		if ((f = fastest_malloc(r, 0, &fw)) != NULL) {
+			snprintf(name, sizeof(name), "%s <= 0.9x fastest malloc", label);
+			snprintf(text, sizeof(text), "libpool %.1f ns, %s %.1f ns per allocation",
+			         lp->ns.med, backends[fw].name, f->ns.med);
+			ratio_target("issue 27", &lp->ns, &f->ns, 0.9, 0, name, text);
+		}
+		if ((l = leanest_malloc(r, &lw)) != NULL) {
+			snprintf(name, sizeof(name), "%s peak RSS <= 1.1x leanest malloc", label);
+			snprintf(text, sizeof(text), "libpool %.1f MiB, %s %.1f MiB", lp->rss.med,
+			         backends[lw].name, l->rss.med);
+			ratio_target("issue 27", &lp->rss, &l->rss, 1.1, 0, name, text);
+		}
+	}
+}
+
 static void eval_targets(const struct bench_opts *o)
 {
 	ntargets = 0;
@@ -1413,6 +1666,8 @@ static void eval_targets(const struct bench_opts *o)
 	eval_size_targets(o, "issue 20");
 	insn_target("issue 20", 19);
 	eval_server_targets(o, 0);
+	eval_placement_targets(o);
+	insn_target("issue 27", 16);
 	/* targets set before issue 12, kept while they say something */
 	eval_size_targets(o, "earlier");
 }
@@ -1424,6 +1679,8 @@ static const char *target_title(const char *source)
 		return "issue 12, server-grade shared tier";
 	if (!strcmp(source, "issue 20"))
 		return "issue 20, what users with large live sets see; no regression elsewhere";
+	if (!strcmp(source, "issue 27"))
+		return "issue 27, where objects lie: slabs, false sharing, cross-core scaling";
 	return "set before issue 12";
 }
 
@@ -1541,6 +1798,14 @@ static void json_cell(FILE *f, const struct bench_opts *o, enum row r, unsigned 
 	}
 	if (row_scenario(r) == SC_FSHARE)
 		json_spread(f, "shared_lines", &c->shared);
+	if (row_scenario(r) == SC_SCALING) {
+		char pin[32];
+
+		fputs(", \"pinned_to\": ", f);
+		json_string(f, row_pin(r, pin, sizeof(pin)));
+		json_spread(f, "cpu_ns", &c->cpu);
+		json_spread(f, "peak_rss_mib", &c->rss);
+	}
 	fputs(", \"placement\": ", f);
 	json_string(f, c->placement);
 	fputc('}', f);
@@ -1564,6 +1829,8 @@ static int write_json(const struct bench_opts *o)
 	json_string(f, mach.cpu);
 	fputs(",\n  \"kernel\": ", f);
 	json_string(f, mach.kernel);
+	fprintf(f, ",\n  \"line_round_trip_ns\": ");
+	json_num(f, mach.rtt_ns > 0 ? mach.rtt_ns : -1);
 	fprintf(f, ",\n  \"pus\": %u,\n  \"cpus_allowed\": ", o->pus);
 	json_string(f, mach.allowed);
 	fputs(",\n  \"pin\": ", f);
@@ -1952,7 +2219,7 @@ static void usage(FILE *out)
 	        "usage: pool-bench [options]\n"
 	        "Measure libpool side by side with glibc, jemalloc, tcmalloc, mimalloc and DPDK.\n"
 	        "  --scenario LIST     among pair,batch,bulk,pipeline,threads,server,false-sharing,\n"
-	        "                      larson,xmalloc (default: all)\n"
+	        "                      larson,xmalloc,cache-scratch,scaling (default: all)\n"
 	        "  --size LIST         object sizes in bytes, 16..1048576 (default: 64,192,16384)\n"
 	        "  --backend LIST      among libpool,glibc,jemalloc,tcmalloc,mimalloc,dpdk (default:\n"
 	        "                      all; those that cannot run here are skipped)\n"
@@ -2257,6 +2524,8 @@ int main(int argc, char **argv)
 		return TOOL_EXIT_FAILURE;
 	}
 	read_machine(&o);
+	if (row_wanted(ROW_SCALE_1, &o))
+		measure_rtt();
 	if (mach.load_warning)
 		tool_error("warning: load average %.2f on %u PUs is above 0.5 per PU; figures "
 		           "will be noisy", mach.load_start[0], o.pus);

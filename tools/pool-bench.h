@@ -32,7 +32,7 @@
  * leaves it to the next thread of its lineage; default burst).
  * <count> is the number of units timed, over all threads: alloc+free pairs (pair, batch,
  * bulk, threads), objects passed (pipeline), allocations (server, larson, xmalloc) or writes
- * (false-sharing).
+ * (false-sharing, cache-scratch).
  *
  * The child prints zero or more "placement <thread>:<Cpus_allowed_list> ..." lines (read from
  * /proc/thread-self/status by each thread once it is placed), then one result line:
@@ -146,8 +146,23 @@
 #define XM_BATCH          64u
 #define XM_INFLIGHT       4u
 
+/*
+ * cache-scratch: the shape of Hoard's cache-scratch (Berger et al., "Hoard: a scalable memory
+ * allocator for multithreaded applications", ASPLOS 2000), written from its description:
+ * worker 0 allocates one object per worker in a row and hands object i to worker i; each worker
+ * frees the object it was handed, then, round after round, allocates an object, writes its
+ * first word SCRATCH_WRITES times and frees it. An allocator that hands a worker the object it
+ * freed, or a neighbour of another worker's, puts the workers' objects on shared cache lines,
+ * and every write is a transfer between cores (passive false sharing). The count is writes.
+ *
+ * scaling: a parent-side scenario, the server at 8 threads pinned to one CPU and to two (the
+ * child runs `server` with a pin list), beside the round trip of a cache line between the two.
+ */
+#define SCRATCH_WRITES    256u
+
 enum bench_scenario { SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_SERVER,
-                      SC_FSHARE, SC_LARSON, SC_XMALLOC, SC_LOOP, SC_COUNT };
+                      SC_FSHARE, SC_LARSON, SC_XMALLOC, SC_SCRATCH, SC_SCALING, SC_LOOP,
+                      SC_COUNT };
 
 enum srv_lifetime { SRV_SHORT, SRV_LONG };
 enum srv_teardown { SRV_BURST, SRV_HANDOVER };
@@ -155,7 +170,7 @@ enum srv_teardown { SRV_BURST, SRV_HANDOVER };
 /* "loop" is not a scenario of the table: the pair loop without an allocator (see below). */
 static const char *const bench_scenario_names[SC_COUNT] = {
 	"pair", "batch", "bulk", "pipeline", "threads", "server", "false-sharing", "larson",
-	"xmalloc", "loop"
+	"xmalloc", "cache-scratch", "scaling", "loop"
 };
 
 struct bench_params {
@@ -164,7 +179,8 @@ struct bench_params {
 	size_t size;                /* object size in bytes (server, larson, xmalloc: unused) */
 	size_t align;               /* object alignment in bytes, 0: the backend's default */
 	uint64_t count;             /* units to time, over all threads */
-	unsigned int threads;       /* workers (pair, batch, bulk: 1; false-sharing: 2) */
+	unsigned int threads;       /* workers (pair, batch, bulk: 1; false-sharing: 2;
+	                               cache-scratch: 1..128) */
 	unsigned int ncpus;         /* pin list length, 0: not pinned */
 	int cpus[BENCH_MAX_CPUS];   /* pin list */
 	double calibrate_ms;        /* > 0: grow count until a run lasts this long */
@@ -700,6 +716,40 @@ static void bench_fshare(struct bench_worker *w)
 	}
 }
 
+/* cache-scratch (see SCRATCH_WRITES): ns per write. */
+static void bench_scratch(struct bench_worker *w)
+{
+	struct bench_shared *sh = w->sh;
+	unsigned int n = sh->bp->threads, i;
+	uint64_t rounds = sh->count / n / SCRATCH_WRITES, r, k;
+
+	if (!rounds)
+		rounds = 1;
+	if (w->idx == 0)
+		for (i = 0; i < n; i++) {
+			sh->fs_objs[i] = bk_alloc(&w->t);
+			if (!bench_check(sh->fs_objs[i]))
+				break;
+			bench_touch(sh->fs_objs[i]);
+		}
+	bench_barrier(sh);
+	if (sh->fs_objs[w->idx])
+		bk_free(&w->t, sh->fs_objs[w->idx]);
+	bench_barrier(sh);
+	w->start_ns = bench_now_ns();
+	for (r = 0; r < rounds && !atomic_load(&bench_failed); r++) {
+		volatile uint64_t *p = bk_alloc(&w->t);
+
+		if (!bench_check((void *)p))
+			break;
+		for (k = 0; k < SCRATCH_WRITES; k++)
+			p[0] = k;
+		bk_free(&w->t, (void *)p);
+	}
+	w->end_ns = bench_now_ns();
+	w->done = r * SCRATCH_WRITES;
+}
+
 /* Share of worker 0's objects whose cache line also holds one of worker 1's. */
 static double bench_fshare_shared(struct bench_shared *sh)
 {
@@ -733,6 +783,9 @@ static void *bench_worker_main(void *arg)
 	case SC_FSHARE:
 		bench_fshare(w);
 		break;
+	case SC_SCRATCH:
+		bench_scratch(w);
+		break;
 	default:
 		bench_single(w);
 		break;
@@ -749,6 +802,7 @@ static unsigned int bench_workers_of(const struct bench_params *bp)
 	switch (bp->scenario) {
 	case SC_PIPELINE:
 	case SC_THREADS:
+	case SC_SCRATCH:
 		return bp->threads;
 	case SC_FSHARE:
 		return 2;
@@ -1558,6 +1612,8 @@ static int bench_child_main(int argc, char **argv)
 			break;
 	if (i == SC_COUNT)
 		return bench_child_usage(argv[0], "unknown scenario", argv[3]);
+	if (i == SC_SCALING)
+		return bench_child_usage(argv[0], "the parent runs scaling as server", argv[3]);
 	bp.scenario = (enum bench_scenario)i;
 	errno = 0;
 	v = strtoull(argv[4], &end, 10);
@@ -1570,7 +1626,8 @@ static int bench_child_main(int argc, char **argv)
 	bp.count = v;
 	v = strtoull(argv[6], &end, 10);
 	if (errno || *end || v < 1 || v > BENCH_MAX_THREADS ||
-	    (bp.scenario == SC_PIPELINE && v % 2) || (bp.scenario == SC_XMALLOC && v < 2))
+	    (bp.scenario == SC_PIPELINE && v % 2) || (bp.scenario == SC_XMALLOC && v < 2) ||
+	    (bp.scenario == SC_SCRATCH && v > 2 * BENCH_FS_OBJS))
 		return bench_child_usage(argv[0], "bad thread count", argv[6]);
 	bp.threads = (unsigned int)v;
 	bp.live = SRV_LIVE;

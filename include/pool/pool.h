@@ -250,9 +250,9 @@ POOL_API void pool_trim(void);
 /* Limits, statistics, iteration: pool_get_stats(3); configuration: pool_configure(3) ----------- */
 
 /*
- * pool_set_limit - cap the objects `pool` may hold from the OS layer at `max_objects` (0: no
- * limit; any other size_t is a cap, SIZE_MAX included). Past it, allocations fail and are
- * counted. Exact whenever it is set, from any thread: it only stores the cap, which the
+ * pool_set_limit - cap the objects `pool` holds above its slabs (handed out, cached, shared) at
+ * `max_objects` (0: none; any size_t is a cap, SIZE_MAX included). Past it, allocations fail
+ * and are counted. Exact whenever it is set, from any thread: it only stores the cap, which the
  * reservations that follow obey; a cap below what the pool holds takes nothing back. Lock-free;
  * may be called from a pool_for_each() callback. Returns 0, or -1 with errno EINVAL (NULL or not
  * a live pool).

@@ -12,6 +12,10 @@
  *                       magazines, and its counters.
  *   struct pool_mag     a magazine: an array of pointers to free objects, the unit that moves
  *                       between a thread cache and a shared free list (a "cluster").
+ *   struct pool_slab    the header of a slab: a block taken whole from the OS layer, aligned on
+ *                       its size, whose objects are carved at their stride (pool-slab.c).
+ *   struct pool_slabs   a pool's slab tier: its lock, the slabs' geometry, the heap of slabs
+ *                       with free lines, and its counters.
  *   struct pool_tslot   a thread's magazines of one pool beyond the one the fast path uses.
  *   struct pool_thread  a thread: its state, registry id and fault-injection state (in TLS).
  *   struct pool_thread_caches  a registered thread's caches of every pool (the array the TLS
@@ -70,12 +74,16 @@ struct pool_mag {
 
 /*
  * One bucket: the head of a shared free list and the counters of what moved through it, on two
- * cache lines (128 bytes; adjacent-line prefetchers fetch them together). Only the thread that
- * owns the head (it swapped POOL_BUSY in and got a stack or NULL back) writes these counters,
- * with plain relaxed loads and stores: a magazine moved costs the head's exchange and no other
- * atomic read-modify-write. Counts are objects; sums over buckets are the pool's totals. Which
- * bucket counts a move does not matter to the sums; `allocated` and `used` of one bucket can
- * even wrap below 0 (they are unsigned and add up right).
+ * cache lines (128 bytes). Only the thread that owns the head (it swapped POOL_BUSY in and got a
+ * stack or NULL back) writes these counters, with plain relaxed loads and stores: a magazine
+ * moved costs the head's exchange and no other atomic read-modify-write. Counts are objects;
+ * sums over buckets are the pool's totals. Which bucket counts a move does not matter to the
+ * sums; `allocated` of one bucket can even wrap below 0 (it is unsigned and adds up right).
+ * A pop or a push between a thread cache and the shared list writes line 1 only: the one line
+ * (with the magazines' own) that crosses between the cores of a producer and a consumer. The
+ * objects used (handed out or cached) are not kept: they are allocated - free_objects, bucket
+ * by bucket, since every move changes two of the three by as much (issue 27: a `used` written
+ * by every pop and push, and the magazine counts on line 2, made both lines travel).
  */
 struct pool_bucket {
 	/* line 1: the head and what every pop and push writes */
@@ -83,17 +91,19 @@ struct pool_bucket {
 	struct pool_mag *empties;               /* a stack of empty magazines that threads leave
 	                                           here and take again (owner only) */
 	atomic_ulong free_objects;              /* objects in this bucket's stack */
-	atomic_ulong used;                      /* objects handed out or in thread caches, net */
-	_Atomic uint32_t low_cur;               /* least free_objects since the marks last rotated */
-	_Atomic uint32_t low_prev;              /* ... before that (both saturate at 2^32-1) */
-	atomic_uint epoch;                      /* the pool's demand window of the last rotation */
+	_Atomic uint32_t low_cur;               /* least free_objects since the marks last rotated
+	                                           (saturates at 2^32-1, as low_prev) */
 	atomic_uint nempties;                   /* magazines on `empties` */
 	atomic_ulong get_objects;               /* cumulative: objects popped by threads */
 	atomic_ulong put_objects;               /* cumulative: objects pushed by threads */
-	/* line 2: written by the owner too, less often; and two counters that are not owned */
-	atomic_ulong allocated;                 /* objects obtained from the OS layer, net */
 	atomic_ulong get_clusters;              /* cumulative: magazines popped */
 	atomic_ulong put_clusters;              /* cumulative: magazines pushed */
+	/* line 2: written by the owner too, less often; and two counters that are not owned */
+	atomic_ulong allocated;                 /* objects above the slab tier (carved from the
+	                                           pool's slabs, or obtained from the OS layer), net:
+	                                           handed out, cached, or in this bucket's stack */
+	_Atomic uint32_t low_prev;              /* low_cur before the marks last rotated */
+	atomic_uint epoch;                      /* the pool's demand window of the last rotation */
 	atomic_ulong os_allocs;                 /* cumulative: objects from the OS layer */
 	atomic_ulong os_releases;               /* cumulative: objects back to the OS layer */
 	atomic_ulong lost;                      /* objects lost when a fork() child reset the head */
@@ -120,6 +130,63 @@ struct pool_demand {
 	                                           gave back */
 	/* counts of moves that found every bucket BUSY (fetch_add; rare) */
 	atomic_ulong spill_allocated, spill_used, spill_os_allocs, spill_os_releases;
+} __attribute__((aligned(POOL_CACHE_LINE)));
+
+/*
+ * A slab (pool-slab.c): a block of `bytes` (a power of two) from the OS layer, aligned on its
+ * size, so that the header of an object's slab is at the object's address rounded down to it
+ * (no object is read to find it). The header, then objects at the pool's os_size stride from
+ * `first` (pool_slabs). Objects are handed out by line groups: the fewest objects that end on a
+ * cache-line boundary (1, 2 or 4), so that objects carved for different threads never share a
+ * line. Objects [0, carved) have been carved; a set bit of free[] is a carved object given back
+ * (free here), so a group is wholly free when all its bits are set. Only the holder of the
+ * pool's slab lock reads or writes a header.
+ */
+struct pool_slab {
+	const struct pool_head *pool;   /* the owner, checked when an object comes back */
+	struct pool_slab *next, *prev;  /* the pool's slabs; once given back, a list of slabs to
+	                                   free after the lock is dropped */
+	uint32_t heap_idx;              /* position in the pool's heap, or UINT32_MAX when out */
+	uint32_t nfree;                 /* objects free here: never carved, or given back */
+	uint32_t gfree;                 /* groups wholly free: what a refill may take */
+	uint32_t carved;                /* objects carved so far, a multiple of the group */
+	uint32_t hint;                  /* no bitmap word below this one has a bit set */
+	uint32_t zeroed;                /* 1: the OS layer gave it zeroed (never-carved objects
+	                                   read as zero) */
+	uint32_t spare_lo, spare_hi;    /* spares: objects of a group carved for one object
+	                                   (their bits set), never handed out, so not counted in
+	                                   `allocated` until they are */
+	uint64_t free[];                /* a bit per carved object given back */
+};
+
+/* A slab heap entry: its key (density class, then address) and the slab. */
+struct pool_slab_ref {
+	uint64_t key;
+	struct pool_slab *slab;
+};
+
+/*
+ * A pool's slab tier (pool-slab.c), on lines of its own: the geometry, set at the pool's first
+ * slab, the heap of slabs that have a wholly free group (densest first, then lowest address),
+ * and the counters (written under the lock, read by statistics with relaxed loads).
+ */
+struct pool_slabs {
+	struct pool_lock lock;          /* the slab tier's lock: a leaf (pool-slab.c) */
+	size_t bytes;                   /* one slab, a power of two (0: the pool is off slabs) */
+	uint32_t capacity;              /* objects per slab, a multiple of the group */
+	uint32_t group;                 /* objects per line group: 1, 2 or 4 */
+	uint32_t first;                 /* offset of the first object in a slab */
+	uint32_t words;                 /* words of a slab's bitmap */
+	uint64_t div_magic;             /* (off * div_magic) >> 32 == off / os_size for every
+	                                   offset of an object (Granlund & Montgomery 1994) */
+	struct pool_slab_ref *heap;     /* heap[0..nheap) */
+	uint32_t nheap, heap_cap;
+	struct pool_slab *all;          /* every slab held, linked by next and prev */
+	atomic_ulong nslabs;            /* slabs held */
+	atomic_ulong free_objs;         /* carved objects given back, free in their slabs */
+	atomic_ulong carved;            /* cumulative: objects carved from fresh slab space */
+	atomic_ulong released_objs;     /* cumulative: carved objects gone back with their slab */
+	atomic_ulong released;          /* cumulative: slabs given back whole */
 } __attribute__((aligned(POOL_CACHE_LINE)));
 
 /* One pool_create() call merged into a pool (its creator), for `pools show detailed`. */
@@ -170,6 +237,7 @@ struct pool_head {
 	atomic_uint prof_live;         /* objects of this pool the profile samples and has not seen
 	                                  freed (pool-profile.c), far from `ro`: written on samples */
 	struct pool_demand demand;
+	struct pool_slabs slabs;       /* the tier below the shared lists (pool-slab.c) */
 	struct pool_bucket buckets[];
 };
 
@@ -200,7 +268,10 @@ struct pool_tslot {
 	uint32_t nempty;               /* magazines on `empty` */
 	uint32_t held;                 /* objects in prev and the full stack (the loaded count is
 	                                  the tcache entry's) */
-	uint32_t referenced;           /* CLOCK bit: set when a slow path moves a magazine here */
+	uint16_t referenced;           /* CLOCK bit: set when a slow path moves a magazine here */
+	uint16_t took;                 /* 1 once the thread allocated from this slot; until then
+	                                  what it caches was freed by it and made by others, and
+	                                  the fast path only pushes (pool-magazine.c) */
 	uint32_t reserved_objs;        /* objects this slot counts in the budget: held, plus the
 	                                  loaded magazine's capacity */
 	uint32_t hidden;               /* objects of the loaded magazine below the base the profile

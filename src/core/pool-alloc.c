@@ -94,7 +94,7 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 {
 	unsigned int dbg;
 	struct pool_thread *self;
-	int from_cache = 0, cached;
+	int from_cache = 0, cached, zeroed = 0;
 	void *obj = NULL;
 
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
@@ -111,7 +111,7 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 		from_cache = obj != NULL;
 	}
 	if (!obj)
-		obj = pool__tcache_refill(pool, self, dbg);
+		obj = pool__tcache_refill(pool, self, dbg, &zeroed);
 	if (POOL_UNLIKELY(!obj)) {
 		check_still_live(pool, NULL, caller);
 		return failed(pool, self, dbg, caller, 0);
@@ -129,7 +129,8 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 			return obj;
 		}
 	}
-	if (flags & POOL_F_MUST_ZERO)
+	/* an object fresh from a slab the OS layer zeroed needs no memset (pool-slab.c, step 4) */
+	if ((flags & POOL_F_MUST_ZERO) && !zeroed)
 		memset(obj, 0, pool->ro.size);
 	return obj;
 }

@@ -39,11 +39,10 @@
  *    stride (under uaf, its pages: pool__uaf_object_cost()). Counting the loaded magazine by its
  *    capacity is what lets the fast path count nothing: what it pushes is paid for already. A
  *    magazine holds the pool's `cluster` pointers: the configured 32 (at most 64), fewer when
- *    that many objects would cost more than 1/16 of the budget (a thread keeps two magazines of
- *    each pool it uses), and a pool of which one magazine exceeds the budget is not cached. A
- *    thread destroying a pool drains the other threads' slots of it and cannot write their
- *    `reserved`: it credits them (ctx->credit, an atomic), and each owner takes its credit back
- *    on its next slow path.
+ *    that many objects would cost more than 1/16 of the budget, but 8 while 8 cost at most 1/4
+ *    of it (pool-demand.c); a pool of which one magazine exceeds the budget is not cached. A
+ *    thread destroying a pool drains the other threads' slots of it and credits their
+ *    `reserved` (ctx->credit, an atomic), which each owner takes back on its next slow path.
  *
  * 3. Eviction is approximate LRU at two levels (pool-magazine.c). Across pools, a CLOCK (second
  *    chance, Corbato 1968) over the thread's slots, whose reference bit a slow path sets when it
@@ -71,10 +70,15 @@
  *            empty magazine from the empties if the pusher wants one, count the move, store the
  *            top (release). A push tries 2N times, then gives the objects to the OS layer.
  *    A thread starts its pops and pushes at its own bucket (its registry id modulo N): a thread
- *    that frees and reallocates finds its own magazines there first, and threads spread over the
- *    buckets, so that few threads write one bucket's lines. A thread without a cache takes one
- *    pointer out of the top magazine, or puts one into it or into an empty magazine, in the same
- *    way.
+ *    that frees and reallocates finds its own magazines there first, and few threads write one
+ *    bucket's lines; a pop or a push writes the head's line only. A thread without a cache takes
+ *    or puts one pointer in the top magazine (or an empty one) the same way.
+ *    Below the shared lists, the slab tier (pool-slab.c): slabs taken whole from the OS layer,
+ *    aligned on their size, objects carved at their stride and handed out by whole cache-line
+ *    groups of the densest slab in address order (so fresh objects of two threads never share
+ *    a line); objects that leave the shared tier go back to their slab, and a slab wholly free
+ *    goes back to the OS layer. A slot's first allocation sends what its thread freed before
+ *    (others' objects) back to their slabs (pool-magazine.c, pool__magazine_first_alloc()).
  *    Why it is safe: only an owner reads the `next` of a magazine in a bucket's stacks, and while
  *    the head is BUSY nobody else can pop that magazine and free it (the race HAProxy met with
  *    musl, GH #1275); only an owner stores a head, so it cannot go A->B->A under anybody (no ABA,
@@ -87,22 +91,20 @@
  *    under the pool list lock), and the limit's compare-and-swap retries only when another
  *    thread's succeeded (lock-free).
  *
- * 5. Counters move with magazines. allocated (objects from the OS layer), used (objects handed
- *    out or in thread caches), free objects and the traffic counters of a bucket are written
- *    only by the owner of its head, with plain relaxed stores: a magazine moved costs its head's
- *    exchange and no other atomic read-modify-write, and the counts land on the line that
- *    exchange took. Totals are sums over buckets (stats and limits only), exact when the process
- *    is quiet. A move that owns no head (objects from or to the OS layer) owns one bucket to
- *    count, or, when all are BUSY, counts in the pool's spill counters with fetch_add; such a
- *    move also adds to or takes from the pool's limit count (one atomic, limit or not). failed
- *    is counted in the bucket of the thread. The fast path counts nothing: a cached object is
- *    used.
+ * 5. Counters move with magazines. A bucket's allocated (objects above the slab tier), free
+ *    objects and traffic counters are written only by the owner of its head, with plain relaxed
+ *    stores, on the line its exchange took; used (handed out or cached) is allocated - free.
+ *    Totals are sums over buckets (stats and limits only), exact when the process is quiet; the
+ *    pool's allocated adds the objects free in its slabs. A move that owns no head (to or from
+ *    the slab tier) owns one bucket to count, or counts in the pool's spill counters; the limit
+ *    counts what is above the slab tier (one atomic a move). failed is counted in the bucket of
+ *    the thread. The fast path counts nothing: a cached object is used.
  *
  * 6. Memory return over time (pool-demand.c). Each bucket keeps the low-water mark of its free
  *    objects during the current demand window (decay_ms, 10 s by default after jemalloc's
  *    dirty_decay_ms). When a window ends, a slow path that notices (one in 16 of a thread's,
  *    through a coarse clock) runs the release pass under the pool's pass lock (trylock): what
- *    stayed free through the whole window was not needed and goes back to the OS layer, beyond
+ *    stayed free through the whole window was not needed and goes down to its slabs, beyond
  *    the pool's floor, and every bucket's marks rotate; an object goes back between decay_ms and
  *    twice that after it was last needed. needed_avg is what the pool held minus what stayed
  *    free. Inside a BUSY window the pass detaches whole magazines from the top of the stack (at
@@ -114,29 +116,22 @@
  *    over 64 KiB. Eviction never goes to the OS layer: a steady load does not churn through it.
  *
  * 7. Threads (pool-thread.c) and sections (pool-tcache.c). A thread registers on its first slow
- *    path: an id from the registry (POOL_MAX_THREADS slots, the lowest free one), its caches
- *    (allocated, so that the library's TLS block stays 40 bytes and it can be dlopen()ed), and a
- *    pthread key whose destructor flushes them at exit. A thread without an id or without memory
- *    for its caches works without a cache, and so does one past its exit flush. A thread changes
- *    its slots only inside a section: a busy word it sets, then a look at the global quiescing
- *    flag, and the word cleared at the end. fork() and pool_destroy() quiesce: they raise the
- *    flag, call membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full barrier on every
- *    thread of the process so that either the thread sees the flag or the quiescer sees its busy
- *    word (Linux's asymmetric fence; where membarrier is refused, each section entry fences
- *    instead), and wait until no other thread is inside a section, at most 100000 yields each.
- *    Then they read and change other threads' slots, which cannot be caught in the middle of a
- *    change. The inline fast path is not a section: its changes are single stores (the pointer,
- *    then top), safe to be cut anywhere, and a quiescer reads its top once and clamps it.
+ *    path: a registry id (the lowest free of POOL_MAX_THREADS), its caches (allocated: the TLS
+ *    block stays 40 bytes, for dlopen()), a pthread key whose destructor flushes them at exit;
+ *    without an id or memory, or past its exit flush, it works without a cache. It changes its
+ *    slots only inside a section: a busy word set, a look at the global quiescing flag, the word
+ *    cleared. fork() and pool_destroy() quiesce: they raise the flag, call
+ *    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (a full barrier on every thread: either it sees
+ *    the flag or the quiescer sees its word; without it, each section entry fences), and wait
+ *    until no other thread is inside one (at most 100000 yields each), so no slot is caught in
+ *    the middle of a change. The fast path is no section: its single stores may be cut anywhere.
  *
  * 8. Debugging is a leaf under the core (pool-debug.c, pool-report.c): the slow paths call its
- *    checks; pool_parse_debugging() below applies what its pure parser returns, under the pool
- *    list lock. A switch is safe at any moment: each thread's caches carry the epoch at which
- *    they were last filled with the integrity pattern, and only such caches are checked. The
- *    fill and check of cached objects (integrity, backup) are the only accesses to free objects
- *    in the tiers. The allocation-site profile keeps its tables in the same leaf
- *    (pool-profile.c); its sampler (pool-sample.c) narrows the window of a thread's loaded
- *    magazine that the fast path sees, which is why the slow paths read a magazine's bounds
- *    from the magazine, never from the entry.
+ *    checks; pool_parse_debugging() applies what its pure parser returns, under the pool list
+ *    lock, safe at any moment (integrity checks only caches filled at the current epoch). The
+ *    fill and check of cached objects (integrity, backup) are the tiers' only accesses to free
+ *    objects. The profile's sampler (pool-sample.c) narrows the fast path's window of a loaded
+ *    magazine, so the slow paths read a magazine's bounds from the magazine, not the entry.
  *
  * Locks, in the order they are taken (a lock is never taken while a later one is held):
  *   pool list lock (pool.c: pool list, creators, slot table, layout, debugging options)
@@ -145,6 +140,7 @@
  *   -> the threads' sections (pool-tcache.c: not a lock, but a quiescer waits for them, so a
  *      section takes no lock above the uaf table's)
  *   -> a pool's pass lock (pool-demand.c; slow paths only try it, outside their sections)
+ *   -> a pool's slab lock (pool-slab.c: taken inside sections by refills)
  *   -> the uaf table lock (pool-uaf.c)
  *   -> the OS layer's first-call lock (pool-os.c: a thread's first call into jemalloc, which
  *      pool_create() may make under the pool list lock)
@@ -155,34 +151,25 @@
  *   its owner (pool-lock.h), and every function that takes it goes on under its caller's hold:
  *   pool_for_each() holds it while its callback runs, and the callback may call the library.
  *
- * pool_destroy(): under the pool list lock, the drain (pool-thread.c) keeps every other thread
- * out of its sections and takes back each thread's slot of the pool: its magazines go to the
- * shared lists as they are (no pointer is copied), its empty ones are freed, its entry is closed
- * (step 1) and its budget credited (step 2). Objects still handed out: EBUSY, the pool intact.
- * Otherwise the pool is marked dead before any thread may enter a section again, so that a
- * thread racing the destruction (forbidden) finds it dead in its next section, before it touches
- * the slot, and its slow path reports the destroyed pool; then the shared lists are flushed, the
- * buckets' empties freed, and the head kept, marked dead, among the last 16 destroyed.
+ * pool_destroy(): under the pool list lock, the drain (pool-thread.c) keeps the other threads
+ * out of their sections and takes back each one's slot of the pool: its magazines go to the
+ * shared lists as they are, its empty ones are freed, its entry is closed (step 1) and its
+ * budget credited (step 2). Objects still handed out: EBUSY, the pool intact. Otherwise the pool
+ * is marked dead before any thread may enter a section again (a thread racing the destruction,
+ * which is forbidden, finds it dead and its slow path reports it); then the shared lists are
+ * flushed down to the slabs, which all go back, and the head is kept dead among the last 16.
  *
  * fork(): before it, the forking thread takes the pool list lock (or goes on under its own hold,
  * from a pool_for_each() callback) and the registry lock, quiesces the threads' sections, takes
- * every pool's pass lock, the uaf table's, the OS layer's and the head set's, and owns every
- * bucket head, waiting a bounded time for each (FORK_BUSY_TRIES yields): a head held longer
- * belongs to a thread that died inside its BUSY window (asynchronous cancellation, a longjmp out
- * of a signal handler: the window is not async-cancel-safe, like most of libc). After it, the
- * parent gives the heads it owns back and leaves the others to their owners; the child gives
- * back the ones it owns, resets the others to empty and counts what they held as lost
- * (struct pool_stats.lost), then takes back the slots of the threads that did not follow it, as
- * whole magazines to the shared lists, and frees their caches. The slots of a thread that the
- * quiescer gave up on (stuck or dead inside a section) cannot be trusted: their objects are
- * counted lost, and their magazines are left alone.
+ * every pool's pass and slab locks, the uaf table's, the OS layer's and the head set's, owns every
+ * bucket head, waiting a bounded time for each (FORK_BUSY_TRIES yields: a head held longer is a
+ * thread's that died inside its BUSY window). After it, the parent gives back the heads it owns;
+ * the child also resets the others, counting what they held as lost, and takes back the slots
+ * of the threads that did not follow it (doc/internals.md, 9.4).
  *
- * Unloading (dlclose(), and the end of the process): a library destructor frees the graveyard's
- * heads, takes back and frees the calling thread's caches and deletes the thread-exit key, so
- * that a program that loads and unloads the library again and again leaks neither pthread keys
- * nor memory, and a thread that outlives the library runs no destructor of it when it exits.
- * Other threads' caches are theirs and not touched; live pools are the program's to destroy
- * before dlclose() (doc/debugging.md, "Rules of use").
+ * Unloading (dlclose(), the end of the process): a destructor frees the graveyard's heads, the
+ * calling thread's caches and the thread-exit key, so that loading and unloading the library
+ * again and again leaks neither keys nor memory; live pools are the program's to destroy.
  *
  * Invariants. POOL_ASSERT() checks those marked (A) in `make DEBUG=1` and the sanitizer builds;
  * the tests check the sums (check_shared.c, check_transfer.c), the Promela model the protocol.
@@ -194,10 +181,10 @@
  *   - per bucket: a head is stored only by its owner, and is BUSY right before that store (A);
  *     free_objects >= what a pop or a release takes (A); objects in its stack == free_objects;
  *     its empties, changed by owners only, are at most 16 empty magazines;
- *   - per pool: sum(allocated) == sum(used) + sum(free_objects) when no move is in flight;
+ *   - per pool: allocated == used + shared free + slab free when no move is in flight;
  *     allocated == os_allocs - os_releases - lost; used == 0 once every object was freed and
- *     every cache flushed; the limit's count is allocated plus the moves in flight, never
- *     below 0 (A);
+ *     every cache flushed; the limit's count is what is above the slabs plus the moves in
+ *     flight, never below 0 (A); a slab goes back only when all its objects are free (A);
  *   - no move between the tiers reads or writes a free object, but integrity's and backup's
  *     fill and check (builds with assertions count the words touched per object moved:
  *     check_transfer.c holds them to 1/cluster and finds 0);
@@ -222,6 +209,7 @@
 #include "os/pool-os.h"
 #include "debug/pool-profile.h"
 #include "os/pool-san.h"
+#include "shared/pool-slab.h"
 #include "tcache/pool-thread.h"
 #include "os/pool-uaf.h"
 #include "base/pool-util.h"
@@ -384,6 +372,7 @@ static int grow_layout(struct pool_head *pool, size_t size, size_t align, unsign
 	                                             memory_order_acquire, memory_order_relaxed))
 		return 0;
 	compute_layout(pool, size, align, layout);
+	pool__slab_geometry(pool);
 	atomic_store_explicit(&pool->ever_allocated, 0, memory_order_release);
 	return 1;
 }
@@ -496,11 +485,14 @@ create:
 	pool->nbuckets = nb;
 	pool->magic = POOL_HEAD_LIVE;
 	pool__bucket_init(pool, cfg->cluster, cfg->cache_bytes, cfg->decay_ms);
+	pool__slab_init(pool);
+	pool__slab_geometry(pool);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
 	if (add_creator(pool, name, size, align, flags) < 0 || pool__headset_add(pool) < 0) {
 		pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*pool->creator),
 		                   POOL_DEFAULT_ALIGN);
 		pool__bucket_fini(pool);
+		pool__slab_fini(pool);
 		pool__os_meta_free(pool, head_size, HEAD_ALIGN);
 		pool__lock_leave(&pool__list_lock, took);
 		errno = ENOMEM;
@@ -647,6 +639,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	pool->creator = NULL;
 	pool->creators = pool->creators_cap = 0;
 	pool__bucket_fini(pool);
+	pool__slab_fini(pool);
 	pool__headset_kill(pool);
 	bury(pool);
 	if (POOL_ASSERTS >= 2)
@@ -686,8 +679,17 @@ POOL_API void pool__declare_destroy(struct pool_head *pool)
 
 POOL_API void pool_flush(struct pool_head *pool)
 {
-	if (live_head(pool))
+	if (live_head(pool)) {
+		/*
+		 * Under the pass lock, as the release passes: fork() takes it, so no flush is
+		 * between a bucket counting its objects out and their slabs taking them back when
+		 * the process is copied (the child would have lost them uncounted).
+		 */
+		pool__lock(&pool->demand.pass_lock);
 		pool__bucket_flush(pool);
+		pool__unlock(&pool->demand.pass_lock);
+		pool__slab_trim(pool);
+	}
 }
 
 POOL_API void pool_gc(struct pool_head *pool)
@@ -695,15 +697,19 @@ POOL_API void pool_gc(struct pool_head *pool)
 	struct pool_head *p;
 
 	if (pool) {
-		if (live_head(pool))
+		if (live_head(pool)) {
 			pool__bucket_gc(pool);
+			pool__slab_trim(pool);
+		}
 	} else {
 		int took = pool__lock_enter(&pool__list_lock);
 
 		if (POOL_ASSERTS >= 2)
 			walk_pool_list();
-		for (p = pool__list_head; p; p = p->next)
+		for (p = pool__list_head; p; p = p->next) {
 			pool__bucket_gc(p);
+			pool__slab_trim(p);
+		}
 		pool__lock_leave(&pool__list_lock, took);
 	}
 	pool__os_trim();
@@ -811,6 +817,8 @@ static void fork_prepare(void)
 	pool__thread_fork_prepare();
 	for (p = pool__list_head; p; p = p->next)
 		pool__lock(&p->demand.pass_lock);
+	for (p = pool__list_head; p; p = p->next)
+		pool__slab_fork_prepare(p);
 	pool__uaf_fork_prepare();
 	pool__os_fork_prepare();
 	pool__headset_fork_prepare();
@@ -831,6 +839,8 @@ static void fork_parent(void)
 	pool__os_fork_after();
 	pool__uaf_fork_after();
 	for (p = pool__list_head; p; p = p->next)
+		pool__slab_fork_after(p);
+	for (p = pool__list_head; p; p = p->next)
 		pool__unlock(&p->demand.pass_lock);
 	pool__thread_fork_parent();
 	pool__lock_leave(&pool__list_lock, fork_took_list);
@@ -847,6 +857,8 @@ static void fork_child(void)
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();
+	for (p = pool__list_head; p; p = p->next)
+		pool__slab_fork_after(p);
 	for (p = pool__list_head; p; p = p->next)
 		pool__unlock(&p->demand.pass_lock);
 	pool__thread_fork_child();

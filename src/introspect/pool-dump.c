@@ -396,6 +396,12 @@ STAT_GETTER(sv_os_allocs, st->os_allocs)
 STAT_GETTER(sv_os_releases, st->os_releases)
 STAT_GETTER(sv_gc_released_bytes, st->gc_released_bytes)
 STAT_GETTER(sv_lost, st->lost)
+STAT_GETTER(sv_slabs, st->slabs)
+STAT_GETTER(sv_slab_bytes, st->slab_bytes)
+STAT_GETTER(sv_slab_free, st->slab_free)
+STAT_GETTER(sv_slabs_released, st->slabs_released)
+STAT_GETTER(sv_slab_get_objects, st->slab_get_objects)
+STAT_GETTER(sv_slab_put_objects, st->slab_put_objects)
 
 /* The gauges of a pool, in the order of the JSON keys and of the Prometheus families. */
 static const struct dump_stat dump_gauges[] = {
@@ -424,6 +430,13 @@ static const struct dump_stat dump_gauges[] = {
 	{ "users", "libpool_pool_users", "gauge", "pool_create() calls merged into the pool.",
 	  sv_users },
 	{ "buckets", NULL, "gauge", "Shared free list buckets.", sv_buckets },
+	{ "slabs", "libpool_pool_slabs", "gauge", "Slabs the pool holds (0 for a pool off slabs).",
+	  sv_slabs },
+	{ "slab_bytes", "libpool_pool_slab_bytes", "gauge",
+	  "Bytes of the slabs the pool holds: its memory from the OS layer.", sv_slab_bytes },
+	{ "slab_free", "libpool_pool_slab_free_objects", "gauge",
+	  "Objects given back to their slab and free there (counted in allocated).",
+	  sv_slab_free },
 };
 
 /*
@@ -452,6 +465,14 @@ static const struct dump_stat dump_counters[] = {
 	{ "lost", "libpool_pool_lost_total", "counter", "Objects lost in a fork() child: held by a "
 	  "thread that did not follow the fork, in the middle of a shared-list operation "
 	  "(normally 0).", sv_lost },
+	{ "slabs_released", "libpool_pool_slabs_released_total", "counter",
+	  "Slabs given back whole to the OS layer.", sv_slabs_released },
+	{ "slab_get_objects", "libpool_pool_slab_get_objects_total", "counter",
+	  "Objects the shared lists' tier took from the tier below it (slabs).",
+	  sv_slab_get_objects },
+	{ "slab_put_objects", "libpool_pool_slab_put_objects_total", "counter",
+	  "Objects given down to the tier below the shared lists (their slabs).",
+	  sv_slab_put_objects },
 };
 
 #define NB_GAUGES   (sizeof(dump_gauges) / sizeof(dump_gauges[0]))
@@ -537,6 +558,8 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		fprintf(out, "      stride %zu bytes, %u buckets, %zu in shared free lists, "
 		        "limit %zu%s\n", st->stride, st->buckets, st->shared_free, st->limit,
 		        st->limit ? "" : " (none)");
+		fprintf(out, "      %zu slabs (%zu bytes), %zu objects free in them\n", st->slabs,
+		        st->slab_bytes, st->slab_free);
 		fputs("      since created:", out);
 		for (k = 0; k < NB_COUNTERS; k++)
 			fprintf(out, "%s %s %" PRIu64, k ? "," : "", dump_counters[k].key,

@@ -245,6 +245,11 @@ void pool__os_reread_limit(void)
 	read_as_limit();
 }
 
+int pool__os_thread_ready(void)
+{
+	return je_thread_ready;
+}
+
 unsigned long pool__os_limit_reads(void)
 {
 	return atomic_load_explicit(&as_limit_reads, memory_order_relaxed);
@@ -306,6 +311,39 @@ void *pool__os_alloc(size_t size, size_t align)
 void pool__os_free(void *ptr, size_t size, size_t align)
 {
 	sdallocx(ptr, size, MALLOCX_ALIGN(align));
+}
+
+/*
+ * Slabs come from arena 0, past every tcache: a slab freed by one thread and taken by another
+ * is the same extent, whatever their arenas. With an arena per thread, a thread whose arena had
+ * no slab of its own could get none once the others' went back (jemalloc keeps address space
+ * per arena, opt.retain): under RLIMIT_AS, a thread allocated nothing again after a burst
+ * (tests/check_oom.c). Slabs are made and freed rarely, so arena 0's lock is no hot spot.
+ */
+#define SLAB_FLAGS(size) (MALLOCX_ALIGN(size) | MALLOCX_ARENA(0) | MALLOCX_TCACHE_NONE)
+
+void *pool__os_slab_alloc(size_t size, int *zeroed)
+{
+	int first;
+	void *p;
+
+	*zeroed = 0;
+	if (pool__fault(POOL_FAULT_OS_ALLOC))
+		return NULL;
+	first = first_call_begin();
+	if (first < 0)
+		return NULL;
+	p = mallocx(size, SLAB_FLAGS(size) | MALLOCX_ZERO);
+	first_call_end(first);
+	if (__builtin_expect(!p || atomic_load_explicit(&lifeboat_wanted, memory_order_relaxed), 0))
+		os_short(!p);
+	*zeroed = p != NULL;
+	return p;
+}
+
+void pool__os_slab_free(void *ptr, size_t size)
+{
+	sdallocx(ptr, size, SLAB_FLAGS(size));
 }
 
 void *pool__os_meta_alloc(size_t size, size_t align)
@@ -393,6 +431,11 @@ void pool__os_reread_limit(void)
 {
 }
 
+int pool__os_thread_ready(void)
+{
+	return 1;
+}
+
 unsigned long pool__os_limit_reads(void)
 {
 	return 0;
@@ -419,6 +462,21 @@ void pool__os_free(void *ptr, size_t size, size_t align)
 {
 	(void)size;
 	(void)align;
+	free(ptr);
+}
+
+void *pool__os_slab_alloc(size_t size, int *zeroed)
+{
+	*zeroed = 0;
+	if (pool__fault(POOL_FAULT_OS_ALLOC))
+		return NULL;
+	/* size is a power of two: a multiple of the alignment, as aligned_alloc() wants */
+	return aligned_alloc(size, size);
+}
+
+void pool__os_slab_free(void *ptr, size_t size)
+{
+	(void)size;
 	free(ptr);
 }
 

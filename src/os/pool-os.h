@@ -19,6 +19,18 @@ void *pool__os_alloc(size_t size, size_t align);
 /* Give back an object from pool__os_alloc() with the same size and alignment. */
 void pool__os_free(void *ptr, size_t size, size_t align);
 
+/*
+ * A slab for the slab tier: `size` bytes (a power of two, at least 16 KiB) aligned on `size`.
+ * *zeroed receives 1 when the memory reads as zero: jemalloc's MALLOCX_ZERO, which a fresh
+ * extent has for free and a reused large one gets by madvise(MADV_DONTNEED) rather than a
+ * memset (jemalloc 5.3, ehooks_default_zero_impl(); a memset with opt.thp:always, and for
+ * sizes its tcache keeps, up to 32 KiB); 0 with the C library, whose memory is not known zero.
+ * NULL as pool__os_alloc() (the same fault-injection site).
+ */
+void *pool__os_slab_alloc(size_t size, int *zeroed);
+/* Give back a slab from pool__os_slab_alloc() of the same size. */
+void pool__os_slab_free(void *ptr, size_t size);
+
 /* Metadata (pool heads, tables): zero-filled, `align` a power of two. NULL as pool__os_alloc(). */
 void *pool__os_meta_alloc(size_t size, size_t align);
 void pool__os_meta_free(void *ptr, size_t size, size_t align);
@@ -35,6 +47,13 @@ void pool__os_trim(void);
  * and why); the C library layer needs no guard and does nothing. pool_create() calls it.
  */
 void pool__os_reread_limit(void);
+
+/*
+ * Has the calling thread made its first call into jemalloc (always 1 with the C library)? A
+ * thread the first-call guard refused (no room under RLIMIT_AS) may still take objects from
+ * slabs other threads made, but gets no new slab until it is set up (tests/check_oom.c).
+ */
+int pool__os_thread_ready(void);
 
 /* How many times the layer has read RLIMIT_AS since the library loaded (tests count them). */
 unsigned long pool__os_limit_reads(void);

@@ -32,6 +32,7 @@
  */
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -40,7 +41,7 @@
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
 #include "os/pool-os.h"
-#include "os/pool-uaf.h"
+#include "shared/pool-slab.h"
 
 #define PUSH_TRIES_PER_BUCKET 2u        /* a push tries each bucket twice before the OS layer */
 #define FORK_BUSY_TRIES       10000u    /* fork_prepare() waits this many yields per head */
@@ -48,6 +49,10 @@
 
 atomic_ulong pool__moved_objects;
 atomic_ulong pool__touched_words;
+
+/* a pop or a push writes the head's line only (pool-head-t.h) */
+_Static_assert(offsetof(struct pool_bucket, allocated) == POOL_CACHE_LINE,
+               "what every pop and push writes fits the head's cache line");
 
 /* ------------------------------------------------------------------------------------------ */
 /* The low-water mark                                                                         */
@@ -82,8 +87,6 @@ unsigned long fn(const struct pool_head *pool)                                  
 
 SUM_FIELD(pool__sum_allocated, allocated,
           atomic_load_explicit(&pool->demand.spill_allocated, memory_order_relaxed))
-SUM_FIELD(pool__sum_used, used,
-          atomic_load_explicit(&pool->demand.spill_used, memory_order_relaxed))
 static SUM_FIELD(sum_failed, failed, 0)
 static SUM_FIELD(sum_shared_free, free_objects, 0)
 static SUM_FIELD(sum_get_objects, get_objects, 0)
@@ -95,6 +98,18 @@ static SUM_FIELD(sum_os_allocs, os_allocs,
                  atomic_load_explicit(&pool->demand.spill_os_allocs, memory_order_relaxed))
 static SUM_FIELD(sum_os_releases, os_releases,
                  atomic_load_explicit(&pool->demand.spill_os_releases, memory_order_relaxed))
+
+/* Objects handed out or cached: each bucket's allocated less its free objects (pool-head-t.h). */
+unsigned long pool__sum_used(const struct pool_head *pool)
+{
+	unsigned long sum = atomic_load_explicit(&pool->demand.spill_used, memory_order_relaxed);
+	unsigned int i;
+
+	for (i = 0; i < pool->nbuckets; i++)
+		sum += atomic_load_explicit(&pool->buckets[i].allocated, memory_order_relaxed) -
+		       atomic_load_explicit(&pool->buckets[i].free_objects, memory_order_relaxed);
+	return sum;
+}
 
 /* needed_avg: the most objects used over the demand window (at the last pass), or used now. */
 static unsigned long sum_needed(const struct pool_head *pool)
@@ -119,8 +134,11 @@ void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st)
 	st->shared_get_clusters = sum_get_clusters(pool);
 	st->shared_put_objects = sum_put_objects(pool);
 	st->shared_put_clusters = sum_put_clusters(pool);
-	st->os_allocs = sum_os_allocs(pool);
-	st->os_releases = sum_os_releases(pool);
+	st->slab_get_objects = sum_os_allocs(pool);
+	st->slab_put_objects = sum_os_releases(pool);
+	st->os_allocs = st->slab_get_objects;
+	st->os_releases = st->slab_put_objects;
+	pool__slab_stats(pool, st);
 	st->gc_released_bytes = atomic_load_explicit(&pool->demand.gc_released_bytes,
 	                                             memory_order_relaxed);
 	st->lost = sum_lost(pool);
@@ -148,8 +166,9 @@ static void count_move(struct pool_head *pool, unsigned int start, long allocate
 
 		if (h == POOL_BUSY)
 			continue;
+		/* used is allocated - free_objects: a move to or from the tier below changes both */
+		POOL_ASSERT(allocated == used);
 		pool__own_add(&b->allocated, (unsigned long)allocated);
-		pool__own_add(&b->used, (unsigned long)used);
 		if (allocated > 0)
 			pool__own_add(&b->os_allocs, (unsigned long)allocated);
 		else if (allocated < 0)
@@ -183,7 +202,6 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 		if (h == POOL_BUSY)
 			continue;
 		pool__own_add(&b->allocated, -n);
-		pool__own_add(&b->used, -n);
 		pool__own_add(&b->lost, n);
 		POOL_ASSERT(pool__bucket_books_ok(b));
 		pool__bucket_give(b, h);
@@ -197,63 +215,9 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 /* Limits and the OS layer                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/*
- * The limit (pool_set_limit()) and its count. limit_count counts the objects reserved from the
- * OS layer: a move from the OS layer reserves its objects (limit_reserve()) before it asks for
- * them, and a move back unreserves them (pool__bucket_limit_unreserve()) once its bucket has
- * counted them out of `allocated`. So the count is `allocated` plus the objects of the moves in
- * flight, never below `allocated` and never below 0. It is kept whether or not a limit is set, and
- * pool_set_limit() only stores the cap: nothing ever rebuilds the count from `allocated`, which
- * a move in flight would make wrong (the count went to -200 when a set_limit landed between a
- * release's two steps, and the pool then took its limit plus 200 from the OS layer). The cost
- * is one atomic add on the pool head per move to or from the OS layer, where there was none
- * without a limit; moves between the tiers are not counted. The cap is an atomic: set at any
- * moment from any thread, it applies to the reservations that read it afterwards. Caps are
- * compared as unsigned numbers: any size_t is a cap, SIZE_MAX ("unlimited") included.
- */
-void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
-
-/* Take up to `n` objects of the pool's limit: how many may be allocated (0 at the limit). */
-static unsigned int limit_reserve(struct pool_head *pool, unsigned int n)
-{
-	size_t limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
-	long cur;
-	unsigned int k = n;
-
-	if (!limit) {
-		atomic_fetch_add_explicit(&pool->limit_count, (long)n, memory_order_relaxed);
-	} else {
-		cur = atomic_load_explicit(&pool->limit_count, memory_order_relaxed);
-		do {
-			/* never below 0 (see above); the clamp keeps a broken count from lifting
-			 * the cap */
-			size_t held = cur > 0 ? (size_t)cur : 0;
-
-			POOL_ASSERT(cur >= 0);
-			if (held >= limit)
-				return 0;
-			k = n > limit - held ? (unsigned int)(limit - held) : n;
-		} while (!atomic_compare_exchange_weak_explicit(&pool->limit_count, &cur,
-		                                                cur + (long)k,
-		                                                memory_order_relaxed,
-		                                                memory_order_relaxed));
-	}
-	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
-		pool__limit_test_hook(pool, 1);
-	return k;
-}
-
 void pool__bucket_limit_unreserve(struct pool_head *pool, unsigned int n)
 {
-	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
-		pool__limit_test_hook(pool, 0);
-	if (n) {
-		long was = atomic_fetch_sub_explicit(&pool->limit_count, (long)n,
-		                                     memory_order_relaxed);
-
-		/* never below 0: what leaves was reserved (see above) */
-		POOL_ASSERT(was >= (long)n);
-	}
+	pool__slab_unreserve(pool, n);
 }
 
 void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
@@ -261,62 +225,36 @@ void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
 	atomic_store_explicit(&pool->limit, max_objects, memory_order_relaxed);
 }
 
-static void *os_alloc_one(struct pool_head *pool)
-{
-	if (pool->layout & POOL_DBG_UAF)
-		return pool__uaf_alloc(pool->ro.size, pool->align, pool);
-	return pool__os_alloc(pool->os_size, pool->align);
-}
-
 unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned int want,
-                          unsigned int start)
+                                 unsigned int start, int *top_zero)
 {
-	unsigned int k, n = 0;
+	unsigned int n;
 
 	POOL_ASSERT(want >= 1 && out);
-	k = limit_reserve(pool, want ? want : 1);
-	if (!k)
-		return 0;
 	/* pool_alloc()'s slow path and the bulk call opened the pool (pool.c, open_for_allocation()) */
 	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) == 1);
-	while (n < k) {
-		void *obj = os_alloc_one(pool);
-
-		if (!obj)
-			break;
-		out[n++] = obj;
-	}
-	pool__bucket_limit_unreserve(pool, k - n);
+	n = pool__slab_get(pool, out, want, top_zero);
 	if (n)
 		count_move(pool, start, n, n);
 	pool__count_moved(n);
 	return n;
 }
 
-/* Give `obj`, a free object already uncounted, to the OS layer (the uaf quarantine). */
+/* Give `obj`, a free object already uncounted, to the tier below (its slab, the uaf quarantine). */
 void pool__bucket_os_free(struct pool_head *pool, void *obj, const void *caller)
 {
-	if (pool->layout & POOL_DBG_UAF) {
-		pool__uaf_free(obj, caller);
-		return;
-	}
-	if (pool__san_on())
-		pool__san_access(obj, pool->os_size);
-	pool__os_free(obj, pool->os_size, pool->align);
+	pool__slab_put(pool, &obj, 1, caller);
 }
 
-void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int n, unsigned int start,
-                  const void *caller)
+void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int n,
+                         unsigned int start, const void *caller)
 {
-	unsigned int i;
-
 	if (!n)
 		return;
 	count_move(pool, start, -(long)n, -(long)n);
 	pool__bucket_limit_unreserve(pool, n);
 	pool__count_moved(n);
-	for (i = 0; i < n; i++)
-		pool__bucket_os_free(pool, objs[i], caller);
+	pool__slab_put(pool, objs, n, caller);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -446,7 +384,6 @@ struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
 	}
 	pool__bucket_sync(pool, b);
 	bucket_took(b, k);
-	pool__own_add(&b->used, k);
 	pool__own_add(&b->get_objects, k);
 	pool__own_add(&b->get_clusters, nm);
 	if (empties)
@@ -478,7 +415,6 @@ int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_
 		bottom->next = head;
 		pool__bucket_sync(pool, b);
 		pool__own_add(&b->free_objects, nobjs);
-		pool__own_add(&b->used, -(unsigned long)nobjs);
 		pool__own_add(&b->put_objects, nobjs);
 		pool__own_add(&b->put_clusters, nmags);
 		if (want_empties)
@@ -514,12 +450,7 @@ void pool__bucket_walk(const struct pool_head *pool, const struct pool_bucket *b
 /* Give back every object of a stack of magazines (uncounted already) and free the magazines. */
 void pool__bucket_release_mags(struct pool_head *pool, struct pool_mag *top, const void *caller)
 {
-	struct pool_mag *m;
-	unsigned int i;
-
-	for (m = top; m; m = m->next)
-		for (i = 0; i < m->n; i++)
-			pool__bucket_os_free(pool, m->obj[i], caller);
+	pool__slab_put_mags(pool, top, caller);
 	pool__mag_free_stack(pool, top);
 }
 
@@ -550,7 +481,6 @@ void *pool__shared_get_one(struct pool_head *pool, unsigned int start)
 	obj = head->obj[--head->n];
 	pool__bucket_sync(pool, b);
 	bucket_took(b, 1);
-	pool__own_add(&b->used, 1);
 	pool__own_add(&b->get_objects, 1);
 	if (!head->n) {
 		/* the magazine left the stack empty: it joins the empties, or goes */
@@ -598,7 +528,6 @@ void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start)
 		}
 		pool__bucket_sync(pool, b);
 		pool__own_add(&b->free_objects, 1);
-		pool__own_add(&b->used, -1ul);
 		pool__own_add(&b->put_objects, 1);
 		pool__bucket_give(b, head);
 		pool__count_moved(1);

@@ -17,6 +17,7 @@
 #include "debug/pool-debug.h"
 #include "base/pool-head-t.h"
 #include "os/pool-san.h"
+#include "shared/pool-slab.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Owning a bucket (the BUSY protocol: pool-bucket.c's essay)                                 */
@@ -177,27 +178,32 @@ void pool__mag_free_stack(const struct pool_head *pool, struct pool_mag *top);
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * Up to `want` (>= 1) new objects from the OS layer (the use-after-free backend for a pool with
- * the uaf layout) into out[0..], counted as allocated and used in one move (near bucket
- * `start`). Returns how many: 0 at the pool's limit or when the OS layer has no memory, fewer
- * than `want` near the limit or when memory runs out midway.
+ * Up to `want` (>= 1) objects from the tier below the shared lists (pool__slab_get(): whole line
+ * groups of the densest slab, or for a pool off slabs objects from the OS layer one by one) into
+ * out[0..], counted as used and as above the slabs in one move (near bucket `start`).
+ * *top_zero (may be NULL): whether out[n - 1] reads as zero. Returns how many: 0 at the pool's
+ * limit or when the OS layer has no memory, fewer than `want` near the limit or when memory runs
+ * out midway.
  */
 unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned int want,
-                                 unsigned int start);
+                                 unsigned int start, int *top_zero);
 
 /*
- * Give objs[0..n-1], counted as used until now, back to the OS layer (under uaf: to the
- * quarantine, with `caller` as the freeing caller for reports; may be NULL). Reads the pointer
- * array only: the objects are not touched (beyond what the OS layer does to free them).
+ * Give objs[0..n-1], counted as used until now, down to the tier below the shared lists: their
+ * slabs (a slab wholly free goes back to the OS layer), or the OS layer for a pool off slabs
+ * (under uaf: the quarantine, with `caller` as the freeing caller for reports; may be NULL).
+ * Reads the pointer array and slab headers only: the objects are not touched.
  */
 void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int n,
                          unsigned int start, const void *caller);
 
 /*
- * For the release passes (pool-demand.c): `n` objects that left `allocated` (their bucket
- * counted them out) leave the limit's count too; one free object, already uncounted, goes to the
- * OS layer (the uaf quarantine, with `caller` for its report); the objects of a stack of
- * magazines (linked by `next`, uncounted) go to the OS layer and the magazines are freed.
+ * For the release passes (pool-demand.c): these objects leave the shared tier, downward. `n`
+ * objects that left the buckets' `allocated` (their bucket counted them out) leave the limit's
+ * count too, for a pool off slabs (on slabs they stay counted until their slab goes:
+ * pool__slab_unreserve()); one free object, already uncounted, goes down (its slab, or the OS
+ * layer, the uaf quarantine with `caller` for its report); the objects of a stack of magazines
+ * (linked by `next`, uncounted) go down likewise and the magazines are freed.
  */
 void pool__bucket_limit_unreserve(struct pool_head *pool, unsigned int n);
 void pool__bucket_os_free(struct pool_head *pool, void *obj, const void *caller);
@@ -284,15 +290,6 @@ void pool__bucket_flush(struct pool_head *pool);
  * against is kept by every move to and from the OS layer, limit or not (pool-bucket.c).
  */
 void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects);
-
-/*
- * Test hook (tests/check_limit.c): when not NULL, the limit's accounting calls it right after a
- * reservation (reserving = 1: the objects are not counted in `allocated` yet) and right before
- * an unreservation (reserving = 0: they are counted out of `allocated` already), the two places
- * where a pool_set_limit() from another thread could land between the steps of a move. NULL
- * outside that test; set it only while no other thread uses pools.
- */
-extern void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
 
 /*
  * fork(): own every head before, waiting a bounded time for each; after, the parent gives back

@@ -8,10 +8,9 @@
  * empty or full (Bonwick & Adams, "Magazines and Vmem", USENIX 2001, section 3; the essay of
  * pool-tcache.c tells how). Every function here acts on the calling thread's own caches inside
  * one of its sections (pool-tcache.c), except the slot table's (under the pool list lock) and
- * pool__magazine_take_slot() and pool__magazine_slot_cached(), which read other threads' caches
- * for pool-thread.c. Only magazine headers and pointer arrays are read or written here: never a
- * free object, but for the debugging layer's fill and check of cached objects when integrity or
- * backup is on.
+ * pool__magazine_take_slot(), which takes back another thread's slot for pool-thread.c. Only
+ * magazine headers and pointer arrays are read or written here: never a free object, but for
+ * the debugging layer's fill and check of cached objects when integrity or backup is on.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -175,7 +174,7 @@ static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag
 	ctx->slot[s].loaded = m;
 	__atomic_store_n(&ctx->slot[s].hidden, 0, __ATOMIC_RELAXED);
 	/* relaxed atomics: statistics read the entry from other threads (entry_count()) */
-	__atomic_store_n(&tc->base, m->obj, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->base, pool__tc_open_base(ctx, s, m), __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->end, m->obj + m->cap, __ATOMIC_RELAXED);
 	pool__tc_set_count(ctx, s, m->n);
 }
@@ -362,15 +361,17 @@ void pool__magazine_fill_slot(struct pool_thread_caches *ctx, unsigned int s)
  * A stack of magazines (`top` to `bottom` through `next`, holding `nobjs` objects, counted as
  * used) leaves the thread cache: checked first when debugging wants it, then pushed to the
  * shared lists with one exchange, or given to the OS layer when the shared lists are bypassed
- * (no-global, uaf), the magazines then kept empty by the slot. `want_empty`: take an empty
- * magazine from that bucket in the same exchange, returned (or NULL).
+ * (no-global, uaf), the magazines then kept empty by the slot. `want_empty`: take up to that
+ * many empty magazines from that bucket in the same exchange, returned as a stack linked by
+ * `next` (or NULL).
  */
 static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s,
                                   struct pool_mag *top, struct pool_mag *bottom, uint32_t nmags,
-                                  uint32_t nobjs, unsigned int dbg, int want_empty)
+                                  uint32_t nobjs, unsigned int dbg, unsigned int want_empty)
 {
 	struct pool_head *pool = pool__slots[s];
 	struct pool_mag *m, *next, *empty = NULL;
+	unsigned int got = 0;
 	int integrity;
 
 	if (!nmags)
@@ -389,10 +390,13 @@ static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s
 		next = m->next;
 		pool__bucket_os_put(pool, m->obj, m->n, ctx->id, NULL);
 		m->n = 0;
-		if (want_empty && !empty)
+		if (got < want_empty) {
+			m->next = empty;
 			empty = m;
-		else
+			got++;
+		} else {
 			empty_push(&ctx->slot[s], m);
+		}
 	}
 	return empty;
 }
@@ -423,8 +427,17 @@ static void evict_full(struct pool_thread_caches *ctx, unsigned int s, uint32_t 
 	if (!k)
 		return;
 	full_cut_bottom(sl, k, &top, &bottom, &n);
-	e = give_mags(ctx, s, top, bottom, k, n, dbg, 0);
-	POOL_ASSERT(!e);
+	/*
+	 * As many empty magazines back from the bucket, in the same exchange: a consumer reuses
+	 * those its producers left there, rather than making new ones while they free theirs.
+	 */
+	e = give_mags(ctx, s, top, bottom, k, n, dbg, k);
+	while (e) {
+		struct pool_mag *next = e->next;
+
+		empty_push(sl, e);
+		e = next;
+	}
 	set_reserved(ctx, s, slot_objs(ctx, s));
 }
 
@@ -604,18 +617,23 @@ static int ensure_loaded(struct pool_thread_caches *ctx, unsigned int s, unsigne
  * The loaded magazine of slot `s` is empty (and so are the previous one and the full stack):
  * fill it from a shared free list, with up to REFILL_MAGS magazines in one exchange (those
  * beyond the first go onto the full stack when the budget holds them), leaving the slot's
- * surplus empty magazines in that bucket; else `want` new objects from the OS layer (at most a
- * magazine: one for pool_alloc(), what a bulk call still needs for it).
+ * surplus empty magazines in that bucket; else half a magazine from the slab tier, or `want`
+ * if more (for a pool off slabs, `want` new objects from the OS layer), at most a magazine: one
+ * for pool_alloc(), what a bulk call still needs for it. *top_zero (may be NULL): whether the
+ * object the loaded magazine pops first reads as zero (fresh from a zeroed slab, not filled for
+ * debugging).
  * Returns 1 when the loaded magazine holds objects, 0 at the limit or out of memory.
  */
 int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
-                         uint32_t want)
+                                 uint32_t want, int *top_zero)
 {
 	struct pool_tslot *sl = &ctx->slot[s];
 	struct pool_head *pool = pool__slots[s];
 	int integrity = pool__tc_integrity_on(ctx, dbg);
 	uint32_t n;
 
+	if (top_zero)
+		*top_zero = 0;
 	check_slot(ctx, s);
 	if (POOL_ASSERTS >= 2)
 		walk_slot(ctx, s, pool__slots[s]);
@@ -661,14 +679,25 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 			return pool__tc_count(ctx, s) > 0 || pool__magazine_reload_local(ctx, s);
 		}
 	}
-	/* growing: what is wanted from the OS layer, so that a pool takes no more than it hands out */
+	/*
+	 * Growing: half a magazine from the slab tier (a bulk call may want more), as jemalloc's
+	 * tcache fills half a bin: one filled to the brim is full at the next free, and pairs
+	 * around that count swap the loaded and previous magazines at every pair. Off slabs, what
+	 * is wanted, one OS-layer call per object: such a pool takes no more than it hands out.
+	 */
 	POOL_ASSERT(want >= 1 && pool__tc_count(ctx, s) == 0);
-	n = pool__bucket_os_get(pool, pool__tc_objs(ctx, s),
-	                        want < pool__tc_cap(ctx, s) ? want : pool__tc_cap(ctx, s), ctx->id);
+	if (pool__slab_on(pool) && want < pool__tc_cap(ctx, s) / 2)
+		want = pool__tc_cap(ctx, s) / 2;
+	if (want > pool__tc_cap(ctx, s))
+		want = pool__tc_cap(ctx, s);
+	n = pool__bucket_os_get(pool, pool__tc_objs(ctx, s), want, ctx->id, top_zero);
 	if (!n)
 		return 0;
-	if (pool__tc_debug_cached(pool, integrity))
+	if (pool__tc_debug_cached(pool, integrity)) {
 		fill_objs(pool, pool__tc_objs(ctx, s), n, integrity);
+		if (top_zero)
+			*top_zero = 0;
+	}
 	pool__tc_set_count(ctx, s, n);
 	return 1;
 }
@@ -777,6 +806,26 @@ void *pool__magazine_pop_coldest(struct pool_thread_caches *ctx, unsigned int s)
 	return obj;
 }
 
+/*
+ * Placement of objects freed by another thread (doc/internals.md, "The slab tier"): the fast
+ * path keeps what a thread frees, whoever made it (asking would cost the pair a load of the
+ * slab header, a line other threads write). But at a slot's first allocation everything the
+ * slot holds was freed by this thread before it ever allocated from the pool, so it is all
+ * other threads' objects: it goes back to its slabs, and this thread's refill gets lines of its
+ * own. Until then the fast path only pushes (pool__tc_open_base()).
+ */
+void pool__magazine_first_alloc(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+
+	POOL_ASSERT(!sl->took);
+	__atomic_store_n(&sl->took, 1, __ATOMIC_RELAXED);   /* statistics read it */
+	if (sl->loaded && pool__slab_on(pool__slots[s]))
+		pool__magazine_evict_slot(ctx, s, dbg | POOL_DBG_NO_GLOBAL);
+	else if (sl->loaded)
+		__atomic_store_n(&ctx->tc[s].base, sl->loaded->obj, __ATOMIC_RELAXED);
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Another thread's caches (pool-thread.c: pool_destroy(), statistics, fork())                */
 /* ------------------------------------------------------------------------------------------ */
@@ -820,25 +869,6 @@ uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s, 
 	pool__mag_free_stack(pool, sl->empty);
 	memset(sl, 0, sizeof(*sl));
 	return reserved;
-}
-
-/*
- * Another thread's count of pointers in its loaded magazine, read racily: the owner may be
- * swapping magazines, so a reading between two magazines is taken as 0.
- */
-static uint32_t entry_count(const struct pool_tcache *tc)
-{
-	void **base = __atomic_load_n(&tc->base, __ATOMIC_RELAXED);
-	void **top = __atomic_load_n(&tc->top, __ATOMIC_RELAXED);
-	void **end = __atomic_load_n(&tc->end, __ATOMIC_RELAXED);
-
-	return base && top >= base && top <= end ? (uint32_t)(top - base) : 0;
-}
-
-unsigned long pool__magazine_slot_cached(const struct pool_thread_caches *c, unsigned int s)
-{
-	return entry_count(&c->tc[s]) + __atomic_load_n(&c->slot[s].held, __ATOMIC_RELAXED) +
-	       __atomic_load_n(&c->slot[s].hidden, __ATOMIC_RELAXED);
 }
 
 unsigned int pool__magazine_max_slot(void)

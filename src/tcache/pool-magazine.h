@@ -60,6 +60,17 @@ static inline uint32_t pool__tc_cap(const struct pool_thread_caches *ctx, unsign
 	return ctx->slot[s].loaded ? ctx->slot[s].loaded->cap : 0;
 }
 
+/*
+ * The `base` of slot `s`'s entry when nothing narrows the window (`m` is its loaded magazine):
+ * the magazine's first pointer, or its end while the thread has not allocated from the slot
+ * (the fast path then pushes and never pops: pool__magazine_first_alloc()).
+ */
+static inline void **pool__tc_open_base(const struct pool_thread_caches *ctx, unsigned int s,
+                                        struct pool_mag *m)
+{
+	return ctx->slot[s].took ? m->obj : m->obj + m->cap;
+}
+
 /* Other threads read `top` for statistics: the store is a relaxed atomic. */
 static inline void pool__tc_set_count(struct pool_thread_caches *ctx, unsigned int s,
                                       uint32_t count)
@@ -91,12 +102,14 @@ int pool__magazine_reload_local(struct pool_thread_caches *ctx, unsigned int s);
  * The slot has no object left: fill its loaded magazine (giving it one, within the budget, if
  * it has none) from a shared free list, with up to two magazines in one exchange (the second
  * onto the full stack when the budget holds it), leaving the slot's surplus empty magazines in
- * that bucket; else with `want` (>= 1) new objects from the OS layer, at most a magazine.
- * Returns 1 when the loaded magazine holds objects; 0 at the pool's limit, out of memory, or
- * when the budget cannot hold a magazine (then the slot has no loaded magazine).
+ * that bucket; else with half a magazine from the slab tier, or `want` (>= 1) if more (for a
+ * pool off slabs, `want` new objects from the OS layer), at most a magazine. *top_zero (may be NULL) receives
+ * whether the object the loaded magazine pops first reads as zero. Returns 1 when the loaded
+ * magazine holds objects; 0 at the pool's limit, out of memory, or when the budget cannot hold
+ * a magazine (then the slot has no loaded magazine).
  */
 int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
-                                 unsigned int dbg, uint32_t want);
+                                 unsigned int dbg, uint32_t want, int *top_zero);
 
 /*
  * The loaded magazine of slot `s` is full (or there is none): make room in it (magazines
@@ -117,6 +130,14 @@ void *pool__magazine_pop_coldest(struct pool_thread_caches *ctx, unsigned int s)
  * empty (the fast path falls to the slow path).
  */
 void pool__magazine_evict_slot(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg);
+
+/*
+ * The first allocation through slot `s`: what the slot holds was freed by this thread before
+ * it ever allocated from the pool, so it was all made by other threads. For a pool on slabs it
+ * goes back to its slabs (whose line groups it shares with the objects their makers still
+ * use); the fast path may pop from then on. Call it inside a section, before the allocation.
+ */
+void pool__magazine_first_alloc(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg);
 
 /* Integrity was switched on: fill every object slot `s` holds with the pattern. */
 void pool__magazine_fill_slot(struct pool_thread_caches *ctx, unsigned int s);
@@ -139,7 +160,5 @@ uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s,
  */
 void pool__magazine_walk_caches(const struct pool_thread_caches *ctx);
 
-/* Objects cached by slot `s` of the caches `c` of any thread (racy reads: an estimate). */
-unsigned long pool__magazine_slot_cached(const struct pool_thread_caches *c, unsigned int s);
 
 #endif

@@ -176,7 +176,7 @@ static void open_slot(struct pool_thread_caches *ctx, struct pool_sampler *S, un
 	struct pool_mag *m = ctx->slot[s].loaded;
 
 	if (sl->narrowed && m)
-		show(ctx, s, m->obj, m->obj + m->cap);
+		show(ctx, s, pool__tc_open_base(ctx, s, m), m->obj + m->cap);
 	set_narrowed(S, sl, 0);
 	S->cold[s].watch = NULL;
 	sl->retry = 0;
@@ -204,7 +204,7 @@ static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *S, u
 		return;
 	}
 	top = ctx->tc[s].top;
-	base = m->obj;
+	base = pool__tc_open_base(ctx, s, m);
 	end = m->obj + m->cap;
 	allowed = sl->left - 1;
 	if (allowed < 0)
@@ -215,9 +215,10 @@ static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *S, u
 		base = top - allowed;
 	if (watching)
 		end = top;
-	if (base != m->obj || end != m->obj + m->cap || sl->narrowed) {
+	if (base != pool__tc_open_base(ctx, s, m) || end != m->obj + m->cap || sl->narrowed) {
 		show(ctx, s, base, end);
-		set_narrowed(S, sl, base != m->obj || end != m->obj + m->cap);
+		set_narrowed(S, sl, base != pool__tc_open_base(ctx, s, m) ||
+		             end != m->obj + m->cap);
 	}
 	sl->mark = top;
 	sl->mark_base = m->obj;

@@ -235,6 +235,8 @@ void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigne
 	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx);
 	section_enter(ctx);
 	if (pool_live(pool)) {
+		if (POOL_UNLIKELY(!ctx->slot[s].took))
+			pool__magazine_first_alloc(ctx, s, dbg);
 		if (dbg & POOL_DBG_COLD_FIRST)
 			obj = pool__magazine_pop_coldest(ctx, s);
 		else if (pool__tc_count(ctx, s) || pool__magazine_reload_local(ctx, s))
@@ -276,10 +278,13 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *ob
 	return ok;
 }
 
-void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsigned int dbg)
+void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsigned int dbg,
+                          int *zeroed)
 {
 	unsigned int s = pool->ro.index;
 	void *obj = NULL;
+
+	*zeroed = 0;
 
 	if (pool__tcache_usable(pool, self, dbg)) {
 		struct pool_thread_caches *ctx = self->caches;
@@ -290,7 +295,14 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 			section_exit(ctx);
 			return NULL;
 		}
-		if (pool__magazine_reload_remote(ctx, s, dbg, 1)) {
+		if (POOL_UNLIKELY(!ctx->slot[s].took))
+			pool__magazine_first_alloc(ctx, s, dbg);
+		/*
+		 * The profile's countdown first: a refill from the slab tier fills the same array
+		 * again, and what the fast path drained from it would be lost to the sampler's mark.
+		 */
+		pool__sample_hook(ctx, s, dbg, NULL, 0);
+		if (pool__magazine_reload_remote(ctx, s, dbg, 1, zeroed)) {
 			obj = pool__tc_objs(ctx, s)[pool__tc_count(ctx, s) - 1];
 			pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) - 1);
 		}
@@ -305,7 +317,7 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 	}
 	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF))
 		obj = pool__shared_get_one(pool, self->id);
-	if (!obj && !pool__bucket_os_get(pool, &obj, 1, self->id))
+	if (!obj && !pool__bucket_os_get(pool, &obj, 1, self->id, zeroed))
 		obj = NULL;
 	tick(self, pool);
 	return obj;
@@ -331,13 +343,15 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 
 	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx && n >= 1);
 	section_enter(ctx);
+	if (pool_live(pool) && POOL_UNLIKELY(!ctx->slot[s].took))
+		pool__magazine_first_alloc(ctx, s, dbg);
 	while (got < n && pool_live(pool)) {
 		uint32_t c = pool__tc_count(ctx, s), k;
 
 		uint32_t want = n - got < UINT32_MAX ? (uint32_t)(n - got) : UINT32_MAX;
 
 		if (!c && !pool__magazine_reload_local(ctx, s) &&
-		    !pool__magazine_reload_remote(ctx, s, dbg, want))
+		    !pool__magazine_reload_remote(ctx, s, dbg, want, NULL))
 			break;
 		c = pool__tc_count(ctx, s);
 		k = n - got < c ? (uint32_t)(n - got) : c;
@@ -372,12 +386,22 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 	}
 	while (i < n) {
 		uint32_t c = pool__tc_count(ctx, s), cap;
+		void **dst;
 
 		if (c == pool__tc_cap(ctx, s) && !pool__magazine_make_room(ctx, s, dbg))
 			break;
-		for (c = pool__tc_count(ctx, s), cap = pool__tc_cap(ctx, s); i < n && c < cap; i++)
-			if (objs[i])
-				pool__tc_objs(ctx, s)[c++] = objs[i], pushed++;
+		/* in locals: a store through dst could alias the slot's fields for the compiler */
+		dst = pool__tc_objs(ctx, s);
+		c = pool__tc_count(ctx, s);
+		cap = pool__tc_cap(ctx, s);
+		pushed -= c;
+		for (; i < n && c < cap; i++) {
+			void *obj = objs[i];
+
+			if (obj)
+				dst[c++] = obj;
+		}
+		pushed += c;
 		pool__tc_set_count(ctx, s, c);
 	}
 	pool__sample_hook(ctx, s, dbg, NULL, pushed < INT32_MAX ? (int)pushed : INT32_MAX);

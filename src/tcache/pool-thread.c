@@ -260,6 +260,39 @@ void pool__thread_drain_end(void)
 	pool__unlock(&registry_lock);
 }
 
+/*
+ * Another thread's count of pointers in its loaded magazine, read racily: the owner may be
+ * swapping magazines, so a reading between two magazines is taken as 0.
+ */
+static uint32_t entry_count(const struct pool_tcache *tc)
+{
+	void **base = __atomic_load_n(&tc->base, __ATOMIC_RELAXED);
+	void **top = __atomic_load_n(&tc->top, __ATOMIC_RELAXED);
+	void **end = __atomic_load_n(&tc->end, __ATOMIC_RELAXED);
+
+	return base && top >= base && top <= end ? (uint32_t)(top - base) : 0;
+}
+
+/*
+ * Objects cached by slot `s` of the caches `c` of any thread (racy reads: an estimate). A slot
+ * whose thread has not allocated from it shows the fast path an empty window (base at the
+ * magazine's end: pool-magazine.c, pool__magazine_first_alloc()): its objects lie below it.
+ */
+static unsigned long slot_cached(const struct pool_thread_caches *c, unsigned int s)
+{
+	unsigned long held = __atomic_load_n(&c->slot[s].held, __ATOMIC_RELAXED);
+	const struct pool_head *p = __atomic_load_n(&pool__slots[s], __ATOMIC_RELAXED);
+
+	if (!__atomic_load_n(&c->slot[s].took, __ATOMIC_RELAXED) && p) {
+		void **top = __atomic_load_n(&c->tc[s].top, __ATOMIC_RELAXED);
+		void **end = __atomic_load_n(&c->tc[s].end, __ATOMIC_RELAXED);
+
+		return held + (end && top <= end && top >= end - p->cluster ?
+		               (unsigned long)(top - (end - p->cluster)) : 0);
+	}
+	return entry_count(&c->tc[s]) + held + __atomic_load_n(&c->slot[s].hidden, __ATOMIC_RELAXED);
+}
+
 unsigned long pool__thread_sum_cached(const struct pool_head *pool)
 {
 	unsigned long sum = 0;
@@ -271,7 +304,7 @@ unsigned long pool__thread_sum_cached(const struct pool_head *pool)
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		if (!registry[i])
 			continue;
-		sum += pool__magazine_slot_cached(registry[i], slot);
+		sum += slot_cached(registry[i], slot);
 	}
 	pool__unlock(&registry_lock);
 	return sum;
@@ -332,7 +365,7 @@ void pool__thread_fork_child(void)
 			if (atomic_load_explicit(&ctx->busy, memory_order_relaxed)) {
 				/* its thread was stuck inside a section: nothing of it can be trusted */
 				pool__bucket_count_lost(pool__slots[s],
-				                        pool__magazine_slot_cached(ctx, s), self->id);
+				                        slot_cached(ctx, s), self->id);
 				continue;
 			}
 			pool__magazine_take_slot(ctx, s, self->id);

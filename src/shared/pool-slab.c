@@ -1,0 +1,898 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The slab tier, under the shared free lists as Bonwick's 1994 slab allocator is under his
+ * 2001 magazines (jemalloc's bins, mimalloc's pages and SLUB's slabs are the same idea): it
+ * decides where a pool's objects lie; the tiers above decide who holds them.
+ *
+ * 1. Slabs. One block from the OS layer each (pool__os_slab_alloc()), a power of two aligned on
+ *    its size, so that an object's slab header is its address rounded down: nothing reads the
+ *    object to find it. Sized per pool (pool__slab_geometry()): the power of two over 8 objects,
+ *    16 KiB to 4 MiB (7 to 15 objects of 2 KiB and more): few, as jemalloc's slabs of its large
+ *    classes, since one object a gc floor keeps holds its slab. Objects over POOL_SLAB_OBJ_MAX
+ *    and uaf pools stay off slabs (pool__slab_on()). The header holds the owner, the counts and
+ *    a bitmap of the objects given back; objects follow at the os_size stride from the first
+ *    cache line (or alignment) past it.
+ * 2. Line groups. The fewest objects whose run ends on a cache line boundary: 64 / gcd(os_size,
+ *    64), 1, 2 or 4. The tier hands out whole groups (one object only to a request of fewer), so
+ *    objects that two refills take for two threads never share a line (issue 27: 9.3 times
+ *    malloc's time on a cache-scratch shape with 8-byte objects sharing lines). A group given
+ *    back is handed out again once all of it is back; until then its free objects are "loose"
+ *    and serve single-object requests only.
+ * 3. Dense refills. The slabs that have a wholly free group are a binary min-heap keyed by
+ *    (density class, address), 16 classes, so a slab moves in it only when it crosses a class.
+ *    A take serves the densest slab first, its given-back groups in address order, its fresh
+ *    space (the end) last: the emptiest slabs drain, and a slab whose objects are all free goes
+ *    back to the OS layer whole, at once (the release passes of pool-demand.c decide when
+ *    objects come down; no empty slab is kept: jemalloc keeps the extent for the next one).
+ * 4. Zero. jemalloc gives slabs zeroed (free for fresh extents, a madvise() for reused ones), so
+ *    fresh space reads as zero: pool__slab_get() says when the object a magazine pops first is
+ *    such, and pool_zalloc()'s slow path skips its memset. The inline path cannot know: a mark
+ *    of fresh magazine entries would have to be kept by pool_alloc() and pool_free() too.
+ * 5. Counting. Under its lock the tier counts the carved objects given back (free_objs), the
+ *    objects carved fresh and those gone back with their slab, and the slabs. `allocated` is
+ *    the objects carved from the slabs a pool holds: the buckets' count (above this tier) plus
+ *    free_objs. The limit counts what is above this tier: a take reserves it first, what comes
+ *    down is unreserved by the caller (pool__slab_unreserve()); near the limit the last objects
+ *    are single ones (spares of their group, not counted until handed out).
+ *
+ * Concurrency: a lock per pool, a leaf of the lock order (after the pass lock; taken inside
+ * cache sections by refills, never inside a BUSY window): headers, bitmaps and the heap change
+ * under it; the OS layer's allocations are made with it dropped. fork() holds it across the
+ * fork, so the child finds every header whole. The tier is reached rarely (a refill that found
+ * the shared lists empty, a release pass, a flush) and costs a few instructions and a bitmap
+ * word per object, never a read of the object.
+ */
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/pool-assert.h"
+#include "base/pool-lock.h"
+#include "base/pool-util.h"
+#include "debug/pool-debug.h"
+#include "debug/pool-report.h"
+#include "os/pool-os.h"
+#include "os/pool-san.h"
+#include "os/pool-uaf.h"
+#include "shared/pool-slab.h"
+
+#define SLAB_MIN        (16u * 1024u)        /* bytes: jemalloc's first extent-sized class */
+#define SLAB_MAX        (4096u * 1024u)      /* bytes */
+#define SLAB_OBJS       8u                   /* objects a slab is sized for */
+#define SLAB_CLASSES    16u                  /* density classes of the heap */
+#define SLAB_OFF_HEAP   UINT32_MAX
+#define HEAP_MIN        16u                  /* heap entries first allocated */
+
+void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
+
+static void walk_locked(struct pool_head *pool);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The limit's count                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * Take up to `n` objects of the pool's limit: how many may be taken (0 at the limit). The count
+ * is kept with or without a limit and never rebuilt from `allocated` (a move in flight made that
+ * wrong: the count went to -200, and the pool took its limit plus 200); caps are compared as
+ * unsigned numbers, SIZE_MAX ("unlimited") included.
+ */
+static unsigned int limit_reserve(struct pool_head *pool, unsigned int n)
+{
+	size_t limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
+	long cur;
+	unsigned int k = n;
+
+	if (!limit) {
+		atomic_fetch_add_explicit(&pool->limit_count, (long)n, memory_order_relaxed);
+	} else {
+		cur = atomic_load_explicit(&pool->limit_count, memory_order_relaxed);
+		do {
+			/* never below 0; the clamp keeps a broken count from lifting the cap */
+			size_t held = cur > 0 ? (size_t)cur : 0;
+
+			POOL_ASSERT(cur >= 0);
+			if (held >= limit)
+				return 0;
+			k = n > limit - held ? (unsigned int)(limit - held) : n;
+		} while (!atomic_compare_exchange_weak_explicit(&pool->limit_count, &cur,
+		                                                cur + (long)k,
+		                                                memory_order_relaxed,
+		                                                memory_order_relaxed));
+	}
+	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
+		pool__limit_test_hook(pool, 1);
+	return k;
+}
+
+/* `n` reserved objects leave the count (they left `allocated`, or were never obtained). */
+static void limit_release(struct pool_head *pool, unsigned long n, int hook)
+{
+	if (hook && POOL_UNLIKELY(pool__limit_test_hook != NULL))
+		pool__limit_test_hook(pool, 0);
+	if (n) {
+		long was = atomic_fetch_sub_explicit(&pool->limit_count, (long)n,
+		                                     memory_order_relaxed);
+
+		/* never below 0: what leaves was reserved */
+		POOL_ASSERT(was >= (long)n);
+		(void)was;
+	}
+}
+
+void pool__slab_unreserve(struct pool_head *pool, unsigned int n)
+{
+	limit_release(pool, n, 1);
+}
+
+
+/* ------------------------------------------------------------------------------------------ */
+/* Pools off slabs: objects from the OS layer one by one                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+static void *os_alloc_one(struct pool_head *pool)
+{
+	if (pool->layout & POOL_DBG_UAF)
+		return pool__uaf_alloc(pool->ro.size, pool->align, pool);
+	return pool__os_alloc(pool->os_size, pool->align);
+}
+
+static void os_free_one(struct pool_head *pool, void *obj, const void *caller)
+{
+	if (pool->layout & POOL_DBG_UAF) {
+		pool__uaf_free(obj, caller);
+		return;
+	}
+	if (pool__san_on())
+		pool__san_access(obj, pool->os_size);
+	pool__os_free(obj, pool->os_size, pool->align);
+}
+
+static unsigned int os_get(struct pool_head *pool, void **out, unsigned int want)
+{
+	unsigned int k = limit_reserve(pool, want), n = 0;
+
+	while (n < k) {
+		void *obj = os_alloc_one(pool);
+
+		if (!obj)
+			break;
+		out[n++] = obj;
+	}
+	if (k > n)
+		limit_release(pool, k - n, 0);
+	return n;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Geometry                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+static size_t pow2_ceil(size_t v)
+{
+	size_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+static size_t header_bytes(uint32_t words)
+{
+	return sizeof(struct pool_slab) + (size_t)words * sizeof(uint64_t);
+}
+
+void pool__slab_geometry(struct pool_head *pool)
+{
+	struct pool_slabs *S = &pool->slabs;
+	size_t os = pool->os_size, bytes, first, align = pool->align > POOL_CACHE_LINE ?
+	                                                  pool->align : POOL_CACHE_LINE;
+	uint32_t words, g = 1, cap;
+
+	if (!pool__slab_on(pool)) {
+		S->bytes = 0;
+		return;
+	}
+	POOL_ASSERT(os >= 16 && os % 16 == 0);
+	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) != 1);
+	while ((os * g) % POOL_CACHE_LINE)
+		g <<= 1;
+	bytes = pow2_ceil(os * SLAB_OBJS);
+	if (bytes < SLAB_MIN)
+		bytes = SLAB_MIN;
+	if (bytes > SLAB_MAX)
+		bytes = SLAB_MAX;
+	/* the bitmap sized for a slab of objects only, then the objects after the header */
+	words = (uint32_t)((bytes / os + 63) / 64);
+	first = pool__round_up(header_bytes(words), align);
+	cap = (uint32_t)((bytes - first) / os);
+	cap -= cap % g;
+	POOL_ASSERT(g <= 4 && cap >= 7 && (size_t)cap * os + first <= bytes);
+	S->group = g;
+	S->first = (uint32_t)first;
+	S->capacity = cap;
+	S->words = (cap + 63) / 64;
+	/* exact for every multiple of os below 2^32 (bytes <= 4 MiB) */
+	S->div_magic = (UINT64_C(1) << 32) / os + 1;
+	S->bytes = bytes;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The heap of slabs with a wholly free group: densest first, then lowest address              */
+/* ------------------------------------------------------------------------------------------ */
+
+static struct pool_slab *slab_of(const struct pool_slabs *S, const void *obj)
+{
+	return (struct pool_slab *)((uintptr_t)obj & ~(uintptr_t)(S->bytes - 1));
+}
+
+static char *slab_base(const struct pool_slabs *S, struct pool_slab *slab)
+{
+	return (char *)slab + S->first;
+}
+
+/* The heap key: the density class (its free groups, in 16ths), then the address. */
+static uint64_t slab_key(const struct pool_slabs *S, const struct pool_slab *slab)
+{
+	uint64_t cls = (uint64_t)slab->gfree * SLAB_CLASSES / (S->capacity / S->group + 1);
+
+	return cls << 44 | ((uintptr_t)slab >> 14);
+}
+
+static void heap_set(struct pool_slabs *S, uint32_t i, struct pool_slab_ref r)
+{
+	S->heap[i] = r;
+	r.slab->heap_idx = i;
+}
+
+static void heap_up(struct pool_slabs *S, uint32_t i)
+{
+	struct pool_slab_ref r = S->heap[i];
+
+	while (i > 0 && S->heap[(i - 1) / 2].key > r.key) {
+		heap_set(S, i, S->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	heap_set(S, i, r);
+}
+
+static void heap_down(struct pool_slabs *S, uint32_t i)
+{
+	struct pool_slab_ref r = S->heap[i];
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= S->nheap)
+			break;
+		if (c + 1 < S->nheap && S->heap[c + 1].key < S->heap[c].key)
+			c++;
+		if (S->heap[c].key >= r.key)
+			break;
+		heap_set(S, i, S->heap[c]);
+		i = c;
+	}
+	heap_set(S, i, r);
+}
+
+static void heap_remove(struct pool_slabs *S, struct pool_slab *slab)
+{
+	uint32_t i = slab->heap_idx;
+	struct pool_slab *moved;
+
+	POOL_ASSERT(i < S->nheap && S->heap[i].slab == slab);
+	slab->heap_idx = SLAB_OFF_HEAP;
+	if (i == --S->nheap)
+		return;
+	moved = S->heap[S->nheap].slab;
+	heap_set(S, i, S->heap[S->nheap]);
+	heap_up(S, i);
+	heap_down(S, moved->heap_idx);
+}
+
+/*
+ * The slab's free groups changed: it enters the heap (it had none), leaves it (it has none),
+ * or moves when its density class changed.
+ */
+static void heap_fix(struct pool_slabs *S, struct pool_slab *slab)
+{
+	uint64_t key;
+	uint32_t i = slab->heap_idx;
+
+	if (!slab->gfree) {
+		if (i != SLAB_OFF_HEAP)
+			heap_remove(S, slab);
+		return;
+	}
+	key = slab_key(S, slab);
+	if (i == SLAB_OFF_HEAP) {
+		/* the heap has room for every slab held (slab_new() grew it) */
+		POOL_ASSERT(S->nheap < S->heap_cap);
+		i = S->nheap++;
+		S->heap[i].key = key;
+		S->heap[i].slab = slab;
+		slab->heap_idx = i;
+		heap_up(S, i);
+		return;
+	}
+	if (S->heap[i].key == key)
+		return;
+	S->heap[i].key = key;
+	heap_up(S, i);
+	heap_down(S, slab->heap_idx);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Slabs made and given back                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Owner-style counter update: the lock serialises the writers; statistics read it relaxed. */
+static void count(atomic_ulong *c, long delta)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (unsigned long)delta,
+	                      memory_order_relaxed);
+}
+
+/*
+ * The lock held: a new slab for `pool`, into the heap. The OS layer is called with the lock
+ * dropped: another thread may have made one meanwhile, which is fine (the emptier one waits in
+ * the heap; pool__slab_trim() gives back one that is never used). Returns 1 with a slab in the
+ * heap, 0 when out of memory (the lock held again either way).
+ */
+static int slab_new(struct pool_head *pool)
+{
+	struct pool_slabs *S = &pool->slabs;
+	struct pool_slab_ref *heap;
+	struct pool_slab *slab;
+	uint32_t cap;
+	int zeroed;
+
+	pool__unlock(&S->lock);
+	slab = pool__os_slab_alloc(S->bytes, &zeroed);
+	pool__lock(&S->lock);
+	if (!slab)
+		return 0;
+	/* the heap holds every slab (a slab may enter it at any give): grown first if it must */
+	while (atomic_load_explicit(&S->nslabs, memory_order_relaxed) + 1 > S->heap_cap) {
+		cap = S->heap_cap ? 2 * S->heap_cap : HEAP_MIN;
+		pool__unlock(&S->lock);
+		heap = pool__os_meta_alloc(cap * sizeof(*heap), POOL_CACHE_LINE);
+		pool__lock(&S->lock);
+		if (!heap) {
+			pool__os_slab_free(slab, S->bytes);
+			return 0;
+		}
+		if (cap > S->heap_cap) {
+			if (S->nheap)
+				memcpy(heap, S->heap, S->nheap * sizeof(*heap));
+			pool__os_meta_free(S->heap, S->heap_cap * sizeof(*heap), POOL_CACHE_LINE);
+			S->heap = heap;
+			S->heap_cap = cap;
+		} else {
+			/* another thread grew it meanwhile */
+			pool__os_meta_free(heap, cap * sizeof(*heap), POOL_CACHE_LINE);
+		}
+	}
+	memset(slab, 0, header_bytes(S->words));
+	slab->pool = pool;
+	slab->heap_idx = SLAB_OFF_HEAP;
+	slab->nfree = S->capacity;
+	slab->gfree = S->capacity / S->group;
+	slab->zeroed = (uint32_t)zeroed;
+	slab->next = S->all;
+	if (S->all)
+		S->all->prev = slab;
+	S->all = slab;
+	/* the sanitizers: nothing may touch an object of this tier */
+	if (pool__san_on())
+		pool__san_noaccess(slab_base(S, slab), (size_t)S->capacity * pool->os_size);
+	count(&S->nslabs, 1);
+	heap_fix(S, slab);
+	return 1;
+}
+
+/* The lock held: `slab` leaves the pool, onto the list *gone (freed once the lock is dropped). */
+static void slab_drop(struct pool_slabs *S, struct pool_slab *slab, struct pool_slab **gone)
+{
+	uint32_t given;
+
+	if (slab->heap_idx != SLAB_OFF_HEAP)
+		heap_remove(S, slab);
+	if (slab->prev)
+		slab->prev->next = slab->next;
+	else
+		S->all = slab->next;
+	if (slab->next)
+		slab->next->prev = slab->prev;
+	count(&S->nslabs, -1);
+	count(&S->released, 1);
+	/* its carved objects free here leave `allocated` (all of them, but after a fork() child
+	 * lost some, pool__slab_fini()) */
+	given = slab->nfree - (S->capacity - slab->carved) - (slab->spare_hi - slab->spare_lo);
+	count(&S->free_objs, -(long)given);
+	count(&S->released_objs, given);
+	slab->prev = NULL;
+	slab->next = *gone;
+	*gone = slab;
+}
+
+/* The slabs of *gone, dropped under the lock, go back to the OS layer now that it is not held. */
+static void slabs_free(struct pool_head *pool, struct pool_slab *gone)
+{
+	struct pool_slabs *S = &pool->slabs;
+	struct pool_slab *next;
+
+	for (; gone; gone = next) {
+		next = gone->next;
+		if (pool__san_on())
+			pool__san_access(gone, S->bytes);
+		pool__os_slab_free(gone, S->bytes);
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Taking objects                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The first bit of each wholly set group of `g` bits of `w` (groups start at multiples of g). */
+static inline uint64_t groups_of(uint64_t w, uint32_t g)
+{
+	uint64_t t;
+
+	switch (g) {
+	case 1:
+		return w;
+	case 2:
+		return w & (w >> 1) & UINT64_C(0x5555555555555555);
+	default:
+		t = w & (w >> 1);
+		return t & (t >> 2) & UINT64_C(0x1111111111111111);
+	}
+}
+
+/* The g bits of each group whose first bit is set in `m`. */
+static inline uint64_t spread(uint64_t m, uint32_t g)
+{
+	return m * ((UINT64_C(1) << g) - 1);
+}
+
+static inline void *obj_at(const struct pool_head *pool, struct pool_slab *slab, uint32_t idx)
+{
+	return slab_base(&pool->slabs, slab) + (size_t)idx * pool->os_size;
+}
+
+/* Bitmap words that cover the carved objects of `slab`. */
+static inline uint32_t carved_words(const struct pool_slab *slab)
+{
+	return (slab->carved + 63) / 64;
+}
+
+/* Does `slab` have a wholly free group among its carved objects (not its fresh space)? */
+static inline int has_given_group(const struct pool_slabs *S, const struct pool_slab *slab)
+{
+	return slab->gfree > (S->capacity - slab->carved) / S->group;
+}
+
+static void hint_forward(struct pool_slab *slab)
+{
+	uint32_t last = carved_words(slab);
+
+	while (slab->hint < last && !slab->free[slab->hint])
+		slab->hint++;
+}
+
+/* The lock held: up to `want` fresh objects of `slab` (whole groups) into out[]. */
+static unsigned int take_fresh(struct pool_head *pool, struct pool_slab *slab, void **out,
+                               unsigned int want)
+{
+	struct pool_slabs *S = &pool->slabs;
+	unsigned int k = S->capacity - slab->carved, i;
+
+	if (k > want)
+		k = want;
+	k -= k % S->group;
+	for (i = 0; i < k; i++)
+		out[i] = obj_at(pool, slab, slab->carved + i);
+	slab->carved += k;
+	slab->gfree -= k / S->group;
+	slab->nfree -= k;
+	count(&S->carved, k);
+	return k;
+}
+
+/*
+ * The lock held: up to `want` (>= the group) objects of `slab` into out[] in ascending address
+ * order, whole groups: those given back first, then fresh space. *fresh receives how many came
+ * from fresh space (the last ones).
+ */
+static unsigned int take_groups(struct pool_head *pool, struct pool_slab *slab, void **out,
+                                unsigned int want, unsigned int *fresh)
+{
+	struct pool_slabs *S = &pool->slabs;
+	uint32_t g = S->group, w, last = carved_words(slab), j;
+	unsigned int n = 0;
+
+	want -= want % g;
+	for (w = slab->hint; w < last && n < want && has_given_group(S, slab); w++) {
+		uint64_t m = groups_of(slab->free[w], g);
+
+		while (m && n < want) {
+			uint32_t b = (uint32_t)__builtin_ctzll(m), spares = 0;
+
+			slab->free[w] &= ~(((UINT64_C(1) << g) - 1) << b);
+			for (j = 0; j < g; j++)
+				out[n++] = obj_at(pool, slab, w * 64 + b + j);
+			if (slab->spare_lo < slab->spare_hi && slab->spare_lo >= w * 64 + b &&
+			    slab->spare_lo < w * 64 + b + g) {
+				/* the group of the spares: they are handed out for the first time */
+				spares = slab->spare_hi - slab->spare_lo;
+				slab->spare_lo = slab->spare_hi = 0;
+				count(&S->carved, spares);
+			}
+			slab->gfree--;
+			slab->nfree -= g;
+			count(&S->free_objs, -(long)(g - spares));
+			m &= m - 1;
+		}
+	}
+	hint_forward(slab);
+	*fresh = 0;
+	if (n < want) {
+		*fresh = take_fresh(pool, slab, out + n, want - n);
+		n += *fresh;
+	}
+	return n;
+}
+
+/*
+ * The lock held: one object of `slab` (a request smaller than a group: a thread without a
+ * cache, or the last objects the limit allows): a loose one (given back, its group not wholly
+ * free), else the first of a wholly free group, else the first of a fresh group, whose others
+ * are left here as given back (loose).
+ */
+static unsigned int take_one(struct pool_head *pool, struct pool_slab *slab, void **out,
+                             unsigned int *fresh)
+{
+	struct pool_slabs *S = &pool->slabs;
+	uint32_t g = S->group, w, last = carved_words(slab), b, i;
+
+	*fresh = 0;
+	for (w = slab->hint; w < last; w++) {
+		uint64_t loose = slab->free[w] & ~spread(groups_of(slab->free[w], g), g);
+
+		if (loose) {
+			b = (uint32_t)__builtin_ctzll(loose);
+			goto found;
+		}
+	}
+	for (w = slab->hint; w < last && has_given_group(S, slab); w++) {
+		uint64_t m = groups_of(slab->free[w], g);
+
+		if (m) {
+			b = (uint32_t)__builtin_ctzll(m);
+			slab->gfree--;
+			goto found;
+		}
+	}
+	if (slab->carved == S->capacity)
+		return 0;
+	/* spares are loose until their group is whole again, so none is left now */
+	POOL_ASSERT(slab->spare_lo == slab->spare_hi);
+	w = slab->carved / 64;
+	b = slab->carved % 64;
+	out[0] = obj_at(pool, slab, slab->carved);
+	for (i = 1; i < g; i++)
+		slab->free[w] |= UINT64_C(1) << (b + i);
+	if (g > 1 && w < slab->hint)
+		slab->hint = w;
+	slab->spare_lo = slab->carved + 1;
+	slab->spare_hi = slab->carved + g;
+	slab->carved += g;
+	slab->gfree--;
+	slab->nfree--;
+	count(&S->carved, 1);
+	*fresh = 1;
+	return 1;
+found:
+	slab->free[w] &= ~(UINT64_C(1) << b);
+	slab->nfree--;
+	b += w * 64;
+	if (b >= slab->spare_lo && b < slab->spare_hi) {
+		/* the lowest spare (the lowest loose object is taken first): handed out at last */
+		POOL_ASSERT(b == slab->spare_lo);
+		slab->spare_lo++;
+		count(&S->carved, 1);
+	} else {
+		count(&S->free_objs, -1);
+	}
+	out[0] = obj_at(pool, slab, b);
+	hint_forward(slab);
+	return 1;
+}
+
+unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int want,
+                            int *top_zero)
+{
+	struct pool_slabs *S = &pool->slabs;
+	unsigned int n = 0, i, r;
+	int zero = 0;
+
+	POOL_ASSERT(want >= 1 && out);
+	if (top_zero)
+		*top_zero = 0;
+	if (!pool__slab_on(pool))
+		return os_get(pool, out, want);
+	POOL_ASSERT(S->bytes && S->capacity >= 7);
+	/* the limit counts the objects above this tier: a take reserves them first */
+	r = limit_reserve(pool, want);
+	if (!r)
+		return 0;
+	pool__lock(&S->lock);
+	while (n < r) {
+		struct pool_slab *slab = S->nheap ? S->heap[0].slab : NULL;
+		unsigned int k, fresh;
+
+		if (!slab) {
+			if (!slab_new(pool))
+				break;
+			continue;
+		}
+		/* whole groups while they fit, then single objects for the last few the limit
+		 * allows (a request of fewer than a group: one) */
+		if (r - n < S->group)
+			k = take_one(pool, slab, out + n, &fresh);
+		else
+			k = take_groups(pool, slab, out + n, r - n, &fresh);
+		heap_fix(S, slab);
+		POOL_ASSERT(k);
+		if (!n)
+			zero = slab->zeroed && fresh == k;
+		n += k;
+		/* a group's worth short of `want` that the limit did not cause is left out */
+		if (r == want && want - n < S->group && n)
+			break;
+	}
+	pool__unlock(&S->lock);
+	if (n < r)
+		limit_release(pool, r - n, 0);
+	/* the magazine pops out[n - 1] first: the lowest address */
+	for (i = 0; i < n / 2; i++) {
+		void *t = out[i];
+
+		out[i] = out[n - 1 - i];
+		out[n - 1 - i] = t;
+	}
+	if (pool__san_on())
+		for (i = 0; i < n; i++)
+			pool__san_access(out[i], pool->os_size);
+	if (top_zero)
+		*top_zero = n && zero;
+	return n;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Giving objects back                                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+static __attribute__((noreturn, cold)) void bad_object(const struct pool_head *pool, void *obj,
+                                                       const char *what)
+{
+	struct pool_report r;
+
+	memset(&r, 0, sizeof(r));
+	r.what = what;
+	r.pool = pool;
+	r.obj = obj;
+	pool__report(&r);
+}
+
+/* The lock held: `obj` is free in its slab; a slab now wholly free joins *gone. */
+static void give(struct pool_head *pool, void *obj, struct pool_slab **gone)
+{
+	struct pool_slabs *S = &pool->slabs;
+	struct pool_slab *slab = slab_of(S, obj);
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)slab_base(S, slab);
+	uint32_t idx = (uint32_t)(((uint64_t)(off & 0xffffffffu) * S->div_magic) >> 32);
+	uint32_t g = S->group, w = idx / 64, b = idx % 64;
+	uint64_t gm;
+
+	if (slab->pool != pool || off >= (uintptr_t)S->capacity * pool->os_size ||
+	    (uintptr_t)idx * pool->os_size != off || idx >= slab->carved)
+		bad_object(pool, obj, "an object given back to the slab tier is not an object of "
+		           "this pool (freed into the wrong pool, or not the start of an object)");
+	if (slab->free[w] & (UINT64_C(1) << b))
+		bad_object(pool, obj, "double free (the slab tier holds the object free already)");
+	slab->free[w] |= UINT64_C(1) << b;
+	slab->nfree++;
+	count(&S->free_objs, 1);
+	if (w < slab->hint)
+		slab->hint = w;
+	gm = ((UINT64_C(1) << g) - 1) << (b & ~(g - 1));
+	if ((slab->free[w] & gm) != gm)
+		return;
+	slab->gfree++;
+	if (slab->nfree == S->capacity)
+		slab_drop(S, slab, gone);
+	else
+		heap_fix(S, slab);
+}
+
+void pool__slab_put(struct pool_head *pool, void *const *objs, unsigned int n,
+                    const void *caller)
+{
+	struct pool_slabs *S = &pool->slabs;
+	struct pool_slab *gone = NULL;
+	unsigned int i;
+
+	if (!n)
+		return;
+	if (!pool__slab_on(pool)) {
+		for (i = 0; i < n; i++)
+			os_free_one(pool, objs[i], caller);
+		return;
+	}
+	if (pool__san_on())
+		for (i = 0; i < n; i++)
+			pool__san_noaccess(objs[i], pool->os_size);
+	pool__lock(&S->lock);
+	for (i = 0; i < n; i++)
+		give(pool, objs[i], &gone);
+	pool__unlock(&S->lock);
+	slabs_free(pool, gone);
+}
+
+void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, const void *caller)
+{
+	struct pool_slabs *S = &pool->slabs;
+	struct pool_slab *gone = NULL;
+	const struct pool_mag *m;
+	unsigned int i;
+
+	if (!pool__slab_on(pool)) {
+		for (m = top; m; m = m->next)
+			for (i = 0; i < m->n; i++)
+				os_free_one(pool, m->obj[i], caller);
+		return;
+	}
+	if (pool__san_on())
+		for (m = top; m; m = m->next)
+			for (i = 0; i < m->n; i++)
+				pool__san_noaccess(m->obj[i], pool->os_size);
+	pool__lock(&S->lock);
+	for (m = top; m; m = m->next)
+		for (i = 0; i < m->n; i++)
+			give(pool, m->obj[i], &gone);
+	pool__unlock(&S->lock);
+	slabs_free(pool, gone);
+}
+
+void pool__slab_trim(struct pool_head *pool)
+{
+	struct pool_slabs *S = &pool->slabs;
+	struct pool_slab *gone = NULL, *slab, *next;
+
+	if (!pool__slab_on(pool))
+		return;
+	pool__lock(&S->lock);
+	if (POOL_ASSERTS >= 2)
+		walk_locked(pool);
+	for (slab = S->all; slab; slab = next) {
+		next = slab->next;
+		if (slab->nfree == S->capacity)
+			slab_drop(S, slab, &gone);
+	}
+	pool__unlock(&S->lock);
+	slabs_free(pool, gone);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Life, statistics, checks, fork()                                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+void pool__slab_init(struct pool_head *pool)
+{
+	struct pool_slabs *S = &pool->slabs;
+
+	pool__lock_init(&S->lock);
+	S->heap = NULL;
+	S->nheap = S->heap_cap = 0;
+	S->all = NULL;
+}
+
+void pool__slab_fini(struct pool_head *pool)
+{
+	struct pool_slabs *S = &pool->slabs;
+	struct pool_slab *gone = NULL;
+
+	/* pool_destroy(): no object is in use; a slab still held is wholly free, or holds what a
+	 * fork() child lost */
+	pool__lock(&S->lock);
+	while (S->all)
+		slab_drop(S, S->all, &gone);
+	pool__unlock(&S->lock);
+	slabs_free(pool, gone);
+	pool__os_meta_free(S->heap, S->heap_cap * sizeof(*S->heap), POOL_CACHE_LINE);
+	S->heap = NULL;
+	S->nheap = S->heap_cap = 0;
+	pool__lock_destroy(&S->lock);
+}
+
+void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st)
+{
+	const struct pool_slabs *S = &pool->slabs;
+
+	if (!pool__slab_on(pool))
+		return;
+	st->slabs = atomic_load_explicit(&S->nslabs, memory_order_relaxed);
+	st->slab_bytes = st->slabs * S->bytes;
+	st->slab_free = atomic_load_explicit(&S->free_objs, memory_order_relaxed);
+	st->slabs_released = atomic_load_explicit(&S->released, memory_order_relaxed);
+	/* carved objects free in their slab are the pool's too (step 5) */
+	st->allocated += st->slab_free;
+	st->os_allocs = atomic_load_explicit(&S->carved, memory_order_relaxed);
+	st->os_releases = atomic_load_explicit(&S->released_objs, memory_order_relaxed);
+}
+
+/* The lock held: each slab against its bitmap, the heap against its order, the sums. */
+static void walk_locked(struct pool_head *pool)
+{
+	struct pool_slabs *S = &pool->slabs;
+	const struct pool_slab *slab;
+	unsigned long given_sum = 0, n = 0;
+	uint32_t i, w;
+
+	POOL_ASSERT(pool__lock_held(&S->lock));
+	for (slab = S->all; slab; slab = slab->next, n++) {
+		uint32_t given = 0, groups = 0;
+
+		POOL_ASSERT(slab->pool == pool && (!slab->next || slab->next->prev == slab));
+		POOL_ASSERT(slab->carved <= S->capacity && slab->carved % S->group == 0);
+		for (w = 0; w < S->words; w++) {
+			uint64_t m = slab->free[w];
+
+			/* no bit past the carved objects, none below the hint */
+			POOL_ASSERT(!m || (w >= slab->hint && w < carved_words(slab)));
+			if (w == slab->carved / 64 && slab->carved % 64)
+				POOL_ASSERT(!(m >> (slab->carved % 64)));
+			given += (uint32_t)__builtin_popcountll(m);
+			groups += (uint32_t)__builtin_popcountll(groups_of(m, S->group));
+		}
+		POOL_ASSERT(slab->spare_lo <= slab->spare_hi && slab->spare_hi <= slab->carved);
+		POOL_ASSERT(slab->spare_hi - slab->spare_lo < S->group);
+		POOL_ASSERT(slab->nfree == S->capacity - slab->carved + given);
+		given -= slab->spare_hi - slab->spare_lo;
+		POOL_ASSERT(slab->gfree == (S->capacity - slab->carved) / S->group + groups);
+		POOL_ASSERT(slab->nfree < S->capacity || !slab->carved);
+		POOL_ASSERT((slab->heap_idx == SLAB_OFF_HEAP) == !slab->gfree);
+		given_sum += given;
+	}
+	POOL_ASSERT(n == atomic_load_explicit(&S->nslabs, memory_order_relaxed));
+	POOL_ASSERT(given_sum == atomic_load_explicit(&S->free_objs, memory_order_relaxed));
+	for (i = 0; i < S->nheap; i++) {
+		POOL_ASSERT(S->heap[i].slab->heap_idx == i);
+		POOL_ASSERT(S->heap[i].key == slab_key(S, S->heap[i].slab));
+		POOL_ASSERT(!i || S->heap[(i - 1) / 2].key <= S->heap[i].key);
+	}
+}
+
+void pool__slab_walk(struct pool_head *pool)
+{
+	if (!pool__slab_on(pool))
+		return;
+	pool__lock(&pool->slabs.lock);
+	walk_locked(pool);
+	pool__unlock(&pool->slabs.lock);
+}
+
+void pool__slab_fork_prepare(struct pool_head *pool)
+{
+	pool__lock(&pool->slabs.lock);
+}
+
+void pool__slab_fork_after(struct pool_head *pool)
+{
+	pool__unlock(&pool->slabs.lock);
+}

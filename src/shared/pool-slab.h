@@ -1,0 +1,122 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The slab tier, under the shared free lists (pool-slab.c): where a pool's objects come from and
+ * go back to, with the limit's count. Private header: its callers are the bucket tier
+ * (pool-bucket.c, pool-demand.c), the pool heads (pool.c: creation, destruction, fork(), gc) and
+ * the tests.
+ */
+#ifndef POOL_SRC_POOL_SLAB_H
+#define POOL_SRC_POOL_SLAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <pool/pool-t.h>
+
+#include "base/pool-head-t.h"
+
+/*
+ * The largest object (os_size, bytes) kept in slabs: a slab holds 8 of them in 4 MiB (7 to 15
+ * objects of a smaller size). Larger objects come from the OS layer one by one, as they did before slabs.
+ */
+#define POOL_SLAB_OBJ_MAX ((4096u * 1024u - 65536u) / 8u)
+
+/*
+ * Does `pool` keep its objects in slabs? The one place that decides it: a pool with the uaf
+ * layout keeps its own mappings (one per object, pool-uaf.c), and objects too large for a slab
+ * come from the OS layer one by one. Fixed once the pool allocated (its layout no longer
+ * changes). A layout that takes objects elsewhere adds its test here.
+ */
+static inline int pool__slab_on(const struct pool_head *pool)
+{
+	return !(pool->layout & POOL_DBG_UAF) && pool->os_size <= POOL_SLAB_OBJ_MAX;
+}
+
+/* A new pool: its slab tier, empty. */
+void pool__slab_init(struct pool_head *pool);
+
+/*
+ * The slabs' geometry from the pool's layout (struct pool_slabs): its size, the offset of the
+ * first object, the objects a slab holds (whole line groups), its bitmap, the division by the
+ * stride. pool.c calls it under the pool list lock whenever it computes a layout, before the
+ * pool's first allocation; nothing changes it afterwards, so the tier reads it without a lock.
+ */
+void pool__slab_geometry(struct pool_head *pool);
+
+/*
+ * A destroyed pool: every slab it still holds goes back to the OS layer (none holds an object in
+ * use: pool_destroy() checked), and the tier's memory is freed.
+ */
+void pool__slab_fini(struct pool_head *pool);
+
+/*
+ * Up to `want` (>= 1) objects for the tier above, into out[0..n): from the densest slab that has
+ * a wholly free line group, its free groups in address order (fresh slab space last), as many
+ * whole groups as fit in `want` (one object when `want` is less than a group); a new slab from
+ * the OS layer when none has one. out[] is filled in descending address order, so that a
+ * magazine pops them in ascending order. The objects are reserved against the pool's limit
+ * first (pool__slab_unreserve()), and near it the last ones may be single objects. For a pool off slabs, objects from the OS layer one by one (the uaf backend for
+ * a uaf pool). *top_zero (may be NULL) receives 1 when out[n - 1], the first a magazine pops,
+ * reads as zero (fresh space of a slab the OS layer gave zeroed), else 0. Returns n: 0 at the
+ * limit or when memory runs out, fewer than `want` near either. Reads and writes slab headers
+ * only, never an object. The objects are not counted anywhere above: the caller counts them.
+ */
+unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int want,
+                            int *top_zero);
+
+/*
+ * Objects the tier above counted out go back: each to its slab (a slab whose objects are then
+ * all free goes back to the OS layer whole, at once), or for a pool off slabs to the OS layer
+ * (under uaf to the quarantine, with `caller`, which may be NULL, for its report). Reads the
+ * pointers and slab headers, never an object. An object that is not one of the pool's, or is
+ * free already, is reported and the process aborts (pool-report.h).
+ */
+void pool__slab_put(struct pool_head *pool, void *const *objs, unsigned int n,
+                    const void *caller);
+
+/* pool__slab_put() of the objects of a stack of magazines (linked by `next`), with one lock. */
+void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, const void *caller);
+
+/*
+ * Slabs that hold no object carved and given out (fresh ones the limit or a race left unused)
+ * go back to the OS layer: pool_gc() and pool_flush() call it.
+ */
+void pool__slab_trim(struct pool_head *pool);
+
+/*
+ * The limit's count (struct pool_head.limit_count) counts the objects above this tier (handed
+ * out, cached, in the shared lists: `allocated` less the slab-free objects) plus moves in
+ * flight: pool__slab_get() reserves what it takes, and objects that go down leave the count
+ * once their bucket counted them out, by this call. So a limit caps what a pool hands out and
+ * keeps above its slabs, not the free objects its slabs hold.
+ */
+void pool__slab_unreserve(struct pool_head *pool, unsigned int n);
+
+/*
+ * The slab figures of struct pool_stats, after the buckets' (pool__bucket_stats()): for a pool
+ * on slabs, `allocated` gains the objects free in its slabs, and os_allocs and os_releases
+ * become the objects carved and the objects gone back with their slab; off slabs, nothing.
+ */
+void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st);
+
+/*
+ * Tier 2 of the assertions (pool-assert.h): every slab of the heap checked against its bitmap
+ * and the tier's counters, under the lock. pool_gc(), pool_flush() and pool_destroy() call it.
+ */
+void pool__slab_walk(struct pool_head *pool);
+
+/* fork(): the slab lock is taken before (in the lock order) and released after, in both. */
+void pool__slab_fork_prepare(struct pool_head *pool);
+void pool__slab_fork_after(struct pool_head *pool);
+
+/*
+ * Test hook (tests/check_limit.c): when not NULL, the limit's accounting calls it right after a
+ * reservation (reserving = 1: the objects are not counted in `allocated` yet) and right before
+ * an unreservation (reserving = 0: they are counted out of `allocated` already), the two places
+ * where a pool_set_limit() from another thread could land between the steps of a move. NULL
+ * outside that test; set it only while no other thread uses pools.
+ */
+extern void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
+
+#endif

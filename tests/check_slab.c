@@ -1,0 +1,690 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The slab tier (issue 27): objects carved from slabs, handed out by whole line groups of the
+ * densest slab, given back to their slab, and a slab that became wholly free given back to the
+ * OS layer.
+ *   - exact counters after every shape: used == 0 and allocated == shared_free + cached +
+ *     slab_free once the caches are flushed, allocated == os_allocs - os_releases - lost, and
+ *     the slabs' own books (pool__slab_walk(), checked in the assertion builds);
+ *   - a slab goes back only when every object in it is free: objects kept alive across
+ *     flushes, collections and new slabs (jemalloc zeroes what it hands out again) keep their
+ *     canaries;
+ *   - no object handed out twice: 48 threads write their mark into every object they hold and
+ *     check it, while another thread flushes the pool down to its slabs again and again;
+ *   - placement: objects that two threads get fresh never share a cache line (8 and 16-byte
+ *     objects), and a thread that freed another thread's objects before it first allocated
+ *     does not get them back (false sharing);
+ *   - pool_zalloc() hands out zeroed objects from fresh slabs, from objects given back and from
+ *     slabs made again after the first ones went back;
+ *   - a pool hands out exactly its limit, whatever its line groups;
+ *   - fork() while threads carve and slabs go back: the child allocates and its books balance;
+ *   - which pools use slabs: uaf pools keep their own mappings, tag and caller pools use slabs.
+ *
+ * Internal test: it walks the slab tier (shared/pool-slab.h) and reads its geometry.
+ */
+#include <check.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include <pool/pool.h>
+
+#include "base/pool-head-t.h"
+#include "shared/pool-slab.h"
+#include "testutil.h"
+
+#define LINE 64u
+
+/* The books of `p` once every thread is done and this one flushed. */
+static void books(struct pool_head *p)
+{
+	struct pool_stats st;
+
+	pool_thread_flush();
+	st = test_stats(p);
+	ck_assert_uint_eq(st.used, 0);
+	ck_assert_uint_eq(st.cached, 0);
+	ck_assert_uint_eq(st.allocated, st.shared_free + st.cached + st.slab_free);
+	ck_assert_uint_eq(st.allocated, st.os_allocs - st.os_releases - st.lost);
+	ck_assert_uint_eq(st.slab_bytes, st.slabs * p->slabs.bytes);
+	pool__slab_walk(p);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Counters                                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+struct xfer {
+	struct pool_head *pool;
+	void *_Atomic ring[256];
+	unsigned int n;
+};
+
+static void *producer(void *arg)
+{
+	struct xfer *x = arg;
+	unsigned int i;
+
+	for (i = 0; i < x->n; i++) {
+		void *o = pool_alloc(x->pool);
+
+		ck_assert_ptr_nonnull(o);
+		while (atomic_load(&x->ring[i % 256]))
+			sched_yield();
+		atomic_store(&x->ring[i % 256], o);
+	}
+	return NULL;
+}
+
+static void *consumer(void *arg)
+{
+	struct xfer *x = arg;
+	unsigned int i;
+
+	for (i = 0; i < x->n; i++) {
+		void *o;
+
+		while (!(o = atomic_exchange(&x->ring[i % 256], NULL)))
+			sched_yield();
+		pool_free(x->pool, o);
+	}
+	return NULL;
+}
+
+/*
+ * Shapes: one thread, LIFO and FIFO, in bulk, a producer and a consumer, everything given back
+ * (pool_flush()), collected (pool_gc()), and with no-global and no-cache: after each, the books
+ * balance.
+ */
+START_TEST(test_counters_after_every_shape)
+{
+	static const size_t sizes[] = { 8, 24, 64, 96, 1000, 16384 };
+	unsigned int c, i;
+
+	for (c = 0; c < sizeof(sizes) / sizeof(sizes[0]); c++) {
+		struct pool_head *p = pool_create("shapes", sizes[c], 0);
+		static void *o[3000];
+		struct xfer x = { .pool = p, .n = 20000 };
+		pthread_t t[2];
+
+		ck_assert_ptr_nonnull(p);
+		ck_assert(pool__slab_on(p));
+		for (i = 0; i < 3000; i++)
+			ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
+		ck_assert_uint_eq(test_handed_out(p), 3000);
+		for (i = 0; i < 3000; i++)
+			pool_free(p, o[i]);            /* FIFO */
+		books(p);
+		ck_assert_uint_eq(pool_alloc_bulk(p, o, 3000), 3000);
+		pool_free_bulk(p, o, 3000);
+		books(p);
+		ck_assert_int_eq(pthread_create(&t[0], NULL, producer, &x), 0);
+		ck_assert_int_eq(pthread_create(&t[1], NULL, consumer, &x), 0);
+		ck_assert_int_eq(pthread_join(t[0], NULL), 0);
+		ck_assert_int_eq(pthread_join(t[1], NULL), 0);
+		books(p);
+		pool_gc(p);
+		books(p);
+		pool_gc(p);
+		books(p);
+		ck_assert_int_eq(pool_parse_debugging("no-global", NULL), 0);
+		for (i = 0; i < 3000; i++)
+			o[i] = pool_alloc(p);
+		for (i = 3000; i-- > 0;)
+			pool_free(p, o[i]);      /* LIFO */
+		books(p);
+		ck_assert_uint_gt(test_stats(p).slab_free + test_stats(p).slabs_released, 0);
+		ck_assert_int_eq(pool_parse_debugging("global,no-cache", NULL), 0);
+		for (i = 0; i < 300; i++)
+			o[i] = pool_alloc(p);
+		ck_assert_uint_eq(test_stats(p).used, 300);
+		for (i = 0; i < 300; i++)
+			pool_free(p, o[i]);
+		books(p);
+		ck_assert_int_eq(pool_parse_debugging("cache", NULL), 0);
+		pool_flush(p);
+		books(p);
+		/* everything back in its slabs: the slabs went back whole */
+		ck_assert_uint_eq(test_stats(p).allocated, 0);
+		ck_assert_uint_eq(test_stats(p).slabs, 0);
+		ck_assert_uint_eq(test_stats(p).slab_bytes, 0);
+		ck_assert_uint_gt(test_stats(p).slabs_released, 0);
+		ck_assert_int_eq(pool_destroy(p), 0);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Slabs go back whole, and only whole                                                        */
+/* ------------------------------------------------------------------------------------------ */
+
+static uint64_t canary(const void *o)
+{
+	return (uint64_t)(uintptr_t)o * 0x9e3779b97f4a7c15ull ^ 0xc0ffee;
+}
+
+/*
+ * One live object per slab keeps its slab, whatever else goes: after flushes and collections
+ * and after new slabs were made (jemalloc zeroes the memory it hands out again, so a slab
+ * given back early would have zeroed a live canary), every live object keeps its canary, and
+ * the slab count falls to the slabs that hold one. Once they are freed too, nothing is left.
+ */
+START_TEST(test_slab_goes_back_only_whole)
+{
+	struct pool_head *p = pool_create("whole", 64, 0);
+	static void *o[4096], *keep[64];
+	size_t cap, nkeep = 0, i, k;
+	struct pool_stats st;
+
+	ck_assert_ptr_nonnull(p);
+	cap = p->slabs.capacity;
+	ck_assert_uint_ge(cap, 8);
+	for (i = 0; i < 4096; i++) {
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
+		*(uint64_t *)o[i] = canary(o[i]);
+	}
+	/* keep the object at the middle of each slab's run of addresses, free the rest */
+	for (i = 0; i < 4096; i++) {
+		uintptr_t slab = (uintptr_t)o[i] & ~(uintptr_t)(p->slabs.bytes - 1);
+		int kept = 0;
+
+		for (k = 0; k < nkeep; k++)
+			kept |= ((uintptr_t)keep[k] & ~(uintptr_t)(p->slabs.bytes - 1)) == slab;
+		if (!kept && (uintptr_t)o[i] - slab > p->slabs.bytes / 2 && nkeep < 64)
+			keep[nkeep++] = o[i];
+		else
+			pool_free(p, o[i]);
+	}
+	ck_assert_uint_gt(nkeep, 4);
+	pool_thread_flush();
+	pool_flush(p);
+	pool_gc(p);
+	pool_gc(p);
+	st = test_stats(p);
+	ck_assert_uint_eq(st.used, nkeep);
+	/* the kept objects' slabs, and none more */
+	ck_assert_uint_eq(st.slabs, nkeep);
+	ck_assert_uint_eq(st.slab_free, nkeep * cap - nkeep);
+	/* new slabs, from the memory the others gave back */
+	for (i = 0; i < 4096; i++)
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
+	for (k = 0; k < nkeep; k++)
+		ck_assert_msg(*(uint64_t *)keep[k] == canary(keep[k]), "a live object's canary "
+		              "changed: its slab went back");
+	for (i = 0; i < 4096; i++)
+		pool_free(p, o[i]);
+	for (k = 0; k < nkeep; k++)
+		pool_free(p, keep[k]);
+	books(p);
+	pool_flush(p);
+	st = test_stats(p);
+	ck_assert_uint_eq(st.slabs, 0);
+	ck_assert_uint_eq(st.allocated, 0);
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* No object handed out twice                                                                 */
+/* ------------------------------------------------------------------------------------------ */
+
+#define DUP_THREADS 48
+#define DUP_LIVE    200
+#define DUP_ROUNDS  300
+
+static struct pool_head *dup_pool;
+static atomic_int dup_stop;
+static atomic_uint dup_bad;
+
+static void *dup_worker(void *arg)
+{
+	uint64_t mark = (uint64_t)(uintptr_t)arg << 32;
+	void *o[DUP_LIVE];
+	unsigned int r, i;
+
+	for (r = 0; r < DUP_ROUNDS; r++) {
+		unsigned int n = (r * 37 + (unsigned int)(uintptr_t)arg * 11) % DUP_LIVE + 1;
+
+		for (i = 0; i < n; i++) {
+			uint64_t *w = pool_alloc(dup_pool);
+
+			if (!w) {
+				atomic_fetch_add(&dup_bad, 1);
+				n = i;
+				break;
+			}
+			w[0] = mark | i;
+			w[1] = ~(mark | i);
+			o[i] = w;
+		}
+		sched_yield();
+		for (i = 0; i < n; i++) {
+			uint64_t *w = o[i];
+
+			if (w[0] != (mark | i) || w[1] != ~(mark | i))
+				atomic_fetch_add(&dup_bad, 1);
+			/* half of them freed in bulk, the rest one by one */
+			if (r & 1)
+				pool_free(dup_pool, w);
+		}
+		if (!(r & 1))
+			pool_free_bulk(dup_pool, o, n);
+		if (r % 50 == 49)
+			pool_thread_flush();
+	}
+	return NULL;
+}
+
+static void *dup_flusher(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&dup_stop)) {
+		pool_flush(dup_pool);
+		pool_gc(dup_pool);
+		usleep(200);
+	}
+	return NULL;
+}
+
+START_TEST(test_no_object_handed_out_twice)
+{
+	pthread_t t[DUP_THREADS], f;
+	unsigned int i, rounds = TEST_TSAN ? 1 : 3, k;
+
+	for (k = 0; k < rounds; k++) {
+		dup_pool = pool_create("dup", 16, 0);
+		ck_assert_ptr_nonnull(dup_pool);
+		atomic_store(&dup_stop, 0);
+		ck_assert_int_eq(pthread_create(&f, NULL, dup_flusher, NULL), 0);
+		for (i = 0; i < DUP_THREADS; i++)
+			ck_assert_int_eq(pthread_create(&t[i], NULL, dup_worker,
+			                                (void *)(uintptr_t)(i + 1)), 0);
+		for (i = 0; i < DUP_THREADS; i++)
+			ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+		atomic_store(&dup_stop, 1);
+		ck_assert_int_eq(pthread_join(f, NULL), 0);
+		ck_assert_uint_eq(atomic_load(&dup_bad), 0);
+		books(dup_pool);
+		/* the flusher may or may not have found a slab wholly free: the last flush does */
+		pool_flush(dup_pool);
+		ck_assert_uint_eq(test_stats(dup_pool).slabs, 0);
+		ck_assert_uint_gt(test_stats(dup_pool).slabs_released, 0);
+		ck_assert_int_eq(pool_destroy(dup_pool), 0);
+	}
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Placement                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+#define PLACE_OBJS 64
+
+struct place {
+	struct pool_head *pool;
+	void *mine[PLACE_OBJS];
+	void *const *theirs;        /* objects of the other thread this one frees first, or NULL */
+	pthread_barrier_t *bar;
+};
+
+static void *place_worker(void *arg)
+{
+	struct place *pl = arg;
+	unsigned int i;
+
+	if (pl->theirs)
+		for (i = 1; i < 2 * PLACE_OBJS; i += 2)
+			pool_free(pl->pool, pl->theirs[i]);
+	for (i = 0; i < PLACE_OBJS; i++)
+		ck_assert_ptr_nonnull(pl->mine[i] = pool_alloc(pl->pool));
+	if (pl->bar)
+		pthread_barrier_wait(pl->bar);
+	return NULL;
+}
+
+/* Does a line of a[] hold an object of b[]? */
+static unsigned int shared_lines(void *const *a, unsigned int na, void *const *b, unsigned int nb,
+                                 size_t size)
+{
+	unsigned int i, j, shared = 0;
+
+	for (i = 0; i < na; i++) {
+		uintptr_t a0 = (uintptr_t)a[i] / LINE, a1 = ((uintptr_t)a[i] + size - 1) / LINE;
+
+		for (j = 0; j < nb; j++) {
+			uintptr_t b0 = (uintptr_t)b[j] / LINE, b1 = ((uintptr_t)b[j] + size - 1) / LINE;
+
+			if (a0 <= b1 && b0 <= a1) {
+				shared++;
+				break;
+			}
+		}
+	}
+	return shared;
+}
+
+/*
+ * Two threads that allocate at the same time get objects on lines of their own (8, 16 and
+ * 48-byte objects: 4, 4 and 4 to a line group); and a thread that first frees the odd objects
+ * of another thread's run (the false-sharing row of pool-bench, the cache-scratch shape), then
+ * allocates, gets none of them back, nor any on their lines.
+ */
+START_TEST(test_placement)
+{
+	static const size_t sizes[] = { 8, 16, 48, 64 };
+	unsigned int c, i;
+
+	for (c = 0; c < sizeof(sizes) / sizeof(sizes[0]); c++) {
+		struct place a = { 0 }, b = { 0 };
+		void *run[2 * PLACE_OBJS];
+		pthread_barrier_t bar;
+		pthread_t ta, tb;
+
+		a.pool = b.pool = pool_create("place", sizes[c], 0);
+		ck_assert_ptr_nonnull(a.pool);
+		pthread_barrier_init(&bar, NULL, 2);
+		a.bar = b.bar = &bar;
+		ck_assert_int_eq(pthread_create(&ta, NULL, place_worker, &a), 0);
+		ck_assert_int_eq(pthread_create(&tb, NULL, place_worker, &b), 0);
+		ck_assert_int_eq(pthread_join(ta, NULL), 0);
+		ck_assert_int_eq(pthread_join(tb, NULL), 0);
+		ck_assert_uint_eq(shared_lines(a.mine, PLACE_OBJS, b.mine, PLACE_OBJS, sizes[c]), 0);
+		for (i = 0; i < PLACE_OBJS; i++) {
+			pool_free(a.pool, a.mine[i]);
+			pool_free(a.pool, b.mine[i]);
+		}
+		pthread_barrier_destroy(&bar);
+
+		/* this thread makes a run; another frees its odd objects, then allocates */
+		for (i = 0; i < 2 * PLACE_OBJS; i++)
+			ck_assert_ptr_nonnull(run[i] = pool_alloc(a.pool));
+		b.theirs = run;
+		b.bar = NULL;
+		ck_assert_int_eq(pthread_create(&tb, NULL, place_worker, &b), 0);
+		ck_assert_int_eq(pthread_join(tb, NULL), 0);
+		{
+			void *even[PLACE_OBJS];
+
+			for (i = 0; i < PLACE_OBJS; i++)
+				even[i] = run[2 * i];
+			ck_assert_msg(shared_lines(b.mine, PLACE_OBJS, even, PLACE_OBJS,
+			                           sizes[c]) == 0,
+			              "%zu-byte objects: a line shared with the thread that made them",
+			              sizes[c]);
+		}
+		for (i = 0; i < PLACE_OBJS; i++) {
+			pool_free(a.pool, run[2 * i]);
+			pool_free(a.pool, b.mine[i]);
+		}
+		books(a.pool);
+		ck_assert_int_eq(pool_destroy(a.pool), 0);
+	}
+}
+END_TEST
+
+/* Objects come out in address order, densest slab first: a refill's run is ascending. */
+START_TEST(test_dense_in_address_order)
+{
+	struct pool_head *p = pool_create("order", 64, 0);
+	void *o[64];
+	unsigned int i;
+
+	for (i = 0; i < 64; i++)
+		o[i] = pool_alloc(p);
+	for (i = 1; i < test_slab_refill(p); i++)
+		ck_assert_ptr_eq((char *)o[i], (char *)o[i - 1] + 64);
+	/* two thirds given back to the slab: the next refills take them, lowest first */
+	for (i = 0; i < 64; i++)
+		if (i % 3)
+			pool_free(p, o[i]);
+	pool_thread_flush();
+	pool_flush(p);
+	ck_assert_uint_gt(test_stats(p).slab_free, 0);
+	{
+		void *again = pool_alloc(p);
+
+		ck_assert_ptr_eq(again, o[1]);
+		pool_free(p, again);
+	}
+	for (i = 0; i < 64; i += 3)
+		pool_free(p, o[i]);
+	books(p);
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* pool_zalloc(), the limit                                                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+static void check_zeroed(const unsigned char *o, size_t size)
+{
+	size_t i = 0;
+
+	while (i < size && !o[i])
+		i++;
+	ck_assert_msg(i == size, "byte %zu of %zu is 0x%02x", i, size, i < size ? o[i] : 0);
+}
+
+/*
+ * pool_zalloc(): from fresh slabs (the slow path skips the memset of what a zeroed slab never
+ * handed out), from objects given back to their slab and handed out again (written first),
+ * and from slabs made again once the first ones went back.
+ */
+START_TEST(test_zalloc_fresh_and_reused)
+{
+	static const size_t sizes[] = { 16, 200, 4096, 16384 };
+	unsigned int c, i, round;
+
+	for (c = 0; c < sizeof(sizes) / sizeof(sizes[0]); c++) {
+		struct pool_head *p = pool_create("zero", sizes[c], 0);
+		static void *o[400];
+
+		for (round = 0; round < 3; round++) {
+			for (i = 0; i < 400; i++) {
+				ck_assert_ptr_nonnull(o[i] = pool_zalloc(p));
+				check_zeroed(o[i], sizes[c]);
+				memset(o[i], 0xa5, sizes[c]);
+			}
+			for (i = 0; i < 400; i++)
+				pool_free(p, o[i]);
+			pool_thread_flush();
+			if (round == 0)
+				pool_flush(p);             /* down to their slabs, which go back */
+			else if (round == 1)
+				pool_gc(p);                /* kept in the shared lists a window */
+		}
+		books(p);
+		ck_assert_int_eq(pool_destroy(p), 0);
+	}
+}
+END_TEST
+
+/*
+ * A limit is exact with line groups: 96-byte objects go two to a group, and an odd limit is
+ * handed out to the last object (the last one comes alone). The limit counts what a pool
+ * holds above its slabs; objects it took but never handed out (the rest of that group) stay
+ * in their slab, not counted.
+ */
+START_TEST(test_limit_exact_with_groups)
+{
+	struct pool_head *p = pool_create("limit", 96, 0);
+	static void *o[200];
+	unsigned int i, n = 0;
+
+	ck_assert_uint_eq(p->slabs.group, 2);
+	ck_assert_int_eq(pool_set_limit(p, 101), 0);
+	while (n < 200 && (o[n] = pool_alloc(p)) != NULL)
+		n++;
+	ck_assert_uint_eq(n, 101);
+	ck_assert_uint_eq(test_stats(p).allocated, 101);
+	ck_assert_uint_eq(test_stats(p).failed, 1);
+	for (i = 0; i < n; i++)
+		pool_free(p, o[i]);
+	books(p);
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* fork() while slabs are carved and given back                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+static struct pool_head *fork_pool;
+static atomic_int fork_stop;
+
+static void *fork_churn(void *arg)
+{
+	void *o[300];
+	unsigned int i, n;
+
+	(void)arg;
+	while (!atomic_load(&fork_stop)) {
+		n = (unsigned int)(rand() % 300) + 1;
+		for (i = 0; i < n; i++)
+			o[i] = pool_alloc(fork_pool);
+		for (i = 0; i < n; i++)
+			pool_free(fork_pool, o[i]);
+		pool_thread_flush();
+		pool_flush(fork_pool);      /* the slabs go back: a release in flight at any time */
+	}
+	return NULL;
+}
+
+START_TEST(test_fork_during_carve_and_release)
+{
+	pthread_t t[4];
+	unsigned int i, forks = TEST_TSAN ? 20 : 150, bad = 0;
+
+	fork_pool = pool_create("forked", 48, 0);
+	atomic_store(&fork_stop, 0);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, fork_churn, NULL), 0);
+	for (i = 0; i < forks; i++) {
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			/* the child: no lock held, no slab half carved; it allocates, and balances */
+			struct pool_stats s;
+			void *o[500];
+			unsigned int k;
+
+			for (k = 0; k < 500; k++)
+				if (!(o[k] = pool_alloc(fork_pool)))
+					_exit(2);
+			for (k = 0; k < 500; k++)
+				pool_free(fork_pool, o[k]);
+			pool_thread_flush();
+			pool__slab_walk(fork_pool);
+			if (pool_get_stats(fork_pool, &s, sizeof(s)) != 0)
+				_exit(3);
+			/* objects the vanished threads held stay counted as used */
+			if (s.allocated != s.used + s.shared_free + s.slab_free)
+				_exit(4);
+			if (s.allocated != s.os_allocs - s.os_releases - s.lost)
+				_exit(5);
+			_exit(0);
+		}
+		ck_assert_int_ge(pid, 0);
+		ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+		if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+			fprintf(stderr, "check_slab: fork %u: child status 0x%x\n", i, st);
+			bad++;
+		}
+	}
+	atomic_store(&fork_stop, 1);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	ck_assert_uint_eq(bad, 0);
+	books(fork_pool);
+	ck_assert_int_eq(pool_destroy(fork_pool), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* Which pools use slabs                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* In a child: `mode` set at start (a layout option), a pool, its slab figures. */
+static void layout_child(void *arg)
+{
+	const char *mode = arg;
+	struct pool_head *p;
+	struct pool_stats st;
+	void *o[100];
+	int i;
+
+	if (pool_parse_debugging(mode, NULL) != 0)
+		_exit(10);
+	p = pool_create("layout", 200, 0);
+	for (i = 0; i < 100; i++)
+		if (!(o[i] = pool_alloc(p)))
+			_exit(11);
+	if (pool_get_stats(p, &st, sizeof(st)) != 0)
+		_exit(12);
+	for (i = 0; i < 100; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	pool_flush(p);
+	/* uaf: its own mappings, no slab; tag, caller: slabs, at the stride with the extras */
+	if (!strcmp(mode, "uaf"))
+		_exit(st.slabs == 0 && !pool__slab_on(p) && st.os_allocs >= 100 ? 0 : 13);
+	_exit(st.slabs > 0 && pool__slab_on(p) && test_stats(p).slabs == 0 ? 0 : 14);
+}
+
+START_TEST(test_which_pools_use_slabs)
+{
+	static const char *const modes[] = { "uaf", "tag", "caller", "tag,caller,integrity" };
+	struct pool_head *big;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		struct death d;
+
+		run_child(layout_child, (void *)modes[i], &d);
+		ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0,
+		              "%s: status 0x%x: %s", modes[i], d.status, d.out);
+	}
+	/* objects larger than POOL_SLAB_OBJ_MAX come from the OS layer one by one */
+	big = pool_create("big", POOL_SLAB_OBJ_MAX + 16, 0);
+	ck_assert(!pool__slab_on(big));
+	pool_free(big, pool_alloc(big));
+	pool_thread_flush();
+	ck_assert_uint_eq(test_stats(big).slabs, 0);
+	ck_assert_uint_eq(test_stats(big).slab_get_objects, test_stats(big).os_allocs);
+	ck_assert_int_eq(pool_destroy(big), 0);
+}
+END_TEST
+
+static Suite *slab_suite(void)
+{
+	Suite *s = suite_create("slab");
+	TCase *tc = tcase_create("Core");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_counters_after_every_shape);
+	tcase_add_test(tc, test_slab_goes_back_only_whole);
+	tcase_add_test(tc, test_placement);
+	tcase_add_test(tc, test_dense_in_address_order);
+	tcase_add_test(tc, test_zalloc_fresh_and_reused);
+	tcase_add_test(tc, test_limit_exact_with_groups);
+	tcase_add_test(tc, test_which_pools_use_slabs);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Threads");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_no_object_handed_out_twice);
+	tcase_add_test(tc, test_fork_during_carve_and_release);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+POOL_TEST_MAIN(slab_suite)

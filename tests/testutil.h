@@ -245,7 +245,8 @@ static inline const char *test_topology_dir(void)
 
 /*
  * A `before` function for POOL_TEST_MAIN_ARGS(): unset the variables that change the topology
- * and the configuration (HWLOC_XMLFILE, POOL_BUCKETS, POOL_CACHE_SIZE, POOL_DECAY_MS), so that
+ * and the configuration (HWLOC_XMLFILE, POOL_BUCKETS, POOL_CACHE_SIZE, POOL_DECAY_MS,
+ * POOL_RELEASE), so that
  * the caller's environment changes nothing a test checks; returns -1 (run the suite).
  */
 static inline int test_clear_environment(int argc, char **argv)
@@ -256,6 +257,7 @@ static inline int test_clear_environment(int argc, char **argv)
 	test_setenv("POOL_BUCKETS", NULL);
 	test_setenv("POOL_CACHE_SIZE", NULL);
 	test_setenv("POOL_DECAY_MS", NULL);
+	test_setenv("POOL_RELEASE", NULL);
 	return -1;
 }
 

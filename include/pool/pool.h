@@ -221,16 +221,20 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n);
 /* Memory return: pool_gc(3) -------------------------------------------------------------------- */
 
 /*
+ * Memory comes back by itself: what stayed unused through a demand window (decay_ms, 10 s) goes
+ * back within two, whatever the program does, by a library thread (pool_configure()'s `release`).
+ * These calls are for when the program knows better.
+ *
  * pool_flush - give every object of `pool`'s shared free lists back to the OS layer, whatever
  * its need (thread caches and objects in use untouched). NULL or destroyed: no-op.
  */
 POOL_API void pool_flush(struct pool_head *pool);
 
 /*
- * pool_gc - end `pool`'s demand window now and give back what stayed free through it, beyond a
- * floor of 64 KiB worth of objects and at most one magazine (none for objects over 64 KiB), then
- * pool_trim(). NULL: every pool; destroyed: no-op. May
- * take milliseconds: never on a hot path. pool_gc(3) tells how demand is tracked.
+ * pool_gc - end `pool`'s demand window now and give back every object of its shared free lists
+ * beyond a floor of 64 KiB worth and at most one magazine (none for objects over 64 KiB), so its
+ * need becomes what is in use; then pool_trim()'s OS layer trim. NULL: every pool; destroyed:
+ * no-op. May take milliseconds: never on a hot path.
  */
 POOL_API void pool_gc(struct pool_head *pool);
 
@@ -241,11 +245,19 @@ POOL_API void pool_gc(struct pool_head *pool);
 POOL_API void pool_thread_flush(void);
 
 /*
- * pool_trim - ask the OS layer to give its free memory back to the system (jemalloc: flush and
- * purge; C library: malloc_trim(0)), and with jemalloc read RLIMIT_AS again (call it after
- * setrlimit(): doc/debugging.md). Cannot fail; never on a hot path (pool_gc(3): its cost).
+ * pool_trim - pool_gc(NULL), and ask the OS layer to give its free memory to the system
+ * (jemalloc: flush and purge; C library: malloc_trim(0)); with jemalloc read RLIMIT_AS again
+ * (call it after setrlimit(): doc/debugging.md). Cannot fail; never on a hot path.
  */
 POOL_API void pool_trim(void);
+
+/*
+ * pool_release_run - for programs without the releaser thread (POOL_RELEASE=caller): do the
+ * memory return now due, one bounded step (about a millisecond at most), and return the
+ * milliseconds until it next has work: 0 when more is owed now. Cheap when there is nothing to
+ * do (a clock read). Call it from the event loop; from a pool_for_each() callback it does nothing.
+ */
+POOL_API unsigned int pool_release_run(void);
 
 /* Limits, statistics, iteration: pool_get_stats(3); configuration: pool_configure(3) ----------- */
 
@@ -295,8 +307,9 @@ POOL_API void pool_for_each(int (*fn)(struct pool_head *pool, void *arg), void *
 
 /*
  * pool_configure - set the process-wide defaults (struct pool_config: buckets, cache_bytes,
- * cluster, decay_ms; a 0 field keeps its value) before the first pool exists. Returns 0, or -1
- * with errno EINVAL (NULL cfg, a value out of range: nothing changed) or EBUSY (a pool exists).
+ * cluster, decay_ms, release; a 0 field keeps its value) before the first pool exists. Returns
+ * 0, or -1 with errno EINVAL (NULL cfg, a value out of range: nothing changed) or EBUSY (a pool
+ * exists).
  */
 POOL_API int pool_configure(const struct pool_config *cfg);
 

@@ -711,7 +711,7 @@ POOL_API void pool_gc(struct pool_head *pool)
 
 POOL_API void pool_trim(void)
 {
-	pool__os_trim();
+	pool_gc(NULL);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -95,17 +95,23 @@ static void section_enter(struct pool_thread_caches *ctx)
 {
 	/* sections do not nest: a slow path never calls another one inside its section */
 	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 0);
+	/* the releaser tells a thread idle through a window by this count (owner: no RMW) */
+	atomic_store_explicit(&ctx->sections,
+	                      atomic_load_explicit(&ctx->sections, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
 	for (;;) {
 		atomic_store_explicit(&ctx->busy, 1, memory_order_relaxed);
 		if (section_fence)
 			atomic_thread_fence(memory_order_seq_cst);
 		else
 			atomic_signal_fence(memory_order_seq_cst);
-		if (POOL_LIKELY(!atomic_load_explicit(&quiescing, memory_order_acquire)))
+		if (POOL_LIKELY(!atomic_load_explicit(&quiescing, memory_order_acquire) &&
+		                !atomic_load_explicit(&ctx->hold, memory_order_acquire)))
 			return;
-		/* a fork() or a drain is looking: stay out until it is done */
+		/* a fork(), a drain or the releaser is looking: stay out until it is done */
 		atomic_store_explicit(&ctx->busy, 0, memory_order_release);
-		while (atomic_load_explicit(&quiescing, memory_order_acquire))
+		while (atomic_load_explicit(&quiescing, memory_order_acquire) ||
+		       atomic_load_explicit(&ctx->hold, memory_order_acquire))
 			sched_yield();
 	}
 }
@@ -143,6 +149,31 @@ void pool__tcache_quiesce_end(void)
 {
 	POOL_ASSERT(atomic_load_explicit(&quiescing, memory_order_relaxed) == 1);
 	atomic_store_explicit(&quiescing, 0, memory_order_release);
+}
+
+unsigned int pool__tcache_hold(struct pool_thread_caches *const *threads, unsigned int n)
+{
+	unsigned int i, out = 0;
+
+	for (i = 0; i < n; i++)
+		atomic_store_explicit(&threads[i]->hold, 1, memory_order_seq_cst);
+	/* one barrier for them all: each either sees its hold or shows us its busy word */
+	if (n && (section_fence ||
+	          syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0))
+		atomic_thread_fence(memory_order_seq_cst);
+	for (i = 0; i < n; i++)
+		out += !atomic_load_explicit(&threads[i]->busy, memory_order_acquire);
+	return out;
+}
+
+int pool__tcache_held_out(const struct pool_thread_caches *c)
+{
+	return !atomic_load_explicit(&c->busy, memory_order_acquire);
+}
+
+void pool__tcache_unhold(struct pool_thread_caches *c)
+{
+	atomic_store_explicit(&c->hold, 0, memory_order_release);
 }
 
 /*

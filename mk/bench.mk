@@ -15,6 +15,11 @@
 #   make bench-instructions
 #                        the pair scenario under valgrind --tool=callgrind: instructions per
 #                        alloc+free pair, for libpool and each general allocator.
+#   make bench-return    pool-bench --return-curve: RSS (and libpool's allocated bytes) against
+#                        time after a burst of 4 threads x 6000 objects of 16 KiB freed under a
+#                        light load, libpool next to jemalloc and mimalloc, and the releaser's
+#                        idle CPU; prints the table, plots $(BUILD)/return.png (RETURN_PLOT=).
+#                        About 2 minutes. See doc/benchmarks.md, "Memory return".
 #   make profile         where a backend's time goes in one scenario (mk/profile.sh): perf
 #                        record of its child (perf report --stdio into $(BUILD)/profile.txt),
 #                        or callgrind where perf cannot sample (callgrind_annotate into the same
@@ -70,7 +75,9 @@ TEARDOWN    ?=
 CACHEGRIND_LL ?= 33554432,16,64
 BENCH_BIN   := $(BUILD)/tools/pool-bench
 
-.PHONY: bench bench-quick bench-instructions bench-deps profile
+RETURN_PLOT ?= $(BUILD)/return.png
+
+.PHONY: bench bench-quick bench-instructions bench-return bench-deps profile
 
 bench: deps lib tools
 	$(BENCH_BIN) --json $(BUILD)/bench.json --plot $(BUILD)/bench.png $(BENCH_ARGS)
@@ -80,6 +87,9 @@ bench-quick: deps lib tools
 
 bench-instructions: deps lib tools
 	$(BENCH_BIN) --instructions $(BENCH_ARGS)
+
+bench-return: deps lib tools
+	$(BENCH_BIN) --return-curve $(RETURN_PLOT) $(BENCH_ARGS)
 
 # One child under a profiler (mk/profile.sh): perf record, callgrind, cachegrind (cache misses
 # per allocation) or perf stat of the cache events (cachegrind where perf cannot count them).

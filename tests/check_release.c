@@ -21,7 +21,6 @@
  * ("pool-releaser") in /proc/self/task.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -102,28 +101,11 @@ static size_t floor_of(size_t stride)
 /* Threads of this process named "pool-releaser". */
 static unsigned int releaser_threads(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	unsigned int n = 0;
+	int n = test_threads_named("pool-releaser");
 
-	if (!d)
-		die("opendir /proc/self/task: %s", strerror(errno));
-	while ((e = readdir(d)) != NULL) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;       /* the thread ended meanwhile */
-		if (fgets(comm, sizeof(comm), f) && !strncmp(comm, "pool-releaser", 13))
-			n++;
-		fclose(f);
-	}
-	closedir(d);
-	return n;
+	if (n < 0)
+		die("/proc/self/task unreadable");
+	return (unsigned int)n;
 }
 
 static size_t rss_bytes(void)

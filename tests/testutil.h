@@ -37,6 +37,7 @@
 #define POOL_TESTS_TESTUTIL_H
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -178,6 +179,38 @@ static inline void test_expect_write_after_free(void (*fn)(void *),
 #else
 	expect_death(fn, NULL, SIGABRT, words);
 #endif
+}
+
+/*
+ * Threads of this process named `comm` ("pool-releaser": libpool's releaser thread), from
+ * /proc/self/task; -1 when that cannot be read.
+ */
+static inline int test_threads_named(const char *comm)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], buf[32];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;       /* the thread ended meanwhile */
+		if (fgets(buf, sizeof(buf), f)) {
+			buf[strcspn(buf, "\n")] = 0;
+			n += !strcmp(buf, comm);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
 }
 
 /* The statistics of `pool` (the call must succeed). */

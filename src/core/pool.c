@@ -98,20 +98,23 @@
  *    is counted in the bucket of the thread. The fast path counts nothing: a cached object is
  *    used.
  *
- * 6. Memory return over time (pool-demand.c). Each bucket keeps the low-water mark of its free
- *    objects during the current demand window (decay_ms, 10 s by default after jemalloc's
- *    dirty_decay_ms). When a window ends, a slow path that notices (one in 16 of a thread's,
- *    through a coarse clock) runs the release pass under the pool's pass lock (trylock): what
- *    stayed free through the whole window was not needed and goes back to the OS layer, beyond
- *    the pool's floor, and every bucket's marks rotate; an object goes back between decay_ms and
- *    twice that after it was last needed. needed_avg is what the pool held minus what stayed
- *    free. Inside a BUSY window the pass detaches whole magazines from the top of the stack (at
- *    most 64 a bucket for an automatic pass, turns of 1024 for pool_gc()) and splits at most one
- *    by copying the pointers of its last objects; after the head went back it gives the objects
- *    to the OS layer by their pointers, so giving a cold spike back reads no object of it.
- *    pool_gc() ends the window at once, so a second call after load drops gives a spike back.
- *    The floor is bytes: 64 KiB worth of objects and at most one magazine, none for objects
- *    over 64 KiB. Eviction never goes to the OS layer: a steady load does not churn through it.
+ * 6. Memory return over time (pool-demand.c, pool-release.c). Each bucket keeps the low-water
+ *    mark of its free objects during the current demand window (decay_ms, 10 s by default after
+ *    jemalloc's dirty_decay_ms). A library thread, the releaser, wakes when a window ends: it
+ *    takes from each thread's cache what stayed unused through the window (all spares of a
+ *    thread that entered no section, the cold bottom of a busy one's full stack; step 7), ends
+ *    every pool's window and counts under its pass lock what stayed free through all of it: beyond
+ *    the pool's floor, the pool owes it to the OS layer. It pays in steps of at most 16384 objects,
+ *    each ownership of a head detaching at most 64 magazines (and splitting at most one by copying
+ *    the pointers of its last objects), until nothing is owed: a burst of any size goes back
+ *    between decay_ms and twice that after it was last needed. needed_avg is what the pool held
+ *    minus what stayed free. The objects go to the OS layer by their pointers after the head went
+ *    back: giving a cold spike back reads no object of it. Without the thread (POOL_RELEASE=caller)
+ *    pool_release_run() does a step from the program's event loop; without either, one in 16 slow
+ *    paths of a thread looks at a coarse clock and does it. pool_gc() ends the window at once and
+ *    gives back everything above what is in use. The floor is bytes: 64 KiB worth of objects and
+ *    at most one magazine, none for objects over 64 KiB. Eviction never goes to the OS layer: a
+ *    steady load does not churn through it.
  *
  * 7. Threads (pool-thread.c) and sections (pool-tcache.c). A thread registers on its first slow
  *    path: an id from the registry (POOL_MAX_THREADS slots, the lowest free one), its caches
@@ -125,8 +128,10 @@
  *    word (Linux's asymmetric fence; where membarrier is refused, each section entry fences
  *    instead), and wait until no other thread is inside a section, at most 100000 yields each.
  *    Then they read and change other threads' slots, which cannot be caught in the middle of a
- *    change. The inline fast path is not a section: its changes are single stores (the pointer,
- *    then top), safe to be cut anywhere, and a quiescer reads its top once and clamps it.
+ *    change. The releaser holds only the threads it looks at (a hold word each, one membarrier,
+ *    no wait: one found inside a section is left for the next window). The inline fast path is
+ *    not a section: its changes are single stores (the pointer, then top), safe to be cut
+ *    anywhere, and a quiescer reads its top once and clamps it.
  *
  * 8. Debugging is a leaf under the core (pool-debug.c, pool-report.c): the slow paths call its
  *    checks; pool_parse_debugging() below applies what its pure parser returns, under the pool
@@ -139,7 +144,8 @@
  *    from the magazine, never from the entry.
  *
  * Locks, in the order they are taken (a lock is never taken while a later one is held):
- *   pool list lock (pool.c: pool list, creators, slot table, layout, debugging options)
+ *   the releaser's run lock (pool-release.c; it only tries the pool list lock)
+ *   -> pool list lock (pool.c: pool list, creators, slot table, layout, debugging options)
  *   -> registry lock (pool-thread.c: registry, thread ids; a quiescer holds it while it keeps
  *      the threads out of their sections)
  *   -> the threads' sections (pool-tcache.c: not a lock, but a quiescer waits for them, so a
@@ -177,8 +183,8 @@
  * quiescer gave up on (stuck or dead inside a section) cannot be trusted: their objects are
  * counted lost, and their magazines are left alone.
  *
- * Unloading (dlclose(), and the end of the process): a library destructor frees the graveyard's
- * heads, takes back and frees the calling thread's caches and deletes the thread-exit key, so
+ * Unloading (dlclose(), and the end of the process): the releaser thread is joined, then a
+ * destructor frees the graveyard's heads, frees the calling thread's caches, deletes the key, so
  * that a program that loads and unloads the library again and again leaks neither pthread keys
  * nor memory, and a thread that outlives the library runs no destructor of it when it exits.
  * Other threads' caches are theirs and not touched; live pools are the program's to destroy

@@ -34,8 +34,12 @@
  * load: the quiescer issues membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full
  * memory barrier on every thread of the process, so that one of the two sides always sees the
  * other (the asymmetric fence of Linux's membarrier(2)); where membarrier is not available, each
- * section entry uses a full fence instead. The inline fast path is not a section: its changes are
- * single stores (the object's pointer into the magazine, then `top`), safe to be cut anywhere.
+ * section entry uses a full fence instead. The releaser (pool-release.c) keeps a few threads out
+ * the same way, each by a hold word of its own beside its busy word, and waits for none of them:
+ * one found inside a section is let go. Each section entry also counts itself (`sections`), so
+ * that the releaser tells a thread that entered none through a window. The inline fast path is
+ * not a section: its changes are single stores (the object's pointer into the magazine, then
+ * `top`), safe to be cut anywhere.
  *
  * Concurrency otherwise: a thread's caches are written by that thread alone. The pool slot table
  * is guarded by the pool list lock of pool.c, whose creation and destruction of pools call

@@ -6,7 +6,8 @@
  * TLS: its state, registry id, fault-injection state and caches), registration on a thread's
  * first slow path, the flush at its exit (a pthread key destructor) and on request
  * (pool_thread_flush()), and what one thread does to the others' caches: pool_destroy()'s
- * drain, the statistics' count of cached objects, and fork(). Above the thread-cache tier
+ * drain, the statistics' count of cached objects, the releaser's take of what they kept unused
+ * through a demand window (doc/internals.md 8.5), and fork(). Above the thread-cache tier
  * (pool-tcache.c), which handles one thread's magazines; see the essay in pool.c, step 7.
  *
  * Concurrency: the registry (registry[], ids) is guarded by registry_lock. A thread's caches are

@@ -2067,11 +2067,11 @@ static int ret_plot(const struct bench_opts *o, size_t size, unsigned int thread
 			fprintf(gp, "%.2f %.2f %.2f\n", c->t[i], c->rss[i], c->held[i]);
 		fputs("EOD\n", gp);
 	}
-	fprintf(gp, "set terminal pngcairo size 1000,560 font ',10'\nset output '%s'\n"
+	fprintf(gp, "set terminal pngcairo size 1000,600 font ',10'\nset output '%s'\n"
 	        "set title \"Memory after a burst of %u x %lu objects of %zu B, then one alloc+free "
 	        "per ms per thread\\n(%s; load average %.2f at the start, %.2f at the end, %ld "
 	        "PUs)\"\n"
-	        "set xlabel 'seconds after the frees'\nset ylabel 'MiB'\nset key top right\n"
+	        "set xlabel 'seconds after the frees'\nset ylabel 'MiB'\nset key below\n"
 	        "set grid\nset yrange [0:*]\nset arrow from %g, graph 0 to %g, graph 1 nohead dt 3\n"
 	        "set arrow from %g, graph 0 to %g, graph 1 nohead dt 3\n"
 	        "set label 'one demand window' at %g, graph 0.95\nset label 'two' at %g, graph 0.95\n",

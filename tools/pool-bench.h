@@ -68,6 +68,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -1508,6 +1509,9 @@ static void *ret_thread_main(void *arg)
 	pthread_barrier_wait(t->bar);          /* the peak */
 	for (i = 0; i < t->burst && t->objs[i]; i++)
 		bk_free(&bt, t->objs[i]);
+	/* the burst's own bookkeeping goes too (unmapped): what stays resident is the backend's */
+	munmap(t->objs, t->burst * sizeof(void *));
+	t->objs = NULL;
 	pthread_barrier_wait(t->bar);          /* freed */
 	while (!atomic_load_explicit(t->stop, memory_order_relaxed)) {
 		void *p = bk_alloc(&bt);
@@ -1587,8 +1591,11 @@ static int bench_run_return_once(const struct bench_params *bp, uint64_t count,
 	for (i = 0; i < n; i++) {
 		t[i] = (struct ret_thread){ .size = bp->size, .burst = count, .bar = &bar,
 		                            .stop = &stop };
-		t[i].objs = calloc(count, sizeof(void *));
-		if (!t[i].objs || pthread_create(&tid[i], NULL, ret_thread_main, &t[i]) != 0) {
+		/* mapped, not malloc()ed: no backend keeps its pages once they are unmapped */
+		t[i].objs = mmap(NULL, count * sizeof(void *), PROT_READ | PROT_WRITE,
+		                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t[i].objs == MAP_FAILED ||
+		    pthread_create(&tid[i], NULL, ret_thread_main, &t[i]) != 0) {
 			fprintf(stderr, "pool-bench: return: cannot start thread %u\n", i);
 			_exit(BENCH_EXIT_FAILED);
 		}
@@ -1609,7 +1616,6 @@ static int bench_run_return_once(const struct bench_params *bp, uint64_t count,
 	for (i = 0; i < n; i++) {
 		pthread_join(tid[i], NULL);
 		res->units += t[i].pairs;
-		free(t[i].objs);
 	}
 	if (bp->idle > 0) {
 		bench_thread_cpu("pool-releaser", &cpu0, &w0);

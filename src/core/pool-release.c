@@ -75,6 +75,21 @@
 #define SAN_STACKS 0
 #endif
 
+/*
+ * ThreadSanitizer cannot start threads in the child of a multi-threaded fork() ("not supported.
+ * Dying"): under it a child does without the thread (the slow paths and pool_release_run()).
+ */
+#if defined(__SANITIZE_THREAD__)
+#define TSAN_BUILD 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TSAN_BUILD 1
+#endif
+#endif
+#ifndef TSAN_BUILD
+#define TSAN_BUILD 0
+#endif
+
 /* The outcome of a step. */
 enum {
 	STEP_DONE,                      /* nothing owed until the next window's end */
@@ -284,15 +299,16 @@ static void cond_init(void)
 
 static void release_fork_child(void)
 {
-	/* the locks are this thread's, the condition had the parent's thread as its waiter */
-	pthread_mutex_init(&rel_lock, NULL);
-	pthread_mutex_init(&run_lock, NULL);
+	/* the locks are this thread's (the prepare handler took them); the condition may count the
+	 * parent's releaser as a waiter, which does not exist here: a new one */
 	cond_init();
 	if (rel_running) {
 		rel_running = 0;
 		pool__bucket_releaser_gone();
-		atomic_store(&pool__release_pending, 1);
+		atomic_store(&pool__release_pending, !TSAN_BUILD);
 	}
+	pthread_mutex_unlock(&rel_lock);
+	pthread_mutex_unlock(&run_lock);
 }
 
 /* After pool.c's constructor: fork() runs this prepare handler first, its child handler last. */

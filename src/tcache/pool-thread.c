@@ -53,6 +53,8 @@ static __thread struct pool_thread pool_self __attribute__((tls_model("initial-e
 
 static struct pool_lock registry_lock = POOL_LOCK_INITIALIZER;
 static struct pool_thread_caches *registry[POOL_MAX_THREADS];
+static unsigned int registry_top;  /* the highest id ever taken + 1 (registry_lock): ids are
+                                      the lowest free ones, so the releaser's scan stays short */
 static pthread_key_t exit_key;
 static atomic_int exit_key_made;   /* the key exists (cleared when the library unloads) */
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -113,6 +115,8 @@ static void thread_init(struct pool_thread *self)
 		if (!registry[i]) {
 			id = i;
 			registry[i] = c;
+			if (i >= registry_top)
+				registry_top = i + 1;
 			break;
 		}
 	}
@@ -334,7 +338,7 @@ unsigned long pool__thread_reclaim(void)
 	unsigned int i, n = 0;
 
 	pool__lock(&registry_lock);
-	for (i = 0; i < POOL_MAX_THREADS; i++) {
+	for (i = 0; i < registry_top; i++) {
 		struct pool_thread_caches *c = registry[i];
 		unsigned int sec;
 		int idle;

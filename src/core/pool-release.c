@@ -31,11 +31,12 @@
  * is STACK_BYTES, not the default 8 MiB, for programs under RLIMIT_AS. It takes the pool list
  * lock with trylock only (a pool_for_each() callback may hold it for long, or fork()), the
  * registry lock, pass locks with trylock, and the OS layer's: the order of the essay in pool.c.
- * run_lock serialises its steps with pool_release_run(); fork() takes it (and rel_lock) first,
- * so that a child is never forked in the middle of a step, and the child, whose releaser thread
- * did not follow it, starts one again at its first allocation's slow path, not before (a child
- * that calls exec() never starts one). The library's destructor (dlclose(), exit()) stops and
- * joins the thread before the code goes away.
+ * A flag (`stepping`) serialises its steps with pool_release_run(); rel_lock, never held with
+ * another lock, guards the thread's state. The work of a step is done under the pool list lock,
+ * which fork() takes, so a child is never forked in the middle of it; the child, whose releaser
+ * thread did not follow it, starts one again at its first allocation's slow path, not before (a
+ * child that calls exec() never starts one). The library's destructor (dlclose(), exit()) stops
+ * and joins the thread before the code goes away.
  */
 #include <errno.h>
 #include <limits.h>
@@ -105,9 +106,9 @@ static pthread_cond_t rel_cond;                                /* CLOCK_MONOTONI
 static pthread_t rel_thread;
 static int rel_running, rel_stop;
 
-static pthread_mutex_t run_lock = PTHREAD_MUTEX_INITIALIZER;   /* one step at a time */
+static atomic_int stepping;             /* 1 while a thread steps: one step at a time */
 static _Atomic uint64_t next_tick_ns;   /* when the next window ends (0: not yet set) */
-static uint64_t released_bytes;         /* given back since the last trim (run_lock) */
+static uint64_t released_bytes;         /* given back since the last trim (while stepping) */
 
 static uint64_t mono_ns(void)
 {
@@ -122,8 +123,19 @@ static uint64_t window_ns(void)
 	return (uint64_t)pool__config_get()->decay_ms * 1000000u;
 }
 
+/* One step at a time: 1 when the caller may step (it then calls step_done()), 0 when another does. */
+static int step_begin(void)
+{
+	return !atomic_exchange_explicit(&stepping, 1, memory_order_acquire);
+}
+
+static void step_done(void)
+{
+	atomic_store_explicit(&stepping, 0, memory_order_release);
+}
+
 /*
- * One step, under run_lock: at a window's end, the spares of idle threads and every pool's
+ * One step, between step_begin() and step_done(): at a window's end, the spares of idle threads and every pool's
  * count; then up to STEP_OBJS objects of what the pools owe; a trim once a window's debt is paid
  * if it was large.
  */
@@ -210,9 +222,12 @@ static void *releaser_main(void *arg)
 			pthread_cond_timedwait(&rel_cond, &rel_lock, &ts);
 		}
 		pthread_mutex_unlock(&rel_lock);
-		pthread_mutex_lock(&run_lock);
-		outcome = step(now);
-		pthread_mutex_unlock(&run_lock);
+		if (step_begin()) {
+			outcome = step(now);
+			step_done();
+		} else {
+			outcome = STEP_BUSY;       /* pool_release_run() steps now */
+		}
 		last = now;
 		if (outcome == STEP_MORE)
 			sched_yield();
@@ -257,10 +272,10 @@ POOL_API unsigned int pool_release_run(void)
 	uint64_t now = mono_ns(), next;
 	int outcome;
 
-	if (pthread_mutex_trylock(&run_lock) != 0)
+	if (!step_begin())
 		return BUSY_BACKOFF_MS;         /* the releaser thread steps now */
 	outcome = step(now);
-	pthread_mutex_unlock(&run_lock);
+	step_done();
 	switch (outcome) {
 	case STEP_MORE:
 		return 0;
@@ -274,19 +289,6 @@ POOL_API unsigned int pool_release_run(void)
 	}
 }
 
-/* fork(): no step is cut in two; the child starts its own releaser thread when it allocates. */
-static void release_fork_prepare(void)
-{
-	pthread_mutex_lock(&run_lock);
-	pthread_mutex_lock(&rel_lock);
-}
-
-static void release_fork_parent(void)
-{
-	pthread_mutex_unlock(&rel_lock);
-	pthread_mutex_unlock(&run_lock);
-}
-
 static void cond_init(void)
 {
 	pthread_condattr_t ca;
@@ -297,25 +299,31 @@ static void cond_init(void)
 	pthread_condattr_destroy(&ca);
 }
 
+/*
+ * fork(), in the child: the releaser thread did not follow. Its lock and condition may have been
+ * held or waited on by it: new ones. A step it (or pool_release_run() on another thread) was
+ * making holds the pool list lock for its work, which the core's fork handlers take, so the
+ * child finds the pools whole and only the step's flag to clear. No lock is taken before the
+ * fork: a prepare handler here would order this file's locks before the pool list lock, which a
+ * pool_for_each() callback holds when its allocation starts the thread.
+ */
 static void release_fork_child(void)
 {
-	/* the locks are this thread's (the prepare handler took them); the condition may count the
-	 * parent's releaser as a waiter, which does not exist here: a new one */
+	pthread_mutex_init(&rel_lock, NULL);
 	cond_init();
+	atomic_store(&stepping, 0);
 	if (rel_running) {
 		rel_running = 0;
 		pool__bucket_releaser_gone();
 		atomic_store(&pool__release_pending, !TSAN_BUILD);
 	}
-	pthread_mutex_unlock(&rel_lock);
-	pthread_mutex_unlock(&run_lock);
 }
 
-/* After pool.c's constructor: fork() runs this prepare handler first, its child handler last. */
+/* After pool.c's constructor: fork() runs this child handler after the core's. */
 __attribute__((constructor(102))) static void release_init(void)
 {
 	cond_init();
-	pthread_atfork(release_fork_prepare, release_fork_parent, release_fork_child);
+	pthread_atfork(NULL, NULL, release_fork_child);
 }
 
 /*

@@ -144,8 +144,8 @@
  *    from the magazine, never from the entry.
  *
  * Locks, in the order they are taken (a lock is never taken while a later one is held):
- *   the releaser's run lock (pool-release.c; it only tries the pool list lock)
- *   -> pool list lock (pool.c: pool list, creators, slot table, layout, debugging options)
+ *   pool list lock (pool.c: pool list, creators, slot table, layout, debugging options; the
+ *      releaser of pool-release.c only tries it, and its own lock is a leaf)
  *   -> registry lock (pool-thread.c: registry, thread ids; a quiescer holds it while it keeps
  *      the threads out of their sections)
  *   -> the threads' sections (pool-tcache.c: not a lock, but a quiescer waits for them, so a

@@ -1716,8 +1716,8 @@ static int bench_child_usage(const char *prog, const char *why, const char *arg)
 	printf("error %s '%s'\n", why, arg);
 	fprintf(stderr, "usage: %s --child <backend> <scenario> <size> <count> <threads> "
 	        "[pin=LIST] [align=N] [calibrate=MS] [corrupt=N] [live=N] [lifetime=short|long] "
-	        "[teardown=burst|handover] [seconds=S] [idle=S]\n(an internal program of pool-bench; run pool-bench "
-	        "instead)\n", prog);
+	        "[teardown=burst|handover] [seconds=S] [idle=S]\n(an internal program of "
+	        "pool-bench; run pool-bench instead)\n", prog);
 	return BENCH_EXIT_USAGE;
 }
 

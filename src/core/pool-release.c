@@ -123,7 +123,7 @@ static uint64_t window_ns(void)
 	return (uint64_t)pool__config_get()->decay_ms * 1000000u;
 }
 
-/* One step at a time: 1 when the caller may step (it then calls step_done()), 0 when another does. */
+/* One step at a time: 1 when the caller may step (then step_done()), 0 when another does. */
 static int step_begin(void)
 {
 	return !atomic_exchange_explicit(&stepping, 1, memory_order_acquire);
@@ -135,9 +135,9 @@ static void step_done(void)
 }
 
 /*
- * One step, between step_begin() and step_done(): at a window's end, the spares of idle threads and every pool's
- * count; then up to STEP_OBJS objects of what the pools owe; a trim once a window's debt is paid
- * if it was large.
+ * One step, between step_begin() and step_done(): at a window's end, what the threads' caches
+ * kept unused and every pool's count; then up to STEP_OBJS objects of what the pools owe; a trim
+ * once a window's debt is paid if it was large.
  */
 static int step(uint64_t now)
 {

@@ -21,6 +21,11 @@
 #                        (mk/bench-versus.sh): per figure, the median ratio of the rounds;
 #                        VERSUS_ROUNDS=5, VERSUS_PIN=0,1, VERSUS_SCENARIOS=pipeline,
 #                        VERSUS_SIZES=64,192,16384
+#   make bench-return    pool-bench --return-curve: RSS (and libpool's allocated bytes) against
+#                        time after a burst of 4 threads x 6000 objects of 16 KiB freed under a
+#                        light load, libpool next to jemalloc and mimalloc, and the releaser's
+#                        idle CPU; prints the table, plots $(BUILD)/return.png (RETURN_PLOT=).
+#                        About 2 minutes. See doc/benchmarks.md, "Memory return".
 #   make profile         where a backend's time goes in one scenario (mk/profile.sh): perf
 #                        record of its child (perf report --stdio into $(BUILD)/profile.txt),
 #                        or callgrind where perf cannot sample (callgrind_annotate into the same
@@ -81,7 +86,9 @@ VERSUS_SCENARIOS ?= pipeline
 VERSUS_SIZES ?= 64,192,16384
 BENCH_BIN   := $(BUILD)/tools/pool-bench
 
-.PHONY: bench bench-quick bench-instructions bench-deps bench-versus profile
+RETURN_PLOT ?= $(BUILD)/return.png
+
+.PHONY: bench bench-quick bench-instructions bench-return bench-deps bench-versus profile
 
 bench: deps lib tools
 	$(BENCH_BIN) --json $(BUILD)/bench.json --plot $(BUILD)/bench.png $(BENCH_ARGS)
@@ -96,6 +103,9 @@ bench-versus: deps lib tools
 	@[ -n "$(OTHER)" ] || { echo "bench-versus: OTHER=<another build's tools/pool-bench>"; exit 2; }
 	$(Q)sh mk/bench-versus.sh "$(BENCH_BIN)" "$(OTHER)" "$(VERSUS_ROUNDS)" "$(VERSUS_PIN)" \
 		"$(VERSUS_SCENARIOS)" "$(VERSUS_SIZES)"
+
+bench-return: deps lib tools
+	$(BENCH_BIN) --return-curve $(RETURN_PLOT) $(BENCH_ARGS)
 
 # One child under a profiler (mk/profile.sh): perf record, callgrind, cachegrind (cache misses
 # per allocation) or perf stat of the cache events (cachegrind where perf cannot count them).

@@ -8,8 +8,10 @@
  * value kept),
  * overrides on top of an XML topology's defaults, and pool_configure()/pool_get_config(): every
  * bound of every field (buckets a power of two 1..64, cache_bytes 4096..1 GiB, cluster 1..64,
- * decay_ms 1..1 hour), nothing changed by a refused call, EBUSY once a pool exists, and pools
- * created with what was set.
+ * decay_ms 1..1 hour, release thread or caller), nothing changed by a refused call, EBUSY once a
+ * pool exists, and pools created with what was set; POOL_RELEASE; and the versions of
+ * pool_configure() and pool_get_config() that programs built against 0.2's 24-byte structure
+ * bind to (LIBPOOL_0.1), which read and write no more than those 24 bytes.
  *
  * Public-API test: it includes only <pool/pool.h>; the configuration is public, and its effect
  * shows in a pool's stats.
@@ -351,6 +353,7 @@ static void configure_refused(const struct pool_config *c)
 	ck_assert_uint_eq(after.cache_bytes, before.cache_bytes);
 	ck_assert_uint_eq(after.cluster, before.cluster);
 	ck_assert_uint_eq(after.decay_ms, before.decay_ms);
+	ck_assert_uint_eq(after.release, before.release);
 }
 
 /* Every cluster (magazine) size 1..64 is taken, 65 and more are refused. */
@@ -448,6 +451,122 @@ START_TEST(test_decay_ms_bounds)
 }
 END_TEST
 
+/* release: POOL_RELEASE_THREAD (the default) or POOL_RELEASE_CALLER; 0 keeps it. */
+START_TEST(test_release_bounds)
+{
+	static const unsigned int bad[] = { 3, 4, 100, UINT_MAX };
+	struct pool_config c = { 0 }, now;
+	unsigned int i;
+
+	pool_get_config(&now);
+	ck_assert_uint_eq(now.release, POOL_RELEASE_THREAD);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		c.release = bad[i];
+		configure_refused(&c);
+		pool_get_config(&now);
+		ck_assert_uint_eq(now.release, POOL_RELEASE_THREAD);
+	}
+	c.release = POOL_RELEASE_CALLER;
+	ck_assert_uint_eq(configure_ok(&c).release, POOL_RELEASE_CALLER);
+	c = (struct pool_config){ .cluster = 8 };   /* release 0: kept */
+	now = configure_ok(&c);
+	ck_assert_uint_eq(now.release, POOL_RELEASE_CALLER);
+	c.release = POOL_RELEASE_THREAD;
+	ck_assert_uint_eq(configure_ok(&c).release, POOL_RELEASE_THREAD);
+}
+END_TEST
+
+static void release_env_child(void *result, const void *arg)
+{
+	struct child_result *c = result;
+
+	test_setenv("POOL_RELEASE", arg);
+	pool_get_config(&c->cfg);
+}
+
+/* POOL_RELEASE: "thread" or "caller"; anything else refused with a word, the default kept. */
+START_TEST(test_release_env)
+{
+	static const struct { const char *env; unsigned int release; } good[] = {
+		{ NULL, POOL_RELEASE_THREAD }, { "thread", POOL_RELEASE_THREAD },
+		{ "caller", POOL_RELEASE_CALLER },
+	};
+	static const char *bad[] = { "", "1", "2", "Thread", "none", "caller ", "threads" };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct child_result r;
+		struct death d;
+
+		test_child_result(release_env_child, good[i].env, &r, sizeof(r), &d);
+		ck_assert_str_eq(d.out, "");
+		ck_assert_uint_eq(r.cfg.release, good[i].release);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct child_result r;
+		struct death d;
+		char want[160];
+
+		test_child_result(release_env_child, bad[i], &r, sizeof(r), &d);
+		snprintf(want, sizeof(want), "libpool: ignoring POOL_RELEASE='%s': expected 'thread' "
+		         "or 'caller'; keeping 'thread'\n", bad[i]);
+		ck_assert_msg(strstr(d.out, want) != NULL, "POOL_RELEASE='%s': stderr '%s'", bad[i],
+		              d.out);
+		ck_assert_uint_eq(r.cfg.release, POOL_RELEASE_THREAD);
+	}
+}
+END_TEST
+
+/*
+ * A program built against 0.2's headers: its struct pool_config has four fields (24 bytes),
+ * and its calls bind to the LIBPOOL_0.1 versions, named here with .symver as such a program's
+ * link got them.
+ */
+struct pool_config_0_2 {
+	unsigned int buckets;
+	size_t cache_bytes;
+	unsigned int cluster;
+	unsigned int decay_ms;
+};
+
+int pool_configure_0_2(const struct pool_config_0_2 *cfg);
+void pool_get_config_0_2(struct pool_config_0_2 *cfg);
+__asm__(".symver pool_configure_0_2, pool_configure@LIBPOOL_0.1");
+__asm__(".symver pool_get_config_0_2, pool_get_config@LIBPOOL_0.1");
+
+START_TEST(test_programs_built_against_0_2_keep_working)
+{
+	struct {
+		struct pool_config_0_2 cfg;
+		unsigned char after[16];
+	} buf;
+	struct pool_config now;
+	unsigned int i;
+
+	ck_assert_uint_eq(sizeof(struct pool_config_0_2), 24);
+	/* the old read writes its 24 bytes and not one more */
+	memset(&buf, 0xa5, sizeof(buf));
+	pool_get_config_0_2(&buf.cfg);
+	pool_get_config(&now);
+	ck_assert_uint_eq(buf.cfg.buckets, now.buckets);
+	ck_assert_uint_eq(buf.cfg.cache_bytes, now.cache_bytes);
+	ck_assert_uint_eq(buf.cfg.decay_ms, now.decay_ms);
+	for (i = 0; i < sizeof(buf.after); i++)
+		ck_assert_uint_eq(buf.after[i], 0xa5);
+	/* the old call reads its 24 bytes only: what lies after them is no `release` */
+	buf.cfg = (struct pool_config_0_2){ .decay_ms = 1234 };
+	ck_assert_int_eq(pool_configure_0_2(&buf.cfg), 0);
+	pool_get_config(&now);
+	ck_assert_uint_eq(now.decay_ms, 1234);
+	ck_assert_uint_eq(now.release, POOL_RELEASE_THREAD);
+	buf.cfg.decay_ms = POOL_DECAY_MS_MAX + 1;
+	errno = 0;
+	ck_assert_int_eq(pool_configure_0_2(&buf.cfg), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_int_eq(pool_configure_0_2(NULL), -1);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -458,6 +577,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_configure);
 	tcase_add_test(tc, test_configure_then_create);
 	tcase_add_test(tc, test_cluster_size_moves);
+	tcase_add_test(tc, test_programs_built_against_0_2_keep_working);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Limits");
@@ -465,6 +585,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_cluster_bounds);
 	tcase_add_test(tc, test_cluster_env);
 	tcase_add_test(tc, test_decay_ms_bounds);
+	tcase_add_test(tc, test_release_bounds);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Errors");
@@ -474,6 +595,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_bad_decay_ms);
 	tcase_add_test(tc, test_good_overrides);
 	tcase_add_test(tc, test_good_decay_ms);
+	tcase_add_test(tc, test_release_env);
 	tcase_add_test(tc, test_override_on_xml);
 	suite_add_tcase(s, tc);
 	return s;

@@ -2,13 +2,17 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * libpool in a sandbox that refuses process_vm_readv(2): a seccomp filter answering EPERM for
+ * libpool in sandboxes. One refuses process_vm_readv(2): a seccomp filter answering EPERM for
  * it, as an allow-list without it does (and a kernel without cross-memory attach answers
  * ENOSYS). The library once vouched for a pool head by reading its first word with that call,
  * so there every live pool looked invalid: pool_get_stats() and pool_set_limit() returned -1,
  * pool_name() NULL, `pools show` printed zeros, pool_destroy() failed with EINVAL, and
  * pool_gc(p) and pool_flush(p) did nothing. Now the set of known heads vouches for them without
  * reading memory: each of those calls must work, and a destroyed pool must still be refused.
+ *
+ * The other refuses clone(2) and clone3(2), as sandboxes that forbid new threads do: libpool's
+ * releaser thread cannot start, pools work all the same, and memory still comes back by itself:
+ * through the slow paths' look at the clock, and through pool_release_run().
  *
  * The filter is installed in a child process (run_child()), with PR_SET_NO_NEW_PRIVS so that an
  * unprivileged process may install it; raw BPF (the kernel's seccomp_filter.rst example), no
@@ -19,6 +23,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,18 +47,23 @@
 #define FILTER_ARCH AUDIT_ARCH_AARCH64
 #endif
 
+#ifndef __NR_clone3
+#define __NR_clone3 435         /* the same number on every architecture (Linux 5.3) */
+#endif
+
 #ifdef FILTER_ARCH
-/* Refuse process_vm_readv with EPERM; allow everything else (and other architectures' calls). */
-static int refuse_process_vm_readv(void)
+/* Refuse the system calls nr[0..n-1] (n <= 2) with EPERM; allow everything else. */
+static int refuse_syscalls(const int *nr, unsigned int n)
 {
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_ARCH, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr[0], 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr[n > 1 ? 1 : 0], 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
 	};
 	struct sock_fprog prog = { (unsigned short)(sizeof(code) / sizeof(code[0])), code };
 
@@ -62,12 +72,21 @@ static int refuse_process_vm_readv(void)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 #else
-static int refuse_process_vm_readv(void)
+static int refuse_syscalls(const int *nr, unsigned int n)
 {
+	(void)nr;
+	(void)n;
 	errno = ENOSYS;
 	return -1;
 }
 #endif
+
+static int refuse_process_vm_readv(void)
+{
+	static const int nr[] = { __NR_process_vm_readv };
+
+	return refuse_syscalls(nr, 1);
+}
 
 /* In the sandbox the call must fail with EPERM: else the test proves nothing. */
 static int readv_refused(void)
@@ -142,9 +161,8 @@ static void sandboxed(void *arg)
 	pool_thread_flush();
 	CHILD_CHECK(pool_get_stats(p, &st, sizeof(st)) == 0 && st.shared_free == st.allocated &&
 	            st.allocated >= 100);
-	/* pool_gc(p) ends the window: a second call gives back what stayed idle, down to the
-	 * slabs (which go back once wholly free) */
-	pool_gc(p);
+	/* pool_gc(p) gives back what is not in use, beyond the floor, on its first call: down to
+	 * the slabs, which go back once wholly free */
 	pool_gc(p);
 	CHILD_CHECK(pool_get_stats(p, &st, sizeof(st)) == 0 && st.allocated - st.slab_free < 100);
 	/* pool_flush(p) gives back the rest */
@@ -171,12 +189,105 @@ START_TEST(test_pools_work_without_process_vm_readv)
 }
 END_TEST
 
+/* No new thread may start: clone() and clone3() answer EPERM. */
+static int refuse_threads(void)
+{
+	static const int nr[] = { __NR_clone, __NR_clone3 };
+
+	return refuse_syscalls(nr, 2);
+}
+
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+/* Allocate and free n objects of p, then flush this thread's cache to the shared lists. */
+static void churn(struct pool_head *p, unsigned int n)
+{
+	void *o[4096];
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		CHILD_CHECK((o[i] = pool_alloc(p)) != NULL);
+	for (i = 0; i < n; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+}
+
+#define THREADLESS_WINDOW_MS 100u
+
+/* What the child checks, without new threads; exit 0: all of it works. */
+static void threadless(void *arg)
+{
+	struct pool_config cfg = { .decay_ms = THREADLESS_WINDOW_MS };
+	struct pool_head *a, *b;
+	struct pool_stats st;
+	pthread_t t;
+	unsigned int round;
+
+	(void)arg;
+	CHILD_CHECK(refuse_threads() == 0);
+	CHILD_CHECK(pthread_create(&t, NULL, nothing, NULL) != 0);
+	CHILD_CHECK(pool_configure(&cfg) == 0);
+	a = pool_create("threadless", 256, 0);
+	b = pool_create("threadless-b", 256, 0);
+	CHILD_CHECK(a && b);
+	churn(a, 4096);
+	churn(b, 4096);
+	CHILD_CHECK(test_threads_named("pool-releaser") == 0);
+	/*
+	 * No releaser: the slow paths look at the clock. Small churns keep them coming; the 4096
+	 * objects of the first churn go back once unused through a window (the deadline, 600
+	 * windows, is a hang guard for a loaded machine).
+	 */
+	for (round = 0; round < 600; round++) {
+		churn(a, 64);
+		CHILD_CHECK(pool_get_stats(a, &st, sizeof(st)) == 0);
+		if (st.allocated <= 256)
+			break;
+		usleep(THREADLESS_WINDOW_MS * 1000 / 10);
+	}
+	if (st.allocated > 256) {
+		fprintf(stderr, "sandbox child: slow paths: allocated %zu of 4096 after %u rounds\n",
+		        st.allocated, round);
+		_exit(1);
+	}
+	/* pool b, idle: the event loop's call gives it back */
+	for (round = 0; round < 600; round++) {
+		unsigned int ms = pool_release_run();
+
+		CHILD_CHECK(pool_get_stats(b, &st, sizeof(st)) == 0);
+		if (st.allocated <= 64)
+			break;
+		usleep((ms < THREADLESS_WINDOW_MS / 10 ? ms : THREADLESS_WINDOW_MS / 10) * 1000);
+	}
+	if (st.allocated > 64) {
+		fprintf(stderr, "sandbox child: pool_release_run(): allocated %zu of 4096\n",
+		        st.allocated);
+		_exit(1);
+	}
+	CHILD_CHECK(test_threads_named("pool-releaser") == 0);
+	_exit(0);
+}
+
+START_TEST(test_memory_comes_back_where_threads_are_refused)
+{
+	struct death d;
+
+	run_child(threadless, NULL, &d);
+	ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0,
+	              "the sandboxed child ended with status 0x%x; stderr:\n%s", d.status, d.out);
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
 	Suite *s = suite_create("sandbox");
 	TCase *tc = tcase_create("Sandbox");
 
 	tcase_add_test(tc, test_pools_work_without_process_vm_readv);
+	tcase_add_test(tc, test_memory_comes_back_where_threads_are_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -7,7 +7,9 @@
  * frees in this thread and in a short-lived one, and destroys the pool. In the first cycle a
  * long-lived thread uses the pool too and then outlives the library, idle, until the end.
  *
- * Checks: the host can still create pthread keys after all the cycles (each cycle used to leak
+ * Checks: each cycle's allocations start the library's releaser thread ("pool-releaser"), and
+ * its dlclose() stops and joins it (no such thread is left, and none runs code that is gone);
+ * the host can still create pthread keys after all the cycles (each cycle used to leak
  * the library's thread-exit key: 1024 of them exhaust a process); the resident memory grows by
  * less than 2 KiB a cycle between the 100th cycle and the last (each cycle used to leak the
  * loading thread's caches, about 9 KiB); and the long-lived thread exits without a crash (it
@@ -20,6 +22,7 @@
  * (its message is printed on the first line, prefixed "dlopen: "). Built and run by
  * tests/test_dlopen.sh.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -92,6 +95,34 @@ static void *long_lived(void *arg)
 	return NULL;
 }
 
+/* Threads of this process named `comm`, from /proc/self/task. */
+static int threads_named(const char *comm)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)) != NULL) {
+		char path[300], buf[32];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			buf[strcspn(buf, "\n")] = 0;
+			n += !strcmp(buf, comm);
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 /* VmRSS of this process, in KiB (0 if unknown). */
 static long rss_kb(void)
 {
@@ -150,6 +181,13 @@ int main(int argc, char **argv)
 				pthread_cond_wait(&cond, &lock);
 			pthread_mutex_unlock(&lock);
 		}
+		/* the library's releaser started with the first allocation (checked now and then) */
+		if (i % 100 == 0 && threads_named("pool-releaser") != 1 &&
+		    !getenv("POOL_RELEASE")) {
+			fprintf(stderr, "FAIL: cycle %ld: %d releaser threads while loaded\n", i,
+			        threads_named("pool-releaser"));
+			return 1;
+		}
 		fn.thread_flush();
 		if (fn.destroy(pool) != 0) {
 			fprintf(stderr, "FAIL: cycle %ld: pool_destroy() failed\n", i);
@@ -157,6 +195,10 @@ int main(int argc, char **argv)
 		}
 		if (dlclose(lib) != 0) {
 			fprintf(stderr, "FAIL: cycle %ld: dlclose(): %s\n", i, dlerror());
+			return 1;
+		}
+		if (i % 100 == 0 && threads_named("pool-releaser") != 0) {
+			fprintf(stderr, "FAIL: cycle %ld: the releaser thread outlived dlclose()\n", i);
 			return 1;
 		}
 		if (i == RSS_AFTER)

@@ -420,7 +420,7 @@ def cmd_memreturn(port, pid, n, pools_tool, socket_path, check_rss):
     sanitizer's allocator that keeps freed memory: ThreadSanitizer's)."""
     raise_fd_limit(n + 64)
     # Warm up: every path the wave will take has run once, so the baseline holds its code and
-    # stacks; then let the server go idle (its caches are flushed after 1 s, gc runs each 1 s).
+    # stacks; then let the server go idle (the library gives back what the warm-up left).
     c = Conn(port)
     for _ in range(50):
         c.send(get(b"/bytes/20000"))

@@ -298,11 +298,29 @@ else
 		sh mk/profile.sh "$tmp/prof" cachegrind nope server 2 64 "" "" "" "" ""
 fi
 
+# --return-curve, short: the table has a row per backend with its figures, libpool's allocated
+# bytes come back (its "alloc back" column is a time, not -1), the releaser's idle line is
+# there, and the plot is drawn. A demand window of 300 ms and 3 s of light load.
+rbackends=libpool,glibc
+[ -z "$SAN" ] && rbackends=libpool,jemalloc,mimalloc
+if expect 0 "--return-curve" env POOL_DECAY_MS=300 "$B" --return-curve "$tmp/return.png" \
+	--return-seconds 3 --return-burst 200 --backend "$rbackends"; then
+	for b in $(echo "$rbackends" | tr , ' '); do
+		grep -Eq "^$b +$num +$num +$num +$num +$num +-?$num +-?$num\$" "$tmp/out" ||
+			fail "--return-curve: no row for $b: $(tail -n 8 "$tmp/out")"
+	done
+	grep -Eq "^libpool( +$num){5} +-?$num +$num\$" "$tmp/out" ||
+		fail "--return-curve: libpool's allocated bytes did not come back: $(grep '^libpool' "$tmp/out")"
+	grep -q "^libpool's releaser thread, idle for" "$tmp/out" ||
+		fail "--return-curve: no idle line for the releaser"
+	[ -s "$tmp/return.png" ] || fail "--return-curve: no plot"
+fi
+
 for args in "--reps 0" "--reps 1000" "--backend nope" "--scenario pair,nope" "--size 8" \
 	"--pairs 10" "--threads 0" "--bogus" "--size" "--pin 99999" "--pin 0-" "--pin x" \
 	"--server-threads 1,2,3,4,5" "--server-live 63" "--server-live 1024,2048,4096,8192" \
 	"--server-shapes short,long" "--server-reps 0" "--scenario server,larsen" \
-	"--sample-ms 0" "extra"; do
+	"--sample-ms 0" "--return-seconds 0" "--return-burst 0" "extra"; do
 	# shellcheck disable=SC2086
 	if expect 2 "usage error: $args" "$B" $args; then
 		grep -q "^pool-bench: " "$tmp/err" || fail "$args: no error message"

@@ -37,6 +37,7 @@
 #define POOL_TESTS_TESTUTIL_H
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -180,6 +181,38 @@ static inline void test_expect_write_after_free(void (*fn)(void *),
 #endif
 }
 
+/*
+ * Threads of this process named `comm` ("pool-releaser": libpool's releaser thread), from
+ * /proc/self/task; -1 when that cannot be read.
+ */
+static inline int test_threads_named(const char *comm)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], buf[32];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;       /* the thread ended meanwhile */
+		if (fgets(buf, sizeof(buf), f)) {
+			buf[strcspn(buf, "\n")] = 0;
+			n += !strcmp(buf, comm);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
 /* The statistics of `pool` (the call must succeed). */
 static inline struct pool_stats test_stats(const struct pool_head *pool)
 {
@@ -299,7 +332,8 @@ static inline const char *test_topology_dir(void)
 
 /*
  * A `before` function for POOL_TEST_MAIN_ARGS(): unset the variables that change the topology
- * and the configuration (HWLOC_XMLFILE, POOL_BUCKETS, POOL_CACHE_SIZE, POOL_DECAY_MS), so that
+ * and the configuration (HWLOC_XMLFILE, POOL_BUCKETS, POOL_CACHE_SIZE, POOL_DECAY_MS,
+ * POOL_RELEASE), so that
  * the caller's environment changes nothing a test checks; returns -1 (run the suite).
  */
 static inline int test_clear_environment(int argc, char **argv)
@@ -310,6 +344,7 @@ static inline int test_clear_environment(int argc, char **argv)
 	test_setenv("POOL_BUCKETS", NULL);
 	test_setenv("POOL_CACHE_SIZE", NULL);
 	test_setenv("POOL_DECAY_MS", NULL);
+	test_setenv("POOL_RELEASE", NULL);
 	return -1;
 }
 

@@ -99,6 +99,11 @@ static int bk_setup(const struct bench_params *bp, char *why, size_t why_len)
 		         bench_scenario_names[bp->scenario]);
 		return -1;
 	}
+	if (bp->scenario == SC_RETURN) {
+		snprintf(why, why_len, "an rte_mempool is sized at its creation and never gives "
+		         "memory back");
+		return -1;
+	}
 	if (n > RTE_MAX_LCORE) {
 		snprintf(why, why_len, "DPDK runs at most %d lcores (RTE_MAX_LCORE), not %u",
 		         RTE_MAX_LCORE, n);
@@ -249,6 +254,11 @@ static int bk_server_os_allocs(uint64_t *objects)
 
 static void bk_server_teardown(void)
 {
+}
+
+static long long bk_held_bytes(void)
+{
+	return -1;
 }
 
 int main(int argc, char **argv)

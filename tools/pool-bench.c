@@ -179,6 +179,15 @@ static int bk_server_os_allocs(uint64_t *objects)
 	return 0;
 }
 
+static long long bk_held_bytes(void)
+{
+	struct pool_stats st;
+
+	if (!bk_pool || pool_get_stats(bk_pool, &st, sizeof(st)) < 0)
+		return -1;
+	return (long long)(st.allocated * st.stride);
+}
+
 static void bk_server_teardown(void)
 {
 	pool_thread_flush();
@@ -291,6 +300,10 @@ struct bench_opts {
 	int verbose;
 	int quick;
 	int sizes_given;
+	int threads_given;
+	const char *return_curve;   /* --return-curve FILE.png */
+	double return_seconds;
+	unsigned long return_burst;
 };
 
 struct sample {
@@ -2213,6 +2226,219 @@ static int run_instructions(const struct bench_opts *o)
 /* Command line                                                                               */
 /* ------------------------------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------------------------------ */
+/* --return-curve: memory against time after a burst                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+#define RET_MAX_POINTS 8192u
+
+struct ret_curve {
+	unsigned int n;
+	double t[RET_MAX_POINTS], rss[RET_MAX_POINTS], held[RET_MAX_POINTS];   /* s, MiB, MiB */
+	double base, peak, peak_held;       /* MiB; held -1 when the backend cannot tell */
+	double idle_s, idle_cpu_ns, idle_wakeups;
+	char why[300];                      /* empty: it ran */
+};
+
+static struct ret_curve ret_curves[BK_COUNT];
+
+/* The first time the curve `v` fell to `level` and stayed there to the end, or -1. */
+static double ret_time_below(const struct ret_curve *c, const double *v, double level)
+{
+	unsigned int i = c->n;
+
+	while (i > 0 && v[i - 1] <= level)
+		i--;
+	return i < c->n ? c->t[i] : -1;
+}
+
+static void ret_run(const struct bench_opts *o, enum backend b, size_t size, unsigned int threads)
+{
+	struct ret_curve *c = &ret_curves[b];
+	static char out[1 << 20];
+	char prog[4200], sz[32], burst[32], th[32], secs[48], idle[48], *line, *next;
+	char *argv[12];
+	int argc = 0, rc;
+
+	child_path(b, prog, sizeof(prog));
+	snprintf(sz, sizeof(sz), "%zu", size);
+	snprintf(burst, sizeof(burst), "%lu", o->return_burst);
+	snprintf(th, sizeof(th), "%u", threads);
+	snprintf(secs, sizeof(secs), "seconds=%g", o->return_seconds);
+	/* libpool stays idle as long again: the releaser's cost with nothing to give back */
+	snprintf(idle, sizeof(idle), "idle=%g", b == BK_LIBPOOL ? o->return_seconds : 0.0);
+	argv[argc++] = prog;
+	argv[argc++] = "--child";
+	argv[argc++] = (char *)bk_names[b];
+	argv[argc++] = "return";
+	argv[argc++] = sz;
+	argv[argc++] = burst;
+	argv[argc++] = th;
+	argv[argc++] = secs;
+	argv[argc++] = idle;
+	argv[argc] = NULL;
+	printf("return curve: %s, %u threads x %lu objects of %zu bytes, then %g s of pairs...\n",
+	       bk_names[b], threads, o->return_burst, size, o->return_seconds);
+	fflush(stdout);
+	rc = run_child(argv, backends[b].preload, o->verbose, out, sizeof(out));
+	memset(c, 0, sizeof(*c));
+	c->peak_held = c->idle_s = -1;
+	for (line = out; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (!strncmp(line, "curve ", 6) && c->n < RET_MAX_POINTS) {
+			c->t[c->n] = field(line, "t_ms", 0) / 1e3;
+			c->rss[c->n] = field(line, "rss_kb", 0) / 1024;
+			c->held[c->n] = field(line, "held_kb", -1) < 0 ? -1 : field(line, "held_kb", 0) / 1024;
+			c->n++;
+		} else if (!strncmp(line, "peak ", 5)) {
+			c->peak = field(line, "rss_kb", 0) / 1024;
+			c->peak_held = field(line, "held_kb", -1) < 0 ? -1 : field(line, "held_kb", 0) / 1024;
+		} else if (!strncmp(line, "idle ", 5)) {
+			c->idle_s = field(line, "s", -1);
+			c->idle_cpu_ns = field(line, "cpu_ns", -1);
+			c->idle_wakeups = field(line, "wakeups", -1);
+		} else if (!strncmp(line, "ok ", 3)) {
+			c->base = field(line, "base_kb", 0) / 1024;
+		} else if (!strncmp(line, "unavailable ", 12) || !strncmp(line, "error ", 6)) {
+			snprintf(c->why, sizeof(c->why), "%.250s", line);
+		}
+	}
+	if (rc != 0 && !c->why[0])
+		snprintf(c->why, sizeof(c->why), "exit status %d", rc);
+	if (!c->why[0] && !c->n)
+		snprintf(c->why, sizeof(c->why), "no curve");
+	if (c->why[0])
+		printf("  %s: %s\n", bk_names[b], c->why);
+}
+
+static int ret_plot(const struct bench_opts *o, size_t size, unsigned int threads, double win_s)
+{
+	unsigned int b, i, first = 1;
+	FILE *gp;
+
+	fflush(stdout);
+	gp = popen("gnuplot", "w");
+	if (!gp) {
+		tool_error("cannot run gnuplot: %s", strerror(errno));
+		return -1;
+	}
+	for (b = 0; b < BK_COUNT; b++) {
+		const struct ret_curve *c = &ret_curves[b];
+
+		if (!(o->backends & (1u << b)) || c->why[0])
+			continue;
+		fprintf(gp, "$%s << EOD\n", bk_names[b]);
+		for (i = 0; i < c->n; i++)
+			fprintf(gp, "%.2f %.2f %.2f\n", c->t[i], c->rss[i], c->held[i]);
+		fputs("EOD\n", gp);
+	}
+	fprintf(gp, "set terminal pngcairo size 1000,600 font ',10'\nset output '%s'\n"
+	        "set title \"Memory after a burst of %u x %lu objects of %zu B, then one alloc+free "
+	        "per ms per thread\\n(%s; load average %.2f at the start, %.2f at the end, %ld "
+	        "PUs)\"\n"
+	        "set xlabel 'seconds after the frees'\nset ylabel 'MiB'\nset key below\n"
+	        "set grid\nset yrange [0:*]\nset arrow from %g, graph 0 to %g, graph 1 nohead dt 3\n"
+	        "set arrow from %g, graph 0 to %g, graph 1 nohead dt 3\n"
+	        "set label 'one demand window' at %g, graph 0.95\nset label 'two' at %g, graph 0.95\n",
+	        o->return_curve, threads, o->return_burst, size, mach.cpu, mach.load_start[0],
+	        mach.load_end[0], sysconf(_SC_NPROCESSORS_ONLN), win_s, win_s, 2 * win_s, 2 * win_s,
+	        win_s + 0.3, 2 * win_s + 0.3);
+	fputs("plot ", gp);
+	for (b = 0; b < BK_COUNT; b++) {
+		if (!(o->backends & (1u << b)) || ret_curves[b].why[0])
+			continue;
+		fprintf(gp, "%s$%s using 1:2 with lines lw 2 title '%s RSS'", first ? "" : ", ",
+		        bk_names[b], bk_names[b]);
+		if (ret_curves[b].peak_held >= 0)
+			fprintf(gp, ", $%s using 1:3 with lines lw 2 dt 2 title '%s allocated "
+			        "(objects x stride)'", bk_names[b], bk_names[b]);
+		first = 0;
+	}
+	fputc('\n', gp);
+	if (pclose(gp) != 0) {
+		tool_error("gnuplot failed to draw %s", o->return_curve);
+		return -1;
+	}
+	printf("plot: %s\n", o->return_curve);
+	return 0;
+}
+
+/*
+ * pool-bench --return-curve FILE.png: the memory each backend holds, against time, after a
+ * burst freed at once while a light load goes on (bench_run_return_once() in pool-bench.h), and
+ * libpool's releaser thread's CPU time once idle. One child per backend, one after the other.
+ */
+static int run_return_curve(struct bench_opts *o)
+{
+	struct pool_config cfg;
+	size_t size = o->sizes_given ? o->sizes[0] : 16384;
+	unsigned int threads = o->threads_given ? o->threads : 4, b;
+	double win_s;
+	int rc = 0;
+
+	pool_get_config(&cfg);
+	win_s = cfg.decay_ms / 1e3;
+	if (!o->backends_given)
+		o->backends = (1u << BK_LIBPOOL) | (1u << BK_JEMALLOC) | (1u << BK_MIMALLOC);
+	o->backends &= ~(1u << BK_DPDK);
+	read_machine(o);
+	for (b = 0; b < BK_COUNT; b++)
+		if (o->backends & (1u << b))
+			ret_run(o, (enum backend)b, size, threads);
+	read_loadavg(mach.load_end);
+	printf("\nmemory after the burst (%s, %ld PUs; load average %.2f %.2f %.2f at the start, "
+	       "%.2f %.2f %.2f at the end); libpool's demand window %.1f s\n", mach.cpu,
+	       sysconf(_SC_NPROCESSORS_ONLN), mach.load_start[0], mach.load_start[1],
+	       mach.load_start[2], mach.load_end[0], mach.load_end[1], mach.load_end[2], win_s);
+	printf("%-10s %9s %9s %9s %9s %9s %12s %14s\n", "backend", "base MiB", "peak MiB",
+	       "at 1 win", "at 2 win", "at end", "RSS back (s)", "alloc back (s)");
+	for (b = 0; b < BK_COUNT; b++) {
+		const struct ret_curve *c = &ret_curves[b];
+		double at1 = -1, at2 = -1, rss_back, held_back = -1;
+		unsigned int i;
+
+		if (!(o->backends & (1u << b)) || c->why[0]) {
+			if (o->backends & (1u << b)) {
+				printf("%-10s %s\n", bk_names[b], c->why);
+				if (b == BK_LIBPOOL || (o->backends_given & (1u << b)))
+					rc = TOOL_EXIT_FAILURE;
+			}
+			continue;
+		}
+		for (i = 0; i < c->n; i++) {
+			if (at1 < 0 && c->t[i] >= win_s)
+				at1 = c->rss[i];
+			if (at2 < 0 && c->t[i] >= 2 * win_s)
+				at2 = c->rss[i];
+		}
+		/* "back": within 10% of the burst above where it started, to the end of the run */
+		rss_back = ret_time_below(c, c->rss, c->base + (c->peak - c->base) / 10);
+		if (c->peak_held >= 0)
+			held_back = ret_time_below(c, c->held, c->peak_held / 10);
+		printf("%-10s %9.1f %9.1f %9.1f %9.1f %9.1f %12.1f %14.1f\n", bk_names[b], c->base,
+		       c->peak, at1, at2, c->rss[c->n - 1], rss_back, held_back);
+	}
+	printf("(-1: not within the run; RSS back: within 10%% of the burst above the base, for "
+	       "good; alloc back: libpool's allocated objects within 10%% of the burst)\n");
+	if (ret_curves[BK_LIBPOOL].idle_s > 0 && ret_curves[BK_LIBPOOL].idle_cpu_ns >= 0)
+		printf("libpool's releaser thread, idle for %.0f s with nothing to give back: %.3f ms "
+		       "of CPU (%.5f%% of a core), %.0f wake-ups\n", ret_curves[BK_LIBPOOL].idle_s,
+		       ret_curves[BK_LIBPOOL].idle_cpu_ns / 1e6,
+		       100.0 * ret_curves[BK_LIBPOOL].idle_cpu_ns / (ret_curves[BK_LIBPOOL].idle_s * 1e9),
+		       ret_curves[BK_LIBPOOL].idle_wakeups);
+	else if (o->backends & (1u << BK_LIBPOOL))
+		printf("libpool's releaser thread: not found (POOL_RELEASE=caller?)\n");
+	if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+		tool_error("--return-curve needs gnuplot (Debian package gnuplot-nox)");
+		return TOOL_EXIT_UNAVAILABLE;
+	}
+	if (ret_plot(o, size, threads, win_s) < 0)
+		rc = TOOL_EXIT_FAILURE;
+	return rc;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -2246,6 +2472,12 @@ static void usage(FILE *out)
 	        "  --plot FILE.png     draw throughput and server RSS with gnuplot\n"
 	        "  --instructions      count instructions per pair of the pair scenario of each\n"
 	        "                      backend under valgrind --tool=callgrind\n"
+	        "  --return-curve FILE.png  instead of the tables: the memory each backend holds\n"
+	        "                      against time after a burst freed under a light load\n"
+	        "                      (default: libpool,jemalloc,mimalloc, --threads 4,\n"
+	        "                      --size 16384), plotted with gnuplot\n"
+	        "  --return-seconds S  how long the curve runs after the frees, 1..3600 (default 30)\n"
+	        "  --return-burst N    objects each thread takes in the burst (default 6000)\n"
 	        "  --placement         print each worker thread's Cpus_allowed_list\n"
 	        "  -v, --verbose       show the children's stderr\n"
 	        "  -h, --help          this text\n"
@@ -2338,6 +2570,7 @@ static void parse_pin(const char *s, struct bench_opts *o)
 }
 
 enum {
+	OPT_RETURN_CURVE = 240, OPT_RETURN_SECONDS, OPT_RETURN_BURST,
 	OPT_SCENARIO = 256, OPT_SIZE, OPT_BACKEND, OPT_REPS, OPT_SAMPLE_MS, OPT_THREADS,
 	OPT_SERVER_THREADS, OPT_PIN, OPT_QUICK, OPT_PAIRS, OPT_JSON, OPT_PLOT, OPT_INSTRUCTIONS,
 	OPT_PLACEMENT, OPT_SERVER_LIVE, OPT_SERVER_SHAPES, OPT_SERVER_REPS
@@ -2363,6 +2596,9 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "instructions", no_argument, NULL, OPT_INSTRUCTIONS },
 		{ "placement", no_argument, NULL, OPT_PLACEMENT },
+		{ "return-curve", required_argument, NULL, OPT_RETURN_CURVE },
+		{ "return-seconds", required_argument, NULL, OPT_RETURN_SECONDS },
+		{ "return-burst", required_argument, NULL, OPT_RETURN_BURST },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -2398,6 +2634,16 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 		case OPT_THREADS:
 			o->threads = (unsigned int)tool_parse_ulong("--threads", optarg, 1,
 			                                            BENCH_MAX_THREADS);
+			o->threads_given = 1;
+			break;
+		case OPT_RETURN_CURVE:
+			o->return_curve = optarg;
+			break;
+		case OPT_RETURN_SECONDS:
+			o->return_seconds = (double)tool_parse_ulong("--return-seconds", optarg, 1, 3600);
+			break;
+		case OPT_RETURN_BURST:
+			o->return_burst = tool_parse_ulong("--return-burst", optarg, 1, 100000000);
 			break;
 		case OPT_SERVER_THREADS:
 			n = parse_num_list("--server-threads", optarg, v, MAX_SERVER, 1,
@@ -2477,7 +2723,8 @@ int main(int argc, char **argv)
 	                        .nsizes = 3, .reps = MIN_REPS, .sample_ms = MIN_SAMPLE_MS,
 	                        .threads = 48, .server_threads = { 2, 8 }, .nserver = 2,
 	                        .server_live = { SRV_LIVE, 16384, 65536 }, .nlive = 3,
-	                        .shapes = (1u << SHAPE_COUNT) - 1, .server_reps = SERVER_REPS };
+	                        .shapes = (1u << SHAPE_COUNT) - 1, .server_reps = SERVER_REPS,
+	                        .return_seconds = 30, .return_burst = 6000 };
 	ssize_t len;
 	char *slash;
 	unsigned int b;
@@ -2500,6 +2747,8 @@ int main(int argc, char **argv)
 		o.pus = 1;
 	parse_args(argc, argv, &o);
 
+	if (o.return_curve)
+		return run_return_curve(&o);
 	if (o.instructions) {
 		if (!o.pairs)
 			o.pairs = 1000000;

@@ -29,10 +29,13 @@
  * objects per thread, 64..1048576, default 2048), lifetime=short|long (server: threads created
  * and joined in rounds, or one round of threads that live the whole run; default short),
  * teardown=burst|handover (server: a thread frees its whole live set before it exits, or
- * leaves it to the next thread of its lineage; default burst).
+ * leaves it to the next thread of its lineage; default burst), seconds=<s> and idle=<s>
+ * (return: how long the light load runs after the burst, 30 by default, and how long the child
+ * then stays idle, 0 by default).
  * <count> is the number of units timed, over all threads: alloc+free pairs (pair, batch,
  * bulk, threads), objects passed (pipeline), allocations (server, larson, xmalloc) or writes
- * (false-sharing, cache-scratch).
+ * (false-sharing, cache-scratch); for return, the objects of each thread's burst (nothing is
+ * timed: it prints its curve, see bench_run_return_once()).
  *
  * The child prints zero or more "placement <thread>:<Cpus_allowed_list> ..." lines (read from
  * /proc/thread-self/status by each thread once it is placed), then one result line:
@@ -55,6 +58,7 @@
 #ifndef POOL_TOOLS_POOL_BENCH_H
 #define POOL_TOOLS_POOL_BENCH_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -64,6 +68,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -162,15 +167,18 @@
 
 enum bench_scenario { SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_SERVER,
                       SC_FSHARE, SC_LARSON, SC_XMALLOC, SC_SCRATCH, SC_SCALING, SC_LOOP,
-                      SC_COUNT };
+                      SC_RETURN, SC_COUNT };
 
 enum srv_lifetime { SRV_SHORT, SRV_LONG };
 enum srv_teardown { SRV_BURST, SRV_HANDOVER };
 
-/* "loop" is not a scenario of the table: the pair loop without an allocator (see below). */
+/*
+ * "loop" and "return" are not scenarios of the table: the pair loop without an allocator, and
+ * the return curve of `pool-bench --return-curve` (see below).
+ */
 static const char *const bench_scenario_names[SC_COUNT] = {
 	"pair", "batch", "bulk", "pipeline", "threads", "server", "false-sharing", "larson",
-	"xmalloc", "cache-scratch", "scaling", "loop"
+	"xmalloc", "cache-scratch", "scaling", "loop", "return"
 };
 
 struct bench_params {
@@ -188,6 +196,8 @@ struct bench_params {
 	unsigned int live;          /* server: live slots per thread */
 	enum srv_lifetime lifetime; /* server */
 	enum srv_teardown teardown; /* server */
+	double seconds;             /* return: how long the light load runs after the burst */
+	double idle;                /* return: how long the child then stays idle */
 };
 
 /* What one run measured. */
@@ -232,6 +242,8 @@ static inline void *bk_server_alloc(unsigned int cls);
 static inline void bk_server_free(unsigned int cls, void *p);
 static int bk_server_os_allocs(uint64_t *objects);
 static void bk_server_teardown(void);
+/* return: the bytes the backend holds for its objects (libpool: allocated x stride), or -1 */
+static long long bk_held_bytes(void);
 
 /* Set by a backend whose threads are placed by someone else (DPDK's EAL). */
 static int bench_backend_places;
@@ -1508,6 +1520,173 @@ static int bench_run_xmalloc_once(const struct bench_params *bp, uint64_t count,
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* return: the memory a burst leaves, against time (pool-bench --return-curve)                */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The shape of issue 28: `threads` threads each take `count` objects of `size` bytes at once,
+ * touching every byte, and free them all; then each keeps serving a light load, one allocation
+ * and free (a request's buffer) every RET_PAIR_US, for `seconds`. The main thread prints, every
+ * RET_SAMPLE_MS from the end of the frees, "curve t_ms=<ms> rss_kb=<VmRSS> held_kb=<the bytes
+ * the backend holds for its objects, -1 when it cannot tell>", and "peak rss_kb=.. held_kb=.."
+ * before the frees. Then, with `idle`, the threads stop and the child stays idle that long:
+ * "idle s=<seconds> cpu_ns=<CPU time of libpool's releaser thread meanwhile> wakeups=<its
+ * voluntary context switches>" (-1 without such a thread). No unit is timed.
+ */
+#define RET_PAIR_US    1000u
+#define RET_SAMPLE_MS  100u
+
+struct ret_thread {
+	size_t size;
+	uint64_t burst;
+	void **objs;
+	pthread_barrier_t *bar;
+	atomic_int *stop;
+	uint64_t pairs;
+};
+
+static void *ret_thread_main(void *arg)
+{
+	struct ret_thread *t = arg;
+	struct bk_thread bt = { NULL };
+	uint64_t i;
+
+	bk_thread_start(&bt);
+	for (i = 0; i < t->burst; i++) {
+		t->objs[i] = bk_alloc(&bt);
+		if (!t->objs[i]) {
+			bench_fail("return: allocation %llu of the burst failed", (unsigned long long)i);
+			break;
+		}
+		memset(t->objs[i], 0x5a, t->size);
+	}
+	pthread_barrier_wait(t->bar);          /* the peak */
+	for (i = 0; i < t->burst && t->objs[i]; i++)
+		bk_free(&bt, t->objs[i]);
+	/* the burst's own bookkeeping goes too (unmapped): what stays resident is the backend's */
+	munmap(t->objs, t->burst * sizeof(void *));
+	t->objs = NULL;
+	pthread_barrier_wait(t->bar);          /* freed */
+	while (!atomic_load_explicit(t->stop, memory_order_relaxed)) {
+		void *p = bk_alloc(&bt);
+
+		if (!p) {
+			bench_fail("return: an allocation of the light load failed");
+			break;
+		}
+		memset(p, 1, t->size < 256 ? t->size : 256);
+		bk_free(&bt, p);
+		t->pairs++;
+		usleep(RET_PAIR_US);
+	}
+	bk_thread_stop(&bt);
+	return NULL;
+}
+
+/* CPU time (ns, from its schedstat) and voluntary switches of the thread named `comm`: 0, or -1. */
+static int bench_thread_cpu(const char *comm, long long *cpu_ns, long long *wakeups)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int found = -1;
+
+	*cpu_ns = *wakeups = -1;
+	while (d && found < 0 && (e = readdir(d)) != NULL) {
+		char path[300], buf[256];
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		buf[0] = 0;
+		if (fgets(buf, sizeof(buf), f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+		if (strcmp(buf, comm) != 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", e->d_name);
+		f = fopen(path, "r");
+		if (f && fscanf(f, "%lld", cpu_ns) == 1)
+			found = 0;
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status", e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(buf, sizeof(buf), f))
+			if (!strncmp(buf, "voluntary_ctxt_switches:", 24))
+				*wakeups = strtoll(buf + 24, NULL, 10);
+		if (f)
+			fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static long bench_status_kb(const char *key);
+
+static int bench_run_return_once(const struct bench_params *bp, uint64_t count,
+                                 struct bench_result *res)
+{
+	unsigned int n = bp->threads, i;
+	struct ret_thread *t = calloc(n, sizeof(*t));
+	pthread_t *tid = calloc(n, sizeof(*tid));
+	pthread_barrier_t bar;
+	atomic_int stop = 0;
+	double t0, now;
+	long long held, cpu0, cpu1, w0, w1;
+
+	if (!t || !tid)
+		return -1;
+	pthread_barrier_init(&bar, NULL, n + 1);
+	for (i = 0; i < n; i++) {
+		t[i] = (struct ret_thread){ .size = bp->size, .burst = count, .bar = &bar,
+		                            .stop = &stop };
+		/* mapped, not malloc()ed: no backend keeps its pages once they are unmapped */
+		t[i].objs = mmap(NULL, count * sizeof(void *), PROT_READ | PROT_WRITE,
+		                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t[i].objs == MAP_FAILED ||
+		    pthread_create(&tid[i], NULL, ret_thread_main, &t[i]) != 0) {
+			fprintf(stderr, "pool-bench: return: cannot start thread %u\n", i);
+			_exit(BENCH_EXIT_FAILED);
+		}
+	}
+	pthread_barrier_wait(&bar);
+	held = bk_held_bytes();
+	printf("peak rss_kb=%ld held_kb=%lld\n", bench_status_kb("VmRSS"), held < 0 ? -1 : held >> 10);
+	pthread_barrier_wait(&bar);
+	t0 = bench_now_ns();
+	for (now = t0; now - t0 < bp->seconds * 1e9; now = bench_now_ns()) {
+		held = bk_held_bytes();
+		printf("curve t_ms=%.0f rss_kb=%ld held_kb=%lld\n", (now - t0) / 1e6,
+		       bench_status_kb("VmRSS"), held < 0 ? -1 : held >> 10);
+		fflush(stdout);
+		usleep(RET_SAMPLE_MS * 1000u);
+	}
+	atomic_store(&stop, 1);
+	for (i = 0; i < n; i++) {
+		pthread_join(tid[i], NULL);
+		res->units += t[i].pairs;
+	}
+	if (bp->idle > 0) {
+		bench_thread_cpu("pool-releaser", &cpu0, &w0);
+		usleep((useconds_t)(bp->idle * 1e6));
+		bench_thread_cpu("pool-releaser", &cpu1, &w1);
+		printf("idle s=%.1f cpu_ns=%lld wakeups=%lld\n", bp->idle,
+		       cpu0 >= 0 && cpu1 >= 0 ? cpu1 - cpu0 : -1, w0 >= 0 && w1 >= 0 ? w1 - w0 : -1);
+	}
+	res->elapsed_ns = bench_now_ns() - t0;
+	res->ns = 0;
+	pthread_barrier_destroy(&bar);
+	free(t);
+	free(tid);
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 /* The child's main                                                                           */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -1551,6 +1730,9 @@ static int bench_run_once(const struct bench_params *bp, uint64_t count,
 	case SC_XMALLOC:
 		rc = bench_run_xmalloc_once(bp, count, res, report_placement);
 		break;
+	case SC_RETURN:
+		rc = bench_run_return_once(bp, count, res);
+		break;
 	default:
 		rc = bench_run_workers_once(bp, count, res, report_placement);
 		break;
@@ -1588,8 +1770,8 @@ static int bench_child_usage(const char *prog, const char *why, const char *arg)
 	printf("error %s '%s'\n", why, arg);
 	fprintf(stderr, "usage: %s --child <backend> <scenario> <size> <count> <threads> "
 	        "[pin=LIST] [align=N] [calibrate=MS] [corrupt=N] [live=N] [lifetime=short|long] "
-	        "[teardown=burst|handover]\n(an internal program of pool-bench; run pool-bench "
-	        "instead)\n", prog);
+	        "[teardown=burst|handover] [seconds=S] [idle=S]\n(an internal program of "
+	        "pool-bench; run pool-bench instead)\n", prog);
 	return BENCH_EXIT_USAGE;
 }
 
@@ -1631,7 +1813,8 @@ static int bench_child_main(int argc, char **argv)
 		return bench_child_usage(argv[0], "bad thread count", argv[6]);
 	bp.threads = (unsigned int)v;
 	bp.live = SRV_LIVE;
-	if (!bench_own_threads(bp.scenario))
+	bp.seconds = 30;
+	if (!bench_own_threads(bp.scenario) && bp.scenario != SC_RETURN)
 		bp.threads = bench_workers_of(&bp);
 	for (i = 7; i < argc; i++) {
 		if (!strncmp(argv[i], "pin=", 4)) {
@@ -1666,6 +1849,13 @@ static int bench_child_main(int argc, char **argv)
 				return bench_child_usage(argv[0], "bad teardown= (server only, burst or "
 				                         "handover)", argv[i]);
 			bp.teardown = strcmp(argv[i] + 9, "handover") ? SRV_BURST : SRV_HANDOVER;
+		} else if (!strncmp(argv[i], "seconds=", 8) || !strncmp(argv[i], "idle=", 5)) {
+			double *d = argv[i][0] == 's' ? &bp.seconds : &bp.idle;
+
+			*d = strtod(strchr(argv[i], '=') + 1, &end);
+			if (*end || *d < 0 || *d > 3600 || bp.scenario != SC_RETURN)
+				return bench_child_usage(argv[0], "bad seconds= or idle= (return only, "
+				                         "0..3600)", argv[i]);
 		} else if (!strncmp(argv[i], "calibrate=", 10)) {
 			bp.calibrate_ms = strtod(argv[i] + 10, &end);
 			if (*end || bp.calibrate_ms < 0 || bp.calibrate_ms > 60000)

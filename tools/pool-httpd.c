@@ -9,15 +9,14 @@
  * epoll instance and its own listening socket bound with SO_REUSEPORT to the same address, so
  * that the kernel spreads new connections over the threads and no connection ever moves between
  * threads. Each worker runs one event loop (level-triggered epoll, non-blocking sockets). main()
- * then waits for SIGTERM/SIGINT, calls pool_gc() once a second and writes the log line (one a
- * minute at most).
+ * then waits for SIGTERM/SIGINT and writes the log line (one a minute at most).
  *
- * Memory return. Load comes in waves; memory must go back when a wave ends. Two steps do it: a
- * worker gives its thread cache back (pool_thread_flush()) when it had nothing to do for a
- * second, and at least once per demand window (decay_ms, 10 s by default) when it is always
- * busy (cache_flush()); main() calls pool_gc() every --gc-interval (1 s by default), which
- * gives the OS layer what stayed free in the pools through the last two half-windows and trims
- * it. Under steady load neither step releases much that the pools will ask for again.
+ * Memory return. Load comes in waves; memory must go back when a wave ends. The server does
+ * nothing for it: the library's releaser thread gives back, within two demand windows (decay_ms,
+ * 10 s by default, POOL_DECAY_MS), what stayed unused through one, in the pools' shared lists and
+ * in the workers' thread caches alike, whether the workers sleep or stay busy. Under steady load
+ * it releases nothing the pools will ask for again. --gc-interval adds a periodic pool_gc(),
+ * which gives back at once everything not in use: for a test, not for production.
  *
  * Monitoring (--stats). GET /metrics answers `show pools prometheus` followed by the server's
  * own counters, GET /pools.json `show pools json`, GET /profile.json `pools profile json 20`
@@ -92,8 +91,6 @@
 #define LINGER_MS      1000u        /* longest wait for the client to close after our last byte */
 #define ACCEPT_PAUSE_MS 100u        /* listener pause when accept() fails for lack of memory */
 #define LOG_PERIOD_S   60           /* at most one log line per this many seconds */
-#define IDLE_FLUSH_MS  1000u        /* a worker idle this long gives its thread cache back */
-#define GC_INTERVAL_MS_DEF 1000u    /* main() calls pool_gc() this often (--gc-interval) */
 
 /* ------------------------------------------------------------------------------------------ */
 /* Objects and where they come from                                                           */
@@ -195,8 +192,6 @@ struct worker {
 	int listening;            /* lfd is registered with epfd */
 	uint64_t accept_resume_ms;/* when to listen again after a pause, 0: not paused */
 	uint64_t now_ms;          /* monotonic time of this loop iteration */
-	uint64_t flush_at_ms;     /* when to flush the thread cache if still idle, 0: nothing to */
-	uint64_t flushed_ms;      /* when it was last flushed */
 	struct timer_list io_timers;      /* READ and SEND: --timeout */
 	struct timer_list linger_timers;  /* LINGER: min(LINGER_MS, --timeout) */
 	struct counters cnt;
@@ -212,14 +207,12 @@ static struct {
 	const char *cli_path;
 	enum pool_cli_level cli_level; /* of the --cli socket */
 	unsigned int timeout_ms;
-	unsigned int gc_interval_ms;   /* 0: no periodic pool_gc() */
+	unsigned int gc_interval_ms;   /* 0 (the default): no periodic pool_gc() */
 	int bind_threads;
 	int stats;                     /* serve /metrics, /pools.json and /pools */
-} opt = { .addr = "127.0.0.1", .cli_level = POOL_CLI_OPERATOR, .timeout_ms = 10000,
-            .gc_interval_ms = GC_INTERVAL_MS_DEF };
+} opt = { .addr = "127.0.0.1", .cli_level = POOL_CLI_OPERATOR, .timeout_ms = 10000 };
 
 static int stop_fd = -1;      /* eventfd every worker watches; written once to stop them */
-static uint64_t busy_flush_ms;  /* a busy worker flushes its cache this often: decay_ms */
 static struct worker *workers;  /* opt.threads of them, for /metrics and the log line */
 
 static uint64_t now_ms(void)
@@ -1023,44 +1016,6 @@ static unsigned int expire_timers(struct worker *w, struct timer_list *t)
 	return n;
 }
 
-/*
- * Something happened on this worker: its thread cache may now hold objects. cache_flush() gives
- * them back once the worker has been idle for IDLE_FLUSH_MS, or, if it never idles that long,
- * busy_flush_ms after the previous flush (the library's demand window, decay_ms: objects
- * cached longer than that were not needed): the shared free lists then hold them and the
- * library's memory return and main()'s pool_gc() can give them to the system. Without it, a
- * worker would keep for good up to its whole cache budget (pool_get_config()'s cache_bytes,
- * 1 MiB on a machine with 1 MiB of L2 per PU) of whatever a past burst left in its cache: 64
- * input buffers. A flush under load costs the next allocations a refill from the shared lists,
- * a magazine or two an exchange, once per busy_flush_ms.
- */
-static void worker_busy(struct worker *w)
-{
-	if (!use_malloc)
-		w->flush_at_ms = w->now_ms + IDLE_FLUSH_MS;
-}
-
-/* When cache_flush() has something to do, 0 if never. */
-static uint64_t cache_flush_due(const struct worker *w)
-{
-	uint64_t busy = w->flushed_ms + busy_flush_ms;
-
-	if (!w->flush_at_ms)
-		return 0;
-	return w->flush_at_ms < busy ? w->flush_at_ms : busy;
-}
-
-static void cache_flush(struct worker *w)
-{
-	uint64_t due = cache_flush_due(w);
-
-	if (due && due <= w->now_ms) {
-		pool_thread_flush();
-		w->flush_at_ms = 0;
-		w->flushed_ms = w->now_ms;
-	}
-}
-
 /* Milliseconds until the next timer, or -1 for none. */
 static int next_wakeup(const struct worker *w)
 {
@@ -1072,8 +1027,6 @@ static int next_wakeup(const struct worker *w)
 		next = w->linger_timers.first->deadline_ms;
 	if (w->accept_resume_ms && w->accept_resume_ms < next)
 		next = w->accept_resume_ms;
-	if (cache_flush_due(w) && cache_flush_due(w) < next)
-		next = cache_flush_due(w);
 	if (next == UINT64_MAX)
 		return -1;
 	return next <= w->now_ms ? 0 : (int)(next - w->now_ms);
@@ -1103,11 +1056,10 @@ static void *worker_main(void *arg)
 			else
 				conn_event(w, ev[i].data.ptr);
 		}
-		if (expire_timers(w, &w->io_timers) + expire_timers(w, &w->linger_timers) || n > 0)
-			worker_busy(w);
+		expire_timers(w, &w->io_timers);
+		expire_timers(w, &w->linger_timers);
 		if (w->accept_resume_ms && w->accept_resume_ms <= w->now_ms)
 			listener_resume(w);
-		cache_flush(w);
 	}
 
 	/* Stop accepting, close every connection, give this thread's cached objects back. */
@@ -1175,7 +1127,6 @@ static int worker_init(struct worker *w, unsigned int index, unsigned int *port)
 		return -1;
 	}
 	w->now_ms = now_ms();
-	w->flushed_ms = w->now_ms;
 	listener_resume(w);
 	return w->listening ? 0 : -1;
 }
@@ -1221,7 +1172,7 @@ static void usage(FILE *out)
 	        "                       (default 10)\n"
 	        "  --gc-interval <seconds>\n"
 	        "                       call pool_gc() this often, 0 (never) or 0.01..3600\n"
-	        "                       (default 1)\n"
+	        "                       (default 0: memory comes back by itself)\n"
 	        "  --stats              serve /metrics, /pools.json and /pools on the same address:\n"
 	        "                       anyone who can connect can read them (keep 127.0.0.1)\n"
 	        "  --cli <path>         serve the libpool CLI (pools show ...) on this UNIX socket\n"
@@ -1365,7 +1316,6 @@ static int main_loop(const sigset_t *sigs)
 
 int main(int argc, char **argv)
 {
-	struct pool_config cfg;
 	struct counters total;
 	sigset_t sigs;
 	unsigned int i, port;
@@ -1373,8 +1323,6 @@ int main(int argc, char **argv)
 
 	tool_name = "pool-httpd";
 	parse_options(argc, argv);
-	pool_get_config(&cfg);
-	busy_flush_ms = cfg.decay_ms;
 	if (!opt.threads)
 		opt.threads = pool_topology()->pus;
 

@@ -41,7 +41,7 @@ static void usage(FILE *out)
 	        "  debug                 [user] its run-time debugging options\n"
 	        "  profile [bysite|bypool|byage|bybytes] [pool <name>] [<n>] [json|prometheus]\n"
 	        "                        [user] the sites holding the pools' memory\n"
-	        "  trim                  [operator] give memory the pools do not need back\n"
+	        "  trim                  [operator] give back now what is not in use\n"
 	        "  flush [<pool>]        [operator] give every free object back\n"
 	        "  debug <options>       [admin] change its run-time debugging options\n"
 	        "  limit <pool> <n>      [admin] cap the objects a pool may hold (0: no limit)\n"

@@ -29,6 +29,8 @@
  *   releasable      objects a pool holds beyond what needed_avg says it needs: those that stayed
  *                   in the shared free lists through the whole demand window.
  *   trim            asking the OS layer to return free memory to the system.
+ *   releaser        what ends the demand windows and gives back what they found unused: a
+ *                   library thread by default, or the program's own calls of pool_release_run().
  *
  * This header holds types, constants and macros only, and includes only other -t.h headers and
  * the C library's.
@@ -88,6 +90,11 @@
 #define POOL_DECAY_MS_DEF      10000u        /* default demand window, ms (jemalloc's
                                                 dirty_decay_ms) */
 #define POOL_DECAY_MS_MAX      3600000u      /* longest demand window, ms (one hour) */
+
+/* How memory return runs (struct pool_config.release, POOL_RELEASE). */
+#define POOL_RELEASE_THREAD    1u            /* a library thread, started with the first
+                                                allocation (the default) */
+#define POOL_RELEASE_CALLER    2u            /* no thread: the program calls pool_release_run() */
 
 /* Debugging flags: the bits of pool_debugging (see pool_parse_debugging()). */
 #define POOL_DBG_FAIL        0x0001u  /* random allocation failures */
@@ -208,6 +215,7 @@ struct pool_config {
 	                           objects uses fewer (see pool_configure()) */
 	unsigned int decay_ms;  /* demand window: how long a peak of `used` is remembered, ms,
 	                           1..3600000 (see pool_configure()) */
+	unsigned int release;   /* who gives memory back: POOL_RELEASE_THREAD or _CALLER (0.3) */
 };
 
 /* ------------------------------------------------------------------------------------------ */

@@ -221,16 +221,16 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n);
 /* Memory return: pool_gc(3) -------------------------------------------------------------------- */
 
 /*
+ * Memory comes back by itself (pool_gc(3)); these calls are for a program that knows better.
  * pool_flush - give every object of `pool`'s shared free lists back to the OS layer, whatever
  * its need (thread caches and objects in use untouched). NULL or destroyed: no-op.
  */
 POOL_API void pool_flush(struct pool_head *pool);
 
 /*
- * pool_gc - end `pool`'s demand window now and give back what stayed free through it, beyond a
- * floor of 64 KiB worth of objects and at most one magazine (none for objects over 64 KiB), then
- * pool_trim(). NULL: every pool; destroyed: no-op. May
- * take milliseconds: never on a hot path. pool_gc(3) tells how demand is tracked.
+ * pool_gc - give back now every object of `pool`'s shared free lists beyond a floor (64 KiB worth,
+ * at most a magazine): its need becomes what is in use; then trim the OS layer. NULL: every
+ * pool; destroyed: no-op. May take milliseconds: never on a hot path.
  */
 POOL_API void pool_gc(struct pool_head *pool);
 
@@ -241,11 +241,16 @@ POOL_API void pool_gc(struct pool_head *pool);
 POOL_API void pool_thread_flush(void);
 
 /*
- * pool_trim - ask the OS layer to give its free memory back to the system (jemalloc: flush and
- * purge; C library: malloc_trim(0)), and with jemalloc read RLIMIT_AS again (call it after
- * setrlimit(): doc/debugging.md). Cannot fail; never on a hot path (pool_gc(3): its cost).
+ * pool_trim - pool_gc(NULL), whose trim asks the OS layer to give its free memory to the system;
+ * with jemalloc also reads RLIMIT_AS again (call it after setrlimit()). Cannot fail.
  */
 POOL_API void pool_trim(void);
+
+/*
+ * pool_release_run - the releaser thread's work (POOL_RELEASE=caller: from the event loop), one
+ * bounded step; returns the ms until it next has work, 0: call again now. Cheap when idle.
+ */
+POOL_API unsigned int pool_release_run(void);
 
 /* Limits, statistics, iteration: pool_get_stats(3); configuration: pool_configure(3) ----------- */
 
@@ -294,9 +299,9 @@ POOL_API size_t pool_object_size(const struct pool_head *pool);
 POOL_API void pool_for_each(int (*fn)(struct pool_head *pool, void *arg), void *arg);
 
 /*
- * pool_configure - set the process-wide defaults (struct pool_config: buckets, cache_bytes,
- * cluster, decay_ms; a 0 field keeps its value) before the first pool exists. Returns 0, or -1
- * with errno EINVAL (NULL cfg, a value out of range: nothing changed) or EBUSY (a pool exists).
+ * pool_configure - set the process-wide defaults (struct pool_config; a 0 field keeps its value)
+ * before the first pool exists. Returns 0, or -1 with errno EINVAL (NULL cfg, a value out of
+ * range: nothing changed) or EBUSY (a pool exists).
  */
 POOL_API int pool_configure(const struct pool_config *cfg);
 

@@ -126,6 +126,8 @@ struct pool_demand {
 	uint64_t window_ns;                     /* decay_ms, in nanoseconds (fixed) */
 	atomic_ulong need;                      /* needed_avg: the most objects used over the
 	                                           window, measured at the last pass */
+	atomic_ulong owed;                      /* objects the last window end found unused beyond
+	                                           the floor and not yet given back (pass lock) */
 	atomic_ulong gc_released_bytes;         /* cumulative: bytes the passes and pool_flush()
 	                                           gave back */
 	/* counts of moves that found every bucket BUSY (fetch_add; rare) */
@@ -276,6 +278,8 @@ struct pool_tslot {
 	                                  loaded magazine's capacity */
 	uint32_t hidden;               /* objects of the loaded magazine below the base the profile
 	                                  shows the fast path (pool-sample.c), for statistics */
+	uint32_t low_full;             /* the fewest full magazines since the releaser last looked:
+	                                  that many at the bottom of the stack stayed unused */
 };
 
 /*
@@ -296,6 +300,12 @@ struct pool_thread_caches {
 	atomic_int busy;               /* 1 while the owner changes its slots (a section): fork()
 	                                  and pool_destroy() wait for 0 before they look at them
 	                                  (see pool-tcache.c, "Sections") */
+	atomic_int hold;               /* 1 while the releaser keeps this thread alone out of its
+	                                  sections (pool-tcache.c, "Sections") */
+	atomic_uint sections;          /* sections entered (owner: a load and a store); the
+	                                  releaser tells a thread idle through a window by it */
+	unsigned int seen_sections;    /* `sections` when the releaser last looked (registry lock) */
+	unsigned int taken_sections;   /* ... when it last took this thread's spare magazines */
 	struct pool_sampler *sampler;  /* the profile's state of this thread (pool-sample.c), NULL
 	                                  until the profile first samples here */
 };

@@ -25,6 +25,7 @@ enum setting_kind {
 	SETTING_POW2,      /* a power of two */
 	SETTING_COUNT,     /* a plain number */
 	SETTING_BYTES,     /* bytes, with an optional k, m or g suffix in the environment */
+	SETTING_CHOICE,    /* 1..max, spelt in the environment as the words of `words` */
 };
 
 struct setting {
@@ -35,6 +36,7 @@ struct setting {
 	enum setting_kind kind;
 	unsigned long min, max;     /* bounds, inclusive */
 	const char *expect;         /* what the environment message says is expected */
+	const char *const *words;   /* SETTING_CHOICE: the environment's word for 1, 2, ... */
 };
 
 #define UINT_FIELD(f) offsetof(struct pool_config, f), 0
@@ -42,14 +44,17 @@ struct setting {
 
 static const struct setting settings[] = {
 	{ "buckets", "POOL_BUCKETS", UINT_FIELD(buckets), SETTING_POW2, 1, POOL_BUCKETS_MAX,
-	  "a power of two from 1 to 64" },
+	  "a power of two from 1 to 64", NULL },
 	{ "cache_bytes", "POOL_CACHE_SIZE", SIZE_FIELD(cache_bytes), SETTING_BYTES,
 	  POOL_CACHE_BYTES_MIN,
-	  POOL_SIZE_MAX, "bytes from 4096 to 1g with an optional k, m or g suffix" },
+	  POOL_SIZE_MAX, "bytes from 4096 to 1g with an optional k, m or g suffix", NULL },
 	{ "cluster", "POOL_CLUSTER", UINT_FIELD(cluster), SETTING_COUNT, 1, POOL_CLUSTER_MAX,
-	  "objects per magazine from 1 to 64" },
+	  "objects per magazine from 1 to 64", NULL },
 	{ "decay_ms", "POOL_DECAY_MS", UINT_FIELD(decay_ms), SETTING_COUNT, 1, POOL_DECAY_MS_MAX,
-	  "milliseconds from 1 to 3600000" },
+	  "milliseconds from 1 to 3600000", NULL },
+	{ "release", "POOL_RELEASE", UINT_FIELD(release), SETTING_CHOICE, POOL_RELEASE_THREAD,
+	  POOL_RELEASE_CALLER, "'thread' or 'caller'",
+	  (const char *const[]){ "thread", "caller", NULL } },
 };
 #define NB_SETTINGS (sizeof(settings) / sizeof(settings[0]))
 
@@ -89,7 +94,17 @@ static int in_bounds(const struct setting *s, unsigned long v)
 static int parse_env(const struct setting *s, const char *str, unsigned long *out)
 {
 	unsigned long long v;
+	unsigned long i;
 
+	if (s->kind == SETTING_CHOICE) {
+		for (i = 0; str && s->words[i]; i++) {
+			if (!strcmp(str, s->words[i])) {
+				*out = i + 1;
+				return 0;
+			}
+		}
+		return -1;
+	}
 	if (!str || pool__parse_decimal(str, strlen(str), s->kind == SETTING_BYTES, s->max,
 	                                &v) < 0)
 		return -1;
@@ -106,6 +121,7 @@ static void config_load(void)
 	config.cache_bytes = t->default_cache_bytes;
 	config.cluster = POOL_CLUSTER_DEFAULT;
 	config.decay_ms = POOL_DECAY_MS_DEF;
+	config.release = POOL_RELEASE_THREAD;
 	for (i = 0; i < NB_SETTINGS; i++) {
 		const struct setting *s = &settings[i];
 		const char *env = s->env ? getenv(s->env) : NULL;
@@ -115,6 +131,9 @@ static void config_load(void)
 			continue;
 		if (parse_env(s, env, &v) == 0 && in_bounds(s, v))
 			set_field(&config, s, v);
+		else if (s->kind == SETTING_CHOICE)
+			fprintf(stderr, "libpool: ignoring %s='%s': expected %s; keeping '%s'\n",
+			        s->env, env, s->expect, s->words[get_field(&config, s) - 1]);
 		else
 			fprintf(stderr, "libpool: ignoring %s='%s': expected %s; keeping %lu\n",
 			        s->env, env, s->expect, get_field(&config, s));
@@ -135,7 +154,30 @@ void pool__config_freeze(void)
 	pthread_mutex_unlock(&config_lock);
 }
 
-POOL_API int pool_configure(const struct pool_config *cfg)
+/*
+ * 0.3 added `release` at the end of struct pool_config. A program built against the headers of
+ * 0.1 or 0.2 passes the 24 bytes it knew, so pool_configure() and pool_get_config() keep those
+ * two versions (LIBPOOL_0.1 in abi/libpool.map), which read and write that much only; programs
+ * built now bind to the LIBPOOL_0.3 ones. Two .symver directives name them (the version script's
+ * rule for a changed interface).
+ */
+struct pool_config_0_1 {
+	unsigned int buckets;
+	size_t cache_bytes;
+	unsigned int cluster;
+	unsigned int decay_ms;
+};
+
+POOL_API int pool__configure_0_3(const struct pool_config *cfg);
+POOL_API void pool__get_config_0_3(struct pool_config *cfg);
+POOL_API int pool__configure_0_1(const struct pool_config_0_1 *cfg);
+POOL_API void pool__get_config_0_1(struct pool_config_0_1 *cfg);
+__asm__(".symver pool__configure_0_3, pool_configure@@LIBPOOL_0.3");
+__asm__(".symver pool__get_config_0_3, pool_get_config@@LIBPOOL_0.3");
+__asm__(".symver pool__configure_0_1, pool_configure@LIBPOOL_0.1");
+__asm__(".symver pool__get_config_0_1, pool_get_config@LIBPOOL_0.1");
+
+int pool__configure_0_3(const struct pool_config *cfg)
 {
 	unsigned int i;
 	int ret = 0;
@@ -169,7 +211,7 @@ POOL_API int pool_configure(const struct pool_config *cfg)
 	return ret;
 }
 
-POOL_API void pool_get_config(struct pool_config *cfg)
+void pool__get_config_0_3(struct pool_config *cfg)
 {
 	const struct pool_config *c = pool__config_get();
 
@@ -178,4 +220,30 @@ POOL_API void pool_get_config(struct pool_config *cfg)
 	pthread_mutex_lock(&config_lock);
 	*cfg = *c;
 	pthread_mutex_unlock(&config_lock);
+}
+
+int pool__configure_0_1(const struct pool_config_0_1 *cfg)
+{
+	struct pool_config c = { 0 };
+
+	if (!cfg)
+		return pool__configure_0_3(NULL);
+	c.buckets = cfg->buckets;
+	c.cache_bytes = cfg->cache_bytes;
+	c.cluster = cfg->cluster;
+	c.decay_ms = cfg->decay_ms;
+	return pool__configure_0_3(&c);
+}
+
+void pool__get_config_0_1(struct pool_config_0_1 *cfg)
+{
+	struct pool_config c;
+
+	if (!cfg)
+		return;
+	pool__get_config_0_3(&c);
+	cfg->buckets = c.buckets;
+	cfg->cache_bytes = c.cache_bytes;
+	cfg->cluster = c.cluster;
+	cfg->decay_ms = c.decay_ms;
 }

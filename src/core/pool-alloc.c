@@ -18,6 +18,7 @@
 #include "debug/pool-debug.h"
 #include "core/pool-fail-report.h"
 #include "core/pool-int.h"
+#include "core/pool-release.h"
 #include "debug/pool-profile.h"
 #include "tcache/pool-sample.h"
 #include "tcache/pool-tcache.h"
@@ -100,6 +101,7 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		pool__bad_head(pool, NULL, caller);
 	open_for_allocation(pool);
+	pool__release_poke();
 	self = pool__thread_self(&dbg);
 
 	if ((dbg & POOL_DBG_FAIL) && !(flags & POOL_F_NO_FAIL) &&
@@ -180,6 +182,7 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 	if (pool__tcache_alloc_bulk_fast(pool, objs, n))
 		return n;
 	open_for_allocation(pool);
+	pool__release_poke();
 	self = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
 		if (pool__tcache_alloc_bulk(pool, self, objs, n, dbg) == n) {

@@ -100,20 +100,23 @@
  *    counts what is above the slab tier (one atomic a move). failed is counted in the bucket of
  *    the thread. The fast path counts nothing: a cached object is used.
  *
- * 6. Memory return over time (pool-demand.c). Each bucket keeps the low-water mark of its free
- *    objects during the current demand window (decay_ms, 10 s by default after jemalloc's
- *    dirty_decay_ms). When a window ends, a slow path that notices (one in 16 of a thread's,
- *    through a coarse clock) runs the release pass under the pool's pass lock (trylock): what
- *    stayed free through the whole window was not needed and goes down to its slabs, beyond
- *    the pool's floor, and every bucket's marks rotate; an object goes back between decay_ms and
- *    twice that after it was last needed. needed_avg is what the pool held minus what stayed
- *    free. Inside a BUSY window the pass detaches whole magazines from the top of the stack (at
- *    most 64 a bucket for an automatic pass, turns of 1024 for pool_gc()) and splits at most one
- *    by copying the pointers of its last objects; after the head went back it gives the objects
- *    to the OS layer by their pointers, so giving a cold spike back reads no object of it.
- *    pool_gc() ends the window at once, so a second call after load drops gives a spike back.
- *    The floor is bytes: 64 KiB worth of objects and at most one magazine, none for objects
- *    over 64 KiB. Eviction never goes to the OS layer: a steady load does not churn through it.
+ * 6. Memory return over time (pool-demand.c, pool-release.c). Each bucket keeps the low-water
+ *    mark of its free objects during the current demand window (decay_ms, 10 s by default after
+ *    jemalloc's dirty_decay_ms). A library thread, the releaser, wakes when a window ends: it
+ *    takes from each thread's cache what stayed unused through the window (all spares of a
+ *    thread that entered no section, the cold bottom of a busy one's full stack), ends every
+ *    pool's window and counts under its pass lock what stayed free through all of it: beyond the
+ *    pool's floor, the pool owes it to its slabs. It pays in steps of at most 16384 objects, each
+ *    ownership of a head detaching at most 64 magazines (and splitting at most one by copying
+ *    the pointers of its last objects); the objects go down to their slabs by their pointers
+ *    after the head went back, and a slab left wholly free goes back to the OS layer. A burst
+ *    of any size goes back between decay_ms and twice that after it was last needed. needed_avg
+ *    is what the pool held minus what stayed free. Without the thread (POOL_RELEASE=caller),
+ *    pool_release_run() does a step from the program's event loop; without either, one in 16
+ *    slow paths looks at a coarse clock and does it. pool_gc() ends the window at once and gives
+ *    back everything above what is in use. The floor is bytes: 64 KiB worth of objects and at
+ *    most one magazine, none for objects over 64 KiB. Eviction never goes below the shared
+ *    lists: a steady load does not churn through the slabs.
  *
  * 7. Threads (pool-thread.c) and sections (pool-tcache.c). A thread registers on its first slow
  *    path: a registry id (the lowest free of POOL_MAX_THREADS), its caches (allocated: the TLS
@@ -124,7 +127,9 @@
  *    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (a full barrier on every thread: either it sees
  *    the flag or the quiescer sees its word; without it, each section entry fences), and wait
  *    until no other thread is inside one (at most 100000 yields each), so no slot is caught in
- *    the middle of a change. The fast path is no section: its single stores may be cut anywhere.
+ *    the middle of a change. The releaser holds only the threads it looks at (a hold word each,
+ *    one membarrier, no wait: one found inside a section is left for the next window). The fast
+ *    path is no section: its single stores may be cut anywhere.
  *
  * 8. Debugging is a leaf under the core (pool-debug.c, pool-report.c): the slow paths call its
  *    checks; pool_parse_debugging() applies what its pure parser returns, under the pool list
@@ -134,7 +139,8 @@
  *    magazine, so the slow paths read a magazine's bounds from the magazine, not the entry.
  *
  * Locks, in the order they are taken (a lock is never taken while a later one is held):
- *   pool list lock (pool.c: pool list, creators, slot table, layout, debugging options)
+ *   pool list lock (pool.c: pool list, creators, slot table, layout, debugging options; the
+ *      releaser of pool-release.c only tries it, and its own lock is a leaf)
  *   -> registry lock (pool-thread.c: registry, thread ids; a quiescer holds it while it keeps
  *      the threads out of their sections)
  *   -> the threads' sections (pool-tcache.c: not a lock, but a quiescer waits for them, so a
@@ -167,9 +173,10 @@
  * the child also resets the others, counting what they held as lost, and takes back the slots
  * of the threads that did not follow it (doc/internals.md, 9.4).
  *
- * Unloading (dlclose(), the end of the process): a destructor frees the graveyard's heads, the
- * calling thread's caches and the thread-exit key, so that loading and unloading the library
- * again and again leaks neither keys nor memory; live pools are the program's to destroy.
+ * Unloading (dlclose(), the end of the process): the releaser thread is joined, then a
+ * destructor frees the graveyard's heads, the calling thread's caches and the thread-exit key,
+ * so that loading and unloading the library again and again leaks neither keys nor memory; live
+ * pools are the program's to destroy.
  *
  * Invariants. POOL_ASSERT() checks those marked (A) in `make DEBUG=1` and the sanitizer builds;
  * the tests check the sums (check_shared.c, check_transfer.c), the Promela model the protocol.
@@ -717,7 +724,7 @@ POOL_API void pool_gc(struct pool_head *pool)
 
 POOL_API void pool_trim(void)
 {
-	pool__os_trim();
+	pool_gc(NULL);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -310,7 +310,8 @@ static const struct cli_command cli_commands[] = {
 	  "(exact under caller debugging), most first (bybytes), by site, by pool or\n"
 	  "oldest first; <n>: the first <n> sites only; addresses only at level admin" },
 	{ "pools", "trim", POOL_CLI_OPERATOR, cmd_trim, "pools trim",
-	  "give memory the pools do not need back to the system" },
+	  "give back now what the pools hold beyond what is in use (memory also\n"
+	  "comes back by itself once unused through a demand window)" },
 	{ "pools", "flush", POOL_CLI_OPERATOR, cmd_flush, "pools flush [<pool>]",
 	  "give every object in the shared free lists of every pool (or of the\n"
 	  "pools named <pool>) back to the system" },

@@ -5,15 +5,22 @@
  * Demand and memory return, the bucket tier's second half: a pool's magazine size and gc floor
  * (set when it is created), its demand windows (decay_ms, after jemalloc's dirty_decay_ms), each
  * bucket's low-water marks over them, needed_avg, and what goes back to the OS layer: the
- * release pass at the end of a window, pool_gc() (which ends it at once), pool_flush(). See the
- * essay in pool.c, step 6, and doc/internals.md.
+ * window's end, which counts what stayed unused through it (what the pool owes), the steps that
+ * pay it back, pool_gc() (which ends the window at once and gives back everything above the
+ * need), pool_flush(). See the essay in pool.c, step 6, and doc/internals.md.
+ *
+ * Who ends the windows: the releaser (pool-release.c: a library thread, or the program's calls
+ * of pool_release_run()), and a slow path now and then when no releaser stepped for two windows
+ * (pool__bucket_tick()). A window's end only counts; the payment is made in steps of a bounded
+ * number of objects, each ownership of a head detaching at most AUTO_MAGS_PER_TURN magazines, so
+ * that no BUSY window and no caller is held long, and the steps go on until what is owed is paid:
+ * the rate follows the debt, not a count per pass.
  *
  * Every bucket is changed only by the owner of its head (the BUSY protocol of pool-bucket.c);
- * release passes are serialised by the pool's pass lock, taken with trylock from slow paths
- * (pool__bucket_tick()) and with lock from pool_gc(). A pass detaches whole magazines inside a
- * BUSY window (reading their headers, and splitting at most one by copying part of its pointer
- * array) and gives their objects to the OS layer after giving the head back: it reads no free
- * object.
+ * window ends and payments are serialised by the pool's pass lock, only tried by the releaser
+ * and the slow paths, taken by pool_gc(). A payment detaches whole magazines inside a BUSY window
+ * (reading their headers, and splitting at most one by copying part of its pointer array) and
+ * gives their objects to the OS layer after giving the head back: it reads no free object.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -27,10 +34,10 @@
 #include "base/pool-lock.h"
 
 #define FLUSH_BUSY_TRIES      100000u   /* pool_flush()/pool_gc() wait this many yields per head */
-#define PASS_OBJS_MAX         512u      /* objects one automatic pass takes from one bucket (as
-                                           64 clusters of 8 did before magazines: a pass runs on
-                                           a user thread's slow path, so it stays short) */
-#define GC_MAGS_PER_TURN      1024u     /* magazines a pass detaches per ownership of a head */
+#define AUTO_MAGS_PER_TURN    64u       /* magazines an automatic payment detaches per ownership
+                                           of a head (a few microseconds of BUSY window) */
+#define GC_MAGS_PER_TURN      1024u     /* ... and pool_gc(), which has the caller's time */
+#define TICK_PAY_OBJS         2048u     /* objects a slow path's tick pays at most (no releaser) */
 #define GC_FLOOR_BYTES        65536u    /* pool_gc() keeps at most this much beyond the need */
 #define EMPTIES_KEEP          4u        /* empty magazines a release pass leaves a bucket */
 /*
@@ -53,23 +60,26 @@
 #define MAG_FLOOR_OBJS        8u
 #define MAG_FLOOR_SHARE       4u
 
+/* When a releaser last stepped (now_ns()), 0: never; the slow paths' ticks defer to it. */
+static _Atomic uint64_t releaser_seen_ns;
+
 /*
- * Owner, at the start of a release pass (the window just ended): the objects of this bucket that
- * stayed in its stack through the whole window, i.e. the least it held since the window began
- * (low_cur, or low_prev when a pop or push of the new window rotated the marks already), and no
- * more than it holds now. Then the marks rotate.
+ * Owner: what bucket `b` may give back now of what stayed unused through the ended window: the
+ * least it held since then and still holds. Its marks at the pool's epoch (a pop, a push or the
+ * count rotated them since the window ended): low_prev is the ended window's least, low_cur the
+ * least since; behind the epoch, low_cur spans the whole ended window (nothing popped or pushed
+ * here since its last rotation, which was the first move of an earlier window, so what it counts
+ * lay here through all of it).
  */
-static unsigned long bucket_idle_rotate(struct pool_head *pool, struct pool_bucket *b)
+static unsigned long bucket_idle_now(const struct pool_head *pool, const struct pool_bucket *b)
 {
 	unsigned int e = atomic_load_explicit(&pool->demand.epoch, memory_order_relaxed);
-	unsigned long f = pool__own_get(&b->free_objects), idle;
+	unsigned long lc = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
+	unsigned long lp = atomic_load_explicit(&b->low_prev, memory_order_relaxed);
 
 	if (e != atomic_load_explicit(&b->epoch, memory_order_relaxed))
-		idle = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
-	else
-		idle = atomic_load_explicit(&b->low_prev, memory_order_relaxed);
-	pool__bucket_sync(pool, b);
-	return idle < f ? idle : f;
+		return lc;
+	return lp < lc ? lp : lc;
 }
 
 /*
@@ -182,36 +192,39 @@ static struct pool_mag *pass_own(struct pool_bucket *b, int gc)
 }
 
 /*
- * The release pass, run when a demand window ends: every bucket tells what stayed free through
- * the whole window and its marks rotate; what stayed free, beyond a floor of pool->floor objects
- * for the pool, goes back to the OS layer, and needed_avg becomes what the pool held minus it.
- * Two rounds of exchanges per bucket (count and rotate, then release), once per window; the
- * first also trims the bucket's empty magazines to EMPTIES_KEEP.
- * `gc`: a pool_gc() call waits for BUSY heads a while and releases all that it may, in turns of
- * at most GC_MAGS_PER_TURN magazines per ownership so that no BUSY window grows long; an
- * automatic pass skips BUSY buckets and takes at most PASS_OBJS_MAX objects a bucket (the
- * rest goes at the next window). The caller holds the pass lock.
+ * The count at a window's end (the caller ended it and holds the pass lock): every bucket tells
+ * what stayed free through the whole window and its marks rotate; what stayed free beyond a floor
+ * of pool->floor objects for the pool is owed to the OS layer, and needed_avg becomes what the
+ * pool held minus it. One exchange per bucket, which also trims the bucket's empty magazines to
+ * EMPTIES_KEEP. `gc`: pool_gc(), which waits for BUSY heads a while and counts everything free
+ * now (its need is what is in use); an automatic count skips BUSY buckets (they owe nothing this
+ * window).
  */
-static void release_pass(struct pool_head *pool, int gc)
+static void count_round(struct pool_head *pool, int gc)
 {
-	unsigned long idle_of[POOL_BUCKETS_MAX];
-	unsigned long idle = 0, alloc, excess;
-	void *split[POOL_CLUSTER_MAX];
+	unsigned long idle = 0, alloc;
 	unsigned int i;
 
 	POOL_ASSERT(pool__lock_held(&pool->demand.pass_lock));
-	POOL_ASSERT(pool->nbuckets <= POOL_BUCKETS_MAX);
 	for (i = 0; i < pool->nbuckets; i++) {
 		struct pool_bucket *b = &pool->buckets[i];
 		struct pool_mag *head = pass_own(b, gc), *extra;
+		unsigned long f;
 
-		idle_of[i] = 0;
 		if (head == POOL_BUSY)
 			continue;
 		if (POOL_ASSERTS >= 2 && gc)
 			pool__bucket_walk(pool, b, head);
-		idle_of[i] = bucket_idle_rotate(pool, b);
-		idle += idle_of[i];
+		f = pool__own_get(&b->free_objects);
+		pool__bucket_sync(pool, b);
+		if (gc) {
+			/* everything free counts: its marks too, so that the payment may take it */
+			atomic_store_explicit(&b->low_prev, pool__clamp32(f), memory_order_relaxed);
+			atomic_store_explicit(&b->low_cur, pool__clamp32(f), memory_order_relaxed);
+			idle += f;
+		} else {
+			idle += bucket_idle_now(pool, b);
+		}
 		extra = trim_empties(b, EMPTIES_KEEP);
 		pool__bucket_give(b, head);
 		pool__mag_free_stack(pool, extra);
@@ -219,35 +232,55 @@ static void release_pass(struct pool_head *pool, int gc)
 	alloc = pool__sum_allocated(pool);
 	atomic_store_explicit(&pool->demand.need, alloc > idle ? alloc - idle : 0,
 	                      memory_order_relaxed);
-	excess = idle > pool->floor ? idle - pool->floor : 0;
-	for (i = 0; excess && i < pool->nbuckets; i++) {
-		struct pool_bucket *b = &pool->buckets[i];
-		unsigned long budget = gc ? ULONG_MAX : PASS_OBJS_MAX;
+	atomic_store_explicit(&pool->demand.owed, idle > pool->floor ? idle - pool->floor : 0,
+	                      memory_order_relaxed);
+}
 
-		while (excess && idle_of[i] && budget) {
+/*
+ * Pay what the pool owes, up to *budget objects (lowered by what was paid), under the pass
+ * lock: from each bucket, what it may give back now (bucket_idle_now(), which a pop since the
+ * count lowered), in turns of at most AUTO_MAGS_PER_TURN magazines per ownership of its head
+ * (GC_MAGS_PER_TURN for pool_gc(), which also waits for BUSY heads). What is owed drops to 0 once
+ * a sweep finds nothing more to take and skipped no BUSY head: the objects it counted were taken
+ * by threads meanwhile. Returns the objects still owed.
+ */
+static unsigned long pay(struct pool_head *pool, int gc, unsigned long *budget)
+{
+	unsigned long owed = atomic_load_explicit(&pool->demand.owed, memory_order_relaxed);
+	void *split[POOL_CLUSTER_MAX];
+	unsigned int i, skipped = 0;
+
+	POOL_ASSERT(pool__lock_held(&pool->demand.pass_lock));
+	for (i = 0; owed && *budget && i < pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[i];
+
+		while (owed && *budget) {
 			struct pool_mag *head = pass_own(b, gc), *top;
-			unsigned long take, took = 0, turn;
+			unsigned long take, took = 0, can;
 			unsigned int nsplit;
 
-			if (head == POOL_BUSY)
+			if (head == POOL_BUSY) {
+				skipped = 1;
 				break;
-			/* what was idle, and is still there (pops since the count took from it) */
-			take = idle_of[i] < excess ? idle_of[i] : excess;
-			if (take > atomic_load_explicit(&b->low_cur, memory_order_relaxed))
-				take = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
-			if (take > budget)
-				take = budget;
-			turn = GC_MAGS_PER_TURN;
-			top = bucket_detach(b, &head, take, turn, split, &nsplit, &took);
+			}
+			can = bucket_idle_now(pool, b);
+			take = owed < can ? owed : can;
+			if (take > *budget)
+				take = *budget;
+			top = bucket_detach(b, &head, take, gc ? GC_MAGS_PER_TURN : AUTO_MAGS_PER_TURN,
+			                    split, &nsplit, &took);
 			pool__bucket_give(b, head);
 			if (!took)
 				break;
 			release_detached(pool, top, split, nsplit, took);
-			excess -= took;
-			idle_of[i] -= took;
-			budget -= budget == ULONG_MAX ? 0 : took;
+			owed -= took;
+			*budget -= took;
 		}
 	}
+	if (i == pool->nbuckets && !skipped && *budget)
+		owed = 0;
+	atomic_store_explicit(&pool->demand.owed, owed, memory_order_relaxed);
+	return owed;
 }
 
 static uint64_t now_ns(void)
@@ -305,29 +338,98 @@ void pool__bucket_fini(struct pool_head *pool)
 	pool__lock_destroy(&pool->demand.pass_lock);
 }
 
+void pool__bucket_releaser_seen(void)
+{
+	atomic_store_explicit(&releaser_seen_ns, now_ns(), memory_order_relaxed);
+}
+
+void pool__bucket_releaser_gone(void)
+{
+	atomic_store_explicit(&releaser_seen_ns, 0, memory_order_relaxed);
+}
+
+int pool__bucket_release_step(struct pool_head *pool, int end, unsigned long *budget)
+{
+	unsigned long owed;
+
+	if (pool__lock_try(&pool->demand.pass_lock) != 0)
+		return -1;
+	if (end) {
+		end_window(pool, now_ns());
+		count_round(pool, 0);
+	}
+	owed = atomic_load_explicit(&pool->demand.owed, memory_order_relaxed);
+	if (owed && *budget)
+		owed = pay(pool, 0, budget);
+	pool__unlock(&pool->demand.pass_lock);
+	return owed != 0;
+}
+
 void pool__bucket_tick(struct pool_head *pool)
 {
-	uint64_t now = now_ns();
-	uint64_t begun = atomic_load_explicit(&pool->demand.epoch_ns, memory_order_relaxed);
+	uint64_t now = now_ns(), begun;
+	unsigned long budget = TICK_PAY_OBJS;
+	int ended;
 
-	if (now - begun < pool->demand.window_ns)
+	/* a releaser stepped within two windows: the windows are its */
+	if (now - atomic_load_explicit(&releaser_seen_ns, memory_order_relaxed) <
+	    2 * pool->demand.window_ns)
+		return;
+	begun = atomic_load_explicit(&pool->demand.epoch_ns, memory_order_relaxed);
+	ended = now - begun >= pool->demand.window_ns;
+	if (!ended && !atomic_load_explicit(&pool->demand.owed, memory_order_relaxed))
 		return;
 	if (pool__lock_try(&pool->demand.pass_lock) != 0)
 		return;
 	/* another thread may have ended this window while we took the lock */
-	if (atomic_load_explicit(&pool->demand.epoch_ns, memory_order_relaxed) == begun) {
+	if (ended && atomic_load_explicit(&pool->demand.epoch_ns, memory_order_relaxed) == begun) {
 		end_window(pool, now);
-		release_pass(pool, 0);
+		count_round(pool, 0);
 	}
+	if (atomic_load_explicit(&pool->demand.owed, memory_order_relaxed))
+		pay(pool, 0, &budget);
 	pool__unlock(&pool->demand.pass_lock);
 }
 
 void pool__bucket_gc(struct pool_head *pool)
 {
+	unsigned long budget = ULONG_MAX;
+
 	pool__lock(&pool->demand.pass_lock);
 	end_window(pool, now_ns());
-	release_pass(pool, 1);
+	count_round(pool, 1);
+	pay(pool, 1, &budget);
 	pool__unlock(&pool->demand.pass_lock);
+}
+
+void pool__bucket_push_idle(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
+                            unsigned int nmags, unsigned int nobjs, unsigned int start)
+{
+	unsigned int mask = pool->nbuckets - 1, i;
+
+	POOL_ASSERT(nmags >= 1 && top && bottom && nobjs >= nmags);
+	for (i = 0; i < 2 * pool->nbuckets; i++) {
+		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
+		struct pool_mag *head = pool__bucket_own(b);
+		uint32_t lc;
+
+		if (head == POOL_BUSY)
+			continue;
+		bottom->next = head;
+		pool__bucket_sync(pool, b);
+		pool__own_add(&b->free_objects, nobjs);
+		pool__own_add(&b->put_objects, nobjs);
+		pool__own_add(&b->put_clusters, nmags);
+		/* unused through the window that ends now: as if they had lain here all along */
+		lc = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
+		atomic_store_explicit(&b->low_cur, pool__clamp32((unsigned long)lc + nobjs),
+		                      memory_order_relaxed);
+		pool__bucket_give(b, top);
+		pool__count_moved(nobjs);
+		return;
+	}
+	/* every head stayed BUSY: pool__push_mags() tries once more, else the OS layer */
+	pool__push_mags(pool, top, bottom, nmags, nobjs, start);
 }
 
 void pool__bucket_flush(struct pool_head *pool)

@@ -240,6 +240,8 @@ static struct pool_mag *full_pop(struct pool_tslot *sl)
 		sl->bottom = NULL;
 	m->next = m->prev = NULL;
 	sl->nfull--;
+	if (sl->nfull < sl->low_full)
+		sl->low_full = sl->nfull;
 	set_held(sl, sl->held - m->n);
 	return m;
 }
@@ -269,6 +271,8 @@ static void full_cut_bottom(struct pool_tslot *sl, uint32_t k, struct pool_mag *
 		sl->top = NULL;
 	cut->prev = NULL;
 	sl->nfull -= k;
+	if (sl->nfull < sl->low_full)
+		sl->low_full = sl->nfull;
 	set_held(sl, sl->held - n);
 	*nobjs = n;
 }
@@ -869,6 +873,31 @@ uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s, 
 	pool__mag_free_stack(pool, sl->empty);
 	memset(sl, 0, sizeof(*sl));
 	return reserved;
+}
+
+uint32_t pool__magazine_take_spares(struct pool_thread_caches *c, unsigned int s, int all,
+                                    struct pool_mag **top, struct pool_mag **bottom,
+                                    uint32_t *nmags, uint32_t *nobjs)
+{
+	struct pool_tslot *sl = &c->slot[s];
+	uint32_t was = sl->reserved_objs;
+	uint32_t k = all || sl->low_full > sl->nfull ? sl->nfull : sl->low_full;
+
+	*top = *bottom = NULL;
+	*nmags = *nobjs = 0;
+	if (k)
+		full_cut_bottom(sl, k, top, bottom, nobjs);
+	*nmags = k;
+	if (all) {
+		pool__mag_free(pool__slots[s], stack_if_stocked(sl->prev, top, bottom, nmags, nobjs));
+		pool__mag_free_stack(pool__slots[s], sl->empty);
+		sl->prev = sl->empty = NULL;
+		sl->nempty = 0;
+		set_held(sl, 0);
+	}
+	sl->low_full = sl->nfull;
+	sl->reserved_objs = slot_objs(c, s);
+	return was - sl->reserved_objs;
 }
 
 unsigned int pool__magazine_max_slot(void)

@@ -153,6 +153,21 @@ uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s,
                                   unsigned int start);
 
 /*
+ * The spare magazines of slot `s` of a thread's caches `c`, kept out of its sections by the
+ * releaser (or the caller's own, outside a section): with `all` (the thread entered no section
+ * through the window), the previous magazine, the full stack and the empty magazines, which the
+ * inline fast path never touches (it uses the loaded magazine only, which stays); else the full
+ * magazines at the bottom of the stack that stayed there through the window (low_full). Those
+ * holding objects are returned as a stack *top..*bottom linked by `next` (*nmags magazines,
+ * *nobjs objects, counted as used); the empty ones are freed; low_full starts again. Reads
+ * magazine headers only. Returns the objects the slot no longer counts in its thread's budget
+ * (the caller credits the owner).
+ */
+uint32_t pool__magazine_take_spares(struct pool_thread_caches *c, unsigned int s, int all,
+                                    struct pool_mag **top, struct pool_mag **bottom,
+                                    uint32_t *nmags, uint32_t *nobjs);
+
+/*
  * Tier 2 of the assertions (pool-assert.h): walk every slot of the caches `ctx` (the calling
  * thread's, or ones no other thread changes) and check that sum(reserved_objs * cache_cost) ==
  * reserved - credit <= budget. Call it under `if (POOL_ASSERTS >= 2)`: a thread's flush and a

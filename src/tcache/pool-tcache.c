@@ -34,8 +34,12 @@
  * load: the quiescer issues membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full
  * memory barrier on every thread of the process, so that one of the two sides always sees the
  * other (the asymmetric fence of Linux's membarrier(2)); where membarrier is not available, each
- * section entry uses a full fence instead. The inline fast path is not a section: its changes are
- * single stores (the object's pointer into the magazine, then `top`), safe to be cut anywhere.
+ * section entry uses a full fence instead. The releaser (pool-release.c) keeps a few threads out
+ * the same way, each by a hold word of its own beside its busy word, and waits for none of them:
+ * one found inside a section is let go. Each section entry also counts itself (`sections`), so
+ * that the releaser tells a thread that entered none through a window. The inline fast path is
+ * not a section: its changes are single stores (the object's pointer into the magazine, then
+ * `top`), safe to be cut anywhere.
  *
  * Concurrency otherwise: a thread's caches are written by that thread alone. The pool slot table
  * is guarded by the pool list lock of pool.c, whose creation and destruction of pools call
@@ -95,17 +99,23 @@ static void section_enter(struct pool_thread_caches *ctx)
 {
 	/* sections do not nest: a slow path never calls another one inside its section */
 	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 0);
+	/* the releaser tells a thread idle through a window by this count (owner: no RMW) */
+	atomic_store_explicit(&ctx->sections,
+	                      atomic_load_explicit(&ctx->sections, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
 	for (;;) {
 		atomic_store_explicit(&ctx->busy, 1, memory_order_relaxed);
 		if (section_fence)
 			atomic_thread_fence(memory_order_seq_cst);
 		else
 			atomic_signal_fence(memory_order_seq_cst);
-		if (POOL_LIKELY(!atomic_load_explicit(&quiescing, memory_order_acquire)))
+		if (POOL_LIKELY(!atomic_load_explicit(&quiescing, memory_order_acquire) &&
+		                !atomic_load_explicit(&ctx->hold, memory_order_acquire)))
 			return;
-		/* a fork() or a drain is looking: stay out until it is done */
+		/* a fork(), a drain or the releaser is looking: stay out until it is done */
 		atomic_store_explicit(&ctx->busy, 0, memory_order_release);
-		while (atomic_load_explicit(&quiescing, memory_order_acquire))
+		while (atomic_load_explicit(&quiescing, memory_order_acquire) ||
+		       atomic_load_explicit(&ctx->hold, memory_order_acquire))
 			sched_yield();
 	}
 }
@@ -143,6 +153,31 @@ void pool__tcache_quiesce_end(void)
 {
 	POOL_ASSERT(atomic_load_explicit(&quiescing, memory_order_relaxed) == 1);
 	atomic_store_explicit(&quiescing, 0, memory_order_release);
+}
+
+unsigned int pool__tcache_hold(struct pool_thread_caches *const *threads, unsigned int n)
+{
+	unsigned int i, out = 0;
+
+	for (i = 0; i < n; i++)
+		atomic_store_explicit(&threads[i]->hold, 1, memory_order_seq_cst);
+	/* one barrier for them all: each either sees its hold or shows us its busy word */
+	if (n && (section_fence ||
+	          syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0))
+		atomic_thread_fence(memory_order_seq_cst);
+	for (i = 0; i < n; i++)
+		out += !atomic_load_explicit(&threads[i]->busy, memory_order_acquire);
+	return out;
+}
+
+int pool__tcache_held_out(const struct pool_thread_caches *c)
+{
+	return !atomic_load_explicit(&c->busy, memory_order_acquire);
+}
+
+void pool__tcache_unhold(struct pool_thread_caches *c)
+{
+	atomic_store_explicit(&c->hold, 0, memory_order_release);
 }
 
 /*

@@ -168,6 +168,18 @@ unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *thread
 void pool__tcache_quiesce_end(void);
 
 /*
+ * The releaser's quiesce of a few threads only (pool-thread.c, the spare magazines of threads
+ * idle through a window): pool__tcache_hold() keeps threads[0..n-1] (not the caller's own) out
+ * of their sections from now on, with one barrier for all, and returns how many were outside
+ * one; it never waits. pool__tcache_held_out(c) says whether `c` was outside (its slots are the
+ * caller's to change until pool__tcache_unhold(c)); one found inside is unheld at once and left
+ * alone. Under the registry lock (the one quiescer rule), and the global quiesce is not on.
+ */
+unsigned int pool__tcache_hold(struct pool_thread_caches *const *threads, unsigned int n);
+int pool__tcache_held_out(const struct pool_thread_caches *c);
+void pool__tcache_unhold(struct pool_thread_caches *c);
+
+/*
  * Evict everything `ctx` (the calling thread's caches) holds: every slot's magazines to the tier
  * below, its empty magazines freed (thread exit, pool_thread_flush(), no-cache).
  */

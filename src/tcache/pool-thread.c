@@ -6,7 +6,8 @@
  * TLS: its state, registry id, fault-injection state and caches), registration on a thread's
  * first slow path, the flush at its exit (a pthread key destructor) and on request
  * (pool_thread_flush()), and what one thread does to the others' caches: pool_destroy()'s
- * drain, the statistics' count of cached objects, and fork(). Above the thread-cache tier
+ * drain, the statistics' count of cached objects, the releaser's take of what they kept unused
+ * through a demand window (doc/internals.md 8.5), and fork(). Above the thread-cache tier
  * (pool-tcache.c), which handles one thread's magazines; see the essay in pool.c, step 7.
  *
  * Concurrency: the registry (registry[], ids) is guarded by registry_lock. A thread's caches are
@@ -52,6 +53,8 @@ static __thread struct pool_thread pool_self __attribute__((tls_model("initial-e
 
 static struct pool_lock registry_lock = POOL_LOCK_INITIALIZER;
 static struct pool_thread_caches *registry[POOL_MAX_THREADS];
+static unsigned int registry_top;  /* the highest id ever taken + 1 (registry_lock): ids are
+                                      the lowest free ones, so the releaser's scan stays short */
 static pthread_key_t exit_key;
 static atomic_int exit_key_made;   /* the key exists (cleared when the library unloads) */
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
@@ -112,6 +115,8 @@ static void thread_init(struct pool_thread *self)
 		if (!registry[i]) {
 			id = i;
 			registry[i] = c;
+			if (i >= registry_top)
+				registry_top = i + 1;
 			break;
 		}
 	}
@@ -308,6 +313,102 @@ unsigned long pool__thread_sum_cached(const struct pool_head *pool)
 	}
 	pool__unlock(&registry_lock);
 	return sum;
+}
+
+/*
+ * The releaser's threads to look at, under the registry lock (only the releaser's step calls
+ * pool__thread_reclaim(), and that lock serialises it): a table rather than 32 KiB of its small
+ * stack, with whether each entered no section since the last look.
+ */
+static struct pool_thread_caches *look_at[POOL_MAX_THREADS];
+static unsigned char look_idle[POOL_MAX_THREADS];
+
+/* Take what the releaser may of every slot of `c` (held out, or the caller's own). */
+static unsigned long take_spares(struct pool_thread_caches *c, int all, unsigned int dbg)
+{
+	unsigned int s, max = pool__magazine_max_slot();
+	unsigned long taken = 0;
+	size_t credit = 0;
+
+	for (s = 1; s < max; s++) {
+		struct pool_head *pool = pool__slots[s];
+		struct pool_tslot *sl = &c->slot[s];
+		struct pool_mag *top, *bottom, *m, *next;
+		uint32_t nm, no;
+
+		/* integrity and backup check cached objects as they leave: the owner's business */
+		if (!pool || pool__tc_debug_cached(pool, (dbg & POOL_DBG_INTEGRITY) != 0) ||
+		    !(all ? sl->prev || sl->nfull || sl->nempty : sl->low_full && sl->nfull)) {
+			sl->low_full = sl->nfull;
+			continue;
+		}
+		credit += (size_t)pool__magazine_take_spares(c, s, all, &top, &bottom, &nm, &no) *
+		          pool->cache_cost;
+		taken += no;
+		if (!nm)
+			continue;
+		if (!(pool->layout & POOL_DBG_UAF) && !(dbg & POOL_DBG_NO_GLOBAL)) {
+			pool__bucket_push_idle(pool, top, bottom, nm, no, c->id);
+			continue;
+		}
+		/* the shared lists are bypassed: to the OS layer (the uaf quarantine) */
+		for (m = top; m; m = next) {
+			next = m->next;
+			pool__bucket_os_put(pool, m->obj, m->n, c->id, NULL);
+			pool__mag_free(pool, m);
+		}
+	}
+	if (credit)
+		atomic_fetch_add(&c->credit, credit);
+	return taken;
+}
+
+unsigned long pool__thread_reclaim(void)
+{
+	unsigned int dbg = __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE);
+	struct pool_thread_caches *own = pool_self.caches;
+	unsigned long taken = 0;
+	unsigned int i, n = 0;
+
+	pool__lock(&registry_lock);
+	for (i = 0; i < registry_top; i++) {
+		struct pool_thread_caches *c = registry[i];
+		unsigned int sec;
+		int idle;
+
+		if (!c)
+			continue;
+		sec = atomic_load_explicit(&c->sections, memory_order_relaxed);
+		idle = sec == c->seen_sections;
+		c->seen_sections = sec;
+		/* idle since everything was taken: nothing can have come since */
+		if (idle && sec == c->taken_sections)
+			continue;
+		if (c == own) {
+			/* outside any section (the releaser's step is none): ours to change */
+			taken += take_spares(c, idle, dbg);
+			if (idle)
+				c->taken_sections = sec;
+			continue;
+		}
+		look_idle[n] = (unsigned char)idle;
+		look_at[n++] = c;
+	}
+	if (n)
+		pool__tcache_hold(look_at, n);
+	for (i = 0; i < n; i++) {
+		struct pool_thread_caches *c = look_at[i];
+
+		/* one inside a section (a slow path right now) is left for the next window */
+		if (pool__tcache_held_out(c)) {
+			taken += take_spares(c, look_idle[i], dbg);
+			if (look_idle[i])
+				c->taken_sections = c->seen_sections;
+		}
+		pool__tcache_unhold(c);
+	}
+	pool__unlock(&registry_lock);
+	return taken;
 }
 
 void pool__thread_audit(void)

@@ -57,6 +57,21 @@ void pool__thread_drain_end(void);
  */
 void pool__thread_audit(void);
 
+/*
+ * The releaser, at a window's end (pool-release.c, under the pool list lock), takes from every
+ * registered thread what its cache kept unused through the window, each thread alone being kept
+ * out of its sections meanwhile (pool__tcache_hold(): no wait; one found inside a section is
+ * left for the next window; the caller's own caches need no hold). A thread that entered no
+ * section since the last call was idle through the window: its spare magazines go (previous,
+ * full and empty ones, which the inline fast path never touches; its loaded magazine, which the
+ * fast path may be using, stays). Of a thread that did, the full magazines at the bottom of its
+ * stack that no slow path took since the last call go (pool__magazine_take_spares()). Their
+ * objects go to the shared lists as unused through the window (pool__bucket_push_idle()), or to
+ * the OS layer for pools that bypass them; the owner's budget is credited. Pools under integrity
+ * or backup debugging are left alone. Returns the objects taken.
+ */
+unsigned long pool__thread_reclaim(void);
+
 /* Objects of `pool` in all thread caches (racy reads: an estimate). */
 unsigned long pool__thread_sum_cached(const struct pool_head *pool);
 

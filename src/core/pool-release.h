@@ -1,0 +1,35 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The releaser (pool-release.c): what ends the demand windows and gives back what they found
+ * unused, with no call from the program. Private header: its caller is pool-alloc.c.
+ */
+#ifndef POOL_SRC_POOL_RELEASE_H
+#define POOL_SRC_POOL_RELEASE_H
+
+#include <stdatomic.h>
+
+/*
+ * 1 while the releaser thread is still to be started in this process: before the first
+ * allocation, and in a fork() child whose parent ran one. The slow paths test it (one relaxed
+ * load) and call pool__release_start().
+ */
+extern atomic_int pool__release_pending;
+
+/*
+ * Start the releaser thread if the configuration wants one (struct pool_config.release,
+ * POOL_RELEASE) and none runs; once per process (and once more in each fork() child). Where the
+ * thread cannot be created (a sandbox refusing clone(), no memory for its stack under
+ * RLIMIT_AS), the slow paths keep returning memory as they did without one, and
+ * pool_release_run() still works. Thread-safe; takes no lock of the core.
+ */
+void pool__release_start(void);
+
+static inline void pool__release_poke(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&pool__release_pending, memory_order_relaxed), 0))
+		pool__release_start();
+}
+
+#endif

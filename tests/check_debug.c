@@ -867,13 +867,19 @@ END_TEST
 
 /*
  * `check_debug --fail-sequence`: print which of 64 allocations fail (tests/test_debug_modes.sh
- * checks POOL_FAIL_SEED with it) and exit 0; -1 without that argument (run the suite).
+ * checks POOL_FAIL_SEED with it) and exit 0; `check_debug --show`: print the options in effect
+ * (pool_debugging_show(), what POOL_DEBUG made of them) and exit 0; -1 without either argument
+ * (run the suite).
  */
 static int fail_sequence(int argc, char **argv)
 {
 	struct pool_head *p;
 	int i;
 
+	if (argc >= 2 && strcmp(argv[1], "--show") == 0) {
+		pool_debugging_show(stdout);
+		return 0;
+	}
 	if (argc < 2 || strcmp(argv[1], "--fail-sequence") != 0)
 		return -1;
 	p = pool_create("seq", 64, 0);

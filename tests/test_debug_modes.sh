@@ -30,4 +30,12 @@ case "$out" in
 *"ignoring POOL_DEBUG='tag,bogus': unknown pool debugging option 'bogus'"*) ;;
 *) echo "bad POOL_DEBUG not reported: $out"; rc=1 ;;
 esac
+# POOL_DEBUG set but empty is unset (as POOL_LEAK_REPORT and POOL_STATS_ON_EXIT are): no
+# option changes and nothing is printed; `-dM` alone (pool_parse_debugging("")) still poisons
+unset_show=$(env -u POOL_DEBUG "$dbg" --show 2>&1)
+empty_show=$(POOL_DEBUG= "$dbg" --show 2>&1)
+echo "POOL_DEBUG unset: $unset_show"
+echo "POOL_DEBUG empty: $empty_show"
+[ "$unset_show" = "$empty_show" ] || { echo "an empty POOL_DEBUG changed the options"; rc=1; }
+case "$empty_show" in *",poison"*) echo "an empty POOL_DEBUG turned poisoning on"; rc=1 ;; esac
 exit $rc

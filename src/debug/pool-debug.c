@@ -876,7 +876,8 @@ void pool__debug_init(void)
 		else
 			fail_seed_set = 1;
 	}
-	if (!env)
+	/* empty is unset, as for POOL_LEAK_REPORT and POOL_STATS_ON_EXIT (-dM alone poisons) */
+	if (!env || !*env)
 		return;
 	pool__debug_current(&cur);
 	if (pool__debug_parse(env, &cur, 0, 0, &next, &help, &err) < 0) {

@@ -8,7 +8,8 @@ bin="$BUILD/tests/check_pool"
 dbg="$BUILD/tests/check_debug"
 [ -x "$bin" ] && [ -x "$dbg" ] || { echo "missing $bin or $dbg"; exit 1; }
 rc=0
-for mode in "tag,integrity,caller,cold-first" "uaf" "backup,poison" "no-cache,no-global"; do
+for mode in "tag,integrity,caller,cold-first" "uaf" "backup,poison" "no-cache,no-global" \
+	"malloc" "malloc,tag,caller"; do
 	echo "--- POOL_DEBUG=$mode"
 	if ! POOL_DEBUG="$mode" CK_RUN_CASE=Threads "$bin"; then
 		echo "FAILED under POOL_DEBUG=$mode"

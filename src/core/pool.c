@@ -281,12 +281,14 @@ static int valid_name(const char *name)
  *   [object: max(size, 8)][tag: 8 bytes at offset max(size, 8)][caller: 8][backup: 8 + size]
  * rounded up to the alignment. The tag follows the object's last byte, so that an overflow of a
  * single byte reaches it (a free object holds nothing of the library's, so only objects under 8
- * bytes, with POOL_F_EXACT, keep padding before it).
+ * bytes, with POOL_F_EXACT, keep padding before it). Under `malloc` nothing is rounded: each
+ * object is a malloc block of exactly what it holds, so that a tool sees an overflow of a byte.
  * Returns 0, or -1 when the layout exceeds POOL_SIZE_MAX.
  */
 static int compute_layout(struct pool_head *pool, size_t size, size_t align, unsigned int layout)
 {
-	size_t off = size < POOL_MIN_OBJECT ? POOL_MIN_OBJECT : size;
+	int exact = !!(layout & POOL_DBG_MALLOC);
+	size_t off = size < POOL_MIN_OBJECT && !exact ? POOL_MIN_OBJECT : size;
 	/* under uaf the object ends at a guard page: its caller lives in the uaf table instead */
 	unsigned int extras = (layout & POOL_DBG_UAF) ? 0 : layout;
 
@@ -307,7 +309,7 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 		pool->backup_off = pool__round_up(off, sizeof(uint64_t));
 		off = pool->backup_off + sizeof(uint64_t) + size;
 	}
-	off = pool__round_up(off, align);
+	off = exact ? off : pool__round_up(off, align);
 	if (off > POOL_SIZE_MAX)
 		return -1;
 	pool->ro.size = size;
@@ -319,7 +321,8 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 	 * object of that pool, which ASan cannot tell of memory jemalloc hands out.
 	 */
 	pool->os_size = off;
-	if (!(extras & POOL_DBG_TAG) && !(layout & POOL_DBG_UAF) && pool__san_asan_build()) {
+	if (!(extras & POOL_DBG_TAG) && !(layout & (POOL_DBG_UAF | POOL_DBG_MALLOC)) &&
+	    pool__san_asan_build()) {
 		pool->tag_off = off;
 		pool->os_size = pool__round_up(off + sizeof(uint64_t), align);
 	}
@@ -327,7 +330,7 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 	pool->cache_cost = (layout & POOL_DBG_UAF) ? pool__uaf_object_cost(size, align) : off;
 	pool->align = align;
 	pool->layout = layout;
-	POOL_ASSERT(pool->stride >= size && pool->stride % align == 0 &&
+	POOL_ASSERT(pool->stride >= size && (exact || pool->stride % align == 0) &&
 	            pool->os_size >= pool->stride && pool->cache_cost >= pool->stride);
 	return 0;
 }
@@ -401,7 +404,9 @@ static struct pool_head *find_mergeable(const char *name, size_t size, size_t al
 			continue;
 		if (p->ro.size == size)
 			return p;
-		if (sizes_mergeable(p->ro.size, size) && !atomic_load(&p->ever_allocated))
+		/* under `malloc` an object is as large as its creator asked, and no larger */
+		if (sizes_mergeable(p->ro.size, size) && !atomic_load(&p->ever_allocated) &&
+		    !(layout & POOL_DBG_MALLOC))
 			return p;
 	}
 	return NULL;
@@ -506,8 +511,9 @@ create:
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* a slot in every thread's cache array, or none (0) when all are taken */
-	pool__magazine_attach(pool);
+	/* a slot in every thread's cache array, or none (0) when all are taken or under `malloc` */
+	if (!(layout & POOL_DBG_MALLOC))
+		pool__magazine_attach(pool);
 	pool->prev = pool_list_tail;
 	if (pool_list_tail)
 		pool_list_tail->next = pool;

@@ -39,6 +39,7 @@
 
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
+#include "os/pool-malloc.h"
 #include "os/pool-os.h"
 #include "os/pool-uaf.h"
 
@@ -265,6 +266,8 @@ static void *os_alloc_one(struct pool_head *pool)
 {
 	if (pool->layout & POOL_DBG_UAF)
 		return pool__uaf_alloc(pool->ro.size, pool->align, pool);
+	if (pool->layout & POOL_DBG_MALLOC)
+		return pool__malloc_alloc(pool->os_size, pool->align);
 	return pool__os_alloc(pool->os_size, pool->align);
 }
 
@@ -293,16 +296,30 @@ unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned in
 	return n;
 }
 
-/* Give `obj`, a free object already uncounted, to the OS layer (the uaf quarantine). */
+/*
+ * Give `obj`, a free object already uncounted, to the OS layer (the uaf quarantine; free() under
+ * `malloc`, called from the pool_free() that freed it, so that a tool records that stack).
+ */
 void pool__bucket_os_free(struct pool_head *pool, void *obj, const void *caller)
 {
 	if (pool->layout & POOL_DBG_UAF) {
 		pool__uaf_free(obj, caller);
 		return;
 	}
+	if (pool->layout & POOL_DBG_MALLOC) {
+		pool__malloc_free(obj);
+		return;
+	}
 	if (pool__san_on())
 		pool__san_access(obj, pool->os_size);
 	pool__os_free(obj, pool->os_size, pool->align);
+}
+
+void pool__bucket_os_uncount(struct pool_head *pool, unsigned int n, unsigned int start)
+{
+	count_move(pool, start, -(long)n, -(long)n);
+	pool__bucket_limit_unreserve(pool, n);
+	pool__count_moved(n);
 }
 
 void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int n, unsigned int start,
@@ -312,9 +329,7 @@ void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int
 
 	if (!n)
 		return;
-	count_move(pool, start, -(long)n, -(long)n);
-	pool__bucket_limit_unreserve(pool, n);
-	pool__count_moved(n);
+	pool__bucket_os_uncount(pool, n, start);
 	for (i = 0; i < n; i++)
 		pool__bucket_os_free(pool, objs[i], caller);
 }

@@ -453,5 +453,6 @@ FORCE:
 # What install installs, now that mk/*.mk have added their programs.
 install: $(patsubst %,$(BUILD)/inst/%,$(INSTALL_BIN)) $(patsubst %,$(BUILD)/tools/%,$(INSTALL_LIBEXEC))
 
-# Header dependencies recorded by -MMD.
--include $(wildcard $(BUILD)/obj/*/*.d)
+# Header dependencies recorded by -MMD (the library's objects lie one folder deeper, in
+# obj/lib/<layer>/: without the second pattern a changed header rebuilt none of them).
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)

@@ -513,8 +513,8 @@ def cmd_stats(port):
     names = sorted(p["name"] for p in find_pools(doc, []))
     if names != ["httpd-conn", "httpd-ibuf", "httpd-obuf", "httpd-req"]:
         fail("/pools.json: pools %s" % names)
-    if doc.get("format") != 1 or b"address" in body or b"0x" in body:
-        fail("/pools.json: not the format 1 JSON of a user-level session (no addresses): %r"
+    if doc.get("format") != 2 or b"address" in body or b"0x" in body:
+        fail("/pools.json: not the format 2 JSON of a user-level session (no addresses): %r"
              % body[:200])
     status, headers, body = http_get(port, "/pools")
     if status != 200 or not headers["content-type"].startswith("text/html") or \
@@ -532,7 +532,7 @@ def cmd_stats(port):
     c.close()
     if status != 200 or int(headers["content-length"]) < 1000:
         fail("HEAD /metrics: %d, content-length %s" % (status, headers.get("content-length")))
-    print("stats: /metrics (%d requests so far), /pools.json (4 pools, format 1, no address), "
+    print("stats: /metrics (%d requests so far), /pools.json (4 pools, format 2, no address), "
           "/pools and its uPlot files answer" % requests[0])
 
 

@@ -156,7 +156,7 @@ struct pool_stats {
 	size_t align;           /* object alignment in bytes */
 	size_t stride;          /* bytes each object takes including debugging extras */
 	size_t allocated;       /* objects obtained from the OS layer and not given back */
-	size_t used;            /* objects handed out plus objects in thread caches */
+	size_t used;            /* objects handed out plus objects lying free in thread caches */
 	size_t cached;          /* approximate objects in thread caches */
 	size_t shared_free;     /* objects in the shared free lists */
 	size_t needed_avg;      /* the most objects used over the demand window (or used now, if

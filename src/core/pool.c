@@ -237,7 +237,6 @@ unsigned int pool__nb_pools;
 /* Sizes within 1% or this many bytes of each other may merge (see pool_create_aligned()). */
 #define MERGE_SLACK_BYTES 16u
 
-
 /*
  * Is `pool` a live pool head? The set of known heads says (pool-headset.c), without reading
  * the memory `pool` points to: NULL, destroyed heads and pointers it does not know are not.
@@ -345,7 +344,7 @@ static int sizes_mergeable(size_t a, size_t b)
 
 /* Record one more pool_create() call merged into `pool`; 0, or -1 when out of memory. */
 static int add_creator(struct pool_head *pool, const char *name, size_t size, size_t align,
-                       unsigned int flags)
+                       unsigned int flags, const void *where)
 {
 	struct pool_creator *u;
 
@@ -368,6 +367,7 @@ static int add_creator(struct pool_head *pool, const char *name, size_t size, si
 	u->size = size;
 	u->align = align;
 	u->flags = flags;
+	u->where = where;
 	return 0;
 }
 
@@ -432,8 +432,9 @@ static void walk_pool_list(void)
 	POOL_ASSERT(n == pool__nb_pools && prev == pool_list_tail);
 }
 
-POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, size_t align,
-                                               unsigned int flags)
+/* pool_create_aligned() for a call that returns to `where`, its creator's code. */
+static struct pool_head *create(const char *name, size_t size, size_t align, unsigned int flags,
+                                const void *where)
 {
 	const struct pool_config *cfg;
 	struct pool_head tmp, *pool;
@@ -471,7 +472,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 	if (flags & POOL_F_SHARED) {
 		pool = find_mergeable(name, size, align, layout);
 		if (pool) {
-			if (add_creator(pool, name, size, align, flags) < 0) {
+			if (add_creator(pool, name, size, align, flags, where) < 0) {
 				pool__lock_leave(&pool__list_lock, took);
 				errno = ENOMEM;
 				return NULL;
@@ -502,7 +503,7 @@ create:
 	pool->magic = POOL_HEAD_LIVE;
 	pool__bucket_init(pool, cfg->cluster, cfg->cache_bytes, cfg->decay_ms);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
-	if (add_creator(pool, name, size, align, flags) < 0 || pool__headset_add(pool) < 0) {
+	if (add_creator(pool, name, size, align, flags, where) < 0 || pool__headset_add(pool) < 0) {
 		pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*pool->creator),
 		                   POOL_DEFAULT_ALIGN);
 		pool__bucket_fini(pool);
@@ -528,9 +529,15 @@ create:
 	return pool;
 }
 
+POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, size_t align,
+                                               unsigned int flags)
+{
+	return create(name, size, align, flags, __builtin_return_address(0));
+}
+
 POOL_API struct pool_head *pool_create(const char *name, size_t size, unsigned int flags)
 {
-	return pool_create_aligned(name, size, 0, flags);
+	return create(name, size, 0, flags, __builtin_return_address(0));
 }
 
 /*
@@ -663,7 +670,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 
 POOL_API struct pool_head *pool__declare_create(const char *name, size_t size)
 {
-	struct pool_head *pool = pool_create(name, size, POOL_F_SHARED);
+	struct pool_head *pool = create(name, size, 0, POOL_F_SHARED, __builtin_return_address(0));
 
 	if (!pool) {
 		fprintf(stderr, "libpool: POOL_DECLARE(%s, %zu): %s\n", name ? name : "(null)",

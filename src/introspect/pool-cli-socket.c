@@ -741,10 +741,21 @@ POOL_API int pool_cli_listen(const char *unix_path)
 	return pool_cli_listen_level(unix_path, POOL_CLI_OPERATOR, 0600);
 }
 
+/* cli_lock held, the server's thread joined: remove our socket files and free the server. */
+static void server_gone(struct cli_server *srv)
+{
+	unsigned int i;
+
+	POOL_ASSERT(pool__lock_held(&cli_lock) && srv == cli_running);
+	for (i = 0; i < atomic_load(&srv->nlisteners); i++)
+		pool__cli_sockfile_unlink(&srv->listeners[i].file);
+	server_free(srv);
+	cli_running = NULL;
+}
+
 POOL_API void pool_cli_stop(void)
 {
 	struct cli_server *srv;
-	unsigned int i;
 
 	pool__lock(&cli_lock);
 	srv = cli_running;
@@ -755,9 +766,62 @@ POOL_API void pool_cli_stop(void)
 	atomic_store(&cli_stopping, 1);
 	server_wake(srv);
 	pthread_join(srv->thread, NULL);
-	for (i = 0; i < atomic_load(&srv->nlisteners); i++)
-		pool__cli_sockfile_unlink(&srv->listeners[i].file);
-	server_free(srv);
-	cli_running = NULL;
+	server_gone(srv);
+	pool__unlock(&cli_lock);
+}
+
+/* How long unloading waits for the CLI lock, then for the server's thread, in milliseconds. */
+#define UNLOAD_LOCK_MS 1000
+#define UNLOAD_JOIN_MS 10000
+
+/*
+ * Unloading (dlclose(), and the end of the process). The server's thread runs the library's
+ * code, which dlclose() unmaps once the destructors are done: a running server crashed the
+ * process there (SIGSEGV, 3 runs of 3) and left its socket files behind. The rule for every
+ * thread the library starts (doc/debugging.md, "Rules of use"): the library's destructor stops
+ * and joins it, before the core's destructor (pool.c, priority 101; a destructor of a larger
+ * priority runs first), which frees what such a thread may still use.
+ *
+ * The join is bounded. While dlclose() runs destructors, the dynamic loader holds its lock, and
+ * a command that resolves a symbol (dladdr(3): `detailed` or `pools profile` at level admin)
+ * waits for that lock: the thread cannot finish until the destructor returns. Rather than hang
+ * the host for good, or let dlclose() unmap the code that thread will return to, the destructor
+ * then says so on stderr and aborts. At the end of the process (exit()) the loader holds no lock
+ * while destructors run, and the join only waits for the command in progress. On the server's
+ * own thread (exit() from a signal handler there) nothing is joined: the socket files go.
+ */
+__attribute__((destructor(102))) static void cli_unload(void)
+{
+	struct timespec pause = { 0, 1000000 };
+	struct cli_server *srv;
+	int i;
+
+	for (i = 0; pool__lock_try(&cli_lock) != 0; i++) {
+		if (i == UNLOAD_LOCK_MS) {
+			fputs("libpool: unloading: the CLI lock stayed taken for 1 s: the CLI server, "
+			      "if any, is not stopped.\n", stderr);
+			return;
+		}
+		nanosleep(&pause, NULL);
+	}
+	srv = cli_running;
+	if (srv && pthread_equal(pthread_self(), srv->thread)) {
+		for (i = 0; i < (int)atomic_load(&srv->nlisteners); i++)
+			pool__cli_sockfile_unlink(&srv->listeners[i].file);
+	} else if (srv) {
+		atomic_store(&cli_stopping, 1);
+		server_wake(srv);
+		for (i = 0; pthread_tryjoin_np(srv->thread, NULL) != 0; i++) {
+			if (i == UNLOAD_JOIN_MS) {
+				fputs("libpool: unloading (dlclose()) while the CLI server thread still "
+				      "runs a command after 10 s, probably waiting for the dynamic "
+				      "loader's lock that dlclose() holds: stop it with pool_cli_stop() "
+				      "before dlclose() (doc/debugging.md, \"Rules of use\").\n", stderr);
+				abort();
+			}
+			nanosleep(&pause, NULL);
+		}
+		server_gone(srv);
+	}
 	pool__unlock(&cli_lock);
 }

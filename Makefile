@@ -248,8 +248,8 @@ deps:
 	    done; \
 	    echo "deps: installed in $$(($$(date +%s) - t0)) s"; \
 	  else \
-	    echo "deps: missing packages; run: sudo apt-get update &&" \
-	      "sudo apt-get install -y --no-install-recommends$$missing"; \
+	    echo "deps: missing packages; run as root: apt-get update &&" \
+	      "apt-get install -y --no-install-recommends$$missing"; \
 	    echo "deps: (make check and make stress run it themselves when run as root)"; \
 	    exit 1; \
 	  fi; \
@@ -302,17 +302,21 @@ $(SHARED_SO): $(SHARED_REAL)
 $(SHARED_LINK): $(SHARED_SO)
 	$(Q)ln -sf $(notdir $<) $@
 
-# libpool.pc: Requires.private names jemalloc and hwloc, whose own .pc files give their -l
-# flags to `pkg-config --static`; Libs.private only what has no .pc. A libdir or includedir
-# under the prefix is written relative to ${prefix}, so pkg-config --define-prefix works.
+# libpool.pc: Libs.private names what libpool.a needs in a program that links jemalloc and hwloc
+# as the shared libraries a distribution ships: their -L/-l flags as pkg-config gave them to this
+# build, and the C library's. Not Requires.private: `pkg-config --static` then also lists the
+# private dependencies of a static hwloc (-ludev on Debian), which a program that links hwloc
+# dynamically does not need, and which Debian cannot satisfy (libhwloc-dev brings no libudev.so,
+# and no libudev.a exists): the README's static link failed with `cannot find -ludev`. A libdir
+# or includedir under the prefix is written relative to ${prefix}, so pkg-config
+# --define-prefix works.
 PC_REL       = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 $(PC_FILE): libpool.pc.in $(DIRS_STAMP) Makefile
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 		-e 's|@LIBDIR@|$(call PC_REL,$(LIBDIR))|' \
 		-e 's|@INCLUDEDIR@|$(call PC_REL,$(INCLUDEDIR))|' \
-		-e 's|@LIBS_PRIVATE@|-lpthread -ldl -lm|' \
-		-e "s|@REQUIRES_PRIVATE@|$(strip $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) hwloc)|" $< > $@
+		-e 's|@LIBS_PRIVATE@|$(strip $(LIB_LIBS))|' $< > $@
 
 # Tests. Internal ones see src/ and link the static library; public ones see include/ only.
 $(INT_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(STATIC_LIB)

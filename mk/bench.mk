@@ -97,7 +97,7 @@ bench-deps:
 	    echo "bench-deps: installing$$missing"; \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
 	  else \
-	    echo "bench-deps: run: sudo apt-get install -y$$missing"; exit 1; \
+	    echo "bench-deps: run as root: apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
 

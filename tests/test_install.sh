@@ -85,11 +85,14 @@ LD_LIBRARY_PATH="$lib" ldd "$tmp/example" | grep -q "$lib/libpool.so.1" ||
 # The installed example server builds from its installed source alone.
 ${CC:-cc} -D_GNU_SOURCE -o "$tmp/pool-httpd" "$root/share/doc/libpool/examples/pool-httpd.c" \
 	$flags -lpthread || fail "the installed example server does not build"
-# libpool.a links with what `pkg-config --static` names. hwloc's own .pc adds -ludev for a
-# static hwloc, which Debian does not ship: hwloc stays dynamic here, so that one is dropped.
+# libpool.a links with what `pkg-config --static` names, as it is (it listed hwloc's -ludev,
+# which no Debian package of the build provides: the link failed), and the program needs no
+# libpool.so to run.
 ${CC:-cc} -o "$tmp/example-static" "$root/share/doc/libpool/examples/example.c" $(pc --cflags) \
-	"$lib/libpool.a" $(pc --static --libs | sed -e 's/-lpool //' -e 's/-ludev//') -lpthread ||
+	-Wl,--as-needed -Wl,-Bstatic -lpool -Wl,-Bdynamic $(pc --static --libs) -lpthread ||
 	fail "the example does not link with libpool.a and pkg-config --static"
+readelf -d "$tmp/example-static" | grep -q 'NEEDED.*libpool' &&
+	fail "the statically linked example still needs libpool.so"
 "$tmp/example-static" > /dev/null || fail "the statically linked example failed"
 
 # The same build directory installed again with other directories: libpool.pc follows them

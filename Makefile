@@ -207,11 +207,14 @@ INSTALL_EXAMPLES := tools/pool-httpd.c
 
 all: lib tools
 
+# The comments name the package lists by their variables: help prints their values instead.
+HELP_PKGS = -e 's|$$(DEPS_PKGS)|$(DEPS_PKGS)|' -e 's|$$(CHECK_PKGS)|$(strip $(CHECK_PKGS))|' \
+            -e 's|$$(BENCH_PKGS)|$(strip $(BENCH_PKGS))|'
 help:
-	@sed -n '3,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^$$/p' Makefile | sed -e 's/^# \{0,1\}//' $(HELP_PKGS)
 	@for f in $(sort $(wildcard mk/*.mk)); do echo "--- $$f"; \
 		sed -n '1,/^[^#]/p' $$f | grep '^#' | grep -v 'SPDX-\|Copyright (c)' | \
-		sed 's/^# \{0,1\}//'; done
+		sed -e 's/^# \{0,1\}//' $(HELP_PKGS); done
 
 # Dependencies: the build's through pkg-config, the tests' (make check only) with dpkg-query.
 # Only the README's two commands, make check and make stress, install what is missing, and only
@@ -378,8 +381,11 @@ check: deps lib tests tools
 # Man pages: man/ holds the pages of the API (section 3) and libpool(7), and is where new pages
 # go; doc/*.1 are the tools' pages. Each name of a page's NAME section other than the page's own
 # is installed as a symbolic link to it (pool_free.3 -> pool_alloc.3). tests/test_man.sh lints
-# them all with mandoc (and groff), and checks that every public function has a page.
+# them all with mandoc (and groff), and checks that every public function has a page. The pages
+# name the documentation's directory as the default install puts it, MAN_DOCDIR: make install
+# writes DOCDIR there instead (tests/test_install.sh installs under another prefix).
 MAN_PAGES   := $(sort $(wildcard man/*.[1-8] doc/*.[1-8]))
+MAN_DOCDIR  := /usr/local/share/doc/libpool
 
 # (its programs are prerequisites too: see the end of this file, after mk/*.mk add to them)
 install: all
@@ -400,8 +406,9 @@ install: all
 	awk '/^```c$$/ { on = 1; next } /^```$$/ { if (on) exit } on' README.md \
 		> $(DESTDIR)$(DOCDIR)/examples/example.c
 	$(Q)set -e; for m in $(MAN_PAGES); do \
-		s=$$(echo $$m | sed 's/.*\.//'); d=$(DESTDIR)$(MANDIR)/man$$s; \
-		echo "install -m 644 $$m $$d/"; install -d $$d; install -m 644 $$m $$d/; \
+		s=$$(echo $$m | sed 's/.*\.//'); d=$(DESTDIR)$(MANDIR)/man$$s; b=$$(basename $$m); \
+		echo "install -m 644 $$m $$d/ (naming DOCDIR $(DOCDIR))"; install -d $$d; \
+		sed 's|$(MAN_DOCDIR)|$(DOCDIR)|g' $$m > $$d/$$b; chmod 644 $$d/$$b; \
 		for n in $$(sh mk/man-names.sh $$m); do \
 			[ "$$n.$$s" = "$$(basename $$m)" ] || ln -sf $$(basename $$m) $$d/$$n.$$s; \
 		done; \

@@ -55,6 +55,14 @@ done
 readelf -d "$root/bin/pool-stress" | grep -q 'NEEDED.*libpool.so.1' ||
 	fail "pool-stress does not link the shared library"
 
+# Man pages name the documentation where it went (DOCDIR, here under the non-default prefix),
+# not the default /usr/local/share/doc/libpool they named whatever PREFIX and DOCDIR were.
+for m in man1/pools.1 man1/pool-stress.1 man1/pool-topology.1 man7/libpool.7; do
+	grep -q "^\.I $prefix/share/doc/libpool" "$root/man/$m" ||
+		fail "$m does not name DOCDIR $prefix/share/doc/libpool"
+done
+grep -rl "/usr/local/share/doc" "$root/man" && fail "installed man pages name /usr/local/share/doc"
+
 # Man pages: every name of a NAME section is a link to its page.
 [ "$(readlink "$root/man/man3/pool_free.3")" = pool_alloc.3 ] || fail "pool_free.3 is no link to pool_alloc.3"
 for m in "$root"/man/man*/*; do
@@ -97,11 +105,13 @@ readelf -d "$tmp/example-static" | grep -q 'NEEDED.*libpool' &&
 
 # The same build directory installed again with other directories: libpool.pc follows them
 # (it used to keep the first PREFIX it was generated with).
-make -s install BUILD="$tmp/build" PREFIX=/usr/local DESTDIR="$tmp/stage2" > "$tmp/log" 2>&1 ||
-	{ cat "$tmp/log"; fail "second make install failed"; }
+make -s install BUILD="$tmp/build" PREFIX=/usr/local DOCDIR=/srv/doc/libpool-0 \
+	DESTDIR="$tmp/stage2" > "$tmp/log" 2>&1 || { cat "$tmp/log"; fail "second make install failed"; }
 pc2=$tmp/stage2/usr/local/lib/pkgconfig/libpool.pc
 grep -qx 'prefix=/usr/local' "$pc2" && grep -qx 'libdir=${prefix}/lib' "$pc2" ||
 	fail "libpool.pc not regenerated for PREFIX=/usr/local: $(head -n 6 "$pc2")"
+grep -q '^\.I /srv/doc/libpool-0' "$tmp/stage2/usr/local/share/man/man1/pools.1" ||
+	fail "pools(1) does not name DOCDIR=/srv/doc/libpool-0"
 
 make -s uninstall "$@" > "$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make uninstall failed"; }
 left=$(find "$stage" ! -type d | head -5)

@@ -113,9 +113,9 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 	__asm__ volatile("" ::: "memory");
 }
 
-/* This thread's cache entry for a pool: the TLS array plus the pool's precomputed byte offset. */
+/* This thread's cache entry for a pool: the TLS array plus the pool's byte offset (aligned). */
 #define POOL__TCACHE(ro) \
-	((struct pool_tcache *)((char *)pool__tls_cache + (ro)->cache_off))
+	((struct pool_tcache *)(void *)((char *)pool__tls_cache + (ro)->cache_off))
 
 /*
  * The fast path writes `top` with a plain store and reads the debugging word with a plain

@@ -26,6 +26,12 @@ awk '/^## Using it/ { u = 1 } u && /^```sh$/ { on = 1; next } on && /^```$/ { ex
 alt_install=$(grep -o '`make install PREFIX=$HOME/libpool`' README.md | head -n 1 | tr -d '`')
 alt_env=$(grep -o '`export PKG_CONFIG_PATH=[^`]*`' README.md | head -n 1 | tr -d '`')
 [ -n "$alt_install" ] || fail "README.md lost its 'make install PREFIX=\$HOME/libpool'"
+# The README sends the reader to `make help`: it must print values, not the Makefile's names
+# (it printed $(CHECK_PKGS)), and name the test packages it installs.
+help=$(make -s help 2>&1) || fail "make help failed"
+echo "$help" | grep -n '\$(' | grep -q '_PKGS)' && fail "make help prints a package list's name:" \
+	"$(echo "$help" | grep '_PKGS)')"
+echo "$help" | grep -q 'tests also: python3 ' || fail "make help does not list the test packages"
 [ -n "$alt_env" ] || fail "README.md lost its 'export PKG_CONFIG_PATH=... LD_LIBRARY_PATH=...'"
 HOME=$tmp
 export HOME

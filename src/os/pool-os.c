@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -126,6 +127,8 @@
 #define ARENAS_ROOM_SHARE   8u              /* arenas made ahead take at most 1/8 of the room */
 #define ROOM_PROBE_MAX      (1ul << 40)     /* the largest room address_room() measures */
 #define ELSEWHERE_TRIES     16u             /* other arenas an allocation falls back to */
+#define AHEAD_RETRY_NS      100000000ull    /* a try that made no spare waits this long (100 ms)
+                                               before the next: failures come in storms */
 
 static __thread int je_thread_ready;        /* this thread called jemalloc through us */
 static struct pool_lock je_first_lock = POOL_LOCK_INITIALIZER;
@@ -141,6 +144,7 @@ static unsigned int arenas_made;            /* bits set in arena_ahead (je_first
 static atomic_uint spares;                  /* arenas made ahead that no thread is bound to, as
                                                last counted (je_first_lock to change) */
 static atomic_uint elsewhere_hint;          /* the arena a fallback allocation last got from */
+static uint64_t ahead_not_before_ns;        /* CLOCK_MONOTONIC_COARSE (je_first_lock) */
 static void *lifeboat;                      /* the reserve in arena 0, or NULL (je_first_lock) */
 static atomic_int lifeboat_wanted;          /* under a limit: make the reserves that are missing */
 
@@ -242,22 +246,29 @@ static void spares_recount(void)
  * has no thread before it creates one (arena_choose_hard()), so a spare, an arena made ahead
  * with no thread, is what a first call takes. An arena is made by binding this thread to its
  * index ("thread.arena", which creates a missing arena, and fails cleanly, EAGAIN, without
- * room) and back. Made when no spare is left; at most 1/ARENAS_ROOM_SHARE of the room the limit
- * leaves goes to them, counting those made before, and each keeps FIRST_CALL_HEADROOM free: all
- * 8 arenas of jemalloc's default on 2 CPUs under a 256 MiB room (16 MiB of address space);
+ * room) and back. Made when no spare is left (a try that makes none waits AHEAD_RETRY_NS
+ * before the next); at most 1/ARENAS_ROOM_SHARE of the room the limit leaves goes to them,
+ * counting those made before, and each keeps FIRST_CALL_HEADROOM free: all 8 arenas of
+ * jemalloc's default on 2 CPUs under a 256 MiB room (16 MiB of address space);
  * doc/debugging.md says what the share leaves out.
  */
 static void arenas_ahead(void)
 {
 	unsigned int mine, i, made = 0;
 	size_t len = sizeof(mine), budget;
+	struct timespec now;
+	uint64_t now_ns;
 
 	POOL_ASSERT(pool__lock_held(&je_first_lock) && je_thread_ready);
 	if (atomic_load_explicit(&arenas_all_exist, memory_order_relaxed) || !narenas_auto ||
-	    narenas_auto > ARENAS_TRACKED)
+	    narenas_auto > ARENAS_TRACKED || atomic_load_explicit(&spares, memory_order_relaxed))
 		return;
-	if (arenas_made && !atomic_load_explicit(&spares, memory_order_relaxed))
-		spares_recount();
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (now_ns < ahead_not_before_ns)
+		return;
+	if (arenas_made)
+		spares_recount();   /* threads that exited left theirs */
 	if (atomic_load_explicit(&spares, memory_order_relaxed) ||
 	    mallctl("thread.arena", &mine, &len, NULL, 0) != 0)
 		return;
@@ -275,6 +286,7 @@ static void arenas_ahead(void)
 	}
 	mallctl("thread.arena", NULL, NULL, &mine, sizeof(mine));
 	atomic_fetch_add_explicit(&spares, made, memory_order_relaxed);
+	ahead_not_before_ns = made ? 0 : now_ns + AHEAD_RETRY_NS;
 }
 
 /*

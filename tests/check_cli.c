@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -1552,6 +1553,51 @@ START_TEST(test_accept_out_of_fds)
 }
 END_TEST
 
+/*
+ * exit() from a pool_for_each() callback while a command of the CLI server waits for the pool
+ * list lock that the callback holds: the library's destructor, which stops the server at exit
+ * (and at dlclose()), must not wait for that command (it would for 10 s, then abort): it only
+ * removes the socket file, and the process exits with the status it was given.
+ */
+static const char *exit_cb_path;
+
+static int exit_from_callback(struct pool_head *pool, void *arg)
+{
+	int fd = try_connect(exit_cb_path);
+	struct timespec pause = { 0, 300000000 };
+
+	(void)pool;
+	(void)arg;
+	if (fd < 0 || send(fd, "pools show\n", 11, MSG_NOSIGNAL) != 11)
+		_exit(3);
+	nanosleep(&pause, NULL);    /* the server reads the line and waits for the lock */
+	exit(0);
+}
+
+START_TEST(test_exit_from_a_callback_with_the_server_running)
+{
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	make_tmpdir();
+	exit_cb_path = sock_path;
+	fflush(NULL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (!pool_create("exit-cb", 64, 0) || pool_cli_listen(sock_path) != 0)
+			_exit(2);
+		pool_for_each(exit_from_callback, NULL);
+		_exit(4);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status 0x%x", status);
+	ck_assert_msg(lstat(sock_path, &st) != 0 && errno == ENOENT, "the socket file is left");
+	remove_tmpdir();
+}
+END_TEST
+
 START_TEST(test_fork_child_has_no_server)
 {
 	struct conn *c;
@@ -1641,6 +1687,9 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_garbage_from_client);
 	tcase_add_test(tc, test_accept_out_of_fds);
 	tcase_add_test(tc, test_fork_child_has_no_server);
+#if !TEST_TSAN    /* the child starts the server's thread: TSan refuses after a threaded fork */
+	tcase_add_test(tc, test_exit_from_a_callback_with_the_server_running);
+#endif
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");

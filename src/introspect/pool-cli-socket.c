@@ -64,6 +64,7 @@
 #include <sys/un.h>
 
 #include "base/pool-assert.h"
+#include "core/pool-int.h"
 #include "introspect/pool-cli.h"
 #include "introspect/pool-cli-sockfile.h"
 #include "base/pool-lock.h"
@@ -787,8 +788,10 @@ POOL_API void pool_cli_stop(void)
  * waits for that lock: the thread cannot finish until the destructor returns. Rather than hang
  * the host for good, or let dlclose() unmap the code that thread will return to, the destructor
  * then says so on stderr and aborts. At the end of the process (exit()) the loader holds no lock
- * while destructors run, and the join only waits for the command in progress. On the server's
- * own thread (exit() from a signal handler there) nothing is joined: the socket files go.
+ * while destructors run, and the join only waits for the command in progress. Nothing is joined,
+ * only the socket files go, on the server's own thread (exit() from a signal handler there) and
+ * on a thread that holds the pool list lock (exit() from a pool_for_each() callback), for which
+ * a command of the server may be waiting: the thread ends with the process.
  */
 __attribute__((destructor(102))) static void cli_unload(void)
 {
@@ -805,7 +808,8 @@ __attribute__((destructor(102))) static void cli_unload(void)
 		nanosleep(&pause, NULL);
 	}
 	srv = cli_running;
-	if (srv && pthread_equal(pthread_self(), srv->thread)) {
+	if (srv && (pthread_equal(pthread_self(), srv->thread) ||
+	            pool__lock_held(&pool__list_lock))) {
 		for (i = 0; i < (int)atomic_load(&srv->nlisteners); i++)
 			pool__cli_sockfile_unlink(&srv->listeners[i].file);
 	} else if (srv) {

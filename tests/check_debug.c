@@ -966,7 +966,9 @@ START_TEST(test_asan_sees_malloc_objects)
 	run_child(malloc_overflow_child, NULL, &d);
 	ck_assert_msg(!(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0), "%s", d.out);
 	ck_assert_msg(strstr(d.out, "AddressSanitizer: heap-buffer-overflow") != NULL, "%s", d.out);
-	ck_assert_msg(strstr(d.out, "0 bytes after 24-byte region") != NULL, "%s", d.out);
+	/* "0 bytes to the right of" (gcc 12's runtime) or "0 bytes after" (newer ones) */
+	ck_assert_msg(strstr(d.out, "is located 0 bytes ") != NULL &&
+	              strstr(d.out, " 24-byte region") != NULL, "%s", d.out);
 	run_child(malloc_uaf_child, NULL, &d);
 	ck_assert_msg(strstr(d.out, "AddressSanitizer: heap-use-after-free") != NULL, "%s", d.out);
 	ck_assert_msg(strstr(d.out, "freed by thread") != NULL, "%s", d.out);

@@ -8,8 +8,16 @@ bin="$BUILD/tests/check_pool"
 dbg="$BUILD/tests/check_debug"
 [ -x "$bin" ] && [ -x "$dbg" ] || { echo "missing $bin or $dbg"; exit 1; }
 rc=0
-for mode in "tag,integrity,caller,cold-first" "uaf" "backup,poison" "no-cache,no-global" \
-	"malloc" "malloc,tag,caller"; do
+# `malloc` hands objects to the C library's allocator, which in an ASan build is ASan's: its
+# fork() while other threads allocate can leave the child waiting for a lock of a thread that
+# is not there, so check_pool's fork test cannot run on it (check_debug checks `malloc` there).
+modes="tag,integrity,caller,cold-first uaf backup,poison no-cache,no-global malloc malloc,tag,caller"
+if [ "${SAN:-}" = address ]; then
+	modes=${modes% malloc malloc,tag,caller}
+	echo "note: no 'malloc' mode under SAN=address (ASan's allocator is not fork-safe while" \
+		"threads allocate)"
+fi
+for mode in $modes; do
 	echo "--- POOL_DEBUG=$mode"
 	if ! POOL_DEBUG="$mode" CK_RUN_CASE=Threads "$bin"; then
 		echo "FAILED under POOL_DEBUG=$mode"

@@ -207,11 +207,14 @@ INSTALL_EXAMPLES := tools/pool-httpd.c
 
 all: lib tools
 
+# The comments name the package lists by their variables: help prints their values instead.
+HELP_PKGS = -e 's|$$(DEPS_PKGS)|$(DEPS_PKGS)|' -e 's|$$(CHECK_PKGS)|$(strip $(CHECK_PKGS))|' \
+            -e 's|$$(BENCH_PKGS)|$(strip $(BENCH_PKGS))|'
 help:
-	@sed -n '3,/^$$/p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '3,/^$$/p' Makefile | sed -e 's/^# \{0,1\}//' $(HELP_PKGS)
 	@for f in $(sort $(wildcard mk/*.mk)); do echo "--- $$f"; \
 		sed -n '1,/^[^#]/p' $$f | grep '^#' | grep -v 'SPDX-\|Copyright (c)' | \
-		sed 's/^# \{0,1\}//'; done
+		sed -e 's/^# \{0,1\}//' $(HELP_PKGS); done
 
 # Dependencies: the build's through pkg-config, the tests' (make check only) with dpkg-query.
 # Only the README's two commands, make check and make stress, install what is missing, and only
@@ -248,8 +251,8 @@ deps:
 	    done; \
 	    echo "deps: installed in $$(($$(date +%s) - t0)) s"; \
 	  else \
-	    echo "deps: missing packages; run: sudo apt-get update &&" \
-	      "sudo apt-get install -y --no-install-recommends$$missing"; \
+	    echo "deps: missing packages; run as root: apt-get update &&" \
+	      "apt-get install -y --no-install-recommends$$missing"; \
 	    echo "deps: (make check and make stress run it themselves when run as root)"; \
 	    exit 1; \
 	  fi; \
@@ -302,17 +305,21 @@ $(SHARED_SO): $(SHARED_REAL)
 $(SHARED_LINK): $(SHARED_SO)
 	$(Q)ln -sf $(notdir $<) $@
 
-# libpool.pc: Requires.private names jemalloc and hwloc, whose own .pc files give their -l
-# flags to `pkg-config --static`; Libs.private only what has no .pc. A libdir or includedir
-# under the prefix is written relative to ${prefix}, so pkg-config --define-prefix works.
+# libpool.pc: Libs.private names what libpool.a needs in a program that links jemalloc and hwloc
+# as the shared libraries a distribution ships: their -L/-l flags as pkg-config gave them to this
+# build, and the C library's. Not Requires.private: `pkg-config --static` then also lists the
+# private dependencies of a static hwloc (-ludev on Debian), which a program that links hwloc
+# dynamically does not need, and which Debian cannot satisfy (libhwloc-dev brings no libudev.so,
+# and no libudev.a exists): the README's static link failed with `cannot find -ludev`. A libdir
+# or includedir under the prefix is written relative to ${prefix}, so pkg-config
+# --define-prefix works.
 PC_REL       = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 $(PC_FILE): libpool.pc.in $(DIRS_STAMP) Makefile
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 		-e 's|@LIBDIR@|$(call PC_REL,$(LIBDIR))|' \
 		-e 's|@INCLUDEDIR@|$(call PC_REL,$(INCLUDEDIR))|' \
-		-e 's|@LIBS_PRIVATE@|-lpthread -ldl -lm|' \
-		-e "s|@REQUIRES_PRIVATE@|$(strip $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) hwloc)|" $< > $@
+		-e 's|@LIBS_PRIVATE@|$(strip $(LIB_LIBS))|' $< > $@
 
 # Tests. Internal ones see src/ and link the static library; public ones see include/ only.
 $(INT_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(STATIC_LIB)
@@ -374,8 +381,11 @@ check: deps lib tests tools
 # Man pages: man/ holds the pages of the API (section 3) and libpool(7), and is where new pages
 # go; doc/*.1 are the tools' pages. Each name of a page's NAME section other than the page's own
 # is installed as a symbolic link to it (pool_free.3 -> pool_alloc.3). tests/test_man.sh lints
-# them all with mandoc (and groff), and checks that every public function has a page.
+# them all with mandoc (and groff), and checks that every public function has a page. The pages
+# name the documentation's directory as the default install puts it, MAN_DOCDIR: make install
+# writes DOCDIR there instead (tests/test_install.sh installs under another prefix).
 MAN_PAGES   := $(sort $(wildcard man/*.[1-8] doc/*.[1-8]))
+MAN_DOCDIR  := /usr/local/share/doc/libpool
 
 # (its programs are prerequisites too: see the end of this file, after mk/*.mk add to them)
 install: all
@@ -396,8 +406,9 @@ install: all
 	awk '/^```c$$/ { on = 1; next } /^```$$/ { if (on) exit } on' README.md \
 		> $(DESTDIR)$(DOCDIR)/examples/example.c
 	$(Q)set -e; for m in $(MAN_PAGES); do \
-		s=$$(echo $$m | sed 's/.*\.//'); d=$(DESTDIR)$(MANDIR)/man$$s; \
-		echo "install -m 644 $$m $$d/"; install -d $$d; install -m 644 $$m $$d/; \
+		s=$$(echo $$m | sed 's/.*\.//'); d=$(DESTDIR)$(MANDIR)/man$$s; b=$$(basename $$m); \
+		echo "install -m 644 $$m $$d/ (naming DOCDIR $(DOCDIR))"; install -d $$d; \
+		sed 's|$(MAN_DOCDIR)|$(DOCDIR)|g' $$m > $$d/$$b; chmod 644 $$d/$$b; \
 		for n in $$(sh mk/man-names.sh $$m); do \
 			[ "$$n.$$s" = "$$(basename $$m)" ] || ln -sf $$(basename $$m) $$d/$$n.$$s; \
 		done; \
@@ -453,5 +464,6 @@ FORCE:
 # What install installs, now that mk/*.mk have added their programs.
 install: $(patsubst %,$(BUILD)/inst/%,$(INSTALL_BIN)) $(patsubst %,$(BUILD)/tools/%,$(INSTALL_LIBEXEC))
 
-# Header dependencies recorded by -MMD.
+# Header dependencies recorded by -MMD (the library's objects lie one folder deeper, in
+# obj/lib/<layer>/: without the second pattern a changed header rebuilt none of them).
 -include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/*/*/*.d)

@@ -7,8 +7,10 @@
 #                        tcmalloc, mimalloc and DPDK's rte_mempool; 7 samples of at least
 #                        200 ms per figure (3 in the server table: the server sweep, larson
 #                        and xmalloc at 2 and 8 threads), median [min-max], load average and
-#                        CPU model in the header; prints the tables and the targets, writes
-#                        $(BUILD)/bench.json and the plot $(BUILD)/bench.png. 10 to 12 minutes
+#                        CPU model in the header; prints the tables and the project's targets
+#                        (the groups of mk/bench-targets, which pool-bench alone does not
+#                        print), writes $(BUILD)/bench.json and the plot $(BUILD)/bench.png.
+#                        10 to 12 minutes
 #                        on 2 cores, 3 of them the server table. See doc/benchmarks.md.
 #   make bench-quick     the same in 15-30 s (3 short samples, 64 B, the server table at 2
 #                        threads): figures for development, not for publication
@@ -85,19 +87,21 @@ VERSUS_PIN  ?= 0,1
 VERSUS_SCENARIOS ?= pipeline
 VERSUS_SIZES ?= 64,192,16384
 BENCH_BIN   := $(BUILD)/tools/pool-bench
+# The project's targets: pool-bench prints the groups this file lists (see the file).
+BENCH_TARGETS := --targets mk/bench-targets
 
 RETURN_PLOT ?= $(BUILD)/return.png
 
 .PHONY: bench bench-quick bench-instructions bench-return bench-deps bench-versus profile
 
 bench: deps lib tools
-	$(BENCH_BIN) --json $(BUILD)/bench.json --plot $(BUILD)/bench.png $(BENCH_ARGS)
+	$(BENCH_BIN) $(BENCH_TARGETS) --json $(BUILD)/bench.json --plot $(BUILD)/bench.png $(BENCH_ARGS)
 
 bench-quick: deps lib tools
-	$(BENCH_BIN) --quick --json $(BUILD)/bench.json $(BENCH_ARGS)
+	$(BENCH_BIN) $(BENCH_TARGETS) --quick --json $(BUILD)/bench.json $(BENCH_ARGS)
 
 bench-instructions: deps lib tools
-	$(BENCH_BIN) --instructions $(BENCH_ARGS)
+	$(BENCH_BIN) $(BENCH_TARGETS) --instructions $(BENCH_ARGS)
 
 bench-versus: deps lib tools
 	@[ -n "$(OTHER)" ] || { echo "bench-versus: OTHER=<another build's tools/pool-bench>"; exit 2; }
@@ -123,7 +127,7 @@ bench-deps:
 	    echo "bench-deps: installing$$missing"; \
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
 	  else \
-	    echo "bench-deps: run: sudo apt-get install -y$$missing"; exit 1; \
+	    echo "bench-deps: run as root: apt-get install -y$$missing"; exit 1; \
 	  fi; \
 	fi
 

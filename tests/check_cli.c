@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -274,13 +275,13 @@ START_TEST(test_exec_commands)
 	s = test_capture(cli_exec, "pools debug", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_str_eq(s, "no-fail,merge,hot-first,no-integrity,global,cache,no-caller,no-tag,"
-	                    "no-poison,no-uaf,no-backup,no-profile,no-fail-report\n");
+	                    "no-poison,no-uaf,no-backup,no-profile,no-fail-report,no-malloc\n");
 	free(s);
 	s = test_capture(cli_exec, "pools debug no-merge,poison=0x41,integrity", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_str_eq(s, "Pool debugging options now: no-fail,no-merge,hot-first,integrity,"
 	                    "global,cache,no-caller,no-tag,poison=0x41,no-uaf,no-backup,"
-	                    "no-profile,no-fail-report\n");
+	                    "no-profile,no-fail-report,no-malloc\n");
 	ck_assert_uint_ne(pool_debugging & POOL_DBG_NO_MERGE, 0);
 	ck_assert_uint_eq(pool_debugging_poison_byte(), 0x41);
 	free(s);
@@ -373,6 +374,95 @@ static char *check_allowed(const char *line, enum pool_cli_level level)
 	ck_assert_msg(r == 0, "'%s' was refused at level %d: %s", line, (int)level, s);
 	return s;
 }
+
+/*
+ * A merged pool keeps every creator's name: "conn", "session" and "task" of one size merge into
+ * one pool, named "conn" (pool_name(), the first creator's), and each of the three names reaches
+ * it in every command and filter, through pool_cli_exec_level() and over the socket: `pools
+ * limit` (at admin, over the socket's admin level), `pools flush`, `pools show match`,
+ * `pools profile pool`; `pools show detailed` lists each creator with the code that created it
+ * (admin only: an address). A limit is the pool's: it caps the objects of all its creators.
+ */
+/* exported (the test links with -rdynamic), so that dladdr() names it */
+struct pool_head *create_session_pool(void);
+__attribute__((noinline)) struct pool_head *create_session_pool(void)
+{
+	struct pool_head *p = pool_create("session", 100, POOL_F_SHARED);
+
+	__asm__ volatile("" ::: "memory");
+	return p;
+}
+
+START_TEST(test_merged_pool_every_name)
+{
+	struct pool_head *conn = pool_create("conn", 100, POOL_F_SHARED);
+	struct pool_head *session = create_session_pool();
+	struct pool_head *task = pool_create("task", 100, POOL_F_SHARED);
+	static const char *const names[] = { "conn", "session", "task" };
+	char line[128], want[256], *s;
+	struct pool_stats st;
+	struct conn *c;
+	unsigned int i;
+	void *o[8];
+
+	ck_assert_ptr_eq(session, conn);
+	ck_assert_ptr_eq(task, conn);
+	ck_assert_str_eq(pool_name(task), "conn");
+	for (i = 0; i < 3; i++) {
+		snprintf(line, sizeof(line), "pools limit %s %u", names[i], 5 + i);
+		s = check_allowed(line, POOL_CLI_ADMIN);
+		snprintf(want, sizeof(want), "Limit of pool 'conn' now %u objects (was %s).\n"
+		         "  (a merged pool: the limit counts the objects of all its 3 creators: conn "
+		         "session task)\n", 5 + i, i ? (i == 1 ? "5" : "6") : "none");
+		ck_assert_str_eq(s, want);
+		free(s);
+		ck_assert_int_eq(pool_get_stats(conn, &st, sizeof(st)), 0);
+		ck_assert_uint_eq(st.limit, 5 + i);
+		snprintf(line, sizeof(line), "pools flush %s", names[i]);
+		free(check_allowed(line, POOL_CLI_OPERATOR));
+		snprintf(line, sizeof(line), "pools show match %.4s", names[i]);
+		s = check_allowed(line, POOL_CLI_USER);
+		ck_assert_msg(strstr(s, "  - Pool conn (104 bytes/16) : ") != NULL, "%s: %s", line, s);
+		free(s);
+		snprintf(line, sizeof(line), "pools profile pool %s", names[i]);
+		free(check_allowed(line, POOL_CLI_USER));
+	}
+	/* the limit of 7 set through "task" caps what "session" allocates too */
+	for (i = 0; i < 7; i++)
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(session));
+	ck_assert_ptr_null(pool_alloc(conn));
+	for (i = 0; i < 7; i++)
+		pool_free(task, o[i]);
+	s = check_allowed("pools show detailed match session", POOL_CLI_ADMIN);
+	ck_assert_msg(strstr(s, "      created as conn: 104 bytes/16, flags SHARED, at ") != NULL,
+	              "%s", s);
+	ck_assert_msg(strstr(s, "      created as session: 104 bytes/16, flags SHARED, at "
+	                     "create_session_pool+0x") != NULL, "%s", s);
+	ck_assert_msg(strstr(s, "      created as task: 104 bytes/16, flags SHARED, at ") != NULL,
+	              "%s", s);
+	free(s);
+	s = check_allowed("pools show detailed match session", POOL_CLI_USER);
+	ck_assert_msg(strstr(s, "      created as session: 104 bytes/16, flags SHARED\n") != NULL,
+	              "%s", s);
+	free(s);
+	/* the same over the socket, at its admin level */
+	make_tmpdir();
+	ck_assert_int_eq(pool_cli_listen_level(sock_path, POOL_CLI_ADMIN, 0), 0);
+	c = conn_open();
+	conn_expect_start(c, "pools limit session 0", "Limit of pool 'conn' now none (was 7).\n"
+	                  "  (a merged pool: the limit counts the objects of all its 3 creators");
+	conn_expect_start(c, "pools flush task", "Released ");
+	conn_expect_start(c, "pools show match sess", "Dumping pools usage. Use 'pools trim' to "
+	                  "release unused memory.\n  - Pool conn (104 bytes/16) : ");
+	conn_expect_start(c, "pools show detailed match task json", "{\"format\": 2,");
+	conn_close(c);
+	remove_tmpdir();
+	ck_assert_int_eq(pool_get_stats(conn, &st, sizeof(st)), 0);
+	ck_assert_uint_eq(st.limit, 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(pool_destroy(conn), 0);
+}
+END_TEST
 
 START_TEST(test_exec_levels)
 {
@@ -522,7 +612,7 @@ START_TEST(test_exec_show_pools_alias)
 		free(b);
 	}
 	a = check_allowed("show pools json", POOL_CLI_USER);
-	ck_assert_int_eq(strncmp(a, "{\"format\": 1,\n", 14), 0);
+	ck_assert_int_eq(strncmp(a, "{\"format\": 2,\n", 14), 0);
 	ck_assert_ptr_nonnull(strstr(a, "\n \"pools\": [\n  {\"name\": \"shown\", "));
 	free(a);
 	a = check_allowed("show pools prometheus", POOL_CLI_USER);
@@ -1088,7 +1178,7 @@ START_TEST(test_socat_client)
 	free(out);
 	/* status lines, and JSON whole through socat */
 	out = run_socat("set status on\\npools show match socat json\\n", address);
-	ck_assert_int_eq(strncmp(out, "OK\n\n{\"format\": 1,\n", 18), 0);
+	ck_assert_int_eq(strncmp(out, "OK\n\n{\"format\": 2,\n", 18), 0);
 	ck_assert_int_eq(strcmp(out + strlen(out) - 4, "OK\n\n"), 0);
 	free(out);
 	pool_cli_stop();
@@ -1461,6 +1551,53 @@ START_TEST(test_accept_out_of_fds)
 }
 END_TEST
 
+#if !TEST_TSAN    /* the child starts the server's thread: TSan refuses after a threaded fork */
+/*
+ * exit() from a pool_for_each() callback while a command of the CLI server waits for the pool
+ * list lock that the callback holds: the library's destructor, which stops the server at exit
+ * (and at dlclose()), must not wait for that command (it would for 10 s, then abort): it only
+ * removes the socket file, and the process exits with the status it was given.
+ */
+static const char *exit_cb_path;
+
+static int exit_from_callback(struct pool_head *pool, void *arg)
+{
+	int fd = try_connect(exit_cb_path);
+	struct timespec pause = { 0, 300000000 };
+
+	(void)pool;
+	(void)arg;
+	if (fd < 0 || send(fd, "pools show\n", 11, MSG_NOSIGNAL) != 11)
+		_exit(3);
+	nanosleep(&pause, NULL);    /* the server reads the line and waits for the lock */
+	exit(0);
+}
+
+START_TEST(test_exit_from_a_callback_with_the_server_running)
+{
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	make_tmpdir();
+	exit_cb_path = sock_path;
+	fflush(NULL);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		if (!pool_create("exit-cb", 64, 0) || pool_cli_listen(sock_path) != 0)
+			_exit(2);
+		pool_for_each(exit_from_callback, NULL);
+		_exit(4);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status 0x%x", status);
+	ck_assert_msg(lstat(sock_path, &st) != 0 && errno == ENOENT, "the socket file is left");
+	remove_tmpdir();
+}
+END_TEST
+#endif
+
 START_TEST(test_fork_child_has_no_server)
 {
 	struct conn *c;
@@ -1520,6 +1657,7 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_exec_trim);
 	tcase_add_test(tc, test_exec_show_pools_alias);
 	tcase_add_test(tc, test_exec_flush_limit);
+	tcase_add_test(tc, test_merged_pool_every_name);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Levels");
@@ -1549,6 +1687,9 @@ static Suite *cli_suite(void)
 	tcase_add_test(tc, test_garbage_from_client);
 	tcase_add_test(tc, test_accept_out_of_fds);
 	tcase_add_test(tc, test_fork_child_has_no_server);
+#if !TEST_TSAN
+	tcase_add_test(tc, test_exit_from_a_callback_with_the_server_running);
+#endif
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");

@@ -117,6 +117,8 @@ START_TEST(test_parse_errors)
 		{ "300", "invalid poison byte '300'" },
 		{ "12abc,tag", "'12abc'" },
 		{ "help=1", "'help=1'" },
+		{ "uaf,malloc", "'uaf' and 'malloc' exclude each other" },
+		{ "malloc=1", "takes no value" },
 	};
 	unsigned int before, i;
 	unsigned char pbyte;
@@ -155,6 +157,9 @@ START_TEST(test_parse_layout_frozen)
 	free(err);
 	ck_assert_uint_eq(user_flags(), POOL_DBG_TAG);         /* integrity was not applied */
 	ck_assert_int_eq(pool_parse_debugging("uaf", &err), -1);
+	free(err);
+	ck_assert_int_eq(pool_parse_debugging("malloc", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err, "'malloc' changes the object layout"));
 	free(err);
 	ck_assert_int_eq(pool_parse_debugging("tag,integrity,poison,fail=1,no-fail,cold-first,"
 	                                      "no-cache,cache,no-global,global,no-merge", NULL), 0);
@@ -772,6 +777,73 @@ START_TEST(test_cold_first)
 }
 END_TEST
 
+/*
+ * -dMmalloc: each object a block of the C library's malloc(), of exactly the pool's layout (24
+ * bytes here: no rounding to the alignment, no 16-byte minimum), never cached, never in a shared
+ * list; the counters, the limit and the dump work as for any pool; pools merge only at the same
+ * size, so that no creator's objects are larger than it asked; alignments above malloc's come
+ * from posix_memalign(). It is a layout option: refused once a pool exists, and with `uaf`.
+ */
+START_TEST(test_malloc_layout)
+{
+	struct pool_head *p, *same, *other, *al;
+	char *buf = NULL;
+	size_t len = 0;
+	void *o[100];
+	FILE *f;
+	int i;
+
+	ck_assert_int_eq(pool_parse_debugging("malloc", NULL), 0);
+	ck_assert(pool_debugging & POOL_DBG_MALLOC);
+	p = pool_create("mal", 24, POOL_F_SHARED);
+	same = pool_create("mal-same", 20, POOL_F_SHARED);   /* 24 once rounded: merges */
+	other = pool_create("mal-other", 32, POOL_F_SHARED); /* within 16 bytes: does not */
+	ck_assert_ptr_eq(same, p);
+	ck_assert_ptr_ne(other, p);
+	ck_assert_uint_eq(test_stats(p).stride, 24);
+	for (i = 0; i < 100; i++) {
+		o[i] = pool_alloc(p);
+		ck_assert_ptr_nonnull(o[i]);
+		memset(o[i], 0x5a, 24);
+	}
+	for (i = 0; i < 50; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	ck_assert_uint_eq(test_stats(p).allocated, 50);
+	ck_assert_uint_eq(test_stats(p).used, 50);
+	ck_assert_uint_eq(test_stats(p).cached, 0);
+	ck_assert_uint_eq(test_stats(p).shared_free, 0);
+	ck_assert_uint_eq(test_stats(p).os_allocs, 100);
+	ck_assert_uint_eq(test_stats(p).os_releases, 50);
+	ck_assert_int_eq(pool_set_limit(p, 50), 0);
+	errno = 0;
+	ck_assert_ptr_null(pool_alloc(p));
+	ck_assert_int_eq(errno, ENOMEM);
+	ck_assert_uint_eq(test_stats(p).failed, 1);
+	for (i = 50; i < 100; i++)
+		pool_free(p, o[i]);
+	ck_assert_uint_eq(test_stats(p).allocated, 0);
+	f = open_memstream(&buf, &len);
+	ck_assert_int_eq(pool_dump(f, "match mal"), 0);
+	fclose(f);
+	ck_assert_msg(strstr(buf, "  - Pool mal (24 bytes/16) : 0 allocated (0 bytes), 0 used") !=
+	              NULL, "%s", buf);
+	free(buf);
+	al = pool_create_aligned("mal-al", 100, 256, 0);
+	for (i = 0; i < 8; i++) {
+		o[i] = pool_alloc(al);
+		ck_assert_uint_eq((uintptr_t)o[i] % 256, 0);
+	}
+	for (i = 0; i < 8; i++)
+		pool_free(al, o[i]);
+	ck_assert_int_eq(pool_parse_debugging("no-malloc", NULL), -1);
+	ck_assert_int_eq(pool_destroy(same), 0);
+	ck_assert_int_eq(pool_destroy(p), 0);
+	ck_assert_int_eq(pool_destroy(other), 0);
+	ck_assert_int_eq(pool_destroy(al), 0);
+}
+END_TEST
+
 START_TEST(test_no_cache_no_global)
 {
 	struct pool_head *p;
@@ -854,6 +926,61 @@ void asan_child(void *arg)
 	o[8] = 1;                                /* write after free */
 }
 
+/* The program's function that frees: ASan's stack of the free must name it. */
+__attribute__((noinline)) static void malloc_release(struct pool_head *p, void *o)
+{
+	pool_free(p, o);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void malloc_overflow_child(void *arg)
+{
+	struct pool_head *p;
+	volatile char *o;
+
+	(void)arg;
+	ck_assert_int_eq(pool_parse_debugging("malloc", NULL), 0);
+	p = pool_create("mal", 24, 0);
+	o = pool_alloc(p);
+	o[24] = 1;                               /* one byte past the object */
+}
+
+static void malloc_uaf_child(void *arg)
+{
+	struct pool_head *p;
+	volatile char *o;
+
+	(void)arg;
+	ck_assert_int_eq(pool_parse_debugging("malloc", NULL), 0);
+	p = pool_create("mal", 24, 0);
+	o = pool_alloc(p);
+	malloc_release(p, (void *)o);
+	o[3] = 1;                                /* write after free */
+}
+
+/*
+ * Under `malloc` the objects are ASan's own heap blocks: ASan reports an overflow of one byte
+ * as a heap-buffer-overflow of a 24-byte region (not the library's poisoned redzone), and a
+ * write after free with the stack that freed it, through the function that called pool_free().
+ */
+START_TEST(test_asan_sees_malloc_objects)
+{
+	struct death d;
+
+	run_child(malloc_overflow_child, NULL, &d);
+	ck_assert_msg(!(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0), "%s", d.out);
+	ck_assert_msg(strstr(d.out, "AddressSanitizer: heap-buffer-overflow") != NULL, "%s", d.out);
+	/* "0 bytes to the right of" (gcc 12's runtime) or "0 bytes after" (newer ones) */
+	ck_assert_msg(strstr(d.out, "is located 0 bytes ") != NULL &&
+	              strstr(d.out, " 24-byte region") != NULL, "%s", d.out);
+	run_child(malloc_uaf_child, NULL, &d);
+	ck_assert_msg(strstr(d.out, "AddressSanitizer: heap-use-after-free") != NULL, "%s", d.out);
+	ck_assert_msg(strstr(d.out, "freed by thread") != NULL, "%s", d.out);
+	ck_assert_msg(strstr(strstr(d.out, "freed by thread"), "malloc_release") != NULL, "%s",
+	              d.out);
+}
+END_TEST
+
 START_TEST(test_asan_sees_write_after_free)
 {
 	struct death d;
@@ -871,13 +998,19 @@ END_TEST
 
 /*
  * `check_debug --fail-sequence`: print which of 64 allocations fail (tests/test_debug_modes.sh
- * checks POOL_FAIL_SEED with it) and exit 0; -1 without that argument (run the suite).
+ * checks POOL_FAIL_SEED with it) and exit 0; `check_debug --show`: print the options in effect
+ * (pool_debugging_show(), what POOL_DEBUG made of them) and exit 0; -1 without either argument
+ * (run the suite).
  */
 static int fail_sequence(int argc, char **argv)
 {
 	struct pool_head *p;
 	int i;
 
+	if (argc >= 2 && strcmp(argv[1], "--show") == 0) {
+		pool_debugging_show(stdout);
+		return 0;
+	}
 	if (argc < 2 || strcmp(argv[1], "--fail-sequence") != 0)
 		return -1;
 	p = pool_create("seq", 64, 0);
@@ -921,6 +1054,7 @@ static Suite *debug_suite(void)
 	tcase_add_test(tc, test_uaf_unknown_pointer_names_it);
 #if defined(__SANITIZE_ADDRESS__)
 	tcase_add_test(tc, test_asan_sees_write_after_free);
+	tcase_add_test(tc, test_asan_sees_malloc_objects);
 #endif
 	suite_add_tcase(s, tc);
 
@@ -934,6 +1068,7 @@ static Suite *debug_suite(void)
 	tcase_add_test(tc, test_fail_exempt);
 	tcase_add_test(tc, test_poison_fill);
 	tcase_add_test(tc, test_cold_first);
+	tcase_add_test(tc, test_malloc_layout);
 	tcase_add_test(tc, test_no_cache_no_global);
 	tcase_add_test(tc, test_integrity_switched_on_late);
 	suite_add_tcase(s, tc);

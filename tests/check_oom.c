@@ -24,7 +24,11 @@
  *     threads one after the other: each must get an object (0 of 1000 did, since jemalloc keeps
  *     the address space it purged and VmSize stays at its peak), with the MALLOC_CONF settings
  *     that doc/debugging.md says work: narenas:<n> once every arena exists, narenas:1,
- *     retain:false.
+ *     retain:false;
+ *   - issue 29's round, with jemalloc's defaults: the main thread alone fills the limit, a new
+ *     thread then needed an arena jemalloc had no room to create (32 and 0 of 1,000 objects);
+ *     now the OS layer makes spare arenas ahead and falls back to the arenas that retain the
+ *     burst's memory: the new thread, then four at once, each get 1,000 of two pools.
  * These children set the limit themselves at run time, and call pool_trim() after setrlimit()
  * as the documentation asks of such programs.
  * AddressSanitizer and ThreadSanitizer reserve terabytes of shadow memory and cannot run under
@@ -480,6 +484,122 @@ static int child_burst(void)
 	return 0;
 }
 
+/*
+ * Issue 29's round: the main thread alone fills a pool of 1 MiB objects until NULL under a limit
+ * of its size plus 256 MiB, frees everything and calls pool_gc() twice; a small pool then has
+ * free objects in its shared lists. A new thread with a 128 KiB stack must get 1,000 objects
+ * of that pool and 1,000 of a fresh pool of 64 bytes, as the main thread does (it got 32 and
+ * 0, all counted in `failed`: its first call into jemalloc had to create an arena, with no
+ * room left for one); then SOLO_LATER threads at once, each the same.
+ */
+#define SOLO_ROOM      (256u << 20)
+#define SOLO_BIG       (1u << 20)
+#define SOLO_OBJS      1000u
+#define SOLO_LATER     4u
+
+struct solo {
+	struct pool_head *small, *fresh;
+	void *objs[2][SOLO_OBJS];
+	unsigned int got[2];
+};
+
+static void solo_alloc(struct solo *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < SOLO_OBJS; i++) {
+		if ((s->objs[0][i] = pool_alloc(s->small)) != NULL)
+			s->got[0]++;
+		if ((s->objs[1][i] = pool_alloc(s->fresh)) != NULL)
+			s->got[1]++;
+	}
+}
+
+static void solo_free(struct solo *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < SOLO_OBJS; i++) {
+		pool_free(s->small, s->objs[0][i]);
+		pool_free(s->fresh, s->objs[1][i]);
+	}
+	pool_thread_flush();
+}
+
+static void *solo_thread(void *arg)
+{
+	solo_alloc(arg);
+	solo_free(arg);
+	return NULL;
+}
+
+static int child_solo_burst(void)
+{
+	static struct solo late, mainth, later[SOLO_LATER];
+	static void *big[MAX_OBJS];
+	pthread_t lt[SOLO_LATER];
+	unsigned int i;
+	struct pool_head *bigpool = pool_create("oom-solo-big", SOLO_BIG, 0);
+	struct pool_stats st;
+	pthread_attr_t attr;
+	pthread_t t;
+	size_t n = 0;
+
+	late.small = pool_create("oom-solo-small", 64, 0);
+	CHILD_CHECK(bigpool && late.small, "pool_create: %s", strerror(errno));
+	/* the small pool's objects go to its shared lists */
+	late.fresh = late.small;
+	solo_alloc(&late);
+	CHILD_CHECK(late.got[0] == SOLO_OBJS, "small pool before the limit: %u", late.got[0]);
+	solo_free(&late);
+	late.got[0] = late.got[1] = 0;
+	CHILD_CHECK(set_soft_as(vm_size() + SOLO_ROOM) == 0, "setrlimit: %s", strerror(errno));
+	pool_trim();
+	while (n < MAX_OBJS && (big[n] = pool_alloc(bigpool)) != NULL)
+		n++;
+	CHILD_CHECK(n < MAX_OBJS, "the burst never met the limit");
+	while (n)
+		pool_free(bigpool, big[--n]);
+	pool_thread_flush();
+	pool_gc(NULL);
+	pool_gc(NULL);
+	CHILD_CHECK(pool_get_stats(late.small, &st, sizeof(st)) == 0 && st.shared_free > 0,
+	            "no free object left in the small pool's shared lists");
+	late.fresh = pool_create("oom-solo-fresh", 64, 0);
+	CHILD_CHECK(late.fresh, "pool_create: %s", strerror(errno));
+	CHILD_CHECK(pthread_attr_init(&attr) == 0 &&
+	            pthread_attr_setstacksize(&attr, 128u << 10) == 0, "attr");
+	CHILD_CHECK(pthread_create(&t, &attr, solo_thread, &late) == 0, "pthread_create");
+	CHILD_CHECK(pthread_join(t, NULL) == 0, "join");
+	mainth.small = late.small;
+	mainth.fresh = late.fresh;
+	solo_alloc(&mainth);
+	solo_free(&mainth);
+	if (getenv("CHECK_OOM_VERBOSE"))
+		fprintf(stderr, "solo burst (MALLOC_CONF=%s): the new thread got %u and %u of %u, "
+		        "the main thread %u and %u\n", getenv("MALLOC_CONF") ? getenv("MALLOC_CONF") :
+		        "", late.got[0], late.got[1], SOLO_OBJS, mainth.got[0], mainth.got[1]);
+	CHILD_CHECK(late.got[0] == SOLO_OBJS && late.got[1] == SOLO_OBJS,
+	            "the thread created after the burst got %u of %u objects of the small pool and "
+	            "%u of a fresh one (the main thread: %u and %u)", late.got[0], SOLO_OBJS,
+	            late.got[1], mainth.got[0], mainth.got[1]);
+	CHILD_CHECK(mainth.got[0] == SOLO_OBJS && mainth.got[1] == SOLO_OBJS,
+	            "the main thread got %u and %u of %u", mainth.got[0], mainth.got[1], SOLO_OBJS);
+	for (i = 0; i < SOLO_LATER; i++) {
+		later[i].small = late.small;
+		later[i].fresh = late.fresh;
+		CHILD_CHECK(pthread_create(&lt[i], &attr, solo_thread, &later[i]) == 0,
+		            "pthread_create");
+	}
+	for (i = 0; i < SOLO_LATER; i++) {
+		CHILD_CHECK(pthread_join(lt[i], NULL) == 0, "join");
+		CHILD_CHECK(later[i].got[0] == SOLO_OBJS && later[i].got[1] == SOLO_OBJS,
+		            "later thread %u got %u and %u of %u", i, later[i].got[0],
+		            later[i].got[1], SOLO_OBJS);
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The parent: Check tests                                                                    */
 /* ------------------------------------------------------------------------------------------ */
@@ -559,6 +679,16 @@ START_TEST(test_oom_threads_after_burst)
 }
 END_TEST
 
+/* Issue 29's round, with jemalloc's defaults first (4 arenas per CPU, retain:true). */
+START_TEST(test_oom_thread_after_a_burst_of_one)
+{
+	run_mode("solo", NULL);
+	run_mode("solo", "narenas:128");
+	run_mode("solo", "narenas:1");
+	run_mode("solo", "retain:false");
+}
+END_TEST
+
 static Suite *oom_suite(void)
 {
 	Suite *s = suite_create("oom");
@@ -569,6 +699,7 @@ static Suite *oom_suite(void)
 	tcase_add_test(tc, test_oom_headroom_24mib);
 	tcase_add_test(tc, test_oom_no_descriptor_left);
 	tcase_add_test(tc, test_oom_threads_after_burst);
+	tcase_add_test(tc, test_oom_thread_after_a_burst_of_one);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -581,6 +712,8 @@ static int before(int argc, char **argv)
 			return child_nofile();
 		if (!strcmp(argv[2], "burst"))
 			return child_burst();
+		if (!strcmp(argv[2], "solo"))
+			return child_solo_burst();
 		return child(!strcmp(argv[2], "relative"));
 	}
 	if (shadow_sanitizer) {

@@ -267,7 +267,7 @@ START_TEST(test_debug_options)
 	ck_assert_uint_eq(pool__prof_rate(), 65536);
 	ck_assert_uint_ne(pool_debugging & POOL_DBG_FAIL_REPORT, 0);
 	s = test_capture(cli_admin, "pools debug", &r);
-	ck_assert_ptr_nonnull(strstr(s, ",profile=65536,fail-report\n"));
+	ck_assert_ptr_nonnull(strstr(s, ",profile=65536,fail-report,no-malloc\n"));
 	free(s);
 	/* a rate is 1 to 2^40 bytes: the whole string is refused, nothing changes */
 	ck_assert_int_eq(pool_parse_debugging("no-fail-report,profile=0", &err), -1);

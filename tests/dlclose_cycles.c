@@ -15,19 +15,34 @@
  * loading thread's caches, about 9 KiB); and the long-lived thread exits without a crash (it
  * used to run the destructor of a library that was gone).
  *
- * Usage: dlclose_cycles <libpool.so> <cycles> [rss]
- * rss: 1 (the default) checks the growth of the resident memory; 0 only reports it (the
- * sanitizers' runtimes keep memory of their own for every library loaded).
+ * With a socket directory (issue 29, item 3), each cycle also starts the CLI server
+ * (pool_cli_listen()) on <dir>/pools.sock, has a client's `pools show` answered, connects a
+ * second client that stays idle, and unloads the library with the server running: dlclose()
+ * must not crash (it did: SIGSEGV, 3 runs of 3), the socket file must be gone, the idle client
+ * must see the connection closed, and the server's thread must be gone (the count of the
+ * process's threads back to what it was before pool_cli_listen()).
+ *
+ * Usage: dlclose_cycles <libpool.so> <cycles> [rss] [socket directory]
+ * rss: 1 (the default) checks the growth of the resident memory, and then <cycles> must be over
+ * 100; 0 only reports it (the sanitizers' runtimes keep memory of their own for every library
+ * loaded).
  * Exit status: 0 on success; 1 on a failure (the message says which); 3 when dlopen() fails
  * (its message is printed on the first line, prefixed "dlopen: "). Built and run by
  * tests/test_dlopen.sh.
  */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <pool/pool-t.h>
 
 #define RSS_AFTER     100      /* the cycle whose resident memory is the reference */
@@ -39,6 +54,7 @@ static struct {
 	void *(*alloc_slow)(struct pool_head *pool, unsigned int flags);
 	void (*free_slow)(struct pool_head *pool, void *ptr);
 	void (*thread_flush)(void);
+	int (*cli_listen)(const char *unix_path);
 } fn;
 
 static struct pool_head *pool;
@@ -123,6 +139,121 @@ static int threads_named(const char *comm)
 	return n;
 }
 
+/* The threads of this process (entries of /proc/self/task), or -1. */
+static int thread_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* A client of the socket at `path`; exits on a failure. */
+static int client(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "FAIL: connect %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
+/* Wait up to 10 s for `fd` to be readable; what one read() then returns (0: end of file). */
+static ssize_t read_within(int fd, char *buf, size_t size)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+
+	if (poll(&p, 1, 10000) != 1)
+		return -2;
+	return read(fd, buf, size);
+}
+
+/* Send `cmd` on `fd` and return its answer (up to the empty line that ends it) in buf. */
+static void ask(int fd, const char *cmd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	if (write(fd, cmd, strlen(cmd)) != (ssize_t)strlen(cmd))
+		exit(1);
+	while (len < size - 1 && !memmem(buf, len, "\n\n", 2) &&
+	       (n = read_within(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = 0;
+}
+
+/*
+ * The server of this cycle: a command answered, and a client served once then left connected
+ * and idle (its fd is returned).
+ */
+static int serve(const char *path, long cycle)
+{
+	char buf[4096];
+	int fd, idle;
+
+	if (fn.cli_listen(path) != 0) {
+		fprintf(stderr, "FAIL: cycle %ld: pool_cli_listen(%s): %s\n", cycle, path,
+		        strerror(errno));
+		exit(1);
+	}
+	fd = client(path);
+	ask(fd, "pools show match cycle\n", buf, sizeof(buf));
+	if (!strstr(buf, "  - Pool cycle (64 bytes/16) : ")) {
+		fprintf(stderr, "FAIL: cycle %ld: `pools show` answered '%s'\n", cycle, buf);
+		exit(1);
+	}
+	close(fd);
+	idle = client(path);
+	ask(idle, "help\n", buf, sizeof(buf));
+	if (strncmp(buf, "Commands at level operator", 26) != 0) {
+		fprintf(stderr, "FAIL: cycle %ld: `help` answered '%s'\n", cycle, buf);
+		exit(1);
+	}
+	return idle;
+}
+
+/* After dlclose(): no socket file, the idle client closed, no thread of the server left. */
+static void served(const char *path, int idle, int threads, long cycle)
+{
+	struct stat st;
+	char c;
+	ssize_t n;
+	int now;
+
+	if (lstat(path, &st) == 0 || errno != ENOENT) {
+		fprintf(stderr, "FAIL: cycle %ld: the socket file %s is left after dlclose()\n",
+		        cycle, path);
+		exit(1);
+	}
+	n = read_within(idle, &c, 1);
+	if (n != 0) {
+		fprintf(stderr, "FAIL: cycle %ld: the idle client's connection was not closed "
+		        "(read: %zd)\n", cycle, n);
+		exit(1);
+	}
+	close(idle);
+	/* a joined thread may stay listed a moment while the kernel finishes its exit */
+	for (n = 0; (now = thread_count()) != threads && n < 1000; n++)
+		usleep(1000);
+	if (now != threads) {
+		fprintf(stderr, "FAIL: cycle %ld: %d threads after dlclose(), %d before the server\n",
+		        cycle, now, threads);
+		exit(1);
+	}
+}
+
 /* VmRSS of this process, in KiB (0 if unknown). */
 static long rss_kb(void)
 {
@@ -143,14 +274,22 @@ int main(int argc, char **argv)
 	pthread_t keeper, t;
 	pthread_key_t key;
 	long cycles, i, rss_ref = 0, rss_end;
-	int check_rss;
+	int check_rss, idle = -1, threads = 0;
+	char sock[sizeof(((struct sockaddr_un *)0)->sun_path)] = "";
 
-	if (argc < 3 || argc > 4 || (cycles = strtol(argv[2], NULL, 10)) <= RSS_AFTER) {
-		fprintf(stderr, "usage: %s <libpool.so> <cycles, over %d> [rss 0|1]\n", argv[0],
-		        RSS_AFTER);
+	if (argc < 3 || argc > 5 || (cycles = strtol(argv[2], NULL, 10)) < 1) {
+		fprintf(stderr, "usage: %s <libpool.so> <cycles> [rss 0|1] [socket directory]\n",
+		        argv[0]);
 		return 1;
 	}
 	check_rss = argc < 4 || strcmp(argv[3], "0") != 0;
+	if (check_rss && cycles <= RSS_AFTER) {
+		fprintf(stderr, "%s: checking the resident memory takes over %d cycles\n", argv[0],
+		        RSS_AFTER);
+		return 1;
+	}
+	if (argc == 5 && snprintf(sock, sizeof(sock), "%s/pools.sock", argv[4]) >= (int)sizeof(sock))
+		return 1;
 	for (i = 0; i < cycles; i++) {
 		void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 
@@ -163,6 +302,7 @@ int main(int argc, char **argv)
 		fn.alloc_slow = sym(lib, "pool__alloc_slow");
 		fn.free_slow = sym(lib, "pool__free_slow");
 		fn.thread_flush = sym(lib, "pool_thread_flush");
+		fn.cli_listen = sym(lib, "pool_cli_listen");
 		pool = fn.create("cycle", 64, 0);
 		if (!pool) {
 			fprintf(stderr, "FAIL: cycle %ld: pool_create() failed\n", i);
@@ -188,11 +328,20 @@ int main(int argc, char **argv)
 			        threads_named("pool-releaser"));
 			return 1;
 		}
+		if (*sock) {
+			/*
+			 * the threads before the server's (a sanitizer may have one of its own), but
+			 * the releaser, which dlclose() joins too
+			 */
+			threads = thread_count() - threads_named("pool-releaser");
+			idle = serve(sock, i);
+		}
 		fn.thread_flush();
 		if (fn.destroy(pool) != 0) {
 			fprintf(stderr, "FAIL: cycle %ld: pool_destroy() failed\n", i);
 			return 1;
 		}
+		/* with the server running: the library's destructor must stop it */
 		if (dlclose(lib) != 0) {
 			fprintf(stderr, "FAIL: cycle %ld: dlclose(): %s\n", i, dlerror());
 			return 1;
@@ -201,6 +350,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "FAIL: cycle %ld: the releaser thread outlived dlclose()\n", i);
 			return 1;
 		}
+		if (*sock)
+			served(sock, idle, threads, i);
 		if (i == RSS_AFTER)
 			rss_ref = rss_kb();
 	}
@@ -210,8 +361,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pthread_key_delete(key);
-	printf("dlclose_cycles: %ld cycles; resident memory %ld KiB after cycle %d, %ld KiB "
-	       "after the last\n", cycles, rss_ref, RSS_AFTER, rss_end);
+	printf("dlclose_cycles: %ld cycles%s; resident memory ", cycles, *sock ? ", each "
+	       "unloading the library with its CLI server running (no socket, no thread left)" : "");
+	if (cycles > RSS_AFTER)
+		printf("%ld KiB after cycle %d, ", rss_ref, RSS_AFTER);
+	printf("%ld KiB after the last\n", rss_end);
 	if (check_rss && rss_ref && (rss_end - rss_ref) * 1024 > (cycles - RSS_AFTER) * RSS_PER_CYCLE) {
 		fprintf(stderr, "FAIL: %ld KiB more resident memory over %ld cycles\n",
 		        rss_end - rss_ref, cycles - RSS_AFTER - 1);

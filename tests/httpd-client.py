@@ -518,9 +518,25 @@ def cmd_stats(port):
     names = sorted(p["name"] for p in find_pools(doc, []))
     if names != ["httpd-conn", "httpd-ibuf", "httpd-obuf", "httpd-req"]:
         fail("/pools.json: pools %s" % names)
-    if doc.get("format") != 1 or b"address" in body or b"0x" in body:
-        fail("/pools.json: not the format 1 JSON of a user-level session (no addresses): %r"
+    if doc.get("format") != 2 or b"address" in body or b"0x" in body:
+        fail("/pools.json: not the format 2 JSON of a user-level session (no addresses): %r"
              % body[:200])
+    # doc/example-server.md's table of objects gives each pool's object size: the server's
+    sizes = {p["name"]: p["size"] for p in find_pools(doc, [])}
+    documented = {}
+    for line in open("doc/example-server.md"):
+        cells = [c.strip() for c in line.split("|")]
+        if len(cells) > 4 and cells[2].startswith("`httpd-"):
+            n, unit = cells[3].split()
+            documented[cells[2].strip("`")] = int(n) * (1024 if unit == "KiB" else 1)
+    if documented != sizes:
+        fail("doc/example-server.md gives the sizes %r, the server's pools are %r"
+             % (documented, sizes))
+    status, headers, body = http_get(port, "/profile.json")
+    if status != 200 or headers["content-type"] != "application/json" or \
+            json.loads(body).get("format") != 1 or "/profile.json" not in \
+            open("doc/example-server.md").read() + open("doc/pool-httpd.1").read():
+        fail("/profile.json: %d %s, or undocumented" % (status, headers.get("content-type")))
     status, headers, body = http_get(port, "/pools")
     if status != 200 or not headers["content-type"].startswith("text/html") or \
             b'src="/pools/uPlot.iife.min.js"' not in body:
@@ -537,12 +553,13 @@ def cmd_stats(port):
     c.close()
     if status != 200 or int(headers["content-length"]) < 1000:
         fail("HEAD /metrics: %d, content-length %s" % (status, headers.get("content-length")))
-    print("stats: /metrics (%d requests so far), /pools.json (4 pools, format 1, no address), "
-          "/pools and its uPlot files answer" % requests[0])
+    print("stats: /metrics (%d requests so far), /pools.json (4 pools, format 2, no address, "
+          "the documented sizes), /profile.json (documented), /pools and its uPlot files answer"
+          % requests[0])
 
 
 def cmd_nostats(port):
-    for path in ("/metrics", "/pools.json", "/pools", "/pools/uPlot.iife.min.js"):
+    for path in ("/metrics", "/pools.json", "/profile.json", "/pools", "/pools/uPlot.iife.min.js"):
         status = http_get(port, path)[0]
         if status != 404:
             fail("%s without --stats: status %d, expected 404" % (path, status))

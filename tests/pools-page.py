@@ -18,6 +18,10 @@ through the DevTools protocol (python3-websocket), checks from the DOM that:
   - the profile's table (the server runs with -dMprofile) says the profile is on and lists
     sites of the httpd-* pools with bytes, most first, and the sites of httpd-ibuf and
     httpd-conn hold the connections held open;
+  - in a window 1280 px wide, no table is cut: each ends within the window and within its box,
+    which has nothing to scroll (the pools table used to be cut there); the pools table has the
+    in_use column (used minus cached), and its used and needed_avg headers say what they count;
+  - the profile's ages are in milliseconds, as on the CLI (the page said seconds);
 then saves a screenshot of the page as SCREENSHOT.png. Prints one line per check and exits 0, or
 prints the first failure and exits 1. Every wait is bounded (GUARD_S); nothing here measures time.
 """
@@ -113,7 +117,20 @@ SNAPSHOT_JS = r"""(() => {
       s[td.dataset.key] = td.dataset.value !== undefined ? Number(td.dataset.value) : td.textContent;
     return s;
   });
-  return { refreshes: Number(document.body.dataset.refreshes), rows, charts, sites,
+  const fit = {};
+  for (const id of ['pools-table', 'traffic-table', 'profile-table']) {
+    const t = document.getElementById(id), box = t.parentElement;
+    fit[id] = { right: Math.ceil(t.getBoundingClientRect().right),
+                window: document.documentElement.clientWidth,
+                scroll: box.scrollWidth, box: box.clientWidth,
+                columns: t.querySelectorAll('thead th').length };
+  }
+  const titles = {};
+  for (const th of document.querySelectorAll('#pools-table thead th'))
+    titles[th.dataset.key] = th.title;
+  const oldest = (document.querySelector('#profile-table thead th:last-child') || {}).textContent;
+  return { refreshes: Number(document.body.dataset.refreshes), rows, charts, sites, fit, titles,
+           oldest,
            profile: document.getElementById('profile-status').textContent,
            order: [...document.querySelectorAll('#pools-table tbody tr')].map(r => r.dataset.pool),
            status: document.getElementById('status').textContent };
@@ -125,7 +142,7 @@ def start_chromium(chromium, profile):
             "--no-first-run", "--no-default-browser-check", "--disable-extensions",
             "--hide-scrollbars", "--remote-debugging-address=127.0.0.1",
             "--remote-debugging-port=0", "--user-data-dir=" + profile,
-            "--window-size=1200,1000", "about:blank"]
+            "--window-size=1280,1000", "about:blank"]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     port_file = os.path.join(profile, "DevToolsActivePort")
     deadline = time.monotonic() + GUARD_S
@@ -180,7 +197,7 @@ def main():
     try:
         proc, ws_url = start_chromium(chromium, profile)
         dt = DevTools(ws_url)
-        dt.call("Emulation.setDeviceMetricsOverride", width=1200, height=1000,
+        dt.call("Emulation.setDeviceMetricsOverride", width=1280, height=1000,
                 deviceScaleFactor=1, mobile=False)
         dt.call("Page.enable")
         dt.call("Page.navigate", url="http://127.0.0.1:%d/pools" % port)
@@ -270,6 +287,29 @@ def main():
         print("page: the profile's table lists %d sites (%s), httpd-ibuf %d and httpd-conn %d "
               "bytes" % (len(sites), snap["profile"], held_bytes["httpd-ibuf"],
                          held_bytes["httpd-conn"]))
+
+        # 1280 px: every table within the window, nothing to scroll in its box
+        for tid, f in snap["fit"].items():
+            if f["right"] > f["window"] or f["scroll"] > f["box"]:
+                fail("%s is cut in a window 1280 px wide: it ends at %d px of %d, its box "
+                     "scrolls %d px over %d (%d columns)" % (tid, f["right"], f["window"],
+                                                             f["scroll"], f["box"],
+                                                             f["columns"]))
+        for name in POOLS:
+            row = snap["rows"][name]
+            if row.get("in_use") != max(0, row["used"] - row["cached"]):
+                fail("table row %s: in_use %r, used %r, cached %r" % (name, row.get("in_use"),
+                                                                      row["used"], row["cached"]))
+        if "thread caches" not in snap["titles"].get("used", "") or \
+                "release pass" not in snap["titles"].get("needed_avg", ""):
+            fail("the used and needed_avg headers do not say what they count: %s" % snap["titles"])
+        if snap["oldest"] != "oldest (ms)" or any(
+                s.get("age_max_ms") not in ("-", None) and not isinstance(s["age_max_ms"], (int, float))
+                for s in snap["sites"]):
+            fail("profile ages not in milliseconds: header %r" % snap["oldest"])
+        print("page: at 1280 px every table fits (%s); in_use = used - cached; ages in ms"
+              % ", ".join("%s %d of %d px" % (t, f["right"], f["window"])
+                          for t, f in snap["fit"].items()))
 
         for s in held:
             s.close()

@@ -3,7 +3,8 @@
 # Copyright (c) 2026 libpool developers
 #
 # pool-bench smoke test: a short run of every scenario proves that the tool runs, prints the
-# tables and the targets, and writes a JSON that holds every figure with its spread, the load
+# tables and, with --targets mk/bench-targets (as make bench runs it), the project's targets,
+# and writes a JSON that holds every figure with its spread, the load
 # average, the CPU model, the server table (every shape of the server sweep at two live-set
 # sizes, larson and xmalloc, with peak RSS and CPU time) and the placement of the threads; that
 # the child programs refuse bad server keys; that make profile's cachegrind path prints the
@@ -64,7 +65,7 @@ for t in 2 3; do
 done
 if expect 0 "smoke run: every scenario, 3 samples of 2 ms" \
 	"$B" --quick --sample-ms 2 --threads 4 --server-threads 2,3 --server-live 1024,2048 \
-	--backend "$backends" --placement --json "$tmp/bench.json" $plot
+	--backend "$backends" --placement --json "$tmp/bench.json" $plot --targets mk/bench-targets
 then
 	cat "$tmp/out"
 	for row in pair batch bulk pipeline threads-4 false-sharing false-sharing-a64 \
@@ -89,8 +90,11 @@ then
 			"$tmp/out" || fail "no '$row' libpool row with time, CPU time and peak RSS"
 	done
 	grep -q "^load average at start [0-9]" "$tmp/out" || fail "no load average in the header"
-	grep -q "^targets (issue 12" "$tmp/out" || fail "no issue 12 targets"
-	grep -q "^targets (issue 20" "$tmp/out" || fail "no issue 20 targets"
+	# the headings are mk/bench-targets', in its order
+	grep -q "^targets (issue 12, server-grade shared tier):" "$tmp/out" ||
+		fail "no shared-tier targets under mk/bench-targets' heading"
+	grep -q "^targets (issue 20, what users with large live sets see" "$tmp/out" ||
+		fail "no large-live-sets targets under mk/bench-targets' heading"
 	for row in server-2-1k-short-burst server-3-2k-long-handover larson-2 xmalloc-3; do
 		grep -Eq "^  (met|MISSED) +$row <= 1.0x fastest malloc +${num}x" "$tmp/out" ||
 			fail "no '$row' time target with its ratio"
@@ -178,7 +182,7 @@ for row in server_rows:
     assert row + " <= 1.0x fastest malloc" in names, (row, names)
     assert row + " peak RSS <= 1.3x leanest malloc" in names, (row, names)
 sources = {t["name"]: t["source"] for t in d["targets"]}
-assert sources["larson-2 <= 1.0x fastest malloc"] == "issue 20", sources
+assert sources["larson-2 <= 1.0x fastest malloc"] == "large-live-sets", sources
 for t in d["targets"]:
     assert isinstance(t["met"], bool) and t["measured"] >= 0 and len(t["range"]) == 2, t
 PY
@@ -186,6 +190,21 @@ PY
 	if [ -n "$plot" ]; then
 		head -c 4 "$tmp/bench.png" | od -c | grep -q "P   N   G" || fail "no PNG written"
 	fi
+fi
+
+# A tool speaks of the library and the machine, never of the project's own development: run
+# alone, pool-bench prints no target and no "issue", in its output, its JSON and its help
+# (it printed "targets (issue 12 ...)" with MISSED lines to its users).
+if expect 0 "a run without --targets" "$B" --quick --sample-ms 2 --scenario pair,server \
+	--server-live 1024 --backend libpool,glibc --json "$tmp/alone.json"
+then
+	"$B" --help >> "$tmp/out" 2>&1
+	grep -in "issue" "$tmp/out" "$tmp/err" "$tmp/alone.json" && fail "pool-bench speaks of issues"
+	grep -q "^targets" "$tmp/out" && fail "pool-bench printed targets without --targets"
+	grep -q "MISSED" "$tmp/out" && fail "pool-bench printed MISSED without --targets"
+fi
+if expect 2 "--targets naming no file" "$B" --targets /dev/null/none --scenario pair; then
+	grep -q "cannot read '/dev/null/none'" "$tmp/err" || fail "a bad --targets file is not named"
 fi
 
 # Placement: with --pin, worker i of every backend runs on CPU i of the list, as each thread

@@ -12,7 +12,9 @@
 # Then a plugin host's life (tests/dlclose_cycles.c): 2000 dlopen()/dlclose() cycles leak no
 # pthread key and almost no memory, and a thread that outlives the library exits cleanly; with
 # jemalloc preloaded in the jemalloc build. hwloc reads a small machine from
-# tests/topologies/ rather than probing this one 2000 times.
+# tests/topologies/ rather than probing this one 2000 times. Then 100 cycles that unload the
+# library with its CLI server running (a client answered, another left connected): no crash,
+# no socket file and no thread left (issue 29).
 # Env (from make check): BUILD, CC, SAN, USE_JEMALLOC.
 set -u
 BUILD=${BUILD:?BUILD must be set}
@@ -41,6 +43,14 @@ cycles() {
 	crc=$?
 	cat "$tmp/cycles"
 	[ $crc -eq 0 ] || { echo "FAIL: dlopen()/dlclose() cycles (exit $crc)"; exit 1; }
+	mkdir "$tmp/sock" || exit 1
+	HWLOC_XMLFILE=tests/topologies/32em64t-2n8c2t-pci-noio.xml LD_PRELOAD="$1" \
+		"$tmp/dlclose_cycles" "$lib" 100 0 "$tmp/sock" > "$tmp/cycles" 2>&1
+	crc=$?
+	cat "$tmp/cycles"
+	[ $crc -eq 0 ] || { echo "FAIL: dlclose() with the CLI server running (exit $crc)"; exit 1; }
+	[ -z "$(ls -A "$tmp/sock")" ] || { echo "FAIL: left in the socket directory:" \
+		"$(ls -A "$tmp/sock")"; exit 1; }
 }
 
 "$tmp/dlopen_example" "$lib" > "$tmp/out" 2>&1

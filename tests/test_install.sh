@@ -55,6 +55,14 @@ done
 readelf -d "$root/bin/pool-stress" | grep -q 'NEEDED.*libpool.so.1' ||
 	fail "pool-stress does not link the shared library"
 
+# Man pages name the documentation where it went (DOCDIR, here under the non-default prefix),
+# not the default /usr/local/share/doc/libpool they named whatever PREFIX and DOCDIR were.
+for m in man1/pools.1 man1/pool-stress.1 man1/pool-topology.1 man7/libpool.7; do
+	grep -q "^\.I $prefix/share/doc/libpool" "$root/man/$m" ||
+		fail "$m does not name DOCDIR $prefix/share/doc/libpool"
+done
+grep -rl "/usr/local/share/doc" "$root/man" && fail "installed man pages name /usr/local/share/doc"
+
 # Man pages: every name of a NAME section is a link to its page.
 [ "$(readlink "$root/man/man3/pool_free.3")" = pool_alloc.3 ] || fail "pool_free.3 is no link to pool_alloc.3"
 for m in "$root"/man/man*/*; do
@@ -85,20 +93,25 @@ LD_LIBRARY_PATH="$lib" ldd "$tmp/example" | grep -q "$lib/libpool.so.1" ||
 # The installed example server builds from its installed source alone.
 ${CC:-cc} -D_GNU_SOURCE -o "$tmp/pool-httpd" "$root/share/doc/libpool/examples/pool-httpd.c" \
 	$flags -lpthread || fail "the installed example server does not build"
-# libpool.a links with what `pkg-config --static` names. hwloc's own .pc adds -ludev for a
-# static hwloc, which Debian does not ship: hwloc stays dynamic here, so that one is dropped.
+# libpool.a links with what `pkg-config --static` names, as it is (it listed hwloc's -ludev,
+# which no Debian package of the build provides: the link failed), and the program needs no
+# libpool.so to run.
 ${CC:-cc} -o "$tmp/example-static" "$root/share/doc/libpool/examples/example.c" $(pc --cflags) \
-	"$lib/libpool.a" $(pc --static --libs | sed -e 's/-lpool //' -e 's/-ludev//') -lpthread ||
+	-Wl,--as-needed -Wl,-Bstatic -lpool -Wl,-Bdynamic $(pc --static --libs) -lpthread ||
 	fail "the example does not link with libpool.a and pkg-config --static"
+readelf -d "$tmp/example-static" | grep -q 'NEEDED.*libpool' &&
+	fail "the statically linked example still needs libpool.so"
 "$tmp/example-static" > /dev/null || fail "the statically linked example failed"
 
 # The same build directory installed again with other directories: libpool.pc follows them
 # (it used to keep the first PREFIX it was generated with).
-make -s install BUILD="$tmp/build" PREFIX=/usr/local DESTDIR="$tmp/stage2" > "$tmp/log" 2>&1 ||
-	{ cat "$tmp/log"; fail "second make install failed"; }
+make -s install BUILD="$tmp/build" PREFIX=/usr/local DOCDIR=/srv/doc/libpool-0 \
+	DESTDIR="$tmp/stage2" > "$tmp/log" 2>&1 || { cat "$tmp/log"; fail "second make install failed"; }
 pc2=$tmp/stage2/usr/local/lib/pkgconfig/libpool.pc
 grep -qx 'prefix=/usr/local' "$pc2" && grep -qx 'libdir=${prefix}/lib' "$pc2" ||
 	fail "libpool.pc not regenerated for PREFIX=/usr/local: $(head -n 6 "$pc2")"
+grep -q '^\.I /srv/doc/libpool-0' "$tmp/stage2/usr/local/share/man/man1/pools.1" ||
+	fail "pools(1) does not name DOCDIR=/srv/doc/libpool-0"
 
 make -s uninstall "$@" > "$tmp/log" 2>&1 || { cat "$tmp/log"; fail "make uninstall failed"; }
 left=$(find "$stage" ! -type d | head -5)

@@ -6,8 +6,9 @@
 # `man --warnings` runs); the .TH line names the page as its file
 # (upper case), its section and "libpool $VERSION"; the page's own name is among its NAME
 # section's names (mk/man-names.sh: every other name becomes a link at install); every
-# libpool page a page refers to exists; and every public function of include/pool/ is named
-# by a section 3 page.
+# libpool page a page refers to exists; every public function of include/pool/ is named
+# by a section 3 page; and pools(1)'s SYNOPSIS has a line for every command family of the CLI
+# (the `pools ...` words of src/introspect/pool-cli.c's table: it lacked `profile`).
 # Env (from make check): VERSION. Needs mandoc and groff (Debian packages mandoc and
 # groff-base, which make check installs).
 set -u
@@ -68,6 +69,14 @@ sed -n 's/^\(POOL_API\|POOL_INLINE\) [^(]*[ *]\(pool_[a-z0-9_]*\)(.*/\2/p' inclu
 [ -s "$tmp/api" ] || bad "no public function found in include/pool/"
 for f in $(cat "$tmp/api"); do
 	grep -q "^$f 3 " "$tmp/names" || bad "public function $f has no man(3) page naming it"
+done
+# The CLI's command families ("pools", "<word>" rows of the command table) in pools(1)'s SYNOPSIS.
+sed -n 's/^[[:space:]]*{ "pools", "\([a-z]*\)", POOL_CLI_.*/\1/p' src/introspect/pool-cli.c |
+	sort -u > "$tmp/cmds"
+[ -s "$tmp/cmds" ] || bad "no 'pools' command found in src/introspect/pool-cli.c"
+sed -n '/^\.SH SYNOPSIS/,/^\.SH /p' doc/pools.1 > "$tmp/synopsis"
+for c in $(cat "$tmp/cmds"); do
+	grep -q "^\.B pools $c\b" "$tmp/synopsis" || bad "pools(1)'s SYNOPSIS lacks 'pools $c'"
 done
 [ $fail -eq 0 ] || exit 1
 echo "man pages: $(echo "$pages" | wc -l) pages lint clean, $(wc -l < "$tmp/api") public functions documented"

@@ -4,9 +4,11 @@
 # README.md, followed literally: its example program saved as example.c, then the commands of its
 # first sh block under "## Using it" run one by one, with HOME pointing to a temporary
 # directory and the README's own variants for another prefix: its `make install PREFIX=...`
-# for `sudo make install` and its `export PKG_CONFIG_PATH=... LD_LIBRARY_PATH=...` for
-# `sudo ldconfig` (which would change this machine's linker cache). `sudo ` is dropped. Then the
-# installed pool-bench must find its helpers in LIBEXECDIR, and the man pages must be there.
+# for the `make install` it runs as root and its `export PKG_CONFIG_PATH=... LD_LIBRARY_PATH=...`
+# for `ldconfig` (which would change this machine's linker cache). The static link must take
+# libpool.a (the program needs no libpool.so) and run: it failed with `cannot find -ludev`,
+# which hwloc's .pc added to `pkg-config --static` (issue 29). Then the installed pool-bench
+# must find its helpers in LIBEXECDIR, and the man pages must be there.
 # Env (from make check): BUILD, CC, SAN. Skipped (77) in sanitizer builds.
 set -u
 [ -n "${SAN:-}" ] && { echo "skip: the README is followed without sanitizers (SAN=$SAN)"; exit 77; }
@@ -24,6 +26,12 @@ awk '/^## Using it/ { u = 1 } u && /^```sh$/ { on = 1; next } on && /^```$/ { ex
 alt_install=$(grep -o '`make install PREFIX=$HOME/libpool`' README.md | head -n 1 | tr -d '`')
 alt_env=$(grep -o '`export PKG_CONFIG_PATH=[^`]*`' README.md | head -n 1 | tr -d '`')
 [ -n "$alt_install" ] || fail "README.md lost its 'make install PREFIX=\$HOME/libpool'"
+# The README sends the reader to `make help`: it must print values, not the Makefile's names
+# (it printed $(CHECK_PKGS)), and name the test packages it installs.
+help=$(make -s help 2>&1) || fail "make help failed"
+echo "$help" | grep -n '\$(' | grep -q '_PKGS)' && fail "make help prints a package list's name:" \
+	"$(echo "$help" | grep '_PKGS)')"
+echo "$help" | grep -q 'tests also: python3 ' || fail "make help does not list the test packages"
 [ -n "$alt_env" ] || fail "README.md lost its 'export PKG_CONFIG_PATH=... LD_LIBRARY_PATH=...'"
 HOME=$tmp
 export HOME
@@ -42,12 +50,17 @@ while IFS= read -r cmd; do
 	case "$cmd" in
 	export*) eval "$cmd" ;;
 	./example) out=$(eval "$cmd") || fail "'$cmd' failed"; echo "$out"; ran_example=1 ;;
+	./example-static) out_static=$(eval "$cmd") || fail "'$cmd' failed"; echo "$out_static" ;;
 	*) eval "$cmd" > "$tmp/log" 2>&1 || { cat "$tmp/log"; fail "'$cmd' failed"; } ;;
 	esac
 done < "$tmp/commands"
 cd "$repo" || exit 1
 [ -n "$ran_example" ] || fail "the README's commands never run ./example"
 case "$out" in "allocated "*", used 0") ;; *) fail "./example printed '$out'" ;; esac
+[ -n "${out_static:-}" ] || fail "the README's commands never run ./example-static"
+case "$out_static" in "allocated "*", used 0") ;; *) fail "./example-static printed '$out_static'" ;; esac
+readelf -d "$tmp/work/example-static" | grep -q 'NEEDED.*libpool' &&
+	fail "./example-static needs libpool.so: the static link took the shared library"
 ldd "$tmp/work/example" | grep -q "$HOME/libpool/lib/libpool.so.1" ||
 	fail "./example does not use the library installed under \$HOME/libpool"
 

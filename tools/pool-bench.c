@@ -295,6 +295,7 @@ struct bench_opts {
 	char pin[256];              /* normalised pin list, "" = not pinned */
 	const char *json;
 	const char *plot;
+	const char *targets;        /* --targets FILE: the project's target groups to print */
 	int instructions;
 	int placement;
 	int verbose;
@@ -1408,7 +1409,7 @@ static void print_placement(const struct bench_opts *o)
 struct target {
 	char name[80];              /* short, stable: "pair 64 B vs fastest malloc" */
 	char text[300];             /* what was compared */
-	const char *source;         /* "issue 12" or "earlier" */
+	const char *source;         /* its group: "shared-tier", "large-live-sets", "earlier" */
 	double ratio, lo, hi;       /* measured (medians) and the range the samples allow */
 	double limit;
 	int at_least;               /* 1: ratio must be >= limit, 0: <= limit */
@@ -1466,21 +1467,21 @@ static const struct size_target {
 	const char *what;           /* name after "<row> <size> B" */
 	size_t size;                /* the one size it holds for, 0: every size */
 } size_targets[] = {
-	{ "issue 12", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.45, 0, "<= 0.45x fastest malloc", 0 },
-	{ "issue 12", ROW_PIPELINE, ROW_PIPELINE, BK_DPDK, 1.0, 0, "<= 1.0x DPDK", 0 },
-	{ "issue 12", ROW_BULK, ROW_BULK, BK_DPDK, 1.0, 0, "<= 1.0x DPDK", 0 },
+	{ "shared-tier", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.45, 0, "<= 0.45x fastest malloc", 0 },
+	{ "shared-tier", ROW_PIPELINE, ROW_PIPELINE, BK_DPDK, 1.0, 0, "<= 1.0x DPDK", 0 },
+	{ "shared-tier", ROW_BULK, ROW_BULK, BK_DPDK, 1.0, 0, "<= 1.0x DPDK", 0 },
 	/*
 	 * issue 20: no regression. pipeline as measured after issue 12 (0.36x and 0.56x); pair no
 	 * slower against the fastest malloc than the larger ratio of the two `make bench` runs of
 	 * the code before issue 20 (3de480f: 0.56x, 0.56x, 0.40x; 2cdaeac: 0.58x, 0.53x, 0.36x).
 	 */
-	{ "issue 20", ROW_PIPELINE, ROW_PIPELINE, BK_COUNT, 0.6, 0, "<= 0.6x fastest malloc", 64 },
-	{ "issue 20", ROW_PIPELINE, ROW_PIPELINE, BK_COUNT, 0.6, 0, "<= 0.6x fastest malloc", 192 },
-	{ "issue 20", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.58, 0, "<= 0.58x fastest malloc (as before)",
+	{ "large-live-sets", ROW_PIPELINE, ROW_PIPELINE, BK_COUNT, 0.6, 0, "<= 0.6x fastest malloc", 64 },
+	{ "large-live-sets", ROW_PIPELINE, ROW_PIPELINE, BK_COUNT, 0.6, 0, "<= 0.6x fastest malloc", 192 },
+	{ "large-live-sets", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.58, 0, "<= 0.58x fastest malloc (as before)",
 	  64 },
-	{ "issue 20", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.56, 0, "<= 0.56x fastest malloc (as before)",
+	{ "large-live-sets", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.56, 0, "<= 0.56x fastest malloc (as before)",
 	  192 },
-	{ "issue 20", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.40, 0, "<= 0.40x fastest malloc (as before)",
+	{ "large-live-sets", ROW_PAIR, ROW_PAIR, BK_COUNT, 0.40, 0, "<= 0.40x fastest malloc (as before)",
 	  16384 },
 	{ "earlier", ROW_PAIR, ROW_PAIR, BK_DPDK, 1.0, 0, "<= 1.0x DPDK", 0 },
 	{ "earlier", ROW_BATCH, ROW_BATCH, BK_COUNT, 0.5, 0, "<= 0.5x fastest malloc", 0 },
@@ -1566,7 +1567,7 @@ static void eval_server_targets(const struct bench_opts *o, int os_share)
 		if (os_share) {
 			if (row_scenario(r) != SC_SERVER || row_live(r, o) != SRV_LIVE ||
 			    row_shape(r) != SHAPE_SHORT_BURST || lp->os_steady.med < 0 ||
-			    !(t = add_target("issue 12", 0.01, 0)))
+			    !(t = add_target("shared-tier", 0.01, 0)))
 				continue;
 			t->kind = T_SHARE;
 			t->ratio = lp->os_steady.med;
@@ -1585,13 +1586,13 @@ static void eval_server_targets(const struct bench_opts *o, int os_share)
 			snprintf(text, sizeof(text), "libpool %.1f ns, %s %.1f ns per allocation; CPU "
 			         "%.1f ns, %s %.1f ns", lp->ns.med, backends[fw].name, f->ns.med,
 			         lp->cpu.med, backends[fw].name, f->cpu.med);
-			ratio_target("issue 20", &lp->ns, &f->ns, 1.0, 0, name, text);
+			ratio_target("large-live-sets", &lp->ns, &f->ns, 1.0, 0, name, text);
 		}
 		if (l) {
 			snprintf(name, sizeof(name), "%s peak RSS <= 1.3x leanest malloc", label);
 			snprintf(text, sizeof(text), "libpool %.1f MiB, %s %.1f MiB", lp->rss.med,
 			         backends[lw].name, l->rss.med);
-			ratio_target("issue 20", &lp->rss, &l->rss, 1.3, 0, name, text);
+			ratio_target("large-live-sets", &lp->rss, &l->rss, 1.3, 0, name, text);
 		}
 	}
 }
@@ -1624,7 +1625,7 @@ static void eval_placement_targets(const struct bench_opts *o)
 			         row_size(r, o, si));
 			snprintf(text, sizeof(text), "libpool %.3g ns, %s %.3g ns per write", lp->ns.med,
 			         backends[fw].name, f->ns.med);
-			ratio_target("issue 27", &lp->ns, &f->ns, 1.5, 0, name, text);
+			ratio_target("placement", &lp->ns, &f->ns, 1.5, 0, name, text);
 		}
 	}
 	if (row_wanted(ROW_SCALE_1, o)) {
@@ -1634,7 +1635,7 @@ static void eval_placement_targets(const struct bench_opts *o)
 		const struct cell *m2 = &cells[ROW_SCALE_2][0][BK_MIMALLOC];
 		struct target *t;
 
-		if (l1->n && l2->n && m1->n && m2->n && (t = add_target("issue 27", 0, 1))) {
+		if (l1->n && l2->n && m1->n && m2->n && (t = add_target("placement", 0, 1))) {
 			double lp = l1->ns.med / l2->ns.med, mi = m1->ns.med / m2->ns.med;
 
 			t->ratio = lp / mi;
@@ -1659,13 +1660,13 @@ static void eval_placement_targets(const struct bench_opts *o)
 			snprintf(name, sizeof(name), "%s <= 0.9x fastest malloc", label);
 			snprintf(text, sizeof(text), "libpool %.1f ns, %s %.1f ns per allocation",
 			         lp->ns.med, backends[fw].name, f->ns.med);
-			ratio_target("issue 27", &lp->ns, &f->ns, 0.9, 0, name, text);
+			ratio_target("placement", &lp->ns, &f->ns, 0.9, 0, name, text);
 		}
 		if ((l = leanest_malloc(r, &lw)) != NULL) {
 			snprintf(name, sizeof(name), "%s peak RSS <= 1.1x leanest malloc", label);
 			snprintf(text, sizeof(text), "libpool %.1f MiB, %s %.1f MiB", lp->rss.med,
 			         backends[lw].name, l->rss.med);
-			ratio_target("issue 27", &lp->rss, &l->rss, 1.1, 0, name, text);
+			ratio_target("placement", &lp->rss, &l->rss, 1.1, 0, name, text);
 		}
 	}
 }
@@ -1673,56 +1674,110 @@ static void eval_placement_targets(const struct bench_opts *o)
 static void eval_targets(const struct bench_opts *o)
 {
 	ntargets = 0;
-	eval_size_targets(o, "issue 12");
-	insn_target("issue 12", 20);
+	eval_size_targets(o, "shared-tier");
+	insn_target("shared-tier", 20);
 	eval_server_targets(o, 1);
-	eval_size_targets(o, "issue 20");
-	insn_target("issue 20", 19);
+	eval_size_targets(o, "large-live-sets");
+	insn_target("large-live-sets", 19);
 	eval_server_targets(o, 0);
 	eval_placement_targets(o);
-	insn_target("issue 27", 16);
+	insn_target("placement", 16);
 	/* targets set before issue 12, kept while they say something */
 	eval_size_targets(o, "earlier");
 }
 
-/* The heading of a target source. */
-static const char *target_title(const char *source)
+/*
+ * The targets are the project's goals for the library, not figures of the machine: pool-bench
+ * prints them only with --targets FILE, which `make bench` passes (mk/bench-targets). Each line
+ * of FILE names a group of targets and its heading ("<group> <heading>"; '#' starts a comment),
+ * in the order they are printed; the groups it leaves out are not printed.
+ */
+#define MAX_TARGET_GROUPS 16u
+
+static struct {
+	char group[32];
+	char heading[160];
+} target_groups[MAX_TARGET_GROUPS];
+static unsigned int ntarget_groups;
+
+/* Read FILE (--targets); exit 2 when it cannot be read or a line is not "<group> <heading>". */
+static void read_target_groups(const char *file)
 {
-	if (!strcmp(source, "issue 12"))
-		return "issue 12, server-grade shared tier";
-	if (!strcmp(source, "issue 20"))
-		return "issue 20, what users with large live sets see; no regression elsewhere";
-	if (!strcmp(source, "issue 27"))
-		return "issue 27, where objects lie: slabs, false sharing, cross-core scaling";
-	return "set before issue 12";
+	FILE *f = fopen(file, "r");
+	char line[256];
+	unsigned int n = 0;
+
+	if (!f) {
+		tool_error("--targets: cannot read '%s': %s", file, strerror(errno));
+		exit(TOOL_EXIT_USAGE);
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + strspn(line, " \t"), *h;
+		size_t len;
+
+		n++;
+		p[strcspn(p, "#\n")] = 0;
+		if (!*p)
+			continue;
+		len = strcspn(p, " \t");
+		h = p + len + strspn(p + len, " \t");
+		if (!*h || len >= sizeof(target_groups[0].group) ||
+		    ntarget_groups == MAX_TARGET_GROUPS) {
+			tool_error("--targets: %s:%u: expected '<group> <heading>' (at most %u groups)",
+			           file, n, MAX_TARGET_GROUPS);
+			exit(TOOL_EXIT_USAGE);
+		}
+		p[len] = 0;
+		snprintf(target_groups[ntarget_groups].group, sizeof(target_groups[0].group), "%s", p);
+		snprintf(target_groups[ntarget_groups].heading, sizeof(target_groups[0].heading), "%s",
+		         h);
+		h = target_groups[ntarget_groups].heading;
+		h[strcspn(h, "\r")] = 0;
+		ntarget_groups++;
+	}
+	fclose(f);
+}
+
+/* The heading of a target group, or NULL when --targets did not ask for it. */
+static const char *target_heading(const char *group)
+{
+	unsigned int i;
+
+	for (i = 0; i < ntarget_groups; i++)
+		if (!strcmp(target_groups[i].group, group))
+			return target_groups[i].heading;
+	return NULL;
 }
 
 static void print_targets(void)
 {
-	unsigned int i;
-	const char *src = NULL;
+	unsigned int g, i;
 
-	if (!ntargets)
-		return;
-	for (i = 0; i < ntargets; i++) {
-		const struct target *t = &targets[i];
-		int straddle = t->lo >= 0 && t->lo <= t->limit && t->hi >= t->limit && t->lo != t->hi;
+	for (g = 0; g < ntarget_groups; g++) {
+		int first = 1;
 
-		if (!src || strcmp(src, t->source)) {
-			src = t->source;
-			printf("\ntargets (%s):\n", target_title(src));
+		for (i = 0; i < ntargets; i++) {
+			const struct target *t = &targets[i];
+			int straddle = t->lo >= 0 && t->lo <= t->limit && t->hi >= t->limit &&
+			               t->lo != t->hi;
+
+			if (strcmp(t->source, target_groups[g].group))
+				continue;
+			if (first)
+				printf("\ntargets (%s):\n", target_groups[g].heading);
+			first = 0;
+			if (t->kind == T_SHARE)
+				printf("  %-6s %-60s %.2f%% [%.2f-%.2f%%]; %s%s\n", t->met ? "met" :
+				       "MISSED", t->name, 100 * t->ratio, 100 * t->lo, 100 * t->hi,
+				       t->text, straddle ? " (within the spread)" : "");
+			else if (t->kind == T_COUNT)
+				printf("  %-6s %-60s %.2f; %s\n", t->met ? "met" : "MISSED", t->name,
+				       t->ratio, t->text);
+			else
+				printf("  %-6s %-60s %.2fx [%.2f-%.2fx]; %s%s\n", t->met ? "met" :
+				       "MISSED", t->name, t->ratio, t->lo, t->hi, t->text,
+				       straddle ? " (within the spread)" : "");
 		}
-		if (t->kind == T_SHARE)
-			printf("  %-6s %-60s %.2f%% [%.2f-%.2f%%]; %s%s\n", t->met ? "met" : "MISSED",
-			       t->name, 100 * t->ratio, 100 * t->lo, 100 * t->hi, t->text,
-			       straddle ? " (within the spread)" : "");
-		else if (t->kind == T_COUNT)
-			printf("  %-6s %-60s %.2f; %s\n", t->met ? "met" : "MISSED", t->name, t->ratio,
-			       t->text);
-		else
-			printf("  %-6s %-60s %.2fx [%.2f-%.2fx]; %s%s\n", t->met ? "met" : "MISSED",
-			       t->name, t->ratio, t->lo, t->hi, t->text,
-			       straddle ? " (within the spread)" : "");
 	}
 }
 
@@ -1893,13 +1948,18 @@ static int write_json(const struct bench_opts *o)
 			first = 0;
 		}
 	fputs("},\n  \"targets\": [", f);
-	for (i = 0; i < ntargets; i++) {
+	for (i = 0, first = 1; i < ntargets; i++) {
 		const struct target *t = &targets[i];
 
-		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+		if (!target_heading(t->source))
+			continue;   /* only the groups --targets asked for */
+		fprintf(f, "%s\n    {\"name\": ", first ? "" : ",");
+		first = 0;
 		json_string(f, t->name);
 		fputs(", \"source\": ", f);
 		json_string(f, t->source);
+		fputs(", \"heading\": ", f);
+		json_string(f, target_heading(t->source));
 		fprintf(f, ", \"met\": %s, \"measured\": %.6g, \"range\": [%.6g, %.6g], "
 		        "\"limit\": %g, \"direction\": \"%s\", \"unit\": \"%s\", \"text\": ",
 		        t->met ? "true" : "false", t->ratio, t->lo, t->hi, t->limit,
@@ -2216,8 +2276,8 @@ static int run_instructions(const struct bench_opts *o)
 			net = net_per_pair(total, done, base_total, base_done);
 			printf("%-10s %6zu %10llu %14llu %10.2f %8.2f%s\n", backends[b].name,
 			       o->sizes[si], done, total, per, net,
-			       b == BK_LIBPOOL ? (net <= 20 ? "  (target net <= 20: met)" :
-			                          "  (target net <= 20: MISSED)") : "");
+			       b != BK_LIBPOOL || !ntarget_groups ? "" : net <= 20 ?
+			       "  (target net <= 20: met)" : "  (target net <= 20: MISSED)");
 		}
 	return bad ? TOOL_EXIT_FAILURE : 0;
 }
@@ -2470,6 +2530,8 @@ static void usage(FILE *out)
 	        "                      64..10^10; with --instructions: pairs counted (default 10^6)\n"
 	        "  --json FILE         also write the results as JSON\n"
 	        "  --plot FILE.png     draw throughput and server RSS with gnuplot\n"
+	        "  --targets FILE      also judge the figures against the target groups FILE\n"
+	        "                      names, under its headings (make bench: mk/bench-targets)\n"
 	        "  --instructions      count instructions per pair of the pair scenario of each\n"
 	        "                      backend under valgrind --tool=callgrind\n"
 	        "  --return-curve FILE.png  instead of the tables: the memory each backend holds\n"
@@ -2573,7 +2635,7 @@ enum {
 	OPT_RETURN_CURVE = 240, OPT_RETURN_SECONDS, OPT_RETURN_BURST,
 	OPT_SCENARIO = 256, OPT_SIZE, OPT_BACKEND, OPT_REPS, OPT_SAMPLE_MS, OPT_THREADS,
 	OPT_SERVER_THREADS, OPT_PIN, OPT_QUICK, OPT_PAIRS, OPT_JSON, OPT_PLOT, OPT_INSTRUCTIONS,
-	OPT_PLACEMENT, OPT_SERVER_LIVE, OPT_SERVER_SHAPES, OPT_SERVER_REPS
+	OPT_PLACEMENT, OPT_SERVER_LIVE, OPT_SERVER_SHAPES, OPT_SERVER_REPS, OPT_TARGETS
 };
 
 static void parse_args(int argc, char **argv, struct bench_opts *o)
@@ -2593,6 +2655,7 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "quick", no_argument, NULL, OPT_QUICK },
 		{ "pairs", required_argument, NULL, OPT_PAIRS },
 		{ "json", required_argument, NULL, OPT_JSON },
+		{ "targets", required_argument, NULL, OPT_TARGETS },
 		{ "plot", required_argument, NULL, OPT_PLOT },
 		{ "instructions", no_argument, NULL, OPT_INSTRUCTIONS },
 		{ "placement", no_argument, NULL, OPT_PLACEMENT },
@@ -2687,6 +2750,10 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 			break;
 		case OPT_JSON:
 			o->json = optarg;
+			break;
+		case OPT_TARGETS:
+			o->targets = optarg;
+			read_target_groups(optarg);
 			break;
 		case OPT_PLOT:
 			o->plot = optarg;

@@ -1297,7 +1297,8 @@ static void print_pools(FILE *out)
 	char *dbg = debugging_text();
 	unsigned int i;
 
-	fprintf(out, "\npools show (debugging: %s)\n", dbg ? dbg : "?");
+	fprintf(out, "\npools show (debugging: %s; used counts the objects lying free in thread "
+	        "caches too, cached of them)\n", dbg ? dbg : "?");
 	fprintf(out, "%-18s %8s %10s %8s %8s %12s %11s %8s\n", "pool", "size", "allocated",
 	        "used", "cached", "shared_free", "needed_avg", "failed");
 	for (i = 0; i < nb_all_pools; i++) {

@@ -112,13 +112,15 @@
 #define POOL_DBG_PROFILE     0x1000u  /* sampled allocation-site profile (pool_profile_start()):
                                          the inline fast path keeps running */
 #define POOL_DBG_FAIL_REPORT 0x2000u  /* report a failed allocation on stderr, once per burst */
+#define POOL_DBG_MALLOC      0x4000u  /* each object from the C library's malloc()/free() */
 /* Flags that change the object layout: fixed once the first pool exists. */
-#define POOL_DBG_LAYOUT      (POOL_DBG_CALLER | POOL_DBG_TAG | POOL_DBG_UAF | POOL_DBG_BACKUP)
+#define POOL_DBG_LAYOUT      (POOL_DBG_CALLER | POOL_DBG_TAG | POOL_DBG_UAF | POOL_DBG_BACKUP | \
+                              POOL_DBG_MALLOC)
 /* Flags that take the inline fast path out of the way. */
 #define POOL_DBG_SLOW        (POOL_DBG_FAIL | POOL_DBG_COLD_FIRST | POOL_DBG_INTEGRITY | \
                               POOL_DBG_NO_CACHE | POOL_DBG_CALLER | POOL_DBG_TAG | \
                               POOL_DBG_POISON | POOL_DBG_UAF | POOL_DBG_BACKUP | \
-                              POOL_DBG_SANITIZER)
+                              POOL_DBG_SANITIZER | POOL_DBG_MALLOC)
 
 /*
  * The read-mostly part of a pool head that the inline fast path reads. It is the first member of
@@ -161,7 +163,7 @@ struct pool_stats {
 	size_t align;           /* object alignment in bytes */
 	size_t stride;          /* bytes each object takes including debugging extras */
 	size_t allocated;       /* objects obtained from the OS layer and not given back */
-	size_t used;            /* objects handed out plus objects in thread caches */
+	size_t used;            /* objects handed out plus objects lying free in thread caches */
 	size_t cached;          /* approximate objects in thread caches */
 	size_t shared_free;     /* objects in the shared free lists */
 	size_t needed_avg;      /* the most objects used over the demand window (or used now, if

@@ -113,9 +113,9 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 	__asm__ volatile("" ::: "memory");
 }
 
-/* This thread's cache entry for a pool: the TLS array plus the pool's precomputed byte offset. */
+/* This thread's cache entry for a pool: the TLS array plus the pool's byte offset (aligned). */
 #define POOL__TCACHE(ro) \
-	((struct pool_tcache *)((char *)pool__tls_cache + (ro)->cache_off))
+	((struct pool_tcache *)(void *)((char *)pool__tls_cache + (ro)->cache_off))
 
 /*
  * The fast path writes `top` with a plain store and reads the debugging word with a plain
@@ -315,7 +315,7 @@ POOL_API void pool_get_config(struct pool_config *cfg);
  * "[<poison byte>][,<option>[=<value>]]...", applied left to right, validated whole first.
  * Returns 0 when applied; 1 when it held `help` (the table went to stdout, nothing changed); -1
  * with errno EINVAL, nothing changed, for a bad word or value or a layout option (tag, caller,
- * uaf, backup) changing while a pool exists. `err`: NULL, or it receives NULL on success and on
+ * uaf, backup, malloc) changing while a pool exists. `err`: NULL, or it receives NULL on success and on
  * -1 a malloc()ed message naming the bad word (NULL if that allocation failed).
  */
 POOL_API int pool_parse_debugging(const char *str, char **err);

@@ -191,12 +191,16 @@ struct pool_slabs {
 	atomic_ulong released;          /* cumulative: slabs given back whole */
 } __attribute__((aligned(POOL_CACHE_LINE)));
 
-/* One pool_create() call merged into a pool (its creator), for `pools show detailed`. */
+/*
+ * One pool_create() call merged into a pool (its creator): its name stays valid in every command
+ * and filter, and `pools show detailed` lists it.
+ */
 struct pool_creator {
 	char name[POOL_NAME_MAX + 1];
 	size_t size;
 	size_t align;
 	unsigned int flags;
+	const void *where;             /* the return address of its pool_create() call */
 };
 
 /* Live objects per allocating caller (caller debugging), for `pools show detailed`. */

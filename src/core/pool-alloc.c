@@ -16,6 +16,7 @@
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
 #include "debug/pool-debug.h"
+#include "debug/pool-debug-san.h"
 #include "core/pool-fail-report.h"
 #include "core/pool-int.h"
 #include "core/pool-release.h"
@@ -23,6 +24,7 @@
 #include "tcache/pool-sample.h"
 #include "tcache/pool-tcache.h"
 #include "tcache/pool-thread.h"
+#include "os/pool-malloc.h"
 
 /*
  * A call of the thread-cache tier failed: if that is because the pool was destroyed meanwhile
@@ -143,17 +145,12 @@ POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
 	return alloc_slow(pool, flags, __builtin_return_address(0));
 }
 
-POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, void *ptr)
+/* The slow path of pool_free() for `caller`, on a live pool that is not of the `malloc` layout. */
+static POOL_NOINLINE void free_slow(struct pool_head *pool, void *ptr, const void *caller)
 {
-	const void *caller = __builtin_return_address(0);
 	unsigned int dbg;
-	struct pool_thread *self;
+	struct pool_thread *self = pool__thread_self(&dbg);
 
-	if (!ptr)
-		return;
-	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
-		pool__bad_head(pool, ptr, caller);
-	self = pool__thread_self(&dbg);
 	if (POOL_UNLIKELY(dbg | pool->layout)) {
 		if ((dbg & ~POOL_DBG_NO_OBJECT) | pool->layout)
 			pool__debug_on_free(pool, ptr, caller);
@@ -166,6 +163,42 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 		return;
 	check_still_live(pool, ptr, caller);
 	pool__tcache_put_uncached(pool, self, ptr, dbg, caller);
+}
+
+/* The same for a pool of the `malloc` layout, but for the free() itself: checks and counts. */
+static POOL_NOINLINE void free_malloc_uncount(struct pool_head *pool, void *ptr,
+                                             const void *caller)
+{
+	unsigned int dbg;
+	struct pool_thread *self = pool__thread_self(&dbg);
+
+	pool__debug_on_free(pool, ptr, caller);
+	if (dbg & POOL_DBG_PROFILE)
+		pool__prof_credit(ptr);
+	pool__bucket_os_uncount(pool, 1, pool__thread_id(self));
+}
+
+POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, void *ptr)
+{
+	const void *caller = __builtin_return_address(0);
+
+	if (!ptr)
+		return;
+	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
+		pool__bad_head(pool, ptr, caller);
+	if (POOL_UNLIKELY(pool->layout & POOL_DBG_MALLOC)) {
+		/*
+		 * free() is this function's last call, a jump (no local of this function has its
+		 * address taken, which would forbid it: hence the two functions above): no frame
+		 * of the library lies between the tool's free() and the program's function that
+		 * called pool_free(), so that even a sanitizer's fast unwinder, which follows frame
+		 * pointers that the library's code does not keep, records the program's stack.
+		 */
+		free_malloc_uncount(pool, ptr, caller);
+		pool__malloc_free(ptr);
+		return;
+	}
+	free_slow(pool, ptr, caller);
 }
 
 POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)

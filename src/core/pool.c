@@ -232,7 +232,6 @@ unsigned int pool__nb_pools;
 /* Sizes within 1% or this many bytes of each other may merge (see pool_create_aligned()). */
 #define MERGE_SLACK_BYTES 16u
 
-
 /*
  * Is `pool` a live pool head? The set of known heads says (pool-headset.c), without reading
  * the memory `pool` points to: NULL, destroyed heads and pointers it does not know are not.
@@ -276,12 +275,14 @@ static int valid_name(const char *name)
  *   [object: max(size, 8)][tag: 8 bytes at offset max(size, 8)][caller: 8][backup: 8 + size]
  * rounded up to the alignment. The tag follows the object's last byte, so that an overflow of a
  * single byte reaches it (a free object holds nothing of the library's, so only objects under 8
- * bytes, with POOL_F_EXACT, keep padding before it).
+ * bytes, with POOL_F_EXACT, keep padding before it). Under `malloc` nothing is rounded: each
+ * object is a malloc block of exactly what it holds, so that a tool sees an overflow of a byte.
  * Returns 0, or -1 when the layout exceeds POOL_SIZE_MAX.
  */
 static int compute_layout(struct pool_head *pool, size_t size, size_t align, unsigned int layout)
 {
-	size_t off = size < POOL_MIN_OBJECT ? POOL_MIN_OBJECT : size;
+	int exact = !!(layout & POOL_DBG_MALLOC);
+	size_t off = size < POOL_MIN_OBJECT && !exact ? POOL_MIN_OBJECT : size;
 	/* under uaf the object ends at a guard page: its caller lives in the uaf table instead */
 	unsigned int extras = (layout & POOL_DBG_UAF) ? 0 : layout;
 
@@ -302,7 +303,7 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 		pool->backup_off = pool__round_up(off, sizeof(uint64_t));
 		off = pool->backup_off + sizeof(uint64_t) + size;
 	}
-	off = pool__round_up(off, align);
+	off = exact ? off : pool__round_up(off, align);
 	if (off > POOL_SIZE_MAX)
 		return -1;
 	pool->ro.size = size;
@@ -314,7 +315,8 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 	 * object of that pool, which ASan cannot tell of memory jemalloc hands out.
 	 */
 	pool->os_size = off;
-	if (!(extras & POOL_DBG_TAG) && !(layout & POOL_DBG_UAF) && pool__san_asan_build()) {
+	if (!(extras & POOL_DBG_TAG) && !(layout & (POOL_DBG_UAF | POOL_DBG_MALLOC)) &&
+	    pool__san_asan_build()) {
 		pool->tag_off = off;
 		pool->os_size = pool__round_up(off + sizeof(uint64_t), align);
 	}
@@ -322,7 +324,7 @@ static int compute_layout(struct pool_head *pool, size_t size, size_t align, uns
 	pool->cache_cost = (layout & POOL_DBG_UAF) ? pool__uaf_object_cost(size, align) : off;
 	pool->align = align;
 	pool->layout = layout;
-	POOL_ASSERT(pool->stride >= size && pool->stride % align == 0 &&
+	POOL_ASSERT(pool->stride >= size && (exact || pool->stride % align == 0) &&
 	            pool->os_size >= pool->stride && pool->cache_cost >= pool->stride);
 	return 0;
 }
@@ -337,7 +339,7 @@ static int sizes_mergeable(size_t a, size_t b)
 
 /* Record one more pool_create() call merged into `pool`; 0, or -1 when out of memory. */
 static int add_creator(struct pool_head *pool, const char *name, size_t size, size_t align,
-                       unsigned int flags)
+                       unsigned int flags, const void *where)
 {
 	struct pool_creator *u;
 
@@ -360,6 +362,7 @@ static int add_creator(struct pool_head *pool, const char *name, size_t size, si
 	u->size = size;
 	u->align = align;
 	u->flags = flags;
+	u->where = where;
 	return 0;
 }
 
@@ -397,7 +400,9 @@ static struct pool_head *find_mergeable(const char *name, size_t size, size_t al
 			continue;
 		if (p->ro.size == size)
 			return p;
-		if (sizes_mergeable(p->ro.size, size) && !atomic_load(&p->ever_allocated))
+		/* under `malloc` an object is as large as its creator asked, and no larger */
+		if (sizes_mergeable(p->ro.size, size) && !atomic_load(&p->ever_allocated) &&
+		    !(layout & POOL_DBG_MALLOC))
 			return p;
 	}
 	return NULL;
@@ -423,8 +428,9 @@ static void walk_pool_list(void)
 	POOL_ASSERT(n == pool__nb_pools && prev == pool_list_tail);
 }
 
-POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, size_t align,
-                                               unsigned int flags)
+/* pool_create_aligned() for a call that returns to `where`, its creator's code. */
+static struct pool_head *create(const char *name, size_t size, size_t align, unsigned int flags,
+                                const void *where)
 {
 	const struct pool_config *cfg;
 	struct pool_head tmp, *pool;
@@ -462,7 +468,7 @@ POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, si
 	if (flags & POOL_F_SHARED) {
 		pool = find_mergeable(name, size, align, layout);
 		if (pool) {
-			if (add_creator(pool, name, size, align, flags) < 0) {
+			if (add_creator(pool, name, size, align, flags, where) < 0) {
 				pool__lock_leave(&pool__list_lock, took);
 				errno = ENOMEM;
 				return NULL;
@@ -495,7 +501,7 @@ create:
 	pool__slab_init(pool);
 	pool__slab_geometry(pool);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
-	if (add_creator(pool, name, size, align, flags) < 0 || pool__headset_add(pool) < 0) {
+	if (add_creator(pool, name, size, align, flags, where) < 0 || pool__headset_add(pool) < 0) {
 		pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*pool->creator),
 		                   POOL_DEFAULT_ALIGN);
 		pool__bucket_fini(pool);
@@ -505,8 +511,9 @@ create:
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* a slot in every thread's cache array, or none (0) when all are taken */
-	pool__magazine_attach(pool);
+	/* a slot in every thread's cache array, or none (0) when all are taken or under `malloc` */
+	if (!(layout & POOL_DBG_MALLOC))
+		pool__magazine_attach(pool);
 	pool->prev = pool_list_tail;
 	if (pool_list_tail)
 		pool_list_tail->next = pool;
@@ -521,9 +528,15 @@ create:
 	return pool;
 }
 
+POOL_API struct pool_head *pool_create_aligned(const char *name, size_t size, size_t align,
+                                               unsigned int flags)
+{
+	return create(name, size, align, flags, __builtin_return_address(0));
+}
+
 POOL_API struct pool_head *pool_create(const char *name, size_t size, unsigned int flags)
 {
-	return pool_create_aligned(name, size, 0, flags);
+	return create(name, size, 0, flags, __builtin_return_address(0));
 }
 
 /*
@@ -657,7 +670,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 
 POOL_API struct pool_head *pool__declare_create(const char *name, size_t size)
 {
-	struct pool_head *pool = pool_create(name, size, POOL_F_SHARED);
+	struct pool_head *pool = create(name, size, 0, POOL_F_SHARED, __builtin_return_address(0));
 
 	if (!pool) {
 		fprintf(stderr, "libpool: POOL_DECLARE(%s, %zu): %s\n", name ? name : "(null)",

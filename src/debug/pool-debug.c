@@ -23,6 +23,7 @@
 
 #include "base/pool-assert.h"
 #include "debug/pool-debug.h"
+#include "debug/pool-debug-san.h"
 #include "debug/pool-profile.h"
 #include "debug/pool-report.h"
 #include "os/pool-san.h"
@@ -141,6 +142,9 @@ static const struct dbg_option dbg_options[] = {
 	{ POOL_DBG_FAIL_REPORT, "fail-report", "no-fail-report", 0, DBG_FLAG, DBG_NO_FIELD,
 	  "report a failed allocation on stderr: the pool, its limit and use, the top sites "
 	  "(once per burst)" },
+	{ POOL_DBG_MALLOC, "malloc", "no-malloc", 0, DBG_FLAG, DBG_NO_FIELD,
+	  "each object from the C library's malloc()/free(), no cache, no shared list: Valgrind "
+	  "and sanitizers see it (layout)" },
 };
 #define NB_DBG_OPTIONS (sizeof(dbg_options) / sizeof(dbg_options[0]))
 
@@ -272,7 +276,8 @@ POOL_API void pool_debugging_help(FILE *out)
 	        "                                      writes after free, with their callers\n"
 	        "  POOL_DEBUG=fail=5                   make 5%% of allocations fail\n"
 	        "  -dM0x41,no-merge                    poison with 0x41, keep pools apart by name\n"
-	        "  -dMuaf,cache                        uaf but keep the thread caches\n");
+	        "  -dMuaf,cache                        uaf but keep the thread caches\n"
+	        "  POOL_DEBUG=malloc                   let Valgrind, ASan and MSan see every object\n");
 }
 
 POOL_API void pool_debugging_show(FILE *out)
@@ -451,6 +456,11 @@ int pool__debug_parse(const char *str, const struct pool_debug_settings *cur, in
 	}
 
 validated:
+	if ((ps.next.flags & (POOL_DBG_UAF | POOL_DBG_MALLOC)) == (POOL_DBG_UAF | POOL_DBG_MALLOC)) {
+		set_error(err, "pool debugging options 'uaf' and 'malloc' exclude each other (each "
+		          "decides where objects come from)%s", "", 0);
+		goto fail;
+	}
 	/* keep the internal sanitizer bit whatever the words said */
 	ps.next.flags = (ps.next.flags & ~POOL_DBG_SANITIZER) | (cur->flags & POOL_DBG_SANITIZER);
 	*out = ps.next;
@@ -651,34 +661,6 @@ damaged:
 	       "object was overwritten)", pool, obj, caller);
 }
 
-void pool__debug_san_handout(struct pool_head *pool, void *obj)
-{
-	/* uaf objects are protected by their own pages, which report better: ASan leaves them */
-	if (!(pool->layout & POOL_DBG_UAF) && pool__san_asan_build())
-		pool__san_access(obj, pool->os_size);
-	pool__san_mempool_alloc(pool, obj, pool->ro.size, pool->stride);
-}
-
-/*
- * ASan: the object is out: its usable bytes are the user's, what lies past them up to os_size
- * (padding, tag, caller word, backup: its redzone) stays poisoned, so that an overflow is
- * reported at the write, before it reaches the next object.
- */
-static void san_redzone(struct pool_head *pool, void *obj)
-{
-	if (!(pool->layout & POOL_DBG_UAF) && pool__san_asan_build()) {
-		pool__san_noaccess(obj, pool->os_size);
-		pool__san_access(obj, pool->ro.size);
-	}
-}
-
-void pool__debug_san_freed(struct pool_head *pool, void *obj)
-{
-	if (!(pool->layout & POOL_DBG_UAF) && pool__san_asan_build())
-		pool__san_noaccess(obj, pool->os_size);
-	pool__san_mempool_free(pool, obj, pool->stride);
-}
-
 void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
                           const void *caller, unsigned int dbg, int from_cache, int integrity)
 {
@@ -687,6 +669,8 @@ void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
 	POOL_ASSERT(!pool->tag_off || pool->tag_off + sizeof(uint64_t) <= pool->os_size);
 	POOL_ASSERT(!pool->caller_off || pool->caller_off + sizeof(void *) <= pool->stride);
 	POOL_ASSERT(!integrity || from_cache);
+	if (!pool__debug_san_books(pool))
+		dbg &= ~POOL_DBG_SANITIZER;
 	if (dbg & POOL_DBG_SANITIZER)
 		pool__debug_san_handout(pool, obj);
 	if (from_cache && (integrity || pool->backup_off))
@@ -710,7 +694,7 @@ void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
 	else if ((dbg & POOL_DBG_POISON) && !(flags & POOL_F_NO_POISON))
 		memset(obj, (int)DBG_VALUE(poison_byte), pool->ro.size);
 	if (dbg & POOL_DBG_SANITIZER)
-		san_redzone(pool, obj);
+		pool__debug_san_redzone(pool, obj);
 }
 
 /* Under uaf, the backend's table knows every object: check it before the free. */
@@ -745,20 +729,6 @@ static void uaf_check_free(struct pool_head *pool, void *obj, const void *caller
 	}
 	if (pool->layout & POOL_DBG_CALLER)
 		caller_count(pool, pool__uaf_alloc_caller(obj), -1);
-}
-
-/* Under ASan, an object being freed that is still poisoned is already free: a double free. */
-static void san_check_free(struct pool_head *pool, void *obj, const void *caller)
-{
-	if ((pool->layout & POOL_DBG_UAF) || !pool__san_is_poisoned(obj))
-		return;
-	if (pool->tag_off) {
-		/* with tag on, the tag check reports it with who freed it */
-		pool__san_access(obj, pool->os_size);
-		return;
-	}
-	report("double free (the object is already free: AddressSanitizer still has it "
-	       "poisoned)", pool, obj, caller);
 }
 
 static void tag_check_free(struct pool_head *pool, void *obj, const void *caller)
@@ -796,13 +766,13 @@ void pool__debug_on_free(struct pool_head *pool, void *obj, const void *caller)
 
 	POOL_ASSERT(obj);
 	if (pool__san_on())
-		san_check_free(pool, obj, caller);
+		pool__debug_san_check_free(pool, obj, caller);
 	if (pool->layout & POOL_DBG_UAF) {
 		uaf_check_free(pool, obj, caller);
 		return;
 	}
 	/* ASan: the checks read the redzone, poisoned while the object was out */
-	if (pool__san_on() && pool__san_asan_build())
+	if (pool__san_on() && pool__debug_san_poisons(pool))
 		pool__san_access(obj, pool->os_size);
 	if (pool->tag_off)
 		tag_check_free(pool, obj, caller);
@@ -836,7 +806,7 @@ static void catch_faults(void)
 void pool__debug_pool_created(struct pool_head *pool)
 {
 	POOL_ASSERT(pool->magic == POOL_HEAD_LIVE && !(pool->layout & ~POOL_DBG_LAYOUT));
-	if (pool__san_on())
+	if (pool__san_on() && pool__debug_san_books(pool))
 		pool__san_mempool_create(pool);
 	if (pool->layout & POOL_DBG_UAF)
 		catch_faults();
@@ -848,7 +818,7 @@ void pool__debug_pool_destroyed(struct pool_head *pool)
 	POOL_ASSERT(pool->magic == POOL_HEAD_DEAD);
 	if (pool->layout & POOL_DBG_UAF)
 		pool__uaf_release_owner(pool);
-	if (pool__san_on())
+	if (pool__san_on() && pool__debug_san_books(pool))
 		pool__san_mempool_destroy(pool);
 }
 
@@ -876,7 +846,8 @@ void pool__debug_init(void)
 		else
 			fail_seed_set = 1;
 	}
-	if (!env)
+	/* empty is unset, as for POOL_LEAK_REPORT and POOL_STATS_ON_EXIT (-dM alone poisons) */
+	if (!env || !*env)
 		return;
 	pool__debug_current(&cur);
 	if (pool__debug_parse(env, &cur, 0, 0, &next, &help, &err) < 0) {

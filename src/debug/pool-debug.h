@@ -99,8 +99,4 @@ void pool__debug_check_cached(struct pool_head *pool, void *obj, const void *cal
 void pool__debug_pool_created(struct pool_head *pool);
 void pool__debug_pool_destroyed(struct pool_head *pool);
 
-/* Sanitizer bookkeeping of an object given to the user / taken back (POOL_DBG_SANITIZER). */
-void pool__debug_san_handout(struct pool_head *pool, void *obj);
-void pool__debug_san_freed(struct pool_head *pool, void *obj);
-
 #endif

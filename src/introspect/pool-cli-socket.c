@@ -42,12 +42,7 @@
  * serves the newcomer; only when none is does the newcomer get "Too many clients". A partial
  * line lasts at most the line timeout, so a slot always frees within it.
  *
- * The socket file is never created through a name another user can change: bind() happens in
- * a fresh private directory (mkdtemp(3), mode 0700) next to the final path, the mode is set
- * there, and the socket is moved to its final name with renameat2(RENAME_NOREPLACE) (link(2)
- * and unlink(2) where the file system lacks the flag), which replaces nothing and follows no
- * symbolic link. A stale socket in the way (a socket file nobody listens on) is removed and the
- * move tried again.
+ * The socket files are made and removed by src/introspect/pool-cli-sockfile.c.
  *
  * Every allocation here goes through pool__cli_*() (pool-text.h), a fault-injection site for the
  * tests: an answer that cannot be allocated is replaced by a constant one before the connection
@@ -69,7 +64,9 @@
 #include <sys/un.h>
 
 #include "base/pool-assert.h"
+#include "core/pool-int.h"
 #include "introspect/pool-cli.h"
+#include "introspect/pool-cli-sockfile.h"
 #include "base/pool-lock.h"
 #include "introspect/pool-text.h"
 
@@ -90,11 +87,8 @@ struct cli_client {
 
 /* A listening socket. Written before it is published (nlisteners), then read-only. */
 struct cli_listener {
-	int fd;
+	struct pool_cli_sockfile file;
 	enum pool_cli_level level;
-	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	dev_t dev;                       /* identity of our socket file, to unlink only ours */
-	ino_t ino;
 };
 
 struct cli_server {
@@ -430,7 +424,7 @@ static void server_accept(struct cli_server *srv, const struct cli_listener *l)
 	unsigned int i;
 	int fd;
 
-	while ((fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+	while ((fd = accept4(l->file.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		struct cli_client *c = pool__cli_calloc(1, sizeof(*c));
 		int victim = -1;
 
@@ -498,7 +492,7 @@ static void *server_loop(void *arg)
 		pfd[0].fd = srv->wake_rd;
 		pfd[0].events = POLLIN;
 		for (i = 0; i < nl; i++, n++) {
-			pfd[n].fd = now < srv->accept_after_ms ? -1 : srv->listeners[i].fd;
+			pfd[n].fd = now < srv->accept_after_ms ? -1 : srv->listeners[i].file.fd;
 			pfd[n].events = POLLIN;
 		}
 		if (now < srv->accept_after_ms)
@@ -569,36 +563,6 @@ static void *server_loop(void *arg)
 	return NULL;
 }
 
-/* Is a process serving `path`? 1: yes, 0: nobody (stale socket), -1: error in errno. */
-static int socket_alive(const char *path)
-{
-	struct sockaddr_un sa;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0), ret;
-
-	if (fd < 0)
-		return -1;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	ret = connect(fd, (struct sockaddr *)&sa, sizeof(sa));
-	close(fd);
-	if (ret == 0)
-		return 1;
-	if (errno == ECONNREFUSED || errno == ENOENT)
-		return 0;
-	return -1;
-}
-
-/* Remove a listener's socket file, unless someone replaced it since. */
-static void listener_unlink(const struct cli_listener *l)
-{
-	struct stat st;
-
-	if (lstat(l->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == l->dev &&
-	    st.st_ino == l->ino)
-		unlink(l->path);
-}
-
 static void server_free(struct cli_server *srv)
 {
 	unsigned int i, nl = atomic_load(&srv->nlisteners);
@@ -607,7 +571,7 @@ static void server_free(struct cli_server *srv)
 		if (srv->clients[i])
 			client_close(srv, i);
 	for (i = 0; i < nl; i++)
-		close(srv->listeners[i].fd);
+		close(srv->listeners[i].file.fd);
 	if (srv->wake_rd >= 0)
 		close(srv->wake_rd);
 	if (srv->wake_wr >= 0)
@@ -651,104 +615,6 @@ static void cli_fork_child(void)
 static void cli_register_atfork(void)
 {
 	pthread_atfork(cli_fork_prepare, cli_fork_parent, cli_fork_child);
-}
-
-/* Move `from` to `to` unless `to` exists (EEXIST); never follows a symbolic link at `to`. */
-static int move_noreplace(const char *from, const char *to)
-{
-	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -1;
-	/* a file system without RENAME_NOREPLACE: link(2) never replaces either */
-	if (link(from, to) < 0)
-		return -1;
-	unlink(from);
-	return 0;
-}
-
-/*
- * Create the listening socket of `l` (path and level set) with `mode`, as the header comment
- * says: bound in a private directory next to the final path, then moved there. 0, or -1 with
- * errno set and nothing left behind.
- */
-static int listener_open(struct cli_listener *l, unsigned int mode)
-{
-	char dir[sizeof(l->path)], tmp[sizeof(l->path) + 2];
-	const char *slash = strrchr(l->path, '/');
-	struct sockaddr_un sa;
-	struct stat st, sock_st;
-	int fd, err, tries;
-
-	/* "<dir>/.plXXXXXX" then "<dir>/.plXXXXXX/s" */
-	if (snprintf(dir, sizeof(dir), "%.*s.plXXXXXX", slash ? (int)(slash - l->path) + 1 : 0,
-	             l->path) >= (int)sizeof(dir) - 2) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if (!mkdtemp(dir))
-		return -1;
-	snprintf(tmp, sizeof(tmp), "%s/s", dir);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		goto fail_dir;
-	memset(&sa, 0, sizeof(sa));
-	sa.sun_family = AF_UNIX;
-	memcpy(sa.sun_path, tmp, strlen(tmp) + 1);
-	/*
-	 * Nobody else can enter the 0700 directory, so chmod() reaches our socket and nothing
-	 * else; nobody can connect before listen(), so the mode is right before anyone may use it.
-	 */
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
-		goto fail_fd;
-	if (chmod(tmp, mode) < 0 || lstat(tmp, &sock_st) < 0 ||
-	    listen(fd, (int)POOL_CLI_MAX_CLIENTS) < 0)
-		goto fail_sock;
-	for (tries = 0;; tries++) {
-		int alive;
-
-		if (move_noreplace(tmp, l->path) == 0)
-			break;
-		if (errno != EEXIST || tries == 3)
-			goto fail_sock;
-		/* something is there: a stale socket is replaced, anything else refused */
-		if (lstat(l->path, &st) < 0) {
-			if (errno == ENOENT)
-				continue;
-			goto fail_sock;
-		}
-		if (!S_ISSOCK(st.st_mode)) {
-			errno = EEXIST;
-			goto fail_sock;
-		}
-		alive = socket_alive(l->path);
-		if (alive != 0) {
-			if (alive > 0)
-				errno = EADDRINUSE;
-			goto fail_sock;
-		}
-		if (unlink(l->path) < 0 && errno != ENOENT)
-			goto fail_sock;
-	}
-	rmdir(dir);
-	l->fd = fd;
-	l->dev = sock_st.st_dev;   /* the inode moved with its name */
-	l->ino = sock_st.st_ino;
-	return 0;
-
-fail_sock:
-	err = errno;
-	unlink(tmp);
-	errno = err;
-fail_fd:
-	err = errno;
-	close(fd);
-	errno = err;
-fail_dir:
-	err = errno;
-	rmdir(dir);
-	errno = err;
-	return -1;
 }
 
 /* A new server with no listener: the wake pipe only. NULL with errno set. */
@@ -814,12 +680,12 @@ POOL_API int pool_cli_listen_level(const char *unix_path, enum pool_cli_level le
 		errno = EINVAL;
 		return -1;
 	}
-	if (strlen(unix_path) >= sizeof(l.path)) {
+	if (strlen(unix_path) >= sizeof(l.file.path)) {
 		errno = ENAMETOOLONG;
 		return -1;
 	}
 	memset(&l, 0, sizeof(l));
-	memcpy(l.path, unix_path, strlen(unix_path) + 1);
+	memcpy(l.file.path, unix_path, strlen(unix_path) + 1);
 	l.level = level;
 	pthread_once(&atfork_once, cli_register_atfork);
 	pool__lock(&cli_lock);
@@ -834,7 +700,7 @@ POOL_API int pool_cli_listen_level(const char *unix_path, enum pool_cli_level le
 		err = EEXIST;
 		goto fail_unlock;
 	}
-	if (listener_open(&l, mode ? mode : 0600) < 0) {
+	if (pool__cli_sockfile_open(&l.file, mode ? mode : 0600, (int)POOL_CLI_MAX_CLIENTS) < 0) {
 		err = errno;
 		goto fail_unlock;
 	}
@@ -854,8 +720,8 @@ POOL_API int pool_cli_listen_level(const char *unix_path, enum pool_cli_level le
 	atomic_store(&srv->nlisteners, 1);
 	err = server_start(srv);
 	if (err) {
-		server_free(srv);   /* closes l.fd */
-		listener_unlink(&l);
+		server_free(srv);   /* closes l.file.fd */
+		pool__cli_sockfile_unlink(&l.file);
 		goto fail_unlock;
 	}
 	cli_running = srv;
@@ -863,8 +729,8 @@ POOL_API int pool_cli_listen_level(const char *unix_path, enum pool_cli_level le
 	return 0;
 
 fail_listener:
-	close(l.fd);
-	listener_unlink(&l);
+	close(l.file.fd);
+	pool__cli_sockfile_unlink(&l.file);
 fail_unlock:
 	pool__unlock(&cli_lock);
 	errno = err;
@@ -876,10 +742,21 @@ POOL_API int pool_cli_listen(const char *unix_path)
 	return pool_cli_listen_level(unix_path, POOL_CLI_OPERATOR, 0600);
 }
 
+/* cli_lock held, the server's thread joined: remove our socket files and free the server. */
+static void server_gone(struct cli_server *srv)
+{
+	unsigned int i;
+
+	POOL_ASSERT(pool__lock_held(&cli_lock) && srv == cli_running);
+	for (i = 0; i < atomic_load(&srv->nlisteners); i++)
+		pool__cli_sockfile_unlink(&srv->listeners[i].file);
+	server_free(srv);
+	cli_running = NULL;
+}
+
 POOL_API void pool_cli_stop(void)
 {
 	struct cli_server *srv;
-	unsigned int i;
 
 	pool__lock(&cli_lock);
 	srv = cli_running;
@@ -890,9 +767,65 @@ POOL_API void pool_cli_stop(void)
 	atomic_store(&cli_stopping, 1);
 	server_wake(srv);
 	pthread_join(srv->thread, NULL);
-	for (i = 0; i < atomic_load(&srv->nlisteners); i++)
-		listener_unlink(&srv->listeners[i]);
-	server_free(srv);
-	cli_running = NULL;
+	server_gone(srv);
+	pool__unlock(&cli_lock);
+}
+
+/* How long unloading waits for the CLI lock, then for the server's thread, in milliseconds. */
+#define UNLOAD_LOCK_MS 1000
+#define UNLOAD_JOIN_MS 10000
+
+/*
+ * Unloading (dlclose(), and the end of the process). The server's thread runs the library's
+ * code, which dlclose() unmaps once the destructors are done: a running server crashed the
+ * process there (SIGSEGV, 3 runs of 3) and left its socket files behind. The rule for every
+ * thread the library starts (doc/debugging.md, "Rules of use"): the library's destructor stops
+ * and joins it, before the core's destructor (pool.c, priority 101; a destructor of a larger
+ * priority runs first), which frees what such a thread may still use.
+ *
+ * The join is bounded. While dlclose() runs destructors, the dynamic loader holds its lock, and
+ * a command that resolves a symbol (dladdr(3): `detailed` or `pools profile` at level admin)
+ * waits for that lock: the thread cannot finish until the destructor returns. Rather than hang
+ * the host for good, or let dlclose() unmap the code that thread will return to, the destructor
+ * then says so on stderr and aborts. At the end of the process (exit()) the loader holds no lock
+ * while destructors run, and the join only waits for the command in progress. Nothing is joined,
+ * only the socket files go, on the server's own thread (exit() from a signal handler there) and
+ * on a thread that holds the pool list lock (exit() from a pool_for_each() callback), for which
+ * a command of the server may be waiting: the thread ends with the process.
+ */
+__attribute__((destructor(102))) static void cli_unload(void)
+{
+	struct timespec pause = { 0, 1000000 };
+	struct cli_server *srv;
+	int i;
+
+	for (i = 0; pool__lock_try(&cli_lock) != 0; i++) {
+		if (i == UNLOAD_LOCK_MS) {
+			fputs("libpool: unloading: the CLI lock stayed taken for 1 s: the CLI server, "
+			      "if any, is not stopped.\n", stderr);
+			return;
+		}
+		nanosleep(&pause, NULL);
+	}
+	srv = cli_running;
+	if (srv && (pthread_equal(pthread_self(), srv->thread) ||
+	            pool__lock_held(&pool__list_lock))) {
+		for (i = 0; i < (int)atomic_load(&srv->nlisteners); i++)
+			pool__cli_sockfile_unlink(&srv->listeners[i].file);
+	} else if (srv) {
+		atomic_store(&cli_stopping, 1);
+		server_wake(srv);
+		for (i = 0; pthread_tryjoin_np(srv->thread, NULL) != 0; i++) {
+			if (i == UNLOAD_JOIN_MS) {
+				fputs("libpool: unloading (dlclose()) while the CLI server thread still "
+				      "runs a command after 10 s, probably waiting for the dynamic "
+				      "loader's lock that dlclose() holds: stop it with pool_cli_stop() "
+				      "before dlclose() (doc/debugging.md, \"Rules of use\").\n", stderr);
+				abort();
+			}
+			nanosleep(&pause, NULL);
+		}
+		server_gone(srv);
+	}
 	pool__unlock(&cli_lock);
 }

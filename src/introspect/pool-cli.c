@@ -99,9 +99,10 @@ struct cli_walk {
 	unsigned int pools;    /* pools named so */
 };
 
+/* Pool list lock held: any creator's name names a merged pool. */
 static int walk_matches(const struct cli_walk *wk, const struct pool_head *pool)
 {
-	return !wk->name || pool__word_is(wk->name, wk->name_len, pool->name);
+	return !wk->name || pool__pool_named(pool, wk->name, wk->name_len, 0);
 }
 
 /* "No pool named '<name>'. Try 'pools show'." */
@@ -185,6 +186,16 @@ static int limit_one(struct pool_head *pool, void *arg)
 		fprintf(wk->out, " (was %zu).\n", was);
 	else
 		fputs(" (was none).\n", wk->out);
+	if (pool->creators > 1) {
+		unsigned int i;
+
+		/* one pool, one limit: say whose objects it caps together */
+		fprintf(wk->out, "  (a merged pool: the limit counts the objects of all its %u "
+		        "creators:", pool->creators);
+		for (i = 0; i < pool->creators; i++)
+			fprintf(wk->out, " %s", pool->creator[i].name);
+		fputs(")\n", wk->out);
+	}
 	return 0;
 }
 

@@ -222,7 +222,7 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 	unsigned int i, seq = s->seq++;
 
 	POOL_ASSERT(pool__lock_held(&pool__list_lock));
-	if (a->match && strncmp(pool->name, a->match, a->match_len) != 0)
+	if (a->match && !pool__pool_named(pool, a->match, a->match_len, 1))
 		return 0;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 16;
@@ -327,7 +327,7 @@ static int add_bytes(struct pool_head *pool, void *arg)
 	struct pool_stats st;
 
 	POOL_ASSERT(pool__lock_held(&pool__list_lock));
-	if (b->name && !pool__word_is(b->name, b->len, pool->name))
+	if (b->name && !pool__pool_named(pool, b->name, b->len, 0))
 		return 0;
 	pool_get_stats(pool, &st, sizeof(st));
 	b->bytes += st.allocated * st.stride;
@@ -385,7 +385,7 @@ STAT_GETTER(sv_cached, st->cached)
 STAT_GETTER(sv_shared_free, st->shared_free)
 STAT_GETTER(sv_needed_avg, st->needed_avg)
 STAT_GETTER(sv_limit, st->limit)
-STAT_GETTER(sv_users, st->creators)
+STAT_GETTER(sv_creators, st->creators)
 STAT_GETTER(sv_buckets, st->buckets)
 STAT_GETTER(sv_failed, st->failed)
 STAT_GETTER(sv_shared_get_objects, st->shared_get_objects)
@@ -416,7 +416,8 @@ static const struct dump_stat dump_gauges[] = {
 	  "Bytes obtained from the OS layer and not given back (objects times stride).",
 	  sv_allocated_bytes },
 	{ "used", "libpool_pool_used_objects", "gauge",
-	  "Objects handed out plus objects in thread caches.", sv_used },
+	  "Objects handed out plus objects lying free in thread caches (the program holds about "
+	  "used minus cached).", sv_used },
 	{ "used_bytes", "libpool_pool_used_bytes", "gauge", "Used objects times stride.",
 	  sv_used_bytes },
 	{ "cached", "libpool_pool_cached_objects", "gauge",
@@ -424,11 +425,14 @@ static const struct dump_stat dump_gauges[] = {
 	{ "shared_free", "libpool_pool_shared_free_objects", "gauge",
 	  "Objects in the shared free lists.", sv_shared_free },
 	{ "needed_avg", "libpool_pool_needed_avg_objects", "gauge",
-	  "Demand estimate memory return keeps objects for (needed_avg).", sv_needed_avg },
+	  "The larger of used and the need the last release pass measured (allocated minus what "
+	  "stayed free in the shared lists through the demand window): what memory return keeps.",
+	  sv_needed_avg },
 	{ "limit", "libpool_pool_limit_objects", "gauge", "Maximum allocated objects, 0 for none.",
 	  sv_limit },
-	{ "users", "libpool_pool_users", "gauge", "pool_create() calls merged into the pool.",
-	  sv_users },
+	{ "creators", "libpool_pool_creators", "gauge",
+	  "pool_create() calls merged into the pool (its creators; each name names the pool).",
+	  sv_creators },
 	{ "buckets", NULL, "gauge", "Shared free list buckets.", sv_buckets },
 	{ "slabs", "libpool_pool_slabs", "gauge", "Slabs the pool holds (0 for a pool off slabs).",
 	  sv_slabs },
@@ -565,9 +569,15 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 			fprintf(out, "%s %s %" PRIu64, k ? "," : "", dump_counters[k].key,
 			        dump_counters[k].value(st));
 		fputc('\n', out);
-		for (k = 0; k < st->creators; k++)
-			fprintf(out, "      created as %s: %zu bytes/%zu, flags %s\n", e->creators[k].name,
+		for (k = 0; k < st->creators; k++) {
+			fprintf(out, "      created as %s: %zu bytes/%zu, flags %s", e->creators[k].name,
 			        e->creators[k].size, e->creators[k].align, flags_str(e->creators[k].flags));
+			if (s->args->addresses && e->creators[k].where) {
+				pool__symbolize(sym, sizeof(sym), e->creators[k].where, POOL_SYM_SHORT);
+				fprintf(out, ", at %s", sym);
+			}
+			fputc('\n', out);
+		}
 		for (k = 0; k < e->ncallers; k++) {
 			pool__symbolize(sym, sizeof(sym), (const void *)e->callers[k].addr,
 			                POOL_SYM_SHORT);
@@ -590,7 +600,7 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 	size_t i, k;
 
 	pool_get_config(&cfg);
-	fputs("{\"format\": 1,\n \"settings\": {\"version\": ", out);
+	fputs("{\"format\": 2,\n \"settings\": {\"version\": ", out);
 	pool_json_write_string(out, pool_version());
 	fputs(", \"os_layer\": ", out);
 	pool_json_write_string(out, os->layer);
@@ -610,13 +620,19 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 		        (st->flags & POOL_F_EXACT) ? "true" : "false");
 		json_stats(out, dump_counters, NB_COUNTERS, st);
 		if (s->args->detailed) {
-			fputs(", \"creators\": [", out);
+			fputs(", \"created_as\": [", out);
 			for (k = 0; k < st->creators; k++) {
 				fputs(k ? ", {\"name\": " : "{\"name\": ", out);
 				pool_json_write_string(out, e->creators[k].name);
 				fprintf(out, ", \"size\": %zu, \"align\": %zu, \"flags\": ",
 				        e->creators[k].size, e->creators[k].align);
 				pool_json_write_string(out, flags_str(e->creators[k].flags));
+				if (s->args->addresses && e->creators[k].where) {
+					pool__symbolize(sym, sizeof(sym), e->creators[k].where,
+					                POOL_SYM_SHORT);
+					fputs(", \"at\": ", out);
+					pool_json_write_string(out, sym);
+				}
 				fputc('}', out);
 			}
 			fputc(']', out);

@@ -71,6 +71,18 @@ static int view_add_pool(struct pool_head *pool, void *arg)
 	pool_get_stats(pool, &st, sizeof(st));
 	p->addr = (uintptr_t)pool;
 	snprintf(p->name, sizeof(p->name), "%s", pool->name);
+	if (pool->creators > 1) {
+		char *a = pool__cli_calloc(pool->creators, POOL_NAME_MAX + 1);
+		unsigned int i;
+
+		if (!a) {
+			v->failed = 1;
+			return 1;
+		}
+		p->aliases = a;
+		for (i = 1; i < pool->creators; i++)
+			a = stpcpy(a, pool->creator[i].name) + 1;
+	}
 	p->size = st.size;
 	p->stride = st.stride;
 	p->in_use = st.used > st.cached ? st.used - st.cached : 0;
@@ -228,6 +240,8 @@ void pool__profile_view_free(struct pool_profile_view *v)
 {
 	if (!v)
 		return;
+	while (v->npools)
+		free(v->pools[--v->npools].aliases);
 	free(v->pools);
 	free(v->sites);
 	free(v);
@@ -368,13 +382,26 @@ static uint64_t since_ms(const struct pool_profile_view *v)
 	return v->sum.start_ns && now > start ? now - start : 0;
 }
 
+/* Is w[0..len) a name of pool `p`, its own or another creator's? */
+static int view_pool_named(const struct pool_view_pool *p, const char *w, size_t len)
+{
+	const char *n;
+
+	if (pool__word_is(w, len, p->name))
+		return 1;
+	for (n = p->aliases; n && *n; n += strlen(n) + 1)
+		if (pool__word_is(w, len, n))
+			return 1;
+	return 0;
+}
+
 /* Does the view have a pool named p[0..len)? */
 static int view_has_pool(const struct pool_profile_view *v, const char *p, size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < v->npools; i++)
-		if (pool__word_is(p, len, v->pools[i].name))
+		if (view_pool_named(&v->pools[i], p, len))
 			return 1;
 	return 0;
 }
@@ -382,7 +409,7 @@ static int view_has_pool(const struct pool_profile_view *v, const char *p, size_
 /* Does site `s` pass the filter (a pool name)? */
 static int wanted(const struct prof_args *a, const struct pool_view_site *s)
 {
-	return !a->pool || (s->pool && pool__word_is(a->pool, a->pool_len, s->row.name));
+	return !a->pool || (s->pool && view_pool_named(s->pool, a->pool, a->pool_len));
 }
 
 static void text_header(FILE *out, const struct pool_profile_view *v)
@@ -469,7 +496,7 @@ static void print_json(FILE *out, const struct pool_profile_view *v,
 	for (i = 0, n = 0; i < v->npools; i++) {
 		const struct pool_view_pool *p = &v->pools[i];
 
-		if (a->pool && !pool__word_is(a->pool, a->pool_len, p->name))
+		if (a->pool && !view_pool_named(p, a->pool, a->pool_len))
 			continue;
 		fputs(n++ ? ",\n  {\"name\": " : "\n  {\"name\": ", out);
 		pool_json_write_string(out, p->name);

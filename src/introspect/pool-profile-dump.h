@@ -27,6 +27,8 @@ int pool__profile_cli(FILE *out, const char *args, enum pool_cli_level level);
 struct pool_view_pool {
 	uintptr_t addr;
 	char name[POOL_NAME_MAX + 1];
+	char *aliases;                  /* its other creators' names, each ended by a NUL, then an
+	                                   empty one (`pool <name>` takes any); NULL: none */
 	size_t size, stride;
 	uint64_t in_use;                /* exact: handed out to the program */
 	uint64_t live;                  /* live samples of its rows */

@@ -5,7 +5,8 @@
  * Text helpers of the introspection layer, shared by src/introspect/pool-dump.c and src/introspect/pool-cli.c (and,
  * through the public pool_json_write_string(), by the tools):
  *   - the one JSON string writer of the project (RFC 8259 escaping, invalid UTF-8 replaced);
- *   - the tokenizer of command lines and the lookup of words in a word table;
+ *   - the tokenizer of command lines and the lookup of words in a word table, and whether a word
+ *     names a pool (any of its creators' names);
  *   - the escaper that keeps client bytes echoed in an error answer on one printable line.
  */
 #include <errno.h>
@@ -175,6 +176,19 @@ const char *pool__rest_of_line(const char *p, size_t *len)
 int pool__word_is(const char *w, size_t len, const char *lit)
 {
 	return strlen(lit) == len && memcmp(w, lit, len) == 0;
+}
+
+int pool__pool_named(const struct pool_head *pool, const char *w, size_t len, int prefix)
+{
+	unsigned int i;
+
+	if (prefix ? !strncmp(pool->name, w, len) : pool__word_is(w, len, pool->name))
+		return 1;
+	for (i = 1; i < pool->creators; i++)
+		if (prefix ? !strncmp(pool->creator[i].name, w, len) :
+		             pool__word_is(w, len, pool->creator[i].name))
+			return 1;
+	return 0;
 }
 
 const struct pool_word *pool__word_find(const struct pool_word *table, size_t n, const char *w,

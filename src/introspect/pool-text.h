@@ -19,6 +19,7 @@
 #include <string.h>
 #include <pool/pool.h>
 
+#include "base/pool-head-t.h"
 #include "os/pool-fault.h"
 #include "base/pool-util.h"
 
@@ -78,6 +79,14 @@ const char *pool__next_word(const char **p, size_t *len);
 
 /* The rest of the line at `p` without its leading and trailing blanks: start, and *len. */
 const char *pool__rest_of_line(const char *p, size_t *len);
+
+/*
+ * Does w[0..len) name `pool`: is it the name of any of its creators, the pool_create() calls
+ * merged into it (its own name, the first creator's, included)? With `prefix`, does any of those
+ * names start with w[0..len)? Every command and filter that takes a pool name asks this, so
+ * that each name a creator gave stays valid. The caller holds the pool list lock.
+ */
+int pool__pool_named(const struct pool_head *pool, const char *w, size_t len, int prefix);
 
 /*
  * A word table: the words a command accepts, each with the group it belongs to (words of one

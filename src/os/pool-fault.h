@@ -13,7 +13,8 @@
 #include <stdatomic.h>
 
 enum pool_fault_site {
-	POOL_FAULT_OS_ALLOC = 0,  /* pool__os_alloc(): an object from jemalloc or the C library */
+	POOL_FAULT_OS_ALLOC = 0,  /* an object from jemalloc or the C library (pool__os_alloc(),
+	                             pool__malloc_alloc()) */
 	POOL_FAULT_META,          /* pool__os_meta_alloc(): a pool head, a table */
 	POOL_FAULT_MAP,           /* pool__os_map(): a mapping (uaf objects and tables) */
 	POOL_FAULT_THREAD,        /* registering a thread (it then works without a cache) */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 #include <sys/mman.h>
@@ -59,14 +60,22 @@
  * So a thread's first allocating call (mallocx, mallctl) from this layer goes first through
  * first_call_begin(), one thread at a time under je_first_lock. Without an RLIMIT_AS it goes
  * on at once. Under one:
- *   - while some automatic arena does not exist yet, the call may create one: it goes on only
- *     with FIRST_CALL_HEADROOM (6 MiB) of fresh address space, for the new arena's base block
- *     (4 MiB while it is aligned, 2 MiB after), the tcache's stack, and 2 MiB for other threads
- *     allocating meanwhile. Address space that jemalloc retains does not help: a new arena maps
- *     its own;
+ *   - while some automatic arena does not exist yet and no spare is left (below), the call may
+ *     create one: it goes on only with FIRST_CALL_HEADROOM (6 MiB) of fresh address space, for
+ *     the new arena's base block (4 MiB while it is aligned, 2 MiB after), the tcache's stack,
+ *     and 2 MiB for other threads allocating meanwhile. Address space that jemalloc retains does
+ *     not help: a new arena maps its own;
  *   - once every automatic arena exists (MALLOC_CONF=narenas:1 from the start; after a burst of
- *     threads otherwise), no first call creates an arena and the thread needs only its tcache's
- *     stack from arena 0 (under 64 KiB with the default tcache). It goes on with REUSE_HEADROOM
+ *     threads otherwise), or while a spare waits, no first call creates an arena and the thread
+ *     needs only its tcache's stack from arena 0 (under 64 KiB with the default tcache). The
+ *     spares are arenas this layer makes ahead of new threads, under a limit, while there is
+ *     room (arenas_ahead()): jemalloc binds a new thread to an existing arena that has no
+ *     thread before it creates one. Without them, a thread started after a burst that filled
+ *     the limit needed an arena no room was left for, and got nothing (issue 29: 0 of 1,000
+ *     objects, with jemalloc's default 4 arenas per CPU). Such a thread's own arena is empty,
+ *     and growing it needs fresh address space too: an allocation its arena cannot satisfy
+ *     under a limit is tried in the other arenas, where the burst's memory is retained
+ *     (alloc_elsewhere()). A first call goes on with REUSE_HEADROOM
  *     (2 MiB) of fresh address space, or else with the reserve: a LIFEBOAT_BYTES block that a
  *     thread already set up allocated from arena 0, and that the new thread frees (into arena
  *     0, past any tcache: a free is safe before the first call) right before its first call, so
@@ -99,18 +108,27 @@
  * What this cannot close: between the check and the call, threads already set up (which take
  * no lock) may map what was measured; the 2 MiB of slack in each figure is for them. It
  * protects the library's calls only: a thread whose first call into jemalloc is the program's
- * own malloc() (jemalloc replaces it) can still crash there. And with the default number of
- * arenas (4 per CPU), a program whose threads never made them all needs fresh address space
- * for every first call, which opt.retain keeps near the limit after a burst. Programs that run
- * under a tight RLIMIT_AS should set MALLOC_CONF=narenas:1 (no arena to create) and, to get
- * address space back after a burst, retain:false; or build with USE_JEMALLOC=0 (glibc falls
- * back to its main arena). Strict overcommit (vm.overcommit_memory = 2) fails mappings the same
- * way and is not checked (a PROT_NONE mapping is not charged).
+ * own (a program that links or preloads jemalloc, whose malloc() then is jemalloc's) can still
+ * crash there, and may take a spare this layer counts as free until its next count (at the
+ * events above). The spares are bounded by the room: with more threads started after a burst
+ * than spares made (more than 1/8 of the room divided by 2 MiB; jemalloc's default is 4 arenas
+ * per CPU, so a machine of many CPUs under a tight limit), those beyond get nothing until
+ * threads exit. Programs that run under a tight RLIMIT_AS should still set
+ * MALLOC_CONF=narenas:1 (no arena to create) and, to get address space back after a burst,
+ * retain:false; or build with USE_JEMALLOC=0 (glibc falls back to its main arena). Strict
+ * overcommit (vm.overcommit_memory = 2) fails mappings the same way and is not checked (a
+ * PROT_NONE mapping is not charged).
  */
 #define FIRST_CALL_HEADROOM (6ul << 20)
 #define REUSE_HEADROOM      (2ul << 20)
 #define LIFEBOAT_BYTES      (256ul << 10)   /* a tcache stack is under 64 KiB by default */
 #define ARENAS_TRACKED      4096u           /* automatic arenas followed (4 per CPU: 1024 CPUs) */
+#define ARENA_BYTES         (2ul << 20)     /* a new arena's first base block (a huge page) */
+#define ARENAS_ROOM_SHARE   8u              /* arenas made ahead take at most 1/8 of the room */
+#define ROOM_PROBE_MAX      (1ul << 40)     /* the largest room address_room() measures */
+#define ELSEWHERE_TRIES     16u             /* other arenas an allocation falls back to */
+#define AHEAD_RETRY_NS      100000000ull    /* a try that made no spare waits this long (100 ms)
+                                               before the next: failures come in storms */
 
 static __thread int je_thread_ready;        /* this thread called jemalloc through us */
 static struct pool_lock je_first_lock = POOL_LOCK_INITIALIZER;
@@ -121,8 +139,14 @@ static int narenas_read;                    /* narenas_auto was asked for (je_fi
 static uint64_t arena_seen[ARENAS_TRACKED / 64];   /* automatic arenas in use (je_first_lock) */
 static unsigned int arenas_seen;            /* bits set in arena_seen (je_first_lock) */
 static atomic_int arenas_all_exist;         /* every automatic arena exists */
+static uint64_t arena_ahead[ARENAS_TRACKED / 64];  /* arenas made ahead (je_first_lock) */
+static unsigned int arenas_made;            /* bits set in arena_ahead (je_first_lock) */
+static atomic_uint spares;                  /* arenas made ahead that no thread is bound to, as
+                                               last counted (je_first_lock to change) */
+static atomic_uint elsewhere_hint;          /* the arena a fallback allocation last got from */
+static uint64_t ahead_not_before_ns;        /* CLOCK_MONOTONIC_COARSE (je_first_lock) */
 static void *lifeboat;                      /* the reserve in arena 0, or NULL (je_first_lock) */
-static atomic_int lifeboat_wanted;          /* under a limit, and no reserve */
+static atomic_int lifeboat_wanted;          /* under a limit: make the reserves that are missing */
 
 /*
  * Read the soft RLIMIT_AS (a failure counts as a limit: the guard then measures). Under a
@@ -153,16 +177,133 @@ static int address_space_for(size_t len)
 	return 1;
 }
 
+/* je_first_lock held: is automatic arena `i` known to exist? */
+static int arena_known(unsigned int i)
+{
+	return i < ARENAS_TRACKED && (arena_seen[i / 64] >> (i % 64)) & 1;
+}
+
+/* je_first_lock held: automatic arena `i` exists (a thread is bound to it, or we made it). */
+static void arena_exists(unsigned int i)
+{
+	POOL_ASSERT(pool__lock_held(&je_first_lock) && i < narenas_auto);
+	if (arena_known(i))
+		return;
+	arena_seen[i / 64] |= (uint64_t)1 << (i % 64);
+	if (++arenas_seen == narenas_auto)
+		atomic_store_explicit(&arenas_all_exist, 1, memory_order_relaxed);
+}
+
+/* The most bytes of fresh address space the kernel would map now (a binary search of probes). */
+static size_t address_room(void)
+{
+	size_t lo = 0, hi = ROOM_PROBE_MAX;
+
+	while (hi - lo > ARENA_BYTES) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (address_space_for(mid))
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /*
- * je_first_lock held, by a thread set up: allocate the reserve in arena 0 if there is none.
- * One try: when memory is short it fails, and the next try waits for an event that may have
- * given memory back or changed the limit (read_as_limit() asks for one).
+ * je_first_lock held, by a thread set up: count again the arenas made ahead that no thread is
+ * bound to (threads that exited unbound theirs), from jemalloc's statistics
+ * ("stats.arenas.<i>.nthreads" after an "epoch" refresh). Left as it was when they cannot be
+ * read: it only ever counts down otherwise, which refuses calls rather than crash.
+ */
+static void spares_recount(void)
+{
+	unsigned int i, n = 0, nthreads;
+	uint64_t epoch = 1;
+	size_t len = sizeof(epoch);
+	char name[48];
+
+	if (mallctl("epoch", &epoch, &len, &epoch, len) != 0)
+		return;
+	for (i = 0; i < narenas_auto; i++) {
+		if (!((arena_ahead[i / 64] >> (i % 64)) & 1))
+			continue;
+		snprintf(name, sizeof(name), "stats.arenas.%u.nthreads", i);
+		len = sizeof(nthreads);
+		if (mallctl(name, &nthreads, &len, NULL, 0) != 0)
+			return;
+		n += nthreads == 0;
+	}
+	atomic_store_explicit(&spares, n, memory_order_relaxed);
+}
+
+/*
+ * je_first_lock held, by a thread set up, under a limit: make ahead of new threads automatic
+ * arenas that their first calls would otherwise have jemalloc create, so that those calls need
+ * no address space for a new arena (a 2 MiB block aligned on 2 MiB), which a burst that filled
+ * the limit leaves nowhere: jemalloc retains what it purged (issue 29: a thread started after
+ * such a burst got 0 of 1,000 objects). jemalloc binds a new thread to an existing arena that
+ * has no thread before it creates one (arena_choose_hard()), so a spare, an arena made ahead
+ * with no thread, is what a first call takes. An arena is made by binding this thread to its
+ * index ("thread.arena", which creates a missing arena, and fails cleanly, EAGAIN, without
+ * room) and back. Made when no spare is left (a try that makes none waits AHEAD_RETRY_NS
+ * before the next); at most 1/ARENAS_ROOM_SHARE of the room the limit leaves goes to them,
+ * counting those made before, and each keeps FIRST_CALL_HEADROOM free: all 8 arenas of
+ * jemalloc's default on 2 CPUs under a 256 MiB room (16 MiB of address space);
+ * doc/debugging.md says what the share leaves out.
+ */
+static void arenas_ahead(void)
+{
+	unsigned int mine, i, made = 0;
+	size_t len = sizeof(mine), budget;
+	struct timespec now;
+	uint64_t now_ns;
+
+	POOL_ASSERT(pool__lock_held(&je_first_lock) && je_thread_ready);
+	if (atomic_load_explicit(&arenas_all_exist, memory_order_relaxed) || !narenas_auto ||
+	    narenas_auto > ARENAS_TRACKED || atomic_load_explicit(&spares, memory_order_relaxed))
+		return;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	if (now_ns < ahead_not_before_ns)
+		return;
+	if (arenas_made)
+		spares_recount();   /* threads that exited left theirs */
+	if (atomic_load_explicit(&spares, memory_order_relaxed) ||
+	    mallctl("thread.arena", &mine, &len, NULL, 0) != 0)
+		return;
+	budget = (address_room() + arenas_made * ARENA_BYTES) / ARENAS_ROOM_SHARE / ARENA_BYTES;
+	for (i = 0; i < narenas_auto && arenas_made < budget; i++) {
+		if (arena_known(i))
+			continue;
+		if (!address_space_for(FIRST_CALL_HEADROOM) ||
+		    mallctl("thread.arena", NULL, NULL, &i, sizeof(i)) != 0)
+			break;
+		arena_ahead[i / 64] |= (uint64_t)1 << (i % 64);
+		arena_exists(i);
+		arenas_made++;
+		made++;
+	}
+	mallctl("thread.arena", NULL, NULL, &mine, sizeof(mine));
+	atomic_fetch_add_explicit(&spares, made, memory_order_relaxed);
+	ahead_not_before_ns = made ? 0 : now_ns + AHEAD_RETRY_NS;
+}
+
+/*
+ * je_first_lock held, by a thread set up: under a limit, make the reserves that are missing,
+ * the arenas ahead of new threads and the reserve in arena 0 (kept last: it is what a thread's
+ * tcache stack uses when no room is left). One try each: when memory is short it fails, and
+ * the next try waits for an event that may have given memory back or changed the limit
+ * (read_as_limit() asks for one).
  */
 static void lifeboat_arm(void)
 {
 	POOL_ASSERT(pool__lock_held(&je_first_lock));
 	atomic_store_explicit(&lifeboat_wanted, 0, memory_order_relaxed);
-	if (!lifeboat && atomic_load_explicit(&as_limited, memory_order_relaxed))
+	if (!atomic_load_explicit(&as_limited, memory_order_relaxed))
+		return;
+	arenas_ahead();
+	if (!lifeboat)
 		lifeboat = mallocx(LIFEBOAT_BYTES, MALLOCX_ARENA(0) | MALLOCX_TCACHE_NONE);
 }
 
@@ -184,11 +325,45 @@ static void note_arena(void)
 	len = sizeof(arena);
 	if (mallctl("thread.arena", &arena, &len, NULL, 0) != 0 || arena >= narenas_auto)
 		return;
-	if (!(arena_seen[arena / 64] & ((uint64_t)1 << (arena % 64)))) {
-		arena_seen[arena / 64] |= (uint64_t)1 << (arena % 64);
-		if (++arenas_seen == narenas_auto)
-			atomic_store_explicit(&arenas_all_exist, 1, memory_order_relaxed);
+	/* a spare taken (jemalloc binds a new thread to an arena with no thread first) */
+	if (((arena_ahead[arena / 64] >> (arena % 64)) & 1) &&
+	    atomic_load_explicit(&spares, memory_order_relaxed))
+		atomic_fetch_sub_explicit(&spares, 1, memory_order_relaxed);
+	arena_exists(arena);
+}
+
+/*
+ * Under a limit, an allocation that the calling thread's arena could not satisfy, from the
+ * other automatic arenas that exist (`flags` without an arena), the one that served the last
+ * such call first, at most ELSEWHERE_TRIES of them. A thread bound to an arena made ahead
+ * (arenas_ahead()) finds it empty after a burst, and its growth needs address space that
+ * jemalloc retains in the arenas of the threads that made the burst, which can serve the call.
+ * Any thread may free the object later: jemalloc finds its arena from its address. NULL when
+ * none can (the caller reads the limit again, as for any failure).
+ */
+static void *alloc_elsewhere(size_t size, int flags)
+{
+	unsigned int mine, start, n, tries = 0;
+	size_t len = sizeof(mine);
+	void *p = NULL;
+
+	if (!atomic_load_explicit(&as_limited, memory_order_relaxed) ||
+	    mallctl("thread.arena", &mine, &len, NULL, 0) != 0)
+		return NULL;
+	pool__lock(&je_first_lock);
+	start = atomic_load_explicit(&elsewhere_hint, memory_order_relaxed);
+	for (n = 0; !p && n < narenas_auto && tries < ELSEWHERE_TRIES; n++) {
+		unsigned int i = (start + n) % narenas_auto;
+
+		if (i == mine || !arena_known(i))
+			continue;
+		tries++;
+		p = mallocx(size, flags | MALLOCX_ARENA(i));
+		if (p)
+			atomic_store_explicit(&elsewhere_hint, i, memory_order_relaxed);
 	}
+	pool__unlock(&je_first_lock);
+	return p;
 }
 
 /*
@@ -202,7 +377,9 @@ static int first_call_begin(void)
 	pool__lock(&je_first_lock);
 	if (!atomic_load_explicit(&as_limited, memory_order_relaxed))
 		return 1;
-	if (!atomic_load_explicit(&arenas_all_exist, memory_order_relaxed)) {
+	/* an arena to create unless they all exist or a spare waits (arenas_ahead()) */
+	if (!atomic_load_explicit(&arenas_all_exist, memory_order_relaxed) &&
+	    !atomic_load_explicit(&spares, memory_order_relaxed)) {
 		if (address_space_for(FIRST_CALL_HEADROOM))
 			return 1;
 	} else if (address_space_for(REUSE_HEADROOM)) {
@@ -304,6 +481,8 @@ void *pool__os_alloc(size_t size, size_t align)
 		return NULL;
 	p = mallocx(size, MALLOCX_ALIGN(align));
 	first_call_end(first);
+	if (__builtin_expect(!p, 0))
+		p = alloc_elsewhere(size, MALLOCX_ALIGN(align));
 	if (__builtin_expect(!p || atomic_load_explicit(&lifeboat_wanted, memory_order_relaxed), 0))
 		os_short(!p);
 	return p;
@@ -358,6 +537,8 @@ void *pool__os_meta_alloc(size_t size, size_t align)
 		return NULL;
 	p = mallocx(size, MALLOCX_ALIGN(align) | MALLOCX_ZERO);
 	first_call_end(first);
+	if (__builtin_expect(!p, 0))
+		p = alloc_elsewhere(size, MALLOCX_ALIGN(align) | MALLOCX_ZERO);
 	if (__builtin_expect(!p, 0))
 		os_short(1);
 	return p;

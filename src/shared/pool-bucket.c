@@ -240,10 +240,20 @@ unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned in
 	return n;
 }
 
-/* Give `obj`, a free object already uncounted, to the tier below (its slab, the uaf quarantine). */
+/*
+ * Give `obj`, a free object already uncounted, to the tier below (its slab; off slabs the OS
+ * layer, the uaf quarantine, or free() under `malloc`).
+ */
 void pool__bucket_os_free(struct pool_head *pool, void *obj, const void *caller)
 {
 	pool__slab_put(pool, &obj, 1, caller);
+}
+
+void pool__bucket_os_uncount(struct pool_head *pool, unsigned int n, unsigned int start)
+{
+	count_move(pool, start, -(long)n, -(long)n);
+	pool__bucket_limit_unreserve(pool, n);
+	pool__count_moved(n);
 }
 
 void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int n,
@@ -251,9 +261,7 @@ void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int
 {
 	if (!n)
 		return;
-	count_move(pool, start, -(long)n, -(long)n);
-	pool__bucket_limit_unreserve(pool, n);
-	pool__count_moved(n);
+	pool__bucket_os_uncount(pool, n, start);
 	pool__slab_put(pool, objs, n, caller);
 }
 

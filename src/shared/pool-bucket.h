@@ -198,6 +198,13 @@ void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int
                          unsigned int start, const void *caller);
 
 /*
+ * The counting half of pool__bucket_os_put(): `n` objects, counted as used until now, leave
+ * `used`, `allocated` and the limit's count, as if given to the tier below, which the caller then
+ * does itself (pool_free() of a pool of the `malloc` layout, whose free() must be its last call).
+ */
+void pool__bucket_os_uncount(struct pool_head *pool, unsigned int n, unsigned int start);
+
+/*
  * For the release passes (pool-demand.c): these objects leave the shared tier, downward. `n`
  * objects that left the buckets' `allocated` (their bucket counted them out) leave the limit's
  * count too, for a pool off slabs (on slabs they stay counted until their slab goes:

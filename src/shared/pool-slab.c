@@ -10,10 +10,10 @@
  *    its size, so that an object's slab header is its address rounded down: nothing reads the
  *    object to find it. Sized per pool (pool__slab_geometry()): the power of two over 8 objects,
  *    16 KiB to 4 MiB (7 to 15 objects of 2 KiB and more): few, as jemalloc's slabs of its large
- *    classes, since one object a gc floor keeps holds its slab. Objects over POOL_SLAB_OBJ_MAX
- *    and uaf pools stay off slabs (pool__slab_on()). The header holds the owner, the counts and
- *    a bitmap of the objects given back; objects follow at the os_size stride from the first
- *    cache line (or alignment) past it.
+ *    classes, since one object a gc floor keeps holds its slab. Objects over POOL_SLAB_OBJ_MAX,
+ *    uaf and malloc pools stay off slabs (pool__slab_on()). The header holds the owner, the
+ *    counts and a bitmap of the objects given back; objects follow at the os_size stride from
+ *    the first cache line (or alignment) past it.
  * 2. Line groups. The fewest objects whose run ends on a cache line boundary: 64 / gcd(os_size,
  *    64), 1, 2 or 4. The tier hands out whole groups (one object only to a request of fewer), so
  *    objects that two refills take for two threads never share a line (issue 27: 9.3 times
@@ -56,6 +56,7 @@
 #include "debug/pool-report.h"
 #include "os/pool-os.h"
 #include "os/pool-san.h"
+#include "os/pool-malloc.h"
 #include "os/pool-uaf.h"
 #include "shared/pool-slab.h"
 
@@ -137,6 +138,8 @@ static void *os_alloc_one(struct pool_head *pool)
 {
 	if (pool->layout & POOL_DBG_UAF)
 		return pool__uaf_alloc(pool->ro.size, pool->align, pool);
+	if (pool->layout & POOL_DBG_MALLOC)
+		return pool__malloc_alloc(pool->os_size, pool->align);
 	return pool__os_alloc(pool->os_size, pool->align);
 }
 
@@ -144,6 +147,10 @@ static void os_free_one(struct pool_head *pool, void *obj, const void *caller)
 {
 	if (pool->layout & POOL_DBG_UAF) {
 		pool__uaf_free(obj, caller);
+		return;
+	}
+	if (pool->layout & POOL_DBG_MALLOC) {
+		pool__malloc_free(obj);
 		return;
 	}
 	if (pool__san_on())

@@ -18,19 +18,23 @@
 
 /*
  * The largest object (os_size, bytes) kept in slabs: a slab holds 8 of them in 4 MiB (7 to 15
- * objects of a smaller size). Larger objects come from the OS layer one by one, as they did before slabs.
+ * objects of a smaller size). Larger objects come from the OS layer one by one, as they did
+ * before slabs.
  */
 #define POOL_SLAB_OBJ_MAX ((4096u * 1024u - 65536u) / 8u)
 
 /*
  * Does `pool` keep its objects in slabs? The one place that decides it: a pool with the uaf
- * layout keeps its own mappings (one per object, pool-uaf.c), and objects too large for a slab
- * come from the OS layer one by one. Fixed once the pool allocated (its layout no longer
- * changes). A layout that takes objects elsewhere adds its test here.
+ * layout keeps its own mappings (one per object, pool-uaf.c), one with the malloc layout takes
+ * each object from the C library's malloc() (pool-malloc.c, so that Valgrind and sanitizers see
+ * it), and objects too large for a slab come from the OS layer one by one. Fixed once the pool
+ * allocated (its layout no longer changes). A layout that takes objects elsewhere adds its test
+ * here.
  */
 static inline int pool__slab_on(const struct pool_head *pool)
 {
-	return !(pool->layout & POOL_DBG_UAF) && pool->os_size <= POOL_SLAB_OBJ_MAX;
+	return !(pool->layout & (POOL_DBG_UAF | POOL_DBG_MALLOC)) &&
+	       pool->os_size <= POOL_SLAB_OBJ_MAX;
 }
 
 /* A new pool: its slab tier, empty. */
@@ -56,8 +60,9 @@ void pool__slab_fini(struct pool_head *pool);
  * whole groups as fit in `want` (one object when `want` is less than a group); a new slab from
  * the OS layer when none has one. out[] is filled in descending address order, so that a
  * magazine pops them in ascending order. The objects are reserved against the pool's limit
- * first (pool__slab_unreserve()), and near it the last ones may be single objects. For a pool off slabs, objects from the OS layer one by one (the uaf backend for
- * a uaf pool). *top_zero (may be NULL) receives 1 when out[n - 1], the first a magazine pops,
+ * first (pool__slab_unreserve()), and near it the last ones may be single objects. For a pool
+ * off slabs, objects from the OS layer one by one (the uaf backend for a uaf pool, malloc() for
+ * a malloc pool). *top_zero (may be NULL) receives 1 when out[n - 1], the first a magazine pops,
  * reads as zero (fresh space of a slab the OS layer gave zeroed), else 0. Returns n: 0 at the
  * limit or when memory runs out, fewer than `want` near either. Reads and writes slab headers
  * only, never an object. The objects are not counted anywhere above: the caller counts them.
@@ -68,7 +73,8 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 /*
  * Objects the tier above counted out go back: each to its slab (a slab whose objects are then
  * all free goes back to the OS layer whole, at once), or for a pool off slabs to the OS layer
- * (under uaf to the quarantine, with `caller`, which may be NULL, for its report). Reads the
+ * (under uaf to the quarantine, with `caller`, which may be NULL, for its report; under malloc
+ * to free()). Reads the
  * pointers and slab headers, never an object. An object that is not one of the pool's, or is
  * free already, is reported and the process aborts (pool-report.h).
  */

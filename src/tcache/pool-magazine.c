@@ -40,9 +40,10 @@ void pool__magazine_attach(struct pool_head *pool)
 
 	for (s = 1; s < POOL_MAX_CACHED_POOLS; s++) {
 		if (!pool__slots[s]) {
-			pool__slots[s] = pool;
 			pool->ro.index = s;
 			pool->ro.cache_off = (uint32_t)(s * sizeof(struct pool_tcache));
+			/* published whole to the loops that read every slot without the lock */
+			__atomic_store_n(&pool__slots[s], pool, __ATOMIC_RELEASE);
 			if (s + 1 > atomic_load(&pool_max_slot))
 				atomic_store(&pool_max_slot, s + 1);
 			return;
@@ -53,7 +54,7 @@ void pool__magazine_attach(struct pool_head *pool)
 void pool__magazine_detach(struct pool_head *pool)
 {
 	if (pool->ro.index)
-		pool__slots[pool->ro.index] = NULL;
+		__atomic_store_n(&pool__slots[pool->ro.index], NULL, __ATOMIC_RELEASE);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -144,7 +145,7 @@ void pool__magazine_walk_caches(const struct pool_thread_caches *ctx)
 	for (s = 1; s < max; s++) {
 		const struct pool_tslot *sl = &ctx->slot[s];
 		/* read once: another thread may create or destroy the pool of an empty slot */
-		const struct pool_head *pool = __atomic_load_n(&pool__slots[s], __ATOMIC_RELAXED);
+		const struct pool_head *pool = pool__slot_pool(s);
 
 		if (!pool) {
 			POOL_ASSERT(!sl->reserved_objs && !sl->nempty && !sl->loaded && !sl->prev);
@@ -344,17 +345,19 @@ static void check_objs(struct pool_head *pool, void *const *objs, uint32_t n, in
 void pool__magazine_fill_slot(struct pool_thread_caches *ctx, unsigned int s)
 {
 	struct pool_tslot *sl = &ctx->slot[s];
+	/* read once: another thread may be creating or destroying the pool of this slot */
+	struct pool_head *pool = pool__slot_pool(s);
 	struct pool_mag *m;
 
-	if (!pool__slots[s])
+	if (!pool || (!sl->loaded && !sl->prev && !sl->top))
 		return;
 	check_slot(ctx, s);
 	if (sl->loaded)
-		fill_objs(pool__slots[s], pool__tc_objs(ctx, s), pool__tc_count(ctx, s), 1);
+		fill_objs(pool, pool__tc_objs(ctx, s), pool__tc_count(ctx, s), 1);
 	if (sl->prev)
-		fill_objs(pool__slots[s], sl->prev->obj, sl->prev->n, 1);
+		fill_objs(pool, sl->prev->obj, sl->prev->n, 1);
 	for (m = sl->top; m; m = m->next)
-		fill_objs(pool__slots[s], m->obj, m->n, 1);
+		fill_objs(pool, m->obj, m->n, 1);
 }
 
 /* ------------------------------------------------------------------------------------------ */

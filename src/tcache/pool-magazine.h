@@ -17,8 +17,21 @@
 #include "debug/pool-debug.h"
 #include "base/pool-head-t.h"
 
-/* Pools by cache slot (struct pool_head_ro.index), under the pool list lock of pool.c. */
+/*
+ * Pools by cache slot (struct pool_head_ro.index): written under the pool list lock of pool.c
+ * (release stores), read without it by loops over every slot of a thread's caches (the
+ * integrity fill, the profile's audit and candidates), which may meet a slot that a pool is
+ * taking or leaving: those read it with pool__slot_pool(). A slot whose thread holds magazines
+ * of it cannot change under that thread (a pool is detached after its drain), so reads of such
+ * a slot may be plain.
+ */
 extern struct pool_head *pool__slots[POOL_MAX_CACHED_POOLS];
+
+/* The pool of slot `s` now, or NULL: an acquire load, so that the pool's head reads whole. */
+static inline struct pool_head *pool__slot_pool(unsigned int s)
+{
+	return __atomic_load_n(&pool__slots[s], __ATOMIC_ACQUIRE);
+}
 
 /* A pool gets a cache slot in every thread (none when all are taken: index 0) / loses it. */
 void pool__magazine_attach(struct pool_head *pool);

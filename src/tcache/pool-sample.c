@@ -126,10 +126,12 @@ void pool__sample_keep_candidates(struct pool_thread_caches *ctx)
 	struct pool_sampler *S = ctx->sampler;
 	unsigned int s, max = pool__magazine_max_slot();
 
-	for (s = 1; S && s < max; s++)
-		if (S->cold[s].watch && pool__slots[s] == S->cold[s].pool &&
-		    S->hot[s].gen == pool__prof_gen())
-			keep_candidate(&S->cold[s], pool__slots[s]);
+	for (s = 1; S && s < max; s++) {
+		struct pool_head *pool = S->cold[s].watch ? pool__slot_pool(s) : NULL;
+
+		if (pool && pool == S->cold[s].pool && S->hot[s].gen == pool__prof_gen())
+			keep_candidate(&S->cold[s], pool);
+	}
 }
 
 void pool__sample_release(struct pool_thread_caches *ctx)
@@ -395,7 +397,7 @@ void pool__sample_audit(struct pool_thread_caches *c)
 
 	for (s = 1; s < max; s++) {
 		struct pool_tslot *sl = &c->slot[s];
-		struct pool_head *pool = pool__slots[s];
+		struct pool_head *pool = pool__slot_pool(s);
 		struct pool_mag *m = sl->loaded;
 		uint32_t i;
 

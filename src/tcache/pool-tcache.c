@@ -350,7 +350,7 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 			return obj;
 		/* the budget could not hold a magazine: as a thread without a cache */
 	}
-	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF))
+	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & (POOL_DBG_UAF | POOL_DBG_MALLOC)))
 		obj = pool__shared_get_one(pool, self->id);
 	if (!obj && !pool__bucket_os_get(pool, &obj, 1, self->id, zeroed))
 		obj = NULL;
@@ -361,7 +361,7 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *self, void *obj,
                                unsigned int dbg, const void *caller)
 {
-	if ((pool->layout & POOL_DBG_UAF) || (dbg & POOL_DBG_NO_GLOBAL))
+	if ((pool->layout & (POOL_DBG_UAF | POOL_DBG_MALLOC)) || (dbg & POOL_DBG_NO_GLOBAL))
 		pool__bucket_os_put(pool, &obj, 1, self->id, caller);
 	else
 		pool__shared_put_one(pool, obj, self->id);

@@ -453,5 +453,6 @@ FORCE:
 # What install installs, now that mk/*.mk have added their programs.
 install: $(patsubst %,$(BUILD)/inst/%,$(INSTALL_BIN)) $(patsubst %,$(BUILD)/tools/%,$(INSTALL_LIBEXEC))
 
-# Header dependencies recorded by -MMD.
--include $(wildcard $(BUILD)/obj/*/*.d)
+# Header dependencies recorded by -MMD (the library's objects are one folder deeper, a folder
+# per layer: without them, a changed private header rebuilt nothing).
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/lib/*/*.d)

@@ -125,7 +125,10 @@ BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLO
 #   strace         test_syscalls.sh: thread churn reads no resource limit per thread
 # mk/bench.mk adds the benchmark's peers and gnuplot (test_bench.sh), mk/demo.mk chromium, wrk
 # and python3-websocket (test_pools_page.sh). binutils (nm, readelf, objdump) comes with gcc.
-DEPS_PC     := jemalloc:libjemalloc-dev hwloc:libhwloc-dev check:check
+# libunwind and libdw: the profile's call stacks (src/debug/pool-stack.c) and their names
+# (src/debug/pool-symbols.c).
+DEPS_PC     := jemalloc:libjemalloc-dev hwloc:libhwloc-dev check:check libunwind:libunwind-dev \
+               libdw:libdw-dev
 DEPS_PKGS   := pkg-config $(foreach d,$(DEPS_PC),$(word 2,$(subst :, ,$(d))))
 CHECK_PKGS  := python3 python3-prometheus-client mandoc groff-base man-db socat valgrind spin \
                strace
@@ -160,9 +163,10 @@ BASE_CFLAGS  = $(POOL_CPPFLAGS) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG_FLA
 # compile waits for `deps`, which may have just installed the packages. Asked while this file
 # is read, it would say nothing on a fresh machine, and the first link would lack -ljemalloc
 # -lhwloc -lcheck.
-PC_CFLAGS    = $(shell pkg-config --cflags hwloc $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
+PC_CFLAGS    = $(shell pkg-config --cflags hwloc libunwind libdw \
+                 $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
 LIB_LIBS     = $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null)) \
-               $(shell pkg-config --libs hwloc 2>/dev/null) -lpthread -ldl -lm
+               $(shell pkg-config --libs hwloc libunwind libdw 2>/dev/null) -lpthread -ldl -lm
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 ALL_LDFLAGS  = $(SAN_CFLAGS) $(LDFLAGS)
 # Programs of the build tree find the build tree's shared library; installed ones are relinked
@@ -302,8 +306,9 @@ $(SHARED_SO): $(SHARED_REAL)
 $(SHARED_LINK): $(SHARED_SO)
 	$(Q)ln -sf $(notdir $<) $@
 
-# libpool.pc: Requires.private names jemalloc and hwloc, whose own .pc files give their -l
-# flags to `pkg-config --static`; Libs.private only what has no .pc. A libdir or includedir
+# libpool.pc: Requires.private names jemalloc, hwloc, libunwind and libdw, whose own .pc files
+# give their -l flags to `pkg-config --static`; Libs.private only what has no .pc. (libdw's .pc
+# names -lbz2, which Debian's libbz2-dev provides: a static link needs it installed.) A libdir or includedir
 # under the prefix is written relative to ${prefix}, so pkg-config --define-prefix works.
 PC_REL       = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 $(PC_FILE): libpool.pc.in $(DIRS_STAMP) Makefile
@@ -312,7 +317,7 @@ $(PC_FILE): libpool.pc.in $(DIRS_STAMP) Makefile
 		-e 's|@LIBDIR@|$(call PC_REL,$(LIBDIR))|' \
 		-e 's|@INCLUDEDIR@|$(call PC_REL,$(INCLUDEDIR))|' \
 		-e 's|@LIBS_PRIVATE@|-lpthread -ldl -lm|' \
-		-e "s|@REQUIRES_PRIVATE@|$(strip $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) hwloc)|" $< > $@
+		-e "s|@REQUIRES_PRIVATE@|$(strip $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) hwloc libunwind libdw)|" $< > $@
 
 # Tests. Internal ones see src/ and link the static library; public ones see include/ only.
 $(INT_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(STATIC_LIB)

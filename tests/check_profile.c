@@ -31,6 +31,7 @@
 
 #include "os/pool-fault.h"
 #include "debug/pool-profile.h"
+#include "debug/pool-stack.h"
 #include "tcache/pool-sample.h"
 #include "testutil.h"
 
@@ -333,8 +334,10 @@ START_TEST(test_memory_is_bounded)
 	void **o;
 	int i, n = POOL_PROF_RECORDS + 1000;
 
-	/* the bound doc/pools-show.md states: 313,344 bytes of tables, 18,456 per thread */
-	ck_assert_uint_eq(pool__prof_table_bytes(), 313344);
+	/* the bound doc/pools-show.md states: 468,992 bytes of tables (151,552 of them the
+	   stacks'), 18,456 per thread */
+	ck_assert_uint_eq(pool__prof_table_bytes(), 468992);
+	ck_assert_uint_eq(pool__stack_table_bytes(), 151552);
 	ck_assert_uint_eq(sizeof(struct pool_sampler), 18456);
 	o = malloc((size_t)n * sizeof(*o));
 	ck_assert_ptr_nonnull(o);
@@ -371,8 +374,10 @@ START_TEST(test_show_detailed)
 		o[i] = site_other(p);
 	s = test_capture(pool_dump, "detailed match shown", &r);
 	ck_assert_int_eq(r, 0);
-	ck_assert_ptr_nonnull(strstr(s, "      profile: ~6400 bytes, ~50 objects (50 live samples) "
-	                                 "by "));
+	/* every allocation sampled and every sample in use: exact, with the caller's stack */
+	ck_assert_ptr_nonnull(strstr(s, "      profile: 6400 bytes, 50 objects (50 live samples) "
+	                                 "by site_other+0x"));
+	ck_assert_ptr_nonnull(strstr(s, "               <- test_show_detailed_fn+0x"));
 	free(s);
 	s = test_capture(pool_dump, "detailed json match shown", &r);
 	ck_assert_int_eq(r, 0);
@@ -716,9 +721,11 @@ START_TEST(test_text_view)
 	ck_assert_ptr_nonnull(strstr(s, "Profile on, started "));
 	ck_assert_ptr_nonnull(strstr(s, "one sample per about 1 bytes allocated per thread"));
 	ck_assert_ptr_nonnull(strstr(s, "(limited)"));
-	ck_assert_uint_eq(test_count_lines(s), 4);
-	ck_assert_ptr_nonnull(strstr(s, " ~640 "));
-	ck_assert_ptr_nonnull(strstr(s, " ~10 "));
+	/* two lines of header, one of titles, the site, then the rest of its stack */
+	ck_assert_uint_eq(test_count_lines(s) - test_count(s, "\n        <- "), 4);
+	ck_assert_ptr_nonnull(strstr(s, "\n        <- test_text_view_fn+0x"));
+	/* every allocation sampled, all in use and sampled: exact */
+	ck_assert_ptr_nonnull(strstr(s, "            640           10 "));
 	free(s);
 	/* a user session sees the sites, not their addresses */
 	s = test_capture(cli_user, "pools profile pool texty", &r);
@@ -743,7 +750,14 @@ START_TEST(test_cli_errors)
 		  POOL_CLI_USER, EACCES },
 		{ "pools profile off", "needs level admin; this session is operator",
 		  POOL_CLI_OPERATOR, EACCES },
-		{ "pools profile on rate 0", "Invalid rate '0'", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile on depth 0", "Invalid depth '0'", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile on depth 65", "Invalid depth '65'", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile on pool", "Option 'pool' needs a pool name", POOL_CLI_ADMIN,
+		  EINVAL },
+		{ "pools profile on pool nosuch", "No pool named 'nosuch'", POOL_CLI_ADMIN,
+		  ENOENT },
+		{ "pools profile off now", "Unknown option 'now'", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile heap folded", "conflicts", POOL_CLI_USER, EINVAL },
 		{ "pools profile on rate 2048g", "Invalid rate '2048g'", POOL_CLI_ADMIN, EINVAL },
 		{ "pools profile on rate", "Invalid rate ''", POOL_CLI_ADMIN, EINVAL },
 		{ "pools profile on now", "Unknown option 'now'", POOL_CLI_ADMIN, EINVAL },
@@ -873,9 +887,11 @@ START_TEST(test_fail_report_second_burst)
 END_TEST
 
 /*
- * The report allocates nothing: no call to malloc() (ASan's hooks, or jemalloc's count of the
- * thread's bytes) and none at the fault-injection sites of the library's own allocations, while
- * a failure is reported; it names the sites of the profile holding the pool.
+ * When the OS layer gives no memory, the report allocates nothing: no call to malloc() (ASan's
+ * hooks, or jemalloc's count of the thread's bytes) and none at the fault-injection sites of
+ * the library's own allocations, while a failure is reported; it names the sites of the
+ * profile holding the pool (with dladdr(3): libdw would allocate), and the stack of the call
+ * that failed.
  */
 static void fail_counted(void *arg)
 {
@@ -886,20 +902,20 @@ static void fail_counted(void *arg)
 	int i, have = allocated_so_far(&before) == 0;
 
 	(void)arg;
+	/* no cache: the next allocation asks the OS layer, which fails */
+	pool_parse_debugging("no-cache", NULL);
 	pool_profile_start(1);
 	for (i = 0; i < 8; i++)
 		held[i] = site_leak(p);
-	/* a view records this thread's candidate, the last of the eight */
 	pool_profile_dump(stderr, "1");
 	pool_parse_debugging("fail-report", NULL);
-	pool_set_limit(p, 8);
 #if TEST_ASAN
 	__sanitizer_install_malloc_and_free_hooks(count_malloc, count_free);
 #endif
 	pool__fault_arm(POOL_FAULT_META, ULONG_MAX / 2);
 	pool__fault_arm(POOL_FAULT_MAP, ULONG_MAX / 2);
 	pool__fault_arm(POOL_FAULT_CLI, ULONG_MAX / 2);
-	pool__fault_arm(POOL_FAULT_OS_ALLOC, ULONG_MAX / 2);
+	pool__fault_arm(POOL_FAULT_OS_ALLOC, 1);
 	have = have && allocated_so_far(&before) == 0;
 	atomic_store(&counting, 1);
 	if (site_pair(p))
@@ -923,12 +939,89 @@ START_TEST(test_fail_report_allocates_nothing)
 
 	run_child(fail_counted, NULL, &d);
 	ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0, "%s", d.out);
-	ck_assert_ptr_nonnull(strstr(d.out, "seen malloc 0 meta 0 map 0 cli 0 os 0 bytes "));
+	ck_assert_ptr_nonnull(strstr(d.out, "seen malloc 0 meta 0 map 0 cli 0 os 1 bytes "));
 	ck_assert_ptr_null(strstr(d.out, "bytes more"));
-	ck_assert_ptr_nonnull(strstr(d.out, "allocation failed in pool 'counted'"));
-	ck_assert_ptr_nonnull(strstr(d.out, "sites holding the most objects of the pool "
-	                                   "(estimated from the profile's samples):\n"
-	                                   "libpool:     ~1024 bytes, ~8 objects (8 live samples): "));
+	ck_assert_ptr_nonnull(strstr(d.out, "allocation failed in pool 'counted' (128 bytes): out "
+	                                   "of memory (the OS layer gave none)"));
+	/* dladdr(3) names: the test is linked with -rdynamic */
+	/* dladdr(3): a static function is its file and offset there */
+	ck_assert_msg(strstr(d.out, "libpool:   caller: ") &&
+	              strstr(d.out, "\nlibpool:     <- main+0x"), "%s", d.out);
+	ck_assert_ptr_nonnull(strstr(d.out, "sites holding the most objects of the pool (its "
+	                                   "objects in use shared by the profile's live "
+	                                   "samples):\n"
+	                                   "libpool:     ~1024 bytes, ~8 objects (8 live samples): "
+	                                   ));
+	ck_assert_msg(strstr(d.out, "\nlibpool:       <- main+0x"), "%s", d.out);
+}
+END_TEST
+
+/*
+ * At a limit (memory is there), the report names frames as the profile does, with file and
+ * line (libdw), and its estimates are the profile's at the same moment: a pool capped at 35
+ * objects, a site holding 30 of them and another 5, sampled at a rate of 4 KiB (so that the
+ * weight of one sample, 1 / (1 - e^-(208/4096)), about 20, would say far more than 35).
+ */
+static void fail_agrees(void *arg)
+{
+	struct pool_head *p = pool_create("capped35", 208, 0);
+	void *held[35];
+	int i;
+
+	(void)arg;
+	pool_profile_start(4096);
+	for (i = 0; i < 35; i++)
+		held[i] = i < 30 ? site_leak(p) : site_other(p);
+	pool_set_limit(p, 35);
+	pool_profile_dump(stderr, "bypool json");
+	pool_parse_debugging("fail-report", NULL);
+	if (site_pair(p))
+		_exit(3);
+	for (i = 0; i < 35; i++)
+		pool_free(p, held[i]);
+}
+
+START_TEST(test_fail_report_agrees_with_profile)
+{
+	struct site_row rows[16];
+	struct death d;
+	char *line, *json;
+	size_t n, i;
+	unsigned long total = 0;
+
+	run_child(fail_agrees, NULL, &d);
+	ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0, "%s", d.out);
+	ck_assert_ptr_nonnull(strstr(d.out, "the pool's limit is reached"));
+	ck_assert_ptr_nonnull(strstr(d.out, "35 used (handed out or cached), 35 in use;"));
+	/* libdw: the static test function by name, with its file and line */
+	ck_assert_ptr_nonnull(strstr(d.out, "libpool:   caller: site_pair+0x"));
+	ck_assert_ptr_nonnull(strstr(d.out, " (check_profile.c:"));
+	ck_assert_msg(strstr(d.out, "<- fail_agrees"), "%s", d.out);
+	/* each site's figure in the report is the view's, and they add up to the 35 */
+	json = strndup(strchr(d.out, '{'), (size_t)(strstr(d.out, "libpool: allocation failed") -
+	                                            strchr(d.out, '{')));
+	n = parse_sites(json, rows, 16);
+	free(json);
+	ck_assert_uint_ge(n, 1);
+	for (i = 0; i < n; i++) {
+		char want[128];
+
+		if (!rows[i].objects)
+			continue;
+		snprintf(want, sizeof(want), ", ~%lu objects (%lu live sample", rows[i].objects,
+		         rows[i].live);
+		ck_assert_msg(strstr(d.out, want), "the report lacks '%s': %s", want, d.out);
+		total += rows[i].objects;
+	}
+	ck_assert_uint_eq(total, 35);
+	for (line = d.out, n = 0; (line = strstr(line, "\nlibpool:     ~")); line++, n++) {
+		unsigned long bytes, objs;
+
+		ck_assert_int_eq(sscanf(line, "\nlibpool:     ~%lu bytes, ~%lu objects", &bytes,
+		                        &objs), 2);
+		ck_assert_msg(objs <= 35, "an estimate over the limit: %s", d.out);
+	}
+	ck_assert_uint_ge(n, 1);
 }
 END_TEST
 
@@ -1049,6 +1142,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, test_fail_report_once_per_burst);
 	tcase_add_test(tc, test_fail_report_second_burst);
 	tcase_add_test(tc, test_fail_report_allocates_nothing);
+	tcase_add_test(tc, test_fail_report_agrees_with_profile);
 	tcase_add_test(tc, test_fail_report_causes);
 	tcase_add_test(tc, test_fail_report_threads);
 	suite_add_tcase(s, tc);

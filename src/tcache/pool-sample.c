@@ -72,6 +72,7 @@
 #include "tcache/pool-magazine.h"
 #include "os/pool-os.h"
 #include "debug/pool-profile.h"
+#include "debug/pool-stack.h"
 #include "tcache/pool-sample.h"
 
 /*
@@ -80,6 +81,9 @@
  * takes an allocation and its free through the slow paths.
  */
 #define HUNT_SHARE_PERMILLE 10u
+
+/* The countdown of a pool the profile does not sample (pool__prof_wants()): never due. */
+#define LEFT_NEVER (INT64_MAX / 4)
 
 _Static_assert(sizeof(struct sample_hot) == 32, "two hot slots to a cache line");
 
@@ -115,10 +119,18 @@ static struct pool_sampler *sampler_new(struct pool_thread_caches *ctx)
  */
 static void keep_candidate(struct sample_cold *sc, struct pool_head *pool)
 {
-	if (sc->watch && sc->watch_site)
-		pool__prof_record(pool, sc->watch, sc->watch_site, sc->event_ns);
+	if (sc->watch && sc->watch_named)
+		pool__prof_record(pool, sc->watch, sc->watch_stack, sc->event_ns);
 	sc->watch = NULL;
-	sc->watch_site = NULL;
+	sc->watch_named = 0;
+}
+
+/* The allocations of `pool` until the next sample: an interval, or never for a pool left out. */
+static int64_t draw(struct pool_sampler *S, const struct pool_head *pool)
+{
+	if (!pool__prof_wants(pool))
+		return LEFT_NEVER;
+	return (int64_t)pool__prof_interval(&S->rng, pool->ro.size, pool__prof_rate());
 }
 
 void pool__sample_keep_candidates(struct pool_thread_caches *ctx)
@@ -264,12 +276,12 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 	if (sl->gen != gen || sc->pool != pool) {
 		/* a new profile, or a new pool in this slot: a countdown of its own */
 		open_slot(ctx, S, s);
-		sc->watch_site = NULL;
+		sc->watch_named = 0;
 		sc->pool = pool;
 		sc->event_ns = now_ns();    /* the first event's hunt: 1% of the time until then */
 		sl->gen = gen;
 		sl->hunt = 0;
-		sl->left = (int64_t)pool__prof_interval(&S->rng, pool->ro.size, pool__prof_rate());
+		sl->left = draw(S, pool);
 	} else if (sl->mark_base) {
 		/* what the fast path handed out, net, since the sampler left the slot */
 		if (sl->mark_base == pool__tc_objs(ctx, s))
@@ -286,8 +298,7 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 		 */
 		sl->left += delta;
 		if (obj && sl->left <= 0) {
-			sl->left += (int64_t)pool__prof_interval(&S->rng, pool->ro.size,
-			                                         pool__prof_rate());
+			sl->left += draw(S, pool);
 			S->due = obj;
 			S->due_now = 1;
 		}
@@ -299,8 +310,7 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 				uint64_t now = now_ns();
 
 				keep_candidate(sc, pool);
-				sl->left += (int64_t)pool__prof_interval(&S->rng, pool->ro.size,
-				                                         pool__prof_rate());
+				sl->left += draw(S, pool);
 				sl->hunt = 1;
 				sc->hunt_until_ns = now + (now > sc->event_ns ?
 				                           (now - sc->event_ns) / 1000u *
@@ -309,17 +319,17 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 			}
 			sl->retry = 0;
 			sc->watch = obj;
-			sc->watch_site = NULL;
+			sc->watch_named = 0;
 			S->due = obj;
 			S->due_now = 0;
 		}
 	} else if (sc->watch) {
 		/* the candidate's first free since it was handed out: its own (try another) or not */
 		if (obj == sc->watch) {
-			if (sc->watch_site)
-				pool__prof_count(pool, sc->watch_site, 1, 1);
+			if (sc->watch_named)
+				pool__prof_count(pool, sc->watch_stack, 1, 1);
 			sc->watch = NULL;
-			sc->watch_site = NULL;
+			sc->watch_named = 0;
 			sl->retry = sl->hunt && now_ns() < sc->hunt_until_ns;
 			sl->hunt = sl->retry;
 		} else {
@@ -342,9 +352,11 @@ void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void
 			/* a candidate: the sampler remembers it if it outlives its first free */
 			S->due = NULL;
 			if (S->due_now) {
-				pool__prof_record(pool, obj, caller, now_ns());
+				pool__prof_record(pool, obj, pool__stack_here(caller), now_ns());
 			} else if (sc->watch == obj) {
-				sc->watch_site = caller;
+				/* its stack now: the candidate may become a sample after this returns */
+				sc->watch_stack = pool__stack_here(caller);
+				sc->watch_named = 1;
 			}
 		}
 		return;
@@ -361,12 +373,14 @@ void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void
 		/* handed out again: an earlier sample of this address was freed unseen */
 		if (pool__prof_maybe(obj))
 			pool__prof_credit(obj);
+		if (!pool__prof_wants(pool))
+			return;
 		x = (x + UINT64_C(0x9E3779B97F4A7C15)) * UINT64_C(0xBF58476D1CE4E5B9);
 		x ^= x >> 31;
 		x *= UINT64_C(0x94D049BB133111EB);
 		x ^= x >> 29;
 		if ((double)(x >> 11) * 0x1.0p-53 * w < 1.0)
-			pool__prof_record(pool, obj, caller, now_ns());
+			pool__prof_record(pool, obj, pool__stack_here(caller), now_ns());
 	}
 }
 

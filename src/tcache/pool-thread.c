@@ -260,21 +260,42 @@ void pool__thread_drain_end(void)
 	pool__unlock(&registry_lock);
 }
 
-unsigned long pool__thread_sum_cached(const struct pool_head *pool)
+/* Registry lock held: the sum of pool__thread_sum_cached(). */
+static unsigned long sum_cached(unsigned int slot)
 {
 	unsigned long sum = 0;
-	unsigned int i, slot = pool->ro.index;
+	unsigned int i;
 
-	if (!slot)
+	POOL_ASSERT(pool__lock_held(&registry_lock));
+	for (i = 0; i < POOL_MAX_THREADS; i++)
+		if (registry[i])
+			sum += pool__magazine_slot_cached(registry[i], slot);
+	return sum;
+}
+
+unsigned long pool__thread_sum_cached(const struct pool_head *pool)
+{
+	unsigned long sum;
+
+	if (!pool->ro.index)
 		return 0;
 	pool__lock(&registry_lock);
-	for (i = 0; i < POOL_MAX_THREADS; i++) {
-		if (!registry[i])
-			continue;
-		sum += pool__magazine_slot_cached(registry[i], slot);
-	}
+	sum = sum_cached(pool->ro.index);
 	pool__unlock(&registry_lock);
 	return sum;
+}
+
+int pool__thread_sum_cached_try(const struct pool_head *pool, unsigned long *sum)
+{
+	if (!pool->ro.index) {
+		*sum = 0;
+		return 0;
+	}
+	if (pool__lock_try(&registry_lock) != 0)
+		return -1;
+	*sum = sum_cached(pool->ro.index);
+	pool__unlock(&registry_lock);
+	return 0;
 }
 
 void pool__thread_audit(void)

@@ -123,6 +123,11 @@ BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLO
 #                  library see memcheck (OPT_HEADERS below)
 #   spin           test_busy_model.sh: the model of the BUSY protocol
 #   strace         test_syscalls.sh: thread churn reads no resource limit per thread
+#   google-perftools graphviz
+#                  test_heap_profile.sh: google-pprof reads `pools profile heap` (jeprof comes
+#                  with libjemalloc-dev, a build dependency), jeprof --svg draws with dot
+#   libbz2-dev     test_install.sh: the static link of `pkg-config --static --libs libpool`
+#                  (libdw's .pc names -lbz2, which libdw-dev does not bring)
 # mk/bench.mk adds the benchmark's peers and gnuplot (test_bench.sh), mk/demo.mk chromium, wrk
 # and python3-websocket (test_pools_page.sh). binutils (nm, readelf, objdump) comes with gcc.
 # libunwind and libdw: the profile's call stacks (src/debug/pool-stack.c) and their names
@@ -131,7 +136,7 @@ DEPS_PC     := jemalloc:libjemalloc-dev hwloc:libhwloc-dev check:check libunwind
                libdw:libdw-dev
 DEPS_PKGS   := pkg-config $(foreach d,$(DEPS_PC),$(word 2,$(subst :, ,$(d))))
 CHECK_PKGS  := python3 python3-prometheus-client mandoc groff-base man-db socat valgrind spin \
-               strace
+               strace google-perftools graphviz libbz2-dev
 
 ifeq ($(V),1)
 Q :=

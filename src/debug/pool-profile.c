@@ -395,7 +395,9 @@ uint64_t pool__prof_interval(uint64_t *rng, size_t size, size_t rate)
 /* Lock held: row `r` into *o, with its stack (only tried with `try_only`). */
 static void copy_row(struct pool_prof_row *o, unsigned int r, size_t rate, int try_only)
 {
+	/* all but the frames, which the stack fills as far as it goes */
 	memset(o, 0, offsetof(struct pool_prof_row, frames));
+	memset(&o->pool, 0, sizeof(*o) - offsetof(struct pool_prof_row, pool));
 	o->stack = rows[r].stack;
 	o->depth = pool__stack_get(o->stack, o->frames, POOL_STACK_DEPTH_MAX, try_only);
 	o->pool = rows[r].pool;

@@ -99,7 +99,7 @@ static uint64_t leak_write(FILE *out, struct pool_profile_view *v, enum leak_mod
 			pool_json_write_string(out, p->name);
 			fprintf(out, ", \"size\": %zu, \"in_use\": %" PRIu64 ", \"in_use_bytes\": %" PRIu64
 			        ", \"exact\": %s, \"sites\": [", p->size, p->in_use,
-			        p->in_use * p->stride, p->exact ? "true" : "false");
+			        p->in_use * p->stride, p->exact || p->sampled_all ? "true" : "false");
 			for (j = 0; list && j < n; j++) {
 				fputs(j ? ", " : "", out);
 				pool__profile_site_json(out, v, list[j]);
@@ -109,6 +109,7 @@ static uint64_t leak_write(FILE *out, struct pool_profile_view *v, enum leak_mod
 			fprintf(out, "libpool:   pool '%s' (%zu bytes): %" PRIu64 " objects (%" PRIu64
 			        " bytes) in use, by site (%s):\n", p->name, p->size, p->in_use,
 			        p->in_use * p->stride, p->exact ? "exact, caller debugging" :
+			        p->sampled_all ? "exact: every allocation sampled" :
 			        "~: estimated from the profile's samples");
 			for (j = 0; list && j < n; j++)
 				leak_text_site(out, v, list[j]);
@@ -194,6 +195,8 @@ static void leak_report(void)
 		fputs("libpool: POOL_LEAK_REPORT: not enough memory for the report.\n", stderr);
 		return;
 	}
+	/* the text names frames; the JSON gives their addresses too */
+	v->addresses = leak_mode == LEAK_JSON;
 	if (leak_mode != LEAK_OFF)
 		objs = leak_write(stderr, v, leak_mode);
 	if (leak_heap_path)

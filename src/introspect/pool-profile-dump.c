@@ -241,8 +241,9 @@ static void print_text(FILE *out, const struct pool_profile_view *v, struct pool
 	size_t i;
 
 	text_header(out, v);
-	fprintf(out, "Live bytes by site%s (~: estimated from samples; exact under caller "
-	        "debugging):\n", n < matched ? " (limited)" : "");
+	fprintf(out, "Live bytes by site, a site a call stack%s (~: estimated from samples; exact "
+	        "under caller debugging or with every allocation sampled):\n",
+	        n < matched ? " (limited)" : "");
 	fprintf(out, "  %14s %12s %9s %9s %9s  %-17s %-16s %s\n", "bytes", "objects", "samples",
 	        "freed", "live", "age ms min/avg/max", "pool", "site");
 	for (i = 0; i < n; i++) {
@@ -347,7 +348,7 @@ static void print_json(FILE *out, const struct pool_profile_view *v,
 		pool_json_write_string(out, p->name);
 		fprintf(out, ", \"in_use\": %" PRIu64 ", \"in_use_bytes\": %" PRIu64
 		        ", \"live_samples\": %" PRIu64 ", \"exact\": %s}", p->in_use,
-		        p->in_use * p->stride, p->live, p->exact ? "true" : "false");
+		        p->in_use * p->stride, p->live, p->exact || p->sampled_all ? "true" : "false");
 	}
 	fprintf(out, "%s]}\n", n ? "\n " : "");
 }

@@ -305,6 +305,7 @@ static int view_estimate(struct pool_profile_view *v, size_t *cap)
 				s->objects = (p->in_use * s->row.live + p->live / 2) / p->live;
 				s->exact = all;
 			}
+			p->sampled_all = all;
 			told = p->in_use;
 		}
 		if (p->in_use > told) {

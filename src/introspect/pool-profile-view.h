@@ -23,6 +23,8 @@ struct pool_view_pool {
 	uint64_t in_use;                /* exact: handed out to the program */
 	uint64_t live;                  /* live samples of its rows */
 	int exact;                      /* caller debugging: the split is exact */
+	int sampled_all;                /* every allocation sampled, each live one in use: the
+	                                   split is exact too */
 	unsigned int ncallers;
 	struct pool_caller_stat callers[POOL_CALLER_SLOTS];
 };

@@ -310,6 +310,7 @@ void pool__prof_reset(size_t rate)
 {
 	unsigned int i;
 
+	pool__stack_prepare();
 	pool__lock(&prof_lock);
 	for (i = 0; i < POOL_PROF_SLOTS; i++)
 		if (records[i].addr)

@@ -9,13 +9,23 @@
  *    every pool, as doc/example-server.md advises) would see one site for all of its callers.
  *    jemalloc's and gperftools' heap profilers record call stacks for that reason, and so does
  *    this profile: the stack is the site's identity in every output (pool-profile-dump.c).
- * 2. Capture. libunwind's unw_backtrace() (the libunwind project, Debian's libunwind-dev) walks
- *    the stack from the unwind tables of each object (.eh_frame), so it works on code built
- *    without frame pointers, as Debian builds it. It is called for sampled allocations only (a
- *    sample and the candidates of the sampler, pool-sample.c): about 15-20 ns a frame on the
- *    development machine once libunwind has cached the frames' unwind rules, which it does per
- *    thread (doc/debugging.md, "Cost", has the figures). The frames of libpool itself, those
- *    before the return address of the call that entered it, are left out.
+ * 2. Capture, from the unwind tables of each object (.eh_frame), so that it works on code built
+ *    without frame pointers, as Debian builds it; for sampled allocations only (a sample and
+ *    the candidates of the sampler, pool-sample.c). Two well-kept unwinders, each where it is
+ *    cheap (doc/debugging.md, "Cost", has the figures): libunwind's unw_backtrace() (the
+ *    libunwind project, Debian's libunwind-dev) costs about 10 ns a frame once it knows the
+ *    frame, but learns each frame once per thread, at about 10 us each (its per-thread trace
+ *    cache, filled through its locked slow path): a thread's first stack costs it 100-200 us.
+ *    glibc's backtrace() (libgcc's unwinder) learns nothing and costs about 500 ns a frame every
+ *    time. So a thread's first COLD_CAPTURES stacks are glibc's, and libunwind's from then on:
+ *    a short-lived thread never pays libunwind's warm-up, a long-lived one pays it once.
+ *    libunwind exports a backtrace() of its own, which comes first in a program linked with
+ *    -lunwind before the C library (a static link): glibc's is called by its other exported
+ *    name, __backtrace (GLIBC_2.2.5), the same function. glibc loads libgcc_s at its first
+ *    backtrace(): the profile calls it when it starts (pool__stack_prepare()), not on the
+ *    allocation path. The
+ *    frames of libpool itself, those before the return address of the call that entered it,
+ *    are left out.
  * 3. Storage. Each distinct stack is stored once: a hash index over the stacks, and one array
  *    of frames that their entries point into, all static (POOL_STACK_SLOTS stacks,
  *    POOL_STACK_FRAMES frames, pool__stack_table_bytes() in all, zero pages until a profile
@@ -40,7 +50,9 @@
 #include "debug/pool-stack.h"
 
 /* Frames of libpool the unwinder may find before the program's: capture, sampler, slow path. */
-#define SKIP_MAX    12u
+#define SKIP_MAX    8u
+/* A thread's first stacks taken with glibc's backtrace(), before libunwind's warm-up pays. */
+#define COLD_CAPTURES 8u
 #define SLOT_BITS   10u                         /* log2(POOL_STACK_SLOTS) */
 #define INDEX_BITS  11u                         /* log2(POOL_STACK_INDEX) */
 #define GEN_MASK    ((UINT32_C(1) << (32 - SLOT_BITS)) - 1u)
@@ -63,6 +75,10 @@ static unsigned int nstacks = 1, nframes;       /* slot 0 unused */
 static uint32_t gen = 1;                        /* of the tables, in every id */
 static uint64_t refused;
 static atomic_uint depth = POOL_STACK_DEPTH_DEF;
+static __thread unsigned int captures __attribute__((tls_model("initial-exec")));
+
+/* glibc's backtrace(), whichever object's backtrace() the program's link put first. */
+int __backtrace(void **buffer, int size);
 
 size_t pool__stack_table_bytes(void)
 {
@@ -87,7 +103,12 @@ unsigned int pool__stack_capture(uintptr_t *out, unsigned int max, const void *c
 		return 0;
 	if (max > POOL_STACK_DEPTH_MAX)
 		max = POOL_STACK_DEPTH_MAX;
-	n = unw_backtrace(buf, (int)(max + SKIP_MAX));
+	if (captures < COLD_CAPTURES) {
+		captures++;
+		n = __backtrace(buf, (int)(max + SKIP_MAX));
+	} else {
+		n = unw_backtrace(buf, (int)(max + SKIP_MAX));
+	}
 	for (i = 0; i < n && buf[i] != caller; i++)
 		;
 	if (i == n) {
@@ -97,6 +118,13 @@ unsigned int pool__stack_capture(uintptr_t *out, unsigned int max, const void *c
 	for (k = 0; i < n && k < (int)max; i++, k++)
 		out[k] = (uintptr_t)buf[i];
 	return (unsigned int)k;
+}
+
+void pool__stack_prepare(void)
+{
+	void *one[1];
+
+	__backtrace(one, 1);
 }
 
 uint32_t pool__stack_here(const void *caller)

@@ -29,7 +29,7 @@
  * unwinder finds before `caller`) are left out. When the unwinder does not reach `caller` (no
  * unwind information), the stack is `caller` alone. Returns the number of frames: 1 at least,
  * 0 when `caller` is NULL or max is 0. Any thread, outside a signal handler; allocates nothing
- * but libunwind's own per-thread cache at a thread's first call (mmap(2)).
+ * but libunwind's own per-thread cache, at the first stack it takes in a thread (mmap(2)).
  */
 unsigned int pool__stack_capture(uintptr_t *frames, unsigned int max, const void *caller);
 
@@ -39,6 +39,13 @@ unsigned int pool__stack_capture(uintptr_t *frames, unsigned int max, const void
  * counts the sample in its "[other]" row). Takes the stacks' lock, a leaf lock.
  */
 uint32_t pool__stack_intern(const uintptr_t *frames, unsigned int n);
+
+/*
+ * Ready the unwinders before the first capture, outside the allocation path: glibc loads
+ * libgcc_s at its first backtrace() (dlopen(3): the loader's lock, and memory). Called when a
+ * profile starts, with no lock held.
+ */
+void pool__stack_prepare(void);
 
 /* pool__stack_capture() at the depth in effect, then pool__stack_intern(): 0 when full. */
 uint32_t pool__stack_here(const void *caller);

@@ -79,6 +79,72 @@ static NOINLINE void *site_other(struct pool_head *p)
 	return o;
 }
 
+/*
+ * Call stacks: two callers of one static wrapper, and a wrapper that is always inlined, so
+ * that the stack, not the return address into the wrapper, tells the callers apart.
+ */
+static NOINLINE void *wrap_alloc(struct pool_head *p)
+{
+	void *o = pool_alloc(p);
+
+	__asm__ volatile("nop; nop; nop; nop" : "+r"(o));
+	return o;
+}
+
+static NOINLINE void *caller_one(struct pool_head *p)
+{
+	void *o = wrap_alloc(p);
+
+	__asm__ volatile("" : "+r"(o));
+	return o;
+}
+
+static NOINLINE void *caller_two(struct pool_head *p)
+{
+	void *o = wrap_alloc(p);
+
+	__asm__ volatile("nop" : "+r"(o));
+	return o;
+}
+
+static inline __attribute__((always_inline)) void *inlined_alloc(struct pool_head *p)
+{
+	void *o = pool_alloc(p);
+
+	__asm__ volatile("nop; nop" : "+r"(o));
+	return o;
+}
+
+static NOINLINE void *caller_inlining(struct pool_head *p)
+{
+	void *o = inlined_alloc(p);
+
+	__asm__ volatile("" : "+r"(o));
+	return o;
+}
+
+/* A chain of `levels` calls, through one of two functions at each level as the bits of `path`
+ * say, that allocates at its end: distinct paths, distinct stacks. */
+static NOINLINE void *path_b(struct pool_head *p, unsigned int path, unsigned int levels);
+
+static NOINLINE void *path_a(struct pool_head *p, unsigned int path, unsigned int levels)
+{
+	void *o = !levels ? pool_alloc(p) :
+	          (path & 1) ? path_b(p, path >> 1, levels - 1) : path_a(p, path >> 1, levels - 1);
+
+	__asm__ volatile("" : "+r"(o));
+	return o;
+}
+
+static NOINLINE void *path_b(struct pool_head *p, unsigned int path, unsigned int levels)
+{
+	void *o = !levels ? pool_alloc(p) :
+	          (path & 1) ? path_b(p, path >> 1, levels - 1) : path_a(p, path >> 1, levels - 1);
+
+	__asm__ volatile("nop" : "+r"(o));
+	return o;
+}
+
 /* Is `addr` a return address inside the function at `fn`? (they are a few dozen bytes long) */
 static int in_site(uintptr_t addr, void *(*fn)(struct pool_head *))
 {
@@ -210,6 +276,21 @@ static int no_leak(void)
  * debugging, printing the profile in JSON; both print "kept <n> leak <address of site_leak>"
  * first.
  */
+/* Objects kept in a pool the profile does not sample: its [unsampled] row at exit. */
+static int unsampled(void)
+{
+	struct pool_head *w = pool_create("watched", 64, 0), *m = pool_create("missed", 64, 0);
+	int i;
+
+	if (!w || !m || pool_cli_exec("pools profile on rate 1 pool watched", stdout) != 0)
+		return 3;
+	for (i = 0; i < 10; i++)
+		if (!caller_one(m) || !caller_two(w))
+			return 4;
+	fflush(stdout);
+	return 0;
+}
+
 static int children(int argc, char **argv)
 {
 	int caller;
@@ -217,6 +298,8 @@ static int children(int argc, char **argv)
 	test_clear_environment(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "no-leak"))
 		return no_leak();
+	if (argc >= 2 && !strcmp(argv[1], "unsampled"))
+		return unsampled();
 	if (argc < 2 || (strcmp(argv[1], "leak") && strcmp(argv[1], "leak-caller")))
 		return -1;
 	caller = !strcmp(argv[1], "leak-caller");
@@ -481,6 +564,50 @@ START_TEST(test_leak_report_at_exit)
 }
 END_TEST
 
+/*
+ * The report's stacks, a heap profile at exit (POOL_LEAK_REPORT=1,heap:<path>), and the hint of
+ * an [unsampled] row when a profile ran but did not sample the pool.
+ */
+START_TEST(test_leak_report_stacks_and_heap)
+{
+	char out[1 << 16], path[64], value[96], *heap;
+	char *argv[] = { "check_profile", "unsampled", NULL };
+	int st, r;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/tmp/check_profile.%ld", (long)getpid());
+	snprintf(value, sizeof(value), "1,heap:%s.%%p.heap", path);
+	st = test_run_self(argv, "POOL_LEAK_REPORT", value, out, sizeof(out));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s", out);
+	/* the chosen pool: exact, with the stack of its site */
+	ck_assert_msg(strstr(out, "libpool:   pool 'watched' (64 bytes): 10 objects (640 bytes) in "
+	                          "use, by site (exact: every allocation sampled):\n"
+	                          "libpool:     10 objects (640 bytes): wrap_alloc+0x") &&
+	              strstr(out, "\nlibpool:       <- caller_two+0x"), "%s", out);
+	ck_assert_msg(strstr(out, "libpool:     ~10 objects (~640 bytes): [unsampled] (no live "
+	                          "sample at one sample per 1 bytes in the pools chosen: `pools "
+	                          "profile on rate 1 pool missed`"), "%s", out);
+	ck_assert_msg(strstr(out, "libpool: leak report: heap profile of process "), "%s", out);
+	/* the file: the chosen pool's stack, 10 objects */
+	heap = strstr(out, " in /tmp/check_profile.");
+	ck_assert_ptr_nonnull(heap);
+	heap = strndup(heap + 4, strcspn(heap + 4, " "));
+	f = fopen(heap, "r");
+	ck_assert_msg(f != NULL, "%s: %s", heap, strerror(errno));
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	fclose(f);
+	r = unlink(heap);
+	free(heap);
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(!strncmp(out, "heap profile:     10:      640 [    10:      640] @ "
+	                            "heapprofile/1\n    10:      640 [    10:      640] @ 0x", 78),
+	              "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "\nMAPPED_LIBRARIES:\n"));
+}
+END_TEST
+
 /* Nothing in use at exit: the report says so, even with objects in the thread caches. */
 START_TEST(test_cached_objects_are_not_leaks)
 {
@@ -656,6 +783,241 @@ START_TEST(test_credit_crosses_threads)
 END_TEST
 
 /* ------------------------------------------------------------------------------------------ */
+/* Call stacks                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * python3 on `pools profile json`: per site "stack <pool> <live_objects> <exact> <function>..."
+ * (innermost first, "<function>@<line>" and "!" after an inlined one), then the profile's
+ * "depth <d> stacks <n> refused <n> chosen <0|1>".
+ */
+static const char stack_script[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"p = d[\"profile\"]\n"
+	"for s in d[\"sites\"]:\n"
+	"    f = [x[\"function\"] + (\"@%d\" % x[\"line\"] if \"line\" in x else \"\") +\n"
+	"         (\"!\" if x[\"inlined\"] else \"\") for x in s[\"stack\"]]\n"
+	"    print(\"stack\", s[\"pool\"] or \"-\", s[\"live_objects\"], int(s[\"exact\"]), \" \".join(f))\n"
+	"print(\"depth\", p[\"depth\"], \"stacks\", p[\"stacks\"], \"refused\", p[\"stacks_refused\"],\n"
+	"      \"chosen\", int(p[\"chosen_pools\"]))\n";
+
+static char *stacks_of(const char *args)
+{
+	char *s = profile_json(args), *py = test_run_python(s, stack_script);
+
+	free(s);
+	return py;
+}
+
+/* Callers of one wrapper are sites of their own, named with file and line; identical stacks are
+ * stored once; an always-inlined wrapper is a frame of its own. */
+START_TEST(test_stacks_tell_callers_apart)
+{
+	struct pool_head *p = pool_create("stacked", 48, 0);
+	void *o[70];
+	char *py, *s;
+	int i, r;
+
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	for (i = 0; i < 30; i++)
+		o[i] = caller_one(p);
+	for (; i < 50; i++)
+		o[i] = caller_two(p);
+	for (; i < 70; i++)
+		o[i] = caller_inlining(p);
+	py = stacks_of("json pool stacked");
+	/* the wrapper first, then the caller, with the lines of check_profile.c */
+	ck_assert_msg(strstr(py, "stack stacked 30 1 wrap_alloc@") &&
+	              strstr(py, " caller_one@"), "%s", py);
+	ck_assert_msg(strstr(py, "stack stacked 20 1 wrap_alloc@") &&
+	              strstr(py, " caller_two@"), "%s", py);
+	ck_assert_msg(strstr(py, "stack stacked 20 1 inlined_alloc@") &&
+	              strstr(py, "! caller_inlining@"), "%s", py);
+	/* pool_alloc(), inline in pool.h, is libpool's: never a frame */
+	ck_assert_ptr_null(strstr(py, "pool_alloc"));
+	/* 70 allocations, 3 distinct stacks stored */
+	ck_assert_msg(strstr(py, "depth 32 stacks 3 refused 0 chosen 0"), "%s", py);
+	free(py);
+	/* folded: the callers above the wrapper, the bytes of each */
+	s = test_capture(pool_profile_dump, "folded pool stacked", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(strstr(s, ";caller_one;wrap_alloc 1440\n") &&
+	              strstr(s, ";caller_two;wrap_alloc 960\n") &&
+	              strstr(s, ";caller_inlining;inlined_alloc 960\n"), "%s", s);
+	free(s);
+	/* the text: the first frame on the row, the rest below it */
+	s = test_capture(pool_profile_dump, "pool stacked", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(strstr(s, "  wrap_alloc+0x") && strstr(s, "\n        <- caller_one+0x") &&
+	              strstr(s, " (check_profile.c:"), "%s", s);
+	free(s);
+	for (i = 0; i < 70; i++)
+		pool_free(p, o[i]);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/* `depth <frames>` cuts stacks; stacks past the tables' bound count in [other]. */
+START_TEST(test_stack_depth_and_bound)
+{
+	struct pool_head *p = pool_create("paths", 32, 0);
+	unsigned int n = POOL_STACK_SLOTS + 200, i;
+	void **o = calloc(n, sizeof(*o));
+	char *py, *s, want[64];
+	int r;
+
+	ck_assert_ptr_nonnull(o);
+	s = test_capture(cli_admin, "pools profile on rate 1 depth 2", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_nonnull(strstr(s, "stacks of up to 2 frames"));
+	free(s);
+	o[0] = caller_one(p);
+	py = stacks_of("json pool paths");
+	/* two frames: the wrapper and its caller, nothing of the test's driver */
+	ck_assert_msg(strstr(py, "wrap_alloc@") && strstr(py, " caller_one@") &&
+	              !strstr(py, "test_stack_depth_and_bound"), "%s", py);
+	ck_assert_msg(strstr(py, "depth 2 stacks 1 "), "%s", py);
+	free(py);
+	pool_free(p, o[0]);
+	/*
+	 * 11 levels of two functions: 2048 paths, more distinct stacks than the tables hold; 12
+	 * frames each, so that the 1023 stacks fill before the 16384 frames do (deeper stacks
+	 * fill the frames first, which is counted the same way)
+	 */
+	s = test_capture(cli_admin, "pools profile on rate 1 depth 12", &r);
+	ck_assert_int_eq(r, 0);
+	free(s);
+	for (i = 0; i < n; i++)
+		o[i] = path_a(p, i, 11);
+	py = stacks_of("json");
+	snprintf(want, sizeof(want), "depth 12 stacks %u refused ", POOL_STACK_SLOTS - 1);
+	ck_assert_msg(strstr(py, want) && !strstr(py, "refused 0 "), "%s",
+	              strstr(py, "depth ") ? strstr(py, "depth ") : "no summary");
+	free(py);
+	s = profile_json("json");
+	ck_assert_ptr_nonnull(strstr(s, "{\"pool\": \"\", \"site\": \"[other]\""));
+	free(s);
+	for (i = 0; i < n; i++)
+		pool_free(p, o[i]);
+	free(o);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/*
+ * The exact mode: `rate 1 pool <name>` samples every allocation of that pool and none of the
+ * others; its sites are exact. `rate 0` is the default rate, as pool_profile_start(0).
+ */
+START_TEST(test_exact_mode_and_rate_zero)
+{
+	struct pool_head *a = pool_create("chosen", 208, 0), *b = pool_create("ignored", 208, 0);
+	void *oa[500], *ob[100];
+	char *py, *s;
+	int i, r;
+
+	s = test_capture(cli_admin, "pools profile on rate 0", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(strstr(s, "Profile on: one sample per about 524288 bytes allocated per "
+	                        "thread, stacks of up to 32 frames.\n"), "%s", s);
+	free(s);
+	ck_assert_uint_eq(pool__prof_rate(), POOL_PROFILE_RATE_DEF);
+	s = test_capture(cli_admin, "pools profile on rate 1 pool chosen", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_nonnull(strstr(s, "; pools chosen only.\n"));
+	free(s);
+	for (i = 0; i < 500; i++)
+		oa[i] = caller_one(a);
+	for (i = 0; i < 100; i++)
+		ob[i] = caller_two(b);
+	py = stacks_of("json");
+	/* 500 leaked objects of 208 bytes, counted exactly; the other pool not sampled at all */
+	ck_assert_msg(strstr(py, "stack chosen 500 1 wrap_alloc@"), "%s", py);
+	ck_assert_msg(strstr(py, "stack ignored 100 0 \n") && !strstr(py, " caller_two@"),
+	              "%s", py);
+	ck_assert_msg(strstr(py, " chosen 1\n"), "%s", py);
+	free(py);
+	/* the same pools for the API's start: every pool again */
+	ck_assert_int_eq(pool_profile_start(0), 0);
+	py = stacks_of("json");
+	ck_assert_msg(strstr(py, " chosen 0\n"), "%s", py);
+	free(py);
+	for (i = 0; i < 500; i++)
+		pool_free(a, oa[i]);
+	for (i = 0; i < 100; i++)
+		pool_free(b, ob[i]);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(a), 0);
+	ck_assert_int_eq(pool_destroy(b), 0);
+}
+END_TEST
+
+/*
+ * `pools profile heap`, read as jeprof and pprof read it: the header with the totals and the
+ * interval, a line per stack whose figures are the view's, its frames the stack's return
+ * addresses, then the mappings, among them this program's.
+ */
+static const char heap_script[] =
+	"import re, sys\n"
+	"t = open(sys.argv[1]).read().split(\"\\n\")\n"
+	"h = re.match(r\"^heap profile: *(\\d+): *(\\d+) \\[ *(\\d+): *(\\d+)\\] @ heapprofile/(\\d+)$\", t[0])\n"
+	"assert h, t[0]\n"
+	"n = b = 0\n"
+	"for l in t[1:]:\n"
+	"    if not l: break\n"
+	"    m = re.match(r\"^ *(\\d+): *(\\d+) \\[ *(\\d+): *(\\d+)\\] @((?: 0x[0-9a-f]+)+)$\", l)\n"
+	"    assert m, l\n"
+	"    n += int(m.group(1)); b += int(m.group(2))\n"
+	"    print(\"entry\", m.group(1), m.group(2), m.group(3), len(m.group(5).split()),\n"
+	"          int(m.group(5).split()[0], 16))\n"
+	"assert (n, b) == (int(h.group(1)), int(h.group(2))), (n, b, t[0])\n"
+	"i = t.index(\"MAPPED_LIBRARIES:\")\n"
+	"assert any(l.endswith(\"/check_profile\") and \" r-xp \" in l for l in t[i:]), t[i:]\n"
+	"print(\"rate\", h.group(5), \"maps\", len([l for l in t[i + 1:] if l]))\n";
+
+START_TEST(test_heap_profile_format)
+{
+	struct pool_head *p = pool_create("heaped", 100, 0);
+	void *o[40];
+	char *s, *py, *line;
+	uintptr_t leaf;
+	unsigned long objs, bytes, allocs, frames, n = 0;
+	int i, r;
+
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	for (i = 0; i < 40; i++)
+		o[i] = i < 25 ? caller_one(p) : caller_two(p);
+	s = test_capture(pool_profile_dump, "heap pool heaped", &r);
+	ck_assert_int_eq(r, 0);
+	py = test_run_python(s, heap_script);
+	free(s);
+	for (line = py; (line = strstr(line, "entry ")); line++, n++) {
+		ck_assert_int_eq(sscanf(line, "entry %lu %lu %lu %lu %" SCNuPTR, &objs, &bytes,
+		                        &allocs, &frames, &leaf), 5);
+		ck_assert_msg(objs == 25 || objs == 15, "%s", py);
+		/* stride 112: the objects' bytes, as pools profile counts them */
+		ck_assert_uint_eq(bytes, objs * 112);
+		ck_assert_uint_eq(allocs, objs);
+		ck_assert_uint_ge(frames, 3);
+		ck_assert_msg(in_site(leaf, wrap_alloc), "%s", py);
+	}
+	ck_assert_uint_eq(n, 2);
+	ck_assert_msg(strstr(py, "rate 1 maps "), "%s", py);
+	free(py);
+	for (i = 0; i < 40; i++)
+		pool_free(p, o[i]);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
 /* Formats and errors                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -666,7 +1028,7 @@ static const char prom_script[] =
 	"    assert f.documentation, f.name\n"
 	"    for s in f.samples:\n"
 	"        print(s.name, s.labels.get(\"pool\", \"-\"), s.labels.get(\"site\", \"-\"), "
-	"int(s.value))\n";
+	"int(s.value), s.labels.get(\"stack\", \"-\"))\n";
 
 START_TEST(test_prometheus_parsed_back)
 {
@@ -681,9 +1043,11 @@ START_TEST(test_prometheus_parsed_back)
 	s = test_capture(pool_profile_dump, "prometheus pool prom", &r);
 	ck_assert_int_eq(r, 0);
 	py = test_run_python(s, prom_script);
-	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_info - - 1\n"));
+	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_info - - 1 -\n"));
 	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_live_bytes prom "));
-	ck_assert_ptr_nonnull(strstr(py, " 10240\n"));
+	/* the stack label: the functions from the root down, with their offsets */
+	ck_assert_msg(strstr(py, " 10240 ") && strstr(py, ";test_prometheus_parsed_back_fn+0x") &&
+	              strstr(py, ";site_other+0x"), "%s", py);
 	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_live_objects prom "));
 	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_samples_total prom "));
 	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_freed_total prom "));
@@ -1122,6 +1486,7 @@ static Suite *profile_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_planted_leak_ranks_first);
 	tcase_add_test(tc, test_leak_report_at_exit);
+	tcase_add_test(tc, test_leak_report_stacks_and_heap);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");
@@ -1129,6 +1494,14 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, test_start_stop_under_load_api);
 	tcase_add_test(tc, test_start_stop_under_load_cli);
 	tcase_add_test(tc, test_credit_crosses_threads);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Stacks");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_stacks_tell_callers_apart);
+	tcase_add_test(tc, test_stack_depth_and_bound);
+	tcase_add_test(tc, test_exact_mode_and_rate_zero);
+	tcase_add_test(tc, test_heap_profile_format);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Formats");

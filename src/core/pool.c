@@ -151,6 +151,7 @@
  *   -> the head set's lock (pool-headset.c: a leaf, nothing is locked or allocated under it)
  *   -> the profile's lock (pool-profile.c: a leaf too; the sampler may take it inside a cache
  *      section, and fork() takes it after the sections are quiesced)
+ *   -> the stacks' lock (pool-stack.c: a leaf, alone or under the profile's)
  *   and, last, jemalloc's own. No lock is held inside a BUSY window. The pool list lock knows
  *   its owner (pool-lock.h), and every function that takes it goes on under its caller's hold:
  *   pool_for_each() holds it while its callback runs, and the callback may call the library.

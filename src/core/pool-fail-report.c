@@ -18,7 +18,7 @@
  * once, the first to take the `reporting` flag reports and the others only count themselves;
  * none waits.
  *
- * Its figures are the profile's (pool-profile-dump.c, "How a view is made"): the sites are
+ * Its figures are the profile's (pool-profile-view.c, "How a view is made"): the sites are
  * call stacks, and a pool's exact count in use (used - cached, when the thread registry's lock
  * is free at once) is shared among its sites by their live samples. A view credits the
  * sampled objects lying free in the thread caches first, which the report cannot do (it would
@@ -108,13 +108,17 @@ void pool__fail_report(struct pool_head *pool, const void *caller, int injected)
 	pool__bucket_stats(pool, &st);
 	f.pool = pool;
 	f.caller = caller;
-	f.stack = report_stack;
-	f.depth = pool__stack_capture(report_stack, pool__stack_depth(), caller);
 	f.limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
 	f.allocated = st.allocated;
 	f.used = st.used;
 	f.failed = st.failed;
 	f.os_failed = !injected && !(f.limit && f.allocated >= f.limit);
+	/* the failing call's stack; short of memory, only with unwinders ready (no dlopen()) */
+	if (!f.os_failed)
+		pool__stack_prepare();
+	f.stack = report_stack;
+	f.depth = f.os_failed && !pool__stack_ready() ? 0 :
+	          pool__stack_capture(report_stack, pool__stack_depth(), caller);
 	f.cause = injected ? "fault injection (-dMfail)" :
 	          !f.os_failed ? "the pool's limit is reached" :
 	          "out of memory (the OS layer gave none)";

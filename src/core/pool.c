@@ -222,6 +222,7 @@
 #include "tcache/pool-magazine.h"
 #include "os/pool-os.h"
 #include "debug/pool-profile.h"
+#include "debug/pool-symbols.h"
 #include "os/pool-san.h"
 #include "tcache/pool-thread.h"
 #include "os/pool-uaf.h"
@@ -845,6 +846,7 @@ static void fork_child(void)
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_child(p);
 	pool__prof_fork_child();
+	pool__sym_fork_child();
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();

@@ -319,9 +319,11 @@ void pool__report_failure(const struct pool_fail_info *f)
 		                        "objects in use shared by the profile's live samples):\n" :
 		      "libpool:   sites holding the most objects of the pool (its objects used, "
 		      "cached ones included, shared by the profile's live samples):\n");
-	else if (f->profiling)
-		r_str(&r, "libpool:   no site of this pool sampled yet: `pools profile on rate 1 pool "
-		          "<name>` samples every allocation of a pool\n");
+	else if (f->profiling) {
+		r_str(&r, "libpool:   no site of this pool sampled yet: `pools profile on rate 1 pool ");
+		r_str(&r, pool->name);
+		r_str(&r, "` samples every allocation of the pool\n");
+	}
 	else
 		r_str(&r, "libpool:   for the sites holding it: `pools profile on` (CLI), "
 		          "pool_profile_start() or POOL_DEBUG=profile\n");

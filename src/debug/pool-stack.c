@@ -76,6 +76,7 @@ static uint32_t gen = 1;                        /* of the tables, in every id */
 static uint64_t refused;
 static atomic_uint depth = POOL_STACK_DEPTH_DEF;
 static __thread unsigned int captures __attribute__((tls_model("initial-exec")));
+static atomic_int prepared;
 
 /* glibc's backtrace(), whichever object's backtrace() the program's link put first. */
 int __backtrace(void **buffer, int size);
@@ -124,7 +125,15 @@ void pool__stack_prepare(void)
 {
 	void *one[1];
 
+	if (atomic_load_explicit(&prepared, memory_order_acquire))
+		return;
 	__backtrace(one, 1);
+	atomic_store_explicit(&prepared, 1, memory_order_release);
+}
+
+int pool__stack_ready(void)
+{
+	return atomic_load_explicit(&prepared, memory_order_acquire);
 }
 
 uint32_t pool__stack_here(const void *caller)

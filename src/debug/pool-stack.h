@@ -47,6 +47,9 @@ uint32_t pool__stack_intern(const uintptr_t *frames, unsigned int n);
  */
 void pool__stack_prepare(void);
 
+/* Has pool__stack_prepare() run? (a stack may then be taken without allocating) */
+int pool__stack_ready(void);
+
 /* pool__stack_capture() at the depth in effect, then pool__stack_intern(): 0 when full. */
 uint32_t pool__stack_here(const void *caller);
 

@@ -414,6 +414,17 @@ void pool__sym_name(char *buf, size_t len, uintptr_t pc, unsigned int how)
 	}
 }
 
+void pool__sym_fork_child(void)
+{
+	if (pool__lock_try(&sym_lock) != 0) {
+		pool__lock_init(&sym_lock);
+		dwfl = NULL;
+		dwfl_failed = 0;
+		return;
+	}
+	pool__unlock(&sym_lock);
+}
+
 /* libdw's memory goes with the library (dlclose(), or the end of the process). */
 __attribute__((destructor)) static void sym_unload(void)
 {

@@ -75,4 +75,12 @@ void pool__sym_format(char *buf, size_t len, const struct pool_sym *s, unsigned 
 /* One address as one line: the frames of pc joined by " <- ", in a session of its own. */
 void pool__sym_name(char *buf, size_t len, uintptr_t pc, unsigned int how);
 
+/*
+ * The fork() child: when a report of another thread held the symbolizer at the fork(), that
+ * thread does not exist here; its lock is made anew and libdw's view, perhaps half changed, is
+ * dropped (its memory stays, as the parent's copy), to be made again at the next report.
+ * fork() does not wait for a report: it may take a while (libdw reading debugging information).
+ */
+void pool__sym_fork_child(void);
+
 #endif

@@ -33,10 +33,11 @@
                       "[json|prometheus|heap|folded]"
 #define PROFILE_ON_USAGE "pools profile on [rate <bytes>] [depth <frames>] [pool <name>]... " \
                          "| pools profile off"
-#define CHOSEN_MAX 16                   /* pools `pools profile on` may name */
-#define DBG_CHOSEN_MAX "16"
-#define DBG_FRAMES_MAX "64"
-_Static_assert(POOL_STACK_DEPTH_MAX == 64, "DBG_FRAMES_MAX");
+#define CHOSEN_MAX 16                   /* pools `pools profile on` may name (a bit each) */
+#define CHOSEN_MAX_STR "16"
+#define DEPTH_MAX_STR "64"
+_Static_assert(POOL_STACK_DEPTH_MAX == 64, "DEPTH_MAX_STR");
+_Static_assert(CHOSEN_MAX == 16 && CHOSEN_MAX <= 32, "CHOSEN_MAX_STR, struct choice.found");
 
 /* ------------------------------------------------------------------------------------------ */
 /* Arguments                                                                                  */
@@ -669,7 +670,7 @@ static int parse_on_args(FILE *out, const char *p, struct on_args *a)
 			if (!x || pool__parse_decimal(x, xlen, 0, POOL_STACK_DEPTH_MAX, &v) < 0 || !v)
 				return prof_error(out, "Invalid depth '", x ? x : "", x ? xlen : 0,
 				                  "' in 'pools profile on depth <frames>' (expected 1 to "
-				                  DBG_FRAMES_MAX " frames). Try 'help'.\n");
+				                  DEPTH_MAX_STR " frames). Try 'help'.\n");
 			a->depth = (unsigned int)v;
 		} else if (pool__word_is(w, len, "pool")) {
 			if (!x)
@@ -677,7 +678,7 @@ static int parse_on_args(FILE *out, const char *p, struct on_args *a)
 				                  "profile on'. Try 'help'.\n", "", 0, "");
 			if (a->npools == CHOSEN_MAX)
 				return prof_error(out, "Too many pools in 'pools profile on' (", "", 0,
-				                  DBG_CHOSEN_MAX " at most). Try 'help'.\n");
+				                  CHOSEN_MAX_STR " at most). Try 'help'.\n");
 			a->pool[a->npools] = x;
 			a->pool_len[a->npools++] = xlen;
 		} else {

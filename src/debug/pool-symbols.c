@@ -12,7 +12,7 @@
  *    with elfutils' libdw (pool__sym_frames()): the ELF symbol table (.symtab: static functions
  *    too, without -rdynamic), file and line from the DWARF line table, and the functions
  *    inlined at an address from its DWARF scopes (what `addr2line -f -i` prints), wherever the
- *    object or its separate debug file (/usr/lib/debug, by build-id or debuglink) has them.
+ *    object or its separate debug file (/usr/lib/debug, by build-id) has them.
  * 2. When. Never on the allocation path: a sampled allocation keeps addresses (pool-stack.c),
  *    and names come when a report is written, so that a profile costs the same with or without
  *    debugging information.
@@ -52,9 +52,15 @@ static unsigned long long dwfl_objects;         /* dlpi_adds + dlpi_subs when it
 static int dwfl_failed;                         /* libdw failed for these counts: dladdr */
 static char *debuginfo_path;                    /* libdw's default search path */
 
+/*
+ * Separate debugging information is looked for by build-id under /usr/lib/debug (Debian's
+ * -dbgsym packages), on this machine only: dwfl_standard_find_debuginfo() would also ask the
+ * debuginfod servers of DEBUGINFOD_URLS (Debian's login shells set it) over the network, in
+ * the middle of a report of a server.
+ */
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = dwfl_build_id_find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 

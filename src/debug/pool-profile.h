@@ -3,7 +3,7 @@
  * Copyright (c) 2026 libpool developers
  *
  * The allocation-site profile's tables: the sampled objects (a table keyed by address, so that
- * the object layout never changes) and the (site, pool) rows they are counted in. Private
+ * the object layout never changes) and the (stack, pool) rows they are counted in. Private
  * header. A leaf of the debug layer: nothing here calls the core; the thread-cache tier's
  * sampler (pool-sample.c) decides what to sample and calls these, and the introspection layer
  * reads them (pool-profile-dump.c). See the essay at the top of pool-profile.c.
@@ -20,14 +20,15 @@
 #include "debug/pool-stack.h"
 
 /*
- * Bounds. The profile's memory is these static tables and nothing else (plus the per-thread
- * state of the sampler, pool-sample.c): POOL_PROF_TABLE_BYTES in all, zero pages of the
- * library's BSS until the profile first runs.
+ * Bounds. The profile's memory is these static tables and the stacks' (pool-stack.h), and
+ * nothing else (plus the per-thread state of the sampler, pool-sample.c):
+ * pool__prof_table_bytes() in all, zero pages of the library's BSS until the profile first
+ * runs.
  */
 #define POOL_PROF_RECORDS   4096u   /* sampled objects remembered at once; past it, counted as
                                        dropped */
 #define POOL_PROF_SLOTS     8192u   /* hash slots for them (a power of two: load <= 1/2) */
-#define POOL_PROF_SITES     512u    /* (site, pool) rows, the first of them "[other]" */
+#define POOL_PROF_SITES     512u    /* (stack, pool) rows, the first of them "[other]" */
 #define POOL_PROF_INDEX     1024u   /* hash slots of the rows (a power of two) */
 #define POOL_PROF_FILTER    4096u   /* counting filter in front of the record table */
 

@@ -36,9 +36,11 @@
  *    allocation comes here whatever is freed first), as long as the event's hunt lasts: 1% of
  *    the thread's time since its previous event (HUNT_SHARE_PERMILLE). If it is another
  *    object's, the candidate outlives its first free and becomes a sample the profile
- *    remembers (pool-profile.c), born when the event began. A site that keeps one object in a
- *    thousand in a pair-shaped loop is found that way; a candidate drawn once would find it
- *    once in a thousand events. A candidate not yet decided is the thread's own until its
+ *    remembers (pool-profile.c), born when the event began. Each candidate's call stack is
+ *    taken when the slow path hands it out (pool__sample_handout(), pool-stack.c): it may
+ *    become a sample after its allocation returned, and the stack is gone then. A site that
+ *    keeps one object in a thousand in a pair-shaped loop is found that way; a candidate drawn
+ *    once would find it once in a thousand events. A candidate not yet decided is the thread's own until its
  *    slot's next free, the next event, the thread's exit or a view the thread makes (at most
  *    one per pool and thread is missing from another thread's view). With the fast path off
  *    (`caller`, `tag`, any option of POOL_DBG_SLOW) every allocation and free comes to the
@@ -57,8 +59,9 @@
  *    between the sites of one pool.
  * 5. What was measured (doc/debugging.md, "Profiling where memory is held", has the figures and
  *    how they were taken): the pair scenario runs the same with the profile on or off; the
- *    server scenario runs 1.1% more instructions with the profile on at 512 KiB than off, and
- *    off as many as before the profile existed (the fast path is the same 16 instructions); a
+ *    server scenario runs 1.3-4% more instructions with the profile on at 512 KiB than off
+ *    (1.7-3.9% with the stacks), and off as many as before the profile existed (the fast path
+ *    is the same 16 instructions); a
  *    site keeping one object in a thousand between allocations of a site that frees all of its
  *    own ranks first, at its exact count (tests/check_profile.c); mixed with a site keeping a
  *    working set of random lifetimes, the leak's objects are attributed to that site, through

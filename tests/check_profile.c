@@ -151,6 +151,25 @@ static int in_site(uintptr_t addr, void *(*fn)(struct pool_head *))
 	return addr > (uintptr_t)fn && addr < (uintptr_t)fn + 256;
 }
 
+/*
+ * objs[0..n) from `fn`, all from one call site: a site is a call stack, so the calls of a loop
+ * that the compiler unrolled (clang does, at -O2, for a short constant count) would each be a
+ * stack of their own.
+ */
+static NOINLINE void alloc_n(struct pool_head *p, void **objs, int n,
+                             void *(*fn)(struct pool_head *))
+{
+	int i;
+
+#if defined(__clang__)
+#pragma clang loop unroll(disable)
+#elif defined(__GNUC__)
+#pragma GCC unroll 1
+#endif
+	for (i = 0; i < n; i++)
+		objs[i] = fn(p);
+}
+
 /* The leaking loop: each iteration allocates at site_leak and at site_pair, and frees both,
  * but for one object of site_leak in LEAK_EVERY, which it keeps. */
 static void run_leak(struct pool_head *p, long iters)
@@ -280,12 +299,15 @@ static int no_leak(void)
 static int unsampled(void)
 {
 	struct pool_head *w = pool_create("watched", 64, 0), *m = pool_create("missed", 64, 0);
+	static void *objs[20];
 	int i;
 
 	if (!w || !m || pool_cli_exec("pools profile on rate 1 pool watched", stdout) != 0)
 		return 3;
-	for (i = 0; i < 10; i++)
-		if (!caller_one(m) || !caller_two(w))
+	alloc_n(m, objs, 10, caller_one);
+	alloc_n(w, objs + 10, 10, caller_two);
+	for (i = 0; i < 20; i++)
+		if (!objs[i])
 			return 4;
 	fflush(stdout);
 	return 0;
@@ -453,8 +475,7 @@ START_TEST(test_show_detailed)
 	int i, r;
 
 	ck_assert_int_eq(pool_profile_start(1), 0);
-	for (i = 0; i < 50; i++)
-		o[i] = site_other(p);
+	alloc_n(p, o, 50, site_other);
 	s = test_capture(pool_dump, "detailed match shown", &r);
 	ck_assert_int_eq(r, 0);
 	/* every allocation sampled and every sample in use: exact, with the caller's stack */
@@ -820,12 +841,9 @@ START_TEST(test_stacks_tell_callers_apart)
 	int i, r;
 
 	ck_assert_int_eq(pool_profile_start(1), 0);
-	for (i = 0; i < 30; i++)
-		o[i] = caller_one(p);
-	for (; i < 50; i++)
-		o[i] = caller_two(p);
-	for (; i < 70; i++)
-		o[i] = caller_inlining(p);
+	alloc_n(p, o, 30, caller_one);
+	alloc_n(p, o + 30, 20, caller_two);
+	alloc_n(p, o + 50, 20, caller_inlining);
 	py = stacks_of("json pool stacked");
 	/* the wrapper first, then the caller, with the lines of check_profile.c */
 	ck_assert_msg(strstr(py, "stack stacked 30 1 wrap_alloc@") &&
@@ -930,10 +948,8 @@ START_TEST(test_exact_mode_and_rate_zero)
 	ck_assert_int_eq(r, 0);
 	ck_assert_ptr_nonnull(strstr(s, "; pools chosen only.\n"));
 	free(s);
-	for (i = 0; i < 500; i++)
-		oa[i] = caller_one(a);
-	for (i = 0; i < 100; i++)
-		ob[i] = caller_two(b);
+	alloc_n(a, oa, 500, caller_one);
+	alloc_n(b, ob, 100, caller_two);
 	py = stacks_of("json");
 	/* 500 leaked objects of 208 bytes, counted exactly; the other pool not sampled at all */
 	ck_assert_msg(strstr(py, "stack chosen 500 1 wrap_alloc@"), "%s", py);
@@ -990,8 +1006,8 @@ START_TEST(test_heap_profile_format)
 	int i, r;
 
 	ck_assert_int_eq(pool_profile_start(1), 0);
-	for (i = 0; i < 40; i++)
-		o[i] = i < 25 ? caller_one(p) : caller_two(p);
+	alloc_n(p, o, 25, caller_one);
+	alloc_n(p, o + 25, 15, caller_two);
 	s = test_capture(pool_profile_dump, "heap pool heaped", &r);
 	ck_assert_int_eq(r, 0);
 	py = test_run_python(s, heap_script);
@@ -1077,8 +1093,7 @@ START_TEST(test_text_view)
 	ck_assert_int_eq(r, 0);
 	free(s);
 	ck_assert_int_eq(pool_profile_start(1), 0);
-	for (i = 0; i < 10; i++)
-		o[i] = site_other(p);
+	alloc_n(p, o, 10, site_other);
 	o[10] = site_pair(p);
 	s = test_capture(pool_profile_dump, "bybytes pool texty 1", &r);
 	ck_assert_int_eq(r, 0);
@@ -1269,8 +1284,7 @@ static void fail_counted(void *arg)
 	/* no cache: the next allocation asks the OS layer, which fails */
 	pool_parse_debugging("no-cache", NULL);
 	pool_profile_start(1);
-	for (i = 0; i < 8; i++)
-		held[i] = site_leak(p);
+	alloc_n(p, held, 8, site_leak);
 	pool_profile_dump(stderr, "1");
 	pool_parse_debugging("fail-report", NULL);
 #if TEST_ASAN
@@ -1336,8 +1350,8 @@ static void fail_agrees(void *arg)
 
 	(void)arg;
 	pool_profile_start(1024);
-	for (i = 0; i < 35; i++)
-		held[i] = i < 30 ? site_leak(p) : site_other(p);
+	alloc_n(p, held, 30, site_leak);
+	alloc_n(p, held + 30, 5, site_other);
 	pool_set_limit(p, 35);
 	pool_profile_dump(stderr, "bypool json");
 	pool_parse_debugging("fail-report", NULL);

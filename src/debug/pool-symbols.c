@@ -258,6 +258,21 @@ static int own_inline(Dwarf_Die *die)
 	return name && !strncmp(name, "pool_", 5) && n >= k && !strcmp(file + n - k, OWN_HEADER);
 }
 
+/*
+ * The compilation unit whose code holds `at`, for the objects without .debug_aranges (clang
+ * emits none, and libdw 0.188 finds a unit only through them): its units one after the other,
+ * each asked whether its ranges hold the address.
+ */
+static Dwarf_Die *unit_of(Dwfl_Module *mod, Dwarf_Addr at, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = NULL;
+
+	while ((cu = dwfl_module_nextcu(mod, cu, bias)))
+		if (dwarf_haspc(cu, at - *bias) > 0)
+			return cu;
+	return NULL;
+}
+
 /* The file and line an inlined subroutine's call is at (in the function it is inlined in). */
 static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, struct pool_sym *s)
 {
@@ -297,11 +312,18 @@ unsigned int pool__sym_frames(uintptr_t pc, struct pool_sym *out, unsigned int m
 	name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
 	copy(where.module, sizeof(where.module), name ? base_name(name) : NULL);
 	file = dwfl_lineinfo(dwfl_module_getsrc(mod, at), NULL, &line, NULL, NULL, NULL);
+	cu = dwfl_module_addrdie(mod, at, &bias);
+	if (!cu && (cu = unit_of(mod, at, &bias)) && !file) {
+		Dwarf_Line *l = dwarf_getsrc_die(cu, at - bias);
+
+		file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+		if (!file || dwarf_lineno(l, &line) != 0)
+			file = NULL;
+	}
 	if (file && line > 0) {
 		copy(where.file, sizeof(where.file), base_name(file));
 		where.line = (unsigned int)line;
 	}
-	cu = dwfl_module_addrdie(mod, at, &bias);
 	if (cu)
 		nscopes = dwarf_getscopes(cu, at - bias, &scopes);
 	if (nscopes > 0) {

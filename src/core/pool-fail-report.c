@@ -148,5 +148,7 @@ void pool__fail_report(struct pool_head *pool, const void *caller, int injected)
 	f.sites = report_sites;
 	f.objects = report_objects;
 	pool__report_failure(&f);
+	/* the time the report took (libdw may read debugging information) is no gap in a burst */
+	atomic_store_explicit(&last_fail_ns, coarse_ns(), memory_order_relaxed);
 	atomic_flag_clear_explicit(&reporting, memory_order_release);
 }

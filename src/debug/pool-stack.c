@@ -41,6 +41,7 @@
  */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <string.h>
 
@@ -51,8 +52,24 @@
 
 /* Frames of libpool the unwinder may find before the program's: capture, sampler, slow path. */
 #define SKIP_MAX    8u
-/* A thread's first stacks taken with glibc's backtrace(), before libunwind's warm-up pays. */
+/*
+ * A thread's first stacks taken with glibc's backtrace(), before libunwind's warm-up pays.
+ * Under ThreadSanitizer, every one: libunwind's per-thread cache is freed by a thread-specific
+ * data destructor that locks a mutex after ThreadSanitizer has let the exiting thread go, and
+ * its interceptor crashes there.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define POOL_STACK_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define POOL_STACK_TSAN 1
+#endif
+#endif
+#ifdef POOL_STACK_TSAN
+#define COLD_CAPTURES UINT_MAX
+#else
 #define COLD_CAPTURES 8u
+#endif
 #define SLOT_BITS   10u                         /* log2(POOL_STACK_SLOTS) */
 #define INDEX_BITS  11u                         /* log2(POOL_STACK_INDEX) */
 #define GEN_MASK    ((UINT32_C(1) << (32 - SLOT_BITS)) - 1u)

@@ -40,9 +40,9 @@
  *    taken when the slow path hands it out (pool__sample_handout(), pool-stack.c): it may
  *    become a sample after its allocation returned, and the stack is gone then. A site that
  *    keeps one object in a thousand in a pair-shaped loop is found that way; a candidate drawn
- *    once would find it once in a thousand events. A candidate not yet decided is the thread's own until its
- *    slot's next free, the next event, the thread's exit or a view the thread makes (at most
- *    one per pool and thread is missing from another thread's view). With the fast path off
+ *    once would find it once in a thousand events. A candidate not yet decided is the thread's
+ *    own until its slot's next free, the next event, the thread's exit or a view the thread
+ *    makes (at most one per pool and thread is missing from another thread's view). With the fast path off
  *    (`caller`, `tag`, any option of POOL_DBG_SLOW) every allocation and free comes to the
  *    slow paths: the countdown counts every allocation and a sample is remembered at once.
  * 4. Frees. A sample's free is credited to the site that allocated it, whatever thread frees

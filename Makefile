@@ -123,12 +123,18 @@ BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLO
 #                  library see memcheck (OPT_HEADERS below)
 #   spin           test_busy_model.sh: the model of the BUSY protocol
 #   strace         test_syscalls.sh: thread churn reads no resource limit per thread
+#   google-perftools graphviz
+#                  test_heap_profile.sh: google-pprof reads `pools profile heap` (jeprof comes
+#                  with libjemalloc-dev, a build dependency), jeprof --svg draws with dot
 # mk/bench.mk adds the benchmark's peers and gnuplot (test_bench.sh), mk/demo.mk chromium, wrk
 # and python3-websocket (test_pools_page.sh). binutils (nm, readelf, objdump) comes with gcc.
-DEPS_PC     := jemalloc:libjemalloc-dev hwloc:libhwloc-dev check:check
+# libunwind and libdw: the profile's call stacks (src/debug/pool-stack.c) and their names
+# (src/debug/pool-symbols.c).
+DEPS_PC     := jemalloc:libjemalloc-dev hwloc:libhwloc-dev check:check libunwind:libunwind-dev \
+               libdw:libdw-dev
 DEPS_PKGS   := pkg-config $(foreach d,$(DEPS_PC),$(word 2,$(subst :, ,$(d))))
 CHECK_PKGS  := python3 python3-prometheus-client mandoc groff-base man-db socat valgrind spin \
-               strace
+               strace google-perftools graphviz
 
 ifeq ($(V),1)
 Q :=
@@ -160,9 +166,10 @@ BASE_CFLAGS  = $(POOL_CPPFLAGS) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG_FLA
 # compile waits for `deps`, which may have just installed the packages. Asked while this file
 # is read, it would say nothing on a fresh machine, and the first link would lack -ljemalloc
 # -lhwloc -lcheck.
-PC_CFLAGS    = $(shell pkg-config --cflags hwloc $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
+PC_CFLAGS    = $(shell pkg-config --cflags hwloc libunwind libdw \
+                 $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
 LIB_LIBS     = $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null)) \
-               $(shell pkg-config --libs hwloc 2>/dev/null) -lpthread -ldl -lm
+               $(shell pkg-config --libs hwloc libunwind libdw 2>/dev/null) -lpthread -ldl -lm
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 ALL_LDFLAGS  = $(SAN_CFLAGS) $(LDFLAGS)
 # Programs of the build tree find the build tree's shared library; installed ones are relinked

@@ -31,6 +31,7 @@
 
 #include "os/pool-fault.h"
 #include "debug/pool-profile.h"
+#include "debug/pool-stack.h"
 #include "tcache/pool-sample.h"
 #include "testutil.h"
 
@@ -47,7 +48,12 @@ int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile
 /* The planted leak: iterations, and one object kept in LEAK_EVERY. */
 #define LEAK_ITERS  24000000L
 #define LEAK_EVERY  1000L
-#define LEAK_RATE   (128u * 1024u)
+/*
+ * One sample per 128 KiB; 16 KiB under ThreadSanitizer, where a stack is glibc's backtrace()
+ * (pool-stack.c), 20 us there: the sampler's hunt for a sample that outlives its first free,
+ * bounded in time, tries fewer allocations per event, and needs more events to find the leak.
+ */
+#define LEAK_RATE   (TEST_TSAN ? 16u * 1024u : 128u * 1024u)
 
 static struct pool_head *leak_pool;
 static void **leak_kept;
@@ -78,10 +84,95 @@ static NOINLINE void *site_other(struct pool_head *p)
 	return o;
 }
 
+/*
+ * Call stacks: two callers of one static wrapper, and a wrapper that is always inlined, so
+ * that the stack, not the return address into the wrapper, tells the callers apart.
+ */
+static NOINLINE void *wrap_alloc(struct pool_head *p)
+{
+	void *o = pool_alloc(p);
+
+	__asm__ volatile("nop; nop; nop; nop" : "+r"(o));
+	return o;
+}
+
+static NOINLINE void *caller_one(struct pool_head *p)
+{
+	void *o = wrap_alloc(p);
+
+	__asm__ volatile("" : "+r"(o));
+	return o;
+}
+
+static NOINLINE void *caller_two(struct pool_head *p)
+{
+	void *o = wrap_alloc(p);
+
+	__asm__ volatile("nop" : "+r"(o));
+	return o;
+}
+
+static inline __attribute__((always_inline)) void *inlined_alloc(struct pool_head *p)
+{
+	void *o = pool_alloc(p);
+
+	__asm__ volatile("nop; nop" : "+r"(o));
+	return o;
+}
+
+static NOINLINE void *caller_inlining(struct pool_head *p)
+{
+	void *o = inlined_alloc(p);
+
+	__asm__ volatile("" : "+r"(o));
+	return o;
+}
+
+/* A chain of `levels` calls, through one of two functions at each level as the bits of `path`
+ * say, that allocates at its end: distinct paths, distinct stacks. */
+static NOINLINE void *path_b(struct pool_head *p, unsigned int path, unsigned int levels);
+
+static NOINLINE void *path_a(struct pool_head *p, unsigned int path, unsigned int levels)
+{
+	void *o = !levels ? pool_alloc(p) :
+	          (path & 1) ? path_b(p, path >> 1, levels - 1) : path_a(p, path >> 1, levels - 1);
+
+	__asm__ volatile("" : "+r"(o));
+	return o;
+}
+
+static NOINLINE void *path_b(struct pool_head *p, unsigned int path, unsigned int levels)
+{
+	void *o = !levels ? pool_alloc(p) :
+	          (path & 1) ? path_b(p, path >> 1, levels - 1) : path_a(p, path >> 1, levels - 1);
+
+	__asm__ volatile("nop" : "+r"(o));
+	return o;
+}
+
 /* Is `addr` a return address inside the function at `fn`? (they are a few dozen bytes long) */
 static int in_site(uintptr_t addr, void *(*fn)(struct pool_head *))
 {
 	return addr > (uintptr_t)fn && addr < (uintptr_t)fn + 256;
+}
+
+/*
+ * objs[0..n) from `fn`, all from one call site: a site is a call stack, so the calls of a loop
+ * that the compiler unrolled (clang does, at -O2, for a short constant count) would each be a
+ * stack of their own.
+ */
+static NOINLINE void alloc_n(struct pool_head *p, void **objs, int n,
+                             void *(*fn)(struct pool_head *))
+{
+	int i;
+
+#if defined(__clang__)
+#pragma clang loop unroll(disable)
+#elif defined(__GNUC__)
+#pragma GCC unroll 1
+#endif
+	for (i = 0; i < n; i++)
+		objs[i] = fn(p);
 }
 
 /* The leaking loop: each iteration allocates at site_leak and at site_pair, and frees both,
@@ -209,6 +300,24 @@ static int no_leak(void)
  * debugging, printing the profile in JSON; both print "kept <n> leak <address of site_leak>"
  * first.
  */
+/* Objects kept in a pool the profile does not sample: its [unsampled] row at exit. */
+static int unsampled(void)
+{
+	struct pool_head *w = pool_create("watched", 64, 0), *m = pool_create("missed", 64, 0);
+	static void *objs[20];
+	int i;
+
+	if (!w || !m || pool_cli_exec("pools profile on rate 1 pool watched", stdout) != 0)
+		return 3;
+	alloc_n(m, objs, 10, caller_one);
+	alloc_n(w, objs + 10, 10, caller_two);
+	for (i = 0; i < 20; i++)
+		if (!objs[i])
+			return 4;
+	fflush(stdout);
+	return 0;
+}
+
 static int children(int argc, char **argv)
 {
 	int caller;
@@ -216,6 +325,8 @@ static int children(int argc, char **argv)
 	test_clear_environment(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "no-leak"))
 		return no_leak();
+	if (argc >= 2 && !strcmp(argv[1], "unsampled"))
+		return unsampled();
 	if (argc < 2 || (strcmp(argv[1], "leak") && strcmp(argv[1], "leak-caller")))
 		return -1;
 	caller = !strcmp(argv[1], "leak-caller");
@@ -333,8 +444,10 @@ START_TEST(test_memory_is_bounded)
 	void **o;
 	int i, n = POOL_PROF_RECORDS + 1000;
 
-	/* the bound doc/pools-show.md states: 313,344 bytes of tables, 18,456 per thread */
-	ck_assert_uint_eq(pool__prof_table_bytes(), 313344);
+	/* the bound doc/pools-show.md states: 468,992 bytes of tables (151,552 of them the
+	   stacks'), 18,456 per thread */
+	ck_assert_uint_eq(pool__prof_table_bytes(), 468992);
+	ck_assert_uint_eq(pool__stack_table_bytes(), 151552);
 	ck_assert_uint_eq(sizeof(struct pool_sampler), 18456);
 	o = malloc((size_t)n * sizeof(*o));
 	ck_assert_ptr_nonnull(o);
@@ -367,12 +480,13 @@ START_TEST(test_show_detailed)
 	int i, r;
 
 	ck_assert_int_eq(pool_profile_start(1), 0);
-	for (i = 0; i < 50; i++)
-		o[i] = site_other(p);
+	alloc_n(p, o, 50, site_other);
 	s = test_capture(pool_dump, "detailed match shown", &r);
 	ck_assert_int_eq(r, 0);
-	ck_assert_ptr_nonnull(strstr(s, "      profile: ~6400 bytes, ~50 objects (50 live samples) "
-	                                 "by "));
+	/* every allocation sampled and every sample in use: exact, with the caller's stack */
+	ck_assert_ptr_nonnull(strstr(s, "      profile: 6400 bytes, 50 objects (50 live samples) "
+	                                 "by site_other+0x"));
+	ck_assert_ptr_nonnull(strstr(s, "               <- test_show_detailed_fn+0x"));
 	free(s);
 	s = test_capture(pool_dump, "detailed json match shown", &r);
 	ck_assert_int_eq(r, 0);
@@ -473,6 +587,50 @@ START_TEST(test_leak_report_at_exit)
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "child: %s", out);
 	ck_assert_ptr_nonnull(strstr(out, "objects (") );
 	ck_assert_ptr_nonnull(strstr(out, "exiting with status 1"));
+}
+END_TEST
+
+/*
+ * The report's stacks, a heap profile at exit (POOL_LEAK_REPORT=1,heap:<path>), and the hint of
+ * an [unsampled] row when a profile ran but did not sample the pool.
+ */
+START_TEST(test_leak_report_stacks_and_heap)
+{
+	char out[1 << 16], path[64], value[96], *heap;
+	char *argv[] = { "check_profile", "unsampled", NULL };
+	int st, r;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/tmp/check_profile.%ld", (long)getpid());
+	snprintf(value, sizeof(value), "1,heap:%s.%%p.heap", path);
+	st = test_run_self(argv, "POOL_LEAK_REPORT", value, out, sizeof(out));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child: %s", out);
+	/* the chosen pool: exact, with the stack of its site */
+	ck_assert_msg(strstr(out, "libpool:   pool 'watched' (64 bytes): 10 objects (640 bytes) in "
+	                          "use, by site (exact: every allocation sampled):\n"
+	                          "libpool:     10 objects (640 bytes): wrap_alloc+0x") &&
+	              strstr(out, "\nlibpool:       <- caller_two+0x"), "%s", out);
+	ck_assert_msg(strstr(out, "libpool:     ~10 objects (~640 bytes): [unsampled] (no live "
+	                          "sample at one sample per 1 bytes in the pools chosen: `pools "
+	                          "profile on rate 1 pool missed`"), "%s", out);
+	ck_assert_msg(strstr(out, "libpool: leak report: heap profile of process "), "%s", out);
+	/* the file: the chosen pool's stack, 10 objects */
+	heap = strstr(out, " in /tmp/check_profile.");
+	ck_assert_ptr_nonnull(heap);
+	heap = strndup(heap + 4, strcspn(heap + 4, " "));
+	f = fopen(heap, "r");
+	ck_assert_msg(f != NULL, "%s: %s", heap, strerror(errno));
+	n = fread(out, 1, sizeof(out) - 1, f);
+	out[n] = 0;
+	fclose(f);
+	r = unlink(heap);
+	free(heap);
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(!strncmp(out, "heap profile:     10:      640 [    10:      640] @ "
+	                            "heapprofile/1\n    10:      640 [    10:      640] @ 0x", 78),
+	              "%s", out);
+	ck_assert_ptr_nonnull(strstr(out, "\nMAPPED_LIBRARIES:\n"));
 }
 END_TEST
 
@@ -651,6 +809,236 @@ START_TEST(test_credit_crosses_threads)
 END_TEST
 
 /* ------------------------------------------------------------------------------------------ */
+/* Call stacks                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * python3 on `pools profile json`: per site "stack <pool> <live_objects> <exact> <function>..."
+ * (innermost first, "<function>@<line>" and "!" after an inlined one), then the profile's
+ * "depth <d> stacks <n> refused <n> chosen <0|1>".
+ */
+static const char stack_script[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"p = d[\"profile\"]\n"
+	"for s in d[\"sites\"]:\n"
+	"    f = [x[\"function\"] + (\"@%d\" % x[\"line\"] if \"line\" in x else \"\") +\n"
+	"         (\"!\" if x[\"inlined\"] else \"\") for x in s[\"stack\"]]\n"
+	"    print(\"stack\", s[\"pool\"] or \"-\", s[\"live_objects\"], int(s[\"exact\"]), \" \".join(f))\n"
+	"print(\"depth\", p[\"depth\"], \"stacks\", p[\"stacks\"], \"refused\", p[\"stacks_refused\"],\n"
+	"      \"chosen\", int(p[\"chosen_pools\"]))\n";
+
+static char *stacks_of(const char *args)
+{
+	char *s = profile_json(args), *py = test_run_python(s, stack_script);
+
+	free(s);
+	return py;
+}
+
+/* Callers of one wrapper are sites of their own, named with file and line; identical stacks are
+ * stored once; an always-inlined wrapper is a frame of its own. */
+START_TEST(test_stacks_tell_callers_apart)
+{
+	struct pool_head *p = pool_create("stacked", 48, 0);
+	void *o[70];
+	char *py, *s;
+	int i, r;
+
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	alloc_n(p, o, 30, caller_one);
+	alloc_n(p, o + 30, 20, caller_two);
+	alloc_n(p, o + 50, 20, caller_inlining);
+	py = stacks_of("json pool stacked");
+	/* the wrapper first, then the caller, with the lines of check_profile.c */
+	ck_assert_msg(strstr(py, "stack stacked 30 1 wrap_alloc@") &&
+	              strstr(py, " caller_one@"), "%s", py);
+	ck_assert_msg(strstr(py, "stack stacked 20 1 wrap_alloc@") &&
+	              strstr(py, " caller_two@"), "%s", py);
+	ck_assert_msg(strstr(py, "stack stacked 20 1 inlined_alloc@") &&
+	              strstr(py, "! caller_inlining@"), "%s", py);
+	/* pool_alloc(), inline in pool.h, is libpool's: never a frame */
+	ck_assert_ptr_null(strstr(py, "pool_alloc"));
+	/* 70 allocations, 3 distinct stacks stored */
+	ck_assert_msg(strstr(py, "depth 32 stacks 3 refused 0 chosen 0"), "%s", py);
+	free(py);
+	/* folded: the callers above the wrapper, the bytes of each */
+	s = test_capture(pool_profile_dump, "folded pool stacked", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(strstr(s, ";caller_one;wrap_alloc 1440\n") &&
+	              strstr(s, ";caller_two;wrap_alloc 960\n") &&
+	              strstr(s, ";caller_inlining;inlined_alloc 960\n"), "%s", s);
+	free(s);
+	/* the text: the first frame on the row, the rest below it */
+	s = test_capture(pool_profile_dump, "pool stacked", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(strstr(s, "  wrap_alloc+0x") && strstr(s, "\n        <- caller_one+0x") &&
+	              strstr(s, " (check_profile.c:"), "%s", s);
+	free(s);
+	for (i = 0; i < 70; i++)
+		pool_free(p, o[i]);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/* `depth <frames>` cuts stacks; stacks past the tables' bound count in [other]. */
+START_TEST(test_stack_depth_and_bound)
+{
+	struct pool_head *p = pool_create("paths", 32, 0);
+	unsigned int n = POOL_STACK_SLOTS + 200, i;
+	void **o = calloc(n, sizeof(*o));
+	char *py, *s, want[64];
+	int r;
+
+	ck_assert_ptr_nonnull(o);
+	s = test_capture(cli_admin, "pools profile on rate 1 depth 2", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_nonnull(strstr(s, "stacks of up to 2 frames"));
+	free(s);
+	o[0] = caller_one(p);
+	py = stacks_of("json pool paths");
+	/* two frames: the wrapper and its caller, nothing of the test's driver */
+	ck_assert_msg(strstr(py, "wrap_alloc@") && strstr(py, " caller_one@") &&
+	              !strstr(py, "test_stack_depth_and_bound"), "%s", py);
+	ck_assert_msg(strstr(py, "depth 2 stacks 1 "), "%s", py);
+	free(py);
+	pool_free(p, o[0]);
+	/*
+	 * 11 levels of two functions: 2048 paths, more distinct stacks than the tables hold; 12
+	 * frames each, so that the 1023 stacks fill before the 16384 frames do (deeper stacks
+	 * fill the frames first, which is counted the same way)
+	 */
+	s = test_capture(cli_admin, "pools profile on rate 1 depth 12", &r);
+	ck_assert_int_eq(r, 0);
+	free(s);
+	for (i = 0; i < n; i++)
+		o[i] = path_a(p, i, 11);
+	py = stacks_of("json");
+	snprintf(want, sizeof(want), "depth 12 stacks %u refused ", POOL_STACK_SLOTS - 1);
+	ck_assert_msg(strstr(py, want) && !strstr(py, "refused 0 "), "%s",
+	              strstr(py, "depth ") ? strstr(py, "depth ") : "no summary");
+	free(py);
+	s = profile_json("json");
+	ck_assert_ptr_nonnull(strstr(s, "{\"pool\": \"\", \"site\": \"[other]\""));
+	free(s);
+	for (i = 0; i < n; i++)
+		pool_free(p, o[i]);
+	free(o);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/*
+ * The exact mode: `rate 1 pool <name>` samples every allocation of that pool and none of the
+ * others; its sites are exact. `rate 0` is the default rate, as pool_profile_start(0).
+ */
+START_TEST(test_exact_mode_and_rate_zero)
+{
+	struct pool_head *a = pool_create("chosen", 208, 0), *b = pool_create("ignored", 208, 0);
+	void *oa[500], *ob[100];
+	char *py, *s;
+	int i, r;
+
+	s = test_capture(cli_admin, "pools profile on rate 0", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_msg(strstr(s, "Profile on: one sample per about 524288 bytes allocated per "
+	                        "thread, stacks of up to 32 frames.\n"), "%s", s);
+	free(s);
+	ck_assert_uint_eq(pool__prof_rate(), POOL_PROFILE_RATE_DEF);
+	s = test_capture(cli_admin, "pools profile on rate 1 pool chosen", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_nonnull(strstr(s, "; pools chosen only.\n"));
+	free(s);
+	alloc_n(a, oa, 500, caller_one);
+	alloc_n(b, ob, 100, caller_two);
+	py = stacks_of("json");
+	/* 500 leaked objects of 208 bytes, counted exactly; the other pool not sampled at all */
+	ck_assert_msg(strstr(py, "stack chosen 500 1 wrap_alloc@"), "%s", py);
+	ck_assert_msg(strstr(py, "stack ignored 100 0 \n") && !strstr(py, " caller_two@"),
+	              "%s", py);
+	ck_assert_msg(strstr(py, " chosen 1\n"), "%s", py);
+	free(py);
+	/* the same pools for the API's start: every pool again */
+	ck_assert_int_eq(pool_profile_start(0), 0);
+	py = stacks_of("json");
+	ck_assert_msg(strstr(py, " chosen 0\n"), "%s", py);
+	free(py);
+	for (i = 0; i < 500; i++)
+		pool_free(a, oa[i]);
+	for (i = 0; i < 100; i++)
+		pool_free(b, ob[i]);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(a), 0);
+	ck_assert_int_eq(pool_destroy(b), 0);
+}
+END_TEST
+
+/*
+ * `pools profile heap`, read as jeprof and pprof read it: the header with the totals and the
+ * interval, a line per stack whose figures are the view's, its frames the stack's return
+ * addresses, then the mappings, among them this program's.
+ */
+static const char heap_script[] =
+	"import re, sys\n"
+	"t = open(sys.argv[1]).read().split(\"\\n\")\n"
+	"h = re.match(r\"^heap profile: *(\\d+): *(\\d+) \\[ *(\\d+): *(\\d+)\\] @ heapprofile/(\\d+)$\", t[0])\n"
+	"assert h, t[0]\n"
+	"n = b = 0\n"
+	"for l in t[1:]:\n"
+	"    if not l: break\n"
+	"    m = re.match(r\"^ *(\\d+): *(\\d+) \\[ *(\\d+): *(\\d+)\\] @((?: 0x[0-9a-f]+)+)$\", l)\n"
+	"    assert m, l\n"
+	"    n += int(m.group(1)); b += int(m.group(2))\n"
+	"    print(\"entry\", m.group(1), m.group(2), m.group(3), len(m.group(5).split()),\n"
+	"          int(m.group(5).split()[0], 16))\n"
+	"assert (n, b) == (int(h.group(1)), int(h.group(2))), (n, b, t[0])\n"
+	"i = t.index(\"MAPPED_LIBRARIES:\")\n"
+	"assert any(l.endswith(\"/check_profile\") and \" r-xp \" in l for l in t[i:]), t[i:]\n"
+	"print(\"rate\", h.group(5), \"maps\", len([l for l in t[i + 1:] if l]))\n";
+
+START_TEST(test_heap_profile_format)
+{
+	struct pool_head *p = pool_create("heaped", 100, 0);
+	void *o[40];
+	char *s, *py, *line;
+	uintptr_t leaf;
+	unsigned long objs, bytes, allocs, frames, n = 0;
+	int i, r;
+
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	alloc_n(p, o, 25, caller_one);
+	alloc_n(p, o + 25, 15, caller_two);
+	s = test_capture(pool_profile_dump, "heap pool heaped", &r);
+	ck_assert_int_eq(r, 0);
+	py = test_run_python(s, heap_script);
+	free(s);
+	for (line = py; (line = strstr(line, "entry ")); line++, n++) {
+		ck_assert_int_eq(sscanf(line, "entry %lu %lu %lu %lu %" SCNuPTR, &objs, &bytes,
+		                        &allocs, &frames, &leaf), 5);
+		ck_assert_msg(objs == 25 || objs == 15, "%s", py);
+		/* stride 112: the objects' bytes, as pools profile counts them */
+		ck_assert_uint_eq(bytes, objs * 112);
+		ck_assert_uint_eq(allocs, objs);
+		ck_assert_uint_ge(frames, 3);
+		ck_assert_msg(in_site(leaf, wrap_alloc), "%s", py);
+	}
+	ck_assert_uint_eq(n, 2);
+	ck_assert_msg(strstr(py, "rate 1 maps "), "%s", py);
+	free(py);
+	for (i = 0; i < 40; i++)
+		pool_free(p, o[i]);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
 /* Formats and errors                                                                         */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -661,7 +1049,7 @@ static const char prom_script[] =
 	"    assert f.documentation, f.name\n"
 	"    for s in f.samples:\n"
 	"        print(s.name, s.labels.get(\"pool\", \"-\"), s.labels.get(\"site\", \"-\"), "
-	"int(s.value))\n";
+	"int(s.value), s.labels.get(\"stack\", \"-\"))\n";
 
 START_TEST(test_prometheus_parsed_back)
 {
@@ -676,9 +1064,11 @@ START_TEST(test_prometheus_parsed_back)
 	s = test_capture(pool_profile_dump, "prometheus pool prom", &r);
 	ck_assert_int_eq(r, 0);
 	py = test_run_python(s, prom_script);
-	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_info - - 1\n"));
+	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_info - - 1 -\n"));
 	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_live_bytes prom "));
-	ck_assert_ptr_nonnull(strstr(py, " 10240\n"));
+	/* the stack label: the functions from the root down, with their offsets */
+	ck_assert_msg(strstr(py, " 10240 ") && strstr(py, ";test_prometheus_parsed_back_fn+0x") &&
+	              strstr(py, ";site_other+0x"), "%s", py);
 	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_live_objects prom "));
 	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_samples_total prom "));
 	ck_assert_ptr_nonnull(strstr(py, "libpool_profile_freed_total prom "));
@@ -708,17 +1098,18 @@ START_TEST(test_text_view)
 	ck_assert_int_eq(r, 0);
 	free(s);
 	ck_assert_int_eq(pool_profile_start(1), 0);
-	for (i = 0; i < 10; i++)
-		o[i] = site_other(p);
+	alloc_n(p, o, 10, site_other);
 	o[10] = site_pair(p);
 	s = test_capture(pool_profile_dump, "bybytes pool texty 1", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_ptr_nonnull(strstr(s, "Profile on, started "));
 	ck_assert_ptr_nonnull(strstr(s, "one sample per about 1 bytes allocated per thread"));
 	ck_assert_ptr_nonnull(strstr(s, "(limited)"));
-	ck_assert_uint_eq(test_count_lines(s), 4);
-	ck_assert_ptr_nonnull(strstr(s, " ~640 "));
-	ck_assert_ptr_nonnull(strstr(s, " ~10 "));
+	/* two lines of header, one of titles, the site, then the rest of its stack */
+	ck_assert_uint_eq(test_count_lines(s) - test_count(s, "\n        <- "), 4);
+	ck_assert_ptr_nonnull(strstr(s, "\n        <- test_text_view_fn+0x"));
+	/* every allocation sampled, all in use and sampled: exact */
+	ck_assert_ptr_nonnull(strstr(s, "            640           10 "));
 	free(s);
 	/* a user session sees the sites, not their addresses */
 	s = test_capture(cli_user, "pools profile pool texty", &r);
@@ -743,7 +1134,14 @@ START_TEST(test_cli_errors)
 		  POOL_CLI_USER, EACCES },
 		{ "pools profile off", "needs level admin; this session is operator",
 		  POOL_CLI_OPERATOR, EACCES },
-		{ "pools profile on rate 0", "Invalid rate '0'", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile on depth 0", "Invalid depth '0'", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile on depth 65", "Invalid depth '65'", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile on pool", "Option 'pool' needs a pool name", POOL_CLI_ADMIN,
+		  EINVAL },
+		{ "pools profile on pool nosuch", "No pool named 'nosuch'", POOL_CLI_ADMIN,
+		  ENOENT },
+		{ "pools profile off now", "Unknown option 'now'", POOL_CLI_ADMIN, EINVAL },
+		{ "pools profile heap folded", "conflicts", POOL_CLI_USER, EINVAL },
 		{ "pools profile on rate 2048g", "Invalid rate '2048g'", POOL_CLI_ADMIN, EINVAL },
 		{ "pools profile on rate", "Invalid rate ''", POOL_CLI_ADMIN, EINVAL },
 		{ "pools profile on now", "Unknown option 'now'", POOL_CLI_ADMIN, EINVAL },
@@ -877,25 +1275,27 @@ START_TEST(test_fail_report_second_burst)
 END_TEST
 
 /*
- * The report allocates nothing: no call to malloc() (ASan's hooks, or jemalloc's count of the
- * thread's bytes) and none at the fault-injection sites of the library's own allocations, while
- * a failure is reported; it names the sites of the profile holding the pool.
+ * When the OS layer gives no memory, the report allocates nothing: no call to malloc() (ASan's
+ * hooks, or jemalloc's count of the thread's bytes) and none at the fault-injection sites of
+ * the library's own allocations, while a failure is reported; it names the sites of the
+ * profile holding the pool (with dladdr(3): libdw would allocate), and the stack of the call
+ * that failed.
  */
 static void fail_counted(void *arg)
 {
-	struct pool_head *p = pool_create("counted", 128, 0);
+	/* 1920 bytes: 8 objects fill a slab (16 KiB), so the ninth needs a new one */
+	struct pool_head *p = pool_create("counted", 1920, 0);
 	void *held[8];
 	uint64_t before = 0, after = 0;
 	unsigned long meta, map, cli, os;
 	int i, have = allocated_so_far(&before) == 0;
 
 	(void)arg;
+	/* no cache: each allocation goes to the shared tier and below, the ninth to the OS layer,
+	 * which fails */
+	pool_parse_debugging("no-cache", NULL);
 	pool_profile_start(1);
-	/* the limit first: a refill takes half a magazine below it */
-	pool_set_limit(p, 8);
-	for (i = 0; i < 8; i++)
-		held[i] = site_leak(p);
-	/* a view records this thread's candidate, the last of the eight */
+	alloc_n(p, held, 8, site_leak);
 	pool_profile_dump(stderr, "1");
 	pool_parse_debugging("fail-report", NULL);
 #if TEST_ASAN
@@ -904,7 +1304,7 @@ static void fail_counted(void *arg)
 	pool__fault_arm(POOL_FAULT_META, ULONG_MAX / 2);
 	pool__fault_arm(POOL_FAULT_MAP, ULONG_MAX / 2);
 	pool__fault_arm(POOL_FAULT_CLI, ULONG_MAX / 2);
-	pool__fault_arm(POOL_FAULT_OS_ALLOC, ULONG_MAX / 2);
+	pool__fault_arm(POOL_FAULT_OS_ALLOC, 1);
 	have = have && allocated_so_far(&before) == 0;
 	atomic_store(&counting, 1);
 	if (site_pair(p))
@@ -928,12 +1328,99 @@ START_TEST(test_fail_report_allocates_nothing)
 
 	run_child(fail_counted, NULL, &d);
 	ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0, "%s", d.out);
-	ck_assert_ptr_nonnull(strstr(d.out, "seen malloc 0 meta 0 map 0 cli 0 os 0 bytes "));
+	ck_assert_ptr_nonnull(strstr(d.out, "seen malloc 0 meta 0 map 0 cli 0 os 1 bytes "));
 	ck_assert_ptr_null(strstr(d.out, "bytes more"));
-	ck_assert_ptr_nonnull(strstr(d.out, "allocation failed in pool 'counted'"));
-	ck_assert_ptr_nonnull(strstr(d.out, "sites holding the most objects of the pool "
-	                                   "(estimated from the profile's samples):\n"
-	                                   "libpool:     ~1024 bytes, ~8 objects (8 live samples): "));
+	ck_assert_ptr_nonnull(strstr(d.out, "allocation failed in pool 'counted' (1920 bytes): out "
+	                                   "of memory (the OS layer gave none)"));
+	/* dladdr(3) names: the test is linked with -rdynamic */
+	/* dladdr(3): a static function is its file and offset there */
+	ck_assert_msg(strstr(d.out, "libpool:   caller: ") &&
+	              strstr(d.out, "\nlibpool:     <- main+0x"), "%s", d.out);
+	ck_assert_ptr_nonnull(strstr(d.out, "sites holding the most objects of the pool (its "
+	                                   "objects in use shared by the profile's live "
+	                                   "samples):\n"
+	                                   "libpool:     ~15360 bytes, ~8 objects (8 live samples): "
+	                                   ));
+	ck_assert_msg(strstr(d.out, "\nlibpool:       <- main+0x"), "%s", d.out);
+}
+END_TEST
+
+/*
+ * At a limit (memory is there), the report names frames as the profile does, with file and
+ * line (libdw), and its estimates are the profile's at the same moment: a pool capped at 35
+ * objects, a site holding 30 of them and another 5, sampled at a rate of 1 KiB (the weight of
+ * one sample, 1 / (1 - e^-(208/1024)), is 5.4: live samples times the weight would say more
+ * than 35 with 7 of them). The samples are random: a run with none of the pool (about one in
+ * a thousand) is run again, three times at most.
+ */
+static void fail_agrees(void *arg)
+{
+	struct pool_head *p = pool_create("capped35", 208, 0);
+	void *held[35];
+	int i;
+
+	(void)arg;
+	pool_profile_start(1024);
+	/* the limit first: refills from the slab tier take half a magazine below it */
+	pool_set_limit(p, 35);
+	alloc_n(p, held, 30, site_leak);
+	alloc_n(p, held + 30, 5, site_other);
+	pool_profile_dump(stderr, "bypool json");
+	pool_parse_debugging("fail-report", NULL);
+	if (site_pair(p))
+		_exit(3);
+	for (i = 0; i < 35; i++)
+		pool_free(p, held[i]);
+}
+
+START_TEST(test_fail_report_agrees_with_profile)
+{
+	struct site_row rows[16];
+	struct death d;
+	char *line, *json;
+	size_t n, i;
+	unsigned long total = 0;
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		run_child(fail_agrees, NULL, &d);
+		ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0, "%s", d.out);
+		if (!strstr(d.out, "no site of this pool sampled yet"))
+			break;
+	}
+	ck_assert_ptr_nonnull(strstr(d.out, "the pool's limit is reached"));
+	ck_assert_ptr_nonnull(strstr(d.out, "35 used (handed out or cached), 35 in use;"));
+	/* libdw: the static test function by name, with its file and line */
+	ck_assert_ptr_nonnull(strstr(d.out, "libpool:   caller: site_pair+0x"));
+	ck_assert_ptr_nonnull(strstr(d.out, " (check_profile.c:"));
+	ck_assert_msg(strstr(d.out, "<- fail_agrees"), "%s", d.out);
+	/* each site's figure in the report is the view's, and they add up to the 35 */
+	json = strndup(strchr(d.out, '{'), (size_t)(strstr(d.out, "libpool: allocation failed") -
+	                                            strchr(d.out, '{')));
+	n = parse_sites(json, rows, 16);
+	free(json);
+	ck_assert_uint_ge(n, 1);
+	for (i = 0; i < n; i++) {
+		char want[128];
+
+		/* the rows with live samples: [unsampled] is the view's alone */
+		if (!rows[i].objects || !rows[i].live)
+			continue;
+		snprintf(want, sizeof(want), ", ~%lu objects (%lu live sample", rows[i].objects,
+		         rows[i].live);
+		ck_assert_msg(strstr(d.out, want), "the report lacks '%s': %s", want, d.out);
+		total += rows[i].objects;
+	}
+	/* the pool's 35, shared among its sampled sites */
+	ck_assert_uint_eq(total, 35);
+	for (line = d.out, n = 0; (line = strstr(line, "\nlibpool:     ~")); line++, n++) {
+		unsigned long bytes, objs;
+
+		ck_assert_int_eq(sscanf(line, "\nlibpool:     ~%lu bytes, ~%lu objects", &bytes,
+		                        &objs), 2);
+		ck_assert_msg(objs <= 35, "an estimate over the limit: %s", d.out);
+	}
+	ck_assert_uint_ge(n, 1);
 }
 END_TEST
 
@@ -1034,6 +1521,7 @@ static Suite *profile_suite(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_planted_leak_ranks_first);
 	tcase_add_test(tc, test_leak_report_at_exit);
+	tcase_add_test(tc, test_leak_report_stacks_and_heap);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");
@@ -1041,6 +1529,14 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, test_start_stop_under_load_api);
 	tcase_add_test(tc, test_start_stop_under_load_cli);
 	tcase_add_test(tc, test_credit_crosses_threads);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("Stacks");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_stacks_tell_callers_apart);
+	tcase_add_test(tc, test_stack_depth_and_bound);
+	tcase_add_test(tc, test_exact_mode_and_rate_zero);
+	tcase_add_test(tc, test_heap_profile_format);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Formats");
@@ -1054,6 +1550,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, test_fail_report_once_per_burst);
 	tcase_add_test(tc, test_fail_report_second_burst);
 	tcase_add_test(tc, test_fail_report_allocates_nothing);
+	tcase_add_test(tc, test_fail_report_agrees_with_profile);
 	tcase_add_test(tc, test_fail_report_causes);
 	tcase_add_test(tc, test_fail_report_threads);
 	suite_add_tcase(s, tc);

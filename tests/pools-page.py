@@ -22,6 +22,10 @@ through the DevTools protocol (python3-websocket), checks from the DOM that:
     which has nothing to scroll (the pools table used to be cut there); the pools table has the
     in_use column (used minus cached), and its used and needed_avg headers say what they count;
   - the profile's ages are in milliseconds, as on the CLI (the page said seconds);
+  - the icicle of the profile's call stacks (d3.js, served by the server from Debian's
+    libjs-d3) is drawn: a root as wide as the drawing holding the bytes of every stack, the
+    server's obj_alloc() wrapper below a worker thread's frames, each frame no wider than its
+    caller; a click on a frame zooms to it (full width), a second click zooms out;
 then saves a screenshot of the page as SCREENSHOT.png. Prints one line per check and exits 0, or
 prints the first failure and exits 1. Every wait is bounded (GUARD_S); nothing here measures time.
 """
@@ -129,8 +133,14 @@ SNAPSHOT_JS = r"""(() => {
   for (const th of document.querySelectorAll('#pools-table thead th'))
     titles[th.dataset.key] = th.title;
   const oldest = (document.querySelector('#profile-table thead th:last-child') || {}).textContent;
+  const svg = document.querySelector('#flame svg');
+  const flame = [...document.querySelectorAll('#flame svg rect')].map(r => ({
+    name: r.dataset.name, bytes: Number(r.dataset.bytes), path: r.dataset.path,
+    width: Number(r.getAttribute('width')) }));
   return { refreshes: Number(document.body.dataset.refreshes), rows, charts, sites, fit, titles,
-           oldest,
+           oldest, flame, flame_width: svg ? Number(svg.getAttribute('width')) : 0,
+           flame_zoom: document.getElementById('flame').dataset.zoom,
+           flame_status: document.getElementById('flame-status').textContent,
            profile: document.getElementById('profile-status').textContent,
            order: [...document.querySelectorAll('#pools-table tbody tr')].map(r => r.dataset.pool),
            status: document.getElementById('status').textContent };
@@ -183,6 +193,49 @@ def hold_connections(port, n):
 
 def in_use(row):
     return row["used"] - row["cached"]
+
+
+def check_flame(dt):
+    """The icicle of the profile's stacks: drawn, consistent, and zoomed by a click."""
+    dt.wait("document.querySelectorAll('#flame svg rect[data-path*=\"obj_alloc\"]').length > 0",
+            "the icicle to draw a stack through obj_alloc")
+    snap = dt.eval(SNAPSHOT_JS)
+    frames = {f["path"]: f for f in snap["flame"]}
+    root = frames.get("")
+    if not root or abs(root["width"] - snap["flame_width"]) > 1:
+        fail("icicle: no root as wide as the drawing: %s" % snap["flame"][:3])
+    if root["bytes"] <= 0:
+        fail("icicle: the root holds no bytes")
+    # (frames narrower than half a pixel are not drawn: sums over what is drawn are at most)
+    for p, f in frames.items():
+        callees = [g for q, g in frames.items() if q.rpartition(";")[0] == p and ";" in q or
+                   (p == "" and q and ";" not in q)]
+        if sum(g["bytes"] for g in callees) > f["bytes"]:
+            fail("icicle: the frames below %r hold more than it: %s" % (p, callees))
+        if abs(f["width"] - snap["flame_width"] * f["bytes"] / root["bytes"]) > 1:
+            fail("icicle: %r is %.1f px wide for %d of %d bytes" %
+                 (p, f["width"], f["bytes"], root["bytes"]))
+    wrapped = [p for p in frames if "obj_alloc" in p.split(";") and "worker_main" in p]
+    if not wrapped:
+        fail("icicle: no obj_alloc below worker_main: %s" % sorted(frames))
+    print("page: the icicle draws %d frames, %d bytes (%s), obj_alloc below worker_main"
+          % (len(frames), root["bytes"], snap["flame_status"]))
+    # zoom to the worker's frame, then back out
+    target = min((p for p in wrapped), key=len)
+    target = target[:target.index("worker_main") + len("worker_main")]
+    click = "document.querySelector('#flame svg rect[data-path=\"%s\"]')" % target
+    dt.eval(click + ".dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+    snap = dt.eval(SNAPSHOT_JS)
+    zoomed = {f["path"]: f for f in snap["flame"]}.get(target)
+    if snap["flame_zoom"] != target or not zoomed or \
+            abs(zoomed["width"] - snap["flame_width"]) > 1:
+        fail("icicle: a click on %s did not zoom to it: zoom %r, %s" %
+             (target, snap["flame_zoom"], zoomed))
+    dt.eval(click + ".dispatchEvent(new MouseEvent('click', {bubbles: true}))")
+    snap = dt.eval(SNAPSHOT_JS)
+    if snap["flame_zoom"] != target.rpartition(";")[0]:
+        fail("icicle: a second click did not zoom out: zoom %r" % snap["flame_zoom"])
+    print("page: a click on the icicle zooms to %s, a second one zooms out" % target)
 
 
 def main():
@@ -310,6 +363,8 @@ def main():
         print("page: at 1280 px every table fits (%s); in_use = used - cached; ages in ms"
               % ", ".join("%s %d of %d px" % (t, f["right"], f["window"])
                           for t, f in snap["fit"].items()))
+
+        check_flame(dt)
 
         for s in held:
             s.close()

@@ -21,10 +21,15 @@
  * Monitoring (--stats). GET /metrics answers `show pools prometheus` followed by the server's
  * own counters, GET /pools.json `show pools json`, GET /profile.json `pools profile json 20`
  * (the sites holding the most bytes, once a profile runs: -dMprofile or `pools profile on` on
- * the CLI), and GET /pools a page that draws the pools from /pools.json every second and lists
- * the top sites from /profile.json (tools/httpd-page/, embedded in the binary at build time,
- * with uPlot for the charts). An HTTP client is a session of level user (pool_cli_exec_level()): it
- * reads, and sees no address. --cli serves the command socket at the level --cli-level says.
+ * the CLI), GET /profile.folded `pools profile folded` (the live bytes of every call stack),
+ * and GET /pools a page that draws the pools from /pools.json every second, lists the top
+ * sites from /profile.json and draws /profile.folded as an icicle, a flame graph upside down
+ * (tools/httpd-page/, embedded in the binary at build time, with uPlot for the charts; the
+ * icicle is drawn with d3.js, which the server reads at start from Debian's libjs-d3,
+ * /usr/share/javascript/d3/d3.min.js, or --d3 <path>, and serves as /pools/d3.min.js: nothing
+ * is fetched from elsewhere). An HTTP client is a session of level user
+ * (pool_cli_exec_level()): it reads, and sees no address. --cli serves the command socket at
+ * the level --cli-level says.
  *
  * Objects, each from its own pool (or from malloc() with --malloc):
  *   httpd-conn  struct conn: the socket, the state, the timer links. From accept() to close().
@@ -99,7 +104,11 @@
 enum obj_kind { OBJ_CONN, OBJ_IBUF, OBJ_REQ, OBJ_OBUF, OBJ_KINDS };
 
 /* What a request asks for (parse_head()); the statistics routes exist only with --stats. */
-enum route { RT_HELLO, RT_BYTES, RT_METRICS, RT_JSON, RT_PROFILE, RT_FILE };
+enum route { RT_HELLO, RT_BYTES, RT_METRICS, RT_JSON, RT_PROFILE, RT_FOLDED, RT_FILE };
+
+/* d3.js for the page's icicle: Debian's libjs-d3 (3.5), read at start (--d3 <path>). */
+#define D3_PATH_DEF "/usr/share/javascript/d3/d3.min.js"
+#define D3_MAX      (4u << 20)    /* the largest d3.js read */
 
 struct req {
 	int status;               /* HTTP status of the response */
@@ -210,7 +219,12 @@ static struct {
 	unsigned int gc_interval_ms;   /* 0 (the default): no periodic pool_gc() */
 	int bind_threads;
 	int stats;                     /* serve /metrics, /pools.json and /pools */
-} opt = { .addr = "127.0.0.1", .cli_level = POOL_CLI_OPERATOR, .timeout_ms = 10000 };
+	const char *d3_path;           /* d3.js for the page's icicle */
+} opt = { .addr = "127.0.0.1", .cli_level = POOL_CLI_OPERATOR, .timeout_ms = 10000,
+          .d3_path = D3_PATH_DEF };
+
+static char *d3_js;           /* its text, NULL when it could not be read (/pools/d3.min.js 404) */
+static size_t d3_len;
 
 static int stop_fd = -1;      /* eventfd every worker watches; written once to stop them */
 static struct worker *workers;  /* opt.threads of them, for /metrics and the log line */
@@ -383,6 +397,16 @@ static void route_stats(const char *path, size_t len, struct req *r)
 	} else if (len == 13 && !memcmp(path, "/profile.json", 13)) {
 		r->route = RT_PROFILE;
 		r->ctype = "application/json";
+	} else if (len == 15 && !memcmp(path, "/profile.folded", 15)) {
+		r->route = RT_FOLDED;
+		r->ctype = "text/plain; charset=utf-8";
+	} else if (len == 16 && !memcmp(path, "/pools/d3.min.js", 16)) {
+		if (!d3_js)
+			return;
+		r->route = RT_FILE;
+		r->ctype = "text/javascript; charset=utf-8";
+		r->text = d3_js;
+		r->body_len = d3_len;
 	} else {
 		for (i = 0; i < page_nfiles; i++)
 			if (strlen(page_files[i].path) == len && !memcmp(path, page_files[i].path, len))
@@ -446,6 +470,7 @@ static int stats_generate(struct req *r)
 		return -1;
 	ret = pool_cli_exec_level(r->route == RT_METRICS ? "show pools prometheus" :
 	                          r->route == RT_PROFILE ? "pools profile json 20" :
+	                          r->route == RT_FOLDED ? "pools profile folded" :
 	                          "show pools json", out, POOL_CLI_USER);
 	if (ret == 0 && r->route == RT_METRICS)
 		metrics_server(out);
@@ -825,7 +850,7 @@ static int conn_answer(struct worker *w, struct conn *c, size_t head_len, int st
 		parse_head(c->ibuf, head_len, c->req);
 		if (c->req->status == 200 &&
 		    (c->req->route == RT_METRICS || c->req->route == RT_JSON ||
-		     c->req->route == RT_PROFILE) &&
+		     c->req->route == RT_PROFILE || c->req->route == RT_FOLDED) &&
 		    stats_generate(c->req) < 0)
 			c->req->status = 500;
 		if (c->req->status != 200)
@@ -1161,7 +1186,7 @@ static void usage(FILE *out)
 	        "  GET /            a short text\n"
 	        "  GET /bytes/<n>   n bytes (0..%u) of a 64-byte pattern\n"
 	        "  with --stats:    GET /metrics (Prometheus), /pools.json, /profile.json,\n"
-	        "                   /pools (live page)\n"
+	        "                   /profile.folded, /pools (live page)\n"
 	        "Options:\n"
 	        "  --addr <ipv4>        address to listen on (default 127.0.0.1)\n"
 	        "  --port <port>        TCP port, 0..65535, 0 for an ephemeral one (default 0); the\n"
@@ -1175,6 +1200,9 @@ static void usage(FILE *out)
 	        "                       (default 0: memory comes back by itself)\n"
 	        "  --stats              serve /metrics, /pools.json and /pools on the same address:\n"
 	        "                       anyone who can connect can read them (keep 127.0.0.1)\n"
+	        "  --d3 <path>          d3.js for the page's icicle of the profile's stacks\n"
+	        "                       (default " D3_PATH_DEF ",\n"
+	        "                       Debian package libjs-d3)\n"
 	        "  --cli <path>         serve the libpool CLI (pools show ...) on this UNIX socket\n"
 	        "  --cli-level <level>  what the CLI socket allows: user (read), operator (and give\n"
 	        "                       memory back, the default) or admin (and change debugging\n"
@@ -1191,7 +1219,7 @@ static void usage(FILE *out)
 static void parse_options(int argc, char **argv)
 {
 	enum { OPT_ADDR = 256, OPT_PORT, OPT_THREADS, OPT_TIMEOUT, OPT_BIND, OPT_CLI, OPT_CLI_LEVEL,
-	       OPT_MALLOC, OPT_GC, OPT_STATS };
+	       OPT_MALLOC, OPT_GC, OPT_STATS, OPT_D3 };
 	static const char *const levels[] = { [POOL_CLI_USER] = "user",
 	                                      [POOL_CLI_OPERATOR] = "operator",
 	                                      [POOL_CLI_ADMIN] = "admin" };
@@ -1203,6 +1231,7 @@ static void parse_options(int argc, char **argv)
 		{ "gc-interval", required_argument, NULL, OPT_GC },
 		{ "bind",        no_argument,       NULL, OPT_BIND },
 		{ "stats",       no_argument,       NULL, OPT_STATS },
+		{ "d3",          required_argument, NULL, OPT_D3 },
 		{ "cli",         required_argument, NULL, OPT_CLI },
 		{ "cli-level",   required_argument, NULL, OPT_CLI_LEVEL },
 		{ "malloc",      no_argument,       NULL, OPT_MALLOC },
@@ -1247,6 +1276,11 @@ static void parse_options(int argc, char **argv)
 		case OPT_STATS:
 			opt.stats = 1;
 			break;
+		case OPT_D3:
+			if (!*optarg)
+				tool_usage_error("bad value '' for --d3: expected a file");
+			opt.d3_path = optarg;
+			break;
 		case OPT_CLI:
 			if (!*optarg)
 				tool_usage_error("bad value '' for --cli: expected a socket path");
@@ -1268,6 +1302,44 @@ static void parse_options(int argc, char **argv)
 		}
 	}
 	tool_no_operands(argc, argv);
+}
+
+/*
+ * d3.js for the page, read once at start: the server sends it from memory, as the page's own
+ * files. Without it the page works and says how to get the icicle.
+ */
+static void load_d3(void)
+{
+	FILE *f = fopen(opt.d3_path, "re");
+	size_t cap = 0, got;
+	char *buf = NULL;
+
+	if (!f) {
+		tool_error("the icicle of /pools needs d3.js: cannot read %s: %s (Debian package "
+		           "libjs-d3, or --d3 <path>)", opt.d3_path, strerror(errno));
+		return;
+	}
+	for (d3_len = 0; d3_len < D3_MAX; d3_len += got) {
+		if (d3_len == cap) {
+			size_t ncap = cap ? 2 * cap : 256u << 10;
+			char *nb = realloc(buf, ncap);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap = ncap;
+		}
+		got = fread(buf + d3_len, 1, cap - d3_len, f);
+		if (!got)
+			break;
+	}
+	if (ferror(f) || !feof(f)) {
+		tool_error("the icicle of /pools needs d3.js: cannot read %s whole", opt.d3_path);
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	d3_js = buf;
 }
 
 /*
@@ -1341,6 +1413,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (opt.stats)
+		load_d3();
 	stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	workers = calloc(opt.threads, sizeof(*workers));
 	if (stop_fd < 0 || !workers) {
@@ -1397,6 +1471,7 @@ int main(int argc, char **argv)
 		}
 	}
 	free(workers);
+	free(d3_js);
 	close(stop_fd);
 	return status;
 }

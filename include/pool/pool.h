@@ -374,8 +374,8 @@ POOL_API int pool_json_write_string(FILE *out, const char *s);
  * pool_profile_start - start a new allocation-site profile, the previous one forgotten: each
  * thread samples one allocation per about `rate_bytes` bytes it allocates (0: the default,
  * POOL_PROFILE_RATE_DEF, 512 KiB as jemalloc's), with random intervals, and the profile counts
- * per allocating site and pool the sampled objects, those seen freed and those still live, with
- * their ages. The inline fast path keeps running: see pool_profile_start(3) for what the
+ * per allocating call stack and pool the sampled objects, those seen freed and those still
+ * live, with their ages. The inline fast path keeps running: see pool_profile_start(3) for what the
  * estimates are worth. Same as the -dM option profile=<rate_bytes>. Returns 0, or -1 with errno
  * EINVAL (rate_bytes over POOL_PROFILE_RATE_MAX, 1 TiB).
  */
@@ -388,11 +388,11 @@ POOL_API int pool_profile_start(size_t rate_bytes);
 POOL_API void pool_profile_stop(void);
 
 /*
- * pool_profile_dump - write `pools profile <args>` to `out`, as level admin sees it: args
- * [bysite|bypool|byage|bybytes] [pool <name>] [<n>] [json|prometheus], or NULL. Every sampled
- * object lying free in a thread cache is credited first (each thread is kept out of its slow
- * paths a moment). Returns 0, or -1 with errno EINVAL (NULL out: nothing written; bad args: one
- * error line), ENOENT (no pool of that name), ENOMEM, or the errno of a failed write.
+ * pool_profile_dump - write `pools profile <args>` to `out`, as level admin sees it: args [bysite|
+ * bypool|byage|bybytes] [pool <name>] [<n>] [json|prometheus|heap|folded] (heap: for jeprof and
+ * pprof), or NULL. Sampled objects free in thread caches are credited first (each thread kept out
+ * of its slow paths a moment). Returns 0, or -1 with errno EINVAL (NULL out: nothing written; bad
+ * args: one error line), ENOENT (no pool of that name), ENOMEM, or the errno of a failed write.
  */
 POOL_API int pool_profile_dump(FILE *out, const char *args);
 

@@ -242,6 +242,8 @@ struct pool_head {
 	struct pool_caller_stat callers[POOL_CALLER_SLOTS];
 	atomic_uint prof_live;         /* objects of this pool the profile samples and has not seen
 	                                  freed (pool-profile.c), far from `ro`: written on samples */
+	atomic_uint prof_chosen;       /* the token of the profile that chose this pool, when a
+	                                  profile samples chosen pools only (pool-profile.h) */
 	struct pool_demand demand;
 	struct pool_slabs slabs;       /* the tier below the shared lists (pool-slab.c) */
 	struct pool_bucket buckets[];

@@ -153,6 +153,7 @@
  *   -> the head set's lock (pool-headset.c: a leaf, nothing is locked or allocated under it)
  *   -> the profile's lock (pool-profile.c: a leaf too; the sampler may take it inside a cache
  *      section, and fork() takes it after the sections are quiesced)
+ *   -> the stacks' lock (pool-stack.c: a leaf, alone or under the profile's)
  *   and, last, jemalloc's own. No lock is held inside a BUSY window. The pool list lock knows
  *   its owner (pool-lock.h), and every function that takes it goes on under its caller's hold:
  *   pool_for_each() holds it while its callback runs, and the callback may call the library.
@@ -215,6 +216,7 @@
 #include "tcache/pool-magazine.h"
 #include "os/pool-os.h"
 #include "debug/pool-profile.h"
+#include "debug/pool-symbols.h"
 #include "os/pool-san.h"
 #include "shared/pool-slab.h"
 #include "tcache/pool-thread.h"
@@ -874,6 +876,7 @@ static void fork_child(void)
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_child(p);
 	pool__prof_fork_child();
+	pool__sym_fork_child();
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();

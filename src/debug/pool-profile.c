@@ -13,9 +13,11 @@
  *    sampled more often than small ones in proportion to their size. A sampled object is
  *    remembered here, outside the object, in a table keyed by its address: the object layout
  *    never changes, and the profile can start and stop at any moment. Its record holds the
- *    pool, the allocating site (the return address of the pool_alloc(), pool_zalloc() or bulk
- *    call) and the time.
- * 2. Rows. Each (site, pool) pair has a row: objects sampled there, those seen freed (credited
+ *    pool, the allocating site and the time. A site is a call stack (pool-stack.c: taken with
+ *    libunwind when the sampler picks the allocation, stored once per distinct stack, named
+ *    by an id here), its first frame the return address of the pool_alloc(), pool_zalloc() or
+ *    bulk call.
+ * 2. Rows. Each (stack, pool) pair has a row: objects sampled there, those seen freed (credited
  *    back to that row, whichever thread freed them), and those still live, whose ages the
  *    snapshot reads from their records. One live sample of an s-byte object stands for
  *    1 / (1 - exp(-s / rate)) objects (pool__prof_weight()), the estimate of what the site holds.
@@ -23,8 +25,12 @@
  *    path, found in a magazine of free objects, or handed out again by a slow path. How often a
  *    free is seen, and what that costs, is the sampler's business (pool-sample.c).
  * 4. Bounds. POOL_PROF_RECORDS records (a sample past them is counted as dropped, not
- *    remembered), POOL_PROF_SITES rows (a pair past them is counted in the "[other]" row): the
- *    tables are static, pool__prof_table_bytes() in all, and the profile allocates nothing.
+ *    remembered), POOL_PROF_SITES rows (a pair past them, or a stack the stacks' tables refused,
+ *    is counted in the "[other]" row): the tables are static, pool__prof_table_bytes() in all
+ *    with the stacks', and the profile allocates nothing.
+ * 5. Chosen pools. A profile may sample only the pools chosen when it starts (`pools profile on
+ *    rate 1 pool <name>`: every allocation of one pool, the exact mode for small leaks); the
+ *    others' samplers draw no interval (pool__prof_wants()).
  *
  * Concurrency: one lock guards the tables (a struct pool_lock, pool-lock.h: the functions that
  * need it held assert it). It is a leaf lock: nothing is locked, allocated or entered (a cache
@@ -34,6 +40,7 @@
  * at a later check or at the next audit.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -50,11 +57,11 @@ struct prof_record {
 };
 
 struct prof_row {
-	uintptr_t site;                 /* 0 and pool 0: unused (row 0: "[other]") */
+	uint32_t stack;                 /* 0 and pool 0: unused (row 0: "[other]") */
 	uintptr_t pool;
 	char name[POOL_NAME_MAX + 1];
 	size_t size;
-	atomic_ulong samples, freed;
+	atomic_ulong samples, kept, freed;
 	atomic_uint live;
 };
 
@@ -68,6 +75,8 @@ static uint64_t dropped, forgotten, start_ns;
 atomic_uint pool__prof_nlive;
 _Atomic unsigned short pool__prof_filter[POOL_PROF_FILTER];
 atomic_uint pool__prof_generation;
+atomic_uint pool__prof_only;
+static atomic_uint choose_tokens;
 static atomic_size_t prof_rate = POOL_PROFILE_RATE_DEF;
 
 #define RECORD_BITS 13u                         /* log2(POOL_PROF_SLOTS) */
@@ -82,7 +91,8 @@ _Static_assert(POOL_PROF_INDEX >= 2 * POOL_PROF_SITES, "row index load");
 
 size_t pool__prof_table_bytes(void)
 {
-	return sizeof(records) + sizeof(rows) + sizeof(row_index) + sizeof(pool__prof_filter);
+	return sizeof(records) + sizeof(rows) + sizeof(row_index) + sizeof(pool__prof_filter) +
+	       pool__stack_table_bytes();
 }
 
 static uint64_t now_ns(void)
@@ -102,29 +112,34 @@ size_t pool__prof_rate(void)
 /* Rows                                                                                       */
 /* ------------------------------------------------------------------------------------------ */
 
-static unsigned int row_hash(uintptr_t site, uintptr_t pool)
+static unsigned int row_hash(uint32_t stack, uintptr_t pool)
 {
-	return pool__hash_bits((uint64_t)site ^ ((uint64_t)pool * UINT64_C(0xff51afd7ed558ccd)),
+	return pool__hash_bits((uint64_t)stack ^ ((uint64_t)pool * UINT64_C(0xff51afd7ed558ccd)),
 	                       INDEX_BITS);
 }
 
-/* Lock held: the row of (site, pool), made if it is new; row 0 ("[other]") when all are taken. */
-static unsigned int row_of(const void *site, const struct pool_head *pool)
+/*
+ * Lock held: the row of (stack, pool), made if it is new; row 0 ("[other]") when all are taken
+ * or the stack was not stored (id 0).
+ */
+static unsigned int row_of(uint32_t stack, const struct pool_head *pool)
 {
-	unsigned int h = row_hash((uintptr_t)site, (uintptr_t)pool), i, r;
+	unsigned int h = row_hash(stack, (uintptr_t)pool), i, r;
 
 	POOL_ASSERT(pool__lock_held(&prof_lock));
+	if (!stack)
+		return 0;
 	for (i = 0; i < POOL_PROF_INDEX; i++, h = (h + 1) & (POOL_PROF_INDEX - 1)) {
 		if (!row_index[h])
 			break;
 		r = row_index[h] - 1u;
-		if (rows[r].site == (uintptr_t)site && rows[r].pool == (uintptr_t)pool)
+		if (rows[r].stack == stack && rows[r].pool == (uintptr_t)pool)
 			return r;
 	}
 	if (nrows == POOL_PROF_SITES || i == POOL_PROF_INDEX)
 		return 0;
 	r = nrows++;
-	rows[r].site = (uintptr_t)site;
+	rows[r].stack = stack;
 	rows[r].pool = (uintptr_t)pool;
 	memcpy(rows[r].name, pool->name, sizeof(rows[r].name));
 	rows[r].size = pool->ro.size;
@@ -198,19 +213,19 @@ static void credit_slot(unsigned int i)
 	erase(i);
 }
 
-void pool__prof_count(struct pool_head *pool, const void *site, unsigned int samples,
+void pool__prof_count(struct pool_head *pool, uint32_t stack, unsigned int samples,
                       unsigned int freed)
 {
 	unsigned int r;
 
 	pool__lock(&prof_lock);
-	r = row_of(site, pool);
+	r = row_of(stack, pool);
 	atomic_fetch_add_explicit(&rows[r].samples, samples, memory_order_relaxed);
 	atomic_fetch_add_explicit(&rows[r].freed, freed, memory_order_relaxed);
 	pool__unlock(&prof_lock);
 }
 
-int pool__prof_record(struct pool_head *pool, void *obj, const void *site, uint64_t born_ns)
+int pool__prof_record(struct pool_head *pool, void *obj, uint32_t stack, uint64_t born_ns)
 {
 	uintptr_t addr = (uintptr_t)obj;
 	unsigned int i, r;
@@ -221,8 +236,9 @@ int pool__prof_record(struct pool_head *pool, void *obj, const void *site, uint6
 	slot = find(addr);
 	if (slot >= 0)
 		credit_slot((unsigned int)slot);
-	r = row_of(site, pool);
+	r = row_of(stack, pool);
 	atomic_fetch_add_explicit(&rows[r].samples, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rows[r].kept, 1, memory_order_relaxed);
 	if (atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed) >= POOL_PROF_RECORDS) {
 		/* counted as sampled and freed at once: the row's figures stay consistent */
 		atomic_fetch_add_explicit(&rows[r].freed, 1, memory_order_relaxed);
@@ -294,6 +310,7 @@ void pool__prof_reset(size_t rate)
 {
 	unsigned int i;
 
+	pool__stack_prepare();
 	pool__lock(&prof_lock);
 	for (i = 0; i < POOL_PROF_SLOTS; i++)
 		if (records[i].addr)
@@ -302,14 +319,17 @@ void pool__prof_reset(size_t rate)
 	for (i = 0; i < POOL_PROF_FILTER; i++)
 		atomic_store_explicit(&pool__prof_filter[i], 0, memory_order_relaxed);
 	for (i = 0; i < POOL_PROF_SITES; i++) {
-		rows[i].site = rows[i].pool = 0;
+		rows[i].stack = 0;
+		rows[i].pool = 0;
 		rows[i].name[0] = 0;
 		rows[i].size = 0;
 		atomic_store_explicit(&rows[i].samples, 0, memory_order_relaxed);
+		atomic_store_explicit(&rows[i].kept, 0, memory_order_relaxed);
 		atomic_store_explicit(&rows[i].freed, 0, memory_order_relaxed);
 		atomic_store_explicit(&rows[i].live, 0, memory_order_relaxed);
 	}
 	memset(row_index, 0, sizeof(row_index));
+	pool__stack_reset();
 	nrows = 1;
 	dropped = forgotten = 0;
 	start_ns = now_ns();
@@ -317,6 +337,26 @@ void pool__prof_reset(size_t rate)
 	atomic_store_explicit(&prof_rate, rate, memory_order_relaxed);
 	atomic_fetch_add_explicit(&pool__prof_generation, 1, memory_order_release);
 	pool__unlock(&prof_lock);
+}
+
+unsigned int pool__prof_choose_begin(void)
+{
+	unsigned int t;
+
+	/* never 0, which means every pool */
+	while (!(t = atomic_fetch_add_explicit(&choose_tokens, 1, memory_order_relaxed) + 1))
+		;
+	return t;
+}
+
+void pool__prof_choose(struct pool_head *pool, unsigned int token)
+{
+	atomic_store_explicit(&pool->prof_chosen, token, memory_order_relaxed);
+}
+
+void pool__prof_choose_end(unsigned int token)
+{
+	atomic_store_explicit(&pool__prof_only, token, memory_order_release);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -353,14 +393,19 @@ uint64_t pool__prof_interval(uint64_t *rng, size_t size, size_t rate)
 /* Snapshots                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-static void copy_row(struct pool_prof_row *o, unsigned int r, size_t rate)
+/* Lock held: row `r` into *o, with its stack (only tried with `try_only`). */
+static void copy_row(struct pool_prof_row *o, unsigned int r, size_t rate, int try_only)
 {
-	memset(o, 0, sizeof(*o));
-	o->site = rows[r].site;
+	/* all but the frames, which the stack fills as far as it goes */
+	memset(o, 0, offsetof(struct pool_prof_row, frames));
+	memset(&o->pool, 0, sizeof(*o) - offsetof(struct pool_prof_row, pool));
+	o->stack = rows[r].stack;
+	o->depth = pool__stack_get(o->stack, o->frames, POOL_STACK_DEPTH_MAX, try_only);
 	o->pool = rows[r].pool;
 	memcpy(o->name, rows[r].name, sizeof(o->name));
 	o->size = rows[r].size;
 	o->samples = atomic_load_explicit(&rows[r].samples, memory_order_relaxed);
+	o->kept = atomic_load_explicit(&rows[r].kept, memory_order_relaxed);
 	o->freed = atomic_load_explicit(&rows[r].freed, memory_order_relaxed);
 	o->live = atomic_load_explicit(&rows[r].live, memory_order_relaxed);
 	o->weight = r ? pool__prof_weight(o->size, rate) : 0;
@@ -377,10 +422,19 @@ size_t pool__prof_snapshot(struct pool_prof_row *out, size_t max, struct pool_pr
 	memset(sum, 0, sizeof(*sum));
 	sum->rate = rate;
 	sum->gen = pool__prof_gen();
+	sum->depth = pool__stack_depth();
+	sum->chosen = atomic_load_explicit(&pool__prof_only, memory_order_relaxed) != 0;
 	sum->dropped = dropped;
 	sum->forgotten = forgotten;
 	sum->start_ns = start_ns;
 	sum->live = atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed);
+	{
+		struct pool_stack_usage u;
+
+		pool__stack_usage(&u);
+		sum->stacks = u.stacks;
+		sum->stacks_refused = u.refused;
+	}
 	for (r = 0; r < nrows; r++) {
 		uint64_t samples = atomic_load_explicit(&rows[r].samples, memory_order_relaxed);
 
@@ -390,7 +444,7 @@ size_t pool__prof_snapshot(struct pool_prof_row *out, size_t max, struct pool_pr
 		if (!samples || n == max)
 			continue;
 		where[r] = (uint16_t)n;
-		copy_row(&out[n++], r, rate);
+		copy_row(&out[n++], r, rate, 0);
 	}
 	for (k = 0; k < n; k++)
 		out[k].age_min_ms = UINT64_MAX;
@@ -435,7 +489,7 @@ size_t pool__prof_top_of(const struct pool_head *pool, struct pool_prof_row *out
 			continue;
 		for (; k > 0 && out[k - 1].live < live; k--)
 			out[k] = out[k - 1];
-		copy_row(&out[k], r, rate);
+		copy_row(&out[k], r, rate, 1);
 	}
 	pool__unlock(&prof_lock);
 	return n;
@@ -448,16 +502,19 @@ size_t pool__prof_top_of(const struct pool_head *pool, struct pool_prof_row *out
 void pool__prof_fork_prepare(void)
 {
 	pool__lock(&prof_lock);
+	pool__stack_fork_prepare();
 }
 
 void pool__prof_fork_parent(void)
 {
 	POOL_ASSERT(pool__lock_held(&prof_lock));
+	pool__stack_fork_parent();
 	pool__unlock(&prof_lock);
 }
 
 void pool__prof_fork_child(void)
 {
 	POOL_ASSERT(pool__lock_held(&prof_lock));
+	pool__stack_fork_child();
 	pool__unlock(&prof_lock);
 }

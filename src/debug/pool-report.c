@@ -11,7 +11,6 @@
  * (pool__symbolize(), which `pools show detailed` uses too); pool-report.h says why the report
  * may call it from the fault handler and how it bounds the harm.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -23,6 +22,7 @@
 #include "os/pool-os.h"
 #include "debug/pool-profile.h"
 #include "debug/pool-report.h"
+#include "debug/pool-symbols.h"
 #include "os/pool-san.h"
 #include "os/pool-uaf.h"
 
@@ -100,64 +100,6 @@ static void r_dec(struct rbuf *r, uint64_t v)
 	char buf[24];
 
 	r_str(r, fmt_dec(buf, v));
-}
-
-/* Append `s` to buf (size len, NUL-terminated), cutting what does not fit. */
-static void append(char *buf, size_t len, size_t *at, const char *s)
-{
-	while (*s && *at + 1 < len)
-		buf[(*at)++] = *s++;
-	buf[*at] = 0;
-}
-
-/* The last part of a path: what follows its last '/'. */
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-void pool__symbolize(char *buf, size_t len, const void *addr, unsigned int how)
-{
-	char num[24];
-	Dl_info info;
-	size_t at = 0;
-	int found;
-
-	if (!len)
-		return;
-	buf[0] = 0;
-	if (!addr) {
-		append(buf, len, &at, "(unknown)");
-		return;
-	}
-	found = dladdr(addr, &info) != 0;
-	if (found && info.dli_sname && info.dli_saddr) {
-		append(buf, len, &at, info.dli_sname);
-		append(buf, len, &at, "+");
-		append(buf, len, &at,
-		       fmt_hex(num, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_saddr), 1));
-		if (!(how & POOL_SYM_SHORT)) {
-			append(buf, len, &at, " (");
-			append(buf, len, &at, base_name(info.dli_fname ? info.dli_fname : "?"));
-			append(buf, len, &at, ")");
-		}
-	} else if (found && info.dli_fname && info.dli_fbase) {
-		fmt_hex(num, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_fbase), 1);
-		if (how & POOL_SYM_SHORT) {
-			append(buf, len, &at, base_name(info.dli_fname));
-			append(buf, len, &at, "+");
-			append(buf, len, &at, num);
-		} else {
-			append(buf, len, &at, info.dli_fname);
-			append(buf, len, &at, "(+");
-			append(buf, len, &at, num);
-			append(buf, len, &at, ")");
-		}
-	} else {
-		append(buf, len, &at, fmt_hex(num, (uint64_t)(uintptr_t)addr, 1));
-	}
 }
 
 /*
@@ -286,9 +228,48 @@ __attribute__((noreturn)) void pool__report(const struct pool_report *rep)
 /* The report of a failed allocation                                                          */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * The frames of a stack, each on a line of its own ("<first>" after what the caller wrote, then
+ * "libpool:<indent><- frame"), named with libdw when `full` (a session of the symbolizer,
+ * only tried), else with dladdr(3).
+ */
+static void r_stack(struct rbuf *r, const uintptr_t *frames, unsigned int depth, int full,
+                    const char *indent)
+{
+	struct pool_sym syms[8];
+	char buf[320];
+	unsigned int i, k, n;
+
+	full = full && pool__sym_begin(1) == 0;
+	for (i = 0; i < depth; i++) {
+		r_flush(r);
+		if (full) {
+			n = pool__sym_frames(frames[i], syms, 8);
+		} else {
+			n = 1;
+		}
+		for (k = 0; k < n; k++) {
+			if (i || k) {
+				r_str(r, "libpool:");
+				r_str(r, indent);
+				r_str(r, "<- ");
+			}
+			if (full)
+				pool__sym_format(buf, sizeof(buf), &syms[k], 0);
+			else
+				pool__symbolize(buf, sizeof(buf), (const void *)frames[i], 0);
+			r_str(r, buf);
+			r_str(r, "\n");
+		}
+	}
+	if (full)
+		pool__sym_end();
+}
+
 void pool__report_failure(const struct pool_fail_info *f)
 {
 	const struct pool_head *pool = f->pool;
+	uintptr_t caller = (uintptr_t)f->caller;
 	struct rbuf r;
 	size_t i;
 
@@ -312,7 +293,13 @@ void pool__report_failure(const struct pool_fail_info *f)
 	r_dec(&r, (uint64_t)f->allocated * pool->stride);
 	r_str(&r, " bytes), ");
 	r_dec(&r, f->used);
-	r_str(&r, " used (handed out or cached); ");
+	r_str(&r, " used (handed out or cached)");
+	if (f->cached_known) {
+		r_str(&r, ", ");
+		r_dec(&r, f->in_use);
+		r_str(&r, " in use");
+	}
+	r_str(&r, "; ");
 	r_dec(&r, f->failed);
 	r_str(&r, f->failed == 1 ? " failure\n" : " failures\n");
 	if (f->suppressed) {
@@ -321,21 +308,28 @@ void pool__report_failure(const struct pool_fail_info *f)
 		r_str(&r, " more failures since the last report were not reported\n");
 	}
 	r_str(&r, "libpool:   caller: ");
-	r_sym(&r, f->caller);
-	r_str(&r, "\n");
+	if (f->depth)
+		r_stack(&r, f->stack, f->depth, f->full_names, "     ");
+	else
+		r_stack(&r, &caller, 1, f->full_names, "     ");
 	if (f->nsites)
 		r_str(&r, f->exact ? "libpool:   callers holding the most objects of the pool "
 		                     "(exact, caller debugging):\n" :
-		      "libpool:   sites holding the most objects of the pool (estimated from the "
-		      "profile's samples):\n");
-	else if (f->profiling)
-		r_str(&r, "libpool:   no site of this pool sampled yet\n");
+		      f->cached_known ? "libpool:   sites holding the most objects of the pool (its "
+		                        "objects in use shared by the profile's live samples):\n" :
+		      "libpool:   sites holding the most objects of the pool (its objects used, "
+		      "cached ones included, shared by the profile's live samples):\n");
+	else if (f->profiling) {
+		r_str(&r, "libpool:   no site of this pool sampled yet: `pools profile on rate 1 pool ");
+		r_str(&r, pool->name);
+		r_str(&r, "` samples every allocation of the pool\n");
+	}
 	else
 		r_str(&r, "libpool:   for the sites holding it: `pools profile on` (CLI), "
 		          "pool_profile_start() or POOL_DEBUG=profile\n");
 	for (i = 0; i < f->nsites; i++) {
 		const struct pool_prof_row *row = &f->sites[i];
-		uint64_t objs = f->exact ? row->live : (uint64_t)((double)row->live * row->weight + 0.5);
+		uint64_t objs = f->objects[i];
 
 		r_str(&r, f->exact ? "libpool:     " : "libpool:     ~");
 		r_dec(&r, objs * pool->stride);
@@ -349,8 +343,10 @@ void pool__report_failure(const struct pool_fail_info *f)
 			r_str(&r, row->live == 1 ? " live sample)" : " live samples)");
 		}
 		r_str(&r, ": ");
-		r_sym(&r, (const void *)row->site);
-		r_str(&r, "\n");
+		if (row->depth)
+			r_stack(&r, row->frames, row->depth, f->full_names, "       ");
+		else
+			r_str(&r, "(its stack was being written: not read)\n");
 	}
 	r_flush(&r);
 }

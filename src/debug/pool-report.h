@@ -57,12 +57,19 @@ struct pool_prof_row;
 struct pool_fail_info {
 	const struct pool_head *pool;      /* the pool that failed */
 	const void *caller;                /* the allocating code */
+	const uintptr_t *stack;            /* its call stack, stack[0] the caller (depth 0: none) */
+	unsigned int depth;
 	const char *cause;                 /* why, in words */
 	size_t limit;                      /* the pool's limit, 0: none */
 	size_t allocated, used;            /* its counts when it failed */
+	size_t in_use;                     /* used less the objects in thread caches */
+	int cached_known;                  /* in_use knows the cached objects (else it is used) */
+	int os_failed;                     /* the OS layer gave no memory (not a limit, not -dMfail) */
+	int full_names;                    /* name frames with libdw (it allocates), not dladdr */
 	uint64_t failed;                   /* its failures so far */
 	uint64_t suppressed;               /* reports left out since the last one (any pool) */
 	const struct pool_prof_row *sites; /* the sites holding the most, best first */
+	const uint64_t *objects;           /* the objects each holds (estimated, or exact) */
 	size_t nsites;
 	int exact;                         /* sites[] counts are exact (caller debugging), not
 	                                      estimated from samples */
@@ -73,23 +80,12 @@ struct pool_fail_info {
  * Write the report of a failed allocation to stderr (it does not abort):
  *   libpool: allocation failed in pool '<name>' (<size> bytes): <cause>
  *   libpool:   limit <n> objects|no limit; <n> allocated (<bytes> bytes), <n> used; <n> failures
- *   libpool:   caller: <symbol>
- * then the sites holding the pool, or how to have them named. Like pool__report(): a fixed
- * buffer and write(2), no allocation, no lock of ours; dladdr(3) names the callers.
+ *   libpool:   caller: <frame>, then a line "libpool:     <- <frame>" per frame of its stack
+ * then the sites holding the pool, each with its stack, or how to have them named. Like
+ * pool__report(): a fixed buffer and write(2), no lock of ours but the symbolizer's, only
+ * tried; frames are named with libdw when `full_names` (which allocates), else with dladdr(3).
  */
 void pool__report_failure(const struct pool_fail_info *f);
-
-/*
- * The symbolizer of the library, for the report and for `pools show detailed`: `addr` into
- * buf[0..len) (always NUL-terminated, cut to `len`), looked up once with dladdr(3). By default,
- * as the report writes it: "symbol+0xoff (file)", or "path(+0xoff)" for an address without a
- * dynamic symbol (a static function: what backtrace_symbols() writes, for addr2line), or the
- * bare address ("(unknown)" for NULL). With POOL_SYM_SHORT, as `pools show` writes it:
- * "symbol+0xoff", or "file+0xoff" (the file's last path component), or the bare address.
- * Not async-signal-safe (dladdr(3): see above). Thread-safe.
- */
-#define POOL_SYM_SHORT 0x1u
-void pool__symbolize(char *buf, size_t len, const void *addr, unsigned int how);
 
 /*
  * Install (once) the SIGSEGV handler that turns a fault inside a use-after-free mapping into a

@@ -316,10 +316,14 @@ static const struct cli_command cli_commands[] = {
 	{ "pools", "debug", POOL_CLI_USER, cmd_debug, "pools debug",
 	  "the debugging options in effect ('pools debug help': the table)" },
 	{ "pools", "profile", POOL_CLI_USER, cmd_profile,
-	  "pools profile [bysite|bypool|byage|bybytes] [pool <name>] [<n>] [json|prometheus]",
-	  "the bytes each allocating site holds, estimated from the profile's samples\n"
-	  "(exact under caller debugging), most first (bybytes), by site, by pool or\n"
-	  "oldest first; <n>: the first <n> sites only; addresses only at level admin" },
+	  "pools profile [bysite|bypool|byage|bybytes] [pool <name>] [<n>]\n"
+	  "    [json|prometheus|heap|folded]",
+	  "the bytes each allocating site (a call stack) holds, estimated from\n"
+	  "the profile's samples (exact under caller debugging or with every\n"
+	  "allocation sampled), most first (bybytes), by site, by pool or oldest\n"
+	  "first; <n>: the first <n> sites only; heap: a heap profile for jeprof\n"
+	  "and pprof; folded: folded stacks for flame graphs; addresses only at\n"
+	  "level admin" },
 	{ "pools", "trim", POOL_CLI_OPERATOR, cmd_trim, "pools trim",
 	  "give back now what the pools hold beyond what is in use (memory also\n"
 	  "comes back by itself once unused through a demand window)" },
@@ -330,9 +334,12 @@ static const struct cli_command cli_commands[] = {
 	  "change the options that may change at run time (pools debug help)" },
 	{ "pools", "limit", POOL_CLI_ADMIN, cmd_limit, "pools limit <pool> <objects>",
 	  "cap the objects the pools named <pool> may hold (0: no limit)" },
-	{ "pools", "profile", POOL_CLI_ADMIN, NULL, "pools profile on [rate <bytes>]|off",
+	{ "pools", "profile", POOL_CLI_ADMIN, NULL,
+	  "pools profile on [rate <bytes>] [depth <frames>] [pool <name>]...|off",
 	  "start a new profile: one sample per about <bytes> allocated per thread\n"
-	  "(512k by default); or stop it, its figures kept" },
+	  "(0: 512k, the default; 1: every allocation), stacks of up to\n"
+	  "<frames> (32 by default, 64 at most), of the pools named only; or\n"
+	  "stop it, its figures kept" },
 };
 
 #define NB_COMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))

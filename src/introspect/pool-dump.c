@@ -44,7 +44,7 @@
 #include "core/pool-int.h"
 #include "introspect/pool-dump.h"
 #include "introspect/pool-profile-dump.h"
-#include "debug/pool-report.h"
+#include "debug/pool-symbols.h"
 #include "introspect/pool-text.h"
 
 /* Callers listed per pool by `detailed`: the ones with the most live objects. */
@@ -579,8 +579,7 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 			fputc('\n', out);
 		}
 		for (k = 0; k < e->ncallers; k++) {
-			pool__symbolize(sym, sizeof(sym), (const void *)e->callers[k].addr,
-			                POOL_SYM_SHORT);
+			pool__sym_name(sym, sizeof(sym), e->callers[k].addr, 0);
 			fprintf(out, "      caller %s (%#lx): %ld live objects\n", sym,
 			        (unsigned long)e->callers[k].addr, e->callers[k].live);
 		}
@@ -639,8 +638,7 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 			if (e->records_callers) {
 				fputs(", \"callers\": [", out);
 				for (k = 0; k < e->ncallers; k++) {
-					pool__symbolize(sym, sizeof(sym), (const void *)e->callers[k].addr,
-					                POOL_SYM_SHORT);
+					pool__sym_name(sym, sizeof(sym), e->callers[k].addr, 0);
 					fprintf(out, "%s{\"address\": \"%#lx\", \"symbol\": ", k ? ", " : "",
 					        (unsigned long)e->callers[k].addr);
 					pool_json_write_string(out, sym);

@@ -2,9 +2,11 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * POOL_LEAK_REPORT: the objects still in use at exit, per pool and per allocating site, on
- * stderr, from a view of the profile (src/introspect/pool-profile-dump.c).
+ * POOL_LEAK_REPORT: the objects still in use at exit, per pool and per allocating site (a call
+ * stack), on stderr, from a view of the profile (src/introspect/pool-profile-view.c), and the
+ * same as a heap profile in a file, for jeprof and pprof (src/introspect/pool-profile-heap.c).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,12 +17,16 @@
 
 #include "core/pool-int.h"
 #include "introspect/pool-profile-dump.h"
+#include "introspect/pool-profile-heap.h"
 
 /*
  * The objects still in use at exit, per pool and per allocating site, on stderr, as jemalloc's
  * prof_leak and valgrind's leak summary print them: POOL_LEAK_REPORT=1 (text), =json, or =error
  * (text, and the process exits with status 1 when any object is in use, as jemalloc's
- * prof_leak_error does). Read once by the constructor of pool-dump.c (the one of
+ * prof_leak_error does), and with heap:<path> (alone, or after one of those and a comma) a heap
+ * profile of what is in use written to <path> ("%p" in it: the process id), which jeprof and
+ * pprof read (jemalloc's prof_final writes one the same way). Read once by the constructor of
+ * pool-dump.c (the one of
  * POOL_STATS_ON_EXIT, so that the static library links both or neither); the report runs from
  * an atexit() handler registered early, so after the program's own handlers (and so after most
  * of its cleanup), at exit() or a return from main(). Cached objects are free: each pool's
@@ -32,8 +38,10 @@
 
 enum leak_mode { LEAK_OFF = 0, LEAK_TEXT, LEAK_JSON, LEAK_ERROR };
 static enum leak_mode leak_mode;
+static char *leak_heap_path;            /* heap:<path>, or NULL */
 
-static void leak_text_site(FILE *out, const struct pool_view_site *s)
+static void leak_text_site(FILE *out, const struct pool_profile_view *v,
+                           const struct pool_view_site *s)
 {
 	const char *t = s->exact ? "" : "~";
 
@@ -41,12 +49,20 @@ static void leak_text_site(FILE *out, const struct pool_view_site *s)
 	        t, s->bytes, s->sym);
 	if (s->row.live)
 		fprintf(out, " (%" PRIu64 " live sample%s, age ms %" PRIu64 "/%" PRIu64 "/%" PRIu64
-		        ")", s->row.live, s->row.live == 1 ? "" : "s", s->row.age_min_ms, pool__profile_age_avg(s),
-		        s->row.age_max_ms);
-	else if (!s->row.site)
-		fputs(s->exact ? " (callers past the table of caller debugging)" :
-		      " (no live sample: POOL_DEBUG=profile or caller names the sites)", out);
+		        ")", s->row.live, s->row.live == 1 ? "" : "s", s->row.age_min_ms,
+		        pool__profile_age_avg(s), s->row.age_max_ms);
+	else if (!s->row.depth && s->exact)
+		fputs(" (callers past the table of caller debugging)", out);
+	else if (!s->row.depth && v->sum.gen)
+		/* a profile ran: too few bytes for its rate, or a pool it did not choose */
+		fprintf(out, " (no live sample at one sample per %zu bytes%s: `pools profile on "
+		        "rate 1 pool %s`, or POOL_DEBUG=profile=1 for every pool, samples every "
+		        "allocation)", v->sum.rate, v->sum.chosen ? " in the pools chosen" : "",
+		        s->row.name);
+	else if (!s->row.depth)
+		fputs(" (no live sample: POOL_DEBUG=profile or caller names the sites)", out);
 	fputc('\n', out);
+	pool__profile_site_lines(out, v, s, "libpool:       ", 0);
 }
 
 /* Write the report of `v` to `out` in `mode`; returns the objects in use. */
@@ -83,7 +99,7 @@ static uint64_t leak_write(FILE *out, struct pool_profile_view *v, enum leak_mod
 			pool_json_write_string(out, p->name);
 			fprintf(out, ", \"size\": %zu, \"in_use\": %" PRIu64 ", \"in_use_bytes\": %" PRIu64
 			        ", \"exact\": %s, \"sites\": [", p->size, p->in_use,
-			        p->in_use * p->stride, p->exact ? "true" : "false");
+			        p->in_use * p->stride, p->exact || p->sampled_all ? "true" : "false");
 			for (j = 0; list && j < n; j++) {
 				fputs(j ? ", " : "", out);
 				pool__profile_site_json(out, v, list[j]);
@@ -93,9 +109,10 @@ static uint64_t leak_write(FILE *out, struct pool_profile_view *v, enum leak_mod
 			fprintf(out, "libpool:   pool '%s' (%zu bytes): %" PRIu64 " objects (%" PRIu64
 			        " bytes) in use, by site (%s):\n", p->name, p->size, p->in_use,
 			        p->in_use * p->stride, p->exact ? "exact, caller debugging" :
+			        p->sampled_all ? "exact: every allocation sampled" :
 			        "~: estimated from the profile's samples");
 			for (j = 0; list && j < n; j++)
-				leak_text_site(out, list[j]);
+				leak_text_site(out, v, list[j]);
 		}
 		free(list);
 	}
@@ -123,19 +140,67 @@ int pool__exit_wait_list(const char *what, const char *nothing)
 	return 0;
 }
 
+/* The heap profile of `v` into the file of heap:<path> ("%p" in it: the process id). */
+static void leak_write_heap(const struct pool_profile_view *v)
+{
+	struct pool_view_site **list = malloc((v->nsites ? v->nsites : 1) * sizeof(*list));
+	char path[4096];
+	const char *p;
+	size_t at = 0, i;
+	FILE *f;
+	int ret;
+
+	for (p = leak_heap_path; *p && at + 24 < sizeof(path); p++) {
+		if (p[0] == '%' && p[1] == 'p') {
+			at += (size_t)snprintf(path + at, sizeof(path) - at, "%ld", (long)getpid());
+			p++;
+		} else {
+			path[at++] = *p;
+		}
+	}
+	path[at] = 0;
+	if (!list) {
+		fputs("libpool: POOL_LEAK_REPORT: not enough memory for the heap profile.\n", stderr);
+		return;
+	}
+	for (i = 0; i < v->nsites; i++)
+		list[i] = &v->sites[i];
+	f = fopen(path, "we");
+	if (!f) {
+		fprintf(stderr, "libpool: POOL_LEAK_REPORT: cannot write the heap profile to %s: "
+		        "%s\n", path, strerror(errno));
+		free(list);
+		return;
+	}
+	ret = pool__profile_write_heap(f, v, list, v->nsites);
+	if (fclose(f) != 0 || ret < 0)
+		fprintf(stderr, "libpool: POOL_LEAK_REPORT: the heap profile %s is incomplete: %s\n",
+		        path, strerror(errno));
+	else
+		fprintf(stderr, "libpool: leak report: heap profile of process %ld in %s (jeprof or "
+		        "google-pprof --text <program> %s)\n", (long)getpid(), path, path);
+	free(list);
+}
+
 static void leak_report(void)
 {
 	struct pool_profile_view *v;
-	uint64_t objs;
+	uint64_t objs = 0;
 
 	if (pool__exit_wait_list("POOL_LEAK_REPORT", "no report") != 0)
 		return;
-	v = pool__profile_view_make(1);
+	/* jeprof and pprof name the heap profile's addresses themselves */
+	v = pool__profile_view_make_named(1, leak_mode != LEAK_OFF);
 	if (!v) {
 		fputs("libpool: POOL_LEAK_REPORT: not enough memory for the report.\n", stderr);
 		return;
 	}
-	objs = leak_write(stderr, v, leak_mode);
+	/* the text names frames; the JSON gives their addresses too */
+	v->addresses = leak_mode == LEAK_JSON;
+	if (leak_mode != LEAK_OFF)
+		objs = leak_write(stderr, v, leak_mode);
+	if (leak_heap_path)
+		leak_write_heap(v);
 	pool__profile_view_free(v);
 	fflush(stderr);
 	if (leak_mode == LEAK_ERROR && objs) {
@@ -148,19 +213,32 @@ static void leak_report(void)
 
 void pool__leak_report_init(void)
 {
-	const char *m = getenv("POOL_LEAK_REPORT");
+	const char *m = getenv("POOL_LEAK_REPORT"), *heap;
+	size_t len;
 
 	if (!m || !*m || !strcmp(m, "0"))
 		return;
-	if (!strcmp(m, "1"))
+	/* heap:<path> last (a path may hold commas), after a mode and a comma or alone */
+	heap = !strncmp(m, "heap:", 5) ? m : strstr(m, ",heap:");
+	len = heap ? (size_t)(heap - m) : strlen(m);
+	if (heap)
+		heap += *heap == ',' ? 6 : 5;
+	if (!len && heap)
+		leak_mode = LEAK_OFF;
+	else if (len == 1 && !strncmp(m, "1", len))
 		leak_mode = LEAK_TEXT;
-	else if (!strcmp(m, "json"))
+	else if (len == 4 && !strncmp(m, "json", len))
 		leak_mode = LEAK_JSON;
-	else if (!strcmp(m, "error"))
+	else if (len == 5 && !strncmp(m, "error", len))
 		leak_mode = LEAK_ERROR;
-	else {
-		fprintf(stderr, "libpool: ignoring POOL_LEAK_REPORT='%s' (expected 1, json or "
-		        "error)\n", m);
+	else
+		heap = m = NULL;
+	if (heap && (!*heap || !(leak_heap_path = strdup(heap))))
+		m = NULL;
+	if (!m) {
+		fprintf(stderr, "libpool: ignoring POOL_LEAK_REPORT='%s' (expected 1, json or error, "
+		        "or heap:<path> alone or after one of them and a comma)\n",
+		        getenv("POOL_LEAK_REPORT"));
 		return;
 	}
 	if (atexit(leak_report) != 0)

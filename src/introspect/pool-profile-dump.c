@@ -2,27 +2,14 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The profile's outputs: `pools profile` (text, JSON, Prometheus), its part of `pools show
- * detailed`, pool_profile_start(), pool_profile_stop() and pool_profile_dump(); the views the
- * leak report at exit uses (POOL_LEAK_REPORT, src/introspect/pool-leak-report.c).
- *
- * How a view is made (pool__profile_view_make())
- *
- * 1. Audit. Every sampled object lying free in a thread cache is credited first
- *    (pool__profile_audit()), so that no cached object is counted as in use by its site.
- * 2. Pools. For each pool, under the pool list lock: its name, sizes, its exact count of
- *    objects in use (struct pool_stats used - cached: handed out to the program), and under
- *    `caller` debugging a copy of its table of live objects per caller.
- * 3. Rows. A snapshot of the profile's (site, pool) rows with the ages of their live samples.
- * 4. Estimates. A pool's objects in use are shared among its sites in proportion to their live
- *    samples (all samples of a pool stand for the same number of objects, its size being one):
- *    the figures of a pool add up to its exact count, and only their split among its sites is
- *    estimated. What no sample explains (a pool in use with no live sample) is the pool's
- *    "[unsampled]" row. Under `caller` debugging the split is exact: each object carries its
- *    allocating caller, and the pool's table counts them (up to POOL_CALLER_SLOTS callers;
- *    objects of callers past it are "[unsampled]" too).
- * Byte figures are objects times the stride, as in `pools show`. The format of every output is
- * documented in doc/pools-show.md, "pools profile".
+ * The profile's outputs and its command: `pools profile` in text, JSON and Prometheus, its part
+ * of `pools show detailed`, `pools profile on|off`, pool_profile_start(), pool_profile_stop()
+ * and pool_profile_dump(). What they print comes from a view (pool-profile-view.c, which says
+ * how the figures are estimated); the formats of users' tools, the heap profile of jeprof and
+ * pprof and folded stacks, are written by pool-profile-heap.c. Each site is a call stack: the
+ * text names its frames one per line, the JSON gives them as an array, Prometheus labels a
+ * series with its first frame and the stack's functions. Every format is documented in
+ * doc/pools-show.md, "pools profile".
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,222 +24,27 @@
 #include "core/pool-int.h"
 #include "debug/pool-profile.h"
 #include "introspect/pool-profile-dump.h"
-#include "debug/pool-report.h"
+#include "introspect/pool-profile-heap.h"
+#include "debug/pool-stack.h"
+#include "debug/pool-symbols.h"
 #include "introspect/pool-text.h"
 
 #define PROFILE_USAGE "pools profile [bysite|bypool|byage|bybytes] [pool <name>] [<n>] " \
-                      "[json|prometheus]"
-#define PROFILE_ON_USAGE "pools profile on [rate <bytes>] | pools profile off"
-
-/* ------------------------------------------------------------------------------------------ */
-/* Views                                                                                      */
-/* ------------------------------------------------------------------------------------------ */
-
-/* pool_for_each() callback: runs with the pool list lock held. */
-static int view_add_pool(struct pool_head *pool, void *arg)
-{
-	struct pool_profile_view *v = arg;
-	struct pool_view_pool *p;
-	struct pool_stats st;
-
-	if (v->npools == v->pools_cap) {
-		size_t cap = v->pools_cap ? 2 * v->pools_cap : 16;
-		struct pool_view_pool *np = pool__cli_realloc(v->pools, cap * sizeof(*np));
-
-		if (!np) {
-			v->failed = 1;
-			return 1;
-		}
-		v->pools = np;
-		v->pools_cap = cap;
-	}
-	p = &v->pools[v->npools++];
-	memset(p, 0, sizeof(*p));
-	pool_get_stats(pool, &st, sizeof(st));
-	p->addr = (uintptr_t)pool;
-	snprintf(p->name, sizeof(p->name), "%s", pool->name);
-	if (pool->creators > 1) {
-		char *a = pool__cli_calloc(pool->creators, POOL_NAME_MAX + 1);
-		unsigned int i;
-
-		if (!a) {
-			v->failed = 1;
-			return 1;
-		}
-		p->aliases = a;
-		for (i = 1; i < pool->creators; i++)
-			a = stpcpy(a, pool->creator[i].name) + 1;
-	}
-	p->size = st.size;
-	p->stride = st.stride;
-	p->in_use = st.used > st.cached ? st.used - st.cached : 0;
-	if (pool->layout & POOL_DBG_CALLER) {
-		unsigned int i;
-
-		p->exact = 1;
-		for (i = 0; i < POOL_CALLER_SLOTS; i++) {
-			uintptr_t c = atomic_load_explicit(&pool->callers[i].caller,
-			                                   memory_order_relaxed);
-			long live = atomic_load_explicit(&pool->callers[i].live, memory_order_relaxed);
-
-			if (!c || live <= 0)
-				continue;
-			atomic_store_explicit(&p->callers[p->ncallers].caller, c,
-			                      memory_order_relaxed);
-			atomic_store_explicit(&p->callers[p->ncallers].live, live,
-			                      memory_order_relaxed);
-			p->ncallers++;
-		}
-	}
-	return 0;
-}
-
-static struct pool_view_pool *view_find_pool(struct pool_profile_view *v, uintptr_t addr)
-{
-	size_t i;
-
-	for (i = 0; i < v->npools; i++)
-		if (v->pools[i].addr == addr)
-			return &v->pools[i];
-	return NULL;
-}
-
-/* The site of `row` in the view, made if new (caller mode adds sites no sample saw). */
-static struct pool_view_site *view_site_of(struct pool_profile_view *v, size_t *cap, uintptr_t site,
-                                      struct pool_view_pool *p)
-{
-	struct pool_view_site *s;
-	size_t i;
-
-	for (i = 0; i < v->nsites; i++)
-		if (v->sites[i].row.site == site && v->sites[i].pool == p)
-			return &v->sites[i];
-	if (v->nsites == *cap) {
-		size_t ncap = *cap ? 2 * *cap : 64;
-		struct pool_view_site *ns = pool__cli_realloc(v->sites, ncap * sizeof(*ns));
-
-		if (!ns)
-			return NULL;
-		v->sites = ns;
-		*cap = ncap;
-	}
-	s = &v->sites[v->nsites++];
-	memset(s, 0, sizeof(*s));
-	s->row.site = site;
-	s->pool = p;
-	if (p) {
-		s->row.pool = p->addr;
-		memcpy(s->row.name, p->name, sizeof(s->row.name));
-		s->row.size = p->size;
-	}
-	return s;
-}
-
-static void view_name(struct pool_view_site *s)
-{
-	if (s->row.site)
-		pool__symbolize(s->sym, sizeof(s->sym), (const void *)s->row.site, POOL_SYM_SHORT);
-	else
-		snprintf(s->sym, sizeof(s->sym), "%s", s->row.pool ? "[unsampled]" : "[other]");
-}
-
-struct pool_profile_view *pool__profile_view_make(int addresses)
-{
-	struct pool_profile_view *v = pool__cli_calloc(1, sizeof(*v));
-	struct pool_prof_row *rows = pool__cli_malloc(POOL_PROF_SITES * sizeof(*rows));
-	size_t n, i, cap = 0;
-
-	if (!v || !rows)
-		goto fail;
-	v->addresses = addresses;
-	v->on = (POOL__DEBUGGING() & POOL_DBG_PROFILE) != 0;
-	pool__profile_audit();
-	pool_for_each(view_add_pool, v);
-	if (v->failed)
-		goto fail;
-	n = pool__prof_snapshot(rows, POOL_PROF_SITES, &v->sum);
-	for (i = 0; i < n; i++) {
-		struct pool_view_pool *p = rows[i].pool ? view_find_pool(v, rows[i].pool) : NULL;
-		struct pool_view_site *s;
-
-		/* rows of destroyed pools: their objects are gone, their counts stay */
-		s = view_site_of(v, &cap, rows[i].site, p);
-		if (!s)
-			goto fail;
-		s->row = rows[i];
-		if (p)
-			p->live += rows[i].live;
-	}
-	/* the estimates: each pool's exact count shared by live samples, or exact by caller */
-	for (i = 0; i < v->npools; i++) {
-		struct pool_view_pool *p = &v->pools[i];
-		uint64_t told = 0;
-		size_t k;
-
-		if (p->exact) {
-			for (k = 0; k < p->ncallers; k++) {
-				uintptr_t c = atomic_load_explicit(&p->callers[k].caller,
-				                                   memory_order_relaxed);
-				struct pool_view_site *s = view_site_of(v, &cap, c, p);
-
-				if (!s)
-					goto fail;
-				s->exact = 1;
-				s->objects = (uint64_t)atomic_load_explicit(&p->callers[k].live,
-				                                            memory_order_relaxed);
-				told += s->objects;
-			}
-		} else if (p->live) {
-			for (k = 0; k < v->nsites; k++) {
-				struct pool_view_site *s = &v->sites[k];
-
-				if (s->pool != p || !s->row.live)
-					continue;
-				s->objects = (p->in_use * s->row.live + p->live / 2) / p->live;
-			}
-			told = p->in_use;
-		}
-		if (p->in_use > told) {
-			struct pool_view_site *s = view_site_of(v, &cap, 0, p);
-
-			if (!s)
-				goto fail;
-			s->objects = p->in_use - told;
-			s->exact = p->exact;
-		}
-	}
-	for (i = 0; i < v->nsites; i++) {
-		struct pool_view_site *s = &v->sites[i];
-
-		s->bytes = s->objects * (s->pool ? s->pool->stride : 0);
-		view_name(s);
-	}
-	free(rows);
-	return v;
-fail:
-	free(rows);
-	pool__profile_view_free(v);
-	errno = ENOMEM;
-	return NULL;
-}
-
-void pool__profile_view_free(struct pool_profile_view *v)
-{
-	if (!v)
-		return;
-	while (v->npools)
-		free(v->pools[--v->npools].aliases);
-	free(v->pools);
-	free(v->sites);
-	free(v);
-}
+                      "[json|prometheus|heap|folded]"
+#define PROFILE_ON_USAGE "pools profile on [rate <bytes>] [depth <frames>] [pool <name>]... " \
+                         "| pools profile off"
+#define CHOSEN_MAX 16                   /* pools `pools profile on` may name (a bit each) */
+#define CHOSEN_MAX_STR "16"
+#define DEPTH_MAX_STR "64"
+_Static_assert(POOL_STACK_DEPTH_MAX == 64, "DEPTH_MAX_STR");
+_Static_assert(CHOSEN_MAX == 16 && CHOSEN_MAX <= 32, "CHOSEN_MAX_STR, struct choice.found");
 
 /* ------------------------------------------------------------------------------------------ */
 /* Arguments                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
 enum prof_sort { PSORT_BYTES = 0, PSORT_SITE, PSORT_POOL, PSORT_AGE };
-enum prof_format { PFMT_TEXT = 0, PFMT_JSON, PFMT_PROMETHEUS };
+enum prof_format { PFMT_TEXT = 0, PFMT_JSON, PFMT_PROMETHEUS, PFMT_HEAP, PFMT_FOLDED };
 enum prof_group { PG_SORT, PG_FORMAT, PG_POOL, PG_GROUPS };
 
 struct prof_args {
@@ -271,6 +63,8 @@ static const struct pool_word prof_words[] = {
 	{ "pool", PG_POOL, 1 },
 	{ "json", PG_FORMAT, PFMT_JSON },
 	{ "prometheus", PG_FORMAT, PFMT_PROMETHEUS },
+	{ "heap", PG_FORMAT, PFMT_HEAP },
+	{ "folded", PG_FORMAT, PFMT_FOLDED },
 };
 
 static int prof_error(FILE *out, const char *pre, const char *w, size_t len, const char *post)
@@ -325,18 +119,19 @@ static int parse_view_args(FILE *out, const char *p, struct prof_args *a)
 /* Output                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-uint64_t pool__profile_age_avg(const struct pool_view_site *s)
-{
-	return s->row.live ? s->row.age_sum_ms / s->row.live : 0;
-}
-
 static int cmp_bytes(const struct pool_view_site *x, const struct pool_view_site *y)
 {
+	int c;
+
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
 	if (x->row.samples != y->row.samples)
 		return x->row.samples > y->row.samples ? -1 : 1;
-	return strcmp(x->sym, y->sym);
+	c = strcmp(x->sym, y->sym);
+	if (c)
+		return c;
+	/* the same first frame, other stacks: the order they were first sampled in */
+	return x->row.stack < y->row.stack ? -1 : x->row.stack > y->row.stack;
 }
 
 static int cmp_site(const struct pool_view_site *x, const struct pool_view_site *y, enum prof_sort sort)
@@ -421,11 +216,37 @@ static void text_header(FILE *out, const struct pool_profile_view *v)
 		      "POOL_DEBUG=profile).\n", out);
 	else
 		fprintf(out, "Profile %s, %s %" PRIu64 " ms: one sample per about %zu bytes "
-		        "allocated per thread; %" PRIu64 " sampled, %" PRIu64 " seen freed, %" PRIu64
-		        " live, %" PRIu64 " dropped (%u records at most), %" PRIu64 " forgotten.\n",
+		        "allocated per thread%s, stacks of up to %u frames; %" PRIu64 " sampled, %"
+		        PRIu64 " seen freed, %" PRIu64 " live, %" PRIu64 " dropped (%u records at "
+		        "most), %" PRIu64 " forgotten; %u stacks (%" PRIu64 " not stored).\n",
 		        v->on ? "on" : "off", v->on ? "started" : "ran for", since_ms(v), sum->rate,
-		        sum->samples, sum->freed, sum->live, sum->dropped, POOL_PROF_RECORDS,
-		        sum->forgotten);
+		        sum->chosen ? " in the pools chosen" : "", sum->depth, sum->samples,
+		        sum->freed, sum->live, sum->dropped, POOL_PROF_RECORDS, sum->forgotten,
+		        sum->stacks, sum->stacks_refused);
+}
+
+void pool__profile_site_lines(FILE *out, const struct pool_profile_view *v,
+                              const struct pool_view_site *s, const char *indent, int first)
+{
+	const struct pool_sym *f[POOL_VIEW_FRAMES_MAX];
+	uintptr_t pcs[POOL_VIEW_FRAMES_MAX];
+	size_t n = pool__profile_site_frames(v, s, f, pcs, POOL_VIEW_FRAMES_MAX), i;
+	char name[320];
+
+	for (i = first ? 0 : 1; i < n; i++) {
+		pool__sym_format(name, sizeof(name), f[i], 0);
+		fprintf(out, "%s<- %s", indent, name);
+		/* an inlined frame's address is that of the next frame: print it once, there */
+		if (v->addresses && !f[i]->inlined)
+			fprintf(out, " (%#" PRIxPTR ")", pcs[i]);
+		fputc('\n', out);
+	}
+}
+
+/* The address of a site's first frame, when the session may see addresses; else 0. */
+static uintptr_t first_address(const struct pool_profile_view *v, const struct pool_view_site *s)
+{
+	return v->addresses && s->row.depth ? s->row.frames[0] : 0;
 }
 
 static void print_text(FILE *out, const struct pool_profile_view *v, struct pool_view_site **list,
@@ -434,8 +255,9 @@ static void print_text(FILE *out, const struct pool_profile_view *v, struct pool
 	size_t i;
 
 	text_header(out, v);
-	fprintf(out, "Live bytes by site%s (~: estimated from samples; exact under caller "
-	        "debugging):\n", n < matched ? " (limited)" : "");
+	fprintf(out, "Live bytes by site, a site a call stack%s (~: estimated from samples; exact "
+	        "under caller debugging or with every allocation sampled):\n",
+	        n < matched ? " (limited)" : "");
 	fprintf(out, "  %14s %12s %9s %9s %9s  %-17s %-16s %s\n", "bytes", "objects", "samples",
 	        "freed", "live", "age ms min/avg/max", "pool", "site");
 	for (i = 0; i < n; i++) {
@@ -449,10 +271,41 @@ static void print_text(FILE *out, const struct pool_profile_view *v, struct pool
 		fprintf(out, "  %14s %12s %9" PRIu64 " %9" PRIu64 " %9" PRIu64 "  %-17s %-16s %s",
 		        bytes, objs, s->row.samples, s->row.freed, s->row.live,
 		        s->row.live ? age : "-", s->pool ? s->row.name : "-", s->sym);
-		if (v->addresses && s->row.site)
-			fprintf(out, " (%#" PRIxPTR ")", s->row.site);
+		if (first_address(v, s))
+			fprintf(out, " (%#" PRIxPTR ")", first_address(v, s));
 		fputc('\n', out);
+		pool__profile_site_lines(out, v, s, "        ", 0);
 	}
+}
+
+/* The frames of a site as a JSON array of objects. */
+static void json_stack(FILE *out, const struct pool_profile_view *v,
+                       const struct pool_view_site *s)
+{
+	const struct pool_sym *f[POOL_VIEW_FRAMES_MAX];
+	uintptr_t pcs[POOL_VIEW_FRAMES_MAX];
+	size_t n = pool__profile_site_frames(v, s, f, pcs, POOL_VIEW_FRAMES_MAX), i;
+	char name[320];
+
+	fputs(", \"stack\": [", out);
+	for (i = 0; i < n; i++) {
+		pool__sym_format(name, sizeof(name), f[i], 0);
+		fputs(i ? ", {\"name\": " : "{\"name\": ", out);
+		pool_json_write_string(out, name);
+		fputs(", \"function\": ", out);
+		pool__sym_format(name, sizeof(name), f[i], POOL_SYM_FUNCTION);
+		pool_json_write_string(out, name);
+		if (f[i]->file[0] && f[i]->line) {
+			fputs(", \"file\": ", out);
+			pool_json_write_string(out, f[i]->file);
+			fprintf(out, ", \"line\": %u", f[i]->line);
+		}
+		fprintf(out, ", \"inlined\": %s", f[i]->inlined ? "true" : "false");
+		if (v->addresses)
+			fprintf(out, ", \"address\": \"%#" PRIxPTR "\"", pcs[i]);
+		fputc('}', out);
+	}
+	fputc(']', out);
 }
 
 void pool__profile_site_json(FILE *out, const struct pool_profile_view *v,
@@ -462,15 +315,18 @@ void pool__profile_site_json(FILE *out, const struct pool_profile_view *v,
 	pool_json_write_string(out, s->pool ? s->row.name : "");
 	fputs(", \"site\": ", out);
 	pool_json_write_string(out, s->sym);
-	if (v->addresses && s->row.site)
-		fprintf(out, ", \"address\": \"%#" PRIxPTR "\"", s->row.site);
+	if (first_address(v, s))
+		fprintf(out, ", \"address\": \"%#" PRIxPTR "\"", first_address(v, s));
+	json_stack(out, v, s);
 	fprintf(out, ", \"size\": %zu, \"stride\": %zu, \"samples\": %" PRIu64 ", \"freed\": %"
 	        PRIu64 ", \"live_samples\": %" PRIu64 ", \"weight\": %.1f, \"live_objects\": %"
 	        PRIu64 ", \"live_bytes\": %" PRIu64 ", \"exact\": %s, \"age_min_ms\": %" PRIu64
-	        ", \"age_avg_ms\": %" PRIu64 ", \"age_max_ms\": %" PRIu64 "}",
+	        ", \"age_avg_ms\": %" PRIu64 ", \"age_max_ms\": %" PRIu64 ", \"allocated_objects\": %"
+	        PRIu64 "}",
 	        s->row.size, s->pool ? s->pool->stride : (size_t)0, s->row.samples, s->row.freed,
 	        s->row.live, s->row.weight, s->objects, s->bytes, s->exact ? "true" : "false",
-	        s->row.age_min_ms, pool__profile_age_avg(s), s->row.age_max_ms);
+	        s->row.age_min_ms, pool__profile_age_avg(s), s->row.age_max_ms,
+	        pool__profile_site_allocated(s));
 }
 
 static void print_json(FILE *out, const struct pool_profile_view *v,
@@ -481,12 +337,16 @@ static void print_json(FILE *out, const struct pool_profile_view *v,
 	size_t i;
 
 	fprintf(out, "{\"format\": 1,\n \"profile\": {\"on\": %s, \"started\": %s, \"rate\": %zu, "
-	        "\"since_ms\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"freed\": %" PRIu64
-	        ", \"live\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"forgotten\": %" PRIu64
-	        ", \"records_max\": %u, \"sites_max\": %u, \"table_bytes\": %zu},\n \"sites\": [",
-	        v->on ? "true" : "false", sum->gen ? "true" : "false", sum->rate, since_ms(v),
-	        sum->samples, sum->freed, sum->live, sum->dropped, sum->forgotten,
-	        POOL_PROF_RECORDS, POOL_PROF_SITES, pool__prof_table_bytes());
+	        "\"chosen_pools\": %s, \"depth\": %u, \"since_ms\": %" PRIu64 ", \"samples\": %"
+	        PRIu64 ", \"freed\": %" PRIu64 ", \"live\": %" PRIu64 ", \"dropped\": %" PRIu64
+	        ", \"forgotten\": %" PRIu64 ", \"stacks\": %u, \"stacks_refused\": %" PRIu64
+	        ", \"records_max\": %u, \"sites_max\": %u, \"stacks_max\": %u, \"frames_max\": %u"
+	        ", \"table_bytes\": %zu},\n \"sites\": [",
+	        v->on ? "true" : "false", sum->gen ? "true" : "false", sum->rate,
+	        sum->chosen ? "true" : "false", sum->depth, since_ms(v), sum->samples, sum->freed,
+	        sum->live, sum->dropped, sum->forgotten, sum->stacks, sum->stacks_refused,
+	        POOL_PROF_RECORDS, POOL_PROF_SITES, POOL_STACK_SLOTS - 1, POOL_STACK_FRAMES,
+	        pool__prof_table_bytes());
 	for (i = 0; i < n; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);
 		pool__profile_site_json(out, v, list[i]);
@@ -502,22 +362,27 @@ static void print_json(FILE *out, const struct pool_profile_view *v,
 		pool_json_write_string(out, p->name);
 		fprintf(out, ", \"in_use\": %" PRIu64 ", \"in_use_bytes\": %" PRIu64
 		        ", \"live_samples\": %" PRIu64 ", \"exact\": %s}", p->in_use,
-		        p->in_use * p->stride, p->live, p->exact ? "true" : "false");
+		        p->in_use * p->stride, p->live, p->exact || p->sampled_all ? "true" : "false");
 	}
 	fprintf(out, "%s]}\n", n ? "\n " : "");
 }
 
-static void prom_labels(FILE *out, const struct pool_view_site *s)
+/* A site's labels: its pool, its first frame, and its stack (functions, root first). */
+static void prom_labels(FILE *out, const struct pool_profile_view *v,
+                        const struct pool_view_site *s, char *stack, size_t len)
 {
 	fputs("{pool=\"", out);
 	pool__prom_label(out, s->pool ? s->row.name : "");
 	fputs("\",site=\"", out);
 	pool__prom_label(out, s->sym);
+	fputs("\",stack=\"", out);
+	pool__profile_folded(stack, len, v, s, POOL_FOLD_OFFSETS);
+	pool__prom_label(out, stack);
 	fputs("\"}", out);
 }
 
-static void print_prometheus(FILE *out, const struct pool_profile_view *v,
-                             struct pool_view_site **list, size_t n)
+static int print_prometheus(FILE *out, const struct pool_profile_view *v,
+                            struct pool_view_site **list, size_t n)
 {
 	static const struct {
 		const char *name, *type, *help;
@@ -533,8 +398,13 @@ static void print_prometheus(FILE *out, const struct pool_profile_view *v,
 		{ "libpool_profile_freed_total", "counter", "Sampled allocations seen freed, credited "
 		  "to the site that made them." },
 	};
+	char *stack = pool__cli_malloc(POOL_FOLD_MAX);
 	size_t f, i;
 
+	if (!stack) {
+		fputs("Not enough memory for the profile.\n", out);
+		return -1;
+	}
 	pool__prom_family(out, "libpool_profile_info", "gauge", "The allocation-site profile: "
 	                  "on (1) or off (0), and its mean bytes between two samples of a thread.");
 	fprintf(out, "libpool_profile_info{rate=\"%zu\"} %d\n", v->sum.rate, v->on);
@@ -549,10 +419,12 @@ static void print_prometheus(FILE *out, const struct pool_profile_view *v,
 			             f == 3 ? s->row.samples : s->row.freed;
 
 			fputs(fam[f].name, out);
-			prom_labels(out, s);
+			prom_labels(out, v, s, stack, POOL_FOLD_MAX);
 			fprintf(out, " %" PRIu64 "\n", x);
 		}
 	}
+	free(stack);
+	return 0;
 }
 
 /* The view's sites that pass the filter, sorted and cut: a malloc()ed array (*n of them). */
@@ -578,6 +450,7 @@ static int view_out(FILE *out, struct pool_profile_view *v, const struct prof_ar
 {
 	struct pool_view_site **list;
 	size_t n, matched;
+	int ret = 0;
 
 	if (a->pool && !view_has_pool(v, a->pool, a->pool_len)) {
 		pool__word_error(out, "No pool named '", a->pool, a->pool_len,
@@ -594,11 +467,15 @@ static int view_out(FILE *out, struct pool_profile_view *v, const struct prof_ar
 	if (a->format == PFMT_JSON)
 		print_json(out, v, a, list, n, matched);
 	else if (a->format == PFMT_PROMETHEUS)
-		print_prometheus(out, v, list, n);
+		ret = print_prometheus(out, v, list, n);
+	else if (a->format == PFMT_HEAP)
+		ret = pool__profile_write_heap(out, v, list, n);
+	else if (a->format == PFMT_FOLDED)
+		ret = pool__profile_write_folded(out, v, list, n);
 	else
 		print_text(out, v, list, n, matched);
 	free(list);
-	return 0;
+	return ret;
 }
 
 /* Run `pools profile` view arguments `args` into `out`, flushed; 0 or -1 with errno. */
@@ -610,7 +487,8 @@ static int profile_view(FILE *out, const char *args, int addresses)
 
 	if (parse_view_args(out, args, &a) < 0)
 		return -1;
-	v = pool__profile_view_make(addresses);
+	/* jeprof and pprof name the heap profile's addresses themselves */
+	v = pool__profile_view_make_named(addresses, a.format != PFMT_HEAP);
 	if (!v) {
 		fputs("Not enough memory for the profile.\n", out);
 		errno = ENOMEM;
@@ -673,9 +551,10 @@ void pool__profile_view_pool(FILE *out, const struct pool_profile_view *v, const
 		fprintf(out, "      profile: %s%" PRIu64 " bytes, %s%" PRIu64 " objects (%" PRIu64
 		        " live sample%s) by %s", s->exact ? "" : "~", s->bytes, s->exact ? "" : "~",
 		        s->objects, s->row.live, s->row.live == 1 ? "" : "s", s->sym);
-		if (v->addresses && s->row.site)
-			fprintf(out, " (%#" PRIxPTR ")", s->row.site);
+		if (first_address(v, s))
+			fprintf(out, " (%#" PRIxPTR ")", first_address(v, s));
 		fputc('\n', out);
+		pool__profile_site_lines(out, v, s, "               ", 0);
 	}
 	if (json)
 		fputc(']', out);
@@ -685,9 +564,42 @@ void pool__profile_view_pool(FILE *out, const struct pool_profile_view *v, const
 /* The command and the API                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Start a new profile at `rate` bytes (0: the default) or stop it: 0, or -1 with errno. */
-static int profile_switch(int on, size_t rate, FILE *errout)
+/* What `pools profile on` asks for. */
+struct on_args {
+	size_t rate;                    /* bytes, 0: the default */
+	unsigned int depth;             /* frames, 0: the default */
+	const char *pool[CHOSEN_MAX];   /* the pools chosen (none: every pool) */
+	size_t pool_len[CHOSEN_MAX];
+	unsigned int npools;
+};
+
+struct choice {
+	const struct on_args *a;
+	unsigned int token;
+	unsigned int found;             /* a bit per name that named a pool */
+};
+
+/* pool_for_each() callback: the pools of the names chosen get the token. */
+static int choose_pool(struct pool_head *pool, void *arg)
 {
+	struct choice *c = arg;
+	unsigned int i;
+
+	for (i = 0; i < c->a->npools; i++)
+		if (pool__pool_named(pool, c->a->pool[i], c->a->pool_len[i], 0)) {
+			pool__prof_choose(pool, c->token);
+			c->found |= 1u << i;
+		}
+	return 0;
+}
+
+/*
+ * Start a new profile as `a` asks (NULL: every pool, the default depth) or stop it: 0, or -1
+ * with errno (EINVAL; ENOENT: a name of no pool, whose index is then in *bad).
+ */
+static int profile_switch(int on, const struct on_args *a, FILE *errout, unsigned int *bad)
+{
+	size_t rate = a && a->rate ? a->rate : POOL_PROFILE_RATE_DEF;
 	char opt[48], *err = NULL;
 	int was_on = (POOL__DEBUGGING() & POOL_DBG_PROFILE) != 0;
 
@@ -695,12 +607,27 @@ static int profile_switch(int on, size_t rate, FILE *errout)
 		errno = EINVAL;
 		return -1;
 	}
-	if (on)
-		snprintf(opt, sizeof(opt), "profile=%zu", rate ? rate : POOL_PROFILE_RATE_DEF);
-	else
+	if (on) {
+		struct choice c = { a, 0, 0 };
+
+		if (a && a->npools) {
+			c.token = pool__prof_choose_begin();
+			pool_for_each(choose_pool, &c);
+			if (c.found != (1u << a->npools) - 1u) {
+				for (*bad = 0; c.found & (1u << *bad); ++*bad)
+					;
+				errno = ENOENT;
+				return -1;
+			}
+		}
+		pool__prof_choose_end(c.token);
+		pool__stack_set_depth(a && a->depth ? a->depth : POOL_STACK_DEPTH_DEF);
+		snprintf(opt, sizeof(opt), "profile=%zu", rate);
+	} else {
 		snprintf(opt, sizeof(opt), "no-profile");
+	}
 	/* a profile already on at that rate is not restarted by the flags: restart it here */
-	if (on && was_on && pool__debug_profile_rate() == (rate ? rate : POOL_PROFILE_RATE_DEF))
+	if (on && was_on && pool__debug_profile_rate() == rate)
 		pool__prof_reset(pool__debug_profile_rate());
 	if (pool__parse_debugging(opt, &err, errout, 1) < 0) {
 		free(err);
@@ -712,12 +639,17 @@ static int profile_switch(int on, size_t rate, FILE *errout)
 
 POOL_API int pool_profile_start(size_t rate_bytes)
 {
-	return profile_switch(1, rate_bytes, NULL);
+	struct on_args a;
+	unsigned int bad;
+
+	memset(&a, 0, sizeof(a));
+	a.rate = rate_bytes;
+	return profile_switch(1, &a, NULL, &bad);
 }
 
 POOL_API void pool_profile_stop(void)
 {
-	profile_switch(0, 0, NULL);
+	profile_switch(0, NULL, NULL, NULL);
 }
 
 POOL_API int pool_profile_dump(FILE *out, const char *args)
@@ -729,6 +661,47 @@ POOL_API int pool_profile_dump(FILE *out, const char *args)
 	return profile_view(out, args ? args : "", 1);
 }
 
+/* The words after `pools profile on`: 0, or -1 with errno EINVAL and one error line. */
+static int parse_on_args(FILE *out, const char *p, struct on_args *a)
+{
+	unsigned long long v;
+	const char *w, *x;
+	size_t len, xlen;
+
+	memset(a, 0, sizeof(*a));
+	while ((w = pool__next_word(&p, &len))) {
+		x = pool__next_word(&p, &xlen);
+		if (pool__word_is(w, len, "rate")) {
+			/* 0 is the default rate, as pool_profile_start(0) */
+			if (!x || pool__parse_decimal(x, xlen, 1, POOL_PROFILE_RATE_MAX, &v) < 0)
+				return prof_error(out, "Invalid rate '", x ? x : "", x ? xlen : 0,
+				                  "' in 'pools profile on rate <bytes>' (expected 0 for "
+				                  "the default or 1 to 2^40 bytes, with k, m or g). Try "
+				                  "'help'.\n");
+			a->rate = (size_t)v;
+		} else if (pool__word_is(w, len, "depth")) {
+			if (!x || pool__parse_decimal(x, xlen, 0, POOL_STACK_DEPTH_MAX, &v) < 0 || !v)
+				return prof_error(out, "Invalid depth '", x ? x : "", x ? xlen : 0,
+				                  "' in 'pools profile on depth <frames>' (expected 1 to "
+				                  DEPTH_MAX_STR " frames). Try 'help'.\n");
+			a->depth = (unsigned int)v;
+		} else if (pool__word_is(w, len, "pool")) {
+			if (!x)
+				return prof_error(out, "Option 'pool' needs a pool name in 'pools "
+				                  "profile on'. Try 'help'.\n", "", 0, "");
+			if (a->npools == CHOSEN_MAX)
+				return prof_error(out, "Too many pools in 'pools profile on' (", "", 0,
+				                  CHOSEN_MAX_STR " at most). Try 'help'.\n");
+			a->pool[a->npools] = x;
+			a->pool_len[a->npools++] = xlen;
+		} else {
+			return prof_error(out, "Unknown option '", w, len, "' (expected "
+			                  PROFILE_ON_USAGE "). Try 'help'.\n");
+		}
+	}
+	return 0;
+}
+
 int pool__profile_cli(FILE *out, const char *args, enum pool_cli_level level)
 {
 	const char *p = args, *w;
@@ -737,9 +710,8 @@ int pool__profile_cli(FILE *out, const char *args, enum pool_cli_level level)
 	w = pool__next_word(&p, &len);
 	if (w && (pool__word_is(w, len, "on") || pool__word_is(w, len, "off"))) {
 		int on = len == 2;
-		unsigned long long rate = 0;
-		const char *r;
-		size_t rlen;
+		struct on_args a;
+		unsigned int bad = 0, i;
 
 		if (level < POOL_CLI_ADMIN) {
 			fprintf(out, "Permission denied: 'pools profile %s' needs level admin; this "
@@ -748,29 +720,32 @@ int pool__profile_cli(FILE *out, const char *args, enum pool_cli_level level)
 			errno = EACCES;
 			return -1;
 		}
-		w = pool__next_word(&p, &len);
-		if (w && on && pool__word_is(w, len, "rate")) {
-			r = pool__next_word(&p, &rlen);
-			if (!r || pool__parse_decimal(r, rlen, 1, POOL_PROFILE_RATE_MAX, &rate) < 0 ||
-			    !rate)
-				return prof_error(out, "Invalid rate '", r ? r : "", r ? rlen : 0,
-				                  "' in 'pools profile on rate <bytes>' (expected 1 to "
-				                  "2^40 bytes, with k, m or g). Try 'help'.\n");
-			w = pool__next_word(&p, &len);
-		}
-		if (w)
+		if (on && parse_on_args(out, p, &a) < 0)
+			return -1;
+		if (!on && (w = pool__next_word(&p, &len)))
 			return prof_error(out, "Unknown option '", w, len, "' (expected "
 			                  PROFILE_ON_USAGE "). Try 'help'.\n");
-		if (profile_switch(on, (size_t)rate, out) < 0) {
+		if (profile_switch(on, on ? &a : NULL, out, &bad) < 0) {
+			if (errno == ENOENT) {
+				pool__word_error(out, "No pool named '", a.pool[bad], a.pool_len[bad],
+				                 "'. Try 'pools show'.\n");
+				return -1;
+			}
 			fputs("The profile could not change.\n", out);
 			return -1;
 		}
-		if (on)
-			fprintf(out, "Profile on: one sample per about %zu bytes allocated per "
-			        "thread.\n", pool__debug_profile_rate());
-		else
+		if (!on) {
 			fputs("Profile off: its figures stay for 'pools profile' until the next "
 			      "'pools profile on'.\n", out);
+			return 0;
+		}
+		fprintf(out, "Profile on: one sample per about %zu bytes allocated per thread, "
+		        "stacks of up to %u frames", pool__debug_profile_rate(), pool__stack_depth());
+		for (i = 0; i < a.npools; i++) {
+			fputs(i ? ", " : "; pools ", out);
+			fwrite(a.pool[i], 1, a.pool_len[i], out);
+		}
+		fputs(a.npools ? " only.\n" : ".\n", out);
 		return 0;
 	}
 	return profile_view(out, args, level >= POOL_CLI_ADMIN);

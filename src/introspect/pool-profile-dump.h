@@ -2,8 +2,9 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The profile's outputs (src/introspect/pool-profile-dump.c), for the command handler (src/introspect/pool-cli.c),
- * the pool dump (src/introspect/pool-dump.c) and the leak report (src/introspect/pool-leak-report.c). Private
+ * The profile's outputs (src/introspect/pool-profile-dump.c), for the command handler
+ * (src/introspect/pool-cli.c), the pool dump (src/introspect/pool-dump.c) and the leak report
+ * (src/introspect/pool-leak-report.c, whose two functions are declared here too). Private
  * header: never installed.
  */
 #ifndef POOL_SRC_POOL_PROFILE_DUMP_H
@@ -13,8 +14,7 @@
 #include <stdio.h>
 #include <pool/pool.h>
 
-#include "base/pool-head-t.h"
-#include "debug/pool-profile.h"
+#include "introspect/pool-profile-view.h"
 
 /*
  * `pools profile <args>` for a session of `level`: on [rate <bytes>] and off need
@@ -22,48 +22,6 @@
  * or -1 with errno and one error line in `out` (EINVAL, EACCES, ENOENT, ENOMEM, a write's).
  */
 int pool__profile_cli(FILE *out, const char *args, enum pool_cli_level level);
-
-/* One pool of a view. */
-struct pool_view_pool {
-	uintptr_t addr;
-	char name[POOL_NAME_MAX + 1];
-	char *aliases;                  /* its other creators' names, each ended by a NUL, then an
-	                                   empty one (`pool <name>` takes any); NULL: none */
-	size_t size, stride;
-	uint64_t in_use;                /* exact: handed out to the program */
-	uint64_t live;                  /* live samples of its rows */
-	int exact;                      /* caller debugging: the split is exact */
-	unsigned int ncallers;
-	struct pool_caller_stat callers[POOL_CALLER_SLOTS];
-};
-
-/* One site of a view: a (site, pool) row with its estimate. */
-struct pool_view_site {
-	struct pool_prof_row row;       /* row.site 0: "[other]" (pool 0) or "[unsampled]" */
-	const struct pool_view_pool *pool;   /* NULL for "[other]" and for destroyed pools */
-	char sym[192];
-	uint64_t objects, bytes;        /* estimated, or exact */
-	int exact;
-};
-
-struct pool_profile_view {
-	struct pool_prof_summary sum;
-	int on;
-	int addresses;
-	struct pool_view_pool *pools;
-	size_t npools, pools_cap;
-	struct pool_view_site *sites;
-	size_t nsites;
-	int failed;
-};
-
-/*
- * What the profile knows of every pool, gathered once for a dump: the audit, a snapshot of the
- * rows, each pool's count of objects in use, and the estimates (the essay of
- * src/introspect/pool-profile-dump.c says how). NULL when out of memory (errno ENOMEM).
- */
-struct pool_profile_view *pool__profile_view_make(int addresses);
-void pool__profile_view_free(struct pool_profile_view *v);
 
 /*
  * The sites of the pool at `pool` (an address from the pool list) in the view, at most `max`,
@@ -78,8 +36,13 @@ void pool__profile_view_pool(FILE *out, const struct pool_profile_view *v, const
 void pool__profile_site_json(FILE *out, const struct pool_profile_view *v,
                              const struct pool_view_site *s);
 
-/* The mean age of a site's live samples, ms. */
-uint64_t pool__profile_age_avg(const struct pool_view_site *s);
+/*
+ * The frames of site `s` (a view with names), one line each, "<indent><- <frame>" and its
+ * address in the sessions that see addresses; from the first frame, or with first 0 from the
+ * second (the first is on the caller's line).
+ */
+void pool__profile_site_lines(FILE *out, const struct pool_profile_view *v,
+                              const struct pool_view_site *s, const char *indent, int first);
 
 /*
  * The sites of `p` (a pool of `v`) holding objects, most bytes first: a malloc()ed list of *n

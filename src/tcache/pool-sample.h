@@ -39,7 +39,8 @@ struct sample_cold {
 	const struct pool_head *pool;   /* the pool of the slot the state was made for (a slot
 	                                   reused by another pool starts afresh) */
 	void *watch;                    /* the candidate: sampled, until the slot's next free */
-	const void *watch_site;         /* its site (NULL until pool__sample_handout()) */
+	uint32_t watch_stack;           /* its call stack (pool-stack.h; 0: not stored) */
+	uint8_t watch_named;            /* pool__sample_handout() took its stack */
 	uint64_t event_ns;              /* CLOCK_MONOTONIC time of the last event: the candidates
 	                                   of an event are born then, give or take its hunt */
 	uint64_t hunt_until_ns;         /* tries go on until then (see HUNT_SHARE_PERMILLE) */

@@ -298,19 +298,27 @@ static unsigned long slot_cached(const struct pool_thread_caches *c, unsigned in
 	return entry_count(&c->tc[s]) + held + __atomic_load_n(&c->slot[s].hidden, __ATOMIC_RELAXED);
 }
 
-unsigned long pool__thread_sum_cached(const struct pool_head *pool)
+/* Registry lock held: the sum of pool__thread_sum_cached(). */
+static unsigned long sum_cached(unsigned int slot)
 {
 	unsigned long sum = 0;
-	unsigned int i, slot = pool->ro.index;
+	unsigned int i;
 
-	if (!slot)
+	POOL_ASSERT(pool__lock_held(&registry_lock));
+	for (i = 0; i < POOL_MAX_THREADS; i++)
+		if (registry[i])
+			sum += slot_cached(registry[i], slot);
+	return sum;
+}
+
+unsigned long pool__thread_sum_cached(const struct pool_head *pool)
+{
+	unsigned long sum;
+
+	if (!pool->ro.index)
 		return 0;
 	pool__lock(&registry_lock);
-	for (i = 0; i < POOL_MAX_THREADS; i++) {
-		if (!registry[i])
-			continue;
-		sum += slot_cached(registry[i], slot);
-	}
+	sum = sum_cached(pool->ro.index);
 	pool__unlock(&registry_lock);
 	return sum;
 }
@@ -409,6 +417,19 @@ unsigned long pool__thread_reclaim(void)
 	}
 	pool__unlock(&registry_lock);
 	return taken;
+}
+
+int pool__thread_sum_cached_try(const struct pool_head *pool, unsigned long *sum)
+{
+	if (!pool->ro.index) {
+		*sum = 0;
+		return 0;
+	}
+	if (pool__lock_try(&registry_lock) != 0)
+		return -1;
+	*sum = sum_cached(pool->ro.index);
+	pool__unlock(&registry_lock);
+	return 0;
 }
 
 void pool__thread_audit(void)

@@ -75,6 +75,9 @@ unsigned long pool__thread_reclaim(void);
 /* Objects of `pool` in all thread caches (racy reads: an estimate). */
 unsigned long pool__thread_sum_cached(const struct pool_head *pool);
 
+/* The same when the registry lock is free at once: 0, or -1 (held) and *sum untouched. */
+int pool__thread_sum_cached_try(const struct pool_head *pool, unsigned long *sum);
+
 /*
  * fork(): the registry lock and the threads' sections quiesced around fork(); the child takes
  * back the caches of the threads that did not follow it.

@@ -1,0 +1,467 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The names of code addresses: every report of the library names the code that called it.
+ *
+ * 1. Two symbolizers. The crash report runs in a SIGSEGV handler on what may be a corrupted
+ *    heap: it names callers with one dladdr(3) lookup each (pool__symbolize()), which allocates
+ *    nothing and reads only the dynamic symbol table, so a static function of the program is a
+ *    file and an offset there. Every other report (the profile's outputs, the leak report at
+ *    exit, the failure report when memory is there) runs in ordinary context and names frames
+ *    with elfutils' libdw (pool__sym_frames()): the ELF symbol table (.symtab: static functions
+ *    too, without -rdynamic), file and line from the DWARF line table, and the functions
+ *    inlined at an address from its DWARF scopes (what `addr2line -f -i` prints), wherever the
+ *    object or its separate debug file (/usr/lib/debug, by build-id) has them.
+ * 2. When. Never on the allocation path: a sampled allocation keeps addresses (pool-stack.c),
+ *    and names come when a report is written, so that a profile costs the same with or without
+ *    debugging information.
+ * 3. libdw's view of the process (a Dwfl) is made from /proc/self/maps at the first session
+ *    and kept: the symbol tables and line tables it reads stay cached for the next reports (a
+ *    live page that refreshes every second reads them once). dl_iterate_phdr(3) counts the
+ *    objects the process loaded and unloaded; when the counts changed since the view was
+ *    made, it is made again, so that an address of an object loaded later is found, and one
+ *    of an unloaded object is not named after it. The memory it holds is libdw's, freed when
+ *    libpool is unloaded.
+ * 4. Return addresses. A frame of a stack is the address the call returns to; the call is the
+ *    instruction before it, so the lookups use pc - 1 (the return address of a call that ends a
+ *    function belongs to the next function), and the offset printed is that of the return
+ *    address, as the crash report prints it.
+ *
+ * Concurrency: one lock for the view; a session holds it across the lookups of a report (libdw
+ * is not thread-safe on one Dwfl). A leaf lock: nothing of libpool is called under it.
+ */
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/pool-assert.h"
+#include "base/pool-lock.h"
+#include "debug/pool-symbols.h"
+
+/* The header of libpool's inline functions, whose frames are left out of a stack. */
+#define OWN_HEADER "/pool/pool.h"
+
+static struct pool_lock sym_lock = POOL_LOCK_INITIALIZER;
+static Dwfl *dwfl;                              /* NULL: not made, or libdw failed */
+static unsigned long long dwfl_objects;         /* dlpi_adds + dlpi_subs when it was made */
+static int dwfl_failed;                         /* libdw failed for these counts: dladdr */
+static char *debuginfo_path;                    /* libdw's default search path */
+
+/*
+ * Separate debugging information is looked for by build-id under /usr/lib/debug (Debian's
+ * -dbgsym packages), on this machine only: dwfl_standard_find_debuginfo() would also ask the
+ * debuginfod servers of DEBUGINFOD_URLS (Debian's login shells set it) over the network, in
+ * the middle of a report of a server.
+ */
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_build_id_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* Append `s` to buf (size len, NUL-terminated), cutting what does not fit. */
+static void append(char *buf, size_t len, size_t *at, const char *s)
+{
+	while (*s && *at + 1 < len)
+		buf[(*at)++] = *s++;
+	buf[*at] = 0;
+}
+
+/* "0x" and `v` in hexadecimal, without stdio (pool__symbolize() may run in a signal handler). */
+static const char *hex(char buf[24], uint64_t v)
+{
+	char tmp[20];
+	int n = 0, k = 0;
+
+	do {
+		tmp[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	buf[k++] = '0';
+	buf[k++] = 'x';
+	while (n)
+		buf[k++] = tmp[--n];
+	buf[k] = 0;
+	return buf;
+}
+
+static const char *dec(char buf[24], uint64_t v)
+{
+	char tmp[24];
+	int n = 0, k = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		buf[k++] = tmp[--n];
+	buf[k] = 0;
+	return buf;
+}
+
+/* The last part of a path: what follows its last '/'. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static void copy(char *dst, size_t len, const char *src)
+{
+	size_t at = 0;
+
+	dst[0] = 0;
+	if (src)
+		append(dst, len, &at, src);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* dladdr(3): the crash report's                                                              */
+/* ------------------------------------------------------------------------------------------ */
+
+void pool__symbolize(char *buf, size_t len, const void *addr, unsigned int how)
+{
+	char num[24];
+	Dl_info info;
+	size_t at = 0;
+	int found;
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	if (!addr) {
+		append(buf, len, &at, "(unknown)");
+		return;
+	}
+	found = dladdr(addr, &info) != 0;
+	if (found && info.dli_sname && info.dli_saddr) {
+		append(buf, len, &at, info.dli_sname);
+		append(buf, len, &at, "+");
+		append(buf, len, &at, hex(num, (uint64_t)((uintptr_t)addr -
+		                                          (uintptr_t)info.dli_saddr)));
+		if (!(how & POOL_SYM_SHORT)) {
+			append(buf, len, &at, " (");
+			append(buf, len, &at, base_name(info.dli_fname ? info.dli_fname : "?"));
+			append(buf, len, &at, ")");
+		}
+	} else if (found && info.dli_fname && info.dli_fbase) {
+		hex(num, (uint64_t)((uintptr_t)addr - (uintptr_t)info.dli_fbase));
+		if (how & POOL_SYM_SHORT) {
+			append(buf, len, &at, base_name(info.dli_fname));
+			append(buf, len, &at, "+");
+			append(buf, len, &at, num);
+		} else {
+			append(buf, len, &at, info.dli_fname);
+			append(buf, len, &at, "(+");
+			append(buf, len, &at, num);
+			append(buf, len, &at, ")");
+		}
+	} else {
+		append(buf, len, &at, hex(num, (uint64_t)(uintptr_t)addr));
+	}
+}
+
+/* A frame from dladdr(3) alone: the dynamic symbol, or the module and the offset in it. */
+static void frame_from_dladdr(uintptr_t pc, struct pool_sym *s)
+{
+	Dl_info info;
+
+	memset(s, 0, sizeof(*s));
+	s->offset = pc;
+	if (!dladdr((const void *)(pc - 1), &info))
+		return;
+	copy(s->module, sizeof(s->module), info.dli_fname ? base_name(info.dli_fname) : NULL);
+	if (info.dli_sname && info.dli_saddr) {
+		copy(s->function, sizeof(s->function), info.dli_sname);
+		s->offset = pc - (uintptr_t)info.dli_saddr;
+	} else if (info.dli_fbase) {
+		s->offset = pc - (uintptr_t)info.dli_fbase;
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* libdw                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+static int count_objects(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	*(unsigned long long *)arg = info->dlpi_adds + info->dlpi_subs;
+	return 1;
+}
+
+/* Lock held: libdw's view of the process, made or made again when objects came or went. */
+static void refresh_view(void)
+{
+	unsigned long long objects = 0;
+
+	dl_iterate_phdr(count_objects, &objects);
+	if ((dwfl || dwfl_failed) && objects == dwfl_objects)
+		return;
+	if (dwfl)
+		dwfl_end(dwfl);
+	dwfl_objects = objects;
+	dwfl_failed = 1;
+	dwfl = dwfl_begin(&callbacks);
+	if (!dwfl)
+		return;
+	dwfl_report_begin(dwfl);
+	if (dwfl_linux_proc_report(dwfl, getpid()) != 0 ||
+	    dwfl_report_end(dwfl, NULL, NULL) != 0) {
+		dwfl_end(dwfl);
+		dwfl = NULL;
+		return;
+	}
+	dwfl_failed = 0;
+}
+
+int pool__sym_begin(int try_only)
+{
+	if (try_only) {
+		if (pool__lock_try(&sym_lock) != 0)
+			return -1;
+	} else {
+		pool__lock(&sym_lock);
+	}
+	refresh_view();
+	return 0;
+}
+
+void pool__sym_end(void)
+{
+	pool__unlock(&sym_lock);
+}
+
+/* The name of a DWARF function DIE, following its abstract origin or specification. */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+
+	return name ? name : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
+	                                                           &attr));
+}
+
+/* Is the function of `die` one of libpool's inline functions (pool_*() of pool/pool.h)? */
+static int own_inline(Dwarf_Die *die)
+{
+	const char *file = dwarf_decl_file(die), *name = die_name(die);
+	size_t n = file ? strlen(file) : 0, k = strlen(OWN_HEADER);
+
+	return name && !strncmp(name, "pool_", 5) && n >= k && !strcmp(file + n - k, OWN_HEADER);
+}
+
+/*
+ * The compilation unit whose code holds `at`, for the objects without .debug_aranges (clang
+ * emits none, and libdw 0.188 finds a unit only through them): its units one after the other,
+ * each asked whether its ranges hold the address.
+ */
+static Dwarf_Die *unit_of(Dwfl_Module *mod, Dwarf_Addr at, Dwarf_Addr *bias)
+{
+	Dwarf_Die *cu = NULL;
+
+	while ((cu = dwfl_module_nextcu(mod, cu, bias)))
+		if (dwarf_haspc(cu, at - *bias) > 0)
+			return cu;
+	return NULL;
+}
+
+/* The file and line an inlined subroutine's call is at (in the function it is inlined in). */
+static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, struct pool_sym *s)
+{
+	Dwarf_Files *files;
+	Dwarf_Attribute attr;
+	Dwarf_Word file, line;
+
+	s->file[0] = 0;
+	s->line = 0;
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &file) == 0 &&
+	    dwarf_getsrcfiles(cu, &files, NULL) == 0)
+		copy(s->file, sizeof(s->file), base_name(dwarf_filesrc(files, file, NULL, NULL) ?
+		                                         dwarf_filesrc(files, file, NULL, NULL) : ""));
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &attr), &line) == 0)
+		s->line = (unsigned int)line;
+}
+
+unsigned int pool__sym_frames(uintptr_t pc, struct pool_sym *out, unsigned int max)
+{
+	Dwarf_Addr at = pc - 1, bias = 0, start;
+	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, at) : NULL;
+	struct pool_sym where;
+	Dwarf_Die *cu, *scopes = NULL;
+	const char *name, *file;
+	unsigned int n = 0;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	int i, nscopes = 0, line = 0;
+
+	POOL_ASSERT(pool__lock_held(&sym_lock) && max >= 1);
+	if (!mod) {
+		frame_from_dladdr(pc, &out[0]);
+		return 1;
+	}
+	/* where the call is: the line table's file and line, then each inlined call's site */
+	memset(&where, 0, sizeof(where));
+	name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	copy(where.module, sizeof(where.module), name ? base_name(name) : NULL);
+	file = dwfl_lineinfo(dwfl_module_getsrc(mod, at), NULL, &line, NULL, NULL, NULL);
+	cu = dwfl_module_addrdie(mod, at, &bias);
+	if (!cu && (cu = unit_of(mod, at, &bias)) && !file) {
+		Dwarf_Line *l = dwarf_getsrc_die(cu, at - bias);
+
+		file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
+		if (!file || dwarf_lineno(l, &line) != 0)
+			file = NULL;
+	}
+	if (file && line > 0) {
+		copy(where.file, sizeof(where.file), base_name(file));
+		where.line = (unsigned int)line;
+	}
+	if (cu)
+		nscopes = dwarf_getscopes(cu, at - bias, &scopes);
+	if (nscopes > 0) {
+		/*
+		 * Past an inlined subroutine, dwarf_getscopes() goes on with the scopes of its
+		 * abstract definition; the DIEs that hold the innermost one give the concrete
+		 * chain: each inlined call in the function it is inlined in, up to that function
+		 * (what eu-addr2line -i does).
+		 */
+		Dwarf_Die inner = scopes[0];
+
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&inner, &scopes);
+	}
+	for (i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		/* libpool's own inline functions wrap the call into the library: left out */
+		if (!own_inline(&scopes[i]) && n + 1 < max) {
+			out[n] = where;
+			copy(out[n].function, sizeof(out[n].function), die_name(&scopes[i]));
+			out[n].inlined = 1;
+			out[n].offset = 0;
+			n++;
+		}
+		call_site(cu, &scopes[i], &where);
+	}
+	/* the function that holds the code: the ELF symbol (static ones too), else DWARF's */
+	out[n] = where;
+	name = dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL);
+	if (name) {
+		copy(out[n].function, sizeof(out[n].function), name);
+		/* a versioned symbol of the table: "__libc_start_main@@GLIBC_2.34" */
+		*strchrnul(out[n].function, '@') = 0;
+		out[n].offset = (uintptr_t)off + 1;
+	} else {
+		for (i = 0; i < nscopes; i++) {
+			Dwarf_Addr low;
+
+			if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+				continue;
+			copy(out[n].function, sizeof(out[n].function), die_name(&scopes[i]));
+			if (dwarf_lowpc(&scopes[i], &low) == 0)
+				out[n].offset = pc - (uintptr_t)(low + bias);
+			break;
+		}
+		if (!out[n].function[0])
+			out[n].offset = pc - (uintptr_t)start;
+	}
+	free(scopes);
+	return n + 1;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Text                                                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+void pool__sym_format(char *buf, size_t len, const struct pool_sym *s, unsigned int how)
+{
+	char num[24];
+	size_t at = 0;
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	if (!s->function[0]) {
+		if (s->module[0]) {
+			append(buf, len, &at, s->module);
+			append(buf, len, &at, "+");
+		}
+		append(buf, len, &at, hex(num, s->offset));
+		return;
+	}
+	append(buf, len, &at, s->function);
+	if (how & POOL_SYM_FUNCTION)
+		return;
+	if (!s->inlined) {
+		append(buf, len, &at, "+");
+		append(buf, len, &at, hex(num, s->offset));
+	}
+	if (s->file[0] && s->line) {
+		append(buf, len, &at, " (");
+		append(buf, len, &at, s->file);
+		append(buf, len, &at, ":");
+		append(buf, len, &at, dec(num, s->line));
+		append(buf, len, &at, s->inlined ? ", inlined)" : ")");
+	} else if (s->inlined) {
+		append(buf, len, &at, " (inlined)");
+	} else if (s->module[0]) {
+		append(buf, len, &at, " (");
+		append(buf, len, &at, s->module);
+		append(buf, len, &at, ")");
+	}
+}
+
+void pool__sym_name(char *buf, size_t len, uintptr_t pc, unsigned int how)
+{
+	struct pool_sym f[4];
+	unsigned int n, i;
+	size_t at;
+
+	if (!len)
+		return;
+	pool__sym_begin(0);
+	n = pool__sym_frames(pc, f, 4);
+	pool__sym_end();
+	buf[0] = 0;
+	for (i = 0; i < n; i++) {
+		at = strlen(buf);
+		if (i)
+			append(buf, len, &at, " <- ");
+		pool__sym_format(buf + at, len - at, &f[i], how);
+	}
+}
+
+void pool__sym_fork_child(void)
+{
+	if (pool__lock_try(&sym_lock) != 0) {
+		pool__lock_init(&sym_lock);
+		dwfl = NULL;
+		dwfl_failed = 0;
+		return;
+	}
+	pool__unlock(&sym_lock);
+}
+
+/* libdw's memory goes with the library (dlclose(), or the end of the process). */
+__attribute__((destructor)) static void sym_unload(void)
+{
+	/* a thread still in a report at exit keeps it: the process ends with it anyway */
+	if (pool__lock_try(&sym_lock) != 0)
+		return;
+	if (dwfl)
+		dwfl_end(dwfl);
+	dwfl = NULL;
+	dwfl_failed = 0;
+	pool__unlock(&sym_lock);
+}

@@ -4,7 +4,7 @@
  *
  * The assertion tiers. POOL_ASSERTS is 0 (the default build), 1 (`make DEBUG=1` and the
  * sanitizer builds) or 2 (`make DEBUG=2`):
- *   1  POOL_ASSERT(cond) checks an invariant of the design essay (pool.c) or a function's
+ *   1  POOL_ASSERT(cond) checks an invariant of pool.c's list or a function's
  *      contract (its arguments, the lock it must hold, a count within its bounds) at run time:
  *      a few loads and compares, at the top of the function or where the state changes.
  *   2  also the walks: `if (POOL_ASSERTS >= 2) walk(...)` runs a helper that walks a whole

@@ -116,7 +116,7 @@ struct pool_bucket {
  * Demand tracking and memory return of a pool, on lines of its own (written once per demand
  * window, read by the pass that releases memory). A window lasts decay_ms; an object that stayed
  * in a shared list through a whole window was not needed and is given back to the OS layer when
- * the window ends. See the essay in pool.c, step 6.
+ * the window ends (pool-demand.c).
  */
 struct pool_demand {
 	atomic_uint epoch;                      /* windows ended since the pool was created */

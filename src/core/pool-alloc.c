@@ -2,8 +2,8 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The slow paths of the inline fast path (pool__alloc_slow(), pool__free_slow(): step 1 of the
- * essay in pool.c) and the bulk calls: the checks of the pool head, fault injection, the
+ * The slow paths of the inline fast path (pool__alloc_slow(), pool__free_slow(); the fast path
+ * is told in pool-tcache.c) and the bulk calls: the checks of the pool head, fault injection, the
  * thread-cache tier, the debugging layer's hooks for every object handed out or taken back, and
  * the count of failures. A pool's first allocation closes it to merges that would grow its
  * layout (pool.c, grow_layout()).

@@ -19,7 +19,7 @@
 
 /*
  * The pool list, in creation order (pool.c). The lock guards the list, each pool's creators
- * and the pool slot table; it is the first lock of the lock order (see the essay in pool.c).
+ * and the pool slot table; it is the first lock of the lock order (the lock order: pool.c).
  * It knows its owner (pool-lock.h): the functions that take it take it with pool__lock_enter(),
  * so that a pool_for_each() callback, which runs under it, may call them.
  */

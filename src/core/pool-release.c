@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The releaser: memory comes back with no call from the program (step 6 of the essay in pool.c,
+ * The releaser: memory comes back with no call from the program (pool-demand.c tells the windows,
  * doc/internals.md section 6).
  *
  * What it does, once per demand window (decay_ms): it takes the spare magazines of every thread
@@ -30,7 +30,7 @@
  * Safety. The thread blocks every signal, so that signals reach the program's threads; its stack
  * is STACK_BYTES, not the default 8 MiB, for programs under RLIMIT_AS. It takes the pool list
  * lock with trylock only (a pool_for_each() callback may hold it for long, or fork()), the
- * registry lock, pass locks with trylock, and the OS layer's: the order of the essay in pool.c.
+ * registry lock, pass locks with trylock, and the OS layer's: the lock order of pool.c.
  * A flag (`stepping`) serialises its steps with pool_release_run(); rel_lock, never held with
  * another lock, guards the thread's state. The work of a step is done under the pool list lock,
  * which fork() takes, so a child is never forked in the middle of it; the child, whose releaser

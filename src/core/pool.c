@@ -5,142 +5,42 @@
  * libpool core, the pool heads: creation, merging, layout, destruction and the graveyard of
  * destroyed heads, the public calls of memory return and limits, iteration, run-time debugging
  * options, fork() and unloading (the slow paths and the bulk calls: pool-alloc.c; statistics:
- * pool-stats.c). The design essay of the whole core opens this file; doc/internals.md tells it
- * at length.
+ * pool-stats.c).
  *
- * How it works
+ * The map. Each mechanism is told once, at the top of the file that owns it; doc/internals.md
+ * tells the whole, with the measurements behind the choices. From the program down:
  *
- * 1. The fast path. A pool hands out objects of one size. Each thread keeps, per pool, a slot of
- *    its thread cache whose loaded magazine is an array of pointers to free objects (Bonwick &
- *    Adams, "Magazines and Vmem", USENIX 2001; DPDK's per-lcore mempool cache). pool_alloc(),
- *    pool_zalloc() and pool_free() are inline in pool.h and see that array through the slot's
- *    struct pool_tcache entry (top, base, end), in the array that the 8-byte initial-exec TLS
- *    pointer pool__tls_cache points to: after one test of the debugging word, pool_alloc() pops
- *    *--top while top > base, pool_free() stores *top++ while top < end. No atomic, no lock, no
- *    call, and no access to the object: a linked free list pops with a load through the object,
- *    a dependent cache miss when it is cold; a magazine pops a pointer the thread wrote itself.
- *    16 instructions per alloc+free pair under callgrind, net of the loop (19 with the linked
- *    list this replaced, 20 with a count and a capacity in the entry instead of top and end).
- *    Everything else happens in the slow paths (pool-alloc.c), which a thread also takes until it
- *    has registered (its TLS pointer then points at entries of NULLs) and after pool_destroy()
- *    closed its entry (base at the highest address, end NULL: no top passes either test).
+ *   fast path       include/pool/pool.h: pool_alloc()/pool_free() pop and push the pointer
+ *                   array of the thread's loaded magazine through its TLS entry; no atomic, no
+ *                   lock, no call, no access to the object (pool-tcache.c tells the entry).
+ *   slow paths      core/pool-alloc.c: the checks of the head, a pool's first allocation,
+ *                   fault injection, the debugging hooks, the count of failures.
+ *   thread cache    tcache/pool-tcache.c (one thread's caches, the budget, sections and their
+ *                   quiesce), tcache/pool-magazine.c (one slot: magazines, rotations, CLOCK
+ *                   eviction), tcache/pool-thread.c (the registry, exit, the drain, what the
+ *                   releaser takes, fork()), tcache/pool-sample.c (the profile's sampler).
+ *   shared lists    shared/pool-bucket.c: buckets of magazines whose heads are self-locked by
+ *                   the BUSY exchange, their empties and counters; shared/pool-demand.c: magazine
+ *                   sizes, demand windows, needed_avg, what a pool owes and its payment.
+ *   slab tier       shared/pool-slab.c: slabs aligned on their size, objects carved by cache
+ *                   line groups, dense refills in address order, whole slabs going back.
+ *   OS layer        os/pool-os.c (jemalloc or the C library), os/pool-uaf.c (a mapping per
+ *                   object), os/pool-malloc.c (the malloc layout), os/pool-fault.c.
+ *   memory return   core/pool-release.c: the releaser thread, or pool_release_run(), ends the
+ *                   windows and pays in bounded steps; pool_gc() below does it at once.
+ *   debugging       debug/: the -dM table and its pure parser (pool-debug.c), the crash report
+ *                   (pool-report.c), the profile's tables, stacks and symbols; a leaf under the
+ *                   core, which applies what the parser returns under the pool list lock.
+ *   configuration   config/: the topology (hwloc) and the defaults it gives, pool_configure().
+ *   introspection   introspect/: pools show, pools profile, the CLI and its socket server.
  *
- * 2. A slot and the budget (pool-magazine.c). Besides the loaded magazine, a slot keeps the
- *    previous one, a stack of full magazines and a stack of empty ones: a thread's own small
- *    depot. When the loaded magazine runs empty, the previous one takes its place if it holds
- *    objects, else the top of the full stack, else magazines from a shared free list (step 4),
- *    else new objects from the OS layer. When it runs full, an empty previous one takes its place
- *    (Bonwick's exchange), else the previous one goes onto the full stack, the full one becomes
- *    the previous and an empty one is loaded. Every move is of whole magazines, a pointer swap or
- *    a stack operation on their headers. A thread caches at most `budget` bytes over all pools
- *    (the topology's L2 share, pool_configure()): each slot counts reserved_objs, the objects of
- *    its previous and full magazines plus the loaded magazine's whole capacity, and the thread
- *    keeps sum(reserved_objs * cache_cost) == reserved <= budget, where an object's cost is its
- *    stride (under uaf, its pages: pool__uaf_object_cost()). Counting the loaded magazine by its
- *    capacity is what lets the fast path count nothing: what it pushes is paid for already. A
- *    magazine holds the pool's `cluster` pointers: the configured 32 (at most 64), fewer when
- *    that many objects would cost more than 1/16 of the budget, but 8 while 8 cost at most 1/4
- *    of it (pool-demand.c); a pool of which one magazine exceeds the budget is not cached. A
- *    thread destroying a pool drains the other threads' slots of it and credits their
- *    `reserved` (ctx->credit, an atomic), which each owner takes back on its next slow path.
- *
- * 3. Eviction is approximate LRU at two levels (pool-magazine.c). Across pools, a CLOCK (second
- *    chance, Corbato 1968) over the thread's slots, whose reference bit a slow path sets when it
- *    moves a magazine of that slot, picks the coldest other slot, which gives the bottom half of
- *    its full stack (the magazines filled longest ago) or, with none, all it holds; then the
- *    slot that needs the room gives the bottom half of its own full stack; a full magazine that
- *    still does not fit goes to the shared free lists at once. The full stack is doubly linked:
- *    cutting k magazines off its bottom reads k headers, and the k go with one push. A thread
- *    never holds more than its budget, and eviction never goes to the OS layer (but under
- *    no-global and uaf, or when every head stayed BUSY): memory return is step 6's.
- *
- * 4. Shared free lists (pool-bucket.c). Each pool has N buckets (a power of two, two cache lines
- *    each). A bucket head is NULL, a stack of magazines linked through their headers, or BUSY;
- *    beside it the bucket keeps a stack of empty magazines (at most 16) that threads leave and
- *    take again. Protocol:
- *      own:  read the head; if BUSY, go to the next bucket; else swap BUSY in with one atomic
- *            exchange. A BUSY back means another thread owns it: go on (BUSY over BUSY changed
- *            nothing). Anything else: this thread owns the bucket, its stack and its empties,
- *            until it stores a new head.
- *      pop:  own; a NULL head is stored back; else read the top magazine's header (a refill
- *            takes up to 2 magazines, the second when the budget holds it), leave the thread's
- *            surplus empty magazines in the empties, count the move once, store the next
- *            magazine as the head (release).
- *      push: own; link the bottom magazine of the stack being pushed above the head, take an
- *            empty magazine from the empties if the pusher wants one, count the move, store the
- *            top (release). A push tries 2N times, then gives the objects to the OS layer.
- *    A thread starts its pops and pushes at its own bucket (its registry id modulo N): a thread
- *    that frees and reallocates finds its own magazines there first, and few threads write one
- *    bucket's lines; a pop or a push writes the head's line only. A thread without a cache takes
- *    or puts one pointer in the top magazine (or an empty one) the same way.
- *    Below the shared lists, the slab tier (pool-slab.c): slabs taken whole from the OS layer,
- *    aligned on their size, objects carved at their stride and handed out by whole cache-line
- *    groups of the densest slab in address order (so fresh objects of two threads never share
- *    a line); objects that leave the shared tier go back to their slab, and a slab wholly free
- *    goes back to the OS layer. A slot's first allocation sends what its thread freed before
- *    (others' objects) back to their slabs (pool-magazine.c, pool__magazine_first_alloc()).
- *    Why it is safe: only an owner reads the `next` of a magazine in a bucket's stacks, and while
- *    the head is BUSY nobody else can pop that magazine and free it (the race HAProxy met with
- *    musl, GH #1275); only an owner stores a head, so it cannot go A->B->A under anybody (no ABA,
- *    and no CAS at all); the empties are changed by owners, inside their window only. Every loop
- *    over the heads is bounded; the BUSY window holds no lock, calls nothing that can block and
- *    reads no object: a few magazine headers, or for a release pass (step 6) up to 1024 headers
- *    and part of one pointer array. The Promela model tests/model/busy.pml checks this for 3
- *    threads and 2 buckets, empties included. Two waits are not counted but cannot last: a
- *    pool's first allocation waits out a merge that is rewriting its layout (a few instructions
- *    under the pool list lock), and the limit's compare-and-swap retries only when another
- *    thread's succeeded (lock-free).
- *
- * 5. Counters move with magazines. A bucket's allocated (objects above the slab tier), free
- *    objects and traffic counters are written only by the owner of its head, with plain relaxed
- *    stores, on the line its exchange took; used (handed out or cached) is allocated - free.
- *    Totals are sums over buckets (stats and limits only), exact when the process is quiet; the
- *    pool's allocated adds the objects free in its slabs. A move that owns no head (to or from
- *    the slab tier) owns one bucket to count, or counts in the pool's spill counters; the limit
- *    counts what is above the slab tier (one atomic a move). failed is counted in the bucket of
- *    the thread. The fast path counts nothing: a cached object is used.
- *
- * 6. Memory return over time (pool-demand.c, pool-release.c). Each bucket keeps the low-water
- *    mark of its free objects during the current demand window (decay_ms, 10 s by default after
- *    jemalloc's dirty_decay_ms). A library thread, the releaser, wakes when a window ends: it
- *    takes from each thread's cache what stayed unused through the window (all spares of a
- *    thread that entered no section, the cold bottom of a busy one's full stack), ends every
- *    pool's window and counts under its pass lock what stayed free through all of it: beyond the
- *    pool's floor, the pool owes it to its slabs. It pays in steps of at most 16384 objects, each
- *    ownership of a head detaching at most 64 magazines (and splitting at most one by copying
- *    the pointers of its last objects); the objects go down to their slabs by their pointers
- *    after the head went back, and a slab left wholly free goes back to the OS layer. A burst
- *    of any size goes back between decay_ms and twice that after it was last needed. needed_avg
- *    is what the pool held minus what stayed free. Without the thread (POOL_RELEASE=caller),
- *    pool_release_run() does a step from the program's event loop; without either, one in 16
- *    slow paths looks at a coarse clock and does it. pool_gc() ends the window at once and gives
- *    back everything above what is in use. The floor is bytes: 64 KiB worth of objects and at
- *    most one magazine, none for objects over 64 KiB. Eviction never goes below the shared
- *    lists: a steady load does not churn through the slabs.
- *
- * 7. Threads (pool-thread.c) and sections (pool-tcache.c). A thread registers on its first slow
- *    path: a registry id (the lowest free of POOL_MAX_THREADS), its caches (allocated: the TLS
- *    block stays 40 bytes, for dlopen()), a pthread key whose destructor flushes them at exit;
- *    without an id or memory, or past its exit flush, it works without a cache. It changes its
- *    slots only inside a section: a busy word set, a look at the global quiescing flag, the word
- *    cleared. fork() and pool_destroy() quiesce: they raise the flag, call
- *    membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) (a full barrier on every thread: either it sees
- *    the flag or the quiescer sees its word; without it, each section entry fences), and wait
- *    until no other thread is inside one (at most 100000 yields each), so no slot is caught in
- *    the middle of a change. The releaser holds only the threads it looks at (a hold word each,
- *    one membarrier, no wait: one found inside a section is left for the next window). The fast
- *    path is no section: its single stores may be cut anywhere.
- *
- * 8. Debugging is a leaf under the core (pool-debug.c, pool-report.c): the slow paths call its
- *    checks; pool_parse_debugging() applies what its pure parser returns, under the pool list
- *    lock, safe at any moment (integrity checks only caches filled at the current epoch). The
- *    fill and check of cached objects (integrity, backup) are the tiers' only accesses to free
- *    objects. The profile's sampler (pool-sample.c) narrows the fast path's window of a loaded
- *    magazine, so the slow paths read a magazine's bounds from the magazine, not the entry.
+ * The layers may only call down (tests/check-layers.py, doc/internals.md section 3). Objects
+ * move between the tiers as whole magazines, a pointer swap or a stack operation on magazine
+ * headers: no move reads or writes a free object, but integrity's and backup's fill and check.
  *
  * Locks, in the order they are taken (a lock is never taken while a later one is held):
- *   pool list lock (pool.c: pool list, creators, slot table, layout, debugging options; the
- *      releaser of pool-release.c only tries it, and its own lock is a leaf)
+ *   pool list lock (this file: pool list, creators, slot table, layout, debugging options; the
+ *      releaser only tries it, and its own lock is a leaf)
  *   -> registry lock (pool-thread.c: registry, thread ids; a quiescer holds it while it keeps
  *      the threads out of their sections)
  *   -> the threads' sections (pool-tcache.c: not a lock, but a quiescer waits for them, so a
@@ -158,29 +58,9 @@
  *   its owner (pool-lock.h), and every function that takes it goes on under its caller's hold:
  *   pool_for_each() holds it while its callback runs, and the callback may call the library.
  *
- * pool_destroy(): under the pool list lock, the drain (pool-thread.c) keeps the other threads
- * out of their sections and takes back each one's slot of the pool: its magazines go to the
- * shared lists as they are, its empty ones are freed, its entry is closed (step 1) and its
- * budget credited (step 2). Objects still handed out: EBUSY, the pool intact. Otherwise the pool
- * is marked dead before any thread may enter a section again (a thread racing the destruction,
- * which is forbidden, finds it dead and its slow path reports it); then the shared lists are
- * flushed down to the slabs, which all go back, and the head is kept dead among the last 16.
- *
- * fork(): before it, the forking thread takes the pool list lock (or goes on under its own hold,
- * from a pool_for_each() callback) and the registry lock, quiesces the threads' sections, takes
- * every pool's pass and slab locks, the uaf table's, the OS layer's and the head set's, owns every
- * bucket head, waiting a bounded time for each (FORK_BUSY_TRIES yields: a head held longer is a
- * thread's that died inside its BUSY window). After it, the parent gives back the heads it owns;
- * the child also resets the others, counting what they held as lost, and takes back the slots
- * of the threads that did not follow it (doc/internals.md, 9.4).
- *
- * Unloading (dlclose(), the end of the process): the releaser thread is joined, then a
- * destructor frees the graveyard's heads, the calling thread's caches and the thread-exit key,
- * so that loading and unloading the library again and again leaks neither keys nor memory; live
- * pools are the program's to destroy.
- *
  * Invariants. POOL_ASSERT() checks those marked (A) in `make DEBUG=1` and the sanitizer builds;
- * the tests check the sums (check_shared.c, check_transfer.c), the Promela model the protocol.
+ * the tests check the sums (check_shared.c, check_slab.c, check_transfer.c), the Promela model
+ * (tests/model/busy.pml) the BUSY protocol.
  *   - per thread: sum over slots of reserved_objs * cache_cost == reserved - credit, and
  *     reserved <= budget after every grant (A);
  *   - per slot, when a section ends: reserved_objs == the objects of the previous and full
@@ -197,8 +77,11 @@
  *     fill and check (builds with assertions count the words touched per object moved:
  *     check_transfer.c holds them to 1/cluster and finds 0);
  *   - a thread's slots are changed by that thread inside its sections, or by a quiescer
- *     (pool_destroy()'s drain, the fork() child) while that thread is kept out of them; its
- *     fast-path entries are written by that thread, but for the drain closing one.
+ *     (pool_destroy()'s drain, the fork() child, the releaser's hold) while that thread is
+ *     kept out of them; its fast-path entries are written by that thread, but for the drain
+ *     closing one.
+ *
+ * pool_destroy(), fork() and unloading are told where they are done, below.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -603,6 +486,15 @@ static void bury(struct pool_head *pool)
 	}
 }
 
+/*
+ * pool_destroy(): under the pool list lock, the drain (pool-thread.c) keeps the other threads
+ * out of their sections and takes back each one's slot of the pool: its magazines go to the
+ * shared lists as they are, its empty ones are freed, its entry is closed and its budget
+ * credited. Objects still handed out: EBUSY, the pool intact. Otherwise the pool is marked dead
+ * before any thread may enter a section again (a thread racing the destruction, which is
+ * forbidden, finds it dead and its slow path reports it); then the shared lists are flushed down
+ * to the slabs, which all go back, and the head is kept dead among the last GRAVEYARD_HEADS.
+ */
 POOL_API int pool_destroy(struct pool_head *pool)
 {
 	int took;
@@ -820,14 +712,17 @@ int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runti
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * Before fork() we take the locks in their order (pool list, registry, every pool's pass lock,
- * the uaf table, the OS layer's, the head set's), keep every thread out of its cache sections
- * (pool-tcache.c) and own every bucket head, waiting a bounded time for each (see the essay),
+ * Before fork() we take the locks in their order (pool list, registry, every pool's pass and
+ * slab locks, the uaf table, the OS layer's, the head set's), keep every thread out of its cache
+ * sections (pool-tcache.c) and own every bucket head, waiting a bounded time for each
+ * (FORK_BUSY_TRIES yields: a head held longer is a thread's that died inside its BUSY window),
  * so that no lock is held, no cache is half changed and no head is BUSY because of a thread
- * that will not exist in the child, which takes back the caches of the threads that did not
- * follow it. A fork() from a pool_for_each() callback finds the pool list lock held by its own
- * thread: it goes on under that hold (fork_took_list 0), and the child, whose only thread is
- * that one, is still in the callback and holds it too.
+ * that will not exist in the child. After it, the parent gives back the heads it owns; the
+ * child also resets the others, counting what they held as lost, and takes back the slots of
+ * the threads that did not follow it (doc/internals.md, 9.4). A fork() from a pool_for_each()
+ * callback finds the pool list lock held by its own thread: it goes on under that hold
+ * (fork_took_list 0), and the child, whose only thread is that one, is still in the callback
+ * and holds it too.
  */
 static int fork_took_list;
 
@@ -893,8 +788,9 @@ static void fork_child(void)
  * Unloading (dlclose(), and the end of the process): what the library keeps for itself goes, so
  * that a program that loads and unloads it again and again (a plugin host) leaks neither pthread
  * keys nor memory: the calling thread's caches and the thread-exit key (pool-thread.c), and the
- * destroyed heads kept for reports. Pools still live are the program's: pool_destroy() them
- * before dlclose(). The list lock is only tried: at exit, another thread may hold it.
+ * destroyed heads kept for reports (the releaser thread is joined before, pool-release.c).
+ * Pools still live are the program's: pool_destroy() them before dlclose(). The list lock is
+ * only tried: at exit, another thread may hold it.
  */
 __attribute__((destructor(101))) static void pool_core_fini(void)
 {

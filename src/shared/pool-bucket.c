@@ -6,7 +6,7 @@
  * lists with their BUSY protocol, each bucket's stack of empty magazines, the counters of each
  * bucket, the OS layer with the accounting of every backend, limits, and the heads across
  * fork(). Demand tracking and memory return (the release pass, pool_gc(), pool_flush()) are the
- * second half, pool-demand.c. See the essay in pool.c, steps 4 and 5.
+ * second half, pool-demand.c; the slab tier below, pool-slab.c.
  *
  * A bucket's shared free list is a stack of magazines linked through their headers (`next`);
  * beside it the bucket keeps a stack of empty magazines, at most EMPTIES_MAX. A thread that
@@ -24,7 +24,35 @@
  * counters (plain relaxed loads and stores), so a magazine moved costs one atomic
  * read-modify-write (the head's exchange) and its counters land on the line that exchange
  * already took. Moves that own no head (the OS layer when every bucket was BUSY) count in the
- * pool's spill counters with fetch_add.
+ * pool's spill counters with fetch_add. A bucket keeps allocated (objects above the slab tier)
+ * and free objects; used (handed out or cached) is allocated - free, so a pop or a push writes
+ * the head's line only. Totals are sums over buckets (statistics and limits only), exact when
+ * the process is quiet; the limit counts what is above the slab tier, one atomic a move.
+ *
+ * The protocol, with N buckets (a power of two, two cache lines each):
+ *   own:  read the head; if BUSY, go to the next bucket; else swap BUSY in with one atomic
+ *         exchange. A BUSY back means another thread owns it: go on (BUSY over BUSY changed
+ *         nothing). Anything else: this thread owns the bucket, its stack and its empties,
+ *         until it stores a new head.
+ *   pop:  own; a NULL head is stored back; else read the top magazine's header (a refill takes
+ *         up to 2 magazines, the second when the budget holds it), leave the thread's surplus
+ *         empty magazines in the empties, count the move once, store the next magazine as the
+ *         head (release).
+ *   push: own; link the bottom magazine of the stack being pushed above the head, take an
+ *         empty magazine from the empties if the pusher wants one, count the move, store the
+ *         top (release). A push tries 2N times, then gives the objects to the tier below.
+ * A thread starts its pops and pushes at its own bucket (its registry id modulo N): a thread
+ * that frees and reallocates finds its own magazines there first, and few threads write one
+ * bucket's lines. A thread without a cache takes or puts one pointer in the top magazine (or an
+ * empty one) the same way. Why it is safe: only an owner reads the `next` of a magazine in a
+ * bucket's stacks, and while the head is BUSY nobody else can pop that magazine and free it
+ * (the race HAProxy met with musl, GH #1275); only an owner stores a head, so it cannot go
+ * A->B->A under anybody (no ABA, and no CAS at all). Every loop over the heads is bounded; the
+ * BUSY window reads no object: a few magazine headers, or for a release step up to 1024 headers
+ * and part of one pointer array. tests/model/busy.pml checks this for 3 threads and 2 buckets,
+ * empties included. Two waits are not counted but cannot last: a pool's first allocation waits
+ * out a merge that is rewriting its layout (a few instructions under the pool list lock), and
+ * the limit's compare-and-swap retries only when another thread's succeeded (lock-free).
  *
  * No function here reads or writes the memory of a free object: magazines hold the pointers, so
  * a move between tiers reads magazine headers and pointer arrays (library metadata) and nothing

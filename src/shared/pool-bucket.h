@@ -145,7 +145,7 @@ void pool__count_failed(struct pool_head *pool, unsigned int id);
 
 /*
  * A new pool (its layout computed): its magazine capacity from the configured cluster and the
- * thread budget (a pool of large objects gets smaller magazines, see the essay in pool.c), its
+ * thread budget (a pool of large objects gets smaller magazines, pool-demand.c), its
  * demand state (the window from decay_ms) and its gc floor.
  */
 void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cache_bytes,

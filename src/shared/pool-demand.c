@@ -7,7 +7,7 @@
  * bucket's low-water marks over them, needed_avg, and what goes back to the OS layer: the
  * window's end, which counts what stayed unused through it (what the pool owes), the steps that
  * pay it back, pool_gc() (which ends the window at once and gives back everything above the
- * need), pool_flush(). See the essay in pool.c, step 6, and doc/internals.md.
+ * need), pool_flush(). doc/internals.md, section 6, has the measurements.
  *
  * Who ends the windows: the releaser (pool-release.c: a library thread, or the program's calls
  * of pool_release_run()), and a slow path now and then when no releaser stepped for two windows

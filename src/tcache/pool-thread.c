@@ -8,12 +8,16 @@
  * (pool_thread_flush()), and what one thread does to the others' caches: pool_destroy()'s
  * drain, the statistics' count of cached objects, the releaser's take of what they kept unused
  * through a demand window (doc/internals.md 8.5), and fork(). Above the thread-cache tier
- * (pool-tcache.c), which handles one thread's magazines; see the essay in pool.c, step 7.
+ * (pool-tcache.c), which handles one thread's magazines. A thread registers on its first slow
+ * path: the lowest free id of POOL_MAX_THREADS, its caches (allocated, so that the library's
+ * TLS block stays 40 bytes and it can be dlopen()ed), and a pthread key whose destructor
+ * flushes them at exit; without an id or memory, or past its exit flush, it works without a
+ * cache.
  *
  * Concurrency: the registry (registry[], ids) is guarded by registry_lock. A thread's caches are
  * written by that thread alone; the drain and fork() look at other threads' caches only while
  * those threads are kept out of their sections (pool__tcache_quiesce_begin()). Lock order: pool
- * list -> registry_lock (see the essay in pool.c).
+ * list -> registry_lock (the lock order: pool.c).
  *
  * Unloading: a library that is unloaded with dlclose() (or a process that ends) takes back and
  * frees the calling thread's caches and deletes its thread-exit key, so that a thread that

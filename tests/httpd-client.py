@@ -405,11 +405,13 @@ def rss_kib(pid):
 
 
 def ibufs_allocated(pools_tool, socket_path):
-    """httpd-ibuf's allocated objects, asked on the CLI socket: its thread touches no pool, so
-    asking does not make the server busy as an HTTP request would."""
+    """The objects httpd-ibuf holds above its slab tier (allocated less those free in its slabs,
+    whose slabs go back once wholly free), asked on the CLI socket: its thread touches no pool,
+    so asking does not make the server busy as an HTTP request would."""
     out = subprocess.run([pools_tool, "-S", socket_path, "show", "json"], check=True,
                          stdout=subprocess.PIPE, timeout=GUARD_S).stdout
-    return [p["allocated"] for p in find_pools(json.loads(out), []) if p["name"] == "httpd-ibuf"][0]
+    return [p["allocated"] - p["slab_free"] for p in find_pools(json.loads(out), [])
+            if p["name"] == "httpd-ibuf"][0]
 
 
 def cmd_memreturn(port, pid, n, pools_tool, socket_path, check_rss):

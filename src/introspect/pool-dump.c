@@ -42,6 +42,7 @@
 
 #include "base/pool-assert.h"
 #include "core/pool-int.h"
+#include "introspect/pool-args.h"
 #include "introspect/pool-dump.h"
 #include "introspect/pool-profile-dump.h"
 #include "debug/pool-symbols.h"
@@ -54,11 +55,10 @@
                    "[json|prometheus]"
 
 enum dump_sort { SORT_NONE = 0, SORT_NAME, SORT_SIZE, SORT_USAGE };
-enum dump_format { FMT_TEXT = 0, FMT_JSON, FMT_PROMETHEUS };
 
 struct dump_args {
 	enum dump_sort sort;
-	enum dump_format format;
+	enum pool_format format;
 	int detailed;
 	const char *match;        /* prefix, or NULL */
 	size_t match_len;
@@ -98,8 +98,8 @@ struct dump_snapshot {
 /* Arguments                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-/* What each word of `pools show` sets; the words of one group exclude each other. */
-enum show_group { SHOW_SORT, SHOW_FORMAT, SHOW_DETAILED, SHOW_MATCH, SHOW_GROUPS };
+/* What each word of `pools show` sets (group 0 is the formats', pool-args.h). */
+enum show_group { SHOW_SORT = 1, SHOW_DETAILED, SHOW_MATCH };
 
 static const struct pool_word show_words[] = {
 	{ "byname", SHOW_SORT, SORT_NAME },
@@ -107,83 +107,37 @@ static const struct pool_word show_words[] = {
 	{ "byusage", SHOW_SORT, SORT_USAGE },
 	{ "detailed", SHOW_DETAILED, 1 },
 	{ "match", SHOW_MATCH, 1 },
-	{ "json", SHOW_FORMAT, FMT_JSON },
-	{ "prometheus", SHOW_FORMAT, FMT_PROMETHEUS },
 };
 
-/* Parse `args` into *a; on error write one line to `out` and return -1. */
+static const struct pool_args_spec show_spec = {
+	.command = "pools show",
+	.expected = SHOW_USAGE,
+	.words = show_words,
+	.nwords = sizeof(show_words) / sizeof(show_words[0]),
+	.formats = POOL_FORMAT_BIT(POOL_FORMAT_JSON) | POOL_FORMAT_BIT(POOL_FORMAT_PROMETHEUS),
+	.counted = "pools",
+	.takes = { [SHOW_MATCH] = "a prefix" },
+};
+_Static_assert(SHOW_MATCH < POOL_ARGS_GROUPS, "POOL_ARGS_GROUPS");
+
+/* Parse `args` into *a; on error write one line to `out` and return -1 (errno EINVAL). */
 static int parse_args(FILE *out, const char *args, struct dump_args *a)
 {
-	const char *p = args ? args : "", *w, *seen[SHOW_GROUPS] = { NULL };
-	size_t len, seen_len[SHOW_GROUPS] = { 0 };
-	int have_max = 0;
+	struct pool_args pa;
 
 	memset(a, 0, sizeof(*a));
-	while ((w = pool__next_word(&p, &len))) {
-		const struct pool_word *sw = pool__word_find(show_words, sizeof(show_words) /
-		                                             sizeof(show_words[0]), w, len);
-
-		if (sw) {
-			const char *prev = seen[sw->group];
-
-			if (prev && pool__word_is(prev, seen_len[sw->group], sw->word)) {
-				pool__word_error(out, "Option '", w, len, "' given twice in "
-				                 "'pools show'. Try 'help'.\n");
-				return -1;
-			}
-			if (prev) {
-				pool__word_error(out, "Option '", w, len, "' conflicts with '");
-				pool__word_error(out, "", prev, seen_len[sw->group], "' in "
-				                 "'pools show'. Try 'help'.\n");
-				return -1;
-			}
-			seen[sw->group] = w;
-			seen_len[sw->group] = len;
-			switch ((enum show_group)sw->group) {
-			case SHOW_SORT:
-				a->sort = (enum dump_sort)sw->value;
-				break;
-			case SHOW_FORMAT:
-				a->format = (enum dump_format)sw->value;
-				break;
-			case SHOW_DETAILED:
-				a->detailed = 1;
-				break;
-			case SHOW_MATCH:
-				a->match = pool__next_word(&p, &a->match_len);
-				if (!a->match) {
-					fputs("Option 'match' needs a prefix in 'pools show'. "
-					      "Try 'help'.\n", out);
-					return -1;
-				}
-				break;
-			case SHOW_GROUPS:
-				break;
-			}
-		} else if (*w >= '0' && *w <= '9') {
-			size_t v;
-
-			if (pool__parse_size(w, len, &v) < 0 || v == 0) {
-				pool__word_error(out, "Invalid count '", w, len, "' (expected a number "
-				                 "of pools from 1 up) in 'pools show'. Try 'help'.\n");
-				return -1;
-			}
-			if (have_max) {
-				pool__word_error(out, "Invalid count '", w, len, "' (a count was already "
-				                 "given) in 'pools show'. Try 'help'.\n");
-				return -1;
-			}
-			a->max = v;
-			have_max = 1;
-		} else {
-			pool__word_error(out, "Unknown option '", w, len, "' for 'pools show' "
-			                 "(expected " SHOW_USAGE "). Try 'help'.\n");
-			return -1;
-		}
-	}
-	if (a->detailed && a->format == FMT_PROMETHEUS) {
+	if (pool__args_parse(out, args, &show_spec, &pa) < 0)
+		return -1;
+	a->sort = (enum dump_sort)pa.value[SHOW_SORT];
+	a->format = pa.format;
+	a->detailed = pa.value[SHOW_DETAILED];
+	a->match = pa.arg[SHOW_MATCH];
+	a->match_len = pa.arg_len[SHOW_MATCH];
+	a->max = pa.max;
+	if (a->detailed && a->format == POOL_FORMAT_PROMETHEUS) {
 		fputs("Option 'detailed' cannot be combined with 'prometheus' in 'pools show'. "
 		      "Try 'help'.\n", out);
+		errno = EINVAL;
 		return -1;
 	}
 	return 0;
@@ -243,7 +197,7 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 	e->head = pool;
 	e->seq = seq;
 	snprintf(e->name, sizeof(e->name), "%s", pool->name);
-	if (a->format == FMT_PROMETHEUS) {
+	if (a->format == POOL_FORMAT_PROMETHEUS) {
 		const struct pool_head *p;
 		unsigned int dup = 1;
 
@@ -768,10 +722,10 @@ int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
 		limited = 1;
 	}
 	errno = 0;
-	if (a.format == FMT_JSON) {
+	if (a.format == POOL_FORMAT_JSON) {
 		pool_get_os_stats(&os, sizeof(os));
 		print_json(out, &s, limited, matched, &os);
-	} else if (a.format == FMT_PROMETHEUS) {
+	} else if (a.format == POOL_FORMAT_PROMETHEUS) {
 		pool_get_os_stats(&os, sizeof(os));
 		print_prometheus(out, &s, &os);
 	} else {

@@ -23,6 +23,7 @@
 #include "debug/pool-debug.h"
 #include "core/pool-int.h"
 #include "debug/pool-profile.h"
+#include "introspect/pool-args.h"
 #include "introspect/pool-profile-dump.h"
 #include "introspect/pool-profile-heap.h"
 #include "debug/pool-stack.h"
@@ -44,12 +45,12 @@ _Static_assert(CHOSEN_MAX == 16 && CHOSEN_MAX <= 32, "CHOSEN_MAX_STR, struct cho
 /* ------------------------------------------------------------------------------------------ */
 
 enum prof_sort { PSORT_BYTES = 0, PSORT_SITE, PSORT_POOL, PSORT_AGE };
-enum prof_format { PFMT_TEXT = 0, PFMT_JSON, PFMT_PROMETHEUS, PFMT_HEAP, PFMT_FOLDED };
-enum prof_group { PG_SORT, PG_FORMAT, PG_POOL, PG_GROUPS };
+/* What each word of `pools profile` sets (group 0 is the formats', pool-args.h). */
+enum prof_group { PG_SORT = 1, PG_POOL };
 
 struct prof_args {
 	enum prof_sort sort;
-	enum prof_format format;
+	enum pool_format format;
 	const char *pool;               /* a pool name, or NULL */
 	size_t pool_len;
 	size_t max;                     /* 0: every site */
@@ -61,11 +62,19 @@ static const struct pool_word prof_words[] = {
 	{ "bypool", PG_SORT, PSORT_POOL },
 	{ "byage", PG_SORT, PSORT_AGE },
 	{ "pool", PG_POOL, 1 },
-	{ "json", PG_FORMAT, PFMT_JSON },
-	{ "prometheus", PG_FORMAT, PFMT_PROMETHEUS },
-	{ "heap", PG_FORMAT, PFMT_HEAP },
-	{ "folded", PG_FORMAT, PFMT_FOLDED },
 };
+
+static const struct pool_args_spec prof_spec = {
+	.command = "pools profile",
+	.expected = PROFILE_USAGE ", or " PROFILE_ON_USAGE,
+	.words = prof_words,
+	.nwords = sizeof(prof_words) / sizeof(prof_words[0]),
+	.formats = POOL_FORMAT_BIT(POOL_FORMAT_JSON) | POOL_FORMAT_BIT(POOL_FORMAT_PROMETHEUS) |
+	           POOL_FORMAT_BIT(POOL_FORMAT_HEAP) | POOL_FORMAT_BIT(POOL_FORMAT_FOLDED),
+	.counted = "sites",
+	.takes = { [PG_POOL] = "a pool name" },
+};
+_Static_assert(PG_POOL < POOL_ARGS_GROUPS, "POOL_ARGS_GROUPS");
 
 static int prof_error(FILE *out, const char *pre, const char *w, size_t len, const char *post)
 {
@@ -74,44 +83,19 @@ static int prof_error(FILE *out, const char *pre, const char *w, size_t len, con
 	return -1;
 }
 
+/* The view's arguments: 0, or -1 with errno EINVAL and one error line in `out`. */
 static int parse_view_args(FILE *out, const char *p, struct prof_args *a)
 {
-	const char *w, *seen[PG_GROUPS] = { NULL };
-	size_t len, seen_len[PG_GROUPS] = { 0 };
-	int have_max = 0;
+	struct pool_args pa;
 
 	memset(a, 0, sizeof(*a));
-	while ((w = pool__next_word(&p, &len))) {
-		const struct pool_word *pw = pool__word_find(prof_words, sizeof(prof_words) /
-		                                             sizeof(prof_words[0]), w, len);
-
-		if (pw) {
-			if (seen[pw->group]) {
-				pool__word_error(out, "Option '", w, len, "' conflicts with '");
-				return prof_error(out, "", seen[pw->group], seen_len[pw->group],
-				                  "' in 'pools profile'. Try 'help'.\n");
-			}
-			seen[pw->group] = w;
-			seen_len[pw->group] = len;
-			if (pw->group == PG_SORT)
-				a->sort = (enum prof_sort)pw->value;
-			else if (pw->group == PG_FORMAT)
-				a->format = (enum prof_format)pw->value;
-			else if (!(a->pool = pool__next_word(&p, &a->pool_len)))
-				return prof_error(out, "Option '", w, len, "' needs a pool name in "
-				                  "'pools profile'. Try 'help'.\n");
-		} else if (*w >= '0' && *w <= '9') {
-			if (have_max || pool__parse_size(w, len, &a->max) < 0 || !a->max)
-				return prof_error(out, "Invalid count '", w, len, "' (expected one "
-				                  "number of sites from 1 up) in 'pools profile'. "
-				                  "Try 'help'.\n");
-			have_max = 1;
-		} else {
-			return prof_error(out, "Unknown option '", w, len, "' for 'pools profile' "
-			                  "(expected " PROFILE_USAGE ", or " PROFILE_ON_USAGE "). "
-			                  "Try 'help'.\n");
-		}
-	}
+	if (pool__args_parse(out, p, &prof_spec, &pa) < 0)
+		return -1;
+	a->sort = (enum prof_sort)pa.value[PG_SORT];
+	a->format = pa.format;
+	a->pool = pa.arg[PG_POOL];
+	a->pool_len = pa.arg_len[PG_POOL];
+	a->max = pa.max;
 	return 0;
 }
 
@@ -464,13 +448,13 @@ static int view_out(FILE *out, struct pool_profile_view *v, const struct prof_ar
 		errno = ENOMEM;
 		return -1;
 	}
-	if (a->format == PFMT_JSON)
+	if (a->format == POOL_FORMAT_JSON)
 		print_json(out, v, a, list, n, matched);
-	else if (a->format == PFMT_PROMETHEUS)
+	else if (a->format == POOL_FORMAT_PROMETHEUS)
 		ret = print_prometheus(out, v, list, n);
-	else if (a->format == PFMT_HEAP)
+	else if (a->format == POOL_FORMAT_HEAP)
 		ret = pool__profile_write_heap(out, v, list, n);
-	else if (a->format == PFMT_FOLDED)
+	else if (a->format == POOL_FORMAT_FOLDED)
 		ret = pool__profile_write_folded(out, v, list, n);
 	else
 		print_text(out, v, list, n, matched);
@@ -488,7 +472,7 @@ static int profile_view(FILE *out, const char *args, int addresses)
 	if (parse_view_args(out, args, &a) < 0)
 		return -1;
 	/* jeprof and pprof name the heap profile's addresses themselves */
-	v = pool__profile_view_make_named(addresses, a.format != PFMT_HEAP);
+	v = pool__profile_view_make_named(addresses, a.format != POOL_FORMAT_HEAP);
 	if (!v) {
 		fputs("Not enough memory for the profile.\n", out);
 		errno = ENOMEM;

@@ -1,0 +1,117 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The one argument parser of the introspection commands (`pools show`, `pools profile`) and
+ * their one format enum, so that a word means the same and an error reads the same in each:
+ * a command is a spec (pool-args.h) of its word table, the formats it accepts, what its count
+ * counts and which of its words take the next word as a value. The format words belong to the
+ * parser, not to a command: `json` and `prometheus` are spelled once.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/pool-assert.h"
+#include "introspect/pool-args.h"
+
+static const struct pool_word format_words[] = {
+	{ "text", POOL_ARGS_FORMAT, POOL_FORMAT_TEXT },
+	{ "json", POOL_ARGS_FORMAT, POOL_FORMAT_JSON },
+	{ "prometheus", POOL_ARGS_FORMAT, POOL_FORMAT_PROMETHEUS },
+	{ "heap", POOL_ARGS_FORMAT, POOL_FORMAT_HEAP },
+	{ "folded", POOL_ARGS_FORMAT, POOL_FORMAT_FOLDED },
+};
+
+#define NB_FORMATS (sizeof(format_words) / sizeof(format_words[0]))
+
+const char *pool__format_word(enum pool_format f)
+{
+	POOL_ASSERT((size_t)f < NB_FORMATS && format_words[f].value == (int)f);
+	return format_words[f].word;
+}
+
+/* The word w[0..len) in the spec's table or, when the command accepts that format, a format. */
+static const struct pool_word *find_word(const struct pool_args_spec *spec, const char *w,
+                                         size_t len)
+{
+	const struct pool_word *pw = pool__word_find(spec->words, spec->nwords, w, len);
+
+	if (pw)
+		return pw;
+	pw = pool__word_find(format_words, NB_FORMATS, w, len);
+	/* `text` is the default, not a word a command takes */
+	if (pw && pw->value != POOL_FORMAT_TEXT &&
+	    (spec->formats & POOL_FORMAT_BIT(pw->value)))
+		return pw;
+	return NULL;
+}
+
+/* "<pre>'<w>'<mid>' in '<command>'. Try 'help'.\n", errno EINVAL, -1. */
+static int args_error(FILE *out, const struct pool_args_spec *spec, const char *pre,
+                      const char *w, size_t len, const char *post)
+{
+	pool__word_error(out, pre, w, len, post);
+	fprintf(out, " in '%s'. Try 'help'.\n", spec->command);
+	errno = EINVAL;
+	return -1;
+}
+
+int pool__args_parse(FILE *out, const char *args, const struct pool_args_spec *spec,
+                     struct pool_args *a)
+{
+	const char *p = args ? args : "", *w, *seen[POOL_ARGS_GROUPS] = { NULL };
+	size_t len, seen_len[POOL_ARGS_GROUPS] = { 0 };
+	int have_max = 0;
+
+	memset(a, 0, sizeof(*a));
+	while ((w = pool__next_word(&p, &len))) {
+		const struct pool_word *pw = find_word(spec, w, len);
+
+		if (pw) {
+			unsigned int g = pw->group;
+			const char *prev = seen[g];
+
+			POOL_ASSERT(g < POOL_ARGS_GROUPS);
+			if (prev && pool__word_is(prev, seen_len[g], pw->word))
+				return args_error(out, spec, "Option '", w, len, "' given twice");
+			if (prev) {
+				pool__word_error(out, "Option '", w, len, "' conflicts with '");
+				return args_error(out, spec, "", prev, seen_len[g], "'");
+			}
+			seen[g] = w;
+			seen_len[g] = len;
+			if (g == POOL_ARGS_FORMAT)
+				a->format = (enum pool_format)pw->value;
+			else
+				a->value[g] = pw->value;
+			if (g != POOL_ARGS_FORMAT && spec->takes[g]) {
+				a->arg[g] = pool__next_word(&p, &a->arg_len[g]);
+				if (!a->arg[g]) {
+					pool__word_error(out, "Option '", w, len, "' needs ");
+					return args_error(out, spec, spec->takes[g], "", 0, "");
+				}
+			}
+		} else if (spec->counted && *w >= '0' && *w <= '9') {
+			size_t v;
+
+			if (pool__parse_size(w, len, &v) < 0 || v == 0) {
+				fprintf(out, "Invalid count '");
+				pool__put_word(out, w, len);
+				fprintf(out, "' (expected a number of %s from 1 up)", spec->counted);
+				return args_error(out, spec, "", "", 0, "");
+			}
+			if (have_max)
+				return args_error(out, spec, "Invalid count '", w, len,
+				                  "' (a count was already given)");
+			a->max = v;
+			have_max = 1;
+		} else {
+			pool__word_error(out, "Unknown option '", w, len, "' for '");
+			fprintf(out, "%s' (expected %s). Try 'help'.\n", spec->command, spec->expected);
+			errno = EINVAL;
+			return -1;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,79 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The arguments and the outputs shared by the introspection commands (`pools show`, `pools
+ * profile`), defined in src/introspect/pool-args.c: the one format enum and its words, the one
+ * argument parser (a command's words from its word table, a count, and a word that names a
+ * following word, such as `match <prefix>` and `pool <name>`), and the one metric row that
+ * their JSON and Prometheus writers print. Private header: never installed.
+ */
+#ifndef POOL_SRC_POOL_ARGS_H
+#define POOL_SRC_POOL_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "introspect/pool-text.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Arguments                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The output formats; a command accepts a set of them (struct pool_args_spec.formats). */
+enum pool_format {
+	POOL_FORMAT_TEXT = 0,           /* the default: no word */
+	POOL_FORMAT_JSON,               /* json */
+	POOL_FORMAT_PROMETHEUS,         /* prometheus: the text exposition format 0.0.4 */
+	POOL_FORMAT_HEAP,               /* heap: a heap profile for jeprof and pprof */
+	POOL_FORMAT_FOLDED,             /* folded: folded stacks for flame graphs */
+};
+
+#define POOL_FORMAT_BIT(f) (1u << (f))
+
+/*
+ * Groups of a command's word table: the words of one group exclude each other (two sort
+ * orders), and a word given twice is refused. Group 0 is the formats' (its words are the
+ * parser's, not the command's); a command's own groups are 1 up.
+ */
+#define POOL_ARGS_FORMAT 0u
+#define POOL_ARGS_GROUPS 4u
+
+/* A command's arguments: its name, its words, and what it accepts besides. */
+struct pool_args_spec {
+	const char *command;            /* "pools show": named in every error message */
+	const char *expected;           /* "(expected <this>)" of the unknown-word error */
+	const struct pool_word *words;  /* its own words, groups 1 .. POOL_ARGS_GROUPS - 1 */
+	size_t nwords;
+	unsigned int formats;           /* POOL_FORMAT_BIT()s of the formats it accepts */
+	const char *counted;            /* what a count counts ("pools"), NULL: no count */
+	/*
+	 * Per group, when its word takes the next word as its value (`match <prefix>`): what that
+	 * word is, for "Option 'match' needs <this>"; NULL: the word stands alone.
+	 */
+	const char *takes[POOL_ARGS_GROUPS];
+};
+
+/* The arguments parsed. */
+struct pool_args {
+	enum pool_format format;        /* POOL_FORMAT_TEXT when no format word was given */
+	int value[POOL_ARGS_GROUPS];    /* per group: the value of its word given, else 0 */
+	const char *arg[POOL_ARGS_GROUPS];   /* per group that takes a word: that word, or NULL */
+	size_t arg_len[POOL_ARGS_GROUPS];
+	size_t max;                     /* the count, 0 when none was given */
+};
+
+/*
+ * Parse the blank-separated words of `args` (NULL: none) as `spec` says into *a. Returns 0, or
+ * -1 with errno EINVAL after one error line "... in '<command>'. Try 'help'." in `out`: an
+ * unknown word, a word given twice, two words of one group, a word that takes a value without
+ * one, a count that is not a decimal number from 1 up, or two counts.
+ */
+int pool__args_parse(FILE *out, const char *args, const struct pool_args_spec *spec,
+                     struct pool_args *a);
+
+/* The word of format `f` ("text" for POOL_FORMAT_TEXT). */
+const char *pool__format_word(enum pool_format f);
+
+#endif

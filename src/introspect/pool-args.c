@@ -7,8 +7,12 @@
  * a command is a spec (pool-args.h) of its word table, the formats it accepts, what its count
  * counts and which of its words take the next word as a value. The format words belong to the
  * parser, not to a command: `json` and `prometheus` are spelled once.
+ *
+ * Their writers' one metric row too: a figure's JSON key, Prometheus family, type, help and
+ * getter in one row of a table (pool-args.h), printed by the functions at the end of the file.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,9 +100,8 @@ int pool__args_parse(FILE *out, const char *args, const struct pool_args_spec *s
 			size_t v;
 
 			if (pool__parse_size(w, len, &v) < 0 || v == 0) {
-				fprintf(out, "Invalid count '");
-				pool__put_word(out, w, len);
-				fprintf(out, "' (expected a number of %s from 1 up)", spec->counted);
+				pool__word_error(out, "Invalid count '", w, len, "' (expected a ");
+				fprintf(out, "number of %s from 1 up)", spec->counted);
 				return args_error(out, spec, "", "", 0, "");
 			}
 			if (have_max)
@@ -108,10 +111,55 @@ int pool__args_parse(FILE *out, const char *args, const struct pool_args_spec *s
 			have_max = 1;
 		} else {
 			pool__word_error(out, "Unknown option '", w, len, "' for '");
-			fprintf(out, "%s' (expected %s). Try 'help'.\n", spec->command, spec->expected);
+			fprintf(out, "%s' (expected %s). Try 'help'.\n", spec->command,
+			        spec->expected);
 			errno = EINVAL;
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Metric rows                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+void pool__metrics_json(FILE *out, const struct pool_metric *table, size_t n, const void *of)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		const struct pool_metric *m = &table[k];
+
+		fprintf(out, ", \"%s\": ", m->key);
+		switch (m->json) {
+		case POOL_JSON_UINT:
+			fprintf(out, "%" PRIu64, m->value(of));
+			break;
+		case POOL_JSON_BOOL:
+			fputs(m->value(of) ? "true" : "false", out);
+			break;
+		case POOL_JSON_TENTHS:
+			fprintf(out, "%.1f", m->real(of));
+			break;
+		}
+	}
+}
+
+void pool__metric_family(FILE *out, const struct pool_metric *m)
+{
+	POOL_ASSERT(m->name && m->help && m->json == POOL_JSON_UINT);
+	pool__prom_family(out, m->name, m->type == POOL_METRIC_COUNTER ? "counter" : "gauge",
+	                  m->help);
+}
+
+void pool__metric_value(FILE *out, const struct pool_metric *m, const void *of)
+{
+	fprintf(out, " %" PRIu64 "\n", m->value(of));
+}
+
+void pool__metric_sample(FILE *out, const struct pool_metric *m, const void *of)
+{
+	fputs(m->name, out);
+	pool__metric_value(out, m, of);
 }

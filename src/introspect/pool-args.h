@@ -76,4 +76,53 @@ int pool__args_parse(FILE *out, const char *args, const struct pool_args_spec *s
 /* The word of format `f` ("text" for POOL_FORMAT_TEXT). */
 const char *pool__format_word(enum pool_format f);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Metric rows                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The Prometheus type of a metric family. */
+enum pool_metric_type { POOL_METRIC_GAUGE = 0, POOL_METRIC_COUNTER };
+
+/* How a row's value is written in JSON. */
+enum pool_metric_json {
+	POOL_JSON_UINT = 0,             /* value(): a decimal integer */
+	POOL_JSON_BOOL,                 /* value(): true when not 0, else false */
+	POOL_JSON_TENTHS,               /* real(): a number with one decimal ("%.1f") */
+};
+
+/*
+ * A metric row: one figure of an object (a pool's statistics, a profile's site, the OS
+ * layer's), under its JSON key and its Prometheus family, with the family's type and HELP
+ * text, and how its value comes from the object. The JSON and Prometheus writers of `pools
+ * show` and `pools profile` print their figures from tables of these rows, so that a figure has
+ * one name, one help and one getter in every format.
+ */
+struct pool_metric {
+	const char *key;                /* its JSON key */
+	const char *name;               /* its Prometheus family; NULL: JSON only */
+	enum pool_metric_type type;
+	const char *help;               /* the family's HELP text (NULL when name is) */
+	uint64_t (*value)(const void *of);
+	enum pool_metric_json json;
+	double (*real)(const void *of); /* POOL_JSON_TENTHS only */
+};
+
+/* A row of a gauge or of a counter, in JSON an integer. */
+#define POOL_GAUGE(key, name, help, value) \
+	{ (key), (name), POOL_METRIC_GAUGE, (help), (value), POOL_JSON_UINT, NULL }
+#define POOL_COUNTER(key, name, help, value) \
+	{ (key), (name), POOL_METRIC_COUNTER, (help), (value), POOL_JSON_UINT, NULL }
+
+/* `, "<key>": <value>` for each row of table[0..n): the JSON of object `of`. */
+void pool__metrics_json(FILE *out, const struct pool_metric *table, size_t n, const void *of);
+
+/* The `# HELP` and `# TYPE` lines of the row's family (a row with a name). */
+void pool__metric_family(FILE *out, const struct pool_metric *m);
+
+/* " <value>\n": the end of a sample line of the row's family, after its name and labels. */
+void pool__metric_value(FILE *out, const struct pool_metric *m, const void *of);
+
+/* "<name> <value>\n": a sample line without labels. */
+void pool__metric_sample(FILE *out, const struct pool_metric *m, const void *of);
+
 #endif

@@ -11,6 +11,9 @@
 #     "pools show", "show pools", ...) and each literal word of its usage line ("byname",
 #     "json", "rate", ...) appears in pools(1); each usage line appears in `pools help` (the
 #     answer of a server at level admin) and each command's words in the tool's own --help.
+#   - Each of the socket's own commands (socket_commands[] of the same file: "set status",
+#     "level", "quit") and the words of its usage appear in pool_cli_listen(3), and its usage
+#     line in `pools help`.
 # Words are matched whole (a word of letters, digits and '-', not part of a longer one), in the
 # man pages as mandoc renders them (so that roff's fonts and escapes do not hide a word), with
 # runs of blanks read as one space.
@@ -57,6 +60,11 @@ def render(page):
     out = subprocess.run(["mandoc", "-Tascii", "-Owidth=400", page], check=True,
                          capture_output=True, text=True).stdout
     return norm(re.sub(r".\x08", "", out))
+
+
+def usage_words(usage):
+    """The literal words of a usage line: not its <placeholders>, not [ ] | ... punctuation."""
+    return re.findall(r"(?<![\w-])[a-z][a-z0-9-]*(?![\w-])", re.sub(r"<[^>]*>", " ", usage))
 
 
 def read(path):
@@ -110,11 +118,29 @@ def main(argv):
         usage = norm(c_string(usage))
         if usage not in answer:
             errors.append(f"usage '{usage}' of '{cmd}' is not in `pools help` ({cli_help})")
-        # literal words of the usage: not <placeholders>, not [ ] | ... punctuation
-        for w in re.findall(r"(?<![<\w-])[a-z][a-z0-9-]*(?![\w>-])", re.sub(r"<[^>]*>", " ",
-                                                                           usage)):
+        for w in usage_words(usage):
             if not has_word(man_cli, w):
                 errors.append(f"word '{w}' of '{usage}' is not in {page}")
+
+    # the socket's own commands: in pool_cli_listen(3) and in `pools help`, not in the tool's
+    # --help nor in pools(1) (the tool sends none of them)
+    srows = CLI_ROW.findall(table(os.path.join(top, "src/introspect/pool-cli.c"),
+                                  "socket_commands"))
+    if len(srows) < 3:
+        sys.exit(f"check-cli-words: read only {len(srows)} rows of socket_commands[]")
+    page = "man/pool_cli_listen.3"
+    man_sock = render(os.path.join(top, page))
+    for w1, w2, usage in srows:
+        cmd = f"{w1} {w2}" if w2 else w1
+        usage = norm(c_string(usage))
+        if not has_word(man_sock, cmd):
+            errors.append(f"socket command '{cmd}' is not in {page}")
+        if usage not in answer:
+            errors.append(f"usage '{usage}' of '{cmd}' is not in `pools help` ({cli_help})")
+        for w in usage_words(usage):
+            if not has_word(man_sock, w):
+                errors.append(f"word '{w}' of '{usage}' is not in {page}")
+    rows += srows
 
     for e in errors:
         print("FAIL: " + e)

@@ -2,12 +2,14 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The command handler (`pools show|topology|debug|trim|flush|limit`, `show pools`, `help`) with
- * its access levels: pool_cli_exec_level(). The socket server that serves it to clients is
- * src/introspect/pool-cli-socket.c.
+ * The command handler with its access levels: pool_cli_exec_level(). The socket server that
+ * serves it to clients is src/introspect/pool-cli-socket.c.
  *
  * Every command is a row of one table (cli_commands[]): its words, the level it needs, the
- * function that runs it and its line in `help`. HAProxy's three levels: `user` reads (and sees
+ * function that runs it and its line in `help`; the socket's own commands, which
+ * pool-cli-socket.c runs, are the rows of socket_commands[]. That is the one list of commands:
+ * `help` prints it, the `pools` tool prints it in its --help through pool_cli_exec_level(), and
+ * tests/test_cli_words.sh checks that pools(1) and pool_cli_listen(3) tell each row. HAProxy's three levels: `user` reads (and sees
  * no address), `operator` also gives memory back, `admin` also changes behaviour. The table is
  * the only place a level is decided, except for `pools debug`, whose options need admin while
  * `pools debug` alone is read-only: its function checks that itself.
@@ -342,7 +344,17 @@ static const struct cli_command cli_commands[] = {
 	  "stop it, its figures kept" },
 };
 
+/* The commands of the socket connection itself (pool-cli-socket.c runs them): `help` only. */
+static const struct cli_command socket_commands[] = {
+	{ "set", "status", POOL_CLI_USER, NULL, "set status on|off",
+	  "end each answer with a line OK or ERROR before the empty line" },
+	{ "level", NULL, POOL_CLI_USER, NULL, "level [user|operator]",
+	  "this connection's level, or lower it for the rest of the connection" },
+	{ "quit", NULL, POOL_CLI_USER, NULL, "quit", "close the connection" },
+};
+
 #define NB_COMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))
+#define NB_SOCKET_COMMANDS (sizeof(socket_commands) / sizeof(socket_commands[0]))
 #define HELP_COLUMN 28
 
 /* One help entry: "  <usage>" padded to HELP_COLUMN (or alone on its line), then its text. */
@@ -374,11 +386,8 @@ static int cmd_help(FILE *out, const char *args, enum pool_cli_level level)
 		if (cli_commands[i].usage && cli_commands[i].level <= level)
 			help_entry(out, cli_commands[i].usage, cli_commands[i].help);
 	fputs("On the socket only:\n", out);
-	help_entry(out, "set status on|off",
-	           "end each answer with a line OK or ERROR before the empty line");
-	help_entry(out, "level [user|operator]",
-	           "this connection's level, or lower it for the rest of the connection");
-	help_entry(out, "quit", "close the connection");
+	for (i = 0; i < NB_SOCKET_COMMANDS; i++)
+		help_entry(out, socket_commands[i].usage, socket_commands[i].help);
 	return 0;
 }
 

@@ -27,8 +27,10 @@ import subprocess
 import sys
 
 DBG_ROW = re.compile(r'\{\s*POOL_DBG_\w+\s*,\s*"([^"]+)"\s*,\s*"([^"]+)"\s*,')
+STR = r'(?:"(?:[^"\\]|\\.)*"\s*)+'
 CLI_ROW = re.compile(r'\{\s*"([^"]+)"\s*,\s*(?:"([^"]+)"|NULL)\s*,\s*POOL_CLI_\w+\s*,'
-                     r'\s*(?:\w+|NULL)\s*,\s*((?:"(?:[^"\\]|\\.)*"\s*)+|NULL)')
+                     r'\s*(?:\w+|NULL)\s*,\s*(' + STR + r'|NULL)\s*,\s*(?:' + STR +
+                     r'|NULL)\s*,\s*(&\w+|NULL)\s*\}')
 
 
 def table(path, name):
@@ -101,9 +103,21 @@ def main(argv):
         sys.exit(f"check-cli-words: read only {len(rows)} rows of cli_commands[]")
     page = "doc/pools.1"
     man_cli = render(os.path.join(top, page))
-    answer, tool = norm(read(cli_help)), norm(read(tool_help))
-    for w1, w2, usage in rows:
+    raw_answer = read(cli_help)
+    answer, tool = norm(raw_answer), norm(read(tool_help))
+    for w1, w2, usage, spec in rows:
         cmd = f"{w1} {w2}" if w2 else w1
+        if spec != "NULL":
+            # a usage generated from the command's argument spec: as `help` prints it
+            m = re.search(r"^  (" + re.escape(cmd) + r"(?: [^\n]*)?(?:\n    \S[^\n]*)*)",
+                          raw_answer, re.M)
+            if not m:
+                errors.append(f"no usage of '{cmd}' in `pools help` ({cli_help})")
+                continue
+            lines = m.group(1).split("\n")
+            # the first line up to the help text (after two blanks or more), then the rest
+            usage = " ".join([re.split(r" {2,}", lines[0])[0]] + [l.strip() for l in lines[1:]])
+            usage = '"' + usage.replace("\\", "\\\\").replace('"', '\\"') + '"'
         # the tool sends "pools " before every command but help, so its --help omits it
         tool_cmd = w2 if w1 == "pools" else cmd
         if not has_word(man_cli, cmd):
@@ -130,7 +144,7 @@ def main(argv):
         sys.exit(f"check-cli-words: read only {len(srows)} rows of socket_commands[]")
     page = "man/pool_cli_listen.3"
     man_sock = render(os.path.join(top, page))
-    for w1, w2, usage in srows:
+    for w1, w2, usage, _ in srows:
         cmd = f"{w1} {w2}" if w2 else w1
         usage = norm(c_string(usage))
         if not has_word(man_sock, cmd):

@@ -63,7 +63,7 @@ static void usage_commands(FILE *out)
 		fprintf(out, "Commands at %s (run by the process serving the socket):\n",
 		        levels[i].heading);
 		for (; p < end; p = next) {
-			/* an entry: "  <usage>" and the lines after it that start with more blanks */
+			/* an entry: "  <usage>", then the lines indented more */
 			for (next = strchr(p, '\n') + 1; next < end && next[2] == ' '; )
 				next = strchr(next, '\n') + 1;
 			if (!prev || !memmem(prev, strlen(prev), p, (size_t)(next - p)))

@@ -93,7 +93,8 @@ int pool__args_parse(FILE *out, const char *args, const struct pool_args_spec *s
 				a->arg[g] = pool__next_word(&p, &a->arg_len[g]);
 				if (!a->arg[g]) {
 					pool__word_error(out, "Option '", w, len, "' needs ");
-					return args_error(out, spec, spec->takes[g], "", 0, "");
+					return args_error(out, spec, spec->takes_what[g], "", 0,
+					                  "");
 				}
 			}
 		} else if (spec->counted && *w >= '0' && *w <= '9') {
@@ -110,14 +111,79 @@ int pool__args_parse(FILE *out, const char *args, const struct pool_args_spec *s
 			a->max = v;
 			have_max = 1;
 		} else {
+			char usage[POOL_ARGS_USAGE_MAX];
+
 			pool__word_error(out, "Unknown option '", w, len, "' for '");
-			fprintf(out, "%s' (expected %s). Try 'help'.\n", spec->command,
-			        spec->expected);
+			fprintf(out, "%s' (expected %s%s%s). Try 'help'.\n", spec->command,
+			        pool__args_usage(usage, spec, 0), spec->also ? ", or " : "",
+			        spec->also ? spec->also : "");
 			errno = EINVAL;
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/* Append "<sep>[<group>]" to the usage at buf[*at], wrapping as pool__args_usage() says. */
+static void usage_add(char *buf, size_t *at, size_t *col, const char *group, size_t wrap)
+{
+	size_t len = strlen(group);
+	int n;
+
+	if (wrap && *col + 1 + len > wrap)
+		n = snprintf(buf + *at, POOL_ARGS_USAGE_MAX - *at, "\n    %s", group);
+	else
+		n = snprintf(buf + *at, POOL_ARGS_USAGE_MAX - *at, " %s", group);
+	POOL_ASSERT(n > 0 && *at + (size_t)n < POOL_ARGS_USAGE_MAX);
+	*col = wrap && *col + 1 + len > wrap ? 4 + len : *col + (size_t)n;
+	*at += (size_t)n;
+}
+
+/* Append `word` to the group being written in group[0..gl): "[word" or "|word". */
+static size_t group_word(char *group, size_t gl, const char *word)
+{
+	int n = snprintf(group + gl, POOL_ARGS_USAGE_MAX - gl, "%s%s", gl ? "|" : "[", word);
+
+	POOL_ASSERT(n > 0 && gl + (size_t)n < POOL_ARGS_USAGE_MAX);
+	return gl + (size_t)n;
+}
+
+const char *pool__args_usage(char *buf, const struct pool_args_spec *spec, size_t wrap)
+{
+	char group[POOL_ARGS_USAGE_MAX];
+	size_t at, col, i, g, gl;
+
+	at = (size_t)snprintf(buf, POOL_ARGS_USAGE_MAX, "%s", spec->command);
+	col = 2 + at;
+	for (g = 1; g <= POOL_ARGS_GROUPS; g++) {
+		unsigned int grp = g < POOL_ARGS_GROUPS ? (unsigned int)g : POOL_ARGS_FORMAT;
+
+		/* a command's groups, then the count, then the formats */
+		if (grp == POOL_ARGS_FORMAT && spec->counted) {
+			snprintf(group, sizeof(group), "[%s]", spec->count);
+			usage_add(buf, &at, &col, group, wrap);
+		}
+		gl = 0;
+		if (grp == POOL_ARGS_FORMAT) {
+			for (i = 0; i < NB_FORMATS; i++)
+				if (i != POOL_FORMAT_TEXT && (spec->formats & POOL_FORMAT_BIT(i)))
+					gl = group_word(group, gl, format_words[i].word);
+		} else {
+			for (i = 0; i < spec->nwords; i++)
+				if (spec->words[i].group == grp)
+					gl = group_word(group, gl, spec->words[i].word);
+			if (gl && spec->takes[grp])
+				gl += (size_t)snprintf(group + gl, POOL_ARGS_USAGE_MAX - gl, " %s",
+				                       spec->takes[grp]);
+		}
+		if (!gl)
+			continue;
+		POOL_ASSERT(gl + 1 < sizeof(group));
+		group[gl++] = ']';
+		group[gl] = 0;
+		usage_add(buf, &at, &col, group, wrap);
+	}
+	return buf;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -40,20 +40,39 @@ enum pool_format {
 #define POOL_ARGS_FORMAT 0u
 #define POOL_ARGS_GROUPS 4u
 
-/* A command's arguments: its name, its words, and what it accepts besides. */
+/*
+ * A command's arguments: its name, its words, and what it accepts besides. Its usage line is
+ * generated from them (pool__args_usage()): the words of each group in table order, then the
+ * count, then the formats.
+ */
 struct pool_args_spec {
 	const char *command;            /* "pools show": named in every error message */
-	const char *expected;           /* "(expected <this>)" of the unknown-word error */
+	const char *also;               /* the usage of the command's other form, for the
+	                                   unknown-word error ("..., or <also>"); NULL: none */
 	const struct pool_word *words;  /* its own words, groups 1 .. POOL_ARGS_GROUPS - 1 */
 	size_t nwords;
 	unsigned int formats;           /* POOL_FORMAT_BIT()s of the formats it accepts */
 	const char *counted;            /* what a count counts ("pools"), NULL: no count */
+	const char *count;              /* the count in the usage ("<max>") */
 	/*
-	 * Per group, when its word takes the next word as its value (`match <prefix>`): what that
-	 * word is, for "Option 'match' needs <this>"; NULL: the word stands alone.
+	 * Per group, when its word takes the next word as its value (`match <prefix>`): that word
+	 * in the usage ("<prefix>") and in the error "Option 'match' needs <this>" ("a prefix");
+	 * NULL: the word stands alone.
 	 */
 	const char *takes[POOL_ARGS_GROUPS];
+	const char *takes_what[POOL_ARGS_GROUPS];
 };
+
+/* The longest usage line pool__args_usage() writes, NUL included. */
+#define POOL_ARGS_USAGE_MAX 256u
+
+/*
+ * The usage line of `spec` into buf[POOL_ARGS_USAGE_MAX]: "<command> [<w>|<w>] [<w> <value>]
+ * [<count>] [<format>|<format>]". With `wrap`, the groups that would end past column `wrap`
+ * (counted from an indentation of 2) go to a new line indented by 4 (the `help` layout).
+ * Returns buf.
+ */
+const char *pool__args_usage(char *buf, const struct pool_args_spec *spec, size_t wrap);
 
 /* The arguments parsed. */
 struct pool_args {

@@ -51,9 +51,6 @@
 /* Callers listed per pool by `detailed`: the ones with the most live objects. */
 #define DUMP_CALLERS_SHOWN 5u
 
-#define SHOW_USAGE "pools show [byname|bysize|byusage] [detailed] [match <prefix>] [<max>] " \
-                   "[json|prometheus]"
-
 enum dump_sort { SORT_NONE = 0, SORT_NAME, SORT_SIZE, SORT_USAGE };
 
 struct dump_args {
@@ -109,14 +106,15 @@ static const struct pool_word show_words[] = {
 	{ "match", SHOW_MATCH, 1 },
 };
 
-static const struct pool_args_spec show_spec = {
+const struct pool_args_spec pool__show_args = {
 	.command = "pools show",
-	.expected = SHOW_USAGE,
 	.words = show_words,
 	.nwords = sizeof(show_words) / sizeof(show_words[0]),
 	.formats = POOL_FORMAT_BIT(POOL_FORMAT_JSON) | POOL_FORMAT_BIT(POOL_FORMAT_PROMETHEUS),
 	.counted = "pools",
-	.takes = { [SHOW_MATCH] = "a prefix" },
+	.count = "<max>",
+	.takes = { [SHOW_MATCH] = "<prefix>" },
+	.takes_what = { [SHOW_MATCH] = "a prefix" },
 };
 _Static_assert(SHOW_MATCH < POOL_ARGS_GROUPS, "POOL_ARGS_GROUPS");
 
@@ -126,7 +124,7 @@ static int parse_args(FILE *out, const char *args, struct dump_args *a)
 	struct pool_args pa;
 
 	memset(a, 0, sizeof(*a));
-	if (pool__args_parse(out, args, &show_spec, &pa) < 0)
+	if (pool__args_parse(out, args, &pool__show_args, &pa) < 0)
 		return -1;
 	a->sort = (enum dump_sort)pa.value[SHOW_SORT];
 	a->format = pa.format;

@@ -30,8 +30,6 @@
 #include "debug/pool-symbols.h"
 #include "introspect/pool-text.h"
 
-#define PROFILE_USAGE "pools profile [bysite|bypool|byage|bybytes] [pool <name>] [<n>] " \
-                      "[json|prometheus|heap|folded]"
 #define PROFILE_ON_USAGE "pools profile on [rate <bytes>] [depth <frames>] [pool <name>]... " \
                          "| pools profile off"
 #define CHOSEN_MAX 16                   /* pools `pools profile on` may name (a bit each) */
@@ -57,22 +55,24 @@ struct prof_args {
 };
 
 static const struct pool_word prof_words[] = {
-	{ "bybytes", PG_SORT, PSORT_BYTES },
 	{ "bysite", PG_SORT, PSORT_SITE },
 	{ "bypool", PG_SORT, PSORT_POOL },
 	{ "byage", PG_SORT, PSORT_AGE },
+	{ "bybytes", PG_SORT, PSORT_BYTES },
 	{ "pool", PG_POOL, 1 },
 };
 
-static const struct pool_args_spec prof_spec = {
+const struct pool_args_spec pool__profile_args = {
 	.command = "pools profile",
-	.expected = PROFILE_USAGE ", or " PROFILE_ON_USAGE,
+	.also = PROFILE_ON_USAGE,
 	.words = prof_words,
 	.nwords = sizeof(prof_words) / sizeof(prof_words[0]),
 	.formats = POOL_FORMAT_BIT(POOL_FORMAT_JSON) | POOL_FORMAT_BIT(POOL_FORMAT_PROMETHEUS) |
 	           POOL_FORMAT_BIT(POOL_FORMAT_HEAP) | POOL_FORMAT_BIT(POOL_FORMAT_FOLDED),
 	.counted = "sites",
-	.takes = { [PG_POOL] = "a pool name" },
+	.count = "<n>",
+	.takes = { [PG_POOL] = "<name>" },
+	.takes_what = { [PG_POOL] = "a pool name" },
 };
 _Static_assert(PG_POOL < POOL_ARGS_GROUPS, "POOL_ARGS_GROUPS");
 
@@ -89,7 +89,7 @@ static int parse_view_args(FILE *out, const char *p, struct prof_args *a)
 	struct pool_args pa;
 
 	memset(a, 0, sizeof(*a));
-	if (pool__args_parse(out, p, &prof_spec, &pa) < 0)
+	if (pool__args_parse(out, p, &pool__profile_args, &pa) < 0)
 		return -1;
 	a->sort = (enum prof_sort)pa.value[PG_SORT];
 	a->format = pa.format;

@@ -19,8 +19,8 @@
 #include "base/pool-assert.h"
 #include "introspect/pool-args.h"
 
+/* The format words, in the order usage lines list them; text is the default, with no word. */
 static const struct pool_word format_words[] = {
-	{ "text", POOL_ARGS_FORMAT, POOL_FORMAT_TEXT },
 	{ "json", POOL_ARGS_FORMAT, POOL_FORMAT_JSON },
 	{ "prometheus", POOL_ARGS_FORMAT, POOL_FORMAT_PROMETHEUS },
 	{ "heap", POOL_ARGS_FORMAT, POOL_FORMAT_HEAP },
@@ -28,12 +28,6 @@ static const struct pool_word format_words[] = {
 };
 
 #define NB_FORMATS (sizeof(format_words) / sizeof(format_words[0]))
-
-const char *pool__format_word(enum pool_format f)
-{
-	POOL_ASSERT((size_t)f < NB_FORMATS && format_words[f].value == (int)f);
-	return format_words[f].word;
-}
 
 /* The word w[0..len) in the spec's table or, when the command accepts that format, a format. */
 static const struct pool_word *find_word(const struct pool_args_spec *spec, const char *w,
@@ -44,14 +38,10 @@ static const struct pool_word *find_word(const struct pool_args_spec *spec, cons
 	if (pw)
 		return pw;
 	pw = pool__word_find(format_words, NB_FORMATS, w, len);
-	/* `text` is the default, not a word a command takes */
-	if (pw && pw->value != POOL_FORMAT_TEXT &&
-	    (spec->formats & POOL_FORMAT_BIT(pw->value)))
-		return pw;
-	return NULL;
+	return pw && (spec->formats & POOL_FORMAT_BIT(pw->value)) ? pw : NULL;
 }
 
-/* "<pre>'<w>'<mid>' in '<command>'. Try 'help'.\n", errno EINVAL, -1. */
+/* "<pre><w><post> in '<command>'. Try 'help'.\n" (the word escaped), errno EINVAL, -1. */
 static int args_error(FILE *out, const struct pool_args_spec *spec, const char *pre,
                       const char *w, size_t len, const char *post)
 {
@@ -166,7 +156,7 @@ const char *pool__args_usage(char *buf, const struct pool_args_spec *spec, size_
 		gl = 0;
 		if (grp == POOL_ARGS_FORMAT) {
 			for (i = 0; i < NB_FORMATS; i++)
-				if (i != POOL_FORMAT_TEXT && (spec->formats & POOL_FORMAT_BIT(i)))
+				if (spec->formats & POOL_FORMAT_BIT(format_words[i].value))
 					gl = group_word(group, gl, format_words[i].word);
 		} else {
 			for (i = 0; i < spec->nwords; i++)

@@ -92,9 +92,6 @@ struct pool_args {
 int pool__args_parse(FILE *out, const char *args, const struct pool_args_spec *spec,
                      struct pool_args *a);
 
-/* The word of format `f` ("text" for POOL_FORMAT_TEXT). */
-const char *pool__format_word(enum pool_format f);
-
 /* ------------------------------------------------------------------------------------------ */
 /* Metric rows                                                                                */
 /* ------------------------------------------------------------------------------------------ */

@@ -115,9 +115,11 @@ BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLO
 # for a missing package, it fails, naming it. mk/*.mk add the packages of their subsystems.
 #   python3 python3-prometheus-client
 #                  check_dump (JSON and Prometheus round trips), test_httpd.sh, test_layers.sh,
-#                  test_stress.sh, test_bench.sh, test_pools_tool.sh (JSON checks)
+#                  test_stress.sh, test_bench.sh, test_pools_tool.sh (JSON checks),
+#                  test_cli_words.sh
 #   mandoc groff-base man-db
-#                  test_man.sh (mandoc -T lint, groff -ww), test_bench.sh, test_readme.sh (man -w)
+#                  test_man.sh (mandoc -T lint, groff -ww), test_bench.sh, test_readme.sh (man -w),
+#                  test_cli_words.sh (mandoc -T ascii)
 #   socat          check_cli and test_pools_tool.sh: the CLI socket as an operator drives it
 #   valgrind       test_valgrind.sh, test_bench.sh (--instructions); its memcheck.h makes the
 #                  library see memcheck (OPT_HEADERS below)

@@ -1148,8 +1148,16 @@ START_TEST(test_cli_errors)
 		{ "pools profile bytes", "Unknown option 'bytes'", POOL_CLI_USER, EINVAL },
 		{ "pools profile bysite byage", "Option 'byage' conflicts with 'bysite'",
 		  POOL_CLI_USER, EINVAL },
-		{ "pools profile 0", "Invalid count '0'", POOL_CLI_USER, EINVAL },
-		{ "pools profile 3 4", "Invalid count '4'", POOL_CLI_USER, EINVAL },
+		{ "pools profile 0", "Invalid count '0' (expected a number of sites from 1 up) in "
+		  "'pools profile'. Try 'help'.\n", POOL_CLI_USER, EINVAL },
+		{ "pools profile 3 4", "Invalid count '4' (a count was already given) in 'pools "
+		  "profile'. Try 'help'.\n", POOL_CLI_USER, EINVAL },
+		/* the same words as `pools show`'s: the one parser (src/introspect/pool-args.c) */
+		{ "pools profile json json", "Option 'json' given twice in 'pools profile'. Try "
+		  "'help'.\n", POOL_CLI_USER, EINVAL },
+		{ "pools profile pool a pool b", "Option 'pool' given twice", POOL_CLI_USER, EINVAL },
+		{ "pools profile text", "Unknown option 'text' for 'pools profile'", POOL_CLI_USER,
+		  EINVAL },
 		{ "pools profile pool", "Option 'pool' needs a pool name", POOL_CLI_USER, EINVAL },
 		{ "pools profile pool nosuch", "No pool named 'nosuch'", POOL_CLI_USER, ENOENT },
 		{ "pools profile json prometheus", "conflicts", POOL_CLI_USER, EINVAL },

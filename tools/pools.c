@@ -27,30 +27,62 @@
 #define TIMEOUT_MS_DEF   30000UL
 #define TIMEOUT_MS_MAX   3600000UL
 
+/*
+ * The commands, from the library's own table: `help` run in this process by
+ * pool_cli_exec_level() at each level, each level's new entries under its heading (an entry is
+ * its usage line and the lines indented under it). The socket-only part is left out: this tool
+ * sends "pools <command>" (or "help") and nothing else.
+ */
+static void usage_commands(FILE *out)
+{
+	static const struct {
+		enum pool_cli_level level;
+		const char *heading;
+	} levels[] = {
+		{ POOL_CLI_USER, "level user" },
+		{ POOL_CLI_OPERATOR, "level operator, also" },
+		{ POOL_CLI_ADMIN, "level admin, also" },
+	};
+	char *prev = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
+		char *buf = NULL, *p, *end, *next;
+		size_t len = 0;
+		FILE *m = open_memstream(&buf, &len);
+
+		if (!m || pool_cli_exec_level("help", m, levels[i].level) < 0 || fclose(m) != 0) {
+			fputs("  (the list needs memory: see pools(1))\n", out);
+			free(buf);
+			break;
+		}
+		end = strstr(buf, "\nOn the socket only:");
+		end = end ? end + 1 : buf + len;
+		p = strchr(buf, '\n');           /* past "Commands at level ...:" */
+		p = p ? p + 1 : end;
+		fprintf(out, "Commands at %s (run by the process serving the socket):\n",
+		        levels[i].heading);
+		for (; p < end; p = next) {
+			/* an entry: "  <usage>", then the lines indented more */
+			for (next = strchr(p, '\n') + 1; next < end && next[2] == ' '; )
+				next = strchr(next, '\n') + 1;
+			if (!prev || !memmem(prev, strlen(prev), p, (size_t)(next - p)))
+				fwrite(p, 1, (size_t)(next - p), out);
+		}
+		free(prev);
+		prev = buf;
+	}
+	free(prev);
+}
+
 static void usage(FILE *out)
 {
+	fputs("Usage: pools [-S <socket>] [-t <timeout_ms>] [-dM<options>] <command> [<args>...]\n"
+	      "Sends one command to the libpool CLI socket of a running process and prints the\n"
+	      "answer. The command is written as the help below lists it (\"pools show json\",\n"
+	      "\"pools help\"): its words after \"pools\" go to the socket as they are.\n", out);
+	usage_commands(out);
 	fprintf(out,
-	        "Usage: pools [-S <socket>] [-t <timeout_ms>] [-dM<options>] <command> [<args>...]\n"
-	        "Sends one command to the libpool CLI socket of a running process and prints the\n"
-	        "answer.\n"
-	        "Commands (run by the process serving the socket; [level] it needs):\n"
-	        "  show [byname|bysize|byusage] [detailed] [match <prefix>] [<max>] "
-	        "[json|prometheus]\n"
-	        "                        [user] the pools and what they hold\n"
-	        "  topology              [user] the machine topology it detected and its defaults\n"
-	        "  debug                 [user] its run-time debugging options\n"
-	        "  profile [bysite|bypool|byage|bybytes] [pool <name>] [<n>]\n"
-	        "          [json|prometheus|heap|folded]\n"
-	        "                        [user] the call stacks holding the pools' memory (heap:\n"
-	        "                        for jeprof and pprof; folded: for flame graphs)\n"
-	        "  trim                  [operator] give back now what is not in use\n"
-	        "  flush [<pool>]        [operator] give every free object back\n"
-	        "  debug <options>       [admin] change its run-time debugging options\n"
-	        "  limit <pool> <n>      [admin] cap the objects a pool may hold (0: no limit)\n"
-	        "  profile on [rate <bytes>] [depth <frames>] [pool <name>]... | profile off\n"
-	        "                        [admin] start (512k by default; rate 1 pool <name>: every\n"
-	        "                        allocation of that pool) or stop the profile\n"
-	        "  help                  the commands the socket's level allows\n"
 	        "Options:\n"
 	        "  -S, --socket <path>   the socket (default: $POOL_CLI_SOCKET)\n"
 	        "  -t, --timeout-ms <ms> wait at most this long for the answer, 1..%lu (default %lu)\n"

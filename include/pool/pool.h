@@ -400,10 +400,10 @@ POOL_API int pool_profile_dump(FILE *out, const char *args);
 
 /*
  * pool_cli_exec_level - run one command line as a session of `level` (enum pool_cli_level) and
- * write its answer to `out`: help, pools show|topology|debug (user), pools trim|flush
- * (operator), pools debug <options>|limit (admin). Returns 0; -1 with errno, nothing changed and
- * one error line: EINVAL (NULL line or out or a bad level: nothing written; unknown command, bad
- * arguments), EACCES (needs a higher level), ENOENT (no pool of that name), ENOMEM, or a write's.
+ * write its answer to `out`; "help" lists the commands `level` may run (pool_cli_listen(3)).
+ * Returns 0; -1 with errno, nothing changed and one error line: EINVAL (NULL line or out or a
+ * bad level: nothing written; unknown command, bad arguments), EACCES (needs a higher level),
+ * ENOENT (no pool of that name), ENOMEM, or a write's.
  */
 POOL_API int pool_cli_exec_level(const char *line, FILE *out, enum pool_cli_level level);
 

@@ -2,15 +2,20 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The command handler (`pools show|topology|debug|trim|flush|limit`, `show pools`, `help`) with
- * its access levels: pool_cli_exec_level(). The socket server that serves it to clients is
- * src/introspect/pool-cli-socket.c.
+ * The command handler with its access levels: pool_cli_exec_level(). The socket server that
+ * serves it to clients is src/introspect/pool-cli-socket.c.
  *
  * Every command is a row of one table (cli_commands[]): its words, the level it needs, the
- * function that runs it and its line in `help`. HAProxy's three levels: `user` reads (and sees
- * no address), `operator` also gives memory back, `admin` also changes behaviour. The table is
- * the only place a level is decided, except for `pools debug`, whose options need admin while
- * `pools debug` alone is read-only: its function checks that itself.
+ * function that runs it and its lines in `help` (the usage of `pools show` and `pools profile`
+ * generated from their argument specs, pool-args.h); the socket's own commands, which
+ * pool-cli-socket.c runs, are the rows of socket_commands[]. That is the one list of commands:
+ * `help` prints it, the `pools` tool prints it in its --help through pool_cli_exec_level(), and
+ * tests/test_cli_words.sh checks that pools(1) and pool_cli_listen(3) tell each row.
+ *
+ * HAProxy's three levels: `user` reads (and sees no address), `operator` also gives memory
+ * back, `admin` also changes behaviour. The table is the only place a level is decided, except
+ * for `pools debug`, whose options need admin while `pools debug` alone is read-only: its
+ * function checks that itself.
  *
  * A command reaches the pools through the public API and pool-int.h only (pool_for_each(),
  * pool_gc(), pool_flush(), pool_set_limit()), never through a tier of the core. Its
@@ -23,6 +28,7 @@
 #include <string.h>
 
 #include "base/pool-assert.h"
+#include "introspect/pool-args.h"
 #include "introspect/pool-cli.h"
 #include "introspect/pool-dump.h"
 #include "core/pool-int.h"
@@ -288,9 +294,10 @@ static int cmd_topology(FILE *out, const char *args, enum pool_cli_level level)
 static int cmd_help(FILE *out, const char *args, enum pool_cli_level level);
 
 /*
- * A command: its one or two words, the level it needs, what runs it, and its `help` lines.
- * Rows without `run` are help only; rows without `usage` (aliases) are not listed in help. The
- * first row whose words match runs.
+ * A command: its one or two words, the level it needs, what runs it, and its `help` lines: its
+ * usage, written here or generated from the command's argument spec (pool-args.h), and its text.
+ * Rows without `run` are help only; rows with neither usage nor spec (aliases) are not listed in
+ * help. The first row whose words match runs.
  */
 struct cli_command {
 	const char *w1, *w2;
@@ -298,52 +305,60 @@ struct cli_command {
 	int (*run)(FILE *out, const char *args, enum pool_cli_level level);
 	const char *usage;
 	const char *help;    /* "\n" starts a continuation line */
+	const struct pool_args_spec *args;
 };
 
 static const struct cli_command cli_commands[] = {
 	{ "help", NULL, POOL_CLI_USER, cmd_help, "help",
-	  "this list: the commands this session's level allows" },
-	{ "pools", "show", POOL_CLI_USER, cmd_show,
-	  "pools show [byname|bysize|byusage] [detailed] [match <prefix>] [<max>] "
-	  "[json|prometheus]",
+	  "this list: the commands this session's level allows", NULL },
+	{ "pools", "show", POOL_CLI_USER, cmd_show, NULL,
 	  "the pools and what they hold; byname: by name, bysize: largest objects\n"
 	  "first, byusage: most bytes allocated first (hides empty pools); match:\n"
 	  "names starting with <prefix>; <max>: the first <max> pools only;\n"
-	  "addresses only at level admin; also spelled 'show pools ...'" },
-	{ "show", "pools", POOL_CLI_USER, cmd_show, NULL, NULL },
+	  "addresses only at level admin; also spelled 'show pools ...'", &pool__show_args },
+	{ "show", "pools", POOL_CLI_USER, cmd_show, NULL, NULL, NULL },
 	{ "pools", "topology", POOL_CLI_USER, cmd_topology, "pools topology",
-	  "the machine topology libpool detected and the defaults it derived" },
+	  "the machine topology libpool detected and the defaults it derived", NULL },
 	{ "pools", "debug", POOL_CLI_USER, cmd_debug, "pools debug",
-	  "the debugging options in effect ('pools debug help': the table)" },
-	{ "pools", "profile", POOL_CLI_USER, cmd_profile,
-	  "pools profile [bysite|bypool|byage|bybytes] [pool <name>] [<n>]\n"
-	  "    [json|prometheus|heap|folded]",
+	  "the debugging options in effect ('pools debug help': the table)", NULL },
+	{ "pools", "profile", POOL_CLI_USER, cmd_profile, NULL,
 	  "the bytes each allocating site (a call stack) holds, estimated from\n"
 	  "the profile's samples (exact under caller debugging or with every\n"
 	  "allocation sampled), most first (bybytes), by site, by pool or oldest\n"
 	  "first; <n>: the first <n> sites only; heap: a heap profile for jeprof\n"
 	  "and pprof; folded: folded stacks for flame graphs; addresses only at\n"
-	  "level admin" },
+	  "level admin", &pool__profile_args },
 	{ "pools", "trim", POOL_CLI_OPERATOR, cmd_trim, "pools trim",
 	  "give back now what the pools hold beyond what is in use (memory also\n"
-	  "comes back by itself once unused through a demand window)" },
+	  "comes back by itself once unused through a demand window)", NULL },
 	{ "pools", "flush", POOL_CLI_OPERATOR, cmd_flush, "pools flush [<pool>]",
 	  "give every object in the shared free lists of every pool (or of the\n"
-	  "pools named <pool>) back to the system" },
+	  "pools named <pool>) back to the system", NULL },
 	{ "pools", "debug", POOL_CLI_ADMIN, NULL, "pools debug <options>",
-	  "change the options that may change at run time (pools debug help)" },
+	  "change the options that may change at run time (pools debug help)", NULL },
 	{ "pools", "limit", POOL_CLI_ADMIN, cmd_limit, "pools limit <pool> <objects>",
-	  "cap the objects the pools named <pool> may hold (0: no limit)" },
+	  "cap the objects the pools named <pool> may hold (0: no limit)", NULL },
 	{ "pools", "profile", POOL_CLI_ADMIN, NULL,
 	  "pools profile on [rate <bytes>] [depth <frames>] [pool <name>]...|off",
 	  "start a new profile: one sample per about <bytes> allocated per thread\n"
 	  "(0: 512k, the default; 1: every allocation), stacks of up to\n"
 	  "<frames> (32 by default, 64 at most), of the pools named only; or\n"
-	  "stop it, its figures kept" },
+	  "stop it, its figures kept", NULL },
+};
+
+/* The commands of the socket connection itself (pool-cli-socket.c runs them): `help` only. */
+static const struct cli_command socket_commands[] = {
+	{ "set", "status", POOL_CLI_USER, NULL, "set status on|off",
+	  "end each answer with a line OK or ERROR before the empty line", NULL },
+	{ "level", NULL, POOL_CLI_USER, NULL, "level [user|operator]",
+	  "this connection's level, or lower it for the rest of the connection", NULL },
+	{ "quit", NULL, POOL_CLI_USER, NULL, "quit", "close the connection", NULL },
 };
 
 #define NB_COMMANDS (sizeof(cli_commands) / sizeof(cli_commands[0]))
+#define NB_SOCKET_COMMANDS (sizeof(socket_commands) / sizeof(socket_commands[0]))
 #define HELP_COLUMN 28
+#define HELP_USAGE_WRAP 90   /* a generated usage longer than this goes on two lines */
 
 /* One help entry: "  <usage>" padded to HELP_COLUMN (or alone on its line), then its text. */
 static void help_entry(FILE *out, const char *usage, const char *text)
@@ -362,23 +377,30 @@ static void help_entry(FILE *out, const char *usage, const char *text)
 	fputc('\n', out);
 }
 
+/* The usage of a row: its own, or generated from its spec into buf and wrapped for `help`. */
+static const char *usage_of(const struct cli_command *c, char *buf)
+{
+	return c->args ? pool__args_usage(buf, c->args, HELP_USAGE_WRAP) : c->usage;
+}
+
 static int cmd_help(FILE *out, const char *args, enum pool_cli_level level)
 {
+	char usage[POOL_ARGS_USAGE_MAX];
 	unsigned int i;
 
 	if (no_more_words(out, args) < 0)
 		return -1;
 	fprintf(out, "Commands at level %s%s:\n", pool__cli_level_name(level),
 	        level < POOL_CLI_ADMIN ? " (higher levels have more)" : "");
-	for (i = 0; i < NB_COMMANDS; i++)
-		if (cli_commands[i].usage && cli_commands[i].level <= level)
-			help_entry(out, cli_commands[i].usage, cli_commands[i].help);
+	for (i = 0; i < NB_COMMANDS; i++) {
+		const struct cli_command *c = &cli_commands[i];
+
+		if ((c->usage || c->args) && c->level <= level)
+			help_entry(out, usage_of(c, usage), c->help);
+	}
 	fputs("On the socket only:\n", out);
-	help_entry(out, "set status on|off",
-	           "end each answer with a line OK or ERROR before the empty line");
-	help_entry(out, "level [user|operator]",
-	           "this connection's level, or lower it for the rest of the connection");
-	help_entry(out, "quit", "close the connection");
+	for (i = 0; i < NB_SOCKET_COMMANDS; i++)
+		help_entry(out, socket_commands[i].usage, socket_commands[i].help);
 	return 0;
 }
 

@@ -42,6 +42,7 @@
 
 #include "base/pool-assert.h"
 #include "core/pool-int.h"
+#include "introspect/pool-args.h"
 #include "introspect/pool-dump.h"
 #include "introspect/pool-profile-dump.h"
 #include "debug/pool-symbols.h"
@@ -50,15 +51,11 @@
 /* Callers listed per pool by `detailed`: the ones with the most live objects. */
 #define DUMP_CALLERS_SHOWN 5u
 
-#define SHOW_USAGE "pools show [byname|bysize|byusage] [detailed] [match <prefix>] [<max>] " \
-                   "[json|prometheus]"
-
 enum dump_sort { SORT_NONE = 0, SORT_NAME, SORT_SIZE, SORT_USAGE };
-enum dump_format { FMT_TEXT = 0, FMT_JSON, FMT_PROMETHEUS };
 
 struct dump_args {
 	enum dump_sort sort;
-	enum dump_format format;
+	enum pool_format format;
 	int detailed;
 	const char *match;        /* prefix, or NULL */
 	size_t match_len;
@@ -98,8 +95,8 @@ struct dump_snapshot {
 /* Arguments                                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-/* What each word of `pools show` sets; the words of one group exclude each other. */
-enum show_group { SHOW_SORT, SHOW_FORMAT, SHOW_DETAILED, SHOW_MATCH, SHOW_GROUPS };
+/* What each word of `pools show` sets (group 0 is the formats', pool-args.h). */
+enum show_group { SHOW_SORT = 1, SHOW_DETAILED, SHOW_MATCH };
 
 static const struct pool_word show_words[] = {
 	{ "byname", SHOW_SORT, SORT_NAME },
@@ -107,83 +104,38 @@ static const struct pool_word show_words[] = {
 	{ "byusage", SHOW_SORT, SORT_USAGE },
 	{ "detailed", SHOW_DETAILED, 1 },
 	{ "match", SHOW_MATCH, 1 },
-	{ "json", SHOW_FORMAT, FMT_JSON },
-	{ "prometheus", SHOW_FORMAT, FMT_PROMETHEUS },
 };
 
-/* Parse `args` into *a; on error write one line to `out` and return -1. */
+const struct pool_args_spec pool__show_args = {
+	.command = "pools show",
+	.words = show_words,
+	.nwords = sizeof(show_words) / sizeof(show_words[0]),
+	.formats = POOL_FORMAT_BIT(POOL_FORMAT_JSON) | POOL_FORMAT_BIT(POOL_FORMAT_PROMETHEUS),
+	.counted = "pools",
+	.count = "<max>",
+	.takes = { [SHOW_MATCH] = "<prefix>" },
+	.takes_what = { [SHOW_MATCH] = "a prefix" },
+};
+_Static_assert(SHOW_MATCH < POOL_ARGS_GROUPS, "POOL_ARGS_GROUPS");
+
+/* Parse `args` into *a; on error write one line to `out` and return -1 (errno EINVAL). */
 static int parse_args(FILE *out, const char *args, struct dump_args *a)
 {
-	const char *p = args ? args : "", *w, *seen[SHOW_GROUPS] = { NULL };
-	size_t len, seen_len[SHOW_GROUPS] = { 0 };
-	int have_max = 0;
+	struct pool_args pa;
 
 	memset(a, 0, sizeof(*a));
-	while ((w = pool__next_word(&p, &len))) {
-		const struct pool_word *sw = pool__word_find(show_words, sizeof(show_words) /
-		                                             sizeof(show_words[0]), w, len);
-
-		if (sw) {
-			const char *prev = seen[sw->group];
-
-			if (prev && pool__word_is(prev, seen_len[sw->group], sw->word)) {
-				pool__word_error(out, "Option '", w, len, "' given twice in "
-				                 "'pools show'. Try 'help'.\n");
-				return -1;
-			}
-			if (prev) {
-				pool__word_error(out, "Option '", w, len, "' conflicts with '");
-				pool__word_error(out, "", prev, seen_len[sw->group], "' in "
-				                 "'pools show'. Try 'help'.\n");
-				return -1;
-			}
-			seen[sw->group] = w;
-			seen_len[sw->group] = len;
-			switch ((enum show_group)sw->group) {
-			case SHOW_SORT:
-				a->sort = (enum dump_sort)sw->value;
-				break;
-			case SHOW_FORMAT:
-				a->format = (enum dump_format)sw->value;
-				break;
-			case SHOW_DETAILED:
-				a->detailed = 1;
-				break;
-			case SHOW_MATCH:
-				a->match = pool__next_word(&p, &a->match_len);
-				if (!a->match) {
-					fputs("Option 'match' needs a prefix in 'pools show'. "
-					      "Try 'help'.\n", out);
-					return -1;
-				}
-				break;
-			case SHOW_GROUPS:
-				break;
-			}
-		} else if (*w >= '0' && *w <= '9') {
-			size_t v;
-
-			if (pool__parse_size(w, len, &v) < 0 || v == 0) {
-				pool__word_error(out, "Invalid count '", w, len, "' (expected a number "
-				                 "of pools from 1 up) in 'pools show'. Try 'help'.\n");
-				return -1;
-			}
-			if (have_max) {
-				pool__word_error(out, "Invalid count '", w, len, "' (a count was already "
-				                 "given) in 'pools show'. Try 'help'.\n");
-				return -1;
-			}
-			a->max = v;
-			have_max = 1;
-		} else {
-			pool__word_error(out, "Unknown option '", w, len, "' for 'pools show' "
-			                 "(expected " SHOW_USAGE "). Try 'help'.\n");
-			return -1;
-		}
-	}
-	if (a->detailed && a->format == FMT_PROMETHEUS) {
+	if (pool__args_parse(out, args, &pool__show_args, &pa) < 0)
+		return -1;
+	a->sort = (enum dump_sort)pa.value[SHOW_SORT];
+	a->format = pa.format;
+	a->detailed = pa.value[SHOW_DETAILED];
+	a->match = pa.arg[SHOW_MATCH];
+	a->match_len = pa.arg_len[SHOW_MATCH];
+	a->max = pa.max;
+	if (a->detailed && a->format == POOL_FORMAT_PROMETHEUS) {
 		fputs("Option 'detailed' cannot be combined with 'prometheus' in 'pools show'. "
 		      "Try 'help'.\n", out);
+		errno = EINVAL;
 		return -1;
 	}
 	return 0;
@@ -243,7 +195,7 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 	e->head = pool;
 	e->seq = seq;
 	snprintf(e->name, sizeof(e->name), "%s", pool->name);
-	if (a->format == FMT_PROMETHEUS) {
+	if (a->format == POOL_FORMAT_PROMETHEUS) {
 		const struct pool_head *p;
 		unsigned int dup = 1;
 
@@ -358,21 +310,17 @@ static const char *flags_str(unsigned int flags)
 }
 
 /*
- * The figures of struct pool_stats that every format prints, one table each for the gauges and
- * the cumulative counters (the text's `detailed` line prints the counters; the HAProxy-shaped
- * pool line is written by hand). A row: the JSON key, the Prometheus metric family (NULL: JSON
- * only), its type, its HELP text, and how the value comes from the statistics.
+ * The figures of struct pool_stats that every format prints, metric rows (pool-args.h) in one
+ * table each for the gauges and the cumulative counters (the text's `detailed` line prints the
+ * counters; the HAProxy-shaped pool line is written by hand). A row's value is read from a
+ * struct pool_stats.
  */
-struct dump_stat {
-	const char *key;
-	const char *metric;
-	const char *type;
-	const char *help;
-	uint64_t (*value)(const struct pool_stats *st);
-};
-
 #define STAT_GETTER(fn, expr) \
-	static uint64_t fn(const struct pool_stats *st) { return (uint64_t)(expr); }
+	static uint64_t fn(const void *of) \
+	{ \
+		const struct pool_stats *st = of; \
+		return (uint64_t)(expr); \
+	}
 
 STAT_GETTER(sv_size, st->size)
 STAT_GETTER(sv_align, st->align)
@@ -404,101 +352,103 @@ STAT_GETTER(sv_slab_get_objects, st->slab_get_objects)
 STAT_GETTER(sv_slab_put_objects, st->slab_put_objects)
 
 /* The gauges of a pool, in the order of the JSON keys and of the Prometheus families. */
-static const struct dump_stat dump_gauges[] = {
-	{ "size", "libpool_pool_object_size_bytes", "gauge", "Usable size of one object.",
-	  sv_size },
-	{ "align", "libpool_pool_alignment_bytes", "gauge", "Alignment of objects.", sv_align },
-	{ "stride", "libpool_pool_stride_bytes", "gauge",
-	  "Memory one object takes, with debugging extras and alignment.", sv_stride },
-	{ "allocated", "libpool_pool_allocated_objects", "gauge",
-	  "Objects obtained from the OS layer and not given back.", sv_allocated },
-	{ "allocated_bytes", "libpool_pool_allocated_bytes", "gauge",
-	  "Bytes obtained from the OS layer and not given back (objects times stride).",
-	  sv_allocated_bytes },
-	{ "used", "libpool_pool_used_objects", "gauge",
-	  "Objects handed out plus objects lying free in thread caches (the program holds about "
-	  "used minus cached).", sv_used },
-	{ "used_bytes", "libpool_pool_used_bytes", "gauge", "Used objects times stride.",
-	  sv_used_bytes },
-	{ "cached", "libpool_pool_cached_objects", "gauge",
-	  "Objects in thread caches (approximate).", sv_cached },
-	{ "shared_free", "libpool_pool_shared_free_objects", "gauge",
-	  "Objects in the shared free lists.", sv_shared_free },
-	{ "needed_avg", "libpool_pool_needed_avg_objects", "gauge",
-	  "The larger of used and the need the last release pass measured (allocated minus what "
-	  "stayed free in the shared lists through the demand window): what memory return keeps.",
-	  sv_needed_avg },
-	{ "limit", "libpool_pool_limit_objects", "gauge", "Maximum allocated objects, 0 for none.",
-	  sv_limit },
-	{ "creators", "libpool_pool_creators", "gauge",
-	  "pool_create() calls merged into the pool (its creators; each name names the pool).",
-	  sv_creators },
-	{ "buckets", NULL, "gauge", "Shared free list buckets.", sv_buckets },
-	{ "slabs", "libpool_pool_slabs", "gauge", "Slabs the pool holds (0 for a pool off slabs).",
-	  sv_slabs },
-	{ "slab_bytes", "libpool_pool_slab_bytes", "gauge",
-	  "Bytes of the slabs the pool holds: its memory from the OS layer.", sv_slab_bytes },
-	{ "slab_free", "libpool_pool_slab_free_objects", "gauge",
-	  "Objects given back to their slab and free there (counted in allocated).",
-	  sv_slab_free },
+static const struct pool_metric dump_gauges[] = {
+	POOL_GAUGE("size", "libpool_pool_object_size_bytes", "Usable size of one object.", sv_size),
+	POOL_GAUGE("align", "libpool_pool_alignment_bytes", "Alignment of objects.", sv_align),
+	POOL_GAUGE("stride", "libpool_pool_stride_bytes",
+	           "Memory one object takes, with debugging extras and alignment.", sv_stride),
+	POOL_GAUGE("allocated", "libpool_pool_allocated_objects",
+	           "Objects obtained from the OS layer and not given back.", sv_allocated),
+	POOL_GAUGE("allocated_bytes", "libpool_pool_allocated_bytes",
+	           "Bytes obtained from the OS layer and not given back (objects times stride).",
+	           sv_allocated_bytes),
+	POOL_GAUGE("used", "libpool_pool_used_objects",
+	           "Objects handed out plus objects lying free in thread caches (the program holds "
+	           "about used minus cached).", sv_used),
+	POOL_GAUGE("used_bytes", "libpool_pool_used_bytes",
+	           "Used objects times stride.", sv_used_bytes),
+	POOL_GAUGE("cached", "libpool_pool_cached_objects",
+	           "Objects in thread caches (approximate).", sv_cached),
+	POOL_GAUGE("shared_free", "libpool_pool_shared_free_objects",
+	           "Objects in the shared free lists.", sv_shared_free),
+	POOL_GAUGE("needed_avg", "libpool_pool_needed_avg_objects",
+	           "The larger of used and the need the last release pass measured (allocated "
+	           "minus what stayed free in the shared lists through the demand window): what "
+	           "memory return keeps.", sv_needed_avg),
+	POOL_GAUGE("limit", "libpool_pool_limit_objects",
+	           "Maximum allocated objects, 0 for none.", sv_limit),
+	POOL_GAUGE("creators", "libpool_pool_creators",
+	           "pool_create() calls merged into the pool (its creators; each name names the "
+	           "pool).", sv_creators),
+	POOL_GAUGE("buckets", NULL, "Shared free list buckets.", sv_buckets),
+	POOL_GAUGE("slabs", "libpool_pool_slabs",
+	           "Slabs the pool holds (0 for a pool off slabs).", sv_slabs),
+	POOL_GAUGE("slab_bytes", "libpool_pool_slab_bytes",
+	           "Bytes of the slabs the pool holds: its memory from the OS layer.",
+	           sv_slab_bytes),
+	POOL_GAUGE("slab_free", "libpool_pool_slab_free_objects",
+	           "Objects given back to their slab and free there (counted in allocated).",
+	           sv_slab_free),
 };
 
 /*
  * The cumulative counters, under one name in every format: the field's name is the JSON key
  * and, with "libpool_pool_" before it and "_total" after it, the Prometheus counter.
  */
-static const struct dump_stat dump_counters[] = {
-	{ "failed", "libpool_pool_failed_total", "counter", "Allocations that returned NULL "
-	  "(limit reached, OS layer out of memory, fault injection).", sv_failed },
-	{ "shared_get_objects", "libpool_pool_shared_get_objects_total", "counter",
-	  "Objects taken from the shared free lists.", sv_shared_get_objects },
-	{ "shared_get_clusters", "libpool_pool_shared_get_clusters_total", "counter",
-	  "Magazines (clusters) taken from the shared free lists (one or two an exchange).",
-	  sv_shared_get_clusters },
-	{ "shared_put_objects", "libpool_pool_shared_put_objects_total", "counter",
-	  "Objects given to the shared free lists.", sv_shared_put_objects },
-	{ "shared_put_clusters", "libpool_pool_shared_put_clusters_total", "counter",
-	  "Magazines (clusters) given to the shared free lists.", sv_shared_put_clusters },
-	{ "os_allocs", "libpool_pool_os_allocs_total", "counter",
-	  "Objects obtained from the OS layer.", sv_os_allocs },
-	{ "os_releases", "libpool_pool_os_releases_total", "counter",
-	  "Objects given back to the OS layer.", sv_os_releases },
-	{ "gc_released_bytes", "libpool_pool_gc_released_bytes_total", "counter",
-	  "Bytes (objects times stride) given back to the OS layer by memory return and "
-	  "pool_flush().", sv_gc_released_bytes },
-	{ "lost", "libpool_pool_lost_total", "counter", "Objects lost in a fork() child: held by a "
-	  "thread that did not follow the fork, in the middle of a shared-list operation "
-	  "(normally 0).", sv_lost },
-	{ "slabs_released", "libpool_pool_slabs_released_total", "counter",
-	  "Slabs given back whole to the OS layer.", sv_slabs_released },
-	{ "slab_get_objects", "libpool_pool_slab_get_objects_total", "counter",
-	  "Objects the shared lists' tier took from the tier below it (slabs).",
-	  sv_slab_get_objects },
-	{ "slab_put_objects", "libpool_pool_slab_put_objects_total", "counter",
-	  "Objects given down to the tier below the shared lists (their slabs).",
-	  sv_slab_put_objects },
+static const struct pool_metric dump_counters[] = {
+	POOL_COUNTER("failed", "libpool_pool_failed_total",
+	             "Allocations that returned NULL (limit reached, OS layer out of memory, fault "
+	             "injection).", sv_failed),
+	POOL_COUNTER("shared_get_objects", "libpool_pool_shared_get_objects_total",
+	             "Objects taken from the shared free lists.", sv_shared_get_objects),
+	POOL_COUNTER("shared_get_clusters", "libpool_pool_shared_get_clusters_total",
+	             "Magazines (clusters) taken from the shared free lists (one or two an "
+	             "exchange).", sv_shared_get_clusters),
+	POOL_COUNTER("shared_put_objects", "libpool_pool_shared_put_objects_total",
+	             "Objects given to the shared free lists.", sv_shared_put_objects),
+	POOL_COUNTER("shared_put_clusters", "libpool_pool_shared_put_clusters_total",
+	             "Magazines (clusters) given to the shared free lists.",
+	             sv_shared_put_clusters),
+	POOL_COUNTER("os_allocs", "libpool_pool_os_allocs_total",
+	             "Objects obtained from the OS layer.", sv_os_allocs),
+	POOL_COUNTER("os_releases", "libpool_pool_os_releases_total",
+	             "Objects given back to the OS layer.", sv_os_releases),
+	POOL_COUNTER("gc_released_bytes", "libpool_pool_gc_released_bytes_total",
+	             "Bytes (objects times stride) given back to the OS layer by memory return and "
+	             "pool_flush().", sv_gc_released_bytes),
+	POOL_COUNTER("lost", "libpool_pool_lost_total",
+	             "Objects lost in a fork() child: held by a thread that did not follow the "
+	             "fork, in the middle of a shared-list operation (normally 0).", sv_lost),
+	POOL_COUNTER("slabs_released", "libpool_pool_slabs_released_total",
+	             "Slabs given back whole to the OS layer.", sv_slabs_released),
+	POOL_COUNTER("slab_get_objects", "libpool_pool_slab_get_objects_total",
+	             "Objects the shared lists' tier took from the tier below it (slabs).",
+	             sv_slab_get_objects),
+	POOL_COUNTER("slab_put_objects", "libpool_pool_slab_put_objects_total",
+	             "Objects given down to the tier below the shared lists (their slabs).",
+	             sv_slab_put_objects),
 };
 
 #define NB_GAUGES   (sizeof(dump_gauges) / sizeof(dump_gauges[0]))
 #define NB_COUNTERS (sizeof(dump_counters) / sizeof(dump_counters[0]))
 
 /* The OS layer's figures, for the whole process: the JSON total and two Prometheus gauges. */
-struct dump_os_stat {
-	const char *key;
-	const char *metric;
-	const char *help;
-	size_t (*value)(const struct pool_os_stats *os);
-};
+static uint64_t ov_allocated(const void *of)
+{
+	return ((const struct pool_os_stats *)of)->allocated_bytes;
+}
 
-static size_t ov_allocated(const struct pool_os_stats *os) { return os->allocated_bytes; }
-static size_t ov_resident(const struct pool_os_stats *os) { return os->resident_bytes; }
+static uint64_t ov_resident(const void *of)
+{
+	return ((const struct pool_os_stats *)of)->resident_bytes;
+}
 
-static const struct dump_os_stat dump_os_stats[] = {
-	{ "os_allocated_bytes", "libpool_os_allocated_bytes",
-	  "Bytes the OS layer has handed out (all its users, not only pools), 0 if unknown.",
-	  ov_allocated },
-	{ "os_resident_bytes", "libpool_os_resident_bytes",
-	  "Bytes the OS layer holds resident, 0 if unknown.", ov_resident },
+static const struct pool_metric dump_os_stats[] = {
+	POOL_GAUGE("os_allocated_bytes", "libpool_os_allocated_bytes",
+	           "Bytes the OS layer has handed out (all its users, not only pools), 0 if "
+	           "unknown.", ov_allocated),
+	POOL_GAUGE("os_resident_bytes", "libpool_os_resident_bytes",
+	           "Bytes the OS layer holds resident, 0 if unknown.", ov_resident),
 };
 
 #define NB_OS_STATS (sizeof(dump_os_stats) / sizeof(dump_os_stats[0]))
@@ -523,16 +473,6 @@ static void totals_of(const struct dump_snapshot *s, struct dump_totals *t)
 		for (k = 0; k < NB_COUNTERS; k++)
 			t->counters[k] += dump_counters[k].value(st);
 	}
-}
-
-/* `, "<key>": <value>` for each row of table[0..n) (the JSON of one pool). */
-static void json_stats(FILE *out, const struct dump_stat *table, size_t n,
-                       const struct pool_stats *st)
-{
-	size_t k;
-
-	for (k = 0; k < n; k++)
-		fprintf(out, ", \"%s\": %" PRIu64, table[k].key, table[k].value(st));
 }
 
 static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
@@ -613,11 +553,11 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 		pool_json_write_string(out, e->name);
 		if (s->args->addresses)
 			fprintf(out, ", \"address\": \"%p\"", (const void *)e->head);
-		json_stats(out, dump_gauges, NB_GAUGES, st);
+		pool__metrics_json(out, dump_gauges, NB_GAUGES, st);
 		fprintf(out, ", \"shared\": %s, \"exact\": %s",
 		        (st->flags & POOL_F_SHARED) ? "true" : "false",
 		        (st->flags & POOL_F_EXACT) ? "true" : "false");
-		json_stats(out, dump_counters, NB_COUNTERS, st);
+		pool__metrics_json(out, dump_counters, NB_COUNTERS, st);
 		if (s->args->detailed) {
 			fputs(", \"created_as\": [", out);
 			for (k = 0; k < st->creators; k++) {
@@ -658,27 +598,28 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 	        t.allocated_bytes, t.used_bytes, t.cached_bytes);
 	for (k = 0; k < NB_COUNTERS; k++)
 		fprintf(out, ", \"%s\": %" PRIu64, dump_counters[k].key, t.counters[k]);
-	for (k = 0; k < NB_OS_STATS; k++)
-		fprintf(out, ", \"%s\": %zu", dump_os_stats[k].key, dump_os_stats[k].value(os));
+	pool__metrics_json(out, dump_os_stats, NB_OS_STATS, os);
 	fputs("}}\n", out);
 }
 
 /* One family per row of table[0..n) with a metric: a sample per pool. */
-static void prom_stats(FILE *out, const struct dump_snapshot *s, const struct dump_stat *table,
+static void prom_stats(FILE *out, const struct dump_snapshot *s, const struct pool_metric *table,
                        size_t n)
 {
 	size_t i, m;
 
 	for (m = 0; m < n; m++) {
-		const struct dump_stat *ds = &table[m];
+		const struct pool_metric *pm = &table[m];
 
-		if (!ds->metric)
+		if (!pm->name)
 			continue;
-		pool__prom_family(out, ds->metric, ds->type, ds->help);
+		pool__metric_family(out, pm);
 		for (i = 0; i < s->n; i++) {
-			fprintf(out, "%s{pool=\"", ds->metric);
+			fprintf(out, "%s{pool=\"", pm->name);
 			pool__prom_label(out, s->e[i].label);
-			fprintf(out, "\"} %" PRIu64 "\n", ds->value(&s->e[i].st));
+			fputc('"', out);
+			fputc('}', out);
+			pool__metric_value(out, pm, &s->e[i].st);
 		}
 	}
 }
@@ -716,8 +657,8 @@ static void print_prometheus(FILE *out, const struct dump_snapshot *s,
 	            "Bytes the pools in this dump hold from the OS layer.");
 	fprintf(out, "libpool_allocated_bytes %zu\n", t.allocated_bytes);
 	for (i = 0; i < NB_OS_STATS; i++) {
-		pool__prom_family(out, dump_os_stats[i].metric, "gauge", dump_os_stats[i].help);
-		fprintf(out, "%s %zu\n", dump_os_stats[i].metric, dump_os_stats[i].value(os));
+		pool__metric_family(out, &dump_os_stats[i]);
+		pool__metric_sample(out, &dump_os_stats[i], os);
 	}
 }
 
@@ -768,10 +709,10 @@ int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
 		limited = 1;
 	}
 	errno = 0;
-	if (a.format == FMT_JSON) {
+	if (a.format == POOL_FORMAT_JSON) {
 		pool_get_os_stats(&os, sizeof(os));
 		print_json(out, &s, limited, matched, &os);
-	} else if (a.format == FMT_PROMETHEUS) {
+	} else if (a.format == POOL_FORMAT_PROMETHEUS) {
 		pool_get_os_stats(&os, sizeof(os));
 		print_prometheus(out, &s, &os);
 	} else {

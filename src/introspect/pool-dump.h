@@ -12,6 +12,10 @@
 #include <stdio.h>
 #include <pool/pool.h>
 
+/* The arguments of `pools show` (its words, formats and usage), for the `help` of pool-cli.c. */
+struct pool_args_spec;
+extern const struct pool_args_spec pool__show_args;
+
 /*
  * pool_dump() as a session of `level` sees it: heap and code addresses (the pool heads, the
  * callers of `detailed`) only at POOL_CLI_ADMIN. Same returns and errors as pool_dump().

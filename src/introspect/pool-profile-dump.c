@@ -23,14 +23,13 @@
 #include "debug/pool-debug.h"
 #include "core/pool-int.h"
 #include "debug/pool-profile.h"
+#include "introspect/pool-args.h"
 #include "introspect/pool-profile-dump.h"
 #include "introspect/pool-profile-heap.h"
 #include "debug/pool-stack.h"
 #include "debug/pool-symbols.h"
 #include "introspect/pool-text.h"
 
-#define PROFILE_USAGE "pools profile [bysite|bypool|byage|bybytes] [pool <name>] [<n>] " \
-                      "[json|prometheus|heap|folded]"
 #define PROFILE_ON_USAGE "pools profile on [rate <bytes>] [depth <frames>] [pool <name>]... " \
                          "| pools profile off"
 #define CHOSEN_MAX 16                   /* pools `pools profile on` may name (a bit each) */
@@ -44,28 +43,38 @@ _Static_assert(CHOSEN_MAX == 16 && CHOSEN_MAX <= 32, "CHOSEN_MAX_STR, struct cho
 /* ------------------------------------------------------------------------------------------ */
 
 enum prof_sort { PSORT_BYTES = 0, PSORT_SITE, PSORT_POOL, PSORT_AGE };
-enum prof_format { PFMT_TEXT = 0, PFMT_JSON, PFMT_PROMETHEUS, PFMT_HEAP, PFMT_FOLDED };
-enum prof_group { PG_SORT, PG_FORMAT, PG_POOL, PG_GROUPS };
+/* What each word of `pools profile` sets (group 0 is the formats', pool-args.h). */
+enum prof_group { PG_SORT = 1, PG_POOL };
 
 struct prof_args {
 	enum prof_sort sort;
-	enum prof_format format;
+	enum pool_format format;
 	const char *pool;               /* a pool name, or NULL */
 	size_t pool_len;
 	size_t max;                     /* 0: every site */
 };
 
 static const struct pool_word prof_words[] = {
-	{ "bybytes", PG_SORT, PSORT_BYTES },
 	{ "bysite", PG_SORT, PSORT_SITE },
 	{ "bypool", PG_SORT, PSORT_POOL },
 	{ "byage", PG_SORT, PSORT_AGE },
+	{ "bybytes", PG_SORT, PSORT_BYTES },
 	{ "pool", PG_POOL, 1 },
-	{ "json", PG_FORMAT, PFMT_JSON },
-	{ "prometheus", PG_FORMAT, PFMT_PROMETHEUS },
-	{ "heap", PG_FORMAT, PFMT_HEAP },
-	{ "folded", PG_FORMAT, PFMT_FOLDED },
 };
+
+const struct pool_args_spec pool__profile_args = {
+	.command = "pools profile",
+	.also = PROFILE_ON_USAGE,
+	.words = prof_words,
+	.nwords = sizeof(prof_words) / sizeof(prof_words[0]),
+	.formats = POOL_FORMAT_BIT(POOL_FORMAT_JSON) | POOL_FORMAT_BIT(POOL_FORMAT_PROMETHEUS) |
+	           POOL_FORMAT_BIT(POOL_FORMAT_HEAP) | POOL_FORMAT_BIT(POOL_FORMAT_FOLDED),
+	.counted = "sites",
+	.count = "<n>",
+	.takes = { [PG_POOL] = "<name>" },
+	.takes_what = { [PG_POOL] = "a pool name" },
+};
+_Static_assert(PG_POOL < POOL_ARGS_GROUPS, "POOL_ARGS_GROUPS");
 
 static int prof_error(FILE *out, const char *pre, const char *w, size_t len, const char *post)
 {
@@ -74,44 +83,19 @@ static int prof_error(FILE *out, const char *pre, const char *w, size_t len, con
 	return -1;
 }
 
+/* The view's arguments: 0, or -1 with errno EINVAL and one error line in `out`. */
 static int parse_view_args(FILE *out, const char *p, struct prof_args *a)
 {
-	const char *w, *seen[PG_GROUPS] = { NULL };
-	size_t len, seen_len[PG_GROUPS] = { 0 };
-	int have_max = 0;
+	struct pool_args pa;
 
 	memset(a, 0, sizeof(*a));
-	while ((w = pool__next_word(&p, &len))) {
-		const struct pool_word *pw = pool__word_find(prof_words, sizeof(prof_words) /
-		                                             sizeof(prof_words[0]), w, len);
-
-		if (pw) {
-			if (seen[pw->group]) {
-				pool__word_error(out, "Option '", w, len, "' conflicts with '");
-				return prof_error(out, "", seen[pw->group], seen_len[pw->group],
-				                  "' in 'pools profile'. Try 'help'.\n");
-			}
-			seen[pw->group] = w;
-			seen_len[pw->group] = len;
-			if (pw->group == PG_SORT)
-				a->sort = (enum prof_sort)pw->value;
-			else if (pw->group == PG_FORMAT)
-				a->format = (enum prof_format)pw->value;
-			else if (!(a->pool = pool__next_word(&p, &a->pool_len)))
-				return prof_error(out, "Option '", w, len, "' needs a pool name in "
-				                  "'pools profile'. Try 'help'.\n");
-		} else if (*w >= '0' && *w <= '9') {
-			if (have_max || pool__parse_size(w, len, &a->max) < 0 || !a->max)
-				return prof_error(out, "Invalid count '", w, len, "' (expected one "
-				                  "number of sites from 1 up) in 'pools profile'. "
-				                  "Try 'help'.\n");
-			have_max = 1;
-		} else {
-			return prof_error(out, "Unknown option '", w, len, "' for 'pools profile' "
-			                  "(expected " PROFILE_USAGE ", or " PROFILE_ON_USAGE "). "
-			                  "Try 'help'.\n");
-		}
-	}
+	if (pool__args_parse(out, p, &pool__profile_args, &pa) < 0)
+		return -1;
+	a->sort = (enum prof_sort)pa.value[PG_SORT];
+	a->format = pa.format;
+	a->pool = pa.arg[PG_POOL];
+	a->pool_len = pa.arg_len[PG_POOL];
+	a->max = pa.max;
 	return 0;
 }
 
@@ -308,6 +292,75 @@ static void json_stack(FILE *out, const struct pool_profile_view *v,
 	fputc(']', out);
 }
 
+/*
+ * A site's figures, metric rows (pool-args.h) of a struct pool_view_site: its JSON keys in the
+ * order of the JSON, five of them Prometheus families too (site_families[] gives their order).
+ */
+#define SITE_GETTER(fn, expr) \
+	static uint64_t fn(const void *of) \
+	{ \
+		const struct pool_view_site *s = of; \
+		return (uint64_t)(expr); \
+	}
+
+SITE_GETTER(site_size, s->row.size)
+SITE_GETTER(site_stride, s->pool ? s->pool->stride : 0)
+SITE_GETTER(site_samples, s->row.samples)
+SITE_GETTER(site_freed, s->row.freed)
+SITE_GETTER(site_live, s->row.live)
+SITE_GETTER(site_objects, s->objects)
+SITE_GETTER(site_bytes, s->bytes)
+SITE_GETTER(site_exact, s->exact)
+SITE_GETTER(site_age_min, s->row.age_min_ms)
+SITE_GETTER(site_age_avg, pool__profile_age_avg(s))
+SITE_GETTER(site_age_max, s->row.age_max_ms)
+SITE_GETTER(site_allocated, pool__profile_site_allocated(s))
+
+static double site_weight(const void *of)
+{
+	return ((const struct pool_view_site *)of)->row.weight;
+}
+
+enum {
+	SITE_SIZE, SITE_STRIDE, SITE_SAMPLES, SITE_FREED, SITE_LIVE, SITE_WEIGHT, SITE_OBJECTS,
+	SITE_BYTES, SITE_EXACT, SITE_AGE_MIN, SITE_AGE_AVG, SITE_AGE_MAX, SITE_ALLOCATED,
+	SITE_METRICS
+};
+
+static const struct pool_metric site_metrics[] = {
+	[SITE_SIZE] = POOL_GAUGE("size", NULL, NULL, site_size),
+	[SITE_STRIDE] = POOL_GAUGE("stride", NULL, NULL, site_stride),
+	[SITE_SAMPLES] = POOL_COUNTER("samples", "libpool_profile_samples_total",
+	                              "Allocations the profile sampled at a site since it started.",
+	                              site_samples),
+	[SITE_FREED] = POOL_COUNTER("freed", "libpool_profile_freed_total",
+	                            "Sampled allocations seen freed, credited to the site that "
+	                            "made them.", site_freed),
+	[SITE_LIVE] = POOL_GAUGE("live_samples", "libpool_profile_live_samples",
+	                         "Live samples of a pool at a site.", site_live),
+	[SITE_WEIGHT] = { "weight", NULL, POOL_METRIC_GAUGE, NULL, NULL, POOL_JSON_TENTHS,
+	                  site_weight },
+	[SITE_OBJECTS] = POOL_GAUGE("live_objects", "libpool_profile_live_objects",
+	                            "Objects of a pool allocated at a site and in use, as "
+	                            "libpool_profile_live_bytes.", site_objects),
+	[SITE_BYTES] = POOL_GAUGE("live_bytes", "libpool_profile_live_bytes",
+	                          "Bytes (objects times stride) held by objects of a pool "
+	                          "allocated at a site: estimated from the profile's samples, "
+	                          "exact under caller debugging.", site_bytes),
+	[SITE_EXACT] = { "exact", NULL, POOL_METRIC_GAUGE, NULL, site_exact, POOL_JSON_BOOL,
+	                 NULL },
+	[SITE_AGE_MIN] = POOL_GAUGE("age_min_ms", NULL, NULL, site_age_min),
+	[SITE_AGE_AVG] = POOL_GAUGE("age_avg_ms", NULL, NULL, site_age_avg),
+	[SITE_AGE_MAX] = POOL_GAUGE("age_max_ms", NULL, NULL, site_age_max),
+	[SITE_ALLOCATED] = POOL_GAUGE("allocated_objects", NULL, NULL, site_allocated),
+};
+_Static_assert(sizeof(site_metrics) / sizeof(site_metrics[0]) == SITE_METRICS, "a row each");
+
+/* The Prometheus families of a site, in the order `pools profile prometheus` prints them. */
+static const unsigned char site_families[] = {
+	SITE_BYTES, SITE_OBJECTS, SITE_LIVE, SITE_SAMPLES, SITE_FREED
+};
+
 void pool__profile_site_json(FILE *out, const struct pool_profile_view *v,
                              const struct pool_view_site *s)
 {
@@ -318,35 +371,70 @@ void pool__profile_site_json(FILE *out, const struct pool_profile_view *v,
 	if (first_address(v, s))
 		fprintf(out, ", \"address\": \"%#" PRIxPTR "\"", first_address(v, s));
 	json_stack(out, v, s);
-	fprintf(out, ", \"size\": %zu, \"stride\": %zu, \"samples\": %" PRIu64 ", \"freed\": %"
-	        PRIu64 ", \"live_samples\": %" PRIu64 ", \"weight\": %.1f, \"live_objects\": %"
-	        PRIu64 ", \"live_bytes\": %" PRIu64 ", \"exact\": %s, \"age_min_ms\": %" PRIu64
-	        ", \"age_avg_ms\": %" PRIu64 ", \"age_max_ms\": %" PRIu64 ", \"allocated_objects\": %"
-	        PRIu64 "}",
-	        s->row.size, s->pool ? s->pool->stride : (size_t)0, s->row.samples, s->row.freed,
-	        s->row.live, s->row.weight, s->objects, s->bytes, s->exact ? "true" : "false",
-	        s->row.age_min_ms, pool__profile_age_avg(s), s->row.age_max_ms,
-	        pool__profile_site_allocated(s));
+	pool__metrics_json(out, site_metrics, SITE_METRICS, s);
+	fputc('}', out);
 }
+
+/* The profile's own figures, metric rows of a view, after "on" (written first, by hand). */
+#define VIEW_GETTER(fn, expr) \
+	static uint64_t fn(const void *of) \
+	{ \
+		const struct pool_profile_view *v = of; \
+		(void)v; \
+		return (uint64_t)(expr); \
+	}
+
+VIEW_GETTER(view_started, v->sum.gen)
+VIEW_GETTER(view_rate, v->sum.rate)
+VIEW_GETTER(view_chosen, v->sum.chosen)
+VIEW_GETTER(view_depth, v->sum.depth)
+VIEW_GETTER(view_since, since_ms(v))
+VIEW_GETTER(view_samples, v->sum.samples)
+VIEW_GETTER(view_freed, v->sum.freed)
+VIEW_GETTER(view_live, v->sum.live)
+VIEW_GETTER(view_dropped, v->sum.dropped)
+VIEW_GETTER(view_forgotten, v->sum.forgotten)
+VIEW_GETTER(view_stacks, v->sum.stacks)
+VIEW_GETTER(view_stacks_refused, v->sum.stacks_refused)
+VIEW_GETTER(view_records_max, POOL_PROF_RECORDS)
+VIEW_GETTER(view_sites_max, POOL_PROF_SITES)
+VIEW_GETTER(view_stacks_max, POOL_STACK_SLOTS - 1)
+VIEW_GETTER(view_frames_max, POOL_STACK_FRAMES)
+VIEW_GETTER(view_table_bytes, pool__prof_table_bytes())
+
+enum { VIEW_DROPPED = 8 };
+
+static const struct pool_metric view_metrics[] = {
+	{ "started", NULL, POOL_METRIC_GAUGE, NULL, view_started, POOL_JSON_BOOL, NULL },
+	POOL_GAUGE("rate", NULL, NULL, view_rate),
+	{ "chosen_pools", NULL, POOL_METRIC_GAUGE, NULL, view_chosen, POOL_JSON_BOOL, NULL },
+	POOL_GAUGE("depth", NULL, NULL, view_depth),
+	POOL_GAUGE("since_ms", NULL, NULL, view_since),
+	POOL_COUNTER("samples", NULL, NULL, view_samples),
+	POOL_COUNTER("freed", NULL, NULL, view_freed),
+	POOL_GAUGE("live", NULL, NULL, view_live),
+	[VIEW_DROPPED] = POOL_COUNTER("dropped", "libpool_profile_dropped_total",
+	                              "Samples not remembered: the profile's table was full.",
+	                              view_dropped),
+	POOL_COUNTER("forgotten", NULL, NULL, view_forgotten),
+	POOL_GAUGE("stacks", NULL, NULL, view_stacks),
+	POOL_COUNTER("stacks_refused", NULL, NULL, view_stacks_refused),
+	POOL_GAUGE("records_max", NULL, NULL, view_records_max),
+	POOL_GAUGE("sites_max", NULL, NULL, view_sites_max),
+	POOL_GAUGE("stacks_max", NULL, NULL, view_stacks_max),
+	POOL_GAUGE("frames_max", NULL, NULL, view_frames_max),
+	POOL_GAUGE("table_bytes", NULL, NULL, view_table_bytes),
+};
 
 static void print_json(FILE *out, const struct pool_profile_view *v,
                        const struct prof_args *a, struct pool_view_site **list, size_t n,
                        size_t matched)
 {
-	const struct pool_prof_summary *sum = &v->sum;
 	size_t i;
 
-	fprintf(out, "{\"format\": 1,\n \"profile\": {\"on\": %s, \"started\": %s, \"rate\": %zu, "
-	        "\"chosen_pools\": %s, \"depth\": %u, \"since_ms\": %" PRIu64 ", \"samples\": %"
-	        PRIu64 ", \"freed\": %" PRIu64 ", \"live\": %" PRIu64 ", \"dropped\": %" PRIu64
-	        ", \"forgotten\": %" PRIu64 ", \"stacks\": %u, \"stacks_refused\": %" PRIu64
-	        ", \"records_max\": %u, \"sites_max\": %u, \"stacks_max\": %u, \"frames_max\": %u"
-	        ", \"table_bytes\": %zu},\n \"sites\": [",
-	        v->on ? "true" : "false", sum->gen ? "true" : "false", sum->rate,
-	        sum->chosen ? "true" : "false", sum->depth, since_ms(v), sum->samples, sum->freed,
-	        sum->live, sum->dropped, sum->forgotten, sum->stacks, sum->stacks_refused,
-	        POOL_PROF_RECORDS, POOL_PROF_SITES, POOL_STACK_SLOTS - 1, POOL_STACK_FRAMES,
-	        pool__prof_table_bytes());
+	fprintf(out, "{\"format\": 1,\n \"profile\": {\"on\": %s", v->on ? "true" : "false");
+	pool__metrics_json(out, view_metrics, sizeof(view_metrics) / sizeof(view_metrics[0]), v);
+	fputs("},\n \"sites\": [", out);
 	for (i = 0; i < n; i++) {
 		fputs(i ? ",\n  " : "\n  ", out);
 		pool__profile_site_json(out, v, list[i]);
@@ -384,20 +472,6 @@ static void prom_labels(FILE *out, const struct pool_profile_view *v,
 static int print_prometheus(FILE *out, const struct pool_profile_view *v,
                             struct pool_view_site **list, size_t n)
 {
-	static const struct {
-		const char *name, *type, *help;
-	} fam[] = {
-		{ "libpool_profile_live_bytes", "gauge", "Bytes (objects times stride) held by "
-		  "objects of a pool allocated at a site: estimated from the profile's samples, "
-		  "exact under caller debugging." },
-		{ "libpool_profile_live_objects", "gauge", "Objects of a pool allocated at a site "
-		  "and in use, as libpool_profile_live_bytes." },
-		{ "libpool_profile_live_samples", "gauge", "Live samples of a pool at a site." },
-		{ "libpool_profile_samples_total", "counter", "Allocations the profile sampled at a "
-		  "site since it started." },
-		{ "libpool_profile_freed_total", "counter", "Sampled allocations seen freed, credited "
-		  "to the site that made them." },
-	};
 	char *stack = pool__cli_malloc(POOL_FOLD_MAX);
 	size_t f, i;
 
@@ -408,19 +482,16 @@ static int print_prometheus(FILE *out, const struct pool_profile_view *v,
 	pool__prom_family(out, "libpool_profile_info", "gauge", "The allocation-site profile: "
 	                  "on (1) or off (0), and its mean bytes between two samples of a thread.");
 	fprintf(out, "libpool_profile_info{rate=\"%zu\"} %d\n", v->sum.rate, v->on);
-	pool__prom_family(out, "libpool_profile_dropped_total", "counter", "Samples not "
-	                  "remembered: the profile's table was full.");
-	fprintf(out, "libpool_profile_dropped_total %" PRIu64 "\n", v->sum.dropped);
-	for (f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
-		pool__prom_family(out, fam[f].name, fam[f].type, fam[f].help);
-		for (i = 0; i < n; i++) {
-			const struct pool_view_site *s = list[i];
-			uint64_t x = f == 0 ? s->bytes : f == 1 ? s->objects : f == 2 ? s->row.live :
-			             f == 3 ? s->row.samples : s->row.freed;
+	pool__metric_family(out, &view_metrics[VIEW_DROPPED]);
+	pool__metric_sample(out, &view_metrics[VIEW_DROPPED], v);
+	for (f = 0; f < sizeof(site_families); f++) {
+		const struct pool_metric *m = &site_metrics[site_families[f]];
 
-			fputs(fam[f].name, out);
-			prom_labels(out, v, s, stack, POOL_FOLD_MAX);
-			fprintf(out, " %" PRIu64 "\n", x);
+		pool__metric_family(out, m);
+		for (i = 0; i < n; i++) {
+			fputs(m->name, out);
+			prom_labels(out, v, list[i], stack, POOL_FOLD_MAX);
+			pool__metric_value(out, m, list[i]);
 		}
 	}
 	free(stack);
@@ -464,13 +535,13 @@ static int view_out(FILE *out, struct pool_profile_view *v, const struct prof_ar
 		errno = ENOMEM;
 		return -1;
 	}
-	if (a->format == PFMT_JSON)
+	if (a->format == POOL_FORMAT_JSON)
 		print_json(out, v, a, list, n, matched);
-	else if (a->format == PFMT_PROMETHEUS)
+	else if (a->format == POOL_FORMAT_PROMETHEUS)
 		ret = print_prometheus(out, v, list, n);
-	else if (a->format == PFMT_HEAP)
+	else if (a->format == POOL_FORMAT_HEAP)
 		ret = pool__profile_write_heap(out, v, list, n);
-	else if (a->format == PFMT_FOLDED)
+	else if (a->format == POOL_FORMAT_FOLDED)
 		ret = pool__profile_write_folded(out, v, list, n);
 	else
 		print_text(out, v, list, n, matched);
@@ -488,7 +559,7 @@ static int profile_view(FILE *out, const char *args, int addresses)
 	if (parse_view_args(out, args, &a) < 0)
 		return -1;
 	/* jeprof and pprof name the heap profile's addresses themselves */
-	v = pool__profile_view_make_named(addresses, a.format != PFMT_HEAP);
+	v = pool__profile_view_make_named(addresses, a.format != POOL_FORMAT_HEAP);
 	if (!v) {
 		fputs("Not enough memory for the profile.\n", out);
 		errno = ENOMEM;

@@ -16,6 +16,10 @@
 
 #include "introspect/pool-profile-view.h"
 
+/* The arguments of the views of `pools profile`, for the `help` of pool-cli.c. */
+struct pool_args_spec;
+extern const struct pool_args_spec pool__profile_args;
+
 /*
  * `pools profile <args>` for a session of `level`: on [rate <bytes>] and off need
  * POOL_CLI_ADMIN; the views any level, with code addresses only at POOL_CLI_ADMIN. Returns 0,

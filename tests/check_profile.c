@@ -1387,7 +1387,7 @@ START_TEST(test_fail_report_agrees_with_profile)
 	struct death d;
 	char *line, *json;
 	size_t n, i;
-	unsigned long total = 0;
+	unsigned long total = 0, sampled = 0;
 	int tries;
 
 	for (tries = 0; tries < 3; tries++) {
@@ -1418,9 +1418,15 @@ START_TEST(test_fail_report_agrees_with_profile)
 		         rows[i].live);
 		ck_assert_msg(strstr(d.out, want), "the report lacks '%s': %s", want, d.out);
 		total += rows[i].objects;
+		sampled++;
 	}
-	/* the pool's 35, shared among its sampled sites */
-	ck_assert_uint_eq(total, 35);
+	/*
+	 * the pool's 35, shared among its sampled sites: each site's share is rounded to the
+	 * nearest object, by the report as by the view (the report sees only its top sites), so the
+	 * sum is 35 give or take half an object per site (36 with two sites that both round up)
+	 */
+	ck_assert_msg(2 * total + sampled >= 70 && 2 * total <= 70 + sampled,
+	              "%lu objects over %lu sampled sites: %s", total, sampled, d.out);
 	for (line = d.out, n = 0; (line = strstr(line, "\nlibpool:     ~")); line++, n++) {
 		unsigned long bytes, objs;
 

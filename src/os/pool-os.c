@@ -469,24 +469,40 @@ __attribute__((constructor)) static void os_init(void)
 	}
 }
 
+/*
+ * mallocx(size, flags) through the first-call guard. *refused: 1 when the guard refused the
+ * call (NULL returned, and no other call into jemalloc may follow from this thread), else 0.
+ */
+static void *guarded_mallocx(size_t size, int flags, int *refused)
+{
+	int first = first_call_begin();
+	void *p;
+
+	*refused = first < 0;
+	if (first < 0)
+		return NULL;
+	p = mallocx(size, flags);
+	first_call_end(first);
+	return p;
+}
+
 void *pool__os_alloc(size_t size, size_t align)
 {
-	int first;
+	int refused;
 	void *p;
 
 	if (pool__fault(POOL_FAULT_OS_ALLOC))
 		return NULL;
-	first = first_call_begin();
-	if (first < 0)
+	p = guarded_mallocx(size, MALLOCX_ALIGN(align), &refused);
+	if (refused)
 		return NULL;
-	p = mallocx(size, MALLOCX_ALIGN(align));
-	first_call_end(first);
 	if (__builtin_expect(!p, 0))
 		p = alloc_elsewhere(size, MALLOCX_ALIGN(align));
 	if (__builtin_expect(!p || atomic_load_explicit(&lifeboat_wanted, memory_order_relaxed), 0))
 		os_short(!p);
 	return p;
 }
+
 void pool__os_free(void *ptr, size_t size, size_t align)
 {
 	sdallocx(ptr, size, MALLOCX_ALIGN(align));
@@ -503,17 +519,15 @@ void pool__os_free(void *ptr, size_t size, size_t align)
 
 void *pool__os_slab_alloc(size_t size, int *zeroed)
 {
-	int first;
+	int refused;
 	void *p;
 
 	*zeroed = 0;
 	if (pool__fault(POOL_FAULT_OS_ALLOC))
 		return NULL;
-	first = first_call_begin();
-	if (first < 0)
+	p = guarded_mallocx(size, SLAB_FLAGS(size) | MALLOCX_ZERO, &refused);
+	if (refused)
 		return NULL;
-	p = mallocx(size, SLAB_FLAGS(size) | MALLOCX_ZERO);
-	first_call_end(first);
 	if (__builtin_expect(!p || atomic_load_explicit(&lifeboat_wanted, memory_order_relaxed), 0))
 		os_short(!p);
 	*zeroed = p != NULL;
@@ -527,16 +541,14 @@ void pool__os_slab_free(void *ptr, size_t size)
 
 void *pool__os_meta_alloc(size_t size, size_t align)
 {
-	int first;
+	int refused;
 	void *p;
 
 	if (pool__fault(POOL_FAULT_META))
 		return NULL;
-	first = first_call_begin();
-	if (first < 0)
+	p = guarded_mallocx(size, MALLOCX_ALIGN(align) | MALLOCX_ZERO, &refused);
+	if (refused)
 		return NULL;
-	p = mallocx(size, MALLOCX_ALIGN(align) | MALLOCX_ZERO);
-	first_call_end(first);
 	if (__builtin_expect(!p, 0))
 		p = alloc_elsewhere(size, MALLOCX_ALIGN(align) | MALLOCX_ZERO);
 	if (__builtin_expect(!p, 0))

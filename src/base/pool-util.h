@@ -2,14 +2,15 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * Small pure helpers shared by every layer (rounding, hashing, decimal numbers). Private header;
- * inline only, it calls nothing.
+ * Small helpers shared by every layer (rounding, hashing, decimal numbers, the monotonic
+ * clock). Private header; inline only, it calls nothing of libpool.
  */
 #ifndef POOL_SRC_POOL_UTIL_H
 #define POOL_SRC_POOL_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* `v` rounded up to a multiple of `a`, a power of two. */
 static inline size_t pool__round_up(size_t v, size_t a)
@@ -30,6 +31,19 @@ static inline unsigned int pool__hash_bits(uint64_t v, unsigned int bits)
 static inline unsigned int pool__hash_ptr(const void *p, unsigned int bits)
 {
 	return pool__hash_bits((uint64_t)(uintptr_t)p >> 4, bits);
+}
+
+/*
+ * Nanoseconds on `clock`: CLOCK_MONOTONIC, or CLOCK_MONOTONIC_COARSE where a few milliseconds
+ * of resolution are plenty (demand windows, failure bursts, retries) and the cheaper read pays.
+ * Both come from the vDSO without a system call; they never fail for these clock ids.
+ */
+static inline uint64_t pool__clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /*

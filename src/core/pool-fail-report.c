@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/pool-util.h"
 #include "shared/pool-bucket.h"
 #include "debug/pool-debug.h"
 #include "core/pool-fail-report.h"
@@ -48,13 +49,10 @@ static struct pool_prof_row report_sites[REPORT_SITES];   /* under `reporting` *
 static uint64_t report_objects[REPORT_SITES];
 static uintptr_t report_stack[POOL_STACK_DEPTH_MAX];
 
-/* CLOCK_MONOTONIC_COARSE: a few ms of resolution is plenty for bursts, and it is cheap. */
+/* CLOCK_MONOTONIC_COARSE: a few ms of resolution is plenty for bursts. Never 0 (0: never). */
 static uint64_t coarse_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;
+	return pool__clock_ns(CLOCK_MONOTONIC_COARSE) + 1;
 }
 
 /* Under caller debugging: the callers of the pool's table with the most live objects. */

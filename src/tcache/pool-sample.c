@@ -71,6 +71,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/pool-util.h"
 #include "shared/pool-bucket.h"
 #include "tcache/pool-magazine.h"
 #include "os/pool-os.h"
@@ -89,14 +90,6 @@
 #define LEFT_NEVER (INT64_MAX / 4)
 
 _Static_assert(sizeof(struct sample_hot) == 32, "two hot slots to a cache line");
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Draws of the threads without a cache (pool__sample_handout()): a shared counter. */
 static atomic_ulong uncached_seq;
@@ -284,7 +277,8 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 		open_slot(ctx, S, s);
 		sc->watch_named = 0;
 		sc->pool = pool;
-		sc->event_ns = now_ns();    /* the first event's hunt: 1% of the time until then */
+		/* the first event's hunt: 1% of the time until then */
+		sc->event_ns = pool__clock_ns(CLOCK_MONOTONIC);
 		sl->gen = gen;
 		sl->hunt = 0;
 		sl->left = draw(S, pool);
@@ -313,7 +307,7 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 		if (obj && (sl->retry || sl->left <= 0)) {
 			if (!sl->retry) {
 				/* a new event: the next interval, counted from where this one ended */
-				uint64_t now = now_ns();
+				uint64_t now = pool__clock_ns(CLOCK_MONOTONIC);
 
 				keep_candidate(sc, pool);
 				sl->left += draw(S, pool);
@@ -336,7 +330,7 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 				pool__prof_count(pool, sc->watch_stack, 1, 1);
 			sc->watch = NULL;
 			sc->watch_named = 0;
-			sl->retry = sl->hunt && now_ns() < sc->hunt_until_ns;
+			sl->retry = sl->hunt && pool__clock_ns(CLOCK_MONOTONIC) < sc->hunt_until_ns;
 			sl->hunt = sl->retry;
 		} else {
 			keep_candidate(sc, pool);
@@ -358,7 +352,8 @@ void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void
 			/* a candidate: the sampler remembers it if it outlives its first free */
 			S->due = NULL;
 			if (S->due_now) {
-				pool__prof_record(pool, obj, pool__stack_here(caller), now_ns());
+				pool__prof_record(pool, obj, pool__stack_here(caller),
+				                  pool__clock_ns(CLOCK_MONOTONIC));
 			} else if (sc->watch == obj) {
 				/* its stack now: the candidate may become a sample after this returns */
 				sc->watch_stack = pool__stack_here(caller);
@@ -386,7 +381,8 @@ void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void
 		x *= UINT64_C(0x94D049BB133111EB);
 		x ^= x >> 29;
 		if ((double)(x >> 11) * 0x1.0p-53 * w < 1.0)
-			pool__prof_record(pool, obj, pool__stack_here(caller), now_ns());
+			pool__prof_record(pool, obj, pool__stack_here(caller),
+			                  pool__clock_ns(CLOCK_MONOTONIC));
 	}
 }
 

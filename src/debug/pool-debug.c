@@ -504,36 +504,20 @@ unsigned int pool__debug_integrity_epoch(void)
 /* Fault injection                                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/* splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", 2014). */
-static uint64_t splitmix64(uint64_t x)
-{
-	x += UINT64_C(0x9E3779B97F4A7C15);
-	x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return x ^ (x >> 31);
-}
-
 /*
- * Returns 1 when this allocation must fail. xorshift64* (Vigna, "An experimental exploration of
- * Marsaglia's xorshift generators, scrambled", 2016), one state per thread, seeded from
- * POOL_FAIL_SEED and the thread's registry id (so a single-threaded run repeats exactly).
+ * Returns 1 when this allocation must fail. xorshift64* (pool-util.h), one state per thread,
+ * seeded with splitmix64 from POOL_FAIL_SEED and the thread's registry id (so a single-threaded
+ * run repeats exactly).
  */
 int pool__debug_fail_roll(uint64_t *rng, unsigned int id)
 {
-	uint64_t x = *rng;
-
-	if (!x) {
+	if (!*rng) {
 		uint64_t base = fail_seed_set ? fail_seed :
 		                (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)rng;
 
-		x = splitmix64(base + id) | 1;
+		*rng = pool__splitmix64(base + id) | 1;
 	}
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*rng = x;
-	return ((x * UINT64_C(0x2545F4914F6CDD1D)) >> 32) % 10000 <
-	       (uint64_t)DBG_VALUE(fail_percent) * 100;
+	return (pool__xorshift64s(rng) >> 32) % 10000 < (uint64_t)DBG_VALUE(fail_percent) * 100;
 }
 
 /* ------------------------------------------------------------------------------------------ */

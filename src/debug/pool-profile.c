@@ -364,18 +364,12 @@ double pool__prof_weight(size_t size, size_t rate)
 
 uint64_t pool__prof_interval(uint64_t *rng, size_t size, size_t rate)
 {
-	uint64_t x = *rng;
 	double u, n;
 
-	if (!x)
-		x = (pool__clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)(uintptr_t)rng) | 1;
-	/* xorshift64* (Vigna 2016), as the fault injection of pool-debug.c */
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*rng = x;
-	/* u uniform in (0, 1]: 53 bits of the scrambled state */
-	u = (double)(((x * UINT64_C(0x2545F4914F6CDD1D)) >> 11) + 1) * 0x1.0p-53;
+	if (!*rng)
+		*rng = (pool__clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)(uintptr_t)rng) | 1;
+	/* u uniform in (0, 1]: the high 53 bits of a step of xorshift64* (pool-util.h) */
+	u = (double)((pool__xorshift64s(rng) >> 11) + 1) * 0x1.0p-53;
 	/* objects until the bytes reach an exponential draw of mean `rate` (at least the next) */
 	n = 1.0 + floor(-log(u) * (double)rate / (double)(size ? size : 1));
 	return n < 0x1.0p62 ? (uint64_t)n : UINT64_C(1) << 62;

@@ -376,10 +376,7 @@ void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void
 			pool__prof_credit(obj);
 		if (!pool__prof_wants(pool))
 			return;
-		x = (x + UINT64_C(0x9E3779B97F4A7C15)) * UINT64_C(0xBF58476D1CE4E5B9);
-		x ^= x >> 31;
-		x *= UINT64_C(0x94D049BB133111EB);
-		x ^= x >> 29;
+		x = pool__splitmix64(x);
 		if ((double)(x >> 11) * 0x1.0p-53 * w < 1.0)
 			pool__prof_record(pool, obj, pool__stack_here(caller),
 			                  pool__clock_ns(CLOCK_MONOTONIC));

@@ -744,14 +744,12 @@ static void fork_prepare(void)
 		pool__bucket_fork_prepare(p);
 }
 
-static void fork_parent(void)
+/* The parent and the child alike, once the heads are settled: the locks of the middle. */
+static void fork_unlock_middle(void)
 {
 	struct pool_head *p;
 
-	POOL_ASSERT(pool__lock_held(&pool__list_lock));
-	for (p = pool__list_head; p; p = p->next)
-		pool__bucket_fork_parent(p);
-	pool__prof_fork_parent();
+	pool__prof_fork_after();
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();
@@ -759,6 +757,16 @@ static void fork_parent(void)
 		pool__slab_fork_after(p);
 	for (p = pool__list_head; p; p = p->next)
 		pool__unlock(&p->demand.pass_lock);
+}
+
+static void fork_parent(void)
+{
+	struct pool_head *p;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	for (p = pool__list_head; p; p = p->next)
+		pool__bucket_fork_parent(p);
+	fork_unlock_middle();
 	pool__thread_fork_parent();
 	pool__lock_leave(&pool__list_lock, fork_took_list);
 }
@@ -770,15 +778,8 @@ static void fork_child(void)
 	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_child(p);
-	pool__prof_fork_child();
-	pool__sym_fork_child();
-	pool__headset_fork_after();
-	pool__os_fork_after();
-	pool__uaf_fork_after();
-	for (p = pool__list_head; p; p = p->next)
-		pool__slab_fork_after(p);
-	for (p = pool__list_head; p; p = p->next)
-		pool__unlock(&p->demand.pass_lock);
+	pool__sym_fork_child();     /* its own lock, which fork_prepare() does not take */
+	fork_unlock_middle();
 	pool__thread_fork_child();
 	/* the forking thread took the list lock in fork_prepare(): it owns it in the child too */
 	pool__lock_leave(&pool__list_lock, fork_took_list);

@@ -491,16 +491,9 @@ void pool__prof_fork_prepare(void)
 	pool__stack_fork_prepare();
 }
 
-void pool__prof_fork_parent(void)
+void pool__prof_fork_after(void)
 {
 	POOL_ASSERT(pool__lock_held(&prof_lock));
-	pool__stack_fork_parent();
-	pool__unlock(&prof_lock);
-}
-
-void pool__prof_fork_child(void)
-{
-	POOL_ASSERT(pool__lock_held(&prof_lock));
-	pool__stack_fork_child();
+	pool__stack_fork_after();
 	pool__unlock(&prof_lock);
 }

@@ -21,7 +21,10 @@
  *        - the pool list (pool.c), at each pool_create() and pool_destroy() and in
  *          pool_gc(NULL), under the pool list lock;
  *        - the uaf table against its quarantine's books (pool-uaf.c), when a uaf pool is
- *          destroyed.
+ *          destroyed;
+ *        - a thread's profile sampler (pool-sample.c, walk_sampler()): the flags of every slot
+ *          and its count of narrowed windows, when a slot starts a countdown (a new profile or
+ *          pool), at each view the thread makes, and when the sampler goes.
  *
  * Assertions cannot rot: the condition of POOL_ASSERT() and the calls of the walks always
  * compile, whatever the tier, and the compiler drops them as dead code below theirs (jemalloc's

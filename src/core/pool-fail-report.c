@@ -58,15 +58,13 @@ static uint64_t coarse_ns(void)
 /* Under caller debugging: the callers of the pool's table with the most live objects. */
 static size_t top_callers(const struct pool_head *pool, struct pool_prof_row *out, size_t max)
 {
-	size_t n = 0, k;
-	unsigned int i;
+	struct pool_caller_live table[POOL_CALLER_SLOTS];
+	size_t n = 0, k, i, m = pool__debug_callers(pool, table, POOL_CALLER_SLOTS);
 
-	for (i = 0; i < POOL_CALLER_SLOTS; i++) {
-		uintptr_t c = atomic_load_explicit(&pool->callers[i].caller, memory_order_relaxed);
-		long live = atomic_load_explicit(&pool->callers[i].live, memory_order_relaxed);
+	for (i = 0; i < m; i++) {
+		uintptr_t c = table[i].caller;
+		long live = table[i].live;
 
-		if (!c || live <= 0)
-			continue;
 		if (n < max)
 			k = n++;
 		else if (out[max - 1].live < (uint64_t)live)

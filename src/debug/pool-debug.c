@@ -582,6 +582,24 @@ static void caller_count(struct pool_head *pool, const void *caller, long delta)
 	}
 }
 
+size_t pool__debug_callers(const struct pool_head *pool, struct pool_caller_live *out,
+                           size_t max)
+{
+	size_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < POOL_CALLER_SLOTS && n < max; i++) {
+		uintptr_t c = atomic_load_explicit(&pool->callers[i].caller, memory_order_relaxed);
+		long live = atomic_load_explicit(&pool->callers[i].live, memory_order_relaxed);
+
+		if (c && live > 0) {
+			out[n].caller = c;
+			out[n++].live = live;
+		}
+	}
+	return n;
+}
+
 static inline uint64_t pattern_word(const void *obj)
 {
 	return INTEGRITY_KEY ^ (uint64_t)(uintptr_t)obj;

@@ -610,7 +610,7 @@ void pool__debug_fill_cached(struct pool_head *pool, void *obj, int integrity)
 	size_t size = pool->ro.size, off;
 	uint64_t pat = pattern_word(obj);
 
-	/* the pattern stays inside the object, the backup inside the stride (compute_layout()) */
+	/* the pattern stays inside the object, the backup inside the stride (pool__layout_compute()) */
 	POOL_ASSERT(obj && size <= pool->stride);
 	POOL_ASSERT(!pool->backup_off || pool->backup_off + 8 + size <= pool->stride);
 	if (pool__san_on())

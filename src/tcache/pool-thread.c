@@ -276,7 +276,7 @@ int pool__thread_drain_begin(struct pool_head *pool)
 	}
 	/* the caller's own caches, which no other thread changes, with its slot of the pool gone */
 	if (POOL_ASSERTS >= 2 && self->caches)
-		pool__magazine_walk_caches(self->caches);
+		pool__tcache_walk_caches(self->caches);
 	return stuck;
 }
 

@@ -13,15 +13,18 @@
  *        - a thread's slot (pool-magazine.c, walk_slot()), at the top of the calls that move
  *          magazines (a refill from the shared lists, making room, an eviction): once per
  *          magazine's worth of frees or allocations, not on every slow path;
- *        - all of a thread's caches and its budget sum (pool__magazine_walk_caches()), at its
- *          flush (exit, pool_thread_flush(), no-cache), when integrity fills them, and for the
- *          destroying thread after pool_destroy()'s drain;
+ *        - all of a thread's caches and its budget sum (pool__tcache_walk_caches()), at its
+ *          flush (exit, pool_thread_flush(), no-cache), when integrity fills them, and for
+ *          the destroying thread after pool_destroy()'s drain;
  *        - a bucket's stack and empties (pool__bucket_walk()), while pool_gc(), pool_flush()
  *          and pool_destroy() own it;
  *        - the pool list (pool.c), at each pool_create() and pool_destroy() and in
  *          pool_gc(NULL), under the pool list lock;
  *        - the uaf table against its quarantine's books (pool-uaf.c), when a uaf pool is
- *          destroyed.
+ *          destroyed;
+ *        - a thread's profile sampler (pool-sample.c, walk_sampler()): the flags of every slot
+ *          and its count of narrowed windows, when a slot starts a countdown (a new profile or
+ *          pool), at each view the thread makes, and when the sampler goes.
  *
  * Assertions cannot rot: the condition of POOL_ASSERT() and the calls of the walks always
  * compile, whatever the tier, and the compiler drops them as dead code below theirs (jemalloc's

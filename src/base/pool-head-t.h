@@ -328,4 +328,21 @@ struct pool_thread {
 	struct pool_thread_caches *caches;   /* while CACHED, else NULL */
 };
 
+/*
+ * The sizes the design depends on (doc/internals.md, 4.2 to 4.5), checked where the structures
+ * are defined, so that a field added to one of them fails the build instead of the cache lines:
+ * the fast path's part of the head and an entry (two to a cache line) read by the inline code
+ * of pool.h; a bucket's two lines (every pop and push writes the first only, pool-bucket.c); a
+ * magazine's header (mag_bytes = 24 + 8 x cluster); and the thread's initial-exec TLS, which
+ * with pool__tls_cache makes most of the library's TLS block, small enough for glibc's surplus
+ * of static TLS (dlopen()).
+ */
+_Static_assert(sizeof(struct pool_head_ro) == 24, "the fast path reads 24 bytes of the head");
+_Static_assert(sizeof(struct pool_tcache) == 32, "two thread-cache entries to a cache line");
+_Static_assert(sizeof(struct pool_bucket) == 2 * POOL_CACHE_LINE, "a bucket is two cache lines");
+_Static_assert(offsetof(struct pool_bucket, allocated) == POOL_CACHE_LINE,
+               "what every pop and push writes fits the bucket's first cache line");
+_Static_assert(offsetof(struct pool_mag, obj) == 24, "a magazine's header is 24 bytes");
+_Static_assert(sizeof(struct pool_thread) == 32, "a thread's TLS state is 32 bytes");
+
 #endif

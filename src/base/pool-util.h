@@ -2,14 +2,15 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * Small pure helpers shared by every layer (rounding, hashing, decimal numbers). Private header;
- * inline only, it calls nothing.
+ * Small helpers shared by every layer (rounding, hashing, random numbers, decimal numbers, the
+ * monotonic clock). Private header; inline only, it calls nothing of libpool.
  */
 #ifndef POOL_SRC_POOL_UTIL_H
 #define POOL_SRC_POOL_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* `v` rounded up to a multiple of `a`, a power of two. */
 static inline size_t pool__round_up(size_t v, size_t a)
@@ -30,6 +31,48 @@ static inline unsigned int pool__hash_bits(uint64_t v, unsigned int bits)
 static inline unsigned int pool__hash_ptr(const void *p, unsigned int bits)
 {
 	return pool__hash_bits((uint64_t)(uintptr_t)p >> 4, bits);
+}
+
+/*
+ * splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA
+ * 2014): `x` mixed into a 64-bit value fit to seed the generator below from a weak seed (a time,
+ * a thread id).
+ */
+static inline uint64_t pool__splitmix64(uint64_t x)
+{
+	x += UINT64_C(0x9E3779B97F4A7C15);
+	x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return x ^ (x >> 31);
+}
+
+/*
+ * One step of xorshift64* (Vigna, "An experimental exploration of Marsaglia's xorshift
+ * generators, scrambled", ACM TOMS 2016) on *state, which must not be 0 (it never becomes 0):
+ * returns the scrambled output, whose high bits are the good ones (take them with a shift).
+ */
+static inline uint64_t pool__xorshift64s(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * UINT64_C(0x2545F4914F6CDD1D);
+}
+
+/*
+ * Nanoseconds on `clock`: CLOCK_MONOTONIC, or CLOCK_MONOTONIC_COARSE where a few milliseconds
+ * of resolution are plenty (demand windows, failure bursts, retries) and the cheaper read pays.
+ * Both come from the vDSO without a system call; they never fail for these clock ids.
+ */
+static inline uint64_t pool__clock_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /*

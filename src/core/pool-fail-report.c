@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/pool-util.h"
 #include "shared/pool-bucket.h"
 #include "debug/pool-debug.h"
 #include "core/pool-fail-report.h"
@@ -48,27 +49,22 @@ static struct pool_prof_row report_sites[REPORT_SITES];   /* under `reporting` *
 static uint64_t report_objects[REPORT_SITES];
 static uintptr_t report_stack[POOL_STACK_DEPTH_MAX];
 
-/* CLOCK_MONOTONIC_COARSE: a few ms of resolution is plenty for bursts, and it is cheap. */
+/* CLOCK_MONOTONIC_COARSE: a few ms of resolution is plenty for bursts. Never 0 (0: never). */
 static uint64_t coarse_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;
+	return pool__clock_ns(CLOCK_MONOTONIC_COARSE) + 1;
 }
 
 /* Under caller debugging: the callers of the pool's table with the most live objects. */
 static size_t top_callers(const struct pool_head *pool, struct pool_prof_row *out, size_t max)
 {
-	size_t n = 0, k;
-	unsigned int i;
+	struct pool_caller_live table[POOL_CALLER_SLOTS];
+	size_t n = 0, k, i, m = pool__debug_callers(pool, table, POOL_CALLER_SLOTS);
 
-	for (i = 0; i < POOL_CALLER_SLOTS; i++) {
-		uintptr_t c = atomic_load_explicit(&pool->callers[i].caller, memory_order_relaxed);
-		long live = atomic_load_explicit(&pool->callers[i].live, memory_order_relaxed);
+	for (i = 0; i < m; i++) {
+		uintptr_t c = table[i].caller;
+		long live = table[i].live;
 
-		if (!c || live <= 0)
-			continue;
 		if (n < max)
 			k = n++;
 		else if (out[max - 1].live < (uint64_t)live)

@@ -51,6 +51,7 @@
 #include <pool/pool.h>
 
 #include "base/pool-assert.h"
+#include "base/pool-util.h"
 #include "shared/pool-bucket.h"
 #include "config/pool-config.h"
 #include "core/pool-int.h"
@@ -109,14 +110,6 @@ static int rel_running, rel_stop;
 static atomic_int stepping;             /* 1 while a thread steps: one step at a time */
 static _Atomic uint64_t next_tick_ns;   /* when the next window ends (0: not yet set) */
 static uint64_t released_bytes;         /* given back since the last trim (while stepping) */
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t window_ns(void)
 {
@@ -199,7 +192,7 @@ static uint64_t next_step_ns(int outcome, uint64_t now)
 static void *releaser_main(void *arg)
 {
 	int outcome = STEP_DONE;
-	uint64_t last = mono_ns();
+	uint64_t last = pool__clock_ns(CLOCK_MONOTONIC);
 
 	(void)arg;
 	for (;;) {
@@ -213,7 +206,7 @@ static void *releaser_main(void *arg)
 				pthread_mutex_unlock(&rel_lock);
 				return NULL;
 			}
-			now = mono_ns();
+			now = pool__clock_ns(CLOCK_MONOTONIC);
 			due = next_step_ns(outcome, last);
 			if (!atomic_load(&next_tick_ns) || due <= now)
 				break;
@@ -278,7 +271,7 @@ void pool__release_start(void)
 
 POOL_API unsigned int pool_release_run(void)
 {
-	uint64_t now = mono_ns(), next;
+	uint64_t now = pool__clock_ns(CLOCK_MONOTONIC), next;
 	int outcome;
 
 	if (!step_begin())

@@ -95,6 +95,7 @@
 #include "debug/pool-debug.h"
 #include "core/pool-headset.h"
 #include "core/pool-int.h"
+#include "core/pool-layout.h"
 #include "base/pool-lock.h"
 #include "tcache/pool-magazine.h"
 #include "os/pool-os.h"
@@ -114,9 +115,6 @@ unsigned int pool__nb_pools;
 /* A pool head's alignment: its buckets are aligned on two cache lines. */
 #define HEAD_ALIGN _Alignof(struct pool_head)
 
-/* Sizes within 1% or this many bytes of each other may merge (see pool_create_aligned()). */
-#define MERGE_SLACK_BYTES 16u
-
 /*
  * Is `pool` a live pool head? The set of known heads says (pool-headset.c), without reading
  * the memory `pool` points to: NULL, destroyed heads and pointers it does not know are not.
@@ -134,93 +132,6 @@ int pool__live_head(const struct pool_head *pool)
 /* ------------------------------------------------------------------------------------------ */
 /* Creation and destruction                                                                   */
 /* ------------------------------------------------------------------------------------------ */
-
-static int valid_name(const char *name)
-{
-	size_t len;
-	const char *p;
-
-	if (!name)
-		return 0;
-	len = strlen(name);
-	if (len == 0 || len > POOL_NAME_MAX)
-		return 0;
-	for (p = name; *p; p++) {
-		char c = *p;
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '.' || c == '-'))
-			return 0;
-	}
-	return 1;
-}
-
-/*
- * Object layout for `size` usable bytes with the layout debugging flags `layout`:
- *   [object: max(size, 8)][tag: 8 bytes at offset max(size, 8)][caller: 8][backup: 8 + size]
- * rounded up to the alignment. The tag follows the object's last byte, so that an overflow of a
- * single byte reaches it (a free object holds nothing of the library's, so only objects under 8
- * bytes, with POOL_F_EXACT, keep padding before it). Under `malloc` nothing is rounded: each
- * object is a malloc block of exactly what it holds, so that a tool sees an overflow of a byte.
- * Returns 0, or -1 when the layout exceeds POOL_SIZE_MAX.
- */
-static int compute_layout(struct pool_head *pool, size_t size, size_t align, unsigned int layout)
-{
-	int exact = !!(layout & POOL_DBG_MALLOC);
-	size_t off = size < POOL_MIN_OBJECT && !exact ? POOL_MIN_OBJECT : size;
-	/* under uaf the object ends at a guard page: its caller lives in the uaf table instead */
-	unsigned int extras = (layout & POOL_DBG_UAF) ? 0 : layout;
-
-	POOL_ASSERT(align >= POOL_DEFAULT_ALIGN && !(align & (align - 1)));
-	POOL_ASSERT(!(layout & ~POOL_DBG_LAYOUT));
-	if (size > POOL_SIZE_MAX)
-		return -1;
-	pool->tag_off = pool->caller_off = pool->backup_off = 0;
-	if (extras & POOL_DBG_TAG) {
-		pool->tag_off = off;
-		off += sizeof(uint64_t);
-	}
-	if (extras & POOL_DBG_CALLER) {
-		pool->caller_off = pool__round_up(off, sizeof(void *));
-		off = pool->caller_off + sizeof(void *);
-	}
-	if (extras & POOL_DBG_BACKUP) {
-		pool->backup_off = pool__round_up(off, sizeof(uint64_t));
-		off = pool->backup_off + sizeof(uint64_t) + size;
-	}
-	off = exact ? off : pool__round_up(off, align);
-	if (off > POOL_SIZE_MAX)
-		return -1;
-	pool->ro.size = size;
-	pool->stride = off;
-	/*
-	 * ASan builds tag every object: without `tag`, the tag lies past the stride, hidden from the
-	 * layout and the statistics. It is the object's redzone (poisoned while the object is out:
-	 * an overflow is reported at the write) and lets pool_free() check that a pointer is an
-	 * object of that pool, which ASan cannot tell of memory jemalloc hands out.
-	 */
-	pool->os_size = off;
-	if (!(extras & POOL_DBG_TAG) && !(layout & (POOL_DBG_UAF | POOL_DBG_MALLOC)) &&
-	    pool__san_asan_build()) {
-		pool->tag_off = off;
-		pool->os_size = pool__round_up(off + sizeof(uint64_t), align);
-	}
-	/* a uaf object costs its pages, not its stride: caches must not pin thousands of them */
-	pool->cache_cost = (layout & POOL_DBG_UAF) ? pool__uaf_object_cost(size, align) : off;
-	pool->align = align;
-	pool->layout = layout;
-	POOL_ASSERT(pool->stride >= size && (exact || pool->stride % align == 0) &&
-	            pool->os_size >= pool->stride && pool->cache_cost >= pool->stride);
-	return 0;
-}
-
-static int sizes_mergeable(size_t a, size_t b)
-{
-	size_t big = a > b ? a : b, small = a > b ? b : a;
-	size_t tol = big / 100 > MERGE_SLACK_BYTES ? big / 100 : MERGE_SLACK_BYTES;
-
-	return big - small <= tol;
-}
 
 /* Record one more pool_create() call merged into `pool`; 0, or -1 when out of memory. */
 static int add_creator(struct pool_head *pool, const char *name, size_t size, size_t align,
@@ -266,7 +177,7 @@ static int grow_layout(struct pool_head *pool, size_t size, size_t align, unsign
 	if (!atomic_compare_exchange_strong_explicit(&pool->ever_allocated, &open, 2,
 	                                             memory_order_acquire, memory_order_relaxed))
 		return 0;
-	compute_layout(pool, size, align, layout);
+	pool__layout_compute(pool, size, align, layout);
 	pool__slab_geometry(pool);
 	atomic_store_explicit(&pool->ever_allocated, 0, memory_order_release);
 	return 1;
@@ -286,7 +197,7 @@ static struct pool_head *find_mergeable(const char *name, size_t size, size_t al
 		if (p->ro.size == size)
 			return p;
 		/* under `malloc` an object is as large as its creator asked, and no larger */
-		if (sizes_mergeable(p->ro.size, size) && !atomic_load(&p->ever_allocated) &&
+		if (pool__sizes_mergeable(p->ro.size, size) && !atomic_load(&p->ever_allocated) &&
 		    !(layout & POOL_DBG_MALLOC))
 			return p;
 	}
@@ -323,7 +234,7 @@ static struct pool_head *create(const char *name, size_t size, size_t align, uns
 	size_t head_size;
 	int took;
 
-	if (!valid_name(name) || size == 0 || (flags & ~POOL_F_CREATE_MASK) ||
+	if (!pool__name_valid(name) || size == 0 || (flags & ~POOL_F_CREATE_MASK) ||
 	    (align & (align - 1)) || align > pool__os_page_size()) {
 		errno = EINVAL;
 		return NULL;
@@ -345,7 +256,7 @@ static struct pool_head *create(const char *name, size_t size, size_t align, uns
 	pool__config_freeze();
 	layout = POOL__DEBUGGING() & POOL_DBG_LAYOUT;
 	memset(&tmp, 0, sizeof(tmp));
-	if (compute_layout(&tmp, size, align, layout) < 0) {
+	if (pool__layout_compute(&tmp, size, align, layout) < 0) {
 		pool__lock_leave(&pool__list_lock, took);
 		errno = EINVAL;
 		return NULL;
@@ -378,7 +289,7 @@ create:
 		errno = ENOMEM;
 		return NULL;
 	}
-	compute_layout(pool, size, align, layout);
+	pool__layout_compute(pool, size, align, layout);
 	pool->ro.flags = flags;
 	pool->nbuckets = nb;
 	pool->magic = POOL_HEAD_LIVE;
@@ -744,14 +655,12 @@ static void fork_prepare(void)
 		pool__bucket_fork_prepare(p);
 }
 
-static void fork_parent(void)
+/* The parent and the child alike, once the heads are settled: the locks of the middle. */
+static void fork_unlock_middle(void)
 {
 	struct pool_head *p;
 
-	POOL_ASSERT(pool__lock_held(&pool__list_lock));
-	for (p = pool__list_head; p; p = p->next)
-		pool__bucket_fork_parent(p);
-	pool__prof_fork_parent();
+	pool__prof_fork_after();
 	pool__headset_fork_after();
 	pool__os_fork_after();
 	pool__uaf_fork_after();
@@ -759,6 +668,16 @@ static void fork_parent(void)
 		pool__slab_fork_after(p);
 	for (p = pool__list_head; p; p = p->next)
 		pool__unlock(&p->demand.pass_lock);
+}
+
+static void fork_parent(void)
+{
+	struct pool_head *p;
+
+	POOL_ASSERT(pool__lock_held(&pool__list_lock));
+	for (p = pool__list_head; p; p = p->next)
+		pool__bucket_fork_parent(p);
+	fork_unlock_middle();
 	pool__thread_fork_parent();
 	pool__lock_leave(&pool__list_lock, fork_took_list);
 }
@@ -770,15 +689,8 @@ static void fork_child(void)
 	POOL_ASSERT(pool__lock_held(&pool__list_lock));
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_child(p);
-	pool__prof_fork_child();
-	pool__sym_fork_child();
-	pool__headset_fork_after();
-	pool__os_fork_after();
-	pool__uaf_fork_after();
-	for (p = pool__list_head; p; p = p->next)
-		pool__slab_fork_after(p);
-	for (p = pool__list_head; p; p = p->next)
-		pool__unlock(&p->demand.pass_lock);
+	pool__sym_fork_child();     /* its own lock, which fork_prepare() does not take */
+	fork_unlock_middle();
 	pool__thread_fork_child();
 	/* the forking thread took the list lock in fork_prepare(): it owns it in the child too */
 	pool__lock_leave(&pool__list_lock, fork_took_list);

@@ -504,36 +504,20 @@ unsigned int pool__debug_integrity_epoch(void)
 /* Fault injection                                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
-/* splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", 2014). */
-static uint64_t splitmix64(uint64_t x)
-{
-	x += UINT64_C(0x9E3779B97F4A7C15);
-	x = (x ^ (x >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-	x = (x ^ (x >> 27)) * UINT64_C(0x94D049BB133111EB);
-	return x ^ (x >> 31);
-}
-
 /*
- * Returns 1 when this allocation must fail. xorshift64* (Vigna, "An experimental exploration of
- * Marsaglia's xorshift generators, scrambled", 2016), one state per thread, seeded from
- * POOL_FAIL_SEED and the thread's registry id (so a single-threaded run repeats exactly).
+ * Returns 1 when this allocation must fail. xorshift64* (pool-util.h), one state per thread,
+ * seeded with splitmix64 from POOL_FAIL_SEED and the thread's registry id (so a single-threaded
+ * run repeats exactly).
  */
 int pool__debug_fail_roll(uint64_t *rng, unsigned int id)
 {
-	uint64_t x = *rng;
-
-	if (!x) {
+	if (!*rng) {
 		uint64_t base = fail_seed_set ? fail_seed :
 		                (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)rng;
 
-		x = splitmix64(base + id) | 1;
+		*rng = pool__splitmix64(base + id) | 1;
 	}
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*rng = x;
-	return ((x * UINT64_C(0x2545F4914F6CDD1D)) >> 32) % 10000 <
-	       (uint64_t)DBG_VALUE(fail_percent) * 100;
+	return (pool__xorshift64s(rng) >> 32) % 10000 < (uint64_t)DBG_VALUE(fail_percent) * 100;
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -598,6 +582,24 @@ static void caller_count(struct pool_head *pool, const void *caller, long delta)
 	}
 }
 
+size_t pool__debug_callers(const struct pool_head *pool, struct pool_caller_live *out,
+                           size_t max)
+{
+	size_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < POOL_CALLER_SLOTS && n < max; i++) {
+		uintptr_t c = atomic_load_explicit(&pool->callers[i].caller, memory_order_relaxed);
+		long live = atomic_load_explicit(&pool->callers[i].live, memory_order_relaxed);
+
+		if (c && live > 0) {
+			out[n].caller = c;
+			out[n++].live = live;
+		}
+	}
+	return n;
+}
+
 static inline uint64_t pattern_word(const void *obj)
 {
 	return INTEGRITY_KEY ^ (uint64_t)(uintptr_t)obj;
@@ -608,7 +610,7 @@ void pool__debug_fill_cached(struct pool_head *pool, void *obj, int integrity)
 	size_t size = pool->ro.size, off;
 	uint64_t pat = pattern_word(obj);
 
-	/* the pattern stays inside the object, the backup inside the stride (compute_layout()) */
+	/* the pattern stays inside the object, the backup inside the stride (pool__layout_compute()) */
 	POOL_ASSERT(obj && size <= pool->stride);
 	POOL_ASSERT(!pool->backup_off || pool->backup_off + 8 + size <= pool->stride);
 	if (pool__san_on())

@@ -84,6 +84,21 @@ void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,
 /* An object comes back: double free and wrong-pool checks (tag, uaf, ASan), caller record. */
 void pool__debug_on_free(struct pool_head *pool, void *obj, const void *caller);
 
+/* A caller of the live-caller table and its objects still allocated (caller debugging). */
+struct pool_caller_live {
+	uintptr_t caller;
+	long live;
+};
+
+/*
+ * The entries of `pool`'s live-caller table that have live objects (at most POOL_CALLER_SLOTS),
+ * in table order, into out[0..max): the one reader of the table that caller_count() writes.
+ * Relaxed loads: other threads may count meanwhile, each entry is read whole but the table is
+ * not a snapshot. Returns how many it wrote. Any thread, no lock.
+ */
+size_t pool__debug_callers(const struct pool_head *pool, struct pool_caller_live *out,
+                           size_t max);
+
 /*
  * An object enters a thread cache: the integrity pattern when `integrity` is set, and the
  * backup copy (layout).

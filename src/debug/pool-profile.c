@@ -95,14 +95,6 @@ size_t pool__prof_table_bytes(void)
 	       pool__stack_table_bytes();
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 size_t pool__prof_rate(void)
 {
 	return atomic_load_explicit(&prof_rate, memory_order_relaxed);
@@ -332,7 +324,7 @@ void pool__prof_reset(size_t rate)
 	pool__stack_reset();
 	nrows = 1;
 	dropped = forgotten = 0;
-	start_ns = now_ns();
+	start_ns = pool__clock_ns(CLOCK_MONOTONIC);
 	atomic_store_explicit(&pool__prof_nlive, 0, memory_order_relaxed);
 	atomic_store_explicit(&prof_rate, rate, memory_order_relaxed);
 	atomic_fetch_add_explicit(&pool__prof_generation, 1, memory_order_release);
@@ -372,18 +364,12 @@ double pool__prof_weight(size_t size, size_t rate)
 
 uint64_t pool__prof_interval(uint64_t *rng, size_t size, size_t rate)
 {
-	uint64_t x = *rng;
 	double u, n;
 
-	if (!x)
-		x = (now_ns() ^ (uint64_t)(uintptr_t)rng) | 1;
-	/* xorshift64* (Vigna 2016), as the fault injection of pool-debug.c */
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*rng = x;
-	/* u uniform in (0, 1]: 53 bits of the scrambled state */
-	u = (double)(((x * UINT64_C(0x2545F4914F6CDD1D)) >> 11) + 1) * 0x1.0p-53;
+	if (!*rng)
+		*rng = (pool__clock_ns(CLOCK_MONOTONIC) ^ (uint64_t)(uintptr_t)rng) | 1;
+	/* u uniform in (0, 1]: the high 53 bits of a step of xorshift64* (pool-util.h) */
+	u = (double)((pool__xorshift64s(rng) >> 11) + 1) * 0x1.0p-53;
 	/* objects until the bytes reach an exponential draw of mean `rate` (at least the next) */
 	n = 1.0 + floor(-log(u) * (double)rate / (double)(size ? size : 1));
 	return n < 0x1.0p62 ? (uint64_t)n : UINT64_C(1) << 62;
@@ -415,7 +401,7 @@ size_t pool__prof_snapshot(struct pool_prof_row *out, size_t max, struct pool_pr
 {
 	size_t rate = pool__prof_rate(), n = 0, k;
 	uint16_t where[POOL_PROF_SITES];
-	uint64_t now = now_ns();
+	uint64_t now = pool__clock_ns(CLOCK_MONOTONIC);
 	unsigned int r, i;
 
 	pool__lock(&prof_lock);
@@ -505,16 +491,9 @@ void pool__prof_fork_prepare(void)
 	pool__stack_fork_prepare();
 }
 
-void pool__prof_fork_parent(void)
+void pool__prof_fork_after(void)
 {
 	POOL_ASSERT(pool__lock_held(&prof_lock));
-	pool__stack_fork_parent();
-	pool__unlock(&prof_lock);
-}
-
-void pool__prof_fork_child(void)
-{
-	POOL_ASSERT(pool__lock_held(&prof_lock));
-	pool__stack_fork_child();
+	pool__stack_fork_after();
 	pool__unlock(&prof_lock);
 }

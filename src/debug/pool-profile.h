@@ -191,9 +191,11 @@ size_t pool__prof_snapshot(struct pool_prof_row *rows, size_t max, struct pool_p
  */
 size_t pool__prof_top_of(const struct pool_head *pool, struct pool_prof_row *rows, size_t max);
 
-/* fork(): the lock across it and the stacks' lock (taken last, after the caches are quiesced). */
+/*
+ * fork(): the lock across it and the stacks' lock (taken last, after the caches are quiesced),
+ * released alike in the parent and in the child.
+ */
 void pool__prof_fork_prepare(void);
-void pool__prof_fork_parent(void);
-void pool__prof_fork_child(void);
+void pool__prof_fork_after(void);
 
 #endif

@@ -274,13 +274,8 @@ void pool__stack_fork_prepare(void)
 	pool__lock(&stack_lock);
 }
 
-void pool__stack_fork_parent(void)
-{
-	POOL_ASSERT(pool__lock_held(&stack_lock));
-	pool__unlock(&stack_lock);
-}
-
-void pool__stack_fork_child(void)
+/* The parent and the child alike: the forking thread holds the lock in both. */
+void pool__stack_fork_after(void)
 {
 	POOL_ASSERT(pool__lock_held(&stack_lock));
 	pool__unlock(&stack_lock);

@@ -79,9 +79,8 @@ void pool__stack_usage(struct pool_stack_usage *u);
 /* The size of the tables in bytes (static: the bound the documentation states). */
 size_t pool__stack_table_bytes(void);
 
-/* fork(): the lock across it. */
+/* fork(): the lock across it, released alike in the parent and in the child. */
 void pool__stack_fork_prepare(void);
-void pool__stack_fork_parent(void);
-void pool__stack_fork_child(void);
+void pool__stack_fork_after(void);
 
 #endif

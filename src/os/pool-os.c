@@ -256,15 +256,13 @@ static void arenas_ahead(void)
 {
 	unsigned int mine, i, made = 0;
 	size_t len = sizeof(mine), budget;
-	struct timespec now;
 	uint64_t now_ns;
 
 	POOL_ASSERT(pool__lock_held(&je_first_lock) && je_thread_ready);
 	if (atomic_load_explicit(&arenas_all_exist, memory_order_relaxed) || !narenas_auto ||
 	    narenas_auto > ARENAS_TRACKED || atomic_load_explicit(&spares, memory_order_relaxed))
 		return;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-	now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	now_ns = pool__clock_ns(CLOCK_MONOTONIC_COARSE);
 	if (now_ns < ahead_not_before_ns)
 		return;
 	if (arenas_made)

@@ -78,10 +78,6 @@
 atomic_ulong pool__moved_objects;
 atomic_ulong pool__touched_words;
 
-/* a pop or a push writes the head's line only (pool-head-t.h) */
-_Static_assert(offsetof(struct pool_bucket, allocated) == POOL_CACHE_LINE,
-               "what every pop and push writes fits the head's cache line");
-
 /* ------------------------------------------------------------------------------------------ */
 /* The low-water mark                                                                         */
 /* ------------------------------------------------------------------------------------------ */

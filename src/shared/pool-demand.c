@@ -32,6 +32,7 @@
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
 #include "base/pool-lock.h"
+#include "base/pool-util.h"
 
 #define FLUSH_BUSY_TRIES      100000u   /* pool_flush()/pool_gc() wait this many yields per head */
 #define AUTO_MAGS_PER_TURN    64u       /* magazines an automatic payment detaches per ownership
@@ -60,7 +61,8 @@
 #define MAG_FLOOR_OBJS        8u
 #define MAG_FLOOR_SHARE       4u
 
-/* When a releaser last stepped (now_ns()), 0: never; the slow paths' ticks defer to it. */
+/* When a releaser last stepped (CLOCK_MONOTONIC_COARSE ns), 0: never; the slow paths' ticks
+   defer to it. */
 static _Atomic uint64_t releaser_seen_ns;
 
 /*
@@ -283,14 +285,6 @@ static unsigned long pay(struct pool_head *pool, int gc, unsigned long *budget)
 	return owed;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* End the current demand window: the epoch moves and every bucket's marks follow lazily. */
 static void end_window(struct pool_head *pool, uint64_t now)
 {
@@ -315,7 +309,7 @@ void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cach
 	pool->floor = floor_objs < pool->cluster ? (unsigned int)floor_objs : pool->cluster;
 	pool__lock_init(&pool->demand.pass_lock);
 	pool->demand.window_ns = (uint64_t)decay_ms * 1000000u;
-	atomic_store(&pool->demand.epoch_ns, now_ns());
+	atomic_store(&pool->demand.epoch_ns, pool__clock_ns(CLOCK_MONOTONIC_COARSE));
 }
 
 void pool__bucket_fini(struct pool_head *pool)
@@ -340,7 +334,8 @@ void pool__bucket_fini(struct pool_head *pool)
 
 void pool__bucket_releaser_seen(void)
 {
-	atomic_store_explicit(&releaser_seen_ns, now_ns(), memory_order_relaxed);
+	atomic_store_explicit(&releaser_seen_ns, pool__clock_ns(CLOCK_MONOTONIC_COARSE),
+	                      memory_order_relaxed);
 }
 
 void pool__bucket_releaser_gone(void)
@@ -355,7 +350,7 @@ int pool__bucket_release_step(struct pool_head *pool, int end, unsigned long *bu
 	if (pool__lock_try(&pool->demand.pass_lock) != 0)
 		return -1;
 	if (end) {
-		end_window(pool, now_ns());
+		end_window(pool, pool__clock_ns(CLOCK_MONOTONIC_COARSE));
 		count_round(pool, 0);
 	}
 	owed = atomic_load_explicit(&pool->demand.owed, memory_order_relaxed);
@@ -367,7 +362,7 @@ int pool__bucket_release_step(struct pool_head *pool, int end, unsigned long *bu
 
 void pool__bucket_tick(struct pool_head *pool)
 {
-	uint64_t now = now_ns(), begun;
+	uint64_t now = pool__clock_ns(CLOCK_MONOTONIC_COARSE), begun;
 	unsigned long budget = TICK_PAY_OBJS;
 	int ended;
 
@@ -396,7 +391,7 @@ void pool__bucket_gc(struct pool_head *pool)
 	unsigned long budget = ULONG_MAX;
 
 	pool__lock(&pool->demand.pass_lock);
-	end_window(pool, now_ns());
+	end_window(pool, pool__clock_ns(CLOCK_MONOTONIC_COARSE));
 	count_round(pool, 1);
 	pay(pool, 1, &budget);
 	pool__unlock(&pool->demand.pass_lock);

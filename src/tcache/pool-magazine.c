@@ -60,7 +60,6 @@ void pool__magazine_detach(struct pool_head *pool)
 /* ------------------------------------------------------------------------------------------ */
 /* One slot: the entry, its magazines and their stacks                                        */
 
-
 static inline void set_held(struct pool_tslot *sl, uint32_t held)
 {
 	__atomic_store_n(&sl->held, held, __ATOMIC_RELAXED);
@@ -99,10 +98,11 @@ static void check_slot(const struct pool_thread_caches *ctx, unsigned int s)
 }
 
 /*
- * Tier 2, at the top of the calls that move magazines (a refill, making room, an eviction): the
- * whole slot. The full stack is walked, its links checked both ways, against nfull and its
- * bottom, the empty stack against nempty; held is the sum of the objects of the previous and
- * full magazines; every magazine has the pool's capacity. The loaded and previous magazines
+ * Tier 2, at the top of the calls that move magazines (a refill, making room, an eviction), and
+ * for each slot of pool__tcache_walk_caches(): the whole slot. Its count in the budget; the full
+ * stack walked, its links checked both ways, against nfull and its bottom; the empty stack
+ * against nempty; held, the sum of the objects of the previous and full magazines; every
+ * magazine with the pool's capacity. The loaded and previous magazines
  * hold no NULL (the fast path relies on it); the pointers of the full stack are checked when
  * one is loaded (load()), which keeps this walk at a header per magazine, not a word per
  * cached object.
@@ -114,6 +114,7 @@ static void walk_slot(const struct pool_thread_caches *ctx, unsigned int s,
 	const struct pool_mag *m, *up = NULL;
 	uint32_t cap = pool->cluster, n, i, held = 0;
 
+	POOL_ASSERT(sl->reserved_objs == slot_objs(ctx, s));
 	for (m = sl->top, n = 0; m; up = m, m = m->next, n++) {
 		POOL_ASSERT(n < sl->nfull && m->prev == up && m->cap == cap);
 		POOL_ASSERT(m->n >= 1 && m->n <= m->cap);
@@ -137,26 +138,10 @@ static void walk_slot(const struct pool_thread_caches *ctx, unsigned int s,
 	}
 }
 
-void pool__magazine_walk_caches(const struct pool_thread_caches *ctx)
+void pool__magazine_walk_slot(const struct pool_thread_caches *ctx, unsigned int s,
+                              const struct pool_head *pool)
 {
-	unsigned int max = pool__magazine_max_slot(), s;
-	size_t sum = 0;
-
-	for (s = 1; s < max; s++) {
-		const struct pool_tslot *sl = &ctx->slot[s];
-		/* read once: another thread may create or destroy the pool of an empty slot */
-		const struct pool_head *pool = pool__slot_pool(s);
-
-		if (!pool) {
-			POOL_ASSERT(!sl->reserved_objs && !sl->nempty && !sl->loaded && !sl->prev);
-			continue;
-		}
-		POOL_ASSERT(sl->reserved_objs == slot_objs(ctx, s));
-		walk_slot(ctx, s, pool);
-		sum += (size_t)sl->reserved_objs * pool->cache_cost;
-	}
-	POOL_ASSERT(sum == ctx->reserved - atomic_load_explicit(&ctx->credit, memory_order_relaxed));
-	POOL_ASSERT(ctx->reserved <= ctx->budget);
+	walk_slot(ctx, s, pool);
 }
 
 /* Make `m` the loaded magazine of slot `s` (there was none). */

@@ -181,12 +181,13 @@ uint32_t pool__magazine_take_spares(struct pool_thread_caches *c, unsigned int s
                                     uint32_t *nmags, uint32_t *nobjs);
 
 /*
- * Tier 2 of the assertions (pool-assert.h): walk every slot of the caches `ctx` (the calling
- * thread's, or ones no other thread changes) and check that sum(reserved_objs * cache_cost) ==
- * reserved - credit <= budget. Call it under `if (POOL_ASSERTS >= 2)`: a thread's flush and a
- * pool's destruction do, for the caller's caches.
+ * Tier 2 of the assertions (pool-assert.h): walk slot `s` of the caches `ctx` (the calling
+ * thread's, or ones no other thread changes), of `pool`: its count in the budget, its stacks
+ * against their counts and links, its magazines against the pool's capacity. For
+ * pool__tcache_walk_caches(); under `if (POOL_ASSERTS >= 2)`.
  */
-void pool__magazine_walk_caches(const struct pool_thread_caches *ctx);
+void pool__magazine_walk_slot(const struct pool_thread_caches *ctx, unsigned int s,
+                              const struct pool_head *pool);
 
 
 #endif

@@ -71,6 +71,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/pool-assert.h"
+#include "base/pool-util.h"
 #include "shared/pool-bucket.h"
 #include "tcache/pool-magazine.h"
 #include "os/pool-os.h"
@@ -88,18 +90,65 @@
 /* The countdown of a pool the profile does not sample (pool__prof_wants()): never due. */
 #define LEFT_NEVER (INT64_MAX / 4)
 
-_Static_assert(sizeof(struct sample_hot) == 32, "two hot slots to a cache line");
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+_Static_assert(sizeof(struct sample_countdown) == 32, "two countdowns to a cache line");
 
 /* Draws of the threads without a cache (pool__sample_handout()): a shared counter. */
 static atomic_ulong uncached_seq;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The state's checks                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The flags of slot `s` agree with each other, whenever the sampler is not inside one of its
+ * transitions: a quiet slot has no candidate, no retry and no narrowed window; a retry belongs
+ * to a hunt and has no candidate yet; a candidate's stack is taken only while it is watched.
+ */
+static void check_flags(const struct pool_sampler *sampler, unsigned int s)
+{
+	const struct sample_countdown *cd = &sampler->countdown[s];
+	const struct sample_event *ev = &sampler->event[s];
+
+	POOL_ASSERT(cd->narrowed <= 1 && cd->quiet <= 1 && cd->retry <= 1 && cd->hunt <= 1);
+	POOL_ASSERT(!cd->quiet || (!ev->watch && !cd->retry && !cd->narrowed));
+	POOL_ASSERT(!cd->retry || (cd->hunt && !ev->watch));
+	POOL_ASSERT(!ev->watch_named || ev->watch);
+	POOL_ASSERT(sampler->narrowed < POOL_MAX_CACHED_POOLS);
+}
+
+/*
+ * Tier 1, at the end of every transition of slot `s`: its flags, and its marks on the loaded
+ * magazine (which another slot's slow path may unload later: the marks of the other slots are
+ * not checked).
+ */
+static void check_slot(const struct pool_thread_caches *ctx, const struct pool_sampler *sampler,
+                       unsigned int s)
+{
+	const struct sample_countdown *cd = &sampler->countdown[s];
+	void **objs = pool__tc_objs(ctx, s);
+
+	check_flags(sampler, s);
+	POOL_ASSERT(!cd->mark_base || cd->mark_base == objs);
+	POOL_ASSERT(!cd->mark_base ||
+	            (cd->mark >= objs && cd->mark <= objs + pool__tc_cap(ctx, s)));
+}
+
+/*
+ * Tier 2, the walk of a thread's sampler, where it is quiet (a new profile or pool in a slot,
+ * each view the thread makes, its exit, the profile off): the flags of every slot, and the count
+ * of narrowed windows recounted. Not at events: a hunt lasts 1% of the time between two, and
+ * the walk's own time would shorten it.
+ */
+static void walk_sampler(const struct pool_sampler *sampler)
+{
+	unsigned int s, narrowed = 0;
+
+	for (s = 0; s < POOL_MAX_CACHED_POOLS; s++) {
+		check_flags(sampler, s);
+		narrowed += sampler->countdown[s].narrowed;
+	}
+	POOL_ASSERT(narrowed == sampler->narrowed);
+}
 
 /* ------------------------------------------------------------------------------------------ */
 /* The window                                                                                 */
@@ -107,68 +156,74 @@ static atomic_ulong uncached_seq;
 
 static struct pool_sampler *sampler_new(struct pool_thread_caches *ctx)
 {
-	struct pool_sampler *S = pool__os_meta_alloc(sizeof(*S), POOL_CACHE_LINE);
+	struct pool_sampler *sampler = pool__os_meta_alloc(sizeof(*sampler), POOL_CACHE_LINE);
 
-	if (S) {
-		S->rng = ((uint64_t)(uintptr_t)ctx * UINT64_C(0x9E3779B97F4A7C15)) | 1;
-		ctx->sampler = S;
+	if (sampler) {
+		sampler->rng = ((uint64_t)(uintptr_t)ctx * UINT64_C(0x9E3779B97F4A7C15)) | 1;
+		ctx->sampler = sampler;
 	}
-	return S;
+	return sampler;
 }
 
 /*
- * The candidate of slot `s` outlived its first free (or no free came before the next event, the
+ * The candidate of a slot outlived its first free (or no free came before the next event, the
  * end of the profile or of the thread): it becomes a sample the profile remembers.
  */
-static void keep_candidate(struct sample_cold *sc, struct pool_head *pool)
+static void keep_candidate(struct sample_event *ev, struct pool_head *pool)
 {
-	if (sc->watch && sc->watch_named)
-		pool__prof_record(pool, sc->watch, sc->watch_stack, sc->event_ns);
-	sc->watch = NULL;
-	sc->watch_named = 0;
+	if (ev->watch && ev->watch_named)
+		pool__prof_record(pool, ev->watch, ev->watch_stack, ev->event_ns);
+	ev->watch = NULL;
+	ev->watch_named = 0;
 }
 
 /* The allocations of `pool` until the next sample: an interval, or never for a pool left out. */
-static int64_t draw(struct pool_sampler *S, const struct pool_head *pool)
+static int64_t draw(struct pool_sampler *sampler, const struct pool_head *pool)
 {
 	if (!pool__prof_wants(pool))
 		return LEFT_NEVER;
-	return (int64_t)pool__prof_interval(&S->rng, pool->ro.size, pool__prof_rate());
+	return (int64_t)pool__prof_interval(&sampler->rng, pool->ro.size, pool__prof_rate());
 }
 
 void pool__sample_keep_candidates(struct pool_thread_caches *ctx)
 {
-	struct pool_sampler *S = ctx->sampler;
+	struct pool_sampler *sampler = ctx->sampler;
 	unsigned int s, max = pool__magazine_max_slot();
 
-	for (s = 1; S && s < max; s++) {
-		struct pool_head *pool = S->cold[s].watch ? pool__slot_pool(s) : NULL;
+	if (POOL_ASSERTS >= 2 && sampler)
+		walk_sampler(sampler);
+	for (s = 1; sampler && s < max; s++) {
+		struct sample_event *ev = &sampler->event[s];
+		struct pool_head *pool = ev->watch ? pool__slot_pool(s) : NULL;
 
-		if (pool && pool == S->cold[s].pool && S->hot[s].gen == pool__prof_gen())
-			keep_candidate(&S->cold[s], pool);
+		if (pool && pool == ev->pool && sampler->countdown[s].gen == pool__prof_gen())
+			keep_candidate(ev, pool);
 	}
 }
 
 void pool__sample_release(struct pool_thread_caches *ctx)
 {
-	struct pool_sampler *S = ctx->sampler;
+	struct pool_sampler *sampler = ctx->sampler;
 
-	if (!S)
+	if (!sampler)
 		return;
 	pool__sample_keep_candidates(ctx);
-	pool__os_meta_free(S, sizeof(*S), POOL_CACHE_LINE);
+	pool__os_meta_free(sampler, sizeof(*sampler), POOL_CACHE_LINE);
 	ctx->sampler = NULL;
 }
 
-static void set_narrowed(struct pool_sampler *S, struct sample_hot *sl, int on)
+static void set_narrowed(struct pool_sampler *sampler, struct sample_countdown *cd, int on)
 {
-	if (sl->narrowed == !!on)
+	if (cd->narrowed == !!on)
 		return;
-	sl->narrowed = !!on;
-	if (on)
-		S->narrowed++;
-	else
-		S->narrowed--;
+	cd->narrowed = !!on;
+	if (on) {
+		POOL_ASSERT(sampler->narrowed < POOL_MAX_CACHED_POOLS - 1);
+		sampler->narrowed++;
+	} else {
+		POOL_ASSERT(sampler->narrowed > 0);
+		sampler->narrowed--;
+	}
 }
 
 /* The entry of slot `s` shows the fast path [base, end) of its loaded magazine. */
@@ -176,9 +231,12 @@ static void show(struct pool_thread_caches *ctx, unsigned int s, void **base, vo
 {
 	struct pool_tcache *tc = &ctx->tc[s];
 	void **objs = pool__tc_objs(ctx, s);
-
 	void **top = tc->top;
 
+	/* the window lies within the loaded magazine, and so does the fast path's top */
+	POOL_ASSERT(objs && base >= objs && end >= objs && top >= objs);
+	POOL_ASSERT(base <= objs + pool__tc_cap(ctx, s) && end <= objs + pool__tc_cap(ctx, s) &&
+	            top <= objs + pool__tc_cap(ctx, s));
 	__atomic_store_n(&tc->base, base, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->end, end, __ATOMIC_RELAXED);
 	/* statistics count top - base of the entry: the rest of the magazine's objects here */
@@ -187,17 +245,32 @@ static void show(struct pool_thread_caches *ctx, unsigned int s, void **base, vo
 }
 
 /* The whole loaded magazine back to the fast path of slot `s` (none loaded: nothing to do). */
-static void open_slot(struct pool_thread_caches *ctx, struct pool_sampler *S, unsigned int s)
+static void open_slot(struct pool_thread_caches *ctx, struct pool_sampler *sampler,
+                      unsigned int s)
 {
-	struct sample_hot *sl = &S->hot[s];
+	struct sample_countdown *cd = &sampler->countdown[s];
 	struct pool_mag *m = ctx->slot[s].loaded;
 
-	if (sl->narrowed && m)
+	if (cd->narrowed && m)
 		show(ctx, s, pool__tc_open_base(ctx, s, m), m->obj + m->cap);
-	set_narrowed(S, sl, 0);
-	S->cold[s].watch = NULL;
-	sl->retry = 0;
-	sl->mark_base = NULL;
+	set_narrowed(sampler, cd, 0);
+	sampler->event[s].watch = NULL;
+	cd->retry = 0;
+	cd->mark_base = NULL;
+}
+
+/*
+ * The base of the window that lets the fast path hand out, net, one object less than the
+ * countdown allows (or none, while an event tries again): the allocation due comes here.
+ */
+static void **window_base(const struct sample_countdown *cd, void **top, void **open,
+                          void **end)
+{
+	int64_t allowed = cd->left > 0 ? cd->left - 1 : 0;
+
+	if (cd->retry)
+		return end;
+	return allowed < top - open ? top - allowed : open;
 }
 
 /*
@@ -207,186 +280,251 @@ static void open_slot(struct pool_thread_caches *ctx, struct pool_sampler *S, un
  * waiting for its first free. While an event tries again, the next allocation goes to the slow
  * path whatever the thread frees first: the window's base is the magazine's end.
  */
-static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *S, unsigned int s)
+static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *sampler,
+                       unsigned int s)
 {
-	struct sample_hot *sl = &S->hot[s];
+	struct sample_countdown *cd = &sampler->countdown[s];
 	struct pool_mag *m = ctx->slot[s].loaded;
-	int watching = S->cold[s].watch != NULL;
-	void **top, **base, **end;
-	int64_t allowed;
+	int watching = sampler->event[s].watch != NULL;
+	void **top, **base, **end, **open;
 
 	if (!m) {
-		sl->mark_base = NULL;
-		set_narrowed(S, sl, 0);
+		cd->mark_base = NULL;
+		set_narrowed(sampler, cd, 0);
 		return;
 	}
 	top = ctx->tc[s].top;
-	base = pool__tc_open_base(ctx, s, m);
+	open = pool__tc_open_base(ctx, s, m);
 	end = m->obj + m->cap;
-	allowed = sl->left - 1;
-	if (allowed < 0)
-		allowed = 0;
-	if (sl->retry)
-		base = end;
-	else if (allowed < top - base)
-		base = top - allowed;
+	base = window_base(cd, top, open, end);
 	if (watching)
 		end = top;
-	if (base != pool__tc_open_base(ctx, s, m) || end != m->obj + m->cap || sl->narrowed) {
+	if (base != open || end != m->obj + m->cap || cd->narrowed) {
 		show(ctx, s, base, end);
-		set_narrowed(S, sl, base != pool__tc_open_base(ctx, s, m) ||
-		             end != m->obj + m->cap);
+		set_narrowed(sampler, cd, base != open || end != m->obj + m->cap);
 	}
-	sl->mark = top;
-	sl->mark_base = m->obj;
-	sl->quiet = !watching && !sl->retry && !sl->narrowed;
+	cd->mark = top;
+	cd->mark_base = m->obj;
+	cd->quiet = !watching && !cd->retry && !cd->narrowed;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The transitions of a slot                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The profile is off: the slot's whole window back; the state goes once no window is narrow. */
+static void profile_off(struct pool_thread_caches *ctx, struct pool_sampler *sampler,
+                        unsigned int s, struct pool_head *pool)
+{
+	if (sampler->event[s].pool == pool)
+		keep_candidate(&sampler->event[s], pool);
+	open_slot(ctx, sampler, s);
+	check_slot(ctx, sampler, s);
+	if (!sampler->narrowed)
+		pool__sample_release(ctx);
+}
+
+/* A new profile, or a new pool in this slot: a countdown of its own. */
+static void restart_slot(struct pool_thread_caches *ctx, struct pool_sampler *sampler,
+                         unsigned int s, struct pool_head *pool)
+{
+	struct sample_countdown *cd = &sampler->countdown[s];
+	struct sample_event *ev = &sampler->event[s];
+
+	if (POOL_ASSERTS >= 2)
+		walk_sampler(sampler);
+	open_slot(ctx, sampler, s);
+	ev->watch_named = 0;
+	ev->pool = pool;
+	/* the first event's hunt: 1% of the time until then */
+	ev->event_ns = pool__clock_ns(CLOCK_MONOTONIC);
+	cd->gen = pool__prof_gen();
+	cd->hunt = 0;
+	cd->left = draw(sampler, pool);
+	POOL_ASSERT(!ev->watch && !cd->retry && !cd->narrowed && !cd->mark_base);
+}
+
+/* The countdown charged with what the fast path handed out, net, since the sampler left. */
+static void charge_fast_path(struct pool_thread_caches *ctx, struct sample_countdown *cd,
+                             unsigned int s, int delta)
+{
+	int64_t popped;
+
+	if (!cd->mark_base)
+		return;
+	if (cd->mark_base == pool__tc_objs(ctx, s))
+		popped = (cd->mark - ctx->tc[s].top) + delta;
+	else
+		popped = delta < 0 ? cd->mark - cd->mark_base : 0;
+	if (popped > 0)
+		cd->left -= popped;
+}
+
+/*
+ * No fast path (debugging that takes every call to the slow paths): the countdown sees every
+ * allocation, and a sample is remembered at once; no window, no candidate.
+ */
+static void allocated_slow(struct pool_sampler *sampler, unsigned int s,
+                           struct pool_head *pool, void *obj, int delta)
+{
+	struct sample_countdown *cd = &sampler->countdown[s];
+
+	cd->left += delta;
+	if (obj && cd->left <= 0) {
+		cd->left += draw(sampler, pool);
+		sampler->due = obj;
+		sampler->due_now = 1;
+	}
+}
+
+/* A new event: the next interval, counted from where this one ended, and a new hunt. */
+static void begin_event(struct pool_sampler *sampler, unsigned int s, struct pool_head *pool)
+{
+	struct sample_countdown *cd = &sampler->countdown[s];
+	struct sample_event *ev = &sampler->event[s];
+	uint64_t now = pool__clock_ns(CLOCK_MONOTONIC);
+
+	keep_candidate(ev, pool);
+	cd->left += draw(sampler, pool);
+	cd->hunt = 1;
+	ev->hunt_until_ns = now + (now > ev->event_ns ?
+	                           (now - ev->event_ns) / 1000u * HUNT_SHARE_PERMILLE : 0);
+	ev->event_ns = now;
+	POOL_ASSERT(ev->hunt_until_ns >= ev->event_ns && !ev->watch);
+}
+
+/* An allocation through the slot's slow path: charged; when due, `obj` the new candidate. */
+static void allocated(struct pool_sampler *sampler, unsigned int s, struct pool_head *pool,
+                      void *obj, int delta)
+{
+	struct sample_countdown *cd = &sampler->countdown[s];
+	struct sample_event *ev = &sampler->event[s];
+
+	cd->left += delta;
+	if (!obj || (!cd->retry && cd->left > 0))
+		return;
+	if (!cd->retry)
+		begin_event(sampler, s, pool);
+	cd->retry = 0;
+	ev->watch = obj;
+	ev->watch_named = 0;
+	sampler->due = obj;
+	sampler->due_now = 0;
+	POOL_ASSERT(cd->hunt);
+}
+
+/* The candidate's first free since it was handed out: its own (try another) or another's. */
+static void candidate_freed(struct pool_sampler *sampler, unsigned int s,
+                            struct pool_head *pool, void *obj)
+{
+	struct sample_countdown *cd = &sampler->countdown[s];
+	struct sample_event *ev = &sampler->event[s];
+
+	POOL_ASSERT(ev->watch && !cd->retry);
+	if (obj == ev->watch) {
+		if (ev->watch_named)
+			pool__prof_count(pool, ev->watch_stack, 1, 1);
+		ev->watch = NULL;
+		ev->watch_named = 0;
+		cd->retry = cd->hunt && pool__clock_ns(CLOCK_MONOTONIC) < ev->hunt_until_ns;
+		cd->hunt = cd->retry;
+	} else {
+		keep_candidate(ev, pool);
+		cd->hunt = 0;
+	}
+	POOL_ASSERT(!ev->watch && cd->retry == cd->hunt);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 /* The slow paths' calls                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
+/* One slow path's call with the profile on: the countdown charged, then the slot's transition. */
+static void step(struct pool_thread_caches *ctx, struct pool_sampler *sampler, unsigned int s,
+                 unsigned int dbg, void *obj, int delta)
+{
+	struct pool_head *pool = pool__slots[s];
+
+	if (sampler->countdown[s].gen != pool__prof_gen() || sampler->event[s].pool != pool)
+		restart_slot(ctx, sampler, s, pool);
+	else
+		charge_fast_path(ctx, &sampler->countdown[s], s, delta);
+	if (delta <= 0 && (dbg & POOL_DBG_SLOW))
+		allocated_slow(sampler, s, pool, obj, delta);
+	else if (delta <= 0)
+		allocated(sampler, s, pool, obj, delta);
+	else if (sampler->event[s].watch)
+		candidate_freed(sampler, s, pool, obj);
+}
+
 void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
                         void *obj, int delta)
 {
-	struct pool_sampler *S = ctx->sampler;
+	struct pool_sampler *sampler = ctx->sampler;
 	struct pool_head *pool = pool__slots[s];
-	struct sample_hot *sl;
-	struct sample_cold *sc;
-	unsigned int gen;
-	int64_t popped;
 
-	if (S) {
-		S->hot[s].quiet = 0;        /* set_window() says again whether it may be */
-		S->due = NULL;
+	if (sampler) {
+		sampler->countdown[s].quiet = 0;    /* set_window() says again whether it may be */
+		sampler->due = NULL;
 	}
 	/* handed out again: an earlier sample of this address was freed unseen */
 	if (obj && delta < 0 && pool__prof_maybe(obj))
 		pool__prof_credit(obj);
 	if (!(dbg & POOL_DBG_PROFILE)) {
-		/* off: the slot's whole window back; the state goes once no window is narrow */
-		if (S) {
-			if (S->cold[s].pool == pool)
-				keep_candidate(&S->cold[s], pool);
-			open_slot(ctx, S, s);
-			if (!S->narrowed)
-				pool__sample_release(ctx);
-		}
+		if (sampler)
+			profile_off(ctx, sampler, s, pool);
 		return;
 	}
-	if (!S && !(S = sampler_new(ctx)))
+	if (!sampler && !(sampler = sampler_new(ctx)))
 		return;
-	sl = &S->hot[s];
-	sc = &S->cold[s];
-	gen = pool__prof_gen();
-	if (sl->gen != gen || sc->pool != pool) {
-		/* a new profile, or a new pool in this slot: a countdown of its own */
-		open_slot(ctx, S, s);
-		sc->watch_named = 0;
-		sc->pool = pool;
-		sc->event_ns = now_ns();    /* the first event's hunt: 1% of the time until then */
-		sl->gen = gen;
-		sl->hunt = 0;
-		sl->left = draw(S, pool);
-	} else if (sl->mark_base) {
-		/* what the fast path handed out, net, since the sampler left the slot */
-		if (sl->mark_base == pool__tc_objs(ctx, s))
-			popped = (sl->mark - ctx->tc[s].top) + delta;
-		else
-			popped = delta < 0 ? sl->mark - sl->mark_base : 0;
-		if (popped > 0)
-			sl->left -= popped;
-	}
-	if (delta <= 0 && (dbg & POOL_DBG_SLOW)) {
-		/*
-		 * No fast path (debugging that takes every call to the slow paths): the countdown
-		 * sees every allocation and every free is checked; no window, no candidate.
-		 */
-		sl->left += delta;
-		if (obj && sl->left <= 0) {
-			sl->left += draw(S, pool);
-			S->due = obj;
-			S->due_now = 1;
-		}
-	} else if (delta <= 0) {
-		sl->left += delta;
-		if (obj && (sl->retry || sl->left <= 0)) {
-			if (!sl->retry) {
-				/* a new event: the next interval, counted from where this one ended */
-				uint64_t now = now_ns();
+	step(ctx, sampler, s, dbg, obj, delta);
+	set_window(ctx, sampler, s);
+	check_slot(ctx, sampler, s);
+}
 
-				keep_candidate(sc, pool);
-				sl->left += draw(S, pool);
-				sl->hunt = 1;
-				sc->hunt_until_ns = now + (now > sc->event_ns ?
-				                           (now - sc->event_ns) / 1000u *
-				                           HUNT_SHARE_PERMILLE : 0);
-				sc->event_ns = now;
-			}
-			sl->retry = 0;
-			sc->watch = obj;
-			sc->watch_named = 0;
-			S->due = obj;
-			S->due_now = 0;
-		}
-	} else if (sc->watch) {
-		/* the candidate's first free since it was handed out: its own (try another) or not */
-		if (obj == sc->watch) {
-			if (sc->watch_named)
-				pool__prof_count(pool, sc->watch_stack, 1, 1);
-			sc->watch = NULL;
-			sc->watch_named = 0;
-			sl->retry = sl->hunt && now_ns() < sc->hunt_until_ns;
-			sl->hunt = sl->retry;
-		} else {
-			keep_candidate(sc, pool);
-			sl->hunt = 0;
-		}
-	}
-	set_window(ctx, S, s);
+/*
+ * No cache (no-cache, uaf, a pool without a slot, a thread past the registry): every
+ * allocation and free comes to the slow paths, where this samples each allocation with the
+ * chance that its bytes hold a point of the Poisson process, 1 - exp(-size / rate).
+ */
+static void handout_uncached(struct pool_head *pool, void *obj, const void *caller)
+{
+	uint64_t x = atomic_fetch_add_explicit(&uncached_seq, 1, memory_order_relaxed);
+	double w = pool__prof_weight(pool->ro.size, pool__prof_rate());
+
+	/* handed out again: an earlier sample of this address was freed unseen */
+	if (pool__prof_maybe(obj))
+		pool__prof_credit(obj);
+	if (!pool__prof_wants(pool))
+		return;
+	x = pool__splitmix64(x);
+	if ((double)(x >> 11) * 0x1.0p-53 * w < 1.0)
+		pool__prof_record(pool, obj, pool__stack_here(caller),
+		                  pool__clock_ns(CLOCK_MONOTONIC));
 }
 
 void pool__sample_handout(struct pool_head *pool, struct pool_thread *self, void *obj,
                           const void *caller, int cached)
 {
-	struct pool_sampler *S = self->caches ? self->caches->sampler : NULL;
+	struct pool_sampler *sampler = self->caches ? self->caches->sampler : NULL;
+	struct sample_event *ev;
 
-	if (cached) {
-		if (S && S->due == obj) {
-			struct sample_cold *sc = &S->cold[pool->ro.index];
-
-			/* a candidate: the sampler remembers it if it outlives its first free */
-			S->due = NULL;
-			if (S->due_now) {
-				pool__prof_record(pool, obj, pool__stack_here(caller), now_ns());
-			} else if (sc->watch == obj) {
-				/* its stack now: the candidate may become a sample after this returns */
-				sc->watch_stack = pool__stack_here(caller);
-				sc->watch_named = 1;
-			}
-		}
+	if (!cached) {
+		handout_uncached(pool, obj, caller);
 		return;
 	}
-	/*
-	 * No cache (no-cache, uaf, a pool without a slot, a thread past the registry): every
-	 * allocation and free comes to the slow paths, where this samples each allocation with
-	 * the chance that its bytes hold a point of the Poisson process, 1 - exp(-size / rate).
-	 */
-	{
-		uint64_t x = atomic_fetch_add_explicit(&uncached_seq, 1, memory_order_relaxed);
-		double w = pool__prof_weight(pool->ro.size, pool__prof_rate());
-
-		/* handed out again: an earlier sample of this address was freed unseen */
-		if (pool__prof_maybe(obj))
-			pool__prof_credit(obj);
-		if (!pool__prof_wants(pool))
-			return;
-		x = (x + UINT64_C(0x9E3779B97F4A7C15)) * UINT64_C(0xBF58476D1CE4E5B9);
-		x ^= x >> 31;
-		x *= UINT64_C(0x94D049BB133111EB);
-		x ^= x >> 29;
-		if ((double)(x >> 11) * 0x1.0p-53 * w < 1.0)
-			pool__prof_record(pool, obj, pool__stack_here(caller), now_ns());
+	if (!sampler || sampler->due != obj)
+		return;
+	/* a candidate: the sampler remembers it if it outlives its first free */
+	ev = &sampler->event[pool->ro.index];
+	sampler->due = NULL;
+	if (sampler->due_now) {
+		pool__prof_record(pool, obj, pool__stack_here(caller),
+		                  pool__clock_ns(CLOCK_MONOTONIC));
+	} else if (ev->watch == obj) {
+		/* its stack now: the candidate may become a sample after this returns */
+		ev->watch_stack = pool__stack_here(caller);
+		ev->watch_named = 1;
 	}
 }
 
@@ -413,9 +551,9 @@ void pool__sample_audit(struct pool_thread_caches *c)
 	void *copy[POOL_CLUSTER_MAX];
 
 	for (s = 1; s < max; s++) {
-		struct pool_tslot *sl = &c->slot[s];
+		struct pool_tslot *slot = &c->slot[s];
 		struct pool_head *pool = pool__slot_pool(s);
-		struct pool_mag *m = sl->loaded;
+		struct pool_mag *m = slot->loaded;
 		uint32_t i;
 
 		if (!pool || !atomic_load_explicit(&pool->prof_live, memory_order_relaxed))
@@ -428,9 +566,9 @@ void pool__sample_audit(struct pool_thread_caches *c)
 			copy_racy(copy, m->obj, n);
 			pool__prof_scan(copy, n);
 		}
-		if (sl->prev)
-			pool__prof_scan(sl->prev->obj, sl->prev->n);
-		for (m = sl->top, i = 0; m && i < sl->nfull; m = m->next, i++)
+		if (slot->prev)
+			pool__prof_scan(slot->prev->obj, slot->prev->n);
+		for (m = slot->top, i = 0; m && i < slot->nfull; m = m->next, i++)
 			pool__prof_scan(m->obj, m->n);
 	}
 }

@@ -18,10 +18,11 @@
 #include "debug/pool-profile.h"
 
 /*
- * One (thread, pool) slot as the sampler sees it: what every slow path of the slot reads and
- * writes (two slots to a cache line), and what only events and candidates use.
+ * One (thread, pool) slot as the sampler sees it: its countdown, what every slow path of the
+ * slot reads and writes (two slots to a cache line), and its event, what only events and
+ * candidates use.
  */
-struct sample_hot {
+struct sample_countdown {
 	int64_t left;                   /* allocations until the next sample (<= 0: due) */
 	void **mark;                    /* the entry's top when the sampler last left the slot */
 	void **mark_base;               /* the array of the magazine loaded then (NULL: none);
@@ -35,7 +36,7 @@ struct sample_hot {
 	uint8_t hunt;                   /* this event still looks for a candidate that lives */
 };
 
-struct sample_cold {
+struct sample_event {
 	const struct pool_head *pool;   /* the pool of the slot the state was made for (a slot
 	                                   reused by another pool starts afresh) */
 	void *watch;                    /* the candidate: sampled, until the slot's next free */
@@ -47,8 +48,8 @@ struct sample_cold {
 };
 
 struct pool_sampler {
-	struct sample_hot hot[POOL_MAX_CACHED_POOLS];
-	struct sample_cold cold[POOL_MAX_CACHED_POOLS];
+	struct sample_countdown countdown[POOL_MAX_CACHED_POOLS];
+	struct sample_event event[POOL_MAX_CACHED_POOLS];
 	uint64_t rng;                   /* pool__prof_interval()'s generator */
 	void *due;                      /* what this slow path hands out is to be sampled */
 	int due_now;                    /* ... and remembered at once (no fast path: every free
@@ -80,25 +81,26 @@ void pool__sample_after(struct pool_thread_caches *ctx, unsigned int s, unsigned
 POOL_INLINE void pool__sample_hook(struct pool_thread_caches *ctx, unsigned int s,
                               unsigned int dbg, void *obj, int delta)
 {
-	struct pool_sampler *S = ctx->sampler;
-	struct sample_hot *sl;
+	struct pool_sampler *sampler = ctx->sampler;
+	struct sample_countdown *cd;
 	void **objs, **top;
 	int64_t left, popped;
 
-	if (POOL_LIKELY(!((uintptr_t)S | (dbg & POOL_DBG_PROFILE))))
+	if (POOL_LIKELY(!((uintptr_t)sampler | (dbg & POOL_DBG_PROFILE))))
 		return;
-	if (POOL_UNLIKELY(!S || (dbg & (POOL_DBG_PROFILE | POOL_DBG_SLOW)) != POOL_DBG_PROFILE))
+	if (POOL_UNLIKELY(!sampler ||
+	                  (dbg & (POOL_DBG_PROFILE | POOL_DBG_SLOW)) != POOL_DBG_PROFILE))
 		goto slow;
-	sl = &S->hot[s];
+	cd = &sampler->countdown[s];
 	objs = pool__tc_objs(ctx, s);
-	if (POOL_UNLIKELY(!sl->quiet || sl->gen != pool__prof_gen() || !objs))
+	if (POOL_UNLIKELY(!cd->quiet || cd->gen != pool__prof_gen() || !objs))
 		goto slow;
 	top = ctx->tc[s].top;
 	if (delta > 0) {
-		if (sl->mark_base != objs) {
+		if (cd->mark_base != objs) {
 			/* a rotation: the magazine the fast path left went out full */
-			sl->mark = top;
-			sl->mark_base = objs;
+			cd->mark = top;
+			cd->mark_base = objs;
 		}
 		return;
 	}
@@ -106,14 +108,14 @@ POOL_INLINE void pool__sample_hook(struct pool_thread_caches *ctx, unsigned int 
 	if (obj && pool__prof_maybe(obj))
 		goto slow;
 	/* net pops since the mark; a reload: the fast path had emptied the magazine it left */
-	popped = sl->mark_base == objs ? sl->mark - top + delta : sl->mark - sl->mark_base;
-	left = sl->left + delta - (popped > 0 ? popped : 0);
+	popped = cd->mark_base == objs ? cd->mark - top + delta : cd->mark - cd->mark_base;
+	left = cd->left + delta - (popped > 0 ? popped : 0);
 	/* due, or so close that the fast path needs a narrower window: the slow way */
 	if (POOL_UNLIKELY(left <= top - objs))
 		goto slow;
-	sl->left = left;
-	sl->mark = top;
-	sl->mark_base = objs;
+	cd->left = left;
+	cd->mark = top;
+	cd->mark_base = objs;
 	return;
 slow:
 	pool__sample_after(ctx, s, dbg, obj, delta);

@@ -169,6 +169,27 @@ void pool__tcache_quiesce_end(void)
 	atomic_store_explicit(&quiescing, 0, memory_order_release);
 }
 
+void pool__tcache_walk_caches(const struct pool_thread_caches *ctx)
+{
+	unsigned int max = pool__magazine_max_slot(), s;
+	size_t sum = 0;
+
+	for (s = 1; s < max; s++) {
+		const struct pool_tslot *sl = &ctx->slot[s];
+		/* read once: another thread may create or destroy the pool of an empty slot */
+		const struct pool_head *pool = pool__slot_pool(s);
+
+		if (!pool) {
+			POOL_ASSERT(!sl->reserved_objs && !sl->nempty && !sl->loaded && !sl->prev);
+			continue;
+		}
+		pool__magazine_walk_slot(ctx, s, pool);
+		sum += (size_t)sl->reserved_objs * pool->cache_cost;
+	}
+	POOL_ASSERT(sum == ctx->reserved - atomic_load_explicit(&ctx->credit, memory_order_relaxed));
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
+}
+
 unsigned int pool__tcache_hold(struct pool_thread_caches *const *threads, unsigned int n)
 {
 	unsigned int i, out = 0;
@@ -247,7 +268,7 @@ void pool__tcache_flush_all(struct pool_thread_caches *ctx, unsigned int dbg)
 
 	section_enter(ctx);
 	if (POOL_ASSERTS >= 2)
-		pool__magazine_walk_caches(ctx);
+		pool__tcache_walk_caches(ctx);
 	for (s = 1; s < max; s++)
 		if (ctx->slot[s].reserved_objs || ctx->slot[s].nempty)
 			pool__magazine_evict_slot(ctx, s, dbg);
@@ -264,7 +285,7 @@ void pool__tcache_fill_all(struct pool_thread_caches *ctx)
 
 	section_enter(ctx);
 	if (POOL_ASSERTS >= 2)
-		pool__magazine_walk_caches(ctx);
+		pool__tcache_walk_caches(ctx);
 	for (s = 1; s < max; s++)
 		pool__magazine_fill_slot(ctx, s);
 	section_exit(ctx);

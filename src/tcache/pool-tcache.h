@@ -168,6 +168,15 @@ unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *thread
 void pool__tcache_quiesce_end(void);
 
 /*
+ * Tier 2 of the assertions (pool-assert.h): walk every slot of the caches `ctx` (the calling
+ * thread's, or ones no other thread changes; pool__magazine_walk_slot()) and check that
+ * sum(reserved_objs * cache_cost) == reserved - credit <= budget. Call it under
+ * `if (POOL_ASSERTS >= 2)`: a thread's flush and a pool's destruction do, for the caller's
+ * caches.
+ */
+void pool__tcache_walk_caches(const struct pool_thread_caches *ctx);
+
+/*
  * The releaser's quiesce of a few threads only (pool-thread.c, the spare magazines of threads
  * idle through a window): pool__tcache_hold() keeps threads[0..n-1] (not the caller's own) out
  * of their sections from now on, with one barrier for all, and returns how many were outside

@@ -229,14 +229,32 @@ void pool__thread_unload(void)
 /* Other threads' caches: pool_destroy(), statistics, fork()                                  */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * The registry lock, then every thread but the caller (`mine`: its caches, or NULL) kept out of
+ * its sections: what pool_destroy()'s drain, the profile's audit and fork() hold while they
+ * look at other threads' caches. The lock is what makes the quiescer the only one.
+ */
+static void registry_quiesce(struct pool_thread_caches *mine)
+{
+	pool__lock(&registry_lock);
+	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, mine);
+}
+
+/* The end of registry_quiesce(): the threads let into their sections again, the lock dropped. */
+static void registry_unquiesce(void)
+{
+	POOL_ASSERT(pool__lock_held(&registry_lock));
+	pool__tcache_quiesce_end();
+	pool__unlock(&registry_lock);
+}
+
 int pool__thread_drain_begin(struct pool_head *pool)
 {
 	unsigned int dbg, i, slot = pool->ro.index;
 	struct pool_thread *self = pool__thread_self(&dbg);
 	int stuck = 0;
 
-	pool__lock(&registry_lock);
-	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
+	registry_quiesce(self->caches);
 	if (!slot)
 		return 0;
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
@@ -258,15 +276,15 @@ int pool__thread_drain_begin(struct pool_head *pool)
 	}
 	/* the caller's own caches, which no other thread changes, with its slot of the pool gone */
 	if (POOL_ASSERTS >= 2 && self->caches)
-		pool__magazine_walk_caches(self->caches);
+		pool__tcache_walk_caches(self->caches);
 	return stuck;
 }
 
 void pool__thread_drain_end(void)
 {
+	/* the contract of the call (check_assert.c names it), before the helper's own check */
 	POOL_ASSERT(pool__lock_held(&registry_lock));
-	pool__tcache_quiesce_end();
-	pool__unlock(&registry_lock);
+	registry_unquiesce();
 }
 
 /*
@@ -445,8 +463,7 @@ void pool__thread_audit(void)
 		pool__sample_keep_candidates(self->caches);
 	if (!atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed))
 		return;
-	pool__lock(&registry_lock);
-	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, self->caches);
+	registry_quiesce(self->caches);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
 		struct pool_thread_caches *c = registry[i];
 
@@ -454,21 +471,17 @@ void pool__thread_audit(void)
 		if (c && (c == self->caches || !atomic_load_explicit(&c->busy, memory_order_acquire)))
 			pool__sample_audit(c);
 	}
-	pool__tcache_quiesce_end();
-	pool__unlock(&registry_lock);
+	registry_unquiesce();
 }
 
 void pool__thread_fork_prepare(void)
 {
-	pool__lock(&registry_lock);
-	pool__tcache_quiesce_begin(registry, POOL_MAX_THREADS, pool_self.caches);
+	registry_quiesce(pool_self.caches);
 }
 
 void pool__thread_fork_parent(void)
 {
-	POOL_ASSERT(pool__lock_held(&registry_lock));
-	pool__tcache_quiesce_end();
-	pool__unlock(&registry_lock);
+	registry_unquiesce();
 }
 
 void pool__thread_fork_child(void)
@@ -500,7 +513,6 @@ void pool__thread_fork_child(void)
 		/* its thread does not exist here: its caches go */
 		free_caches(ctx);
 	}
-	pool__tcache_quiesce_end();
 	/* the forking thread took the lock in fork_prepare(): it owns it in the child too */
-	pool__unlock(&registry_lock);
+	registry_unquiesce();
 }

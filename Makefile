@@ -63,7 +63,7 @@
 #   BINDIR=$(PREFIX)/bin             pools, pool-stress, pool-bench, pool-topology
 #   LIBDIR=$(PREFIX)/lib             libpool.so.*, libpool.a (e.g. $(PREFIX)/lib/x86_64-linux-gnu)
 #   PKGCONFIGDIR=$(LIBDIR)/pkgconfig libpool.pc
-#   INCLUDEDIR=$(PREFIX)/include     pool/pool.h, pool/pool-t.h
+#   INCLUDEDIR=$(PREFIX)/include     pool/pool.h, pool/pool-inline.h, pool/pool-t.h
 #   LIBEXECDIR=$(PREFIX)/libexec     $(LIBEXECDIR)/libpool/: pool-bench's child programs
 #                                    (compiled into pool-bench, which looks there)
 #   MANDIR=$(PREFIX)/share/man       man1 (programs), man3 (API), man7 (libpool(7))
@@ -199,7 +199,7 @@ TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_SCRIPTS := $(sort $(wildcard tests/test_*.sh))
 TOOL_SRCS   := $(wildcard tools/*.c)
 TOOL_BINS   := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
-PUB_HEADERS := include/pool/pool.h include/pool/pool-t.h
+PUB_HEADERS := include/pool/pool.h include/pool/pool-inline.h include/pool/pool-t.h
 
 # Programs `make install` installs (names under tools/ without .c); mk/*.mk add to them.
 # INSTALL_BIN: public programs, linked with libpool, relinked without rpath into $(BUILD)/inst.

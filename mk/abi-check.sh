@@ -40,8 +40,10 @@ for base in "$@"; do
 	fi
 	# types defined outside the installed headers (struct pool_head and the rest of src/) are
 	# private: opaque to programs, so their layout is no ABI
-	abidiff --exported-interfaces-only --hd2 include/pool --drop-private-types "$base" "$lib" \
-		> "$out" 2>&1
+	# abi/libpool.abignore: struct pool_stats grows at its end (its getter takes the caller's
+	# size), which keeps the ABI
+	abidiff --exported-interfaces-only --hd2 include/pool --drop-private-types \
+		--suppressions abi/libpool.abignore "$base" "$lib" > "$out" 2>&1
 	rc=$?
 	if [ "$v" = "$version" ]; then
 		if [ $rc -ne 0 ]; then

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
 # mk/abi.mk - the ABI of libpool.so (abi/): the linker version script abi/libpool.map (nodes
-# LIBPOOL_0.1 and LIBPOOL_0.2), the Debian symbols list abi/libpool.symbols, abidiff baselines.
+# LIBPOOL_0.1, LIBPOOL_0.2 and LIBPOOL_0.3), the Debian symbols list abi/libpool.symbols,
+# abidiff baselines and the suppressions of changes that keep the ABI (abi/libpool.abignore).
 #
 # Targets
 #   make abi-symbols     rewrite abi/libpool.symbols from the built library, after a deliberate

@@ -47,9 +47,9 @@
  * change it here only. pool_version() returns the version of the library actually loaded.
  */
 #define POOL_VERSION_MAJOR  0
-#define POOL_VERSION_MINOR  2
+#define POOL_VERSION_MINOR  3
 #define POOL_VERSION_PATCH  0
-#define POOL_VERSION_STRING "0.2.0"
+#define POOL_VERSION_STRING "0.3.0"
 /* One number for comparisons, e.g. #if POOL_VERSION_NUM >= POOL_MKVERSION(0, 2, 0) (MINOR and
  * PATCH stay below 100). */
 #define POOL_MKVERSION(major, minor, patch) ((major) * 10000L + (minor) * 100L + (patch))

@@ -26,10 +26,8 @@
  *    space (the end) last: the emptiest slabs drain, and a slab whose objects are all free goes
  *    back to the OS layer whole, at once (the release passes of pool-demand.c decide when
  *    objects come down; no empty slab is kept: jemalloc keeps the extent for the next one).
- * 4. Zero. jemalloc gives slabs zeroed (free for fresh extents, a madvise() for reused ones), so
- *    fresh space reads as zero: pool__slab_get() says when the object a magazine pops first is
- *    such, and pool_zalloc()'s slow path skips its memset. The inline path cannot know: a mark
- *    of fresh magazine entries would have to be kept by pool_alloc() and pool_free() too.
+ * 4. Zero. Slabs come zeroed, so pool_zalloc()'s slow path skips the memset of the fresh
+ *    object a refill hands out first (pool__slab_get()'s *top_zero); the inline path cannot know.
  * 5. Counting. Under its lock the tier counts the carved objects given back (free_objs), the
  *    objects carved fresh and those gone back with their slab, and the slabs. `allocated` is
  *    the objects carved from the slabs a pool holds: the buckets' count (above this tier) plus
@@ -39,10 +37,9 @@
  *
  * Concurrency: a lock per pool, a leaf of the lock order (after the pass lock; taken inside
  * cache sections by refills, never inside a BUSY window): headers, bitmaps and the heap change
- * under it; the OS layer's allocations are made with it dropped. fork() holds it across the
- * fork, so the child finds every header whole. The tier is reached rarely (a refill that found
- * the shared lists empty, a release pass, a flush) and costs a few instructions and a bitmap
- * word per object, never a read of the object.
+ * under it; the OS layer is called with it dropped; fork() holds it. The tier is reached rarely
+ * (a refill that found the shared lists empty, a release, a flush) and costs a bitmap word per
+ * object, never a read of the object.
  */
 #include <limits.h>
 #include <stdatomic.h>
@@ -68,7 +65,6 @@
 #define HEAP_MIN        16u                  /* heap entries first allocated */
 
 void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
-
 static void walk_locked(struct pool_head *pool);
 
 /* ------------------------------------------------------------------------------------------ */
@@ -344,10 +340,9 @@ static void count(atomic_ulong *c, long delta)
 }
 
 /*
- * The lock held: a new slab for `pool`, into the heap. The OS layer is called with the lock
- * dropped: another thread may have made one meanwhile, which is fine (the emptier one waits in
- * the heap; pool__slab_trim() gives back one that is never used). Returns 1 with a slab in the
- * heap, 0 when out of memory (the lock held again either way).
+ * The lock held: a new slab for `pool`, into the heap; the OS layer is called with the lock
+ * dropped (a slab another thread made meanwhile waits in the heap). Returns 1, or 0 when out of
+ * memory (the lock held again either way).
  */
 static int slab_new(struct pool_head *pool)
 {

@@ -43,8 +43,9 @@
 #include "base/pool-lock.h"
 #include "debug/pool-symbols.h"
 
-/* The header of libpool's inline functions, whose frames are left out of a stack. */
+/* The headers of libpool's inline functions, whose frames are left out of a stack. */
 #define OWN_HEADER "/pool/pool.h"
+#define OWN_INLINE_HEADER "/pool/pool-inline.h"
 
 static struct pool_lock sym_lock = POOL_LOCK_INITIALIZER;
 static Dwfl *dwfl;                              /* NULL: not made, or libdw failed */
@@ -249,13 +250,25 @@ static const char *die_name(Dwarf_Die *die)
 	                                                           &attr));
 }
 
-/* Is the function of `die` one of libpool's inline functions (pool_*() of pool/pool.h)? */
+/* Does the path `file` (n bytes) end with `tail`? */
+static int ends_with(const char *file, size_t n, const char *tail)
+{
+	size_t k = strlen(tail);
+
+	return n >= k && !strcmp(file + n - k, tail);
+}
+
+/*
+ * Is the function of `die` one of libpool's inline functions (pool_*() of pool/pool.h, and
+ * pool__*() of pool/pool-inline.h, which pool.h's expand to)?
+ */
 static int own_inline(Dwarf_Die *die)
 {
 	const char *file = dwarf_decl_file(die), *name = die_name(die);
-	size_t n = file ? strlen(file) : 0, k = strlen(OWN_HEADER);
+	size_t n = file ? strlen(file) : 0;
 
-	return name && !strncmp(name, "pool_", 5) && n >= k && !strcmp(file + n - k, OWN_HEADER);
+	return name && !strncmp(name, "pool_", 5) && file &&
+	       (ends_with(file, n, OWN_HEADER) || ends_with(file, n, OWN_INLINE_HEADER));
 }
 
 /*

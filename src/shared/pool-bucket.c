@@ -322,7 +322,7 @@ void pool__mag_free_stack(const struct pool_head *pool, struct pool_mag *top)
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Shared free lists (step 4 of the essay)                                                    */
+/* Shared free lists (the protocol: the top of this file)                                     */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Owner: leave the empty magazines of *empties in bucket `b`, up to its bound. */
@@ -343,7 +343,8 @@ static void deposit_empties(struct pool_bucket *b, struct pool_mag **empties)
 }
 
 /* Owner: take up to `want` empty magazines of bucket `b` onto *empties. */
-void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want, struct pool_mag **empties)
+void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want,
+                                   struct pool_mag **empties)
 {
 	unsigned int ne = atomic_load_explicit(&b->nempties, memory_order_relaxed);
 	struct pool_mag *m;

@@ -832,7 +832,7 @@ void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st)
 	st->slab_bytes = st->slabs * S->bytes;
 	st->slab_free = atomic_load_explicit(&S->free_objs, memory_order_relaxed);
 	st->slabs_released = atomic_load_explicit(&S->released, memory_order_relaxed);
-	/* carved objects free in their slab are the pool's too (step 5) */
+	/* carved objects free in their slab are the pool's too (5. Counting, above) */
 	st->allocated += st->slab_free;
 	st->os_allocs = atomic_load_explicit(&S->carved, memory_order_relaxed);
 	st->os_releases = atomic_load_explicit(&S->released_objs, memory_order_relaxed);

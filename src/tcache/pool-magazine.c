@@ -394,7 +394,7 @@ static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The budget and eviction (steps 2 and 3 of the essay)                                       */
+/* The budget and eviction (pool-tcache.c tells them)                                         */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Slot `s` now counts `objs` objects in the budget. */

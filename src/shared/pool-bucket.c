@@ -445,11 +445,7 @@ int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_
 
 		if (head == POOL_BUSY)
 			continue;
-		bottom->next = head;
-		pool__bucket_sync(pool, b);
-		pool__own_add(&b->free_objects, nobjs);
-		pool__own_add(&b->put_objects, nobjs);
-		pool__own_add(&b->put_clusters, nmags);
+		pool__bucket_push_owned(pool, b, head, bottom, nmags, nobjs);
 		if (want_empties)
 			pool__bucket_withdraw_empties(b, want_empties, empties);
 		pool__bucket_give(b, top);

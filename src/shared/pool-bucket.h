@@ -90,6 +90,21 @@ static inline void pool__bucket_sync(struct pool_head *pool, struct pool_bucket 
 	atomic_store_explicit(&b->epoch, e, memory_order_relaxed);
 }
 
+/*
+ * Owner of bucket `b`, whose head was `head`: link the stack top..bottom (nmags magazines, nobjs
+ * objects) above it and count the push. The caller then gives the bucket back with `top`.
+ */
+static inline void pool__bucket_push_owned(struct pool_head *pool, struct pool_bucket *b,
+                                           struct pool_mag *head, struct pool_mag *bottom,
+                                           unsigned int nmags, unsigned int nobjs)
+{
+	bottom->next = head;
+	pool__bucket_sync(pool, b);
+	pool__own_add(&b->free_objects, nobjs);
+	pool__own_add(&b->put_objects, nobjs);
+	pool__own_add(&b->put_clusters, nmags);
+}
+
 
 /*
  * The transfer budget's books, kept by builds with assertions (POOL_ASSERTS: make DEBUG=1 and

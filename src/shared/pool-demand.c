@@ -410,11 +410,7 @@ void pool__bucket_push_idle(struct pool_head *pool, struct pool_mag *top, struct
 
 		if (head == POOL_BUSY)
 			continue;
-		bottom->next = head;
-		pool__bucket_sync(pool, b);
-		pool__own_add(&b->free_objects, nobjs);
-		pool__own_add(&b->put_objects, nobjs);
-		pool__own_add(&b->put_clusters, nmags);
+		pool__bucket_push_owned(pool, b, head, bottom, nmags, nobjs);
 		/* unused through the window that ends now: as if they had lain here all along */
 		lc = atomic_load_explicit(&b->low_cur, memory_order_relaxed);
 		atomic_store_explicit(&b->low_cur, pool__clamp32((unsigned long)lc + nobjs),

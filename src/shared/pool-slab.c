@@ -18,8 +18,9 @@
  *    64), 1, 2 or 4. The tier hands out whole groups (one object only to a request of fewer), so
  *    objects that two refills take for two threads never share a line (issue 27: 9.3 times
  *    malloc's time on a cache-scratch shape with 8-byte objects sharing lines). A group given
- *    back is handed out again once all of it is back; until then its free objects are "loose"
- *    and serve single-object requests only.
+ *    back is handed out again once all of it is back; its free objects are "loose" until then.
+ *    Objects of 1 KiB and more go one by one: a group of 4 tagged 16 KiB buffers (16,400 bytes)
+ *    left half a slab unused, for the sake of one shared line at each boundary.
  * 3. Dense refills. The slabs that have a wholly free group are a binary min-heap keyed by
  *    (density class, address), 16 classes, so a slab moves in it only when it crosses a class.
  *    A take serves the densest slab first, its given-back groups in address order, its fresh
@@ -63,6 +64,7 @@
 #define SLAB_CLASSES    16u                  /* density classes of the heap */
 #define SLAB_OFF_HEAP   UINT32_MAX
 #define HEAP_MIN        16u                  /* heap entries first allocated */
+#define GROUP_MAX_OS    1024u                /* bytes: larger objects are carved one by one */
 
 void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
 static void walk_locked(struct pool_head *pool);
@@ -201,7 +203,7 @@ void pool__slab_geometry(struct pool_head *pool)
 	}
 	POOL_ASSERT(os >= 16 && os % 16 == 0);
 	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) != 1);
-	while ((os * g) % POOL_CACHE_LINE)
+	while (os < GROUP_MAX_OS && (os * g) % POOL_CACHE_LINE)
 		g <<= 1;
 	bytes = pow2_ceil(os * SLAB_OBJS);
 	if (bytes < SLAB_MIN)

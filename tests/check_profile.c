@@ -29,6 +29,7 @@
 
 #include <pool/pool.h>
 
+#include "base/pool-head-t.h"
 #include "os/pool-fault.h"
 #include "debug/pool-profile.h"
 #include "debug/pool-stack.h"
@@ -1289,11 +1290,40 @@ END_TEST
  * profile holding the pool (with dladdr(3): libdw would allocate), and the stack of the call
  * that failed.
  */
+/*
+ * The pool of fail_counted(): objects whose stride is 1920 bytes (1912 in a sanitizer's build,
+ * whose tag adds 8), a multiple of the cache line, so that each refill of one object takes one
+ * (no line group), and the objects one slab holds; set before the child is forked.
+ */
+static size_t counted_size;
+static unsigned int counted_per_slab;
+
+static void counted_choose(void)
+{
+	size_t size;
+
+	for (size = 1920; size >= 1904; size -= 8) {
+		struct pool_head *p = pool_create("probe1920", size, 0);
+		int fits;
+
+		ck_assert_ptr_nonnull(p);
+		fits = p->os_size == 1920;
+		counted_per_slab = p->slabs.capacity;
+		ck_assert_int_eq(pool_destroy(p), 0);
+		if (fits) {
+			counted_size = size;
+			return;
+		}
+	}
+	ck_abort_msg("no size of stride 1920");
+}
+
 static void fail_counted(void *arg)
 {
-	/* 1920 bytes: 8 objects fill a slab (16 KiB), so the ninth needs a new one */
-	struct pool_head *p = pool_create("counted", 1920, 0);
-	void *held[8];
+	/* a slab's worth of objects, so that the next one needs a new slab */
+	struct pool_head *p = pool_create("counted", counted_size, 0);
+	unsigned int n = counted_per_slab;
+	void *held[16];
 	uint64_t before = 0, after = 0;
 	unsigned long meta, map, cli, os;
 	int i, have = allocated_so_far(&before) == 0;
@@ -1303,7 +1333,8 @@ static void fail_counted(void *arg)
 	 * which fails */
 	pool_parse_debugging("no-cache", NULL);
 	pool_profile_start(1);
-	alloc_n(p, held, 8, site_leak);
+	ck_assert_uint_le(n, 16);
+	alloc_n(p, held, (int)n, site_leak);
 	pool_profile_dump(stderr, "1");
 	pool_parse_debugging("fail-report", NULL);
 #if TEST_ASAN
@@ -1326,29 +1357,32 @@ static void fail_counted(void *arg)
 	fprintf(stderr, "seen malloc %lu meta %lu map %lu cli %lu os %lu bytes %s\n",
 	        atomic_load(&allocs_seen), meta, map, cli, os,
 	        have ? (after == before ? "same" : "more") : "unknown");
-	for (i = 0; i < 8; i++)
+	for (i = 0; i < (int)n; i++)
 		pool_free(p, held[i]);
 }
 
 START_TEST(test_fail_report_allocates_nothing)
 {
+	char want[160];
 	struct death d;
 
+	counted_choose();
 	run_child(fail_counted, NULL, &d);
 	ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0, "%s", d.out);
 	ck_assert_ptr_nonnull(strstr(d.out, "seen malloc 0 meta 0 map 0 cli 0 os 1 bytes "));
 	ck_assert_ptr_null(strstr(d.out, "bytes more"));
-	ck_assert_ptr_nonnull(strstr(d.out, "allocation failed in pool 'counted' (1920 bytes): out "
-	                                   "of memory (the OS layer gave none)"));
+	snprintf(want, sizeof(want), "allocation failed in pool 'counted' (%zu bytes): out of "
+	         "memory (the OS layer gave none)", counted_size);
+	ck_assert_msg(strstr(d.out, want), "'%s' not in: %s", want, d.out);
 	/* dladdr(3) names: the test is linked with -rdynamic */
 	/* dladdr(3): a static function is its file and offset there */
 	ck_assert_msg(strstr(d.out, "libpool:   caller: ") &&
 	              strstr(d.out, "\nlibpool:     <- main+0x"), "%s", d.out);
-	ck_assert_ptr_nonnull(strstr(d.out, "sites holding the most objects of the pool (its "
-	                                   "objects in use shared by the profile's live "
-	                                   "samples):\n"
-	                                   "libpool:     ~15360 bytes, ~8 objects (8 live samples): "
-	                                   ));
+	snprintf(want, sizeof(want), "sites holding the most objects of the pool (its objects in "
+	         "use shared by the profile's live samples):\nlibpool:     ~%u bytes, ~%u objects "
+	         "(%u live samples): ", (unsigned int)counted_size * counted_per_slab,
+	         counted_per_slab, counted_per_slab);
+	ck_assert_msg(strstr(d.out, want), "'%s' not in: %s", want, d.out);
 	ck_assert_msg(strstr(d.out, "\nlibpool:       <- main+0x"), "%s", d.out);
 }
 END_TEST

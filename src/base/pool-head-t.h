@@ -276,14 +276,15 @@ struct pool_tslot {
 	uint32_t nempty;               /* magazines on `empty` */
 	uint32_t held;                 /* objects in prev and the full stack (the loaded count is
 	                                  the tcache entry's) */
-	uint16_t referenced;           /* CLOCK bit: set when a slow path moves a magazine here */
-	uint16_t took;                 /* 1 once the thread allocated from this slot; until then
+	uint8_t referenced;            /* CLOCK bit: set when a slow path moves a magazine here */
+	uint8_t took;                  /* 1 once the thread allocated from this slot; until then
 	                                  what it caches was freed by it and made by others, and
 	                                  the fast path only pushes (pool-magazine.c) */
+	uint16_t hidden;               /* objects of the loaded magazine below the base the profile
+	                                  shows the fast path (pool-sample.c), for statistics: at
+	                                  most a magazine, POOL_CLUSTER_MAX */
 	uint32_t reserved_objs;        /* objects this slot counts in the budget: held, plus the
 	                                  loaded magazine's capacity */
-	uint32_t hidden;               /* objects of the loaded magazine below the base the profile
-	                                  shows the fast path (pool-sample.c), for statistics */
 	uint32_t low_full;             /* the fewest full magazines since the releaser last looked:
 	                                  that many at the bottom of the stack stayed unused */
 };
@@ -344,5 +345,6 @@ _Static_assert(offsetof(struct pool_bucket, allocated) == POOL_CACHE_LINE,
                "what every pop and push writes fits the bucket's first cache line");
 _Static_assert(offsetof(struct pool_mag, obj) == 24, "a magazine's header is 24 bytes");
 _Static_assert(sizeof(struct pool_thread) == 32, "a thread's TLS state is 32 bytes");
+_Static_assert(sizeof(struct pool_tslot) == POOL_CACHE_LINE, "a thread's slot is one cache line");
 
 #endif

@@ -240,7 +240,7 @@ static void show(struct pool_thread_caches *ctx, unsigned int s, void **base, vo
 	__atomic_store_n(&tc->base, base, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->end, end, __ATOMIC_RELAXED);
 	/* statistics count top - base of the entry: the rest of the magazine's objects here */
-	__atomic_store_n(&ctx->slot[s].hidden, (uint32_t)((base < top ? base : top) - objs),
+	__atomic_store_n(&ctx->slot[s].hidden, (uint16_t)((base < top ? base : top) - objs),
 	                 __ATOMIC_RELAXED);
 }
 

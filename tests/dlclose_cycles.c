@@ -89,11 +89,29 @@ static void use_pool(void)
 		fn.free_slow(pool, o[i]);
 }
 
+static pid_t short_tid;         /* the short-lived thread's kernel id, for its /proc entry */
+
 static void *short_lived(void *arg)
 {
 	(void)arg;
+	short_tid = gettid();
 	use_pool();
 	return NULL;
+}
+
+/*
+ * A joined thread may stay listed in /proc/self/task a moment while the kernel finishes its
+ * exit: wait (at most a second) until the short-lived thread is gone, so that a count of the
+ * process's threads does not include it.
+ */
+static void short_lived_gone(void)
+{
+	char path[64];
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld", (long)short_tid);
+	for (n = 0; access(path, F_OK) == 0 && n < 1000; n++)
+		usleep(1000);
 }
 
 static void *long_lived(void *arg)
@@ -313,6 +331,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "FAIL: cycle %ld: no thread\n", i);
 			return 1;
 		}
+		short_lived_gone();
 		if (i == 0) {
 			if (pthread_create(&keeper, NULL, long_lived, NULL) != 0)
 				return 1;

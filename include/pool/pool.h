@@ -195,7 +195,8 @@ POOL_API unsigned int pool_release_run(void);
  * pool_set_limit - cap the objects `pool` holds above its slabs (handed out, cached, shared) at
  * `max_objects` (0: none; any size_t is a cap, SIZE_MAX included). Past it, allocations fail
  * and are counted. Exact whenever it is set, from any thread: it only stores the cap, which the
- * reservations that follow obey; a cap below what the pool holds takes nothing back. Lock-free;
+ * reservations that follow obey; a cap below what the pool holds takes nothing back. A refill
+ * takes at most max_objects / 64 from the slab tier (at least 1). Lock-free;
  * may be called from a pool_for_each() callback. Returns 0, or -1 with errno EINVAL (NULL or not
  * a live pool).
  */

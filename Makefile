@@ -173,7 +173,12 @@ PC_CFLAGS    = $(shell pkg-config --cflags hwloc libunwind libdw \
 LIB_LIBS     = $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null)) \
                $(shell pkg-config --libs hwloc libunwind libdw 2>/dev/null) -lpthread -ldl -lm
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
-ALL_LDFLAGS  = $(SAN_CFLAGS) $(LDFLAGS)
+# clang links its sanitizer runtimes into programs, never into a shared library (libpool.so's
+# -z defs then fails on the runtime's symbols): with clang, every program and the library link
+# the runtime's shared object instead (-shared-libsan), found by an rpath to clang's directory.
+SAN_RT_RPATH = -Wl,-rpath,$(shell $(CC) -print-runtime-dir 2>/dev/null)
+SAN_LDFLAGS  = $(if $(SAN),$(if $(findstring clang,$(CC)),-shared-libsan $(SAN_RT_RPATH)))
+ALL_LDFLAGS  = $(SAN_CFLAGS) $(SAN_LDFLAGS) $(LDFLAGS)
 # Programs of the build tree find the build tree's shared library; installed ones are relinked
 # without an rpath.
 BUILD_RPATH := -Wl,-rpath,'$$ORIGIN/..'

@@ -257,7 +257,7 @@ unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned in
 	POOL_ASSERT(want >= 1 && out);
 	/* pool_alloc()'s slow path and the bulk call opened the pool (pool.c, open_for_allocation()) */
 	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) == 1);
-	n = pool__slab_get(pool, out, want, top_zero);
+	n = pool__slab_get(pool, out, want, start, top_zero);
 	if (n)
 		count_move(pool, start, n, n);
 	pool__count_moved(n);

@@ -36,11 +36,21 @@
  *    down is unreserved by the caller (pool__slab_unreserve()); near the limit the last objects
  *    are single ones (spares of their group, not counted until handed out).
  *
- * Concurrency: a lock per pool, a leaf of the lock order (after the pass lock; taken inside
- * cache sections by refills, never inside a BUSY window): headers, bitmaps and the heap change
- * under it; the OS layer is called with it dropped; fork() holds it. The tier is reached rarely
- * (a refill that found the shared lists empty, a release, a flush) and costs a bitmap word per
- * object, never a read of the object.
+ * 6. Shards. A pool's slabs are spread over POOL_SLAB_SHARDS shards, each with its lock, heap
+ *    and counters; a slab belongs to one for life (its header says which). A take uses its
+ *    thread's shard, or the next one whose lock is free (as a push skips a BUSY head), and
+ *    takes another shard's free groups before it makes a slab; a put locks the shard of each
+ *    object's slab. With one lock per pool, 64 threads on 2 CPUs slept on it while its holder
+ *    waited for a CPU: 10 times the voluntary context switches of the build without slabs, and
+ *    the threads' live sets overlapped more for it (2.2 times its peak RSS); 8 shards brought
+ *    both back near that build's (doc/benchmarks.md).
+ *
+ * Concurrency: a lock per shard, a leaf of the lock order (after the pass lock; taken inside
+ * cache sections by refills, never inside a BUSY window): its headers, bitmaps and heap change
+ * under it; a thread holds one shard's lock at a time but for a try of another's (a take that
+ * looks for free groups), and fork(), which holds them all; the OS layer is called with it
+ * dropped. The tier is reached rarely (a refill that found the shared lists empty, a release, a
+ * flush) and costs a bitmap word per object, never a read of the object.
  */
 #include <limits.h>
 #include <stdatomic.h>
@@ -67,7 +77,7 @@
 #define GROUP_MAX_OS    1024u                /* bytes: larger objects are carved one by one */
 
 void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
-static void walk_locked(struct pool_head *pool);
+static void walk_locked(struct pool_head *pool, struct pool_slab_shard *H);
 
 /* ------------------------------------------------------------------------------------------ */
 /* The limit's count                                                                          */
@@ -259,87 +269,88 @@ static uint64_t slab_key(const struct pool_slabs *S, const struct pool_slab *sla
 	return cls << 44 | ((uintptr_t)slab >> 14);
 }
 
-static void heap_set(struct pool_slabs *S, uint32_t i, struct pool_slab_ref r)
+static void heap_set(struct pool_slab_shard *H, uint32_t i, struct pool_slab_ref r)
 {
-	S->heap[i] = r;
+	H->heap[i] = r;
 	r.slab->heap_idx = i;
 }
 
-static void heap_up(struct pool_slabs *S, uint32_t i)
+static void heap_up(struct pool_slab_shard *H, uint32_t i)
 {
-	struct pool_slab_ref r = S->heap[i];
+	struct pool_slab_ref r = H->heap[i];
 
-	while (i > 0 && S->heap[(i - 1) / 2].key > r.key) {
-		heap_set(S, i, S->heap[(i - 1) / 2]);
+	while (i > 0 && H->heap[(i - 1) / 2].key > r.key) {
+		heap_set(H, i, H->heap[(i - 1) / 2]);
 		i = (i - 1) / 2;
 	}
-	heap_set(S, i, r);
+	heap_set(H, i, r);
 }
 
-static void heap_down(struct pool_slabs *S, uint32_t i)
+static void heap_down(struct pool_slab_shard *H, uint32_t i)
 {
-	struct pool_slab_ref r = S->heap[i];
+	struct pool_slab_ref r = H->heap[i];
 
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 
-		if (c >= S->nheap)
+		if (c >= H->nheap)
 			break;
-		if (c + 1 < S->nheap && S->heap[c + 1].key < S->heap[c].key)
+		if (c + 1 < H->nheap && H->heap[c + 1].key < H->heap[c].key)
 			c++;
-		if (S->heap[c].key >= r.key)
+		if (H->heap[c].key >= r.key)
 			break;
-		heap_set(S, i, S->heap[c]);
+		heap_set(H, i, H->heap[c]);
 		i = c;
 	}
-	heap_set(S, i, r);
+	heap_set(H, i, r);
 }
 
-static void heap_remove(struct pool_slabs *S, struct pool_slab *slab)
+static void heap_remove(struct pool_slab_shard *H, struct pool_slab *slab)
 {
 	uint32_t i = slab->heap_idx;
 	struct pool_slab *moved;
 
-	POOL_ASSERT(i < S->nheap && S->heap[i].slab == slab);
+	POOL_ASSERT(i < H->nheap && H->heap[i].slab == slab);
 	slab->heap_idx = SLAB_OFF_HEAP;
-	if (i == --S->nheap)
+	if (i == --H->nheap)
 		return;
-	moved = S->heap[S->nheap].slab;
-	heap_set(S, i, S->heap[S->nheap]);
-	heap_up(S, i);
-	heap_down(S, moved->heap_idx);
+	moved = H->heap[H->nheap].slab;
+	heap_set(H, i, H->heap[H->nheap]);
+	heap_up(H, i);
+	heap_down(H, moved->heap_idx);
 }
 
 /*
  * The slab's free groups changed: it enters the heap (it had none), leaves it (it has none),
  * or moves when its density class changed.
  */
-static void heap_fix(struct pool_slabs *S, struct pool_slab *slab)
+static void heap_fix(const struct pool_slabs *S, struct pool_slab_shard *H,
+                     struct pool_slab *slab)
 {
 	uint64_t key;
 	uint32_t i = slab->heap_idx;
 
 	if (!slab->gfree) {
 		if (i != SLAB_OFF_HEAP)
-			heap_remove(S, slab);
+			heap_remove(H, slab);
 		return;
 	}
 	key = slab_key(S, slab);
 	if (i == SLAB_OFF_HEAP) {
 		/* the heap has room for every slab held (slab_new() grew it) */
-		POOL_ASSERT(S->nheap < S->heap_cap);
-		i = S->nheap++;
-		S->heap[i].key = key;
-		S->heap[i].slab = slab;
+		POOL_ASSERT(H->nheap < H->heap_cap);
+		i = H->nheap++;
+		H->heap[i].key = key;
+		H->heap[i].slab = slab;
 		slab->heap_idx = i;
-		heap_up(S, i);
+		heap_up(H, i);
 		return;
 	}
-	if (S->heap[i].key == key)
+	if (H->heap[i].key == key)
 		return;
-	S->heap[i].key = key;
-	heap_up(S, i);
-	heap_down(S, slab->heap_idx);
+	H->heap[i].key = key;
+	heap_up(H, i);
+	heap_down(H, slab->heap_idx);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -354,11 +365,11 @@ static void count(atomic_ulong *c, long delta)
 }
 
 /*
- * The lock held: a new slab for `pool`, into the heap; the OS layer is called with the lock
- * dropped (a slab another thread made meanwhile waits in the heap). Returns 1, or 0 when out of
- * memory (the lock held again either way).
+ * H's lock held: a new slab for `pool` in shard H, into its heap; the OS layer is called with
+ * the lock dropped (a slab another thread made meanwhile waits in the heap). Returns 1, or 0
+ * when out of memory (the lock held again either way).
  */
-static int slab_new(struct pool_head *pool)
+static int slab_new(struct pool_head *pool, struct pool_slab_shard *H)
 {
 	struct pool_slabs *S = &pool->slabs;
 	struct pool_slab_ref *heap;
@@ -366,27 +377,27 @@ static int slab_new(struct pool_head *pool)
 	uint32_t cap;
 	int zeroed;
 
-	pool__unlock(&S->lock);
+	pool__unlock(&H->lock);
 	slab = pool__os_slab_alloc(S->bytes, &zeroed);
-	pool__lock(&S->lock);
+	pool__lock(&H->lock);
 	if (!slab)
 		return 0;
 	/* the heap holds every slab (a slab may enter it at any give): grown first if it must */
-	while (atomic_load_explicit(&S->nslabs, memory_order_relaxed) + 1 > S->heap_cap) {
-		cap = S->heap_cap ? 2 * S->heap_cap : HEAP_MIN;
-		pool__unlock(&S->lock);
+	while (atomic_load_explicit(&H->nslabs, memory_order_relaxed) + 1 > H->heap_cap) {
+		cap = H->heap_cap ? 2 * H->heap_cap : HEAP_MIN;
+		pool__unlock(&H->lock);
 		heap = pool__os_meta_alloc(cap * sizeof(*heap), POOL_CACHE_LINE);
-		pool__lock(&S->lock);
+		pool__lock(&H->lock);
 		if (!heap) {
 			pool__os_slab_free(slab, S->bytes);
 			return 0;
 		}
-		if (cap > S->heap_cap) {
-			if (S->nheap)
-				memcpy(heap, S->heap, S->nheap * sizeof(*heap));
-			pool__os_meta_free(S->heap, S->heap_cap * sizeof(*heap), POOL_CACHE_LINE);
-			S->heap = heap;
-			S->heap_cap = cap;
+		if (cap > H->heap_cap) {
+			if (H->nheap)
+				memcpy(heap, H->heap, H->nheap * sizeof(*heap));
+			pool__os_meta_free(H->heap, H->heap_cap * sizeof(*heap), POOL_CACHE_LINE);
+			H->heap = heap;
+			H->heap_cap = cap;
 		} else {
 			/* another thread grew it meanwhile */
 			pool__os_meta_free(heap, cap * sizeof(*heap), POOL_CACHE_LINE);
@@ -397,39 +408,44 @@ static int slab_new(struct pool_head *pool)
 	slab->heap_idx = SLAB_OFF_HEAP;
 	slab->nfree = S->capacity;
 	slab->gfree = S->capacity / S->group;
-	slab->zeroed = (uint32_t)zeroed;
-	slab->next = S->all;
-	if (S->all)
-		S->all->prev = slab;
-	S->all = slab;
+	slab->zeroed = (uint16_t)zeroed;
+	slab->shard = (uint16_t)(H - S->shard);
+	slab->next = H->all;
+	if (H->all)
+		H->all->prev = slab;
+	H->all = slab;
 	/* the sanitizers: nothing may touch an object of this tier */
 	if (pool__san_on())
 		pool__san_noaccess(slab_base(S, slab), (size_t)S->capacity * pool->os_size);
-	count(&S->nslabs, 1);
-	heap_fix(S, slab);
+	count(&H->nslabs, 1);
+	heap_fix(S, H, slab);
 	return 1;
 }
 
-/* The lock held: `slab` leaves the pool, onto the list *gone (freed once the lock is dropped). */
-static void slab_drop(struct pool_slabs *S, struct pool_slab *slab, struct pool_slab **gone)
+/*
+ * The lock of its shard H held: `slab` leaves the pool, onto the list *gone (freed once the
+ * lock is dropped).
+ */
+static void slab_drop(const struct pool_slabs *S, struct pool_slab_shard *H,
+                      struct pool_slab *slab, struct pool_slab **gone)
 {
 	uint32_t given;
 
 	if (slab->heap_idx != SLAB_OFF_HEAP)
-		heap_remove(S, slab);
+		heap_remove(H, slab);
 	if (slab->prev)
 		slab->prev->next = slab->next;
 	else
-		S->all = slab->next;
+		H->all = slab->next;
 	if (slab->next)
 		slab->next->prev = slab->prev;
-	count(&S->nslabs, -1);
-	count(&S->released, 1);
+	count(&H->nslabs, -1);
+	count(&H->released, 1);
 	/* its carved objects free here leave `allocated` (all of them, but after a fork() child
 	 * lost some, pool__slab_fini()) */
 	given = slab->nfree - (S->capacity - slab->carved) - (slab->spare_hi - slab->spare_lo);
-	count(&S->free_objs, -(long)given);
-	count(&S->released_objs, given);
+	count(&H->free_objs, -(long)given);
+	count(&H->released_objs, given);
 	slab->prev = NULL;
 	slab->next = *gone;
 	*gone = slab;
@@ -500,9 +516,9 @@ static void hint_forward(struct pool_slab *slab)
 		slab->hint++;
 }
 
-/* The lock held: up to `want` fresh objects of `slab` (whole groups) into out[]. */
-static unsigned int take_fresh(struct pool_head *pool, struct pool_slab *slab, void **out,
-                               unsigned int want)
+/* H's lock held: up to `want` fresh objects of `slab` (whole groups) into out[]. */
+static unsigned int take_fresh(struct pool_head *pool, struct pool_slab_shard *H,
+                               struct pool_slab *slab, void **out, unsigned int want)
 {
 	struct pool_slabs *S = &pool->slabs;
 	unsigned int k = S->capacity - slab->carved, i;
@@ -515,7 +531,7 @@ static unsigned int take_fresh(struct pool_head *pool, struct pool_slab *slab, v
 	slab->carved += k;
 	slab->gfree -= k / S->group;
 	slab->nfree -= k;
-	count(&S->carved, k);
+	count(&H->carved, k);
 	return k;
 }
 
@@ -524,8 +540,9 @@ static unsigned int take_fresh(struct pool_head *pool, struct pool_slab *slab, v
  * order, whole groups: those given back first, then fresh space. *fresh receives how many came
  * from fresh space (the last ones).
  */
-static unsigned int take_groups(struct pool_head *pool, struct pool_slab *slab, void **out,
-                                unsigned int want, unsigned int *fresh)
+static unsigned int take_groups(struct pool_head *pool, struct pool_slab_shard *H,
+                                struct pool_slab *slab, void **out, unsigned int want,
+                                unsigned int *fresh)
 {
 	struct pool_slabs *S = &pool->slabs;
 	uint32_t g = S->group, w, last = carved_words(slab), j;
@@ -546,18 +563,18 @@ static unsigned int take_groups(struct pool_head *pool, struct pool_slab *slab, 
 				/* the group of the spares: they are handed out for the first time */
 				spares = slab->spare_hi - slab->spare_lo;
 				slab->spare_lo = slab->spare_hi = 0;
-				count(&S->carved, spares);
+				count(&H->carved, spares);
 			}
 			slab->gfree--;
 			slab->nfree -= g;
-			count(&S->free_objs, -(long)(g - spares));
+			count(&H->free_objs, -(long)(g - spares));
 			m &= m - 1;
 		}
 	}
 	hint_forward(slab);
 	*fresh = 0;
 	if (n < want) {
-		*fresh = take_fresh(pool, slab, out + n, want - n);
+		*fresh = take_fresh(pool, H, slab, out + n, want - n);
 		n += *fresh;
 	}
 	return n;
@@ -569,8 +586,8 @@ static unsigned int take_groups(struct pool_head *pool, struct pool_slab *slab, 
  * free), else the first of a wholly free group, else the first of a fresh group, whose others
  * are left here as given back (loose).
  */
-static unsigned int take_one(struct pool_head *pool, struct pool_slab *slab, void **out,
-                             unsigned int *fresh)
+static unsigned int take_one(struct pool_head *pool, struct pool_slab_shard *H,
+                             struct pool_slab *slab, void **out, unsigned int *fresh)
 {
 	struct pool_slabs *S = &pool->slabs;
 	uint32_t g = S->group, w, last = carved_words(slab), b, i;
@@ -609,7 +626,7 @@ static unsigned int take_one(struct pool_head *pool, struct pool_slab *slab, voi
 	slab->carved += g;
 	slab->gfree--;
 	slab->nfree--;
-	count(&S->carved, 1);
+	count(&H->carved, 1);
 	*fresh = 1;
 	return 1;
 found:
@@ -620,21 +637,64 @@ found:
 		/* the lowest spare (the lowest loose object is taken first): handed out at last */
 		POOL_ASSERT(b == slab->spare_lo);
 		slab->spare_lo++;
-		count(&S->carved, 1);
+		count(&H->carved, 1);
 	} else {
-		count(&S->free_objs, -1);
+		count(&H->free_objs, -1);
 	}
 	out[0] = obj_at(pool, slab, b);
 	hint_forward(slab);
 	return 1;
 }
 
+/*
+ * The shard a take from thread `start` uses, locked: its own (start modulo the shards), else
+ * the first of the others whose lock is free, else its own once its holder lets go. A holder
+ * that waits for a CPU (64 threads on 16) then delays only the takes that found every shard
+ * held, as a BUSY head sends a push to the next bucket.
+ */
+static struct pool_slab_shard *shard_lock(struct pool_slabs *S, unsigned int start)
+{
+	unsigned int i;
+
+	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
+		struct pool_slab_shard *H = &S->shard[(start + i) % POOL_SLAB_SHARDS];
+
+		if (pool__lock_try(&H->lock) == 0)
+			return H;
+	}
+	pool__lock(&S->shard[start % POOL_SLAB_SHARDS].lock);
+	return &S->shard[start % POOL_SLAB_SHARDS];
+}
+
+/*
+ * H's lock held and its heap empty: another shard whose heap has a slab with a free group and
+ * whose lock is free, locked (H's is kept), else NULL: free groups are taken wherever they lie
+ * before a new slab is made, so that the shards do not hold more memory than one tier would.
+ */
+static struct pool_slab_shard *shard_with_free(struct pool_slabs *S, struct pool_slab_shard *H)
+{
+	unsigned int i;
+
+	for (i = 1; i < POOL_SLAB_SHARDS; i++) {
+		struct pool_slab_shard *O = &S->shard[(unsigned int)(H - S->shard + i) %
+		                                      POOL_SLAB_SHARDS];
+
+		if (pool__lock_try(&O->lock) != 0)
+			continue;
+		if (O->nheap)
+			return O;
+		pool__unlock(&O->lock);
+	}
+	return NULL;
+}
+
 unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int want,
-                            int *top_zero)
+                            unsigned int start, int *top_zero)
 {
 	struct pool_slabs *S = &pool->slabs;
+	struct pool_slab_shard *H, *O;
 	unsigned int n = 0, i, r;
-	int zero = 0;
+	int zero = 0, looked = 0;
 
 	POOL_ASSERT(want >= 1 && out);
 	if (top_zero)
@@ -646,23 +706,28 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 	r = limit_reserve(pool, want);
 	if (!r)
 		return 0;
-	pool__lock(&S->lock);
+	H = shard_lock(S, start);
 	while (n < r) {
-		struct pool_slab *slab = S->nheap ? S->heap[0].slab : NULL;
+		struct pool_slab *slab = H->nheap ? H->heap[0].slab : NULL;
 		unsigned int k, fresh;
 
 		if (!slab) {
-			if (!slab_new(pool))
+			if (!looked++ && (O = shard_with_free(S, H)) != NULL) {
+				pool__unlock(&H->lock);
+				H = O;
+				continue;
+			}
+			if (!slab_new(pool, H))
 				break;
 			continue;
 		}
 		/* whole groups while they fit, then single objects for the last few the limit
 		 * allows (a request of fewer than a group: one) */
 		if (r - n < S->group)
-			k = take_one(pool, slab, out + n, &fresh);
+			k = take_one(pool, H, slab, out + n, &fresh);
 		else
-			k = take_groups(pool, slab, out + n, r - n, &fresh);
-		heap_fix(S, slab);
+			k = take_groups(pool, H, slab, out + n, r - n, &fresh);
+		heap_fix(S, H, slab);
 		POOL_ASSERT(k);
 		if (!n)
 			zero = slab->zeroed && fresh == k;
@@ -671,7 +736,7 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 		if (r == want && want - n < S->group && n)
 			break;
 	}
-	pool__unlock(&S->lock);
+	pool__unlock(&H->lock);
 	if (n < r)
 		limit_release(pool, r - n, 0);
 	/* the magazine pops out[n - 1] first: the lowest address */
@@ -705,25 +770,42 @@ static __attribute__((noreturn, cold)) void bad_object(const struct pool_head *p
 	pool__report(&r);
 }
 
-/* The lock held: `obj` is free in its slab; a slab now wholly free joins *gone. */
-static void give(struct pool_head *pool, void *obj, struct pool_slab **gone)
+#define NOT_OURS "an object given back to the slab tier is not an object of this pool (freed " \
+                 "into the wrong pool, or not the start of an object)"
+
+/*
+ * `obj` is free in its slab, under the lock of the slab's shard, which *held (NULL: none, or the
+ * lock of another shard, given up first) becomes; a slab now wholly free joins *gone.
+ */
+static void give(struct pool_head *pool, void *obj, struct pool_slab_shard **held,
+                 struct pool_slab **gone)
 {
 	struct pool_slabs *S = &pool->slabs;
 	struct pool_slab *slab = slab_of(S, obj);
 	uintptr_t off = (uintptr_t)obj - (uintptr_t)slab_base(S, slab);
 	uint32_t idx = (uint32_t)(((uint64_t)(off & 0xffffffffu) * S->div_magic) >> 32);
 	uint32_t g = S->group, w = idx / 64, b = idx % 64;
+	struct pool_slab_shard *H;
 	uint64_t gm;
 
-	if (slab->pool != pool || off >= (uintptr_t)S->capacity * pool->os_size ||
+	/* `pool` and `shard` do not change while the slab holds an object given out */
+	if (slab->pool != pool || slab->shard >= POOL_SLAB_SHARDS)
+		bad_object(pool, obj, NOT_OURS);
+	H = &S->shard[slab->shard];
+	if (H != *held) {
+		if (*held)
+			pool__unlock(&(*held)->lock);
+		pool__lock(&H->lock);
+		*held = H;
+	}
+	if (off >= (uintptr_t)S->capacity * pool->os_size ||
 	    (uintptr_t)idx * pool->os_size != off || idx >= slab->carved)
-		bad_object(pool, obj, "an object given back to the slab tier is not an object of "
-		           "this pool (freed into the wrong pool, or not the start of an object)");
+		bad_object(pool, obj, NOT_OURS);
 	if (slab->free[w] & (UINT64_C(1) << b))
 		bad_object(pool, obj, "double free (the slab tier holds the object free already)");
 	slab->free[w] |= UINT64_C(1) << b;
 	slab->nfree++;
-	count(&S->free_objs, 1);
+	count(&H->free_objs, 1);
 	if (w < slab->hint)
 		slab->hint = w;
 	gm = ((UINT64_C(1) << g) - 1) << (b & ~(g - 1));
@@ -731,15 +813,15 @@ static void give(struct pool_head *pool, void *obj, struct pool_slab **gone)
 		return;
 	slab->gfree++;
 	if (slab->nfree == S->capacity)
-		slab_drop(S, slab, gone);
+		slab_drop(S, H, slab, gone);
 	else
-		heap_fix(S, slab);
+		heap_fix(S, H, slab);
 }
 
 void pool__slab_put(struct pool_head *pool, void *const *objs, unsigned int n,
                     const void *caller)
 {
-	struct pool_slabs *S = &pool->slabs;
+	struct pool_slab_shard *held = NULL;
 	struct pool_slab *gone = NULL;
 	unsigned int i;
 
@@ -753,16 +835,15 @@ void pool__slab_put(struct pool_head *pool, void *const *objs, unsigned int n,
 	if (pool__san_on())
 		for (i = 0; i < n; i++)
 			pool__san_noaccess(objs[i], pool->os_size);
-	pool__lock(&S->lock);
 	for (i = 0; i < n; i++)
-		give(pool, objs[i], &gone);
-	pool__unlock(&S->lock);
+		give(pool, objs[i], &held, &gone);
+	pool__unlock(&held->lock);
 	slabs_free(pool, gone);
 }
 
 void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, const void *caller)
 {
-	struct pool_slabs *S = &pool->slabs;
+	struct pool_slab_shard *held = NULL;
 	struct pool_slab *gone = NULL;
 	const struct pool_mag *m;
 	unsigned int i;
@@ -777,11 +858,11 @@ void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, con
 		for (m = top; m; m = m->next)
 			for (i = 0; i < m->n; i++)
 				pool__san_noaccess(m->obj[i], pool->os_size);
-	pool__lock(&S->lock);
 	for (m = top; m; m = m->next)
 		for (i = 0; i < m->n; i++)
-			give(pool, m->obj[i], &gone);
-	pool__unlock(&S->lock);
+			give(pool, m->obj[i], &held, &gone);
+	if (held)
+		pool__unlock(&held->lock);
 	slabs_free(pool, gone);
 }
 
@@ -789,18 +870,23 @@ void pool__slab_trim(struct pool_head *pool)
 {
 	struct pool_slabs *S = &pool->slabs;
 	struct pool_slab *gone = NULL, *slab, *next;
+	unsigned int i;
 
 	if (!pool__slab_on(pool))
 		return;
-	pool__lock(&S->lock);
-	if (POOL_ASSERTS >= 2)
-		walk_locked(pool);
-	for (slab = S->all; slab; slab = next) {
-		next = slab->next;
-		if (slab->nfree == S->capacity)
-			slab_drop(S, slab, &gone);
+	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
+		struct pool_slab_shard *H = &S->shard[i];
+
+		pool__lock(&H->lock);
+		if (POOL_ASSERTS >= 2)
+			walk_locked(pool, H);
+		for (slab = H->all; slab; slab = next) {
+			next = slab->next;
+			if (slab->nfree == S->capacity)
+				slab_drop(S, H, slab, &gone);
+		}
+		pool__unlock(&H->lock);
 	}
-	pool__unlock(&S->lock);
 	slabs_free(pool, gone);
 }
 
@@ -810,61 +896,78 @@ void pool__slab_trim(struct pool_head *pool)
 
 void pool__slab_init(struct pool_head *pool)
 {
-	struct pool_slabs *S = &pool->slabs;
+	unsigned int i;
 
-	pool__lock_init(&S->lock);
-	S->heap = NULL;
-	S->nheap = S->heap_cap = 0;
-	S->all = NULL;
+	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
+		struct pool_slab_shard *H = &pool->slabs.shard[i];
+
+		pool__lock_init(&H->lock);
+		H->heap = NULL;
+		H->nheap = H->heap_cap = 0;
+		H->all = NULL;
+	}
 }
 
 void pool__slab_fini(struct pool_head *pool)
 {
 	struct pool_slabs *S = &pool->slabs;
 	struct pool_slab *gone = NULL;
+	unsigned int i;
 
 	/* pool_destroy(): no object is in use; a slab still held is wholly free, or holds what a
 	 * fork() child lost */
-	pool__lock(&S->lock);
-	while (S->all)
-		slab_drop(S, S->all, &gone);
-	pool__unlock(&S->lock);
+	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
+		struct pool_slab_shard *H = &S->shard[i];
+
+		pool__lock(&H->lock);
+		while (H->all)
+			slab_drop(S, H, H->all, &gone);
+		pool__unlock(&H->lock);
+		pool__os_meta_free(H->heap, H->heap_cap * sizeof(*H->heap), POOL_CACHE_LINE);
+		H->heap = NULL;
+		H->nheap = H->heap_cap = 0;
+		pool__lock_destroy(&H->lock);
+	}
 	slabs_free(pool, gone);
-	pool__os_meta_free(S->heap, S->heap_cap * sizeof(*S->heap), POOL_CACHE_LINE);
-	S->heap = NULL;
-	S->nheap = S->heap_cap = 0;
-	pool__lock_destroy(&S->lock);
 }
 
 void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st)
 {
 	const struct pool_slabs *S = &pool->slabs;
+	unsigned int i;
 
 	if (!pool__slab_on(pool))
 		return;
-	st->slabs = atomic_load_explicit(&S->nslabs, memory_order_relaxed);
+	st->slabs = st->slab_free = 0;
+	st->slabs_released = st->os_allocs = st->os_releases = 0;
+	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
+		const struct pool_slab_shard *H = &S->shard[i];
+
+		st->slabs += atomic_load_explicit(&H->nslabs, memory_order_relaxed);
+		st->slab_free += atomic_load_explicit(&H->free_objs, memory_order_relaxed);
+		st->slabs_released += atomic_load_explicit(&H->released, memory_order_relaxed);
+		st->os_allocs += atomic_load_explicit(&H->carved, memory_order_relaxed);
+		st->os_releases += atomic_load_explicit(&H->released_objs, memory_order_relaxed);
+	}
 	st->slab_bytes = st->slabs * S->bytes;
-	st->slab_free = atomic_load_explicit(&S->free_objs, memory_order_relaxed);
-	st->slabs_released = atomic_load_explicit(&S->released, memory_order_relaxed);
 	/* carved objects free in their slab are the pool's too (5. Counting, above) */
 	st->allocated += st->slab_free;
-	st->os_allocs = atomic_load_explicit(&S->carved, memory_order_relaxed);
-	st->os_releases = atomic_load_explicit(&S->released_objs, memory_order_relaxed);
 }
 
-/* The lock held: each slab against its bitmap, the heap against its order, the sums. */
-static void walk_locked(struct pool_head *pool)
+/* H's lock held: each of its slabs against its bitmap, its heap against its order, the sums. */
+static void walk_locked(struct pool_head *pool, struct pool_slab_shard *H)
 {
 	struct pool_slabs *S = &pool->slabs;
 	const struct pool_slab *slab;
 	unsigned long given_sum = 0, n = 0;
 	uint32_t i, w;
 
-	POOL_ASSERT(pool__lock_held(&S->lock));
-	for (slab = S->all; slab; slab = slab->next, n++) {
+	POOL_ASSERT(pool__lock_held(&H->lock));
+	for (slab = H->all; slab; slab = slab->next, n++) {
 		uint32_t given = 0, groups = 0;
 
 		POOL_ASSERT(slab->pool == pool && (!slab->next || slab->next->prev == slab));
+		POOL_ASSERT(&S->shard[slab->shard] == H);
 		POOL_ASSERT(slab->carved <= S->capacity && slab->carved % S->group == 0);
 		for (w = 0; w < S->words; w++) {
 			uint64_t m = slab->free[w];
@@ -885,30 +988,41 @@ static void walk_locked(struct pool_head *pool)
 		POOL_ASSERT((slab->heap_idx == SLAB_OFF_HEAP) == !slab->gfree);
 		given_sum += given;
 	}
-	POOL_ASSERT(n == atomic_load_explicit(&S->nslabs, memory_order_relaxed));
-	POOL_ASSERT(given_sum == atomic_load_explicit(&S->free_objs, memory_order_relaxed));
-	for (i = 0; i < S->nheap; i++) {
-		POOL_ASSERT(S->heap[i].slab->heap_idx == i);
-		POOL_ASSERT(S->heap[i].key == slab_key(S, S->heap[i].slab));
-		POOL_ASSERT(!i || S->heap[(i - 1) / 2].key <= S->heap[i].key);
+	POOL_ASSERT(n == atomic_load_explicit(&H->nslabs, memory_order_relaxed));
+	POOL_ASSERT(given_sum == atomic_load_explicit(&H->free_objs, memory_order_relaxed));
+	for (i = 0; i < H->nheap; i++) {
+		POOL_ASSERT(H->heap[i].slab->heap_idx == i);
+		POOL_ASSERT(H->heap[i].key == slab_key(S, H->heap[i].slab));
+		POOL_ASSERT(!i || H->heap[(i - 1) / 2].key <= H->heap[i].key);
 	}
 }
 
 void pool__slab_walk(struct pool_head *pool)
 {
+	unsigned int i;
+
 	if (!pool__slab_on(pool))
 		return;
-	pool__lock(&pool->slabs.lock);
-	walk_locked(pool);
-	pool__unlock(&pool->slabs.lock);
+	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
+		pool__lock(&pool->slabs.shard[i].lock);
+		walk_locked(pool, &pool->slabs.shard[i]);
+		pool__unlock(&pool->slabs.shard[i].lock);
+	}
 }
 
+/* fork(): every shard's lock, in order (the only place two are held with waits). */
 void pool__slab_fork_prepare(struct pool_head *pool)
 {
-	pool__lock(&pool->slabs.lock);
+	unsigned int i;
+
+	for (i = 0; i < POOL_SLAB_SHARDS; i++)
+		pool__lock(&pool->slabs.shard[i].lock);
 }
 
 void pool__slab_fork_after(struct pool_head *pool)
 {
-	pool__unlock(&pool->slabs.lock);
+	unsigned int i;
+
+	for (i = POOL_SLAB_SHARDS; i-- > 0;)
+		pool__unlock(&pool->slabs.shard[i].lock);
 }

@@ -66,9 +66,12 @@ void pool__slab_fini(struct pool_head *pool);
  * reads as zero (fresh space of a slab the OS layer gave zeroed), else 0. Returns n: 0 at the
  * limit or when memory runs out, fewer than `want` near either. Reads and writes slab headers
  * only, never an object. The objects are not counted anywhere above: the caller counts them.
+ * `start` (the calling thread's id) picks its shard (struct pool_slab_shard): its own when
+ * that lock is free, else the next free one; a shard whose heap is empty takes another's free
+ * groups before it makes a slab.
  */
 unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int want,
-                            int *top_zero);
+                            unsigned int start, int *top_zero);
 
 /*
  * Objects the tier above counted out go back: each to its slab (a slab whose objects are then
@@ -112,7 +115,7 @@ void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st);
  */
 void pool__slab_walk(struct pool_head *pool);
 
-/* fork(): the slab lock is taken before (in the lock order) and released after, in both. */
+/* fork(): the shards' locks are taken before (in the lock order) and released after, in both. */
 void pool__slab_fork_prepare(struct pool_head *pool);
 void pool__slab_fork_after(struct pool_head *pool);
 

@@ -16,6 +16,8 @@
  *   - placement: objects that two threads get fresh never share a cache line (8 and 16-byte
  *     objects), and a thread that freed another thread's objects before it first allocated
  *     does not get them back (false sharing);
+ *   - shards: a thread makes its slabs in its own shard, and takes another shard's given-back
+ *     groups before it makes one;
  *   - pool_zalloc() hands out zeroed objects from fresh slabs, from objects given back and from
  *     slabs made again after the first ones went back;
  *   - a pool hands out exactly its limit, whatever its line groups;
@@ -481,6 +483,79 @@ START_TEST(test_dense_in_address_order)
 }
 END_TEST
 
+/* The shard of the slab that holds `obj`. */
+static unsigned int shard_of(const struct pool_head *p, const void *obj)
+{
+	const struct pool_slab *slab =
+		(const struct pool_slab *)((uintptr_t)obj & ~(uintptr_t)(p->slabs.bytes - 1));
+
+	ck_assert_ptr_eq(slab->pool, p);
+	ck_assert_uint_lt(slab->shard, POOL_SLAB_SHARDS);
+	return slab->shard;
+}
+
+struct one_alloc {
+	struct pool_head *pool;
+	void *obj;
+};
+
+/* A thread that allocates one object and exits (its cache goes to the shared lists). */
+static void *alloc_one(void *arg)
+{
+	struct one_alloc *a = arg;
+
+	a->obj = pool_alloc(a->pool);
+	return NULL;
+}
+
+/*
+ * Shards: a thread with a shard of its own (this thread's id is 0, the next one's 1) makes its
+ * slab there while the other shard has only fresh space, and takes the other shard's
+ * given-back groups before it makes a slab.
+ */
+START_TEST(test_shards)
+{
+	struct pool_head *p = pool_of_stride("shards", 64);
+	struct one_alloc a = { p, NULL };
+	unsigned int i, home;
+	pthread_t t;
+	void *o[64];
+
+	for (i = 0; i < 64; i++)
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
+	home = shard_of(p, o[0]);
+	ck_assert_uint_eq(test_stats(p).slabs, 1);
+
+	/* the other shard has no slab, and this one nothing given back: a slab of its own */
+	ck_assert_int_eq(pthread_create(&t, NULL, alloc_one, &a), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_ptr_nonnull(a.obj);
+	ck_assert_uint_ne(shard_of(p, a.obj), home);
+	ck_assert_uint_eq(test_stats(p).slabs, 2);
+	pool_free(p, a.obj);
+	pool_thread_flush();
+	pool_flush(p);                   /* its slab is wholly free again: it goes back */
+	ck_assert_uint_eq(test_stats(p).slabs, 1);
+
+	/* objects of this shard given back: the next thread takes them, no new slab */
+	for (i = 1; i < 64; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	pool_flush(p);
+	ck_assert_uint_gt(test_stats(p).slab_free, 0);
+	a.obj = NULL;
+	ck_assert_int_eq(pthread_create(&t, NULL, alloc_one, &a), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_ptr_nonnull(a.obj);
+	ck_assert_uint_eq(shard_of(p, a.obj), home);
+	ck_assert_uint_eq(test_stats(p).slabs, 1);
+	pool_free(p, a.obj);
+	pool_free(p, o[0]);
+	books(p);
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* pool_zalloc(), the limit                                                                   */
 /* ------------------------------------------------------------------------------------------ */
@@ -695,6 +770,7 @@ static Suite *slab_suite(void)
 	tcase_add_test(tc, test_slab_goes_back_only_whole);
 	tcase_add_test(tc, test_placement);
 	tcase_add_test(tc, test_dense_in_address_order);
+	tcase_add_test(tc, test_shards);
 	tcase_add_test(tc, test_zalloc_fresh_and_reused);
 	tcase_add_test(tc, test_limit_exact_with_groups);
 	tcase_add_test(tc, test_which_pools_use_slabs);

@@ -67,8 +67,8 @@ void pool__slab_fini(struct pool_head *pool);
  * limit or when memory runs out, fewer than `want` near either. Reads and writes slab headers
  * only, never an object. The objects are not counted anywhere above: the caller counts them.
  * `start` (the calling thread's id) picks its shard (struct pool_slab_shard): its own when
- * that lock is free, else the next free one; a shard whose heap is empty takes another's free
- * groups before it makes a slab.
+ * that lock is free, else the next free one; a shard whose heap is empty takes another's
+ * given-back objects before it makes a slab.
  */
 unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int want,
                             unsigned int start, int *top_zero);

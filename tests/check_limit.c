@@ -31,6 +31,7 @@
 #include <pool/pool.h>
 
 #include "shared/pool-bucket.h"
+#include "shared/pool-limit.h"
 #include "base/pool-head-t.h"
 #include "testutil.h"
 

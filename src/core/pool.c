@@ -23,7 +23,8 @@
  *                   the BUSY exchange, their empties and counters; shared/pool-demand.c: magazine
  *                   sizes, demand windows, needed_avg, what a pool owes and its payment.
  *   slab tier       shared/pool-slab.c: slabs aligned on their size, objects carved by cache
- *                   line groups, dense refills in address order, whole slabs going back.
+ *                   line groups, dense refills in address order, whole slabs going back, 8
+ *                   shards; shared/pool-limit.c: the limit's count, the pools off slabs.
  *   OS layer        os/pool-os.c (jemalloc or the C library), os/pool-uaf.c (a mapping per
  *                   object), os/pool-malloc.c (the malloc layout), os/pool-fault.c.
  *   memory return   core/pool-release.c: the releaser thread, or pool_release_run(), ends the
@@ -46,7 +47,7 @@
  *   -> the threads' sections (pool-tcache.c: not a lock, but a quiescer waits for them, so a
  *      section takes no lock above the uaf table's)
  *   -> a pool's pass lock (pool-demand.c; slow paths only try it, outside their sections)
- *   -> a pool's slab lock (pool-slab.c: taken inside sections by refills)
+ *   -> a pool's slab shard locks (pool-slab.c: taken inside sections by refills, one at a time)
  *   -> the uaf table lock (pool-uaf.c)
  *   -> the OS layer's first-call lock (pool-os.c: a thread's first call into jemalloc, which
  *      pool_create() may make under the pool list lock)

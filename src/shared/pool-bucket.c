@@ -69,6 +69,7 @@
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
 #include "os/pool-os.h"
+#include "shared/pool-limit.h"
 #include "shared/pool-slab.h"
 
 #define PUSH_TRIES_PER_BUCKET 2u        /* a push tries each bucket twice before the OS layer */

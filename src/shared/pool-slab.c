@@ -29,29 +29,21 @@
  *    objects come down; no empty slab is kept: jemalloc keeps the extent for the next one).
  * 4. Zero. Slabs come zeroed, so pool_zalloc()'s slow path skips the memset of the fresh
  *    object a refill hands out first (pool__slab_get()'s *top_zero); the inline path cannot know.
- * 5. Counting. Under its lock the tier counts the carved objects given back (free_objs), the
- *    objects carved fresh and those gone back with their slab, and the slabs. `allocated` is
- *    the objects carved from the slabs a pool holds: the buckets' count (above this tier) plus
- *    free_objs. The limit counts what is above this tier: a take reserves it first, what comes
- *    down is unreserved by the caller (pool__slab_unreserve()); near the limit the last objects
- *    are single ones (spares of their group, not counted until handed out).
- *
+ * 5. Counting. Under a shard's lock the tier counts the carved objects given back (free_objs),
+ *    the objects carved fresh and those gone back with their slab, and the slabs. `allocated`
+ *    is the buckets' count (above this tier) plus free_objs. The limit counts what is above
+ *    this tier (pool-limit.c): a take reserves it first.
  * 6. Shards. A pool's slabs are spread over POOL_SLAB_SHARDS shards, each with its lock, heap
- *    and counters; a slab belongs to one for life (its header says which). A take uses its
- *    thread's shard, or the next one whose lock is free (as a push skips a BUSY head), and
- *    takes another shard's given-back objects before it makes a slab (not its fresh space,
- *    which is not resident); a put locks the shard of each
- *    object's slab. With one lock per pool, 64 threads on 2 CPUs slept on it while its holder
- *    waited for a CPU: 10 times the voluntary context switches of the build without slabs, and
- *    the threads' live sets overlapped more for it (2.2 times its peak RSS); 8 shards brought
- *    both back near that build's (doc/benchmarks.md).
+ *    and counters; a slab belongs to one for life. A take uses its thread's shard, or the next
+ *    one whose lock is free (as a push skips a BUSY head), and another shard's given-back
+ *    objects before it makes a slab; a put locks the shard of each object's slab. One lock per
+ *    pool made 64 threads on 2 CPUs sleep while its holder waited for a CPU (doc/internals.md
+ *    4.6, doc/benchmarks.md).
  *
  * Concurrency: a lock per shard, a leaf of the lock order (after the pass lock; taken inside
- * cache sections by refills, never inside a BUSY window): its headers, bitmaps and heap change
- * under it; a thread holds one shard's lock at a time but for a try of another's (a take that
- * looks for free groups), and fork(), which holds them all; the OS layer is called with it
- * dropped. The tier is reached rarely (a refill that found the shared lists empty, a release, a
- * flush) and costs a bitmap word per object, never a read of the object.
+ * cache sections, never inside a BUSY window); a thread waits for one shard's lock at a time
+ * (fork() holds them all); the OS layer is called with them dropped. The tier is reached rarely
+ * and costs a bitmap word per object, never a read of the object.
  */
 #include <limits.h>
 #include <stdatomic.h>
@@ -67,6 +59,7 @@
 #include "os/pool-san.h"
 #include "os/pool-malloc.h"
 #include "os/pool-uaf.h"
+#include "shared/pool-limit.h"
 #include "shared/pool-slab.h"
 
 #define SLAB_MIN        (16u * 1024u)        /* bytes: jemalloc's first extent-sized class */
@@ -77,123 +70,7 @@
 #define HEAP_MIN        16u                  /* heap entries first allocated */
 #define GROUP_MAX_OS    1024u                /* bytes: larger objects are carved one by one */
 
-void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
 static void walk_locked(struct pool_head *pool, struct pool_slab_shard *H);
-
-/* ------------------------------------------------------------------------------------------ */
-/* The limit's count                                                                          */
-/* ------------------------------------------------------------------------------------------ */
-
-/*
- * Under a limit, one take reserves at most limit / LIMIT_SPREAD objects (at least one), so that
- * the caches of LIMIT_SPREAD threads share a small limit: a refill of a whole magazine (32
- * objects of 64 bytes) let 4 threads of 1,000 hold all of a limit of 128 in their caches, each
- * using one, while the others failed (tests/check_pool.c, test_limited_pool_1000_threads: 8 s
- * of retries, 0.5 s without caches). A limit of 64 refills or more (2,048 objects of 64 bytes)
- * is not touched by it.
- */
-#define LIMIT_SPREAD 64u
-
-/*
- * Take up to `n` objects of the pool's limit: how many may be taken (0 at the limit). The count
- * is kept with or without a limit and never rebuilt from `allocated` (a move in flight made that
- * wrong: the count went to -200, and the pool took its limit plus 200); caps are compared as
- * unsigned numbers, SIZE_MAX ("unlimited") included.
- */
-static unsigned int limit_reserve(struct pool_head *pool, unsigned int n)
-{
-	size_t limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
-	long cur;
-	unsigned int k = n;
-
-	if (!limit) {
-		atomic_fetch_add_explicit(&pool->limit_count, (long)n, memory_order_relaxed);
-	} else {
-		if (n > limit / LIMIT_SPREAD)
-			n = limit / LIMIT_SPREAD ? (unsigned int)(limit / LIMIT_SPREAD) : 1;
-		cur = atomic_load_explicit(&pool->limit_count, memory_order_relaxed);
-		do {
-			/* never below 0; the clamp keeps a broken count from lifting the cap */
-			size_t held = cur > 0 ? (size_t)cur : 0;
-
-			POOL_ASSERT(cur >= 0);
-			if (held >= limit)
-				return 0;
-			k = n > limit - held ? (unsigned int)(limit - held) : n;
-		} while (!atomic_compare_exchange_weak_explicit(&pool->limit_count, &cur,
-		                                                cur + (long)k,
-		                                                memory_order_relaxed,
-		                                                memory_order_relaxed));
-	}
-	if (POOL_UNLIKELY(pool__limit_test_hook != NULL))
-		pool__limit_test_hook(pool, 1);
-	return k;
-}
-
-/* `n` reserved objects leave the count (they left `allocated`, or were never obtained). */
-static void limit_release(struct pool_head *pool, unsigned long n, int hook)
-{
-	if (hook && POOL_UNLIKELY(pool__limit_test_hook != NULL))
-		pool__limit_test_hook(pool, 0);
-	if (n) {
-		long was = atomic_fetch_sub_explicit(&pool->limit_count, (long)n,
-		                                     memory_order_relaxed);
-
-		/* never below 0: what leaves was reserved */
-		POOL_ASSERT(was >= (long)n);
-		(void)was;
-	}
-}
-
-void pool__slab_unreserve(struct pool_head *pool, unsigned int n)
-{
-	limit_release(pool, n, 1);
-}
-
-
-/* ------------------------------------------------------------------------------------------ */
-/* Pools off slabs: objects from the OS layer one by one                                      */
-/* ------------------------------------------------------------------------------------------ */
-
-static void *os_alloc_one(struct pool_head *pool)
-{
-	if (pool->layout & POOL_DBG_UAF)
-		return pool__uaf_alloc(pool->ro.size, pool->align, pool);
-	if (pool->layout & POOL_DBG_MALLOC)
-		return pool__malloc_alloc(pool->os_size, pool->align);
-	return pool__os_alloc(pool->os_size, pool->align);
-}
-
-static void os_free_one(struct pool_head *pool, void *obj, const void *caller)
-{
-	if (pool->layout & POOL_DBG_UAF) {
-		pool__uaf_free(obj, caller);
-		return;
-	}
-	if (pool->layout & POOL_DBG_MALLOC) {
-		pool__malloc_free(obj);
-		return;
-	}
-	if (pool__san_on())
-		pool__san_access(obj, pool->os_size);
-	pool__os_free(obj, pool->os_size, pool->align);
-}
-
-static unsigned int os_get(struct pool_head *pool, void **out, unsigned int want)
-{
-	unsigned int k = limit_reserve(pool, want), n = 0;
-
-	while (n < k) {
-		void *obj = os_alloc_one(pool);
-
-		if (!obj)
-			break;
-		out[n++] = obj;
-	}
-	if (k > n)
-		limit_release(pool, k - n, 0);
-	return n;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Geometry                                                                                   */
@@ -423,10 +300,7 @@ static int slab_new(struct pool_head *pool, struct pool_slab_shard *H)
 	return 1;
 }
 
-/*
- * The lock of its shard H held: `slab` leaves the pool, onto the list *gone (freed once the
- * lock is dropped).
- */
+/* H's lock held: `slab` leaves the pool, onto the list *gone (freed once the lock is dropped). */
 static void slab_drop(const struct pool_slabs *S, struct pool_slab_shard *H,
                       struct pool_slab *slab, struct pool_slab **gone)
 {
@@ -647,12 +521,8 @@ found:
 	return 1;
 }
 
-/*
- * The shard a take from thread `start` uses, locked: its own (start modulo the shards), else
- * the first of the others whose lock is free, else its own once its holder lets go. A holder
- * that waits for a CPU (64 threads on 16) then delays only the takes that found every shard
- * held, as a BUSY head sends a push to the next bucket.
- */
+/* The shard a take of thread `start` uses, locked: its own (start modulo the shards), else the
+ * first other whose lock is free, else its own once its holder lets it go. */
 static struct pool_slab_shard *shard_lock(struct pool_slabs *S, unsigned int start)
 {
 	unsigned int i;
@@ -668,12 +538,9 @@ static struct pool_slab_shard *shard_lock(struct pool_slabs *S, unsigned int sta
 }
 
 /*
- * H's lock held and its heap empty: another shard that holds objects given back (a slab with
- * a free group among them) and whose lock is free, locked (H's is kept), else NULL: given-back
- * objects are taken wherever they lie before a new slab is made, so that the shards do not
- * hold more memory than one tier would. Another shard's fresh space is left to it: carving it
- * here would save no memory (untouched slab space is not resident) and bring the threads of
- * every shard back to the few that have slabs.
+ * H's lock held, its heap empty: another shard that holds given-back objects and whose lock is
+ * free, locked (H's kept), else NULL, so that shards hold no more memory than one tier would.
+ * Its fresh space is left to it: not resident, and taking it would crowd its lock again.
  */
 static struct pool_slab_shard *shard_with_free(struct pool_slabs *S, struct pool_slab_shard *H)
 {
@@ -704,10 +571,10 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 	if (top_zero)
 		*top_zero = 0;
 	if (!pool__slab_on(pool))
-		return os_get(pool, out, want);
+		return pool__off_slab_get(pool, out, want);
 	POOL_ASSERT(S->bytes && S->capacity >= 7);
 	/* the limit counts the objects above this tier: a take reserves them first */
-	r = limit_reserve(pool, want);
+	r = pool__limit_reserve(pool, want);
 	if (!r)
 		return 0;
 	H = shard_lock(S, start);
@@ -742,7 +609,7 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 	}
 	pool__unlock(&H->lock);
 	if (n < r)
-		limit_release(pool, r - n, 0);
+		pool__limit_release(pool, r - n, 0);
 	/* the magazine pops out[n - 1] first: the lowest address */
 	for (i = 0; i < n / 2; i++) {
 		void *t = out[i];
@@ -833,7 +700,7 @@ void pool__slab_put(struct pool_head *pool, void *const *objs, unsigned int n,
 		return;
 	if (!pool__slab_on(pool)) {
 		for (i = 0; i < n; i++)
-			os_free_one(pool, objs[i], caller);
+			pool__off_slab_free(pool, objs[i], caller);
 		return;
 	}
 	if (pool__san_on())
@@ -855,7 +722,7 @@ void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, con
 	if (!pool__slab_on(pool)) {
 		for (m = top; m; m = m->next)
 			for (i = 0; i < m->n; i++)
-				os_free_one(pool, m->obj[i], caller);
+				pool__off_slab_free(pool, m->obj[i], caller);
 		return;
 	}
 	if (pool__san_on())

@@ -94,15 +94,6 @@ void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, con
 void pool__slab_trim(struct pool_head *pool);
 
 /*
- * The limit's count (struct pool_head.limit_count) counts the objects above this tier (handed
- * out, cached, in the shared lists: `allocated` less the slab-free objects) plus moves in
- * flight: pool__slab_get() reserves what it takes, and objects that go down leave the count
- * once their bucket counted them out, by this call. So a limit caps what a pool hands out and
- * keeps above its slabs, not the free objects its slabs hold.
- */
-void pool__slab_unreserve(struct pool_head *pool, unsigned int n);
-
-/*
  * The slab figures of struct pool_stats, after the buckets' (pool__bucket_stats()): for a pool
  * on slabs, `allocated` gains the objects free in its slabs, and os_allocs and os_releases
  * become the objects carved and the objects gone back with their slab; off slabs, nothing.
@@ -118,14 +109,5 @@ void pool__slab_walk(struct pool_head *pool);
 /* fork(): the shards' locks are taken before (in the lock order) and released after, in both. */
 void pool__slab_fork_prepare(struct pool_head *pool);
 void pool__slab_fork_after(struct pool_head *pool);
-
-/*
- * Test hook (tests/check_limit.c): when not NULL, the limit's accounting calls it right after a
- * reservation (reserving = 1: the objects are not counted in `allocated` yet) and right before
- * an unreservation (reserving = 0: they are counted out of `allocated` already), the two places
- * where a pool_set_limit() from another thread could land between the steps of a move. NULL
- * outside that test; set it only while no other thread uses pools.
- */
-extern void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
 
 #endif

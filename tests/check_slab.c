@@ -508,6 +508,18 @@ static void *alloc_one(void *arg)
 	return NULL;
 }
 
+/* One object of `p` allocated by another thread, which has exited. */
+static void *other_thread_alloc(struct pool_head *p)
+{
+	struct one_alloc a = { p, NULL };
+	pthread_t t;
+
+	ck_assert_int_eq(pthread_create(&t, NULL, alloc_one, &a), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_ptr_nonnull(a.obj);
+	return a.obj;
+}
+
 /*
  * Shards: a thread with a shard of its own (this thread's id is 0, the next one's 1) makes its
  * slab there while the other shard has only fresh space, and takes the other shard's
@@ -516,10 +528,8 @@ static void *alloc_one(void *arg)
 START_TEST(test_shards)
 {
 	struct pool_head *p = pool_of_stride("shards", 64);
-	struct one_alloc a = { p, NULL };
 	unsigned int i, home;
-	pthread_t t;
-	void *o[64];
+	void *o[64], *theirs;
 
 	for (i = 0; i < 64; i++)
 		ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
@@ -527,12 +537,10 @@ START_TEST(test_shards)
 	ck_assert_uint_eq(test_stats(p).slabs, 1);
 
 	/* the other shard has no slab, and this one nothing given back: a slab of its own */
-	ck_assert_int_eq(pthread_create(&t, NULL, alloc_one, &a), 0);
-	ck_assert_int_eq(pthread_join(t, NULL), 0);
-	ck_assert_ptr_nonnull(a.obj);
-	ck_assert_uint_ne(shard_of(p, a.obj), home);
+	theirs = other_thread_alloc(p);
+	ck_assert_uint_ne(shard_of(p, theirs), home);
 	ck_assert_uint_eq(test_stats(p).slabs, 2);
-	pool_free(p, a.obj);
+	pool_free(p, theirs);
 	pool_thread_flush();
 	pool_flush(p);                   /* its slab is wholly free again: it goes back */
 	ck_assert_uint_eq(test_stats(p).slabs, 1);
@@ -543,13 +551,10 @@ START_TEST(test_shards)
 	pool_thread_flush();
 	pool_flush(p);
 	ck_assert_uint_gt(test_stats(p).slab_free, 0);
-	a.obj = NULL;
-	ck_assert_int_eq(pthread_create(&t, NULL, alloc_one, &a), 0);
-	ck_assert_int_eq(pthread_join(t, NULL), 0);
-	ck_assert_ptr_nonnull(a.obj);
-	ck_assert_uint_eq(shard_of(p, a.obj), home);
+	theirs = other_thread_alloc(p);
+	ck_assert_uint_eq(shard_of(p, theirs), home);
 	ck_assert_uint_eq(test_stats(p).slabs, 1);
-	pool_free(p, a.obj);
+	pool_free(p, theirs);
 	pool_free(p, o[0]);
 	books(p);
 	ck_assert_int_eq(pool_destroy(p), 0);

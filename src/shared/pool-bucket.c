@@ -242,7 +242,7 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 
 void pool__bucket_limit_unreserve(struct pool_head *pool, unsigned int n)
 {
-	pool__slab_unreserve(pool, n);
+	pool__limit_unreserve(pool, n);
 }
 
 void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)

@@ -223,7 +223,7 @@ void pool__bucket_os_uncount(struct pool_head *pool, unsigned int n, unsigned in
  * For the release passes (pool-demand.c): these objects leave the shared tier, downward. `n`
  * objects that left the buckets' `allocated` (their bucket counted them out) leave the limit's
  * count too, for a pool off slabs (on slabs they stay counted until their slab goes:
- * pool__slab_unreserve()); one free object, already uncounted, goes down (its slab, or the OS
+ * pool__limit_unreserve()); one free object, already uncounted, goes down (its slab, or the OS
  * layer, the uaf quarantine with `caller` for its report); the objects of a stack of magazines
  * (linked by `next`, uncounted) go down likewise and the magazines are freed.
  */

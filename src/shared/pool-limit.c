@@ -85,7 +85,7 @@ void pool__limit_release(struct pool_head *pool, unsigned long n, int hook)
 	}
 }
 
-void pool__slab_unreserve(struct pool_head *pool, unsigned int n)
+void pool__limit_unreserve(struct pool_head *pool, unsigned int n)
 {
 	pool__limit_release(pool, n, 1);
 }

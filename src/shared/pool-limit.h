@@ -39,7 +39,7 @@ void pool__off_slab_free(struct pool_head *pool, void *obj, const void *caller);
  * once their bucket counted them out, by this call. So a limit caps what a pool hands out and
  * keeps above its slabs, not the free objects its slabs hold.
  */
-void pool__slab_unreserve(struct pool_head *pool, unsigned int n);
+void pool__limit_unreserve(struct pool_head *pool, unsigned int n);
 
 /*
  * Test hook (tests/check_limit.c): when not NULL, the limit's accounting calls it right after a

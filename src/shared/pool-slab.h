@@ -60,7 +60,7 @@ void pool__slab_fini(struct pool_head *pool);
  * whole groups as fit in `want` (one object when `want` is less than a group); a new slab from
  * the OS layer when none has one. out[] is filled in descending address order, so that a
  * magazine pops them in ascending order. The objects are reserved against the pool's limit
- * first (pool__slab_unreserve()), and near it the last ones may be single objects. For a pool
+ * first (pool__limit_unreserve()), and near it the last ones may be single objects. For a pool
  * off slabs, objects from the OS layer one by one (the uaf backend for a uaf pool, malloc() for
  * a malloc pool). *top_zero (may be NULL) receives 1 when out[n - 1], the first a magazine pops,
  * reads as zero (fresh space of a slab the OS layer gave zeroed), else 0. Returns n: 0 at the

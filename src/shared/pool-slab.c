@@ -60,6 +60,7 @@
 #include "os/pool-malloc.h"
 #include "os/pool-uaf.h"
 #include "shared/pool-limit.h"
+#include "shared/pool-shard.h"
 #include "shared/pool-slab.h"
 
 #define SLAB_MIN        (16u * 1024u)        /* bytes: jemalloc's first extent-sized class */
@@ -521,51 +522,13 @@ found:
 	return 1;
 }
 
-/* The shard a take of thread `start` uses, locked: its own (start modulo the shards), else the
- * first other whose lock is free, else its own once its holder lets it go. */
-static struct pool_slab_shard *shard_lock(struct pool_slabs *S, unsigned int start)
-{
-	unsigned int i;
-
-	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
-		struct pool_slab_shard *H = &S->shard[(start + i) % POOL_SLAB_SHARDS];
-
-		if (pool__lock_try(&H->lock) == 0)
-			return H;
-	}
-	pool__lock(&S->shard[start % POOL_SLAB_SHARDS].lock);
-	return &S->shard[start % POOL_SLAB_SHARDS];
-}
-
-/*
- * H's lock held, its heap empty: another shard that holds given-back objects and whose lock is
- * free, locked (H's kept), else NULL, so that shards hold no more memory than one tier would.
- * Its fresh space is left to it: not resident, and taking it would crowd its lock again.
- */
-static struct pool_slab_shard *shard_with_free(struct pool_slabs *S, struct pool_slab_shard *H)
-{
-	unsigned int i;
-
-	for (i = 1; i < POOL_SLAB_SHARDS; i++) {
-		struct pool_slab_shard *O = &S->shard[(unsigned int)(H - S->shard + i) %
-		                                      POOL_SLAB_SHARDS];
-
-		if (pool__lock_try(&O->lock) != 0)
-			continue;
-		if (O->nheap && atomic_load_explicit(&O->free_objs, memory_order_relaxed) >= S->group)
-			return O;
-		pool__unlock(&O->lock);
-	}
-	return NULL;
-}
-
 unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int want,
                             unsigned int start, int *top_zero)
 {
 	struct pool_slabs *S = &pool->slabs;
 	struct pool_slab_shard *H, *O;
 	unsigned int n = 0, i, r;
-	int zero = 0, looked = 0;
+	int zero = 0, looked = 0, oom = 0;
 
 	POOL_ASSERT(want >= 1 && out);
 	if (top_zero)
@@ -577,19 +540,23 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 	r = pool__limit_reserve(pool, want);
 	if (!r)
 		return 0;
-	H = shard_lock(S, start);
+	H = pool__shard_lock(S, start);
 	while (n < r) {
 		struct pool_slab *slab = H->nheap ? H->heap[0].slab : NULL;
 		unsigned int k, fresh;
 
 		if (!slab) {
-			if (!looked++ && (O = shard_with_free(S, H)) != NULL) {
+			if (!looked++ && (O = pool__shard_with_free(S, H)) != NULL) {
 				pool__unlock(&H->lock);
 				H = O;
 				continue;
 			}
-			if (!slab_new(pool, H))
+			if (!oom && slab_new(pool, H))
+				continue;
+			/* out of memory (RLIMIT_AS): the fresh space of any shard, once */
+			if (oom++ || !(O = pool__shard_with_room(S, H)))
 				break;
+			H = O;
 			continue;
 		}
 		/* whole groups while they fit, then single objects for the last few the limit

@@ -36,7 +36,8 @@
  * 6. Shards. A pool's slabs are spread over POOL_SLAB_SHARDS shards, each with its lock, heap
  *    and counters; a slab belongs to one for life. A take uses its thread's shard, or the next
  *    one whose lock is free (as a push skips a BUSY head), and another shard's given-back
- *    objects before it makes a slab; a put locks the shard of each object's slab. One lock per
+ *    objects before it makes a slab, its fresh space when no slab can be had (pool-shard.c
+ *    chooses); a put locks the shard of each object's slab. One lock per
  *    pool made 64 threads on 2 CPUs sleep while its holder waited for a CPU (doc/internals.md
  *    4.6, doc/benchmarks.md).
  *

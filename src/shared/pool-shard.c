@@ -11,6 +11,13 @@
 #include "base/pool-lock.h"
 #include "shared/pool-shard.h"
 
+/* The i-th shard after H (i in 1..POOL_SLAB_SHARDS - 1), round the pool's shards. */
+static struct pool_slab_shard *after(struct pool_slabs *S, const struct pool_slab_shard *H,
+                                     unsigned int i)
+{
+	return &S->shard[((unsigned int)(H - S->shard) + i) % POOL_SLAB_SHARDS];
+}
+
 /* The shard a take of thread `start` uses, locked: its own (start modulo the shards), else the
  * first other whose lock is free, else its own once its holder lets it go. */
 struct pool_slab_shard *pool__shard_lock(struct pool_slabs *S, unsigned int start)
@@ -37,8 +44,7 @@ struct pool_slab_shard *pool__shard_with_free(struct pool_slabs *S, struct pool_
 	unsigned int i;
 
 	for (i = 1; i < POOL_SLAB_SHARDS; i++) {
-		struct pool_slab_shard *O = &S->shard[(unsigned int)(H - S->shard + i) %
-		                                      POOL_SLAB_SHARDS];
+		struct pool_slab_shard *O = after(S, H, i);
 
 		if (pool__lock_try(&O->lock) != 0)
 			continue;
@@ -60,8 +66,7 @@ struct pool_slab_shard *pool__shard_with_room(struct pool_slabs *S, struct pool_
 
 	pool__unlock(&H->lock);
 	for (i = 1; i < POOL_SLAB_SHARDS; i++) {
-		struct pool_slab_shard *O = &S->shard[(unsigned int)(H - S->shard + i) %
-		                                      POOL_SLAB_SHARDS];
+		struct pool_slab_shard *O = after(S, H, i);
 
 		pool__lock(&O->lock);
 		if (O->nheap)

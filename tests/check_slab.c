@@ -483,6 +483,64 @@ START_TEST(test_dense_in_address_order)
 }
 END_TEST
 
+/*
+ * Slab coloring: the objects of a slab start color * color_unit bytes past the header, the
+ * color fixed per slab and below `colors`, which the slab's slack bounds; slabs of 16 KiB
+ * objects (7 to a slab and 16 KiB to spare) spread their first objects over many cache sets,
+ * where without colors every object of the pool would start on the same one. Slabs of 64-byte
+ * objects have no slack for a second color.
+ */
+START_TEST(test_colors)
+{
+	struct pool_head *big = pool_of_stride("colors-16k", 16384);
+	struct pool_head *small = pool_of_stride("colors-64", 64);
+	const struct pool_slabs *S = &big->slabs;
+	enum { N = 160 };
+	void *o[N];
+	uint64_t sets = 0;
+	unsigned int i, distinct = 0;
+
+	ck_assert_uint_eq(S->color_unit, LINE);
+	ck_assert_uint_gt(S->colors, 1);
+	ck_assert_uint_le(S->first + (size_t)(S->colors - 1) * S->color_unit +
+	                  (size_t)S->capacity * big->os_size, S->bytes);
+	ck_assert_uint_eq(small->slabs.colors,
+	                  (small->slabs.bytes - small->slabs.first -
+	                   (size_t)small->slabs.capacity * small->os_size) / LINE + 1);
+	ck_assert_uint_eq(small->slabs.colors, 1);
+	for (i = 0; i < N; i++) {
+		uintptr_t a, slab;
+		const struct pool_slab *h;
+		size_t off;
+
+		o[i] = pool_alloc(big);
+		ck_assert_ptr_nonnull(o[i]);
+		a = (uintptr_t)o[i];
+		slab = a & ~(uintptr_t)(S->bytes - 1);
+		h = (const struct pool_slab *)slab;
+		ck_assert_ptr_eq(h->pool, big);
+		ck_assert_uint_lt(h->color, S->colors);
+		off = a - slab - S->first - (size_t)h->color * S->color_unit;
+		ck_assert_uint_eq(off % big->os_size, 0);
+		ck_assert_uint_lt(off / big->os_size, S->capacity);
+		ck_assert_uint_le(a + big->os_size, slab + S->bytes);
+		/* the L1 set (64 sets of 64-byte lines) of the slab's first object */
+		sets |= UINT64_C(1) << (((slab + S->first + (size_t)h->color * S->color_unit) /
+		                         LINE) % 64);
+	}
+	for (i = 0; i < 64; i++)
+		distinct += (unsigned int)((sets >> i) & 1);
+	/* N objects fill at least N / capacity slabs, consecutive colors where addresses are */
+	ck_assert_uint_ge(distinct, 4);
+	for (i = 0; i < N; i++)
+		pool_free(big, o[i]);
+	books(big);
+	books(small);
+	ck_assert_int_eq(pool_destroy(big), 0);
+	ck_assert_int_eq(pool_destroy(small), 0);
+}
+END_TEST
+
 /* The shard of the slab that holds `obj`. */
 static unsigned int shard_of(const struct pool_head *p, const void *obj)
 {
@@ -779,6 +837,7 @@ static Suite *slab_suite(void)
 	tcase_add_test(tc, test_zalloc_fresh_and_reused);
 	tcase_add_test(tc, test_limit_exact_with_groups);
 	tcase_add_test(tc, test_which_pools_use_slabs);
+	tcase_add_test(tc, test_colors);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");

@@ -154,8 +154,10 @@ struct pool_slab {
 	uint32_t gfree;                 /* groups wholly free: what a refill may take */
 	uint32_t carved;                /* objects carved so far, a multiple of the group */
 	uint32_t hint;                  /* no bitmap word below this one has a bit set */
-	uint16_t zeroed;                /* 1: the OS layer gave it zeroed (never-carved objects
+	uint8_t zeroed;                 /* 1: the OS layer gave it zeroed (never-carved objects
 	                                   read as zero) */
+	uint8_t color;                  /* its objects start color * color_unit bytes past `first`
+	                                   (pool_slabs.colors), for life */
 	uint16_t shard;                 /* its shard (pool_slabs.shard[]), for life */
 	uint32_t spare_lo, spare_hi;    /* spares: objects of a group carved for one object
 	                                   (their bits set), never handed out, so not counted in
@@ -205,6 +207,9 @@ struct pool_slabs {
 	uint32_t group;                 /* objects per line group: 1, 2 or 4 */
 	uint32_t first;                 /* offset of the first object in a slab */
 	uint32_t words;                 /* words of a slab's bitmap */
+	uint32_t colors;                /* offsets a slab's objects may start at (1: no room for
+	                                   more), color_unit bytes apart: Bonwick's slab coloring */
+	uint32_t color_unit;            /* bytes: a cache line, or the pool's alignment if more */
 	uint64_t div_magic;             /* (off * div_magic) >> 32 == off / os_size for every
 	                                   offset of an object (Granlund & Montgomery 1994) */
 	struct pool_slab_shard shard[POOL_SLAB_SHARDS];

@@ -69,6 +69,7 @@
 #define SLAB_OBJS       8u                   /* objects a slab is sized for */
 #define SLAB_CLASSES    16u                  /* density classes of the heap */
 #define SLAB_OFF_HEAP   UINT32_MAX
+#define COLORS_MAX      256u                 /* a slab's color is a byte */
 #define HEAP_MIN        16u                  /* heap entries first allocated */
 #define GROUP_MAX_OS    1024u                /* bytes: larger objects are carved one by one */
 
@@ -121,6 +122,11 @@ void pool__slab_geometry(struct pool_head *pool)
 	S->group = g;
 	S->first = (uint32_t)first;
 	S->capacity = cap;
+	/* the slack past the last object, in steps of the alignment: at most 256 colors */
+	S->color_unit = (uint32_t)align;
+	S->colors = (uint32_t)((bytes - first - (size_t)cap * os) / align + 1);
+	if (S->colors > COLORS_MAX)
+		S->colors = COLORS_MAX;
 	S->words = (cap + 63) / 64;
 	/* exact for every multiple of os below 2^32 (bytes <= 4 MiB) */
 	S->div_magic = (UINT64_C(1) << 32) / os + 1;
@@ -138,7 +144,7 @@ static struct pool_slab *slab_of(const struct pool_slabs *S, const void *obj)
 
 static char *slab_base(const struct pool_slabs *S, struct pool_slab *slab)
 {
-	return (char *)slab + S->first;
+	return (char *)slab + S->first + (size_t)slab->color * S->color_unit;
 }
 
 /* The heap key: the density class (its free groups, in 16ths), then the address. */
@@ -288,7 +294,9 @@ static int slab_new(struct pool_head *pool, struct pool_slab_shard *H)
 	slab->heap_idx = SLAB_OFF_HEAP;
 	slab->nfree = S->capacity;
 	slab->gfree = S->capacity / S->group;
-	slab->zeroed = (uint16_t)zeroed;
+	slab->zeroed = (uint8_t)zeroed;
+	/* consecutive slabs, consecutive colors: the same object of each on another cache set */
+	slab->color = (uint8_t)(((uintptr_t)slab / S->bytes) % S->colors);
 	slab->shard = (uint16_t)(H - S->shard);
 	slab->next = H->all;
 	if (H->all)

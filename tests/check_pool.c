@@ -208,6 +208,58 @@ START_TEST(test_bulk)
 }
 END_TEST
 
+static int ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(void *const *)a, y = (uintptr_t)*(void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Bulk calls of many magazines at once, which move whole magazines between the caller's array
+ * and the thread's stacks: every object once, NULL entries skipped wherever they fall (inside a
+ * whole magazine too), the books exact, and what the budget holds kept by the thread.
+ */
+START_TEST(test_bulk_whole_magazines)
+{
+	struct pool_head *p = pool_create("bulk-whole", 256, 0);
+	size_t mag = test_magazine(p), n = 6 * mag + 3, i, round;
+	void **objs = calloc(n, sizeof(*objs)), **sorted = calloc(n, sizeof(*objs));
+	void *held[3];
+
+	ck_assert_ptr_nonnull(objs);
+	ck_assert_ptr_nonnull(sorted);
+	for (round = 0; round < 4; round++) {
+		ck_assert_uint_eq(pool_alloc_bulk(p, objs, n), n);
+		memcpy(sorted, objs, n * sizeof(*objs));
+		qsort(sorted, n, sizeof(*sorted), ptr_cmp);
+		for (i = 0; i < n; i++) {
+			ck_assert_ptr_nonnull(sorted[i]);
+			ck_assert(i == 0 || sorted[i] != sorted[i - 1]);
+			memset(objs[i], (int)round, 256);
+		}
+		ck_assert_uint_eq(test_handed_out(p), n);
+		test_books(p);
+		/* NULL in the loaded magazine's part, in a whole magazine, and in the tail */
+		held[0] = objs[1];
+		held[1] = objs[2 * mag + 1];
+		held[2] = objs[n - 1];
+		objs[1] = objs[2 * mag + 1] = objs[n - 1] = NULL;
+		pool_free_bulk(p, objs, n);
+		ck_assert_uint_eq(test_handed_out(p), 3);
+		for (i = 0; i < 3; i++)
+			pool_free(p, held[i]);
+		ck_assert_uint_eq(test_handed_out(p), 0);
+		test_books(p);
+	}
+	pool_thread_flush();
+	ck_assert_uint_eq(test_stats(p).used, 0);
+	free(objs);
+	free(sorted);
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
 START_TEST(test_destroy)
 {
 	struct pool_head *p = pool_create("destroy", 64, 0);
@@ -907,6 +959,7 @@ static Suite *pool_suite(void)
 	tcase_add_test(tc, test_names_and_sizes);
 	tcase_add_test(tc, test_for_each);
 	tcase_add_test(tc, test_bulk);
+	tcase_add_test(tc, test_bulk_whole_magazines);
 	tcase_add_test(tc, test_destroy);
 	tcase_add_test(tc, test_destroy_drains_other_threads);
 	tcase_add_test(tc, test_counters);

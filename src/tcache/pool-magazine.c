@@ -763,6 +763,86 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 }
 
 /*
+ * The bulk calls' whole magazines (pool-magazine.h): the loaded magazine is left alone, and a
+ * magazine moves between a stack and the caller's array in one copy, where a rotation per
+ * magazine would load and unload it (DPDK's mempool cache serves a request larger than itself
+ * from the ring the same way).
+ */
+uint32_t pool__magazine_take_whole(struct pool_thread_caches *ctx, unsigned int s, void **dst,
+                                   uint32_t want)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *m = sl->prev;
+	uint32_t got = 0;
+
+	check_slot(ctx, s);
+	if (m && m->n && m->n <= want) {
+		memcpy(dst, m->obj, m->n * sizeof(*dst));
+		got = m->n;
+		set_held(sl, sl->held - m->n);
+		m->n = 0;
+	}
+	while (sl->top && sl->top->n <= want - got) {
+		m = full_pop(sl);
+		memcpy(dst + got, m->obj, m->n * sizeof(*dst));
+		got += m->n;
+		m->n = 0;
+		empty_push(sl, m);
+	}
+	if (got) {
+		sl->referenced = 1;
+		set_reserved(ctx, s, slot_objs(ctx, s));
+	}
+	return got;
+}
+
+size_t pool__magazine_put_whole(struct pool_thread_caches *ctx, unsigned int s, void *const *src,
+                                size_t n, unsigned int dbg, size_t *put)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_head *pool = pool__slots[s];
+	uint32_t cap = pool->cluster;
+	size_t room = ctx->budget - ctx->reserved, used = 0;
+	size_t k = n / cap, fit = room / ((size_t)cap * pool->cache_cost);
+
+	check_slot(ctx, s);
+	/* what the budget holds now: no eviction for a bulk (make_room's path decides that) */
+	if (k > fit)
+		k = fit;
+	if (!k || !slot_grow(ctx, s, (uint32_t)(k * cap), dbg))
+		return 0;
+	while (k-- > 0) {
+		struct pool_mag *m = empty_get(ctx, s);
+		uint32_t c = 0;
+
+		if (!m)
+			break;
+		if (n - used >= cap) {
+			/* a copy and a branchless look for NULL, which the rare caller passes */
+			uintptr_t none = 1;
+
+			memcpy(m->obj, src + used, cap * sizeof(*src));
+			for (c = 0; c < cap; c++)
+				none &= m->obj[c] != NULL;
+			c = none ? cap : 0;
+			used += c;
+		}
+		for (; used < n && c < cap; used++)
+			if (src[used])
+				m->obj[c++] = src[used];
+		m->n = c;
+		*put += c;
+		if (c)
+			full_push(sl, m);
+		else
+			empty_push(sl, m);
+	}
+	sl->referenced = 1;
+	set_reserved(ctx, s, slot_objs(ctx, s));
+	return used;
+}
+
+/*
  * cold-first: the least recently freed object of slot `s`: the first pointer of the bottom of
  * its full stack, else of the previous magazine, else of the loaded one (the others shift down:
  * a memmove of at most POOL_CLUSTER_MAX pointers).

@@ -132,6 +132,25 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg);
 
 /*
+ * pool_alloc_bulk()'s whole magazines: while `want` objects still wanted hold all of the
+ * previous magazine's or of the full stack's top one, copy them to dst[] (the magazine, empty,
+ * stays the previous one or goes to the empty stack). The loaded magazine is not touched.
+ * Returns the objects copied (0: none fitted). Touches no shared line, no object.
+ */
+uint32_t pool__magazine_take_whole(struct pool_thread_caches *ctx, unsigned int s, void **dst,
+                                   uint32_t want);
+
+/*
+ * pool_free_bulk()'s whole magazines: as many of the n / capacity magazines as the budget
+ * holds now (no eviction) are filled from src[] (NULL entries skipped) and pushed on the full
+ * stack, the loaded magazine not touched; *put grows by the objects pushed. Returns the entries
+ * of src[] consumed, from the first: 0 when the budget holds no whole magazine more; fewer than
+ * asked when there is no memory for an empty magazine.
+ */
+size_t pool__magazine_put_whole(struct pool_thread_caches *ctx, unsigned int s, void *const *src,
+                                size_t n, unsigned int dbg, size_t *put);
+
+/*
  * cold-first: the least recently freed object of slot `s` (the first pointer of the bottom of
  * its full stack, else of the previous magazine, else of the loaded one); NULL if it has none.
  */

@@ -420,9 +420,17 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 
 		uint32_t want = n - got < UINT32_MAX ? (uint32_t)(n - got) : UINT32_MAX;
 
-		if (!c && !pool__magazine_reload_local(ctx, s) &&
-		    !pool__magazine_reload_remote(ctx, s, dbg, want, NULL))
-			break;
+		if (!c) {
+			/* whole magazines that fit straight into objs[], then a rotation for the rest */
+			k = pool__magazine_take_whole(ctx, s, objs + got, want);
+			if (k) {
+				got += k;
+				continue;
+			}
+			if (!pool__magazine_reload_local(ctx, s) &&
+			    !pool__magazine_reload_remote(ctx, s, dbg, want, NULL))
+				break;
+		}
 		c = pool__tc_count(ctx, s);
 		k = n - got < c ? (uint32_t)(n - got) : c;
 		pool__tc_set_count(ctx, s, c - k);
@@ -458,8 +466,19 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 		uint32_t c = pool__tc_count(ctx, s), cap;
 		void **dst;
 
-		if (c == pool__tc_cap(ctx, s) && !pool__magazine_make_room(ctx, s, dbg))
-			break;
+		if (c == pool__tc_cap(ctx, s)) {
+			/* whole magazines onto the full stack, then a rotation for the rest */
+			size_t put = 0, used = c && n - i >= c ?
+			             pool__magazine_put_whole(ctx, s, objs + i, n - i, dbg, &put) : 0;
+
+			if (used) {
+				pushed += put;
+				i += used;
+				continue;
+			}
+			if (!pool__magazine_make_room(ctx, s, dbg))
+				break;
+		}
 		/* in locals: a store through dst could alias the slot's fields for the compiler */
 		dst = pool__tc_objs(ctx, s);
 		c = pool__tc_count(ctx, s);

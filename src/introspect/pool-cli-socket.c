@@ -68,6 +68,7 @@
 #include "introspect/pool-cli.h"
 #include "introspect/pool-cli-sockfile.h"
 #include "base/pool-lock.h"
+#include "base/pool-util.h"
 #include "introspect/pool-text.h"
 
 struct cli_client {
@@ -112,10 +113,7 @@ atomic_ulong pool__cli_rounds;
 
 static long long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)(pool__clock_ns(CLOCK_MONOTONIC) / 1000000u);
 }
 
 POOL_API int pool_cli_set_timeout_ms(unsigned int timeout_ms)

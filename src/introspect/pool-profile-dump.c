@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/pool-util.h"
 #include "debug/pool-debug.h"
 #include "core/pool-int.h"
 #include "debug/pool-profile.h"
@@ -148,10 +149,7 @@ static int cmp_site_ptr(const void *a, const void *b, void *arg)
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return pool__clock_ns(CLOCK_MONOTONIC) / 1000000u;
 }
 
 static uint64_t since_ms(const struct pool_profile_view *v)

@@ -230,7 +230,7 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 		pool__own_add(&b->lost, n);
 		POOL_ASSERT(pool__bucket_books_ok(b));
 		pool__bucket_give(b, h);
-		pool__bucket_limit_unreserve(pool, (unsigned int)n);
+		pool__limit_unreserve(pool, (unsigned int)n);
 		return;
 	}
 	/* every head BUSY (a fork child whose heads were reset cannot get here): not counted */
@@ -239,11 +239,6 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 /* ------------------------------------------------------------------------------------------ */
 /* Limits and the OS layer                                                                    */
 /* ------------------------------------------------------------------------------------------ */
-
-void pool__bucket_limit_unreserve(struct pool_head *pool, unsigned int n)
-{
-	pool__limit_unreserve(pool, n);
-}
 
 void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
 {
@@ -277,7 +272,7 @@ void pool__bucket_os_free(struct pool_head *pool, void *obj, const void *caller)
 void pool__bucket_os_uncount(struct pool_head *pool, unsigned int n, unsigned int start)
 {
 	count_move(pool, start, -(long)n, -(long)n);
-	pool__bucket_limit_unreserve(pool, n);
+	pool__limit_unreserve(pool, n);
 	pool__count_moved(n);
 }
 
@@ -494,7 +489,7 @@ void pool__push_mags(struct pool_head *pool, struct pool_mag *top, struct pool_m
 	/* every head stayed BUSY: the objects go to the OS layer rather than wait */
 	bottom->next = NULL;
 	count_move(pool, start, -(long)nobjs, -(long)nobjs);
-	pool__bucket_limit_unreserve(pool, nobjs);
+	pool__limit_unreserve(pool, nobjs);
 	pool__count_moved(nobjs);
 	pool__bucket_release_mags(pool, top, NULL);
 }
@@ -638,7 +633,7 @@ void pool__bucket_fork_child(struct pool_head *p)
 		 * taking the head and counting makes it approximate).
 		 */
 		pool__own_add(&b->lost, pool__own_get(&b->free_objects));
-		pool__bucket_limit_unreserve(p, (unsigned int)pool__own_get(&b->free_objects));
+		pool__limit_unreserve(p, (unsigned int)pool__own_get(&b->free_objects));
 		pool__own_add(&b->allocated, -pool__own_get(&b->free_objects));
 		atomic_store_explicit(&b->free_objects, 0, memory_order_relaxed);
 		atomic_store_explicit(&b->low_cur, 0, memory_order_relaxed);

@@ -220,14 +220,12 @@ void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int
 void pool__bucket_os_uncount(struct pool_head *pool, unsigned int n, unsigned int start);
 
 /*
- * For the release passes (pool-demand.c): these objects leave the shared tier, downward. `n`
- * objects that left the buckets' `allocated` (their bucket counted them out) leave the limit's
- * count too, for a pool off slabs (on slabs they stay counted until their slab goes:
- * pool__limit_unreserve()); one free object, already uncounted, goes down (its slab, or the OS
- * layer, the uaf quarantine with `caller` for its report); the objects of a stack of magazines
- * (linked by `next`, uncounted) go down likewise and the magazines are freed.
+ * For the release passes (pool-demand.c): these objects leave the shared tier, downward (the
+ * objects that left the buckets' `allocated` leave the limit's count with
+ * pool__limit_unreserve(), pool-limit.h); one free object, already uncounted, goes down (its
+ * slab, or the OS layer, the uaf quarantine with `caller` for its report); the objects of a
+ * stack of magazines (linked by `next`, uncounted) go down likewise and the magazines are freed.
  */
-void pool__bucket_limit_unreserve(struct pool_head *pool, unsigned int n);
 void pool__bucket_os_free(struct pool_head *pool, void *obj, const void *caller);
 void pool__bucket_release_mags(struct pool_head *pool, struct pool_mag *top, const void *caller);
 

@@ -31,6 +31,7 @@
 
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
+#include "shared/pool-limit.h"
 #include "base/pool-lock.h"
 #include "base/pool-util.h"
 
@@ -152,7 +153,7 @@ static void release_detached(struct pool_head *pool, struct pool_mag *top, void 
 {
 	unsigned int i;
 
-	pool__bucket_limit_unreserve(pool, (unsigned int)n);
+	pool__limit_unreserve(pool, (unsigned int)n);
 	pool__count_moved(n);
 	for (i = 0; i < nsplit; i++)
 		pool__bucket_os_free(pool, split[i], NULL);

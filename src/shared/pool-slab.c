@@ -127,6 +127,7 @@ void pool__slab_geometry(struct pool_head *pool)
 	S->colors = (uint32_t)((bytes - first - (size_t)cap * os) / align + 1);
 	if (S->colors > COLORS_MAX)
 		S->colors = COLORS_MAX;
+	POOL_ASSERT(first + (size_t)(S->colors - 1) * align + (size_t)cap * os <= bytes);
 	S->words = (cap + 63) / 64;
 	/* exact for every multiple of os below 2^32 (bytes <= 4 MiB) */
 	S->div_magic = (UINT64_C(1) << 32) / os + 1;

@@ -13,7 +13,9 @@
  *    classes, since one object a gc floor keeps holds its slab. Objects over POOL_SLAB_OBJ_MAX,
  *    uaf and malloc pools stay off slabs (pool__slab_on()). The header holds the owner, the
  *    counts and a bitmap of the objects given back; objects follow at the os_size stride from
- *    the first cache line (or alignment) past it.
+ *    the first cache line (or alignment) past it, shifted by the slab's color: the slack past
+ *    the last object, in lines, spread over consecutive slabs so that the same object of each
+ *    starts on another cache set (Bonwick 1994, section 4.1: slab coloring).
  * 2. Line groups. The fewest objects whose run ends on a cache line boundary: 64 / gcd(os_size,
  *    64), 1, 2 or 4. The tier hands out whole groups (one object only to a request of fewer), so
  *    objects that two refills take for two threads never share a line (issue 27: 9.3 times

@@ -407,7 +407,45 @@ static size_t alloc_batch(struct worker *w, size_t d, unsigned int npools)
 	return n;
 }
 
-/* local: random batch depths on one thread, freed LIFO or FIFO, over two pools. */
+/*
+ * `d` objects of one pool at random through pool_alloc_bulk() into w->live (untagged), each
+ * canary written, then checked and given back with pool_free_bulk(), one entry in eight set to
+ * NULL first and that object freed alone: the bulk calls' whole-magazine moves under the same
+ * checks as every other object. An all-or-nothing failure counts one failure.
+ */
+static void bulk_batch(struct worker *w, size_t d)
+{
+	struct run *r = w->run;
+	unsigned int pi = (unsigned int)rng_below(&w->rng, r->npools);
+	struct pool_head *pool = r->pools[pi];
+	size_t i, n = pool_alloc_bulk(pool, w->live, d);
+
+	count_ops(w, d);
+	if (n != d) {
+		atomic_store_explicit(&w->failures,
+		                      atomic_load_explicit(&w->failures, memory_order_relaxed) + 1,
+		                      memory_order_relaxed);
+		return;
+	}
+	atomic_store_explicit(&w->allocs, atomic_load_explicit(&w->allocs, memory_order_relaxed) + n,
+	                      memory_order_relaxed);
+	for (i = 0; i < n; i++)
+		canary_write(w, w->live[i], r->sizes[pi]);
+	for (i = 0; i < n; i++) {
+		canary_check(w, w->live[i], r->sizes[pi]);
+		if (rng_below(&w->rng, 8) == 0) {
+			pool_free(pool, w->live[i]);
+			w->live[i] = NULL;
+		}
+	}
+	pool_free_bulk(pool, w->live, n);
+	count_ops(w, n);
+}
+
+/*
+ * local: random batch depths on one thread, freed LIFO or FIFO, over two pools; one batch in
+ * four through the bulk calls instead.
+ */
 static void run_local(struct worker *w)
 {
 	struct run *r = w->run;
@@ -415,6 +453,10 @@ static void run_local(struct worker *w)
 
 	while (!stopping(r)) {
 		d = 1 + rng_below(&w->rng, r->depth);
+		if (rng_below(&w->rng, 4) == 0) {
+			bulk_batch(w, d);
+			continue;
+		}
 		n = alloc_batch(w, d, r->npools);
 		free_live_either_way(w, n);
 	}

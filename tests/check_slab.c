@@ -40,6 +40,7 @@
 
 #include "base/pool-head-t.h"
 #include "shared/pool-slab.h"
+#include "tcache/pool-magazine.h"
 #include "testutil.h"
 
 #define LINE 64u
@@ -452,6 +453,67 @@ START_TEST(test_placement)
 }
 END_TEST
 
+struct free_only {
+	struct pool_head *pool;
+	void **objs;
+	size_t n;
+	pthread_barrier_t bar;
+};
+
+static void *free_only_worker(void *arg)
+{
+	struct free_only *fo = arg;
+	void *o;
+	size_t i;
+
+	for (i = 0; i < fo->n; i++)
+		pool_free(fo->pool, fo->objs[i]);
+	pthread_barrier_wait(&fo->bar);     /* the main thread counts what this one caches */
+	pthread_barrier_wait(&fo->bar);
+	o = pool_alloc(fo->pool);
+	ck_assert_ptr_nonnull(o);
+	pool_free(fo->pool, o);
+	return NULL;
+}
+
+/*
+ * A thread that only frees a pool's objects (a consumer, a reaper) keeps a few magazines of
+ * them (the loaded, the previous and POOL_FREE_ONLY_FULL full ones), not its whole budget: the
+ * rest goes to the shared lists for the threads that allocate.
+ * Its first allocation then works as before, and the books balance.
+ */
+START_TEST(test_free_only_thread)
+{
+	struct free_only fo;
+	struct pool_stats st;
+	pthread_t t;
+	size_t mag, i;
+
+	fo.pool = pool_of_stride("free-only", 64);
+	mag = test_magazine(fo.pool);
+	fo.n = 4 * (2 + POOL_FREE_ONLY_FULL) * mag;
+	fo.objs = calloc(fo.n, sizeof(*fo.objs));
+	ck_assert_ptr_nonnull(fo.objs);
+	for (i = 0; i < fo.n; i++)
+		ck_assert_ptr_nonnull(fo.objs[i] = pool_alloc(fo.pool));
+	pool_thread_flush();                 /* what this thread's refills left over */
+	pthread_barrier_init(&fo.bar, NULL, 2);
+	ck_assert_int_eq(pthread_create(&t, NULL, free_only_worker, &fo), 0);
+	pthread_barrier_wait(&fo.bar);
+	st = test_stats(fo.pool);
+	ck_assert_uint_eq(st.used, st.cached);
+	ck_assert_uint_le(st.cached, (2 + POOL_FREE_ONLY_FULL) * mag);
+	ck_assert_uint_ge(st.cached, mag);
+	ck_assert_uint_ge(st.shared_free + st.slab_free, fo.n - (2 + POOL_FREE_ONLY_FULL) * mag);
+	pthread_barrier_wait(&fo.bar);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	pthread_barrier_destroy(&fo.bar);
+	free(fo.objs);
+	books(fo.pool);
+	ck_assert_int_eq(pool_destroy(fo.pool), 0);
+}
+END_TEST
+
 /* Objects come out in address order, densest slab first: a refill's run is ascending. */
 START_TEST(test_dense_in_address_order)
 {
@@ -838,6 +900,7 @@ static Suite *slab_suite(void)
 	tcase_add_test(tc, test_limit_exact_with_groups);
 	tcase_add_test(tc, test_which_pools_use_slabs);
 	tcase_add_test(tc, test_colors);
+	tcase_add_test(tc, test_free_only_thread);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");

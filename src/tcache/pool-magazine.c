@@ -698,7 +698,8 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
  * The loaded magazine of slot `s` is full (or there is none): make room in it. An empty
  * previous magazine takes its place; else the previous one goes onto the full stack and an empty
  * magazine is loaded, within the budget; when the budget cannot hold the full one, it goes to the
- * shared free lists (taking an empty magazine back in the same exchange). Returns 1 when the
+ * shared free lists (taking an empty magazine back in the same exchange). A slot that has not
+ * allocated first sends its full stack there when it holds POOL_FREE_ONLY_FULL magazines. Returns 1 when the
  * loaded magazine has room, 0 when the slot cannot cache (no budget or no memory).
  */
 int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
@@ -729,6 +730,13 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 		set_reserved(ctx, s, slot_objs(ctx, s));
 		return 1;
 	}
+	/*
+	 * A slot that never allocated keeps POOL_FREE_ONLY_FULL full magazines at most: what a
+	 * thread only frees is for the threads that allocate (a consumer, a reaper), not for its
+	 * budget; they leave together, in one exchange (4.6 of internals.md)
+	 */
+	if (!sl->took && sl->nfull >= POOL_FREE_ONLY_FULL)
+		evict_full(ctx, s, sl->nfull, dbg);
 	e = empty_get(ctx, s);
 	if (e && slot_grow(ctx, s, pool->cluster, dbg)) {
 		full = unload(ctx, s);
@@ -809,6 +817,9 @@ size_t pool__magazine_put_whole(struct pool_thread_caches *ctx, unsigned int s, 
 	/* what the budget holds now: no eviction for a bulk (make_room's path decides that) */
 	if (k > fit)
 		k = fit;
+	/* a slot that never allocated keeps few magazines: make_room's rotations trim them */
+	if (!sl->took)
+		return 0;
 	if (!k || !slot_grow(ctx, s, (uint32_t)(k * cap), dbg))
 		return 0;
 	while (k-- > 0) {

@@ -33,6 +33,15 @@ static inline struct pool_head *pool__slot_pool(unsigned int s)
 	return __atomic_load_n(&pool__slots[s], __ATOMIC_ACQUIRE);
 }
 
+/*
+ * Full magazines a slot keeps on its stack while its thread has not allocated from the pool
+ * (besides the loaded and previous ones): a thread that only frees (a consumer, a reaper) sends
+ * them to the shared lists together once it has this many, rather than filling its budget with
+ * objects it will not hand out. 4: one exchange per 4 magazines; xmalloc's consumers kept their
+ * whole budget of the producers' objects before (doc/internals.md 4.6).
+ */
+#define POOL_FREE_ONLY_FULL 4u
+
 /* A pool gets a cache slot in every thread (none when all are taken: index 0) / loses it. */
 void pool__magazine_attach(struct pool_head *pool);
 void pool__magazine_detach(struct pool_head *pool);
@@ -126,8 +135,10 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 
 /*
  * The loaded magazine of slot `s` is full (or there is none): make room in it (magazines
- * rotate; a full one the budget cannot hold goes to the shared lists). Returns 1 when the
- * loaded magazine has room, 0 when the slot cannot cache (no budget, no memory).
+ * rotate; a full one the budget cannot hold goes to the shared lists, and so does the full
+ * stack of a slot whose thread has not allocated from it once it holds POOL_FREE_ONLY_FULL).
+ * Returns 1 when the loaded magazine has room, 0 when the slot cannot cache (no budget, no
+ * memory).
  */
 int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg);
 
@@ -144,7 +155,8 @@ uint32_t pool__magazine_take_whole(struct pool_thread_caches *ctx, unsigned int 
  * pool_free_bulk()'s whole magazines: as many of the n / capacity magazines as the budget
  * holds now (no eviction) are filled from src[] (NULL entries skipped) and pushed on the full
  * stack, the loaded magazine not touched; *put grows by the objects pushed. Returns the entries
- * of src[] consumed, from the first: 0 when the budget holds no whole magazine more; fewer than
+ * of src[] consumed, from the first: 0 when the budget holds no whole magazine more or the
+ * thread has not allocated from the slot (make_room keeps that one's magazines few); fewer than
  * asked when there is no memory for an empty magazine.
  */
 size_t pool__magazine_put_whole(struct pool_thread_caches *ctx, unsigned int s, void *const *src,

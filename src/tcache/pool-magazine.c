@@ -699,8 +699,9 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
  * previous magazine takes its place; else the previous one goes onto the full stack and an empty
  * magazine is loaded, within the budget; when the budget cannot hold the full one, it goes to the
  * shared free lists (taking an empty magazine back in the same exchange). A slot that has not
- * allocated first sends its full stack there when it holds POOL_FREE_ONLY_FULL magazines. Returns 1 when the
- * loaded magazine has room, 0 when the slot cannot cache (no budget or no memory).
+ * allocated first sends its full stack there when it holds POOL_FREE_ONLY_FULL magazines.
+ * Returns 1 when the loaded magazine has room, 0 when the slot cannot cache (no budget or no
+ * memory).
  */
 int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
 {
@@ -814,12 +815,12 @@ size_t pool__magazine_put_whole(struct pool_thread_caches *ctx, unsigned int s, 
 	size_t k = n / cap, fit = room / ((size_t)cap * pool->cache_cost);
 
 	check_slot(ctx, s);
-	/* what the budget holds now: no eviction for a bulk (make_room's path decides that) */
-	if (k > fit)
-		k = fit;
 	/* a slot that never allocated keeps few magazines: make_room's rotations trim them */
 	if (!sl->took)
 		return 0;
+	/* what the budget holds now: no eviction for a bulk (make_room's path decides that) */
+	if (k > fit)
+		k = fit;
 	if (!k || !slot_grow(ctx, s, (uint32_t)(k * cap), dbg))
 		return 0;
 	while (k-- > 0) {

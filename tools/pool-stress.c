@@ -314,6 +314,21 @@ static inline void count_ops(struct worker *w, uint64_t n)
 	                      memory_order_relaxed);
 }
 
+/* An allocation that returned NULL (a bulk one: all or nothing). */
+static inline void count_failure(struct worker *w)
+{
+	atomic_store_explicit(&w->failures,
+	                      atomic_load_explicit(&w->failures, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+}
+
+/* `n` allocations that returned objects. */
+static inline void count_allocs(struct worker *w, uint64_t n)
+{
+	atomic_store_explicit(&w->allocs, atomic_load_explicit(&w->allocs, memory_order_relaxed) + n,
+	                      memory_order_relaxed);
+}
+
 /* Allocate from pool `pi` of the run and write the canary; NULL failures are counted. */
 static void *obj_alloc(struct worker *w, unsigned int pi)
 {
@@ -322,13 +337,10 @@ static void *obj_alloc(struct worker *w, unsigned int pi)
 
 	count_ops(w, 1);
 	if (!p) {
-		atomic_store_explicit(&w->failures,
-		                      atomic_load_explicit(&w->failures, memory_order_relaxed) + 1,
-		                      memory_order_relaxed);
+		count_failure(w);
 		return NULL;
 	}
-	atomic_store_explicit(&w->allocs, atomic_load_explicit(&w->allocs, memory_order_relaxed) + 1,
-	                      memory_order_relaxed);
+	count_allocs(w, 1);
 	canary_write(w, p, r->sizes[pi]);
 	/* --self-test-corruption: overwrite one byte of a live object to prove the check works */
 	if (r->opt->corrupt_after >= 0 &&
@@ -422,13 +434,10 @@ static void bulk_batch(struct worker *w, size_t d)
 
 	count_ops(w, d);
 	if (n != d) {
-		atomic_store_explicit(&w->failures,
-		                      atomic_load_explicit(&w->failures, memory_order_relaxed) + 1,
-		                      memory_order_relaxed);
+		count_failure(w);
 		return;
 	}
-	atomic_store_explicit(&w->allocs, atomic_load_explicit(&w->allocs, memory_order_relaxed) + n,
-	                      memory_order_relaxed);
+	count_allocs(w, n);
 	for (i = 0; i < n; i++)
 		canary_write(w, w->live[i], r->sizes[pi]);
 	for (i = 0; i < n; i++) {

@@ -154,8 +154,6 @@ struct pool_slab {
 	uint32_t gfree;                 /* groups wholly free: what a refill may take */
 	uint32_t carved;                /* objects carved so far, a multiple of the group */
 	uint32_t hint;                  /* no bitmap word below this one has a bit set */
-	uint8_t zeroed;                 /* 1: the OS layer gave it zeroed (never-carved objects
-	                                   read as zero) */
 	uint8_t color;                  /* its objects start color * color_unit bytes past `first`
 	                                   (pool_slabs.colors), for life */
 	uint16_t shard;                 /* its shard (pool_slabs.shard[]), for life */

@@ -97,7 +97,7 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 {
 	unsigned int dbg;
 	struct pool_thread *self;
-	int from_cache = 0, cached, zeroed = 0;
+	int from_cache = 0, cached;
 	void *obj = NULL;
 
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
@@ -115,7 +115,7 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 		from_cache = obj != NULL;
 	}
 	if (!obj)
-		obj = pool__tcache_refill(pool, self, dbg, &zeroed);
+		obj = pool__tcache_refill(pool, self, dbg);
 	if (POOL_UNLIKELY(!obj)) {
 		check_still_live(pool, NULL, caller);
 		return failed(pool, self, dbg, caller, 0);
@@ -133,8 +133,13 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 			return obj;
 		}
 	}
-	/* an object fresh from a slab the OS layer zeroed needs no memset (pool-slab.c, step 4) */
-	if ((flags & POOL_F_MUST_ZERO) && !zeroed)
+	/*
+	 * Every object, even one carved fresh from a slab jemalloc zeroed: skipping its memset left
+	 * its page unwritten, a program that read it first mapped the kernel's zero page there, and
+	 * its next write to that page (or the inline path's memset of a neighbour) copied the page
+	 * and flushed the TLB of every CPU the process runs on (pool-slab.c, step 4).
+	 */
+	if (flags & POOL_F_MUST_ZERO)
 		memset(obj, 0, pool->ro.size);
 	return obj;
 }

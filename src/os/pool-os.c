@@ -516,24 +516,22 @@ void pool__os_free(void *ptr, size_t size, size_t align)
  * the slab from the arenas that retain a burst's memory (alloc_elsewhere(), as for objects:
  * tests/check_oom.c). Any thread may free a slab: jemalloc finds its arena from its address.
  */
-#define SLAB_FLAGS(size) (MALLOCX_ALIGN(size))
+#define SLAB_FLAGS(size) (MALLOCX_ALIGN(size) | MALLOCX_ZERO)
 
-void *pool__os_slab_alloc(size_t size, int *zeroed)
+void *pool__os_slab_alloc(size_t size)
 {
 	int refused;
 	void *p;
 
-	*zeroed = 0;
 	if (pool__fault(POOL_FAULT_OS_ALLOC))
 		return NULL;
-	p = guarded_mallocx(size, SLAB_FLAGS(size) | MALLOCX_ZERO, &refused);
+	p = guarded_mallocx(size, SLAB_FLAGS(size), &refused);
 	if (refused)
 		return NULL;
 	if (__builtin_expect(!p, 0))
-		p = alloc_elsewhere(size, SLAB_FLAGS(size) | MALLOCX_ZERO);
+		p = alloc_elsewhere(size, SLAB_FLAGS(size));
 	if (__builtin_expect(!p || atomic_load_explicit(&lifeboat_wanted, memory_order_relaxed), 0))
 		os_short(!p);
-	*zeroed = p != NULL;
 	return p;
 }
 
@@ -661,9 +659,8 @@ void pool__os_free(void *ptr, size_t size, size_t align)
 	free(ptr);
 }
 
-void *pool__os_slab_alloc(size_t size, int *zeroed)
+void *pool__os_slab_alloc(size_t size)
 {
-	*zeroed = 0;
 	if (pool__fault(POOL_FAULT_OS_ALLOC))
 		return NULL;
 	/* size is a power of two: a multiple of the alignment, as aligned_alloc() wants */

@@ -21,13 +21,15 @@ void pool__os_free(void *ptr, size_t size, size_t align);
 
 /*
  * A slab for the slab tier: `size` bytes (a power of two, at least 16 KiB) aligned on `size`.
- * *zeroed receives 1 when the memory reads as zero: jemalloc's MALLOCX_ZERO, which a fresh
- * extent has for free and a reused large one gets by madvise(MADV_DONTNEED) rather than a
- * memset (jemalloc 5.3, ehooks_default_zero_impl(); a memset with opt.thp:always, and for
- * sizes its tcache keeps, up to 32 KiB); 0 with the C library, whose memory is not known zero.
- * NULL as pool__os_alloc() (the same fault-injection site).
+ * With jemalloc it reads as zero (MALLOCX_ZERO: free for a fresh extent, a memset for the sizes
+ * its tcache keeps, up to 32 KiB, else madvise(MADV_DONTNEED); jemalloc 5.3,
+ * ehooks_default_zero_impl()), with the C library not. Nothing relies on it: pool_zalloc()
+ * clears every object (pool-alloc.c); without it, the server rows at 16,384 live objects took
+ * 1-9% longer in six alternating pairs (round 7, doc/benchmarks.md), and a slab given back
+ * too early would keep a live object's canary in check_slab. NULL as pool__os_alloc() (the
+ * same fault-injection site).
  */
-void *pool__os_slab_alloc(size_t size, int *zeroed);
+void *pool__os_slab_alloc(size_t size);
 /* Give back a slab from pool__os_slab_alloc() of the same size. */
 void pool__os_slab_free(void *ptr, size_t size);
 

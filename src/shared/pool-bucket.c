@@ -246,14 +246,14 @@ void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
 }
 
 unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned int want,
-                                 unsigned int start, int *top_zero)
+                                 unsigned int start)
 {
 	unsigned int n;
 
 	POOL_ASSERT(want >= 1 && out);
 	/* pool_alloc()'s slow path and the bulk call opened the pool (pool.c, open_for_allocation()) */
 	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) == 1);
-	n = pool__slab_get(pool, out, want, start, top_zero);
+	n = pool__slab_get(pool, out, want, start);
 	if (n)
 		count_move(pool, start, n, n);
 	pool__count_moved(n);

@@ -29,8 +29,13 @@
  *    space (the end) last: the emptiest slabs drain, and a slab whose objects are all free goes
  *    back to the OS layer whole, at once (the release passes of pool-demand.c decide when
  *    objects come down; no empty slab is kept: jemalloc keeps the extent for the next one).
- * 4. Zero. Slabs come zeroed, so pool_zalloc()'s slow path skips the memset of the fresh
- *    object a refill hands out first (pool__slab_get()'s *top_zero); the inline path cannot know.
+ * 4. Zero. Slabs come zeroed from jemalloc, and pool_zalloc() clears every object all the same.
+ *    It skipped the memset of the first fresh object of a refill once; a program that read that
+ *    object before writing it mapped the kernel's zero page under it, and the next write to the
+ *    page (the program's, or the memset of a neighbour) copied the page and flushed the TLB of
+ *    every CPU the process ran on: 5 times the TLB shootdowns on the server rows, a fifth of
+ *    the page faults' time (round 7 in doc/benchmarks.md). A memset of one object per refill
+ *    is cheaper than that on two CPUs, and more so on many.
  * 5. Counting. Under a shard's lock the tier counts the carved objects given back (free_objs),
  *    the objects carved fresh and those gone back with their slab, and the slabs. `allocated`
  *    is the buckets' count (above this tier) plus free_objs. The limit counts what is above
@@ -264,10 +269,9 @@ static int slab_new(struct pool_head *pool, struct pool_slab_shard *H)
 	struct pool_slab_ref *heap;
 	struct pool_slab *slab;
 	uint32_t cap;
-	int zeroed;
 
 	pool__unlock(&H->lock);
-	slab = pool__os_slab_alloc(S->bytes, &zeroed);
+	slab = pool__os_slab_alloc(S->bytes);
 	pool__lock(&H->lock);
 	if (!slab)
 		return 0;
@@ -297,7 +301,6 @@ static int slab_new(struct pool_head *pool, struct pool_slab_shard *H)
 	slab->heap_idx = SLAB_OFF_HEAP;
 	slab->nfree = S->capacity;
 	slab->gfree = S->capacity / S->group;
-	slab->zeroed = (uint8_t)zeroed;
 	/* consecutive slabs, consecutive colors: the same object of each on another cache set */
 	slab->color = (uint8_t)(((uintptr_t)slab / S->bytes) % S->colors);
 	slab->shard = (uint16_t)(H - S->shard);
@@ -425,12 +428,10 @@ static unsigned int take_fresh(struct pool_head *pool, struct pool_slab_shard *H
 
 /*
  * The lock held: up to `want` (>= the group) objects of `slab` into out[] in ascending address
- * order, whole groups: those given back first, then fresh space. *fresh receives how many came
- * from fresh space (the last ones).
+ * order, whole groups: those given back first, then fresh space.
  */
 static unsigned int take_groups(struct pool_head *pool, struct pool_slab_shard *H,
-                                struct pool_slab *slab, void **out, unsigned int want,
-                                unsigned int *fresh)
+                                struct pool_slab *slab, void **out, unsigned int want)
 {
 	struct pool_slabs *S = &pool->slabs;
 	uint32_t g = S->group, w, last = carved_words(slab), j;
@@ -460,11 +461,8 @@ static unsigned int take_groups(struct pool_head *pool, struct pool_slab_shard *
 		}
 	}
 	hint_forward(slab);
-	*fresh = 0;
-	if (n < want) {
-		*fresh = take_fresh(pool, H, slab, out + n, want - n);
-		n += *fresh;
-	}
+	if (n < want)
+		n += take_fresh(pool, H, slab, out + n, want - n);
 	return n;
 }
 
@@ -475,12 +473,11 @@ static unsigned int take_groups(struct pool_head *pool, struct pool_slab_shard *
  * are left here as given back (loose).
  */
 static unsigned int take_one(struct pool_head *pool, struct pool_slab_shard *H,
-                             struct pool_slab *slab, void **out, unsigned int *fresh)
+                             struct pool_slab *slab, void **out)
 {
 	struct pool_slabs *S = &pool->slabs;
 	uint32_t g = S->group, w, last = carved_words(slab), b, i;
 
-	*fresh = 0;
 	for (w = slab->hint; w < last; w++) {
 		uint64_t loose = slab->free[w] & ~spread(groups_of(slab->free[w], g), g);
 
@@ -515,7 +512,6 @@ static unsigned int take_one(struct pool_head *pool, struct pool_slab_shard *H,
 	slab->gfree--;
 	slab->nfree--;
 	count(&H->carved, 1);
-	*fresh = 1;
 	return 1;
 found:
 	slab->free[w] &= ~(UINT64_C(1) << b);
@@ -535,16 +531,14 @@ found:
 }
 
 unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int want,
-                            unsigned int start, int *top_zero)
+                            unsigned int start)
 {
 	struct pool_slabs *S = &pool->slabs;
 	struct pool_slab_shard *H, *O;
 	unsigned int n = 0, i, r;
-	int zero = 0, looked = 0, oom = 0;
+	int looked = 0, oom = 0;
 
 	POOL_ASSERT(want >= 1 && out);
-	if (top_zero)
-		*top_zero = 0;
 	if (!pool__slab_on(pool))
 		return pool__off_slab_get(pool, out, want);
 	POOL_ASSERT(S->bytes && S->capacity >= 7);
@@ -555,7 +549,7 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 	H = pool__shard_lock(S, start);
 	while (n < r) {
 		struct pool_slab *slab = H->nheap ? H->heap[0].slab : NULL;
-		unsigned int k, fresh;
+		unsigned int k;
 
 		if (!slab) {
 			if (!looked++ && (O = pool__shard_with_free(S, H)) != NULL) {
@@ -574,13 +568,11 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 		/* whole groups while they fit, then single objects for the last few the limit
 		 * allows (a request of fewer than a group: one) */
 		if (r - n < S->group)
-			k = take_one(pool, H, slab, out + n, &fresh);
+			k = take_one(pool, H, slab, out + n);
 		else
-			k = take_groups(pool, H, slab, out + n, r - n, &fresh);
+			k = take_groups(pool, H, slab, out + n, r - n);
 		heap_fix(S, H, slab);
 		POOL_ASSERT(k);
-		if (!n)
-			zero = slab->zeroed && fresh == k;
 		n += k;
 		/* a group's worth short of `want` that the limit did not cause is left out */
 		if (r == want && want - n < S->group && n)
@@ -599,8 +591,6 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 	if (pool__san_on())
 		for (i = 0; i < n; i++)
 			pool__san_access(out[i], pool->os_size);
-	if (top_zero)
-		*top_zero = n && zero;
 	return n;
 }
 

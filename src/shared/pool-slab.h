@@ -62,8 +62,7 @@ void pool__slab_fini(struct pool_head *pool);
  * magazine pops them in ascending order. The objects are reserved against the pool's limit
  * first (pool__limit_unreserve()), and near it the last ones may be single objects. For a pool
  * off slabs, objects from the OS layer one by one (the uaf backend for a uaf pool, malloc() for
- * a malloc pool). *top_zero (may be NULL) receives 1 when out[n - 1], the first a magazine pops,
- * reads as zero (fresh space of a slab the OS layer gave zeroed), else 0. Returns n: 0 at the
+ * a malloc pool). Returns n: 0 at the
  * limit or when memory runs out, fewer than `want` near either. Reads and writes slab headers
  * only, never an object. The objects are not counted anywhere above: the caller counts them.
  * `start` (the calling thread's id) picks its shard (struct pool_slab_shard): its own when
@@ -71,7 +70,7 @@ void pool__slab_fini(struct pool_head *pool);
  * given-back objects before it makes a slab.
  */
 unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int want,
-                            unsigned int start, int *top_zero);
+                            unsigned int start);
 
 /*
  * Objects the tier above counted out go back: each to its slab (a slab whose objects are then

@@ -611,21 +611,17 @@ static int ensure_loaded(struct pool_thread_caches *ctx, unsigned int s, unsigne
  * beyond the first go onto the full stack when the budget holds them), leaving the slot's
  * surplus empty magazines in that bucket; else half a magazine from the slab tier, or `want`
  * if more (for a pool off slabs, `want` new objects from the OS layer), at most a magazine: one
- * for pool_alloc(), what a bulk call still needs for it. *top_zero (may be NULL): whether the
- * object the loaded magazine pops first reads as zero (fresh from a zeroed slab, not filled for
- * debugging).
+ * for pool_alloc(), what a bulk call still needs for it.
  * Returns 1 when the loaded magazine holds objects, 0 at the limit or out of memory.
  */
 int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
-                                 uint32_t want, int *top_zero)
+                                 uint32_t want)
 {
 	struct pool_tslot *sl = &ctx->slot[s];
 	struct pool_head *pool = pool__slots[s];
 	int integrity = pool__tc_integrity_on(ctx, dbg);
 	uint32_t n;
 
-	if (top_zero)
-		*top_zero = 0;
 	check_slot(ctx, s);
 	if (POOL_ASSERTS >= 2)
 		walk_slot(ctx, s, pool__slots[s]);
@@ -682,14 +678,11 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 		want = pool__tc_cap(ctx, s) / 2;
 	if (want > pool__tc_cap(ctx, s))
 		want = pool__tc_cap(ctx, s);
-	n = pool__bucket_os_get(pool, pool__tc_objs(ctx, s), want, ctx->id, top_zero);
+	n = pool__bucket_os_get(pool, pool__tc_objs(ctx, s), want, ctx->id);
 	if (!n)
 		return 0;
-	if (pool__tc_debug_cached(pool, integrity)) {
+	if (pool__tc_debug_cached(pool, integrity))
 		fill_objs(pool, pool__tc_objs(ctx, s), n, integrity);
-		if (top_zero)
-			*top_zero = 0;
-	}
 	pool__tc_set_count(ctx, s, n);
 	return 1;
 }

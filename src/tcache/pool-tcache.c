@@ -348,13 +348,10 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *ob
 	return ok;
 }
 
-void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsigned int dbg,
-                          int *zeroed)
+void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsigned int dbg)
 {
 	unsigned int s = pool->ro.index;
 	void *obj = NULL;
-
-	*zeroed = 0;
 
 	if (pool__tcache_usable(pool, self, dbg)) {
 		struct pool_thread_caches *ctx = self->caches;
@@ -372,7 +369,7 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 		 * again, and what the fast path drained from it would be lost to the sampler's mark.
 		 */
 		pool__sample_hook(ctx, s, dbg, NULL, 0);
-		if (pool__magazine_reload_remote(ctx, s, dbg, 1, zeroed)) {
+		if (pool__magazine_reload_remote(ctx, s, dbg, 1)) {
 			obj = pool__tc_objs(ctx, s)[pool__tc_count(ctx, s) - 1];
 			pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) - 1);
 		}
@@ -387,7 +384,7 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 	}
 	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & (POOL_DBG_UAF | POOL_DBG_MALLOC)))
 		obj = pool__shared_get_one(pool, self->id);
-	if (!obj && !pool__bucket_os_get(pool, &obj, 1, self->id, zeroed))
+	if (!obj && !pool__bucket_os_get(pool, &obj, 1, self->id))
 		obj = NULL;
 	tick(self, pool);
 	return obj;
@@ -428,7 +425,7 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 				continue;
 			}
 			if (!pool__magazine_reload_local(ctx, s) &&
-			    !pool__magazine_reload_remote(ctx, s, dbg, want, NULL))
+			    !pool__magazine_reload_remote(ctx, s, dbg, want))
 				break;
 		}
 		c = pool__tc_count(ctx, s);

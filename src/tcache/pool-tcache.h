@@ -55,11 +55,9 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *ob
  * One object for this thread, counted as used, when its cache had none: the loaded magazine is
  * refilled with whole magazines from a shared list (one exchange) or from the slab tier, and
  * one is taken; a thread that cannot cache gets one object from a shared list or the slab tier.
- * *zeroed receives 1 when the object reads as zero (fresh from a zeroed slab). NULL at the
- * limit or when out of memory.
+ * NULL at the limit or when out of memory.
  */
-void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsigned int dbg,
-                          int *zeroed);
+void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsigned int dbg);
 
 /*
  * Give one object back without caching it (it was counted as used until now): to a magazine of

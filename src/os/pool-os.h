@@ -25,9 +25,9 @@ void pool__os_free(void *ptr, size_t size, size_t align);
  * its tcache keeps, up to 32 KiB, else madvise(MADV_DONTNEED); jemalloc 5.3,
  * ehooks_default_zero_impl()), with the C library not. Nothing relies on it: pool_zalloc()
  * clears every object (pool-alloc.c); without it, the server rows at 16,384 live objects took
- * 1-9% longer in six alternating pairs (round 7, doc/benchmarks.md), and a slab given back
- * too early would keep a live object's canary in check_slab. NULL as pool__os_alloc() (the
- * same fault-injection site).
+ * 1-21% longer (median 8%) in six alternating pairs (round 7, doc/benchmarks.md), and a slab
+ * given back too early would keep a live object's canary in check_slab. NULL as
+ * pool__os_alloc() (the same fault-injection site).
  */
 void *pool__os_slab_alloc(size_t size);
 /* Give back a slab from pool__os_slab_alloc() of the same size. */

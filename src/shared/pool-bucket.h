@@ -195,10 +195,9 @@ void pool__mag_free_stack(const struct pool_head *pool, struct pool_mag *top);
 /*
  * Up to `want` (>= 1) objects from the tier below the shared lists (pool__slab_get(): whole line
  * groups of the densest slab, or for a pool off slabs objects from the OS layer one by one) into
- * out[0..], counted as used and as above the slabs in one move (near bucket `start`).
- * Returns how many: 0 at the pool's
- * limit or when the OS layer has no memory, fewer than `want` near the limit or when memory runs
- * out midway.
+ * out[0..], counted as used and as above the slabs in one move (near bucket `start`). Returns
+ * how many: 0 at the pool's limit or when the OS layer has no memory, fewer than `want` near
+ * the limit or when memory runs out midway.
  */
 unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned int want,
                                  unsigned int start);

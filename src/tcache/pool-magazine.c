@@ -611,8 +611,8 @@ static int ensure_loaded(struct pool_thread_caches *ctx, unsigned int s, unsigne
  * beyond the first go onto the full stack when the budget holds them), leaving the slot's
  * surplus empty magazines in that bucket; else half a magazine from the slab tier, or `want`
  * if more (for a pool off slabs, `want` new objects from the OS layer), at most a magazine: one
- * for pool_alloc(), what a bulk call still needs for it.
- * Returns 1 when the loaded magazine holds objects, 0 at the limit or out of memory.
+ * for pool_alloc(), what a bulk call still needs for it. Returns 1 when the loaded magazine
+ * holds objects, 0 at the limit or out of memory.
  */
 int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
                                  uint32_t want)

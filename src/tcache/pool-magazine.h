@@ -125,9 +125,9 @@ int pool__magazine_reload_local(struct pool_thread_caches *ctx, unsigned int s);
  * it has none) from a shared free list, with up to two magazines in one exchange (the second
  * onto the full stack when the budget holds it), leaving the slot's surplus empty magazines in
  * that bucket; else with half a magazine from the slab tier, or `want` (>= 1) if more (for a
- * pool off slabs, `want` new objects from the OS layer), at most a magazine. Returns 1
- * when the loaded magazine holds objects; 0 at the pool's limit, out of memory, or when the
- * budget cannot hold a magazine (then the slot has no loaded magazine).
+ * pool off slabs, `want` new objects from the OS layer), at most a magazine. Returns 1 when the
+ * loaded magazine holds objects; 0 at the pool's limit, out of memory, or when the budget
+ * cannot hold a magazine (then the slot has no loaded magazine).
  */
 int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
                                  unsigned int dbg, uint32_t want);

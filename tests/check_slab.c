@@ -743,9 +743,10 @@ static long thread_minflt(void)
  * Before, the slow path skipped the memset of the first object of a fresh refill; the read
  * mapped the kernel's zero page, the write copied it (a fault and a TLB flush of every CPU the
  * process ran on), and the server rows took 5 times the TLB shootdowns (doc/benchmarks.md,
- * round 7). The objects' last bytes lie on pages the slab header does not share. Two faults are
- * allowed for the kernel's own (NUMA balancing unmaps pages to sample where they are used); the
- * old code took 34. Not under ASan or TSan, whose shadow pages fault on their own.
+ * round 7). Most of the objects' last bytes lie on pages the slab header does not share (all
+ * but the first page of a slab). Two faults are allowed for the kernel's own (NUMA balancing
+ * unmaps pages to sample where they are used); the old code took 34. Not under ASan or TSan,
+ * whose shadow pages fault on their own.
  */
 START_TEST(test_zalloc_writes_fresh_objects)
 {

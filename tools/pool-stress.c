@@ -308,24 +308,13 @@ static void canary_check(struct worker *w, const void *obj, size_t size)
 		canary_report(w, "checksum mismatch", obj, size);
 }
 
-static inline void count_ops(struct worker *w, uint64_t n)
+/*
+ * Add `n` to one of a worker's counters (ops, failures, allocs): only the worker writes them
+ * and the progress line reads them, so a relaxed load and store, no read-modify-write.
+ */
+static inline void count(_Atomic uint64_t *c, uint64_t n)
 {
-	atomic_store_explicit(&w->ops, atomic_load_explicit(&w->ops, memory_order_relaxed) + n,
-	                      memory_order_relaxed);
-}
-
-/* An allocation that returned NULL (a bulk one: all or nothing). */
-static inline void count_failure(struct worker *w)
-{
-	atomic_store_explicit(&w->failures,
-	                      atomic_load_explicit(&w->failures, memory_order_relaxed) + 1,
-	                      memory_order_relaxed);
-}
-
-/* `n` allocations that returned objects. */
-static inline void count_allocs(struct worker *w, uint64_t n)
-{
-	atomic_store_explicit(&w->allocs, atomic_load_explicit(&w->allocs, memory_order_relaxed) + n,
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
 	                      memory_order_relaxed);
 }
 
@@ -335,12 +324,12 @@ static void *obj_alloc(struct worker *w, unsigned int pi)
 	struct run *r = w->run;
 	void *p = pool_alloc(r->pools[pi]);
 
-	count_ops(w, 1);
+	count(&w->ops, 1);
 	if (!p) {
-		count_failure(w);
+		count(&w->failures, 1);
 		return NULL;
 	}
-	count_allocs(w, 1);
+	count(&w->allocs, 1);
 	canary_write(w, p, r->sizes[pi]);
 	/* --self-test-corruption: overwrite one byte of a live object to prove the check works */
 	if (r->opt->corrupt_after >= 0 &&
@@ -355,7 +344,7 @@ static void obj_free(struct worker *w, unsigned int pi, void *p)
 
 	canary_check(w, p, r->sizes[pi]);
 	pool_free(r->pools[pi], p);
-	count_ops(w, 1);
+	count(&w->ops, 1);
 }
 
 static inline int stopping(struct run *r)
@@ -432,12 +421,12 @@ static void bulk_batch(struct worker *w, size_t d)
 	struct pool_head *pool = r->pools[pi];
 	size_t i, n = pool_alloc_bulk(pool, w->live, d);
 
-	count_ops(w, d);
+	count(&w->ops, d);
 	if (n != d) {
-		count_failure(w);
+		count(&w->failures, 1);
 		return;
 	}
-	count_allocs(w, n);
+	count(&w->allocs, n);
 	for (i = 0; i < n; i++)
 		canary_write(w, w->live[i], r->sizes[pi]);
 	for (i = 0; i < n; i++) {
@@ -448,7 +437,7 @@ static void bulk_batch(struct worker *w, size_t d)
 		}
 	}
 	pool_free_bulk(pool, w->live, n);
-	count_ops(w, n);
+	count(&w->ops, n);
 }
 
 /*

@@ -164,6 +164,35 @@ START_TEST(test_caller_live_table)
 }
 END_TEST
 
+/*
+ * pool__copy_nonnull(), the bulk calls' copy into a magazine: for every length up to three
+ * blocks of four and a tail, 1 and an exact copy when no pointer is NULL; 0 wherever the one
+ * NULL falls (first, inside or after a block of four, last).
+ */
+START_TEST(test_copy_nonnull)
+{
+	void *src[13], *dst[13];
+	size_t n, i, at;
+
+	for (i = 0; i < 13; i++)
+		src[i] = (char *)dst + 8 * (i + 1);
+	for (n = 0; n <= 13; n++) {
+		memset(dst, 0, sizeof(dst));
+		ck_assert_int_eq(pool__copy_nonnull(dst, src, n), 1);
+		ck_assert_int_eq(memcmp(dst, src, n * sizeof(*src)), 0);
+		for (i = n; i < 13; i++)
+			ck_assert_ptr_null(dst[i]);
+		for (at = 0; at < n; at++) {
+			void *keep = src[at];
+
+			src[at] = NULL;
+			ck_assert_msg(pool__copy_nonnull(dst, src, n) == 0, "n %zu, NULL at %zu", n, at);
+			src[at] = keep;
+		}
+	}
+}
+END_TEST
+
 static Suite *tier_suite(void)
 {
 	Suite *s = suite_create("tier");
@@ -177,6 +206,7 @@ static Suite *tier_suite(void)
 	tc = tcase_create("Core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_caller_live_table);
+	tcase_add_test(tc, test_copy_nonnull);
 	suite_add_tcase(s, tc);
 	return s;
 }

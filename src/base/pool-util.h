@@ -34,6 +34,34 @@ static inline unsigned int pool__hash_ptr(const void *p, unsigned int bits)
 }
 
 /*
+ * Copy the `n` pointers of src[] to dst[] (arrays that do not overlap) and look for a NULL in
+ * the same pass, four at a time (one branch per four pointers, where a copy then a look spent
+ * two passes): 1 when none was NULL and dst[0..n-1] is the copy; 0 when it met one, dst[] then
+ * written partly. The bulk calls' moves into magazines use it: a magazine never holds NULL.
+ */
+static inline int pool__copy_nonnull(void **restrict dst, void *const *restrict src, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 4 <= n; i += 4) {
+		void *a = src[i], *b = src[i + 1], *c = src[i + 2], *d = src[i + 3];
+
+		dst[i] = a;
+		dst[i + 1] = b;
+		dst[i + 2] = c;
+		dst[i + 3] = d;
+		if (__builtin_expect(!a || !b || !c || !d, 0))
+			return 0;
+	}
+	for (; i < n; i++) {
+		dst[i] = src[i];
+		if (__builtin_expect(!src[i], 0))
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA
  * 2014): `x` mixed into a 64-bit value fit to seed the generator below from a weak seed (a time,
  * a thread id).

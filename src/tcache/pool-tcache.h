@@ -19,6 +19,7 @@
 #include <pool/pool.h>
 
 #include "base/pool-head-t.h"
+#include "base/pool-util.h"
 
 /*
  * Can this thread cache objects of `pool`? (registered, the pool has a slot, no-cache off, and a
@@ -115,33 +116,16 @@ static inline int pool__tcache_alloc_bulk_fast(struct pool_head *pool, void **ob
 static inline int pool__tcache_free_bulk_fast(struct pool_head *pool, void **objs, size_t n)
 {
 	struct pool_tcache *tc = pool__tcache_entry(pool);
-	void **dst;
-	size_t i;
+	void **top;
 
 	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW) || tc->top >= tc->end ||
 	    n > (size_t)(tc->end - tc->top))
 		return 0;
-	/*
-	 * Copy, and look for a NULL in the same pass (four at a time: one branch per four): the
-	 * copy counts only if there was none, else the slow path skips them.
-	 */
-	dst = tc->top;
-	for (i = 0; i + 4 <= n; i += 4) {
-		void *a = objs[i], *b = objs[i + 1], *c = objs[i + 2], *d = objs[i + 3];
-
-		dst[i] = a;
-		dst[i + 1] = b;
-		dst[i + 2] = c;
-		dst[i + 3] = d;
-		if (POOL_UNLIKELY(!a || !b || !c || !d))
-			return 0;
-	}
-	for (; i < n; i++) {
-		dst[i] = objs[i];
-		if (POOL_UNLIKELY(!objs[i]))
-			return 0;
-	}
-	__atomic_store_n(&tc->top, dst + n, __ATOMIC_RELAXED);
+	/* the copy counts only if there was no NULL, else the slow path skips them */
+	top = tc->top;
+	if (!pool__copy_nonnull(top, objs, n))
+		return 0;
+	__atomic_store_n(&tc->top, top + n, __ATOMIC_RELAXED);
 	return 1;
 }
 

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "base/pool-assert.h"
+#include "base/pool-util.h"
 #include "shared/pool-bucket.h"
 #include "tcache/pool-magazine.h"
 #include "debug/pool-profile.h"
@@ -514,13 +515,13 @@ static unsigned int clock_victim(struct pool_thread_caches *ctx, unsigned int ke
 }
 
 /*
- * Make the budget hold `more` objects more for slot `s` (its reserved_objs grows by `more`):
+ * slot_grow()'s way when the budget cannot hold `more` objects more for slot `s` as it is:
  * colder slots give their full magazines first, then all they hold, then slot `s` gives its own
  * coldest full magazines. Returns 1 (counted), or 0 when even that is not enough (nothing is
  * counted; what was evicted stays evicted).
  */
-static int slot_grow(struct pool_thread_caches *ctx, unsigned int s, uint32_t more,
-                     unsigned int dbg)
+static POOL_NOINLINE int slot_grow_evict(struct pool_thread_caches *ctx, unsigned int s,
+                                         uint32_t more, unsigned int dbg)
 {
 	size_t cost = pool__slots[s]->cache_cost;
 	unsigned int max = atomic_load_explicit(&pool_max_slot, memory_order_relaxed), rounds;
@@ -544,6 +545,21 @@ static int slot_grow(struct pool_thread_caches *ctx, unsigned int s, uint32_t mo
 	set_reserved(ctx, s, ctx->slot[s].reserved_objs + more);
 	POOL_ASSERT(ctx->reserved <= ctx->budget);
 	return 1;
+}
+
+/*
+ * Make the budget hold `more` objects more for slot `s` (its reserved_objs grows by `more`):
+ * counted at once when it holds them (a bulk call's whole magazines, most rotations), else by
+ * evictions (slot_grow_evict()). Returns 1 (counted), or 0 when it cannot.
+ */
+static inline int slot_grow(struct pool_thread_caches *ctx, unsigned int s, uint32_t more,
+                            unsigned int dbg)
+{
+	if (POOL_LIKELY(ctx->reserved + (size_t)more * pool__slots[s]->cache_cost <= ctx->budget)) {
+		set_reserved(ctx, s, ctx->slot[s].reserved_objs + more);
+		return 1;
+	}
+	return slot_grow_evict(ctx, s, more, dbg);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -784,12 +800,39 @@ uint32_t pool__magazine_take_whole(struct pool_thread_caches *ctx, unsigned int 
 		set_held(sl, sl->held - m->n);
 		m->n = 0;
 	}
-	while (sl->top && sl->top->n <= want - got) {
-		m = full_pop(sl);
-		memcpy(dst + got, m->obj, m->n * sizeof(*dst));
-		got += m->n;
-		m->n = 0;
-		empty_push(sl, m);
+	if (sl->top && sl->top->n <= want - got) {
+		/*
+		 * The k magazines from the top down to `last` are emptied into dst[], then leave the
+		 * full stack for the empty one in one splice (a pop and a push per magazine wrote
+		 * the slot's fields k times).
+		 */
+		struct pool_mag *first = sl->top, *last;
+		uint32_t k = 0, taken = 0;
+
+		m = first;
+		do {
+			memcpy(dst + got, m->obj, m->n * sizeof(*dst));
+			got += m->n;
+			taken += m->n;
+			m->n = 0;
+			m->prev = NULL;
+			last = m;
+			m = m->next;
+			k++;
+		} while (m && m->n <= want - got);
+		POOL_ASSERT(k <= sl->nfull && sl->held >= taken);
+		sl->top = m;
+		if (m)
+			m->prev = NULL;
+		else
+			sl->bottom = NULL;
+		last->next = sl->empty;
+		sl->empty = first;
+		sl->nempty += k;
+		sl->nfull -= k;
+		if (sl->nfull < sl->low_full)
+			sl->low_full = sl->nfull;
+		set_held(sl, sl->held - taken);
 	}
 	if (got) {
 		sl->referenced = 1;
@@ -799,38 +842,34 @@ uint32_t pool__magazine_take_whole(struct pool_thread_caches *ctx, unsigned int 
 }
 
 size_t pool__magazine_put_whole(struct pool_thread_caches *ctx, unsigned int s, void *const *src,
-                                size_t n, unsigned int dbg, size_t *put)
+                                size_t n, size_t *put)
 {
 	struct pool_tslot *sl = &ctx->slot[s];
 	struct pool_head *pool = pool__slots[s];
 	uint32_t cap = pool->cluster;
-	size_t room = ctx->budget - ctx->reserved, used = 0;
-	size_t k = n / cap, fit = room / ((size_t)cap * pool->cache_cost);
+	size_t mag_cost = (size_t)cap * pool->cache_cost, room = ctx->budget - ctx->reserved;
+	size_t used = 0;
 
 	check_slot(ctx, s);
 	/* a slot that never allocated keeps few magazines: make_room's rotations trim them */
 	if (!sl->took)
 		return 0;
-	/* what the budget holds now: no eviction for a bulk (make_room's path decides that) */
-	if (k > fit)
-		k = fit;
-	if (!k || !slot_grow(ctx, s, (uint32_t)(k * cap), dbg))
-		return 0;
-	while (k-- > 0) {
+	/*
+	 * What the budget holds now: no eviction for a bulk (make_room's path decides that). The
+	 * room is counted down in a local (no division per call); the slot's count is set once,
+	 * from what the stacks hold, at the end.
+	 */
+	while (n - used >= cap && room >= mag_cost) {
 		struct pool_mag *m = empty_get(ctx, s);
 		uint32_t c = 0;
 
 		if (!m)
 			break;
-		if (n - used >= cap) {
-			/* a copy and a branchless look for NULL, which the rare caller passes */
-			uintptr_t none = 1;
-
-			memcpy(m->obj, src + used, cap * sizeof(*src));
-			for (c = 0; c < cap; c++)
-				none &= m->obj[c] != NULL;
-			c = none ? cap : 0;
-			used += c;
+		room -= mag_cost;
+		/* the copy and the look for a NULL (which the rare caller passes) in one pass */
+		if (pool__copy_nonnull(m->obj, src + used, cap)) {
+			c = cap;
+			used += cap;
 		}
 		for (; used < n && c < cap; used++)
 			if (src[used])
@@ -842,8 +881,11 @@ size_t pool__magazine_put_whole(struct pool_thread_caches *ctx, unsigned int s, 
 		else
 			empty_push(sl, m);
 	}
-	sl->referenced = 1;
-	set_reserved(ctx, s, slot_objs(ctx, s));
+	if (used) {
+		sl->referenced = 1;
+		set_reserved(ctx, s, slot_objs(ctx, s));
+	}
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
 	return used;
 }
 

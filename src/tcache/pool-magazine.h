@@ -159,7 +159,7 @@ uint32_t pool__magazine_take_whole(struct pool_thread_caches *ctx, unsigned int 
  * asked when there is no memory for an empty magazine.
  */
 size_t pool__magazine_put_whole(struct pool_thread_caches *ctx, unsigned int s, void *const *src,
-                                size_t n, unsigned int dbg, size_t *put);
+                                size_t n, size_t *put);
 
 /*
  * cold-first: the least recently freed object of slot `s` (the first pointer of the bottom of

@@ -461,12 +461,13 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 	}
 	while (i < n) {
 		uint32_t c = pool__tc_count(ctx, s), cap;
+		size_t k;
 		void **dst;
 
 		if (c == pool__tc_cap(ctx, s)) {
 			/* whole magazines onto the full stack, then a rotation for the rest */
 			size_t put = 0, used = c && n - i >= c ?
-			             pool__magazine_put_whole(ctx, s, objs + i, n - i, dbg, &put) : 0;
+			             pool__magazine_put_whole(ctx, s, objs + i, n - i, &put) : 0;
 
 			if (used) {
 				pushed += put;
@@ -481,6 +482,12 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 		c = pool__tc_count(ctx, s);
 		cap = pool__tc_cap(ctx, s);
 		pushed -= c;
+		k = n - i < cap - c ? n - i : cap - c;
+		if (pool__copy_nonnull(dst + c, objs + i, k)) {
+			/* one pass for the common case; a NULL met: the loop below skips it */
+			c += (uint32_t)k;
+			i += k;
+		}
 		for (; i < n && c < cap; i++) {
 			void *obj = objs[i];
 

@@ -557,6 +557,7 @@ static inline int slot_grow(struct pool_thread_caches *ctx, unsigned int s, uint
 {
 	if (POOL_LIKELY(ctx->reserved + (size_t)more * pool__slots[s]->cache_cost <= ctx->budget)) {
 		set_reserved(ctx, s, ctx->slot[s].reserved_objs + more);
+		POOL_ASSERT(ctx->reserved <= ctx->budget);
 		return 1;
 	}
 	return slot_grow_evict(ctx, s, more, dbg);

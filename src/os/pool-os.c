@@ -59,7 +59,8 @@
  *
  * So a thread's first allocating call (mallocx, mallctl) from this layer goes first through
  * first_call_begin(), one thread at a time under je_first_lock. Without an RLIMIT_AS it goes
- * on at once. Under one:
+ * on at once, outside the lock, which it takes after the call only to note the arena jemalloc
+ * bound it to (note_arena()). Under one:
  *   - while some automatic arena does not exist yet and no spare is left (below), the call may
  *     create one: it goes on only with FIRST_CALL_HEADROOM (6 MiB) of fresh address space, for
  *     the new arena's base block (4 MiB while it is aligned, 2 MiB after), the tcache's stack,
@@ -106,7 +107,9 @@
  * calls pool_trim() afterwards (doc/debugging.md).
  *
  * What this cannot close: between the check and the call, threads already set up (which take
- * no lock) may map what was measured; the 2 MiB of slack in each figure is for them. It
+ * no lock) may map what was measured; the 2 MiB of slack in each figure is for them. A thread
+ * whose first call began before a limit was read (no lock, no check) makes it unchecked, as
+ * the program's own first calls do (below). It
  * protects the library's calls only: a thread whose first call into jemalloc is the program's
  * own (a program that links or preloads jemalloc, whose malloc() then is jemalloc's) can still
  * crash there, and may take a spare this layer counts as free until its next count (at the
@@ -366,12 +369,20 @@ static void *alloc_elsewhere(size_t size, int flags)
 
 /*
  * Before an allocating call into jemalloc: 0 to go on (the thread is set up), 1 to go on
- * holding je_first_lock (its first call: first_call_end() after it), -1 to fail instead.
+ * holding je_first_lock (its first call under a limit: first_call_end() after it), 2 to go on
+ * without it (its first call, no limit: first_call_end() takes the lock for the bookkeeping
+ * after it), -1 to fail instead. Without a limit there is nothing to measure, and jemalloc's
+ * set-up of the thread (its tcache's stack, perhaps a new arena: page faults, a 2 MiB mapping)
+ * runs outside the lock: under it, threads started together waited in turn, asleep on the
+ * futex (the server rows with short-lived threads at 2 threads: 1.3-1.6 threads' worth of CPU
+ * time per unit of wall time, against 1.7-1.9 for the mallocs; doc/benchmarks.md, round 8).
  */
 static int first_call_begin(void)
 {
 	if (__builtin_expect(je_thread_ready, 1))
 		return 0;
+	if (!atomic_load_explicit(&as_limited, memory_order_relaxed))
+		return 2;
 	pool__lock(&je_first_lock);
 	if (!atomic_load_explicit(&as_limited, memory_order_relaxed))
 		return 1;
@@ -394,6 +405,10 @@ static int first_call_begin(void)
 
 static void first_call_end(int state)
 {
+	if (state == 2) {
+		pool__lock(&je_first_lock);
+		state = 1;
+	}
 	if (state == 1) {
 		je_thread_ready = 1;
 		note_arena();

@@ -60,7 +60,7 @@
  * So a thread's first allocating call (mallocx, mallctl) from this layer goes first through
  * first_call_begin(), one thread at a time under je_first_lock. Without an RLIMIT_AS it goes
  * on at once, outside the lock, which it takes after the call only to note the arena jemalloc
- * bound it to (note_arena()). Under one:
+ * bound it to (note_arena()), and not at all once every arena is known. Under one:
  *   - while some automatic arena does not exist yet and no spare is left (below), the call may
  *     create one: it goes on only with FIRST_CALL_HEADROOM (6 MiB) of fresh address space, for
  *     the new arena's base block (4 MiB while it is aligned, 2 MiB after), the tcache's stack,
@@ -371,7 +371,7 @@ static void *alloc_elsewhere(size_t size, int flags)
  * Before an allocating call into jemalloc: 0 to go on (the thread is set up), 1 to go on
  * holding je_first_lock (its first call under a limit: first_call_end() after it), 2 to go on
  * without it (its first call, no limit: first_call_end() takes the lock for the bookkeeping
- * after it), -1 to fail instead. Without a limit there is nothing to measure, and jemalloc's
+ * after it while some arena is not known yet), -1 to fail instead. Without a limit there is nothing to measure, and jemalloc's
  * set-up of the thread (its tcache's stack, perhaps a new arena: page faults, a 2 MiB mapping)
  * runs outside the lock: under it, threads started together waited in turn, asleep on the
  * futex (the server rows with short-lived threads at 2 threads: 1.3-1.6 threads' worth of CPU
@@ -406,6 +406,12 @@ static int first_call_begin(void)
 static void first_call_end(int state)
 {
 	if (state == 2) {
+		/* every arena known, no spare to count down: nothing to note, and no lock taken */
+		if (atomic_load_explicit(&arenas_all_exist, memory_order_relaxed) &&
+		    !atomic_load_explicit(&spares, memory_order_relaxed)) {
+			je_thread_ready = 1;
+			return;
+		}
 		pool__lock(&je_first_lock);
 		state = 1;
 	}

@@ -29,6 +29,8 @@
  *     thread then needed an arena jemalloc had no room to create (32 and 0 of 1,000 objects);
  *     now the OS layer makes spare arenas ahead and falls back to the arenas that retain the
  *     burst's memory: the new thread, then four at once, each get 1,000 of two pools.
+ * And one without a limit: a new thread's first call must not wait for the lock the limit needs
+ * (child_nolock()).
  * These children set the limit themselves at run time, and call pool_trim() after setrlimit()
  * as the documentation asks of such programs.
  * AddressSanitizer and ThreadSanitizer reserve terabytes of shadow memory and cannot run under
@@ -40,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -600,6 +603,60 @@ static int child_solo_burst(void)
 	return 0;
 }
 
+/*
+ * No limit: a new thread's first call into jemalloc does not wait for the first-call lock,
+ * which only a limit needs, and with every arena known (MALLOC_CONF=narenas:1) neither does the
+ * bookkeeping after it. The main thread holds the lock, as fork() does
+ * (pool__os_fork_prepare()), while a new thread makes its first allocation; the thread must be
+ * done within NOLOCK_WAIT_S seconds (a bound for a deadlock: it takes microseconds), and the
+ * lock is released either way. Threads started together used to sleep on that lock in turn
+ * while each was set up (doc/benchmarks.md, round 8).
+ */
+#define NOLOCK_WAIT_S  60
+
+static atomic_int nolock_done;   /* 1: the thread allocated; 2: it got NULL */
+
+static void *nolock_thread(void *arg)
+{
+	struct pool_head *p = arg;
+	void *o = pool_alloc(p);
+
+	pool_free(p, o);
+	pool_thread_flush();
+	atomic_store(&nolock_done, o ? 1 : 2);
+	return NULL;
+}
+
+static int child_nolock(void)
+{
+	struct pool_head *p = pool_create("oom-nolock", 64, 0);
+	unsigned int ms;
+	pthread_t t;
+	int done = 0, started;
+	void *o;
+
+	CHILD_CHECK(p, "pool_create: %s", strerror(errno));
+	o = pool_alloc(p);   /* the main thread is set up and its arena, the only one, known */
+	CHILD_CHECK(o, "pool_alloc on the main thread");
+	pool_free(p, o);
+	pool__os_fork_prepare();
+	started = pthread_create(&t, NULL, nolock_thread, p) == 0;
+	for (ms = 0; started && ms < NOLOCK_WAIT_S * 1000u; ms++) {
+		done = atomic_load(&nolock_done);
+		if (done)
+			break;
+		usleep(1000);
+	}
+	pool__os_fork_after();
+	CHILD_CHECK(started, "pthread_create");
+	pthread_join(t, NULL);
+	CHILD_CHECK(done != 0, "the new thread's first allocation waited for the first-call lock "
+	            "(%d s)", NOLOCK_WAIT_S);
+	CHILD_CHECK(done == 1, "the new thread's first allocation returned NULL");
+	pool_destroy(p);
+	return 0;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* The parent: Check tests                                                                    */
 /* ------------------------------------------------------------------------------------------ */
@@ -689,6 +746,12 @@ START_TEST(test_oom_thread_after_a_burst_of_one)
 }
 END_TEST
 
+START_TEST(test_first_call_without_a_limit_takes_no_lock)
+{
+	run_mode("nolock", "narenas:1");
+}
+END_TEST
+
 static Suite *oom_suite(void)
 {
 	Suite *s = suite_create("oom");
@@ -700,6 +763,7 @@ static Suite *oom_suite(void)
 	tcase_add_test(tc, test_oom_no_descriptor_left);
 	tcase_add_test(tc, test_oom_threads_after_burst);
 	tcase_add_test(tc, test_oom_thread_after_a_burst_of_one);
+	tcase_add_test(tc, test_first_call_without_a_limit_takes_no_lock);
 	suite_add_tcase(s, tc);
 	return s;
 }
@@ -714,6 +778,8 @@ static int before(int argc, char **argv)
 			return child_burst();
 		if (!strcmp(argv[2], "solo"))
 			return child_solo_burst();
+		if (!strcmp(argv[2], "nolock"))
+			return child_nolock();
 		return child(!strcmp(argv[2], "relative"));
 	}
 	if (shadow_sanitizer) {

@@ -371,11 +371,12 @@ static void *alloc_elsewhere(size_t size, int flags)
  * Before an allocating call into jemalloc: 0 to go on (the thread is set up), 1 to go on
  * holding je_first_lock (its first call under a limit: first_call_end() after it), 2 to go on
  * without it (its first call, no limit: first_call_end() takes the lock for the bookkeeping
- * after it while some arena is not known yet), -1 to fail instead. Without a limit there is nothing to measure, and jemalloc's
- * set-up of the thread (its tcache's stack, perhaps a new arena: page faults, a 2 MiB mapping)
- * runs outside the lock: under it, threads started together waited in turn, asleep on the
- * futex (the server rows with short-lived threads at 2 threads: 1.3-1.6 threads' worth of CPU
- * time per unit of wall time, against 1.7-1.9 for the mallocs; doc/benchmarks.md, round 8).
+ * after it while some arena is not known yet), -1 to fail instead. Without a limit there is
+ * nothing to measure, and jemalloc's set-up of the thread (its tcache's stack, perhaps a new
+ * arena: page faults, a 2 MiB mapping) runs outside the lock: under it, threads started
+ * together waited in turn, asleep on the futex (the server rows with short-lived threads at 2
+ * threads: 1.3-1.6 CPUs' worth of time per unit of wall time, against 1.7-1.9 for the mallocs;
+ * doc/benchmarks.md, round 8).
  */
 static int first_call_begin(void)
 {

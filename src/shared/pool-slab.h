@@ -63,7 +63,8 @@ void pool__slab_fini(struct pool_head *pool);
  * first (pool__limit_unreserve()), and near it the last ones may be single objects. For a pool
  * off slabs, objects from the OS layer one by one (the uaf backend for a uaf pool, malloc() for
  * a malloc pool). Returns n: 0 at the limit or when memory runs out, fewer than `want` near
- * either. Reads and writes slab headers only, never an object. The objects are not counted anywhere above: the caller counts them.
+ * either. Reads and writes slab headers only, never an object. The objects are not counted
+ * anywhere above: the caller counts them.
  * `start` (the calling thread's id) picks its shard (struct pool_slab_shard): its own when
  * that lock is free, else the next free one; a shard whose heap is empty takes another's
  * given-back objects before it makes a slab.

@@ -193,6 +193,45 @@ START_TEST(test_copy_nonnull)
 }
 END_TEST
 
+/*
+ * pool__copy_skip_null(): NULL entries skipped wherever they fall, at most `room` written, and
+ * *consumed the entries up to the last one written (all of src[] when room was left); without
+ * NULL, a plain copy of min(n, room).
+ */
+START_TEST(test_copy_skip_null)
+{
+	void *src[13], *dst[13];
+	size_t n, room, at, w, used, i, j;
+
+	for (i = 0; i < 13; i++)
+		src[i] = (char *)dst + 8 * (i + 1);
+	for (n = 0; n <= 13; n++)
+		for (room = 0; room <= 13; room++) {
+			w = pool__copy_skip_null(dst, room, src, n, &used);
+			ck_assert_uint_eq(w, n < room ? n : room);
+			ck_assert_uint_eq(used, w);
+			ck_assert_int_eq(memcmp(dst, src, w * sizeof(*src)), 0);
+			for (at = 0; at < n; at++) {
+				void *keep = src[at];
+				size_t want = room < n - 1 ? room : n - 1;
+
+				src[at] = NULL;
+				memset(dst, 0, sizeof(dst));
+				w = pool__copy_skip_null(dst, room, src, n, &used);
+				ck_assert_msg(w == want, "n %zu, room %zu, NULL at %zu: %zu written", n, room,
+				              at, w);
+				/* what was written is src[] without the NULL, in order */
+				for (i = 0, j = 0; j < w; i++)
+					if (src[i])
+						ck_assert_ptr_eq(dst[j++], src[i]);
+				/* to the end of src[] when room was left, else just past the last one */
+				ck_assert_uint_eq(used, w < room ? n : i);
+				src[at] = keep;
+			}
+		}
+}
+END_TEST
+
 static Suite *tier_suite(void)
 {
 	Suite *s = suite_create("tier");
@@ -207,6 +246,7 @@ static Suite *tier_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_caller_live_table);
 	tcase_add_test(tc, test_copy_nonnull);
+	tcase_add_test(tc, test_copy_skip_null);
 	suite_add_tcase(s, tc);
 	return s;
 }

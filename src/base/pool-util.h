@@ -62,6 +62,28 @@ static inline int pool__copy_nonnull(void **restrict dst, void *const *restrict 
 }
 
 /*
+ * Fill dst[0..room) from src[0..n), NULL entries skipped (pool_free_bulk() accepts them, a
+ * magazine never holds one): the pointers written are returned, the entries of src[] consumed
+ * (from the first) go to *consumed. The common case, no NULL among the first min(n, room), is
+ * pool__copy_nonnull()'s one pass; a NULL met sends it to a loop that skips them.
+ */
+static inline size_t pool__copy_skip_null(void **restrict dst, size_t room,
+                                          void *const *restrict src, size_t n, size_t *consumed)
+{
+	size_t k = n < room ? n : room, i, w = 0;
+
+	if (pool__copy_nonnull(dst, src, k)) {
+		*consumed = k;
+		return k;
+	}
+	for (i = 0; i < n && w < room; i++)
+		if (src[i])
+			dst[w++] = src[i];
+	*consumed = i;
+	return w;
+}
+
+/*
  * splitmix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA
  * 2014): `x` mixed into a 64-bit value fit to seed the generator below from a weak seed (a time,
  * a thread id).

@@ -862,19 +862,14 @@ size_t pool__magazine_put_whole(struct pool_thread_caches *ctx, unsigned int s, 
 	 */
 	while (n - used >= cap && room >= mag_cost) {
 		struct pool_mag *m = empty_get(ctx, s);
-		uint32_t c = 0;
+		size_t took;
+		uint32_t c;
 
 		if (!m)
 			break;
 		room -= mag_cost;
-		/* the copy and the look for a NULL (which the rare caller passes) in one pass */
-		if (pool__copy_nonnull(m->obj, src + used, cap)) {
-			c = cap;
-			used += cap;
-		}
-		for (; used < n && c < cap; used++)
-			if (src[used])
-				m->obj[c++] = src[used];
+		c = (uint32_t)pool__copy_skip_null(m->obj, cap, src + used, n - used, &took);
+		used += took;
 		m->n = c;
 		*put += c;
 		if (c)

@@ -461,7 +461,7 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 	}
 	while (i < n) {
 		uint32_t c = pool__tc_count(ctx, s), cap;
-		size_t k;
+		size_t took;
 		void **dst;
 
 		if (c == pool__tc_cap(ctx, s)) {
@@ -482,18 +482,8 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 		c = pool__tc_count(ctx, s);
 		cap = pool__tc_cap(ctx, s);
 		pushed -= c;
-		k = n - i < cap - c ? n - i : cap - c;
-		if (pool__copy_nonnull(dst + c, objs + i, k)) {
-			/* one pass for the common case; a NULL met: the loop below skips it */
-			c += (uint32_t)k;
-			i += k;
-		}
-		for (; i < n && c < cap; i++) {
-			void *obj = objs[i];
-
-			if (obj)
-				dst[c++] = obj;
-		}
+		c += (uint32_t)pool__copy_skip_null(dst + c, cap - c, objs + i, n - i, &took);
+		i += took;
 		pushed += c;
 		pool__tc_set_count(ctx, s, c);
 	}

@@ -131,7 +131,8 @@ BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLO
 # mk/bench.mk adds the benchmark's peers and gnuplot (test_bench.sh), mk/demo.mk chromium, wrk
 # and python3-websocket (test_pools_page.sh). binutils (nm, readelf, objdump) comes with gcc.
 # libunwind and libdw: the profile's call stacks (src/debug/pool-stack.c) and their names
-# (src/debug/pool-symbols.c).
+# (src/debug/pool-symbols.c). libdw's headers only: the library dlopen()s libdw.so.1 when a
+# report first needs names, and does not link it.
 DEPS_PC     := jemalloc:libjemalloc-dev hwloc:libhwloc-dev check:check libunwind:libunwind-dev \
                libdw:libdw-dev
 DEPS_PKGS   := pkg-config $(foreach d,$(DEPS_PC),$(word 2,$(subst :, ,$(d))))
@@ -171,7 +172,7 @@ BASE_CFLAGS  = $(POOL_CPPFLAGS) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG_FLA
 PC_CFLAGS    = $(shell pkg-config --cflags hwloc libunwind libdw \
                  $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
 LIB_LIBS     = $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null)) \
-               $(shell pkg-config --libs hwloc libunwind libdw 2>/dev/null) -lpthread -ldl -lm
+               $(shell pkg-config --libs hwloc libunwind 2>/dev/null) -lpthread -ldl -lm
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 # clang links its sanitizer runtimes into programs, never into a shared library (libpool.so's
 # -z defs then fails on the runtime's symbols): with clang, every program and the library link

@@ -28,6 +28,11 @@
  *    function belongs to the next function), and the offset printed is that of the return
  *    address, as the crash report prints it.
  *
+ * 5. Loaded when first needed. libpool does not link libdw: the first session dlopen()s it
+ *    (load_libdw()), so that a process that writes no such report does not carry it and what
+ *    it loads (0.42 MiB resident, 0.5 ms of start-up: doc/benchmarks.md, round 9), and one
+ *    where it cannot be loaded names every frame with dladdr(3).
+ *
  * Concurrency: one lock for the view; a session holds it across the lookups of a report (libdw
  * is not thread-safe on one Dwfl). A leaf lock: nothing of libpool is called under it.
  */
@@ -47,7 +52,31 @@
 #define OWN_HEADER "/pool/pool.h"
 #define OWN_INLINE_HEADER "/pool/pool-inline.h"
 
+/*
+ * libdw's functions, looked up in the library that pool__libdw_soname names when the first
+ * report needs names (load_libdw()); __typeof__ keeps each pointer's type that of the
+ * prototype in <elfutils/libdwfl.h>, so a call through one is checked as a direct call is.
+ */
+#define LIBDW_FUNCTIONS(F)                                                                      \
+	F(dwarf_attr) F(dwarf_attr_integrate) F(dwarf_decl_file) F(dwarf_filesrc)                \
+	F(dwarf_formstring) F(dwarf_formudata) F(dwarf_getscopes) F(dwarf_getscopes_die)         \
+	F(dwarf_getsrc_die) F(dwarf_getsrcfiles) F(dwarf_haspc) F(dwarf_lineno) F(dwarf_linesrc) \
+	F(dwarf_lowpc) F(dwarf_tag) F(dwfl_addrmodule) F(dwfl_begin) F(dwfl_end)                 \
+	F(dwfl_lineinfo) F(dwfl_linux_proc_report) F(dwfl_module_addrdie)                        \
+	F(dwfl_module_addrinfo) F(dwfl_module_getsrc) F(dwfl_module_info) F(dwfl_module_nextcu)  \
+	F(dwfl_report_begin) F(dwfl_report_end) F(dwfl_linux_proc_find_elf)                      \
+	F(dwfl_build_id_find_debuginfo)
+#define LIBDW_POINTER(name) __typeof__(name) *name;
+static struct {
+	LIBDW_FUNCTIONS(LIBDW_POINTER)
+} dw;
+#undef LIBDW_POINTER
+
+const char *pool__libdw_soname = "libdw.so.1";
+
 static struct pool_lock sym_lock = POOL_LOCK_INITIALIZER;
+static void *libdw;                             /* dlopen()'s handle, NULL: not loaded */
+static int libdw_tried;                         /* load_libdw() ran (and failed if !libdw) */
 static Dwfl *dwfl;                              /* NULL: not made, or libdw failed */
 static unsigned long long dwfl_objects;         /* dlpi_adds + dlpi_subs when it was made */
 static int dwfl_failed;                         /* libdw failed for these counts: dladdr */
@@ -57,11 +86,9 @@ static char *debuginfo_path;                    /* libdw's default search path *
  * Separate debugging information is looked for by build-id under /usr/lib/debug (Debian's
  * -dbgsym packages), on this machine only: dwfl_standard_find_debuginfo() would also ask the
  * debuginfod servers of DEBUGINFOD_URLS (Debian's login shells set it) over the network, in
- * the middle of a report of a server.
+ * the middle of a report of a server. Its functions are libdw's: set by load_libdw().
  */
-static const Dwfl_Callbacks callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_build_id_find_debuginfo,
+static Dwfl_Callbacks callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
@@ -191,6 +218,37 @@ static void frame_from_dladdr(uintptr_t pc, struct pool_sym *s)
 /* libdw                                                                                      */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * Lock held: libdw's functions, from the library pool__libdw_soname names, loaded the first
+ * time a report needs names (once: a failure stays, and every report then names frames with
+ * dladdr(3)). Returns 1 when they are there. Not at start-up: libdw and what it loads (libelf,
+ * libz, libbz2) are 0.42 MiB resident and 0.5 ms of every process's start, for the reports of
+ * a profile or a failure that most processes never write (doc/benchmarks.md, round 9).
+ */
+static int load_libdw(void)
+{
+	void *h;
+
+	if (libdw_tried)
+		return libdw != NULL;
+	libdw_tried = 1;
+	h = dlopen(pool__libdw_soname, RTLD_LAZY | RTLD_LOCAL);
+	if (!h)
+		return 0;
+#define LIBDW_LOOKUP(name)                                                                      \
+	*(void **)&dw.name = dlsym(h, #name);                                                    \
+	if (!dw.name) {                                                                          \
+		dlclose(h);                                                                      \
+		return 0;                                                                        \
+	}
+	LIBDW_FUNCTIONS(LIBDW_LOOKUP)
+#undef LIBDW_LOOKUP
+	callbacks.find_elf = dw.dwfl_linux_proc_find_elf;
+	callbacks.find_debuginfo = dw.dwfl_build_id_find_debuginfo;
+	libdw = h;
+	return 1;
+}
+
 static int count_objects(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
@@ -203,20 +261,25 @@ static void refresh_view(void)
 {
 	unsigned long long objects = 0;
 
+	/* first, since loading libdw adds to the counts */
+	if (!load_libdw()) {
+		dwfl_failed = 1;
+		return;
+	}
 	dl_iterate_phdr(count_objects, &objects);
 	if ((dwfl || dwfl_failed) && objects == dwfl_objects)
 		return;
 	if (dwfl)
-		dwfl_end(dwfl);
+		dw.dwfl_end(dwfl);
 	dwfl_objects = objects;
 	dwfl_failed = 1;
-	dwfl = dwfl_begin(&callbacks);
+	dwfl = dw.dwfl_begin(&callbacks);
 	if (!dwfl)
 		return;
-	dwfl_report_begin(dwfl);
-	if (dwfl_linux_proc_report(dwfl, getpid()) != 0 ||
-	    dwfl_report_end(dwfl, NULL, NULL) != 0) {
-		dwfl_end(dwfl);
+	dw.dwfl_report_begin(dwfl);
+	if (dw.dwfl_linux_proc_report(dwfl, getpid()) != 0 ||
+	    dw.dwfl_report_end(dwfl, NULL, NULL) != 0) {
+		dw.dwfl_end(dwfl);
 		dwfl = NULL;
 		return;
 	}
@@ -244,10 +307,11 @@ void pool__sym_end(void)
 static const char *die_name(Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
-	const char *name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	const char *name = dw.dwarf_formstring(dw.dwarf_attr_integrate(die, DW_AT_name, &attr));
 
-	return name ? name : dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name,
-	                                                           &attr));
+	if (name)
+		return name;
+	return dw.dwarf_formstring(dw.dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 }
 
 /* Does the path `file` (n bytes) end with `tail`? */
@@ -264,7 +328,7 @@ static int ends_with(const char *file, size_t n, const char *tail)
  */
 static int own_inline(Dwarf_Die *die)
 {
-	const char *file = dwarf_decl_file(die), *name = die_name(die);
+	const char *file = dw.dwarf_decl_file(die), *name = die_name(die);
 	size_t n = file ? strlen(file) : 0;
 
 	return name && !strncmp(name, "pool_", 5) && file &&
@@ -280,8 +344,8 @@ static Dwarf_Die *unit_of(Dwfl_Module *mod, Dwarf_Addr at, Dwarf_Addr *bias)
 {
 	Dwarf_Die *cu = NULL;
 
-	while ((cu = dwfl_module_nextcu(mod, cu, bias)))
-		if (dwarf_haspc(cu, at - *bias) > 0)
+	while ((cu = dw.dwfl_module_nextcu(mod, cu, bias)))
+		if (dw.dwarf_haspc(cu, at - *bias) > 0)
 			return cu;
 	return NULL;
 }
@@ -292,21 +356,22 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, struct pool_sym *s)
 	Dwarf_Files *files;
 	Dwarf_Attribute attr;
 	Dwarf_Word file, line;
+	const char *path;
 
 	s->file[0] = 0;
 	s->line = 0;
-	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &file) == 0 &&
-	    dwarf_getsrcfiles(cu, &files, NULL) == 0)
-		copy(s->file, sizeof(s->file), base_name(dwarf_filesrc(files, file, NULL, NULL) ?
-		                                         dwarf_filesrc(files, file, NULL, NULL) : ""));
-	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &attr), &line) == 0)
+	if (dw.dwarf_formudata(dw.dwarf_attr(inl, DW_AT_call_file, &attr), &file) == 0 &&
+	    dw.dwarf_getsrcfiles(cu, &files, NULL) == 0 &&
+	    (path = dw.dwarf_filesrc(files, file, NULL, NULL)))
+		copy(s->file, sizeof(s->file), base_name(path));
+	if (dw.dwarf_formudata(dw.dwarf_attr(inl, DW_AT_call_line, &attr), &line) == 0)
 		s->line = (unsigned int)line;
 }
 
 unsigned int pool__sym_frames(uintptr_t pc, struct pool_sym *out, unsigned int max)
 {
 	Dwarf_Addr at = pc - 1, bias = 0, start;
-	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, at) : NULL;
+	Dwfl_Module *mod = dwfl ? dw.dwfl_addrmodule(dwfl, at) : NULL;
 	struct pool_sym where;
 	Dwarf_Die *cu, *scopes = NULL;
 	const char *name, *file;
@@ -322,15 +387,15 @@ unsigned int pool__sym_frames(uintptr_t pc, struct pool_sym *out, unsigned int m
 	}
 	/* where the call is: the line table's file and line, then each inlined call's site */
 	memset(&where, 0, sizeof(where));
-	name = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	name = dw.dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
 	copy(where.module, sizeof(where.module), name ? base_name(name) : NULL);
-	file = dwfl_lineinfo(dwfl_module_getsrc(mod, at), NULL, &line, NULL, NULL, NULL);
-	cu = dwfl_module_addrdie(mod, at, &bias);
+	file = dw.dwfl_lineinfo(dw.dwfl_module_getsrc(mod, at), NULL, &line, NULL, NULL, NULL);
+	cu = dw.dwfl_module_addrdie(mod, at, &bias);
 	if (!cu && (cu = unit_of(mod, at, &bias)) && !file) {
-		Dwarf_Line *l = dwarf_getsrc_die(cu, at - bias);
+		Dwarf_Line *l = dw.dwarf_getsrc_die(cu, at - bias);
 
-		file = l ? dwarf_linesrc(l, NULL, NULL) : NULL;
-		if (!file || dwarf_lineno(l, &line) != 0)
+		file = l ? dw.dwarf_linesrc(l, NULL, NULL) : NULL;
+		if (!file || dw.dwarf_lineno(l, &line) != 0)
 			file = NULL;
 	}
 	if (file && line > 0) {
@@ -338,10 +403,10 @@ unsigned int pool__sym_frames(uintptr_t pc, struct pool_sym *out, unsigned int m
 		where.line = (unsigned int)line;
 	}
 	if (cu)
-		nscopes = dwarf_getscopes(cu, at - bias, &scopes);
+		nscopes = dw.dwarf_getscopes(cu, at - bias, &scopes);
 	if (nscopes > 0) {
 		/*
-		 * Past an inlined subroutine, dwarf_getscopes() goes on with the scopes of its
+		 * Past an inlined subroutine, dw.dwarf_getscopes() goes on with the scopes of its
 		 * abstract definition; the DIEs that hold the innermost one give the concrete
 		 * chain: each inlined call in the function it is inlined in, up to that function
 		 * (what eu-addr2line -i does).
@@ -350,10 +415,10 @@ unsigned int pool__sym_frames(uintptr_t pc, struct pool_sym *out, unsigned int m
 
 		free(scopes);
 		scopes = NULL;
-		nscopes = dwarf_getscopes_die(&inner, &scopes);
+		nscopes = dw.dwarf_getscopes_die(&inner, &scopes);
 	}
 	for (i = 0; i < nscopes; i++) {
-		int tag = dwarf_tag(&scopes[i]);
+		int tag = dw.dwarf_tag(&scopes[i]);
 
 		if (tag != DW_TAG_inlined_subroutine)
 			continue;
@@ -369,7 +434,7 @@ unsigned int pool__sym_frames(uintptr_t pc, struct pool_sym *out, unsigned int m
 	}
 	/* the function that holds the code: the ELF symbol (static ones too), else DWARF's */
 	out[n] = where;
-	name = dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL);
+	name = dw.dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL);
 	if (name) {
 		copy(out[n].function, sizeof(out[n].function), name);
 		/* a versioned symbol of the table: "__libc_start_main@@GLIBC_2.34" */
@@ -379,10 +444,10 @@ unsigned int pool__sym_frames(uintptr_t pc, struct pool_sym *out, unsigned int m
 		for (i = 0; i < nscopes; i++) {
 			Dwarf_Addr low;
 
-			if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+			if (dw.dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
 				continue;
 			copy(out[n].function, sizeof(out[n].function), die_name(&scopes[i]));
-			if (dwarf_lowpc(&scopes[i], &low) == 0)
+			if (dw.dwarf_lowpc(&scopes[i], &low) == 0)
 				out[n].offset = pc - (uintptr_t)(low + bias);
 			break;
 		}
@@ -461,20 +526,27 @@ void pool__sym_fork_child(void)
 		pool__lock_init(&sym_lock);
 		dwfl = NULL;
 		dwfl_failed = 0;
+		/* a load that thread had begun is tried again here */
+		if (!libdw)
+			libdw_tried = 0;
 		return;
 	}
 	pool__unlock(&sym_lock);
 }
 
-/* libdw's memory goes with the library (dlclose(), or the end of the process). */
+/* libdw's memory and libdw go with the library (dlclose(), or the end of the process). */
 __attribute__((destructor)) static void sym_unload(void)
 {
 	/* a thread still in a report at exit keeps it: the process ends with it anyway */
 	if (pool__lock_try(&sym_lock) != 0)
 		return;
 	if (dwfl)
-		dwfl_end(dwfl);
+		dw.dwfl_end(dwfl);
 	dwfl = NULL;
 	dwfl_failed = 0;
+	if (libdw)
+		dlclose(libdw);
+	libdw = NULL;
+	libdw_tried = 0;
 	pool__unlock(&sym_lock);
 }

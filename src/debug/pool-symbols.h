@@ -76,6 +76,15 @@ void pool__sym_format(char *buf, size_t len, const struct pool_sym *s, unsigned 
 void pool__sym_name(char *buf, size_t len, uintptr_t pc, unsigned int how);
 
 /*
+ * The soname pool__sym_begin() loads libdw from (dlopen(3)), the first time a report needs
+ * names: "libdw.so.1". libpool does not link libdw: a process that writes no such report never
+ * loads it, and one where it cannot be loaded names frames with dladdr(3). Internal tests point
+ * it at a name that does not exist before the first report, to check that fallback; nothing
+ * else writes it.
+ */
+extern const char *pool__libdw_soname;
+
+/*
  * The fork() child: when a report of another thread held the symbolizer at the fork(), that
  * thread does not exist here; its lock is made anew and libdw's view, perhaps half changed, is
  * dropped (its memory stays, as the parent's copy), to be made again at the next report.

@@ -1,0 +1,146 @@
+/*
+ * SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 libpool developers
+ *
+ * The libdw symbolizer (src/debug/pool-symbols.c) and when libdw is loaded: not by linking
+ * libpool nor by using pools, but by the first report that names frames; that report names a
+ * static function of this program with its file and line (libdw reads .symtab and the line
+ * table). When libdw cannot be loaded (pool__libdw_soname pointed at a library that does not
+ * exist), frames are named with dladdr(3): the module and an offset for a static function, the
+ * dynamic symbol for an exported one, and libdw stays unloaded.
+ *
+ * Internal test (it includes debug/pool-symbols.h): linked with the static library and what
+ * the Makefile's LIB_LIBS names, which no longer holds -ldw. Check runs each test in a child
+ * process of its own, so each starts with libdw not tried.
+ */
+#include <check.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <pool/pool.h>
+
+#include "debug/pool-symbols.h"
+#include "testutil.h"
+
+#define LIBDW "libdw.so.1"
+
+/* Is libdw in the process? RTLD_NOLOAD finds it without loading it. */
+static int libdw_loaded(void)
+{
+	void *h = dlopen(LIBDW, RTLD_LAZY | RTLD_NOLOAD);
+
+	if (!h)
+		return 0;
+	dlclose(h);
+	return 1;
+}
+
+/* A static function (no dynamic symbol: only .symtab names it) whose address a frame names. */
+static __attribute__((noinline, used)) int symbols_probe(int x)
+{
+	__asm__ volatile("" : "+r"(x));
+	return x + 1;
+}
+
+/*
+ * Use a pool the way a program does: create, allocate, free, dump (`pools show`; with
+ * `detailed` it names each pool's creator, a report that needs names), destroy.
+ */
+static void use_a_pool(void)
+{
+	struct pool_head *p = pool_create("symbols-test", 64, 0);
+	FILE *out = fopen("/dev/null", "w");
+	void *o;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(out);
+	o = pool_alloc(p);
+	ck_assert_ptr_nonnull(o);
+	pool_free(p, o);
+	ck_assert_int_eq(pool_dump(out, NULL), 0);
+	fclose(out);
+	pool_destroy(p);
+}
+
+START_TEST(test_libdw_loaded_by_the_first_names)
+{
+	struct pool_sym f[4];
+	uintptr_t pc = (uintptr_t)symbols_probe + 1;   /* a "return address" inside it */
+	unsigned int n;
+
+	ck_assert_msg(!libdw_loaded(), "libdw is in the process before anything needed it");
+	use_a_pool();
+	ck_assert_msg(!libdw_loaded(), "creating and using a pool loaded libdw");
+
+	ck_assert_int_eq(pool__sym_begin(0), 0);
+	n = pool__sym_frames(pc, f, 4);
+	pool__sym_end();
+	ck_assert_msg(libdw_loaded(), "the first session did not load libdw");
+	ck_assert_uint_ge(n, 1);
+	/* the outermost frame is the function that holds pc: from .symtab, with its line */
+	ck_assert_str_eq(f[n - 1].function, "symbols_probe");
+	ck_assert_uint_eq(f[n - 1].offset, 1);
+	ck_assert_str_eq(f[n - 1].file, "check_symbols.c");
+	ck_assert_uint_gt(f[n - 1].line, 0);
+
+	/* a second session keeps libdw and names the same way */
+	ck_assert_int_eq(pool__sym_begin(0), 0);
+	ck_assert_uint_eq(pool__sym_frames(pc, f, 4), n);
+	pool__sym_end();
+	ck_assert_str_eq(f[n - 1].function, "symbols_probe");
+}
+END_TEST
+
+START_TEST(test_without_libdw_frames_come_from_dladdr)
+{
+	struct pool_sym f[4];
+	char name[256], want[256];
+	Dl_info info;
+	void *getpid_fn = dlsym(RTLD_DEFAULT, "getpid");
+
+	ck_assert_ptr_nonnull(getpid_fn);
+	pool__libdw_soname = "libpool-check-no-such-libdw.so.1";
+
+	/* a static function: no dynamic symbol, so its module and an offset, no file, no line */
+	ck_assert_int_eq(pool__sym_begin(0), 0);
+	ck_assert_uint_eq(pool__sym_frames((uintptr_t)symbols_probe + 1, f, 4), 1);
+	pool__sym_end();
+	ck_assert_str_eq(f[0].function, "");
+	ck_assert_str_eq(f[0].module, "check_symbols");
+	ck_assert_str_eq(f[0].file, "");
+	ck_assert_uint_eq(f[0].line, 0);
+
+	/* an exported function of the C library: its dynamic symbol, the one dladdr(3) gives */
+	ck_assert_int_ne(dladdr(getpid_fn, &info), 0);
+	ck_assert_ptr_nonnull(info.dli_sname);
+	ck_assert_ptr_eq(info.dli_saddr, getpid_fn);
+	ck_assert_int_eq(pool__sym_begin(0), 0);
+	ck_assert_uint_eq(pool__sym_frames((uintptr_t)getpid_fn + 1, f, 4), 1);
+	pool__sym_end();
+	ck_assert_str_eq(f[0].function, info.dli_sname);
+	ck_assert_uint_eq(f[0].offset, 1);
+	ck_assert_msg(strncmp(f[0].module, "libc.so", 7) == 0, "module \"%s\"", f[0].module);
+	pool__sym_format(name, sizeof(name), &f[0], 0);
+	snprintf(want, sizeof(want), "%s+0x1 (%s)", info.dli_sname, f[0].module);
+	ck_assert_str_eq(name, want);
+
+	/* the failed load is not retried at each report, and nothing loaded libdw */
+	pool__sym_name(name, sizeof(name), (uintptr_t)getpid_fn + 1, POOL_SYM_FUNCTION);
+	ck_assert_str_eq(name, info.dli_sname);
+	ck_assert_msg(!libdw_loaded(), "libdw was loaded although its soname names nothing");
+}
+END_TEST
+
+static Suite *symbols_suite(void)
+{
+	Suite *s = suite_create("symbols");
+	TCase *tc = tcase_create("Core");
+
+	tcase_add_test(tc, test_libdw_loaded_by_the_first_names);
+	tcase_add_test(tc, test_without_libdw_frames_come_from_dladdr);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+POOL_TEST_MAIN(symbols_suite)

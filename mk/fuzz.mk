@@ -43,7 +43,7 @@ $(FUZZ_BUILD)/fuzz_%: tests/fuzz_%.c $(LIB_SRCS) $(wildcard src/*/*.h) $(PUB_HEA
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(shell pkg-config --cflags hwloc libunwind libdw 2>/dev/null) -o $@ $< \
-		$(LIB_SRCS) $(shell pkg-config --libs hwloc libunwind 2>/dev/null) -lpthread -ldl -lm
+		$(LIB_SRCS) $(shell pkg-config --libs libunwind 2>/dev/null) -lpthread -ldl -lm
 
 # Not .PHONY: make skips pattern rules for phony targets.
 fuzz-%: $(FUZZ_BUILD)/fuzz_%

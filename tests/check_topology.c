@@ -4,8 +4,9 @@
  *
  * The topology (src/config/topology.c): what hwloc discovers on this machine and in the XML exports of
  * large ones, the defaults derived from it (the formulas of doc/tuning.md, written again here),
- * pool_topology_show(), the sysconf() fallback when hwloc fails, and thread binding. The
- * environment overrides of those defaults and pool_configure() are check_config.c's.
+ * pool_topology_show(), the sysconf() fallback when hwloc fails, thread binding, and hwloc
+ * loaded for the reading only (not linked, unloaded after it). The environment overrides of
+ * those defaults and pool_configure() are check_config.c's.
  *
  * Public-API test: it includes only <pool/pool.h>, since the topology, the defaults and the
  * OS layer's name (a pool's stats) are all public.
@@ -17,6 +18,7 @@
  */
 #include <check.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -262,6 +264,41 @@ START_TEST(test_show)
 }
 END_TEST
 
+/* Is hwloc in the process? RTLD_NOLOAD finds it without loading it. */
+static int hwloc_in_process(void)
+{
+	void *h = dlopen("libhwloc.so.15", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (!h)
+		return 0;
+	dlclose(h);
+	return 1;
+}
+
+/* libpool does not link hwloc: it loads it to read the topology and unloads it after. */
+START_TEST(test_hwloc_not_kept)
+{
+	const struct pool_topology *t;
+	FILE *f = tmpfile();
+	char buf[4096];
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_msg(!hwloc_in_process(), "hwloc is in the process before the topology is read");
+	t = pool_topology();
+	ck_assert_uint_eq(t->source, POOL_TOPO_SYSTEM);
+	ck_assert_msg(!hwloc_in_process(), "hwloc stayed loaded after the topology was read");
+	/* what pool_topology_show() says of the hwloc it read with outlives it */
+	pool_topology_show(f);
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	ck_assert_msg(strstr(buf, "topology: this machine (hwloc API 2."), "%s", buf);
+	ck_assert_msg(!hwloc_in_process(), "pool_topology_show() loaded hwloc");
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* Errors: the hwloc fallback                                                                  */
 /* ------------------------------------------------------------------------------------------ */
@@ -380,6 +417,7 @@ static Suite *topology_suite(void)
 	tcase_add_test(tc, test_xml_topologies);
 	tcase_add_test(tc, test_concurrent_first_use);
 	tcase_add_test(tc, test_show);
+	tcase_add_test(tc, test_hwloc_not_kept);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Errors");

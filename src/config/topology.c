@@ -7,7 +7,16 @@
  * (formulas and reasons above pool_topology() in include/pool/pool.h and in doc/tuning.md); and
  * binding a thread to a PU. This file is the only one that calls hwloc. The configuration that
  * starts from these defaults lives in pool-config.c; printing them in pool-topology-show.c.
+ *
+ * hwloc is loaded for the reading and unloaded after it: libpool does not link it, and
+ * load_hwloc() dlopen()s it (RTLD_GLOBAL, which its plugins need), reads what the library keeps,
+ * destroys the topology and dlclose()s it. hwloc, libudev and what the discovery touched of
+ * their code were 0.45 MiB of every process's RSS after its first pool_create(), for a reading
+ * made once (doc/benchmarks.md, round 9). hwloc's inline helpers (hwloc/helper.h) call its
+ * functions directly, which a library that does not link hwloc cannot: the few this file needs
+ * are written here over the functions looked up (obj_by_type(), count_type(), read_binding()).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -23,6 +32,28 @@
 #include <pool/pool.h>
 
 #include "config/pool-topology.h"
+
+/*
+ * hwloc 2.x's soname on every distribution (ABI 15 since 2.0); a hwloc 3 would bring another,
+ * and these headers would say so first.
+ */
+#if HWLOC_API_VERSION < 0x00020000 || HWLOC_API_VERSION >= 0x00030000
+#error "libpool reads the topology with hwloc 2.x (libhwloc.so.15)"
+#endif
+const char *pool__hwloc_soname = "libhwloc.so.15";
+
+/* hwloc's functions this file calls, looked up by load_hwloc(), typed as hwloc.h types them. */
+#define HWLOC_FUNCTIONS(F)                                                                      \
+	F(hwloc_get_api_version) F(hwloc_topology_init) F(hwloc_topology_destroy)                \
+	F(hwloc_topology_set_io_types_filter) F(hwloc_topology_set_xml) F(hwloc_topology_load)   \
+	F(hwloc_topology_is_thissystem) F(hwloc_get_type_depth) F(hwloc_get_nbobjs_by_depth)     \
+	F(hwloc_get_obj_by_depth)
+#define HWLOC_POINTER(name) __typeof__(name) *name;
+static struct {
+	HWLOC_FUNCTIONS(HWLOC_POINTER)
+} hw;
+#undef HWLOC_POINTER
+static unsigned int hwloc_api;          /* hwloc_get_api_version() of the hwloc read with */
 
 static struct pool_topology topo_info;
 /*
@@ -76,11 +107,31 @@ static void derive_defaults(struct pool_topology *t)
 /* Loading                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * The depth of the objects of `type`, or -1 when there are none or they lie at several depths
+ * (what hwloc_get_nbobjs_by_type() and hwloc_get_obj_by_type() of hwloc/helper.h then answer:
+ * none). The virtual depths of memory objects (NUMA nodes) are negative and valid.
+ */
+static int type_depth(hwloc_topology_t h, hwloc_obj_type_t type)
+{
+	int depth = hw.hwloc_get_type_depth(h, type);
+
+	return depth == HWLOC_TYPE_DEPTH_UNKNOWN || depth == HWLOC_TYPE_DEPTH_MULTIPLE ? -1 : depth;
+}
+
 static unsigned int count_type(hwloc_topology_t h, hwloc_obj_type_t type)
 {
-	int n = hwloc_get_nbobjs_by_type(h, type);
+	int depth = type_depth(h, type);
 
-	return n > 0 ? (unsigned int)n : 0;
+	return depth == -1 ? 0 : hw.hwloc_get_nbobjs_by_depth(h, depth);
+}
+
+/* The object of `type` with logical index `i`, or NULL. */
+static hwloc_obj_t obj_by_type(hwloc_topology_t h, hwloc_obj_type_t type, unsigned int i)
+{
+	int depth = type_depth(h, type);
+
+	return depth == -1 ? NULL : hw.hwloc_get_obj_by_depth(h, depth, i);
 }
 
 /*
@@ -95,7 +146,7 @@ static size_t cache_info(hwloc_topology_t h, hwloc_obj_type_t type, unsigned int
 	size_t first = 0, sum = 0;
 
 	for (i = 0; i < n; i++) {
-		hwloc_obj_t o = hwloc_get_obj_by_type(h, type, i);
+		hwloc_obj_t o = obj_by_type(h, type, i);
 
 		if (!o || !o->attr || o->attr->cache.type == HWLOC_OBJ_CACHE_INSTRUCTION)
 			continue;
@@ -135,7 +186,7 @@ static void read_hwloc(hwloc_topology_t h)
 	t->l2_bytes = cache_info(h, HWLOC_OBJ_L2CACHE, &t->l2_count, &l2_total);
 	t->l3_bytes = cache_info(h, HWLOC_OBJ_L3CACHE, &t->l3_count, NULL);
 	t->l2_per_pu_bytes = l2_total / t->pus;
-	l1 = hwloc_get_obj_by_type(h, HWLOC_OBJ_L1CACHE, 0);
+	l1 = obj_by_type(h, HWLOC_OBJ_L1CACHE, 0);
 	t->cache_line = 64;
 	if (l1 && l1->attr && l1->attr->cache.linesize)
 		t->cache_line = l1->attr->cache.linesize;
@@ -168,82 +219,136 @@ static void read_sysconf(void)
 	t->l2_per_pu_bytes = t->l2_bytes;
 }
 
-/* Fill the binding table (bind_pu, bind_core) from a topology of this machine. */
+/* The core `pu` belongs to, or NULL. */
+static hwloc_obj_t core_of(hwloc_obj_t pu)
+{
+	hwloc_obj_t o = pu->parent;
+
+	while (o && o->type != HWLOC_OBJ_CORE)
+		o = o->parent;
+	return o;
+}
+
+/* No memory for the binding table: none is kept, and binding says ENOMEM. */
+static void binding_nomem(void)
+{
+	free(bind_pu);
+	free(bind_core);
+	bind_pu = bind_core = NULL;
+	bind_nomem = 1;
+}
+
+/*
+ * Fill the binding table (bind_pu, bind_core) from a topology of this machine: each core's PUs,
+ * cores and PUs in hwloc's logical order (a PU outside every core is left out).
+ */
 static void read_binding(hwloc_topology_t h)
 {
 	unsigned int ncores = count_type(h, HWLOC_OBJ_CORE), npus = count_type(h, HWLOC_OBJ_PU);
-	unsigned int c, k, n = 0;
-	hwloc_obj_t core, pu;
-	int got;
+	unsigned int c, i, *at;
+	hwloc_obj_t pu, core;
 
 	if (!npus)
 		return;
 	bind_pu = calloc(npus, sizeof(*bind_pu));
 	bind_core = calloc((ncores ? ncores : npus) + 1, sizeof(*bind_core));
 	if (!bind_pu || !bind_core) {
-		free(bind_pu);
-		free(bind_core);
-		bind_pu = bind_core = NULL;
-		bind_nomem = 1;
+		binding_nomem();
 		return;
 	}
 	if (!ncores) {                          /* no cores in the topology: a PU is a core */
 		for (c = 0; c < npus; c++) {
 			bind_core[c] = c;
-			bind_pu[c] = hwloc_get_obj_by_type(h, HWLOC_OBJ_PU, c)->os_index;
+			pu = obj_by_type(h, HWLOC_OBJ_PU, c);
+			bind_pu[c] = pu ? pu->os_index : c;
 		}
 		bind_core[npus] = npus;
 		bind_ncores = npus;
 		return;
 	}
-	for (c = 0; c < ncores; c++) {
-		bind_core[c] = n;
-		core = hwloc_get_obj_by_type(h, HWLOC_OBJ_CORE, c);
-		got = hwloc_get_nbobjs_inside_cpuset_by_type(h, core->cpuset, HWLOC_OBJ_PU);
-		for (k = 0; got > 0 && k < (unsigned int)got && n < npus; k++) {
-			pu = hwloc_get_obj_inside_cpuset_by_type(h, core->cpuset, HWLOC_OBJ_PU, k);
-			if (pu)
-				bind_pu[n++] = pu->os_index;
-		}
+	/* count each core's PUs (in bind_core[i + 1]), then place them: bind_core[] starts them */
+	for (i = 0; i < npus; i++)
+		if ((pu = obj_by_type(h, HWLOC_OBJ_PU, i)) && (core = core_of(pu)) &&
+		    core->logical_index < ncores)
+			bind_core[core->logical_index + 1]++;
+	for (c = 0; c < ncores; c++)
+		bind_core[c + 1] += bind_core[c];
+	at = calloc(ncores, sizeof(*at));
+	if (!at) {
+		binding_nomem();
+		return;
 	}
-	bind_core[ncores] = n;
+	for (i = 0; i < npus; i++)
+		if ((pu = obj_by_type(h, HWLOC_OBJ_PU, i)) && (core = core_of(pu)) &&
+		    core->logical_index < ncores)
+			bind_pu[bind_core[core->logical_index] + at[core->logical_index]++] =
+				pu->os_index;
+	free(at);
 	bind_ncores = ncores;
 }
 
 /*
- * Load with hwloc, read what the library needs and unload it; returns 0, or -1 with `why`
- * filled and nothing kept.
+ * Load hwloc, load the topology with it, read what the library needs and unload both; returns
+ * 0, or -1 with `why` filled and nothing kept (hwloc missing, of another major API version than
+ * these headers', or failing).
  */
 static int load_hwloc(char *why, size_t why_len)
 {
 	hwloc_topology_t h;
+	void *lib = dlopen(pool__hwloc_soname, RTLD_LAZY | RTLD_GLOBAL);
+	int rc = -1;
 
-	if (hwloc_topology_init(&h) < 0) {
-		snprintf(why, why_len, "hwloc_topology_init: %s", strerror(errno));
+	if (!lib) {
+		snprintf(why, why_len, "%s", dlerror());
 		return -1;
+	}
+#define HWLOC_LOOKUP(name)                                                                      \
+	*(void **)&hw.name = dlsym(lib, #name);                                                  \
+	if (!hw.name) {                                                                          \
+		snprintf(why, why_len, "%s has no %s", pool__hwloc_soname, #name);               \
+		goto out;                                                                        \
+	}
+	HWLOC_FUNCTIONS(HWLOC_LOOKUP)
+#undef HWLOC_LOOKUP
+	hwloc_api = hw.hwloc_get_api_version();
+	if (hwloc_api >> 16 != HWLOC_API_VERSION >> 16) {
+		snprintf(why, why_len, "%s has API %u.%u, libpool was built for %u.%u",
+		         pool__hwloc_soname, hwloc_api >> 16, (hwloc_api >> 8) & 0xff,
+		         HWLOC_API_VERSION >> 16, (HWLOC_API_VERSION >> 8) & 0xff);
+		goto out;
+	}
+	if (hw.hwloc_topology_init(&h) < 0) {
+		snprintf(why, why_len, "hwloc_topology_init: %s", strerror(errno));
+		goto out;
 	}
 	/* CPUs, caches and memory only: PCI and OS devices cost most of the discovery time */
-	hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
-	if (topo_info.xml_file && hwloc_topology_set_xml(h, topo_info.xml_file) < 0) {
+	hw.hwloc_topology_set_io_types_filter(h, HWLOC_TYPE_FILTER_KEEP_NONE);
+	if (topo_info.xml_file && hw.hwloc_topology_set_xml(h, topo_info.xml_file) < 0) {
 		snprintf(why, why_len, "HWLOC_XMLFILE='%s': %s", topo_info.xml_file,
 		         strerror(errno));
-		hwloc_topology_destroy(h);
-		return -1;
+		hw.hwloc_topology_destroy(h);
+		goto out;
 	}
-	if (hwloc_topology_load(h) < 0) {
+	if (hw.hwloc_topology_load(h) < 0) {
 		if (topo_info.xml_file)
 			snprintf(why, why_len, "HWLOC_XMLFILE='%s': %s", topo_info.xml_file,
 			         strerror(errno));
 		else
 			snprintf(why, why_len, "hwloc_topology_load: %s", strerror(errno));
-		hwloc_topology_destroy(h);
-		return -1;
+		hw.hwloc_topology_destroy(h);
+		goto out;
 	}
 	read_hwloc(h);
-	if (!topo_info.xml_file && hwloc_topology_is_thissystem(h))
+	if (!topo_info.xml_file && hw.hwloc_topology_is_thissystem(h))
 		read_binding(h);
-	hwloc_topology_destroy(h);
-	return 0;
+	hw.hwloc_topology_destroy(h);
+	rc = 0;
+out:
+	if (rc)
+		hwloc_api = 0;
+	memset(&hw, 0, sizeof(hw));
+	dlclose(lib);
+	return rc;
 }
 
 static unsigned long elapsed_us(const struct timespec *a, const struct timespec *b)
@@ -368,5 +473,6 @@ POOL_API int pool_topology_bind_thread(unsigned int index)
 
 unsigned int pool__topology_hwloc_api(void)
 {
-	return hwloc_get_api_version();
+	pool_topology();
+	return hwloc_api;
 }

@@ -2,24 +2,29 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The libdw symbolizer (src/debug/pool-symbols.c) and when libdw is loaded: not by linking
- * libpool nor by using pools, but by the first report that names frames; that report names a
- * static function of this program with its file and line (libdw reads .symtab and the line
- * table). When libdw cannot be loaded (pool__libdw_soname pointed at a library that does not
- * exist), frames are named with dladdr(3): the module and an offset for a static function, the
- * dynamic symbol for an exported one, and libdw stays unloaded.
+ * The libraries libpool loads itself, with dlopen(3), rather than link them: libdw and hwloc.
+ * libdw (src/debug/pool-symbols.c): not loaded by linking libpool nor by using pools, but by
+ * the first report that names frames; that report names a static function of this program with
+ * its file and line (libdw reads .symtab and the line table). When libdw cannot be loaded
+ * (pool__libdw_soname pointed at a library that does not exist), frames are named with
+ * dladdr(3): the module and an offset for a static function, the dynamic symbol for an exported
+ * one, and libdw stays unloaded. hwloc (src/config/topology.c): loaded to read the topology and
+ * unloaded after it (check_topology.c checks that on this machine); when it cannot be loaded
+ * (pool__hwloc_soname), the topology is sysconf()'s, said once on stderr with the reason.
  *
- * Internal test (it includes debug/pool-symbols.h): linked with the static library and what
- * the Makefile's LIB_LIBS names, which no longer holds -ldw. Check runs each test in a child
- * process of its own, so each starts with libdw not tried.
+ * Internal test (it includes private headers): linked with the static library and what the
+ * Makefile's LIB_LIBS names, which holds neither -ldw nor -lhwloc. Check runs each test in a
+ * child process of its own, so each starts with nothing tried.
  */
 #include <check.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <pool/pool.h>
 
+#include "config/pool-topology.h"
 #include "debug/pool-symbols.h"
 #include "testutil.h"
 
@@ -81,7 +86,7 @@ START_TEST(test_libdw_loaded_by_the_first_names)
 	/* the outermost frame is the function that holds pc: from .symtab, with its line */
 	ck_assert_str_eq(f[n - 1].function, "symbols_probe");
 	ck_assert_uint_eq(f[n - 1].offset, 1);
-	ck_assert_str_eq(f[n - 1].file, "check_symbols.c");
+	ck_assert_str_eq(f[n - 1].file, "check_libs.c");
 	ck_assert_uint_gt(f[n - 1].line, 0);
 
 	/* a second session keeps libdw and names the same way */
@@ -107,7 +112,7 @@ START_TEST(test_without_libdw_frames_come_from_dladdr)
 	ck_assert_uint_eq(pool__sym_frames((uintptr_t)symbols_probe + 1, f, 4), 1);
 	pool__sym_end();
 	ck_assert_str_eq(f[0].function, "");
-	ck_assert_str_eq(f[0].module, "check_symbols");
+	ck_assert_str_eq(f[0].module, "check_libs");
 	ck_assert_str_eq(f[0].file, "");
 	ck_assert_uint_eq(f[0].line, 0);
 
@@ -132,15 +137,54 @@ START_TEST(test_without_libdw_frames_come_from_dladdr)
 }
 END_TEST
 
-static Suite *symbols_suite(void)
+START_TEST(test_without_hwloc_the_topology_is_sysconfs)
 {
-	Suite *s = suite_create("symbols");
-	TCase *tc = tcase_create("Core");
+	const struct pool_topology *t;
+	long pus = sysconf(_SC_NPROCESSORS_ONLN);
+	char err[4096];
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_ge(saved, 0);
+	pool__hwloc_soname = "libpool-check-no-such-hwloc.so.15";
+	fflush(stderr);
+	ck_assert_int_ge(dup2(fileno(f), STDERR_FILENO), 0);
+	t = pool_topology();
+	fflush(stderr);
+	ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+	close(saved);
+	rewind(f);
+	n = fread(err, 1, sizeof(err) - 1, f);
+	err[n] = 0;
+	fclose(f);
+
+	ck_assert_uint_eq(t->source, POOL_TOPO_SYSCONF);
+	ck_assert_uint_eq(t->pus, (unsigned int)pus);
+	ck_assert_uint_eq(pool__topology_hwloc_api(), 0);
+	/* said once, with dlopen()'s reason, which names the library */
+	ck_assert_msg(strstr(err, "libpool: hwloc could not load the topology "
+	                     "(libpool-check-no-such-hwloc.so.15: ") &&
+	              strstr(err, "using sysconf()"), "stderr: %s", err);
+	ck_assert_ptr_eq(pool_topology(), t);
+	/* pools work on the fallback's defaults */
+	use_a_pool();
+}
+END_TEST
+
+static Suite *libs_suite(void)
+{
+	Suite *s = suite_create("libs");
+	TCase *tc = tcase_create("libdw");
 
 	tcase_add_test(tc, test_libdw_loaded_by_the_first_names);
 	tcase_add_test(tc, test_without_libdw_frames_come_from_dladdr);
 	suite_add_tcase(s, tc);
+	tc = tcase_create("hwloc");
+	tcase_add_test(tc, test_without_hwloc_the_topology_is_sysconfs);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
-POOL_TEST_MAIN(symbols_suite)
+POOL_TEST_MAIN(libs_suite)

@@ -30,17 +30,6 @@
 
 #define LIBDW "libdw.so.1"
 
-/* Is libdw in the process? RTLD_NOLOAD finds it without loading it. */
-static int libdw_loaded(void)
-{
-	void *h = dlopen(LIBDW, RTLD_LAZY | RTLD_NOLOAD);
-
-	if (!h)
-		return 0;
-	dlclose(h);
-	return 1;
-}
-
 /* A static function (no dynamic symbol: only .symtab names it) whose address a frame names. */
 static __attribute__((noinline, used)) int symbols_probe(int x)
 {
@@ -74,14 +63,14 @@ START_TEST(test_libdw_loaded_by_the_first_names)
 	uintptr_t pc = (uintptr_t)symbols_probe + 1;   /* a "return address" inside it */
 	unsigned int n;
 
-	ck_assert_msg(!libdw_loaded(), "libdw is in the process before anything needed it");
+	ck_assert_msg(!test_library_loaded(LIBDW), "libdw is in the process before a report");
 	use_a_pool();
-	ck_assert_msg(!libdw_loaded(), "creating and using a pool loaded libdw");
+	ck_assert_msg(!test_library_loaded(LIBDW), "creating and using a pool loaded libdw");
 
 	ck_assert_int_eq(pool__sym_begin(0), 0);
 	n = pool__sym_frames(pc, f, 4);
 	pool__sym_end();
-	ck_assert_msg(libdw_loaded(), "the first session did not load libdw");
+	ck_assert_msg(test_library_loaded(LIBDW), "the first session did not load libdw");
 	ck_assert_uint_ge(n, 1);
 	/* the outermost frame is the function that holds pc: from .symtab, with its line */
 	ck_assert_str_eq(f[n - 1].function, "symbols_probe");
@@ -133,7 +122,7 @@ START_TEST(test_without_libdw_frames_come_from_dladdr)
 	/* the failed load is not retried at each report, and nothing loaded libdw */
 	pool__sym_name(name, sizeof(name), (uintptr_t)getpid_fn + 1, POOL_SYM_FUNCTION);
 	ck_assert_str_eq(name, info.dli_sname);
-	ck_assert_msg(!libdw_loaded(), "libdw was loaded although its soname names nothing");
+	ck_assert_msg(!test_library_loaded(LIBDW), "libdw was loaded, its soname naming nothing");
 }
 END_TEST
 

@@ -18,7 +18,6 @@
  */
 #include <check.h>
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -34,6 +33,7 @@
 #include "testutil.h"
 
 #define KiB 1024ul
+#define LIBHWLOC "libhwloc.so.15"
 #define MiB (1024ul * 1024ul)
 
 /* ------------------------------------------------------------------------------------------ */
@@ -264,17 +264,6 @@ START_TEST(test_show)
 }
 END_TEST
 
-/* Is hwloc in the process? RTLD_NOLOAD finds it without loading it. */
-static int hwloc_in_process(void)
-{
-	void *h = dlopen("libhwloc.so.15", RTLD_LAZY | RTLD_NOLOAD);
-
-	if (!h)
-		return 0;
-	dlclose(h);
-	return 1;
-}
-
 /* libpool does not link hwloc: it loads it to read the topology and unloads it after. */
 START_TEST(test_hwloc_not_kept)
 {
@@ -284,10 +273,10 @@ START_TEST(test_hwloc_not_kept)
 	size_t n;
 
 	ck_assert_ptr_nonnull(f);
-	ck_assert_msg(!hwloc_in_process(), "hwloc is in the process before the topology is read");
+	ck_assert_msg(!test_library_loaded(LIBHWLOC), "hwloc is in the process before the reading");
 	t = pool_topology();
 	ck_assert_uint_eq(t->source, POOL_TOPO_SYSTEM);
-	ck_assert_msg(!hwloc_in_process(), "hwloc stayed loaded after the topology was read");
+	ck_assert_msg(!test_library_loaded(LIBHWLOC), "hwloc stayed loaded after the reading");
 	/* what pool_topology_show() says of the hwloc it read with outlives it */
 	pool_topology_show(f);
 	rewind(f);
@@ -295,7 +284,7 @@ START_TEST(test_hwloc_not_kept)
 	buf[n] = 0;
 	fclose(f);
 	ck_assert_msg(strstr(buf, "topology: this machine (hwloc API 2."), "%s", buf);
-	ck_assert_msg(!hwloc_in_process(), "pool_topology_show() loaded hwloc");
+	ck_assert_msg(!test_library_loaded(LIBHWLOC), "pool_topology_show() loaded hwloc");
 }
 END_TEST
 

@@ -38,6 +38,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -328,6 +329,20 @@ static inline const char *test_topology_dir(void)
 	const char *d = getenv("POOL_TOPOLOGY_DIR");
 
 	return d && *d ? d : "tests/topologies";
+}
+
+/*
+ * Is the shared library `soname` in the process? dlopen(3) with RTLD_NOLOAD finds it without
+ * loading it (libraries libpool loads itself: check_libs.c, check_topology.c).
+ */
+static inline int test_library_loaded(const char *soname)
+{
+	void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+
+	if (!h)
+		return 0;
+	dlclose(h);
+	return 1;
 }
 
 /*

@@ -406,7 +406,7 @@ unsigned int pool__sym_frames(uintptr_t pc, struct pool_sym *out, unsigned int m
 		nscopes = dw.dwarf_getscopes(cu, at - bias, &scopes);
 	if (nscopes > 0) {
 		/*
-		 * Past an inlined subroutine, dw.dwarf_getscopes() goes on with the scopes of its
+		 * Past an inlined subroutine, dwarf_getscopes() goes on with the scopes of its
 		 * abstract definition; the DIEs that hold the innermost one give the concrete
 		 * chain: each inlined call in the function it is inlined in, up to that function
 		 * (what eu-addr2line -i does).

@@ -266,7 +266,7 @@ static void read_binding(hwloc_topology_t h)
 		bind_ncores = npus;
 		return;
 	}
-	/* count each core's PUs (in bind_core[i + 1]), then place them: bind_core[] starts them */
+	/* count core c's PUs in bind_core[c + 1], sum them into starts, then place each PU */
 	for (i = 0; i < npus; i++)
 		if ((pu = obj_by_type(h, HWLOC_OBJ_PU, i)) && (core = core_of(pu)) &&
 		    core->logical_index < ncores)
@@ -299,7 +299,9 @@ static int load_hwloc(char *why, size_t why_len)
 	int rc = -1;
 
 	if (!lib) {
-		snprintf(why, why_len, "%s", dlerror());
+		const char *err = dlerror();
+
+		snprintf(why, why_len, "%s", err ? err : pool__hwloc_soname);
 		return -1;
 	}
 #define HWLOC_LOOKUP(name)                                                                      \

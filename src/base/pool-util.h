@@ -3,11 +3,13 @@
  * Copyright (c) 2026 libpool developers
  *
  * Small helpers shared by every layer (rounding, hashing, random numbers, decimal numbers, the
- * monotonic clock). Private header; inline only, it calls nothing of libpool.
+ * monotonic clock, functions looked up in a loaded library). Private header; inline only, it
+ * calls nothing of libpool.
  */
 #ifndef POOL_SRC_POOL_UTIL_H
 #define POOL_SRC_POOL_UTIL_H
 
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -160,6 +162,23 @@ static inline int pool__parse_decimal(const char *s, size_t len, int suffix,
 	}
 	*out = v << shift;
 	return 0;
+}
+
+/*
+ * Look up the `n` functions names[i] in `lib` (a dlopen(3) handle) into *slots[i], each slot a
+ * function pointer seen as a void * (as POSIX's dlsym() hands them out). Returns NULL when all
+ * were found, else the first name missing (the slots before it are set). For the libraries that
+ * libpool loads itself rather than link them: hwloc (topology.c), libdw (pool-symbols.c).
+ */
+static inline const char *pool__dlsym_all(void *lib, const char *const *names,
+                                          void **const *slots, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!(*slots[i] = dlsym(lib, names[i])))
+			return names[i];
+	return NULL;
 }
 
 #endif

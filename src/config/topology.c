@@ -31,6 +31,7 @@
 
 #include <pool/pool.h>
 
+#include "base/pool-util.h"
 #include "config/pool-topology.h"
 
 /*
@@ -42,7 +43,10 @@
 #endif
 const char *pool__hwloc_soname = "libhwloc.so.15";
 
-/* hwloc's functions this file calls, looked up by load_hwloc(), typed as hwloc.h types them. */
+/*
+ * hwloc's functions this file calls, looked up by load_hwloc() by their names and slots, typed
+ * as hwloc.h types them.
+ */
 #define HWLOC_FUNCTIONS(F)                                                                      \
 	F(hwloc_get_api_version) F(hwloc_topology_init) F(hwloc_topology_destroy)                \
 	F(hwloc_topology_set_io_types_filter) F(hwloc_topology_set_xml) F(hwloc_topology_load)   \
@@ -52,7 +56,11 @@ const char *pool__hwloc_soname = "libhwloc.so.15";
 static struct {
 	HWLOC_FUNCTIONS(HWLOC_POINTER)
 } hw;
-#undef HWLOC_POINTER
+#define HWLOC_NAME(name) #name,
+#define HWLOC_SLOT(name) (void **)&hw.name,
+static const char *const hwloc_names[] = { HWLOC_FUNCTIONS(HWLOC_NAME) };
+static void **const hwloc_slots[] = { HWLOC_FUNCTIONS(HWLOC_SLOT) };
+#define HWLOC_COUNT (sizeof(hwloc_names) / sizeof(*hwloc_names))
 static unsigned int hwloc_api;          /* hwloc_get_api_version() of the hwloc read with */
 
 static struct pool_topology topo_info;
@@ -296,6 +304,7 @@ static int load_hwloc(char *why, size_t why_len)
 {
 	hwloc_topology_t h;
 	void *lib = dlopen(pool__hwloc_soname, RTLD_LAZY | RTLD_GLOBAL);
+	const char *missing;
 	int rc = -1;
 
 	if (!lib) {
@@ -304,14 +313,11 @@ static int load_hwloc(char *why, size_t why_len)
 		snprintf(why, why_len, "%s", err ? err : pool__hwloc_soname);
 		return -1;
 	}
-#define HWLOC_LOOKUP(name)                                                                      \
-	*(void **)&hw.name = dlsym(lib, #name);                                                  \
-	if (!hw.name) {                                                                          \
-		snprintf(why, why_len, "%s has no %s", pool__hwloc_soname, #name);               \
-		goto out;                                                                        \
+	missing = pool__dlsym_all(lib, hwloc_names, hwloc_slots, HWLOC_COUNT);
+	if (missing) {
+		snprintf(why, why_len, "%s has no %s", pool__hwloc_soname, missing);
+		goto out;
 	}
-	HWLOC_FUNCTIONS(HWLOC_LOOKUP)
-#undef HWLOC_LOOKUP
 	hwloc_api = hw.hwloc_get_api_version();
 	if (hwloc_api >> 16 != HWLOC_API_VERSION >> 16) {
 		snprintf(why, why_len, "%s has API %u.%u, libpool was built for %u.%u",

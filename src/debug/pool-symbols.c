@@ -46,6 +46,7 @@
 
 #include "base/pool-assert.h"
 #include "base/pool-lock.h"
+#include "base/pool-util.h"
 #include "debug/pool-symbols.h"
 
 /* The headers of libpool's inline functions, whose frames are left out of a stack. */
@@ -54,8 +55,9 @@
 
 /*
  * libdw's functions, looked up in the library that pool__libdw_soname names when the first
- * report needs names (load_libdw()); __typeof__ keeps each pointer's type that of the
- * prototype in <elfutils/libdwfl.h>, so a call through one is checked as a direct call is.
+ * report needs names (load_libdw(), by their names and slots); __typeof__ keeps each pointer's
+ * type that of the prototype in <elfutils/libdwfl.h>, so a call through one is checked as a
+ * direct call is.
  */
 #define LIBDW_FUNCTIONS(F)                                                                      \
 	F(dwarf_attr) F(dwarf_attr_integrate) F(dwarf_decl_file) F(dwarf_filesrc)                \
@@ -70,7 +72,11 @@
 static struct {
 	LIBDW_FUNCTIONS(LIBDW_POINTER)
 } dw;
-#undef LIBDW_POINTER
+#define LIBDW_NAME(name) #name,
+#define LIBDW_SLOT(name) (void **)&dw.name,
+static const char *const libdw_names[] = { LIBDW_FUNCTIONS(LIBDW_NAME) };
+static void **const libdw_slots[] = { LIBDW_FUNCTIONS(LIBDW_SLOT) };
+#define LIBDW_COUNT (sizeof(libdw_names) / sizeof(*libdw_names))
 
 const char *pool__libdw_soname = "libdw.so.1";
 
@@ -235,14 +241,10 @@ static int load_libdw(void)
 	h = dlopen(pool__libdw_soname, RTLD_LAZY | RTLD_LOCAL);
 	if (!h)
 		return 0;
-#define LIBDW_LOOKUP(name)                                                                      \
-	*(void **)&dw.name = dlsym(h, #name);                                                    \
-	if (!dw.name) {                                                                          \
-		dlclose(h);                                                                      \
-		return 0;                                                                        \
+	if (pool__dlsym_all(h, libdw_names, libdw_slots, LIBDW_COUNT)) {
+		dlclose(h);
+		return 0;
 	}
-	LIBDW_FUNCTIONS(LIBDW_LOOKUP)
-#undef LIBDW_LOOKUP
 	callbacks.find_elf = dw.dwfl_linux_proc_find_elf;
 	callbacks.find_debuginfo = dw.dwfl_build_id_find_debuginfo;
 	libdw = h;

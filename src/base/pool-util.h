@@ -165,10 +165,27 @@ static inline int pool__parse_decimal(const char *s, size_t len, int suffix,
 }
 
 /*
+ * The functions libpool looks up in a library it loads itself rather than link it: hwloc
+ * (topology.c), libdw (pool-symbols.c). LIST(F, v) calls F(v, name) for each function's name.
+ * POOL_DL_TABLE(v, LIST) declares a static struct `v` of one pointer per function, typed as the
+ * library's header declares it (__typeof__: a call through one is checked as a direct call
+ * is), with v_names[] and v_slots[] for pool__dlsym_all(); POOL_DL_COUNT(v) counts them.
+ */
+#define POOL_DL_POINTER(v, name) __typeof__(name) *name;
+#define POOL_DL_NAME(v, name) #name,
+#define POOL_DL_SLOT(v, name) (void **)&v.name,
+#define POOL_DL_TABLE(v, LIST)                                                                  \
+	static struct {                                                                          \
+		LIST(POOL_DL_POINTER, v)                                                         \
+	} v;                                                                                     \
+	static const char *const v##_names[] = { LIST(POOL_DL_NAME, v) };                        \
+	static void **const v##_slots[] = { LIST(POOL_DL_SLOT, v) }
+#define POOL_DL_COUNT(v) (sizeof(v##_names) / sizeof(*v##_names))
+
+/*
  * Look up the `n` functions names[i] in `lib` (a dlopen(3) handle) into *slots[i], each slot a
  * function pointer seen as a void * (as POSIX's dlsym() hands them out). Returns NULL when all
- * were found, else the first name missing (the slots before it are set). For the libraries that
- * libpool loads itself rather than link them: hwloc (topology.c), libdw (pool-symbols.c).
+ * were found, else the first name missing (the slots before it are set).
  */
 static inline const char *pool__dlsym_all(void *lib, const char *const *names,
                                           void **const *slots, size_t n)

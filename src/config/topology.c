@@ -43,24 +43,13 @@
 #endif
 const char *pool__hwloc_soname = "libhwloc.so.15";
 
-/*
- * hwloc's functions this file calls, looked up by load_hwloc() by their names and slots, typed
- * as hwloc.h types them.
- */
-#define HWLOC_FUNCTIONS(F)                                                                      \
-	F(hwloc_get_api_version) F(hwloc_topology_init) F(hwloc_topology_destroy)                \
-	F(hwloc_topology_set_io_types_filter) F(hwloc_topology_set_xml) F(hwloc_topology_load)   \
-	F(hwloc_topology_is_thissystem) F(hwloc_get_type_depth) F(hwloc_get_nbobjs_by_depth)     \
-	F(hwloc_get_obj_by_depth)
-#define HWLOC_POINTER(name) __typeof__(name) *name;
-static struct {
-	HWLOC_FUNCTIONS(HWLOC_POINTER)
-} hw;
-#define HWLOC_NAME(name) #name,
-#define HWLOC_SLOT(name) (void **)&hw.name,
-static const char *const hwloc_names[] = { HWLOC_FUNCTIONS(HWLOC_NAME) };
-static void **const hwloc_slots[] = { HWLOC_FUNCTIONS(HWLOC_SLOT) };
-#define HWLOC_COUNT (sizeof(hwloc_names) / sizeof(*hwloc_names))
+/* hwloc's functions this file calls, looked up by load_hwloc(). */
+#define HWLOC_FUNCTIONS(F, v)                                                                   \
+	F(v, hwloc_get_api_version) F(v, hwloc_topology_init) F(v, hwloc_topology_destroy)       \
+	F(v, hwloc_topology_set_io_types_filter) F(v, hwloc_topology_set_xml)                    \
+	F(v, hwloc_topology_load) F(v, hwloc_topology_is_thissystem) F(v, hwloc_get_type_depth) \
+	F(v, hwloc_get_nbobjs_by_depth) F(v, hwloc_get_obj_by_depth)
+POOL_DL_TABLE(hw, HWLOC_FUNCTIONS);
 static unsigned int hwloc_api;          /* hwloc_get_api_version() of the hwloc read with */
 
 static struct pool_topology topo_info;
@@ -313,7 +302,7 @@ static int load_hwloc(char *why, size_t why_len)
 		snprintf(why, why_len, "%s", err ? err : pool__hwloc_soname);
 		return -1;
 	}
-	missing = pool__dlsym_all(lib, hwloc_names, hwloc_slots, HWLOC_COUNT);
+	missing = pool__dlsym_all(lib, hw_names, hw_slots, POOL_DL_COUNT(hw));
 	if (missing) {
 		snprintf(why, why_len, "%s has no %s", pool__hwloc_soname, missing);
 		goto out;

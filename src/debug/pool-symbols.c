@@ -55,28 +55,19 @@
 
 /*
  * libdw's functions, looked up in the library that pool__libdw_soname names when the first
- * report needs names (load_libdw(), by their names and slots); __typeof__ keeps each pointer's
- * type that of the prototype in <elfutils/libdwfl.h>, so a call through one is checked as a
- * direct call is.
+ * report needs names (load_libdw()).
  */
-#define LIBDW_FUNCTIONS(F)                                                                      \
-	F(dwarf_attr) F(dwarf_attr_integrate) F(dwarf_decl_file) F(dwarf_filesrc)                \
-	F(dwarf_formstring) F(dwarf_formudata) F(dwarf_getscopes) F(dwarf_getscopes_die)         \
-	F(dwarf_getsrc_die) F(dwarf_getsrcfiles) F(dwarf_haspc) F(dwarf_lineno) F(dwarf_linesrc) \
-	F(dwarf_lowpc) F(dwarf_tag) F(dwfl_addrmodule) F(dwfl_begin) F(dwfl_end)                 \
-	F(dwfl_lineinfo) F(dwfl_linux_proc_report) F(dwfl_module_addrdie)                        \
-	F(dwfl_module_addrinfo) F(dwfl_module_getsrc) F(dwfl_module_info) F(dwfl_module_nextcu)  \
-	F(dwfl_report_begin) F(dwfl_report_end) F(dwfl_linux_proc_find_elf)                      \
-	F(dwfl_build_id_find_debuginfo)
-#define LIBDW_POINTER(name) __typeof__(name) *name;
-static struct {
-	LIBDW_FUNCTIONS(LIBDW_POINTER)
-} dw;
-#define LIBDW_NAME(name) #name,
-#define LIBDW_SLOT(name) (void **)&dw.name,
-static const char *const libdw_names[] = { LIBDW_FUNCTIONS(LIBDW_NAME) };
-static void **const libdw_slots[] = { LIBDW_FUNCTIONS(LIBDW_SLOT) };
-#define LIBDW_COUNT (sizeof(libdw_names) / sizeof(*libdw_names))
+#define LIBDW_FUNCTIONS(F, v)                                                                   \
+	F(v, dwarf_attr) F(v, dwarf_attr_integrate) F(v, dwarf_decl_file) F(v, dwarf_filesrc)    \
+	F(v, dwarf_formstring) F(v, dwarf_formudata) F(v, dwarf_getscopes)                       \
+	F(v, dwarf_getscopes_die) F(v, dwarf_getsrc_die) F(v, dwarf_getsrcfiles)                 \
+	F(v, dwarf_haspc) F(v, dwarf_lineno) F(v, dwarf_linesrc) F(v, dwarf_lowpc)               \
+	F(v, dwarf_tag) F(v, dwfl_addrmodule) F(v, dwfl_begin) F(v, dwfl_end)                    \
+	F(v, dwfl_lineinfo) F(v, dwfl_linux_proc_report) F(v, dwfl_module_addrdie)              \
+	F(v, dwfl_module_addrinfo) F(v, dwfl_module_getsrc) F(v, dwfl_module_info)               \
+	F(v, dwfl_module_nextcu) F(v, dwfl_report_begin) F(v, dwfl_report_end)                   \
+	F(v, dwfl_linux_proc_find_elf) F(v, dwfl_build_id_find_debuginfo)
+POOL_DL_TABLE(dw, LIBDW_FUNCTIONS);
 
 const char *pool__libdw_soname = "libdw.so.1";
 
@@ -241,7 +232,7 @@ static int load_libdw(void)
 	h = dlopen(pool__libdw_soname, RTLD_LAZY | RTLD_LOCAL);
 	if (!h)
 		return 0;
-	if (pool__dlsym_all(h, libdw_names, libdw_slots, LIBDW_COUNT)) {
+	if (pool__dlsym_all(h, dw_names, dw_slots, POOL_DL_COUNT(dw))) {
 		dlclose(h);
 		return 0;
 	}

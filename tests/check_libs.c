@@ -14,7 +14,9 @@
  *
  * Internal test (it includes private headers): linked with the static library and what the
  * Makefile's LIB_LIBS names, which holds neither -ldw nor -lhwloc. Check runs each test in a
- * child process of its own, so each starts with nothing tried.
+ * child process of its own, so each starts with nothing tried. Under ASan the program runs with
+ * LeakSanitizer on (with_leak_checks()), which died at exit when hwloc's plugins had come and
+ * gone before libdw was loaded (topology.c).
  */
 #include <check.h>
 #include <dlfcn.h>

@@ -222,14 +222,20 @@ static void read_sysconf(void)
 	t->l2_per_pu_bytes = t->l2_bytes;
 }
 
-/* The core `pu` belongs to, or NULL. */
-static hwloc_obj_t core_of(hwloc_obj_t pu)
+/*
+ * The logical index (< ncores) of the core that PU `i` belongs to, its OS index in *os; -1 for
+ * a PU outside every core.
+ */
+static int core_of_pu(hwloc_topology_t h, unsigned int i, unsigned int ncores, unsigned int *os)
 {
-	hwloc_obj_t o = pu->parent;
+	hwloc_obj_t pu = obj_by_type(h, HWLOC_OBJ_PU, i), o = pu ? pu->parent : NULL;
 
 	while (o && o->type != HWLOC_OBJ_CORE)
 		o = o->parent;
-	return o;
+	if (!o || o->logical_index >= ncores)
+		return -1;
+	*os = pu->os_index;
+	return (int)o->logical_index;
 }
 
 /* No memory for the binding table: none is kept, and binding says ENOMEM. */
@@ -248,8 +254,9 @@ static void binding_nomem(void)
 static void read_binding(hwloc_topology_t h)
 {
 	unsigned int ncores = count_type(h, HWLOC_OBJ_CORE), npus = count_type(h, HWLOC_OBJ_PU);
-	unsigned int c, i, *at;
-	hwloc_obj_t pu, core;
+	unsigned int c, i, os, *at;
+	hwloc_obj_t pu;
+	int core;
 
 	if (!npus)
 		return;
@@ -271,9 +278,8 @@ static void read_binding(hwloc_topology_t h)
 	}
 	/* count core c's PUs in bind_core[c + 1], sum them into starts, then place each PU */
 	for (i = 0; i < npus; i++)
-		if ((pu = obj_by_type(h, HWLOC_OBJ_PU, i)) && (core = core_of(pu)) &&
-		    core->logical_index < ncores)
-			bind_core[core->logical_index + 1]++;
+		if ((core = core_of_pu(h, i, ncores, &os)) >= 0)
+			bind_core[core + 1]++;
 	for (c = 0; c < ncores; c++)
 		bind_core[c + 1] += bind_core[c];
 	at = calloc(ncores, sizeof(*at));
@@ -282,10 +288,8 @@ static void read_binding(hwloc_topology_t h)
 		return;
 	}
 	for (i = 0; i < npus; i++)
-		if ((pu = obj_by_type(h, HWLOC_OBJ_PU, i)) && (core = core_of(pu)) &&
-		    core->logical_index < ncores)
-			bind_pu[bind_core[core->logical_index] + at[core->logical_index]++] =
-				pu->os_index;
+		if ((core = core_of_pu(h, i, ncores, &os)) >= 0)
+			bind_pu[bind_core[core] + at[core]++] = os;
 	free(at);
 	bind_ncores = ncores;
 }

@@ -3,7 +3,8 @@
  * Copyright (c) 2026 libpool developers
  *
  * The shared tier as users see it through the public API: counters that add up after heavy
- * cross-thread traffic, objects moved in clusters (the traffic counters), memory return by
+ * cross-thread traffic, objects moved in clusters (the traffic counters), a producer/consumer
+ * handover that does not grow the pools, memory return by
  * pool_gc() with its floor in bytes, the demand window, bulk moves (all or nothing, also at a
  * limit and under fault injection), inline zalloc on a dirty cache, destroyed pools.
  *
@@ -127,6 +128,161 @@ START_TEST(test_counters_add_up_after_cross_thread_traffic)
 	ck_assert_uint_eq(st.allocated, st.os_allocs - st.os_releases);
 	for (i = 0; i < XFER_PAIRS; i++)
 		ck_assert_int_eq(pool_destroy(x[i].pool), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* A handover does not grow the pools                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * xmalloc-test's shape (Lever & Boreham, USENIX 2000), as pool-bench runs it: a producer
+ * allocates objects of 16..512 B (six pools) in batches of HO_BATCH, at most HO_INFLIGHT batches
+ * in flight, and a consumer frees them. Every object crosses through the shared free lists: the
+ * consumer's slot sends its magazines up, the producer's refills take them. When a refill met
+ * the one stocked bucket BUSY (the consumer pushing into it) and passed it by, the producer
+ * carved new objects while the shared lists held thousands: on the project's 2-core machine,
+ * with a 256 KiB budget and 3 million objects, the pools grew to 1.07-1.37 MB in 5 runs out of 5
+ * (and without bound over longer runs: 8-64 MiB over 30 million objects); a refill now goes
+ * round the buckets again while one is BUSY (pool-bucket.c), and they hold 0.38-0.41 MB. The
+ * bound: the objects in flight and a budget for each thread's cache (the consumer's slot never
+ * allocates and sends its magazines up; the producer takes them back). Sanitizer builds run a
+ * tenth of the objects (their BUSY windows are longer than the pauses; the bound still holds).
+ */
+#define HO_POOLS    6
+#define HO_BATCH    64
+#define HO_INFLIGHT 8
+#define HO_BUDGET   (256u * 1024)
+
+struct ho_batch {
+	struct ho_batch *next;
+	unsigned char cls[HO_BATCH];
+	void *obj[HO_BATCH];
+};
+
+static struct {
+	struct pool_head *pool[HO_POOLS];
+	pthread_mutex_t lock;
+	pthread_cond_t queued, returned;
+	struct ho_batch *full, *full_tail, *empty;
+	int producing;
+	unsigned long objects;
+	atomic_uint nulls;
+} ho = { .lock = PTHREAD_MUTEX_INITIALIZER, .queued = PTHREAD_COND_INITIALIZER,
+         .returned = PTHREAD_COND_INITIALIZER, .producing = 1 };
+
+static void *ho_producer(void *arg)
+{
+	uint64_t seed = 0x9e3779b97f4a7c15u;
+	unsigned long made = 0;
+	struct ho_batch *b;
+	unsigned int k;
+
+	(void)arg;
+	while (made < ho.objects) {
+		pthread_mutex_lock(&ho.lock);
+		while (!ho.empty)
+			pthread_cond_wait(&ho.returned, &ho.lock);
+		b = ho.empty;
+		ho.empty = b->next;
+		pthread_mutex_unlock(&ho.lock);
+		for (k = 0; k < HO_BATCH; k++) {
+			unsigned int size, c;
+
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			size = 16 + (unsigned int)(seed % 497);   /* 16..512, the smallest pool holding it */
+			for (c = 0; (16u << c) < size; c++)
+				;
+			b->cls[k] = (unsigned char)c;
+			b->obj[k] = pool_alloc(ho.pool[c]);
+			if (!b->obj[k])
+				ho.nulls++;
+			else
+				memset(b->obj[k], 0x6b, 16);
+		}
+		made += HO_BATCH;
+		b->next = NULL;
+		pthread_mutex_lock(&ho.lock);
+		if (ho.full_tail)
+			ho.full_tail->next = b;
+		else
+			ho.full = b;
+		ho.full_tail = b;
+		pthread_cond_signal(&ho.queued);
+		pthread_mutex_unlock(&ho.lock);
+	}
+	pthread_mutex_lock(&ho.lock);
+	ho.producing = 0;
+	pthread_cond_broadcast(&ho.queued);
+	pthread_mutex_unlock(&ho.lock);
+	return NULL;
+}
+
+static void *ho_consumer(void *arg)
+{
+	struct ho_batch *b;
+	unsigned int k;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&ho.lock);
+		while (!ho.full && ho.producing)
+			pthread_cond_wait(&ho.queued, &ho.lock);
+		b = ho.full;
+		if (b && !(ho.full = b->next))
+			ho.full_tail = NULL;
+		pthread_mutex_unlock(&ho.lock);
+		if (!b)
+			return NULL;
+		for (k = 0; k < HO_BATCH; k++)
+			pool_free(ho.pool[b->cls[k]], b->obj[k]);
+		pthread_mutex_lock(&ho.lock);
+		b->next = ho.empty;
+		ho.empty = b;
+		pthread_cond_signal(&ho.returned);
+		pthread_mutex_unlock(&ho.lock);
+	}
+}
+
+START_TEST(test_handover_does_not_grow)
+{
+	static struct ho_batch batches[HO_INFLIGHT];
+	struct pool_config cfg;
+	pthread_t prod, cons;
+	size_t bytes = 0, objs = 0, bound;
+	unsigned int i;
+
+	pool_get_config(&cfg);
+	cfg.cache_bytes = HO_BUDGET;
+	ck_assert_int_eq(pool_configure(&cfg), 0);
+	for (i = 0; i < HO_POOLS; i++)
+		ck_assert_ptr_nonnull(ho.pool[i] = pool_create("handover", 16u << i, 0));
+	for (i = 0; i < HO_INFLIGHT; i++) {
+		batches[i].next = ho.empty;
+		ho.empty = &batches[i];
+	}
+	ho.objects = TEST_ASAN || TEST_TSAN ? 300000 : 3000000;
+	ck_assert_int_eq(pthread_create(&prod, NULL, ho_producer, NULL), 0);
+	ck_assert_int_eq(pthread_create(&cons, NULL, ho_consumer, NULL), 0);
+	ck_assert_int_eq(pthread_join(prod, NULL), 0);
+	ck_assert_int_eq(pthread_join(cons, NULL), 0);
+	ck_assert_uint_eq(ho.nulls, 0);
+	for (i = 0; i < HO_POOLS; i++) {
+		struct pool_stats st = test_stats(ho.pool[i]);
+
+		ck_assert_uint_eq(st.used, 0);
+		objs += st.allocated;
+		bytes += st.allocated * st.stride;
+	}
+	bound = HO_INFLIGHT * HO_BATCH * 512 + 2 * (size_t)HO_BUDGET;
+	printf("check_shared: a handover of %lu objects: the pools hold %zu objects, %zu bytes "
+	       "(bound %zu)\n", ho.objects, objs, bytes, bound);
+	ck_assert_msg(bytes <= bound, "the pools grew to %zu bytes (%zu objects), more than %zu",
+	              bytes, objs, bound);
+	for (i = 0; i < HO_POOLS; i++)
+		ck_assert_int_eq(pool_destroy(ho.pool[i]), 0);
 }
 END_TEST
 
@@ -735,6 +891,7 @@ static Suite *shared_suite(void)
 	tc = tcase_create("Counters");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_counters_add_up_after_cross_thread_traffic);
+	tcase_add_test(tc, test_handover_does_not_grow);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Return");

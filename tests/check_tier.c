@@ -5,7 +5,8 @@
  * Internals of the core tiers that the public API cannot show: thread ids are recycled (5000
  * threads one after another need a couple of registry slots), fork() never hangs on a
  * shared-list head held BUSY by a thread that died inside its BUSY window (the child resets it
- * and counts what it held as lost), and the pool head's caller table counts live objects.
+ * and counts what it held as lost), nor does a refill (it goes round the buckets a bounded
+ * number of times, then grows the pool), and the pool head's caller table counts live objects.
  *
  * Internal test: it includes "pool-head-t.h" and "pool-tcache.h" to read a pool head's buckets
  * and caller table and a thread's registry id, and to hold a head BUSY, none of which the
@@ -125,6 +126,47 @@ START_TEST(test_fork_with_a_head_held_forever)
 }
 END_TEST
 
+/*
+ * A refill that meets the one stocked bucket BUSY goes round the buckets again, a bounded number
+ * of times (pool-bucket.c, POP_BUSY_ROUNDS): held for ever by a dead owner, the head does not
+ * hold the refill, which grows the pool from the slab tier instead and leaves the stuck list as
+ * it was. (That the rounds keep a producer/consumer handover from growing is check_shared.c's.)
+ */
+START_TEST(test_refill_passes_a_head_held_forever)
+{
+	struct pool_head *p;
+	struct pool_mag *saved;
+	struct pool_stats before, st;
+	void *o[64], *extra;
+	int i;
+
+	p = pool_create_aligned("stuck-refill", 64, 0, 0);
+	for (i = 0; i < 64; i++)
+		o[i] = pool_alloc(p);
+	for (i = 0; i < 64; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	before = test_stats(p);
+	ck_assert_uint_eq(before.shared_free, 64);
+	ck_assert_uint_eq(before.allocated, 64);
+	for (i = 0; !p->buckets[i].free_objects; i++)
+		;
+	saved = atomic_exchange(&p->buckets[i].free_list, POOL_BUSY);
+	ck_assert_ptr_ne(saved, POOL_BUSY);
+	ck_assert_ptr_nonnull(extra = pool_alloc(p));
+	ck_assert_ptr_eq(atomic_load(&p->buckets[i].free_list), POOL_BUSY);
+	atomic_store(&p->buckets[i].free_list, saved);
+	st = test_stats(p);
+	ck_assert_uint_gt(st.allocated, before.allocated);      /* grown from the slab tier */
+	ck_assert_uint_eq(st.shared_free, 64);                  /* the stuck list untouched */
+	ck_assert_uint_eq(st.shared_get_objects, before.shared_get_objects);
+	pool_free(p, extra);
+	pool_thread_flush();
+	ck_assert_uint_eq(test_stats(p).used, 0);
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
 void *alloc_from_here(struct pool_head *p) __attribute__((noinline));
 void *alloc_from_here(struct pool_head *p)
 {
@@ -240,6 +282,7 @@ static Suite *tier_suite(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_thread_churn_5000);
 	tcase_add_test(tc, test_fork_with_a_head_held_forever);
+	tcase_add_test(tc, test_refill_passes_a_head_held_forever);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Core");

@@ -10,6 +10,7 @@
 #define POOL_SRC_POOL_UTIL_H
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -83,6 +84,18 @@ static inline size_t pool__copy_skip_null(void **restrict dst, size_t room,
 			dst[w++] = src[i];
 	*consumed = i;
 	return w;
+}
+
+/* A spin-wait's pause: tells the core a loop is waiting (no memory effect). */
+static inline void pool__cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	atomic_signal_fence(memory_order_seq_cst);
+#endif
 }
 
 /*

@@ -37,7 +37,9 @@
  *   pop:  own; a NULL head is stored back; else read the top magazine's header (a refill takes
  *         up to 2 magazines, the second when the budget holds it), leave the thread's surplus
  *         empty magazines in the empties, count the move once, store the next magazine as the
- *         head (release).
+ *         head (release). A pass over the buckets that owned no stack but met a BUSY head is
+ *         made again after a pause, at most 8 more times: the caller's next step is to grow
+ *         the pool, and the BUSY owner is most often pushing the very magazines it wants.
  *   push: own; link the bottom magazine of the stack being pushed above the head, take an
  *         empty magazine from the empties if the pusher wants one, count the move, store the
  *         top (release). A push tries 2N times, then gives the objects to the tier below.
@@ -67,6 +69,7 @@
 #include <time.h>
 
 #include "base/pool-assert.h"
+#include "base/pool-util.h"
 #include "shared/pool-bucket.h"
 #include "os/pool-os.h"
 #include "shared/pool-limit.h"
@@ -75,6 +78,25 @@
 #define PUSH_TRIES_PER_BUCKET 2u        /* a push tries each bucket twice before the OS layer */
 #define FORK_BUSY_TRIES       10000u    /* fork_prepare() waits this many yields per head */
 #define EMPTIES_MAX           16u       /* empty magazines a bucket keeps for threads to take */
+/*
+ * A pop that met BUSY heads and no stocked bucket goes round again, at most POP_BUSY_ROUNDS more
+ * times, POP_BUSY_PAUSES pauses between rounds, before its caller grows the pool from the slab
+ * tier. Passing by at once, a producer whose consumer was pushing into the one stocked bucket
+ * carved half a magazine each time: under a 2-thread producer/consumer run (xmalloc's shape,
+ * 30 million objects of 16-512 B, live set under 800 objects of 512 B; 3 runs each), the 512 B
+ * pool grew to 4,960-34,208 objects (the process ended at 8.2-26.4 MiB); with 1 more round of 4
+ * pauses 1,680-2,272 objects, 2 of 8: 2,080-4,048, 4 of 8: 816-1,248, 8 of 16: 752-864 (5.4-5.5
+ * MiB; doc/benchmarks.md, round 10). A BUSY window is a few header reads, but the line's trip
+ * between cores is not, and its owner may have been preempted: the bound covers that (and a
+ * head BUSY for ever under a dead owner) at 8 x 16 pauses, about 4 us on the project's EPYC
+ * (28-30 ns a pause). -D for the measurements.
+ */
+#ifndef POP_BUSY_ROUNDS
+#define POP_BUSY_ROUNDS       8u
+#endif
+#ifndef POP_BUSY_PAUSES
+#define POP_BUSY_PAUSES       16u
+#endif
 
 atomic_ulong pool__moved_objects;
 atomic_ulong pool__touched_words;
@@ -357,32 +379,41 @@ void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want,
 }
 
 /*
- * Own the first bucket with a stack, visiting each bucket once from `start` (BUSY and empty
- * ones are passed by): returns it, its head (a stack) in *head, or NULL when none had one.
+ * Own the first bucket with a stack, visiting each bucket from `start` (BUSY and empty ones are
+ * passed by), once, or again after a pause while a pass met BUSY heads only (POP_BUSY_ROUNDS):
+ * returns it, its head (a stack) in *head, or NULL when none had one.
  */
 static struct pool_bucket *own_stocked(struct pool_head *pool, unsigned int start,
                                        struct pool_mag **head)
 {
 	unsigned int mask = pool->nbuckets - 1;
-	unsigned int i;
+	unsigned int i, round, busy;
 
-	for (i = 0; i < pool->nbuckets; i++) {
-		struct pool_bucket *b = &pool->buckets[(start + i) & mask];
-		struct pool_mag *h;
+	for (round = 0;; round++) {
+		busy = 0;
+		for (i = 0; i < pool->nbuckets; i++) {
+			struct pool_bucket *b = &pool->buckets[(start + i) & mask];
+			struct pool_mag *h;
 
-		if (!atomic_load_explicit(&b->free_list, memory_order_relaxed))
-			continue;
-		h = pool__bucket_own(b);
-		if (h == POOL_BUSY)
-			continue;
-		if (!h) {
-			pool__bucket_give(b, NULL);
-			continue;
+			if (!atomic_load_explicit(&b->free_list, memory_order_relaxed))
+				continue;
+			h = pool__bucket_own(b);
+			if (h == POOL_BUSY) {
+				busy++;
+				continue;
+			}
+			if (!h) {
+				pool__bucket_give(b, NULL);
+				continue;
+			}
+			*head = h;
+			return b;
 		}
-		*head = h;
-		return b;
+		if (!busy || round >= POP_BUSY_ROUNDS)
+			return NULL;
+		for (i = 0; i < POP_BUSY_PAUSES; i++)
+			pool__cpu_relax();
 	}
-	return NULL;
 }
 
 struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,

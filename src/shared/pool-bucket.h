@@ -238,7 +238,8 @@ void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want,
 
 /*
  * Pop up to `max_mags` (>= 1) magazines of one bucket with one exchange, visiting each bucket
- * once from `start`: a stack linked by `next` (NULL-terminated), top first; *nobjs receives the
+ * once from `start` (again, a bounded number of times after pauses, while a pass met BUSY heads
+ * only: pool-bucket.c): a stack linked by `next` (NULL-terminated), top first; *nobjs receives the
  * objects they hold, counted as used. In the same ownership the empty magazines of *empties (a
  * stack linked by `next`) are left in that bucket, up to its bound; those it could not take stay
  * in *empties for the caller to free. Reads one magazine header per magazine and no object.
@@ -269,7 +270,7 @@ void pool__push_mags(struct pool_head *pool, struct pool_mag *top, struct pool_m
 /*
  * One object for a thread without a cache: taken out of the top magazine of a bucket's stack
  * (an emptied magazine joins that bucket's empties), counted as used; NULL if every bucket was
- * empty or BUSY.
+ * empty, or BUSY through the passes pool__shared_pop() makes.
  */
 void *pool__shared_get_one(struct pool_head *pool, unsigned int start);
 

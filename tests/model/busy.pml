@@ -136,8 +136,14 @@ inline die_or_count(b, n)
 /*
  * pop(start, got): visit each bucket once, from start; got is the magazine popped, now held by
  * this thread, or NIL. The empty magazine the thread held (mine, when empty) is left in that
- * bucket's empties inside the same BUSY window; when no pop succeeds, the thread keeps it.
+ * bucket's empties inside the same BUSY window; when no pop succeeds, the thread keeps it. A
+ * pass that popped nothing but met a BUSY head goes round again, at most POP_ROUNDS more times
+ * (libpool: POP_BUSY_ROUNDS, 8, with pauses between; a head BUSY under a dead owner must not hold
+ * the pop for ever).
  */
+#ifndef POP_ROUNDS
+#define POP_ROUNDS	1
+#endif
 inline pop(start, got)
 {
 	got = NIL;
@@ -145,7 +151,8 @@ inline pop(start, got)
 	:: i < NB && got == NIL ->
 		d_step { b = (start + i) % NB; i++; h = head[b] }
 		if
-		:: h == NIL || h == BUSY
+		:: h == NIL
+		:: h == BUSY -> sb = true
 #ifdef NEG_LOCKFREE_POP
 		:: else ->
 			/* the bug: read down through a head we do not own, then CAS */
@@ -168,7 +175,7 @@ inline pop(start, got)
 		:: else ->
 			xchg_busy(b, h);
 			if
-			:: h == BUSY		/* someone else owns it: BUSY over BUSY */
+			:: h == BUSY -> sb = true	/* someone else owns it: BUSY over BUSY */
 			:: h == NIL ->		/* emptied in between: put NIL back */
 				d_step { STORE_HEAD(b, NIL) }
 			:: else ->		/* we own the head and h */
@@ -213,9 +220,11 @@ inline pop(start, got)
 #endif
 		fi;
 		atomic { h = NIL; d = NIL }
+	:: i >= NB && got == NIL && sb && r < POP_ROUNDS ->	/* met BUSY: once more */
+		atomic { i = 0; r++; sb = false }
 	:: else -> break
 	od;
-	atomic { i = 0; b = 0 }
+	atomic { i = 0; b = 0; r = 0; sb = false }
 }
 
 /*
@@ -452,7 +461,8 @@ inline do_fork()
 
 proctype thread(byte me; byte mine)
 {
-	byte i, b, h, d, t, c, e, tmp, ops, got;
+	byte i, b, h, d, t, c, e, tmp, ops, got, r;
+	bool sb;			/* pop's: a BUSY head met in this pass */
 	byte saved[NB];			/* do_fork's */
 	byte cwhere[NM + 1], cb, cc, csum, csteps;	/* check_child's */
 	bool ok, forked, flushed;

@@ -38,8 +38,9 @@
  *         up to 2 magazines, the second when the budget holds it), leave the thread's surplus
  *         empty magazines in the empties, count the move once, store the next magazine as the
  *         head (release). A pass over the buckets that owned no stack but met a BUSY head is
- *         made again after a pause, at most 8 more times: the caller's next step is to grow
- *         the pool, and the BUSY owner is most often pushing the very magazines it wants.
+ *         made again after a pause, at most 8 more times, then twice after a yield: the
+ *         caller's next step is to grow the pool, and the BUSY owner is most often pushing the
+ *         very magazines it wants.
  *   push: own; link the bottom magazine of the stack being pushed above the head, take an
  *         empty magazine from the empties if the pusher wants one, count the move, store the
  *         top (release). A push tries 2N times, then gives the objects to the tier below.
@@ -80,22 +81,28 @@
 #define EMPTIES_MAX           16u       /* empty magazines a bucket keeps for threads to take */
 /*
  * A pop that met BUSY heads and no stocked bucket goes round again, at most POP_BUSY_ROUNDS more
- * times, POP_BUSY_PAUSES pauses between rounds, before its caller grows the pool from the slab
- * tier. Passing by at once, a producer whose consumer was pushing into the one stocked bucket
- * carved half a magazine each time: under a 2-thread producer/consumer run (xmalloc's shape,
- * 30 million objects of 16-512 B, live set under 800 objects of 512 B; 3 runs each), the 512 B
- * pool grew to 4,960-34,208 objects (the process ended at 8.2-26.4 MiB); with 1 more round of 4
- * pauses 1,680-2,272 objects, 2 of 8: 2,080-4,048, 4 of 8: 816-1,248, 8 of 16: 752-864 (5.4-5.5
- * MiB; doc/benchmarks.md, round 10). A BUSY window is a few header reads, but the line's trip
- * between cores is not, and its owner may have been preempted: the bound covers that (and a
- * head BUSY for ever under a dead owner) at 8 x 16 pauses, about 4 us on the project's EPYC
- * (28-30 ns a pause). -D for the measurements.
+ * times, POP_BUSY_PAUSES pauses between rounds, then POP_BUSY_YIELDS more after a sched_yield(),
+ * before its caller grows the pool from the slab tier. Passing by at once, a producer whose
+ * consumer was pushing into the one stocked bucket carved half a magazine each time: under a
+ * 2-thread producer/consumer run (xmalloc's shape, 30 million objects of 16-512 B, live set
+ * under 800 objects of 512 B; 3 runs each), the 512 B pool grew to 4,960-34,208 objects (the
+ * process ended at 8.2-26.4 MiB); with 1 more round of 4 pauses 1,680-2,272 objects, 2 of 8:
+ * 2,080-4,048, 4 of 8: 816-1,248, 8 of 16: 752-864 (5.4-5.5 MiB; doc/benchmarks.md, round 10).
+ * A BUSY window is a few header reads, but the line's trip between cores is not: 8 x 16 pauses
+ * are about 4 us on the project's EPYC (28-30 ns a pause). With more threads than CPUs the
+ * owner is often preempted inside its window, which pauses do not outlast: with 8 threads on 2
+ * CPUs (5 million objects) the pops still gave up 277-490 times and the pools held 2.6-5.6 MB;
+ * one yield round brought that to 1-13 times and 2.25-2.27 MB, two to 0-1. The bound also
+ * covers a head BUSY for ever under a dead owner. -D for the measurements.
  */
 #ifndef POP_BUSY_ROUNDS
 #define POP_BUSY_ROUNDS       8u
 #endif
 #ifndef POP_BUSY_PAUSES
 #define POP_BUSY_PAUSES       16u
+#endif
+#ifndef POP_BUSY_YIELDS
+#define POP_BUSY_YIELDS       2u
 #endif
 
 atomic_ulong pool__moved_objects;
@@ -380,7 +387,7 @@ void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want,
 
 /*
  * Own the first bucket with a stack, visiting each bucket from `start` (BUSY and empty ones are
- * passed by), once, or again after a pause while a pass met BUSY heads only (POP_BUSY_ROUNDS):
+ * passed by), once, or again after a pause or a yield while a pass met BUSY heads only:
  * returns it, its head (a stack) in *head, or NULL when none had one.
  */
 static struct pool_bucket *own_stocked(struct pool_head *pool, unsigned int start,
@@ -409,8 +416,12 @@ static struct pool_bucket *own_stocked(struct pool_head *pool, unsigned int star
 			*head = h;
 			return b;
 		}
-		if (!busy || round >= POP_BUSY_ROUNDS)
+		if (!busy || round >= POP_BUSY_ROUNDS + POP_BUSY_YIELDS)
 			return NULL;
+		if (round >= POP_BUSY_ROUNDS) {
+			sched_yield();          /* the owner may be waiting for this CPU */
+			continue;
+		}
 		for (i = 0; i < POP_BUSY_PAUSES; i++)
 			pool__cpu_relax();
 	}

@@ -138,8 +138,8 @@ inline die_or_count(b, n)
  * this thread, or NIL. The empty magazine the thread held (mine, when empty) is left in that
  * bucket's empties inside the same BUSY window; when no pop succeeds, the thread keeps it. A
  * pass that popped nothing but met a BUSY head goes round again, at most POP_ROUNDS more times
- * (libpool: POP_BUSY_ROUNDS, 8, with pauses between; a head BUSY under a dead owner must not hold
- * the pop for ever).
+ * (libpool: 8 with pauses between, then 2 after a yield; a head BUSY under a dead owner must not
+ * hold the pop for ever).
  */
 #ifndef POP_ROUNDS
 #define POP_ROUNDS	1

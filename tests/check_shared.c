@@ -143,7 +143,7 @@ END_TEST
  * the one stocked bucket BUSY (the consumer pushing into it) and passed it by, the producer
  * carved new objects while the shared lists held thousands: on the project's 2-core machine,
  * with a 256 KiB budget and 3 million objects, the pools grew to 1.07-1.37 MB in 5 runs out of 5
- * (and without bound over longer runs: 8-64 MiB over 30 million objects); a refill now goes
+ * (and on over longer runs: the process ended at 8-31 MiB after 30 million); a refill now goes
  * round the buckets again while one is BUSY (pool-bucket.c), and they hold 0.38-0.41 MB. The
  * bound: the objects in flight and a budget for each thread's cache (the consumer's slot never
  * allocates and sends its magazines up; the producer takes them back). Sanitizer builds run a

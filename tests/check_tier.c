@@ -130,7 +130,8 @@ END_TEST
  * A refill that meets the one stocked bucket BUSY goes round the buckets again, a bounded number
  * of times (pool-bucket.c, POP_BUSY_ROUNDS and POP_BUSY_YIELDS): held for ever by a dead owner,
  * the head does not hold the refill, which grows the pool from the slab tier instead and leaves
- * the stuck list as it was. (That the rounds keep a producer/consumer handover from growing is check_shared.c's.)
+ * the stuck list as it was. (That the rounds keep a producer/consumer handover from growing is
+ * check_shared.c's.)
  */
 START_TEST(test_refill_passes_a_head_held_forever)
 {

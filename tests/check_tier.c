@@ -76,6 +76,33 @@ END_TEST
  * gives up after a bounded wait, the parent leaves the head to its (dead) owner, and the child
  * resets it, counting the objects its list held as lost, and allocates normally.
  */
+/*
+ * A pool named `name` whose 64 objects of 64 bytes lie in the shared lists, in bucket *b, whose
+ * head this thread then holds BUSY, playing its dead owner: returns the pool, and the head it
+ * swapped out in *saved.
+ */
+static struct pool_head *stock_and_hold(const char *name, int *b, struct pool_mag **saved)
+{
+	struct pool_head *p = pool_create_aligned(name, 64, 0, 0);
+	void *o[64];
+	int i;
+
+	ck_assert_ptr_nonnull(p);
+	for (i = 0; i < 64; i++)
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
+	for (i = 0; i < 64; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	ck_assert_uint_eq(test_stats(p).shared_free, 64);
+	ck_assert_uint_eq(test_stats(p).allocated, 64);
+	for (i = 0; !p->buckets[i].free_objects; i++)
+		;
+	*b = i;
+	*saved = atomic_exchange(&p->buckets[i].free_list, POOL_BUSY);
+	ck_assert_ptr_ne(*saved, POOL_BUSY);
+	return p;
+}
+
 START_TEST(test_fork_with_a_head_held_forever)
 {
 	struct pool_head *p;
@@ -85,19 +112,7 @@ START_TEST(test_fork_with_a_head_held_forever)
 	int status, i;
 	pid_t pid;
 
-	p = pool_create_aligned("stuck", 64, 0, 0);
-	for (i = 0; i < 64; i++)
-		o[i] = pool_alloc(p);
-	for (i = 0; i < 64; i++)
-		pool_free(p, o[i]);
-	pool_thread_flush();
-	st = test_stats(p);
-	ck_assert_uint_eq(st.shared_free, 64);
-	/* play the dead owner of the bucket that holds objects */
-	for (i = 0; !p->buckets[i].free_objects; i++)
-		;
-	saved = atomic_exchange(&p->buckets[i].free_list, POOL_BUSY);
-	ck_assert_ptr_ne(saved, POOL_BUSY);
+	p = stock_and_hold("stuck", &i, &saved);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -138,22 +153,11 @@ START_TEST(test_refill_passes_a_head_held_forever)
 	struct pool_head *p;
 	struct pool_mag *saved;
 	struct pool_stats before, st;
-	void *o[64], *extra;
+	void *extra;
 	int i;
 
-	p = pool_create_aligned("stuck-refill", 64, 0, 0);
-	for (i = 0; i < 64; i++)
-		o[i] = pool_alloc(p);
-	for (i = 0; i < 64; i++)
-		pool_free(p, o[i]);
-	pool_thread_flush();
+	p = stock_and_hold("stuck-refill", &i, &saved);
 	before = test_stats(p);
-	ck_assert_uint_eq(before.shared_free, 64);
-	ck_assert_uint_eq(before.allocated, 64);
-	for (i = 0; !p->buckets[i].free_objects; i++)
-		;
-	saved = atomic_exchange(&p->buckets[i].free_list, POOL_BUSY);
-	ck_assert_ptr_ne(saved, POOL_BUSY);
 	ck_assert_ptr_nonnull(extra = pool_alloc(p));
 	ck_assert_ptr_eq(atomic_load(&p->buckets[i].free_list), POOL_BUSY);
 	atomic_store(&p->buckets[i].free_list, saved);

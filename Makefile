@@ -14,6 +14,8 @@
 #   make uninstall       remove what install installed
 #   make dist            $(BUILD)/libpool-$(VERSION).tar.gz from the committed tree (git archive)
 #   make distcheck       make dist, unpack it in a temporary directory and run its make check
+#                        (with CC, SAN, DEBUG, USE_JEMALLOC and WERROR as given: CI runs it
+#                        with SAN=address)
 #   make deps            check the Debian packages the build needs (with `check` among the
 #                        goals, the tests' too) and print the apt-get command for the missing
 #                        ones

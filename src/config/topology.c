@@ -18,9 +18,11 @@
  * libOpenCL, libpciaccess) came and went with the topology, and libdw, loaded later by a
  * report (pool-symbols.c), took their freed TLS module ids; gcc 12's LeakSanitizer then read
  * stale dynamic TLS there and died at exit (tests/check_libs.c runs with it for that). A
- * program that links hwloc itself keeps its plugins: dlopen() finds hwloc loaded. hwloc's inline helpers (hwloc/helper.h) call its
- * functions directly, which a library that does not link hwloc cannot: the few this file needs
- * are written here over the functions looked up (obj_by_type(), count_type(), read_binding()).
+ * program that links hwloc itself keeps its plugins: dlopen() finds hwloc loaded.
+ *
+ * hwloc's inline helpers (hwloc/helper.h) call its functions directly, which a library that
+ * does not link hwloc cannot: the few this file needs are written here over the functions
+ * looked up (obj_by_type(), count_type(), read_binding()).
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -400,24 +400,13 @@ static Suite *fault_suite(void)
  */
 static int before(int argc, char **argv)
 {
-#ifdef LEAK_CHECKER
-	const char *cur = getenv("ASAN_OPTIONS");
-	size_t n = cur ? strlen(cur) : 0, w = strlen(LSAN_OPTIONS_WANTED);
-
-	if (n < w || strcmp(cur + n - w, LSAN_OPTIONS_WANTED) != 0) {
-		char opts[1024];
-
-		snprintf(opts, sizeof(opts), "%s%s%s", cur ? cur : "", n ? ":" : "",
-		         LSAN_OPTIONS_WANTED);
-		setenv("ASAN_OPTIONS", opts, 1);
-		execv("/proc/self/exe", argv);
-		perror("check_fault: re-executing with LeakSanitizer on");
-		return 1;
-	}
-#endif
 	(void)argc;
+#ifdef LEAK_CHECKER
+	return test_reexec_with_asan_options(argv, LSAN_OPTIONS_WANTED, "check_fault");
+#else
 	(void)argv;
 	return -1;
+#endif
 }
 
 POOL_TEST_MAIN_ARGS(fault_suite, before)

@@ -22,7 +22,6 @@
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <pool/pool.h>
@@ -188,25 +187,13 @@ static Suite *libs_suite(void)
  */
 static int with_leak_checks(int argc, char **argv)
 {
+	(void)argc;
 #if TEST_ASAN
-	const char *opts = getenv("ASAN_OPTIONS");
-	char buf[1024];
-
-	(void)argc;
-	if (!getenv("CHECK_LIBS_LEAKS")) {
-		snprintf(buf, sizeof(buf), "%s%sdetect_leaks=1", opts ? opts : "",
-		         opts && *opts ? ":" : "");
-		setenv("ASAN_OPTIONS", buf, 1);
-		setenv("CHECK_LIBS_LEAKS", "1", 1);
-		execv("/proc/self/exe", argv);
-		perror("check_libs: execv /proc/self/exe");
-		return 1;
-	}
+	return test_reexec_with_asan_options(argv, "detect_leaks=1", "check_libs");
 #else
-	(void)argc;
 	(void)argv;
-#endif
 	return -1;
+#endif
 }
 
 POOL_TEST_MAIN_ARGS(libs_suite, with_leak_checks)

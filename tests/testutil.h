@@ -351,6 +351,28 @@ static inline int test_library_loaded(const char *soname)
 }
 
 /*
+ * For a `before` function of POOL_TEST_MAIN_ARGS() in an AddressSanitizer build: unless
+ * ASAN_OPTIONS already ends with `opts` (LeakSanitizer's, which tests/run.sh turns off for the
+ * tests that end with objects handed out on purpose), re-execute this program with `opts`
+ * appended. Returns -1 when they are in place (run the suite), 1 when execv() failed (said on
+ * stderr); it does not return otherwise. `who` names the program in the message.
+ */
+static inline int test_reexec_with_asan_options(char **argv, const char *opts, const char *who)
+{
+	const char *cur = getenv("ASAN_OPTIONS");
+	size_t n = cur ? strlen(cur) : 0, w = strlen(opts);
+	char buf[1024];
+
+	if (n >= w && strcmp(cur + n - w, opts) == 0)
+		return -1;
+	snprintf(buf, sizeof(buf), "%s%s%s", cur ? cur : "", n ? ":" : "", opts);
+	setenv("ASAN_OPTIONS", buf, 1);
+	execv("/proc/self/exe", argv);
+	fprintf(stderr, "%s: re-executing with ASAN_OPTIONS=%s: %s\n", who, buf, strerror(errno));
+	return 1;
+}
+
+/*
  * A `before` function for POOL_TEST_MAIN_ARGS(): unset the variables that change the topology
  * and the configuration (HWLOC_XMLFILE, POOL_BUCKETS, POOL_CACHE_SIZE, POOL_DECAY_MS,
  * POOL_RELEASE), so that

@@ -79,12 +79,15 @@ static struct pool_stats stats(const struct pool_head *p)
 	return st;
 }
 
-/* What pool_gc() and the releaser keep beyond the need: 64 KiB worth, at most a magazine. */
+/*
+ * What pool_gc() and the releaser keep beyond the need: 64 KiB worth, at most a slot's starting
+ * depth.
+ */
 static size_t floor_of(size_t stride)
 {
 	size_t f = 65536 / stride;
 
-	return f < test_magazine_of(stride) ? f : test_magazine_of(stride);
+	return f < test_depth_of(stride) ? f : test_depth_of(stride);
 }
 
 /* Threads of this process named "pool-releaser". */

@@ -305,15 +305,9 @@ static void churn(struct pool_head *p, unsigned int n)
 	pool_thread_flush();
 }
 
-/* The objects one magazine of a pool of `stride`-byte objects holds (testutil.h). */
-static size_t magazine_of(size_t stride)
-{
-	return test_magazine_of(stride);
-}
-
 /*
  * One pool_gc() call after the need fell to 0 keeps at most a floor of 64 KiB, and no more than
- * one magazine: 64-byte objects keep a magazine, 16 KiB ones four (or a smaller magazine), and a
+ * a slot's starting depth: 64-byte objects keep a magazine, 16 KiB ones four (or fewer), and a
  * pool of 512 KiB objects keeps none (the floor is bytes: one object would be more than it). A
  * second call finds nothing more to give.
  */
@@ -329,13 +323,13 @@ START_TEST(test_gc_floor_in_bytes)
 
 		ck_assert_ptr_nonnull(p);
 		floor = 65536 / sizes[c];
-		if (floor > magazine_of(sizes[c]))
-			floor = magazine_of(sizes[c]);
+		if (floor > test_depth_of(sizes[c]))
+			floor = test_depth_of(sizes[c]);
 		churn(p, 40);
-		/* 40 taken, in refills of half a magazine from the slab tier */
+		/* 40 taken, in refills of half the starting depth from the slab tier */
 		n = test_stats(p).allocated;
 		ck_assert_uint_ge(n, 40);
-		ck_assert_uint_lt(n, 40 + magazine_of(sizes[c]));
+		ck_assert_uint_lt(n, 40 + test_depth_of(sizes[c]));
 		ck_assert_uint_eq(test_stats(p).shared_free, n);
 		pool_gc(p);          /* none in use: all but the floor goes down at once */
 		st = test_stats(p);

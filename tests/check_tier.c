@@ -7,10 +7,14 @@
  * shared-list head held BUSY by a thread that died inside its BUSY window (the child resets it
  * and counts what it held as lost), nor does a refill (it goes round the buckets a bounded
  * number of times, then grows the pool), and the pool head's caller table counts live objects.
+ * A slot of a pool of large objects goes deeper as its thread fills it while the budget has
+ * room, is made shallow again by the CLOCK before anything is evicted, takes a deeper magazine
+ * from the shared lists counted in the budget (by evictions when it must), and its objects are
+ * counted by the statistics below its depth.
  *
- * Internal test: it includes "pool-head-t.h" and "pool-tcache.h" to read a pool head's buckets
- * and caller table and a thread's registry id, and to hold a head BUSY, none of which the
- * public API shows.
+ * Internal test: it includes "pool-head-t.h", "pool-magazine.h" and "pool-tcache.h" to read a
+ * pool head's buckets and caller table, a thread's registry id and slots, and to hold a head
+ * BUSY, none of which the public API shows.
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -26,6 +30,7 @@
 #include <pool/pool.h>
 
 #include "base/pool-head-t.h"
+#include "tcache/pool-magazine.h"
 #include "tcache/pool-tcache.h"
 #include "tcache/pool-thread.h"
 #include "testutil.h"
@@ -172,6 +177,261 @@ START_TEST(test_refill_passes_a_head_held_forever)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* A slot's depth (pool-magazine.c, deepen(); pool-demand.c, MAG_DEEP_SHARE)                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* What a child saw of slot `s` of the calling thread's caches, and of its budget. */
+struct depth_seen {
+	unsigned int pool_depth, cluster;       /* the pool's starting depth and capacity */
+	unsigned int depth, count, loaded;      /* the slot's depth, loaded count, loaded or not */
+	unsigned int counted;                   /* 1: reserved_objs == held + depth (if loaded) */
+	unsigned int within;                    /* 1: the thread's reserved <= its budget */
+	unsigned long cached, other;            /* pool_get_stats().cached: this pool, another */
+};
+
+/* A 2 MiB thread budget: a 16 KiB pool starts at 8 objects deep, in magazines of 32. */
+static void configure_budget(size_t bytes)
+{
+	struct pool_config cfg = { 0 };
+
+	cfg.cache_bytes = bytes;
+	if (pool_configure(&cfg))
+		abort();
+}
+
+static void see_slot(struct depth_seen *r, struct pool_head *p)
+{
+	unsigned int dbg;
+	struct pool_thread_caches *c = pool__thread_self(&dbg)->caches;
+	struct pool_tslot *sl = &c->slot[p->ro.index];
+
+	r->pool_depth = p->depth;
+	r->cluster = p->cluster;
+	r->loaded = sl->loaded != NULL;
+	r->depth = sl->depth;
+	r->count = sl->loaded ? (unsigned int)(c->tc[p->ro.index].top - sl->loaded->obj) : 0;
+	r->counted = sl->reserved_objs == sl->held + (sl->loaded ? sl->depth : 0);
+	r->within = c->reserved <= c->budget;
+	r->cached = test_stats(p).cached;
+}
+
+/* 64 objects of 16 KiB allocated and freed: the slot goes from 8 deep to the magazine's 32. */
+static void deepen_child(void *result, const void *arg)
+{
+	struct depth_seen *r = result;
+	struct pool_head *p;
+	void *o[64];
+	int i;
+
+	(void)arg;
+	configure_budget(2u << 20);
+	p = pool_create("deep", 16384, 0);
+	for (i = 0; i < 64; i++)
+		o[i] = pool_alloc(p);
+	for (i = 64; i-- > 0;)
+		pool_free(p, o[i]);
+	see_slot(r, p);
+}
+
+START_TEST(test_slot_goes_deeper_within_budget)
+{
+	struct depth_seen r;
+	struct death d;
+
+	test_child_result(deepen_child, NULL, &r, sizeof(r), &d);
+	ck_assert_uint_eq(r.pool_depth, 8);
+	ck_assert_uint_eq(r.cluster, 32);
+	ck_assert_uint_eq(r.loaded, 1);
+	ck_assert_uint_eq(r.depth, 32);
+	ck_assert_uint_eq(r.counted, 1);
+	ck_assert_uint_eq(r.within, 1);
+	ck_assert_uint_eq(r.cached, 64);         /* every object freed stays in the thread */
+}
+END_TEST
+
+/*
+ * A deep slot holding 4 objects, then another pool that needs the room: the CLOCK makes the
+ * deep slot shallow again (its reservation back) before it evicts anything, so the 4 objects
+ * stay where they are.
+ */
+static void shallower_child(void *result, const void *arg)
+{
+	struct depth_seen *r = result;
+	struct pool_head *p, *q;
+	static void *o[64], *b[400];
+	int i;
+
+	(void)arg;
+	configure_budget(2u << 20);
+	p = pool_create("deep", 16384, 0);
+	q = pool_create("crowd", 4096, 0);
+	for (i = 0; i < 64; i++)
+		o[i] = pool_alloc(p);
+	for (i = 64; i-- > 0;)
+		pool_free(p, o[i]);
+	for (i = 0; i < 64; i++)
+		o[i] = pool_alloc(p);
+	for (i = 0; i < 4; i++)
+		pool_free(p, o[i]);
+	/* 400 x 4 KiB (1.6 MiB) do not fit beside 32 x 16 KiB (512 KiB) under 2 MiB */
+	for (i = 0; i < 400; i++)
+		b[i] = pool_alloc(q);
+	for (i = 400; i-- > 0;)
+		pool_free(q, b[i]);
+	see_slot(r, p);
+	r->other = test_stats(q).cached;
+}
+
+START_TEST(test_clock_makes_a_deep_slot_shallower_first)
+{
+	struct depth_seen r;
+	struct death d;
+
+	test_child_result(shallower_child, NULL, &r, sizeof(r), &d);
+	ck_assert_uint_eq(r.loaded, 1);
+	ck_assert_uint_eq(r.depth, r.pool_depth);
+	ck_assert_uint_eq(r.count, 4);
+	ck_assert_uint_eq(r.counted, 1);
+	ck_assert_uint_eq(r.within, 1);
+	ck_assert_uint_eq(r.other, 400);
+}
+END_TEST
+
+struct refill_arg {
+	struct pool_head *p, *crowd;
+	struct depth_seen r;
+};
+
+/* A deep slot's magazines go to the shared lists at the thread's exit. */
+static void *fill_deep(void *arg)
+{
+	struct pool_head *p = arg;
+	void *o[64];
+	int i;
+
+	for (i = 0; i < 64; i++)
+		o[i] = pool_alloc(p);
+	for (i = 64; i-- > 0;)
+		pool_free(p, o[i]);
+	return NULL;
+}
+
+/* A new thread takes one of them: its slot goes as deep as the magazine, counted. */
+static void *take_deep(void *arg)
+{
+	struct refill_arg *a = arg;
+	static void *b[480];
+	void *o;
+	int i;
+
+	if (a->crowd) {
+		/* the budget nearly full of another pool: the refill must evict to count it */
+		for (i = 0; i < 480; i++)
+			b[i] = pool_alloc(a->crowd);
+		for (i = 480; i-- > 0;)
+			pool_free(a->crowd, b[i]);
+	}
+	o = pool_alloc(a->p);
+	see_slot(&a->r, a->p);
+	if (a->crowd)
+		a->r.other = test_stats(a->crowd).cached;
+	pool_free(a->p, o);
+	return NULL;
+}
+
+static void refill_child(void *result, const void *arg)
+{
+	struct refill_arg a = { 0 };
+	pthread_t t;
+
+	configure_budget(2u << 20);
+	a.p = pool_create("deep", 16384, 0);
+	if (arg)
+		a.crowd = pool_create("crowd", 4096, 0);
+	if (pthread_create(&t, NULL, fill_deep, a.p) || pthread_join(t, NULL))
+		abort();
+	if (pthread_create(&t, NULL, take_deep, &a) || pthread_join(t, NULL))
+		abort();
+	memcpy(result, &a.r, sizeof(a.r));
+}
+
+START_TEST(test_refill_takes_a_deeper_magazine)
+{
+	struct depth_seen r;
+	struct death d;
+	int crowded = _i;
+
+	test_child_result(refill_child, crowded ? "crowded" : NULL, &r, sizeof(r), &d);
+	/* the magazine held more than 8: the slot is as deep as it was full, one object out */
+	ck_assert_uint_gt(r.depth, r.pool_depth);
+	ck_assert_uint_le(r.depth, r.cluster);
+	ck_assert_uint_eq(r.count + 1, r.depth);
+	ck_assert_uint_eq(r.counted, 1);
+	ck_assert_uint_eq(r.within, 1);
+	if (crowded)                             /* 480 x 4 KiB cached at first: some went */
+		ck_assert_uint_lt(r.other, 480);
+}
+END_TEST
+
+/*
+ * Statistics of a slot whose thread only frees (its entry's base at the end of the depth, the
+ * objects below it): 5 objects freed by such a thread count 5 more cached objects while the
+ * slot is shallower than its magazine.
+ */
+struct free_only_arg {
+	struct pool_head *p;
+	void *o[5];
+	pthread_barrier_t freed, seen;
+};
+
+static void *free_only(void *arg)
+{
+	struct free_only_arg *a = arg;
+	int i;
+
+	for (i = 0; i < 5; i++)
+		pool_free(a->p, a->o[i]);
+	pthread_barrier_wait(&a->freed);
+	pthread_barrier_wait(&a->seen);
+	return NULL;
+}
+
+static void free_only_child(void *result, const void *arg)
+{
+	static struct free_only_arg a;
+	unsigned long *seen = result;
+	pthread_t t;
+	int i;
+
+	(void)arg;
+	configure_budget(2u << 20);
+	a.p = pool_create("deep", 16384, 0);
+	for (i = 0; i < 5; i++)
+		a.o[i] = pool_alloc(a.p);
+	seen[0] = test_stats(a.p).cached;
+	pthread_barrier_init(&a.freed, NULL, 2);
+	pthread_barrier_init(&a.seen, NULL, 2);
+	if (pthread_create(&t, NULL, free_only, &a))
+		abort();
+	pthread_barrier_wait(&a.freed);
+	seen[1] = test_stats(a.p).cached;
+	seen[2] = a.p->depth < a.p->cluster;
+	pthread_barrier_wait(&a.seen);
+	pthread_join(t, NULL);
+}
+
+START_TEST(test_free_only_slot_counted_below_its_depth)
+{
+	unsigned long seen[3];
+	struct death d;
+
+	test_child_result(free_only_child, NULL, seen, sizeof(seen), &d);
+	ck_assert_uint_eq(seen[2], 1);
+	ck_assert_uint_eq(seen[1], seen[0] + 5);
+}
+END_TEST
+
 void *alloc_from_here(struct pool_head *p) __attribute__((noinline));
 void *alloc_from_here(struct pool_head *p)
 {
@@ -288,11 +548,15 @@ static Suite *tier_suite(void)
 	tcase_add_test(tc, test_thread_churn_5000);
 	tcase_add_test(tc, test_fork_with_a_head_held_forever);
 	tcase_add_test(tc, test_refill_passes_a_head_held_forever);
+	tcase_add_loop_test(tc, test_refill_takes_a_deeper_magazine, 0, 2);
+	tcase_add_test(tc, test_free_only_slot_counted_below_its_depth);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Core");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_caller_live_table);
+	tcase_add_test(tc, test_slot_goes_deeper_within_budget);
+	tcase_add_test(tc, test_clock_makes_a_deep_slot_shallower_first);
 	tcase_add_test(tc, test_copy_nonnull);
 	tcase_add_test(tc, test_copy_skip_null);
 	suite_add_tcase(s, tc);

@@ -246,11 +246,11 @@ static inline void test_books(const struct pool_head *pool)
 }
 
 /*
- * The objects one magazine of a pool of `stride`-byte objects holds: the configured cluster, or
- * 1/16 of the thread budget for large objects, but at least 8 while that is 1/4 of the budget
- * at most; at least 1 (pool_configure(3)).
+ * How deep a thread's slot of a pool of `stride`-byte objects starts (pool-demand.c): the
+ * configured cluster, or 1/16 of the thread budget for large objects, but at least 8 while
+ * that is 1/4 of the budget at most; at least 1 (pool_configure(3)).
  */
-static inline size_t test_magazine_of(size_t stride)
+static inline size_t test_depth_of(size_t stride)
 {
 	struct pool_config cfg;
 	size_t share, most;
@@ -263,16 +263,33 @@ static inline size_t test_magazine_of(size_t stride)
 	return share < cfg.cluster ? (share ? share : 1) : cfg.cluster;
 }
 
+/*
+ * The objects one magazine of such a pool holds, which a slot's loaded magazine may come to
+ * hold as the slot goes deeper: the configured cluster, or 1/4 of the thread budget for large
+ * objects, at least the starting depth.
+ */
+static inline size_t test_magazine_of(size_t stride)
+{
+	struct pool_config cfg;
+	size_t cap;
+
+	pool_get_config(&cfg);
+	cap = cfg.cache_bytes / 4 / stride;
+	if (cap > cfg.cluster)
+		cap = cfg.cluster;
+	return cap > test_depth_of(stride) ? cap : test_depth_of(stride);
+}
+
 /* The objects one magazine of `pool` holds. */
 static inline size_t test_magazine(const struct pool_head *pool)
 {
 	return test_magazine_of(test_stats(pool).stride);
 }
 
-/* The objects a refill of pool_alloc() takes from the slab tier: half a magazine, at least 1. */
+/* The objects a refill of pool_alloc() takes from the slab tier: half the starting depth, >= 1. */
 static inline size_t test_slab_refill(const struct pool_head *pool)
 {
-	size_t m = test_magazine(pool) / 2;
+	size_t m = test_depth_of(test_stats(pool).stride) / 2;
 
 	return m ? m : 1;
 }

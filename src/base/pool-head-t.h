@@ -245,10 +245,13 @@ struct pool_head {
 	size_t backup_off;             /* offset of the backup copy, or 0 without backup */
 	unsigned int layout;           /* POOL_DBG_LAYOUT flags this pool was created with */
 	unsigned int nbuckets;         /* power of two */
-	unsigned int cluster;          /* objects per magazine: the configured cluster, less for
-	                                  large objects (see pool__bucket_init()) */
+	unsigned int cluster;          /* objects per magazine, its capacity: the configured
+	                                  cluster, less for large objects (pool__bucket_init()) */
+	unsigned int depth;            /* how many of them a slot's loaded magazine starts with
+	                                  (<= cluster; less for large objects): it goes deeper
+	                                  while the thread's budget has room (pool-magazine.c) */
 	unsigned int floor;            /* objects pool_gc() keeps beyond the need: 64 KiB worth,
-	                                  at most a magazine, possibly 0 */
+	                                  at most a starting depth, possibly 0 */
 	size_t mag_bytes;              /* bytes of one magazine of this pool (header + cluster
 	                                  pointers) */
 	atomic_size_t limit;           /* maximum allocated objects, 0: none */
@@ -302,11 +305,15 @@ struct pool_tslot {
 	uint8_t took;                  /* 1 once the thread allocated from this slot; until then
 	                                  what it caches was freed by it and made by others, and
 	                                  the fast path only pushes (pool-magazine.c) */
-	uint16_t hidden;               /* objects of the loaded magazine below the base the profile
+	uint8_t hidden;                /* objects of the loaded magazine below the base the profile
 	                                  shows the fast path (pool-sample.c), for statistics: at
 	                                  most a magazine, POOL_CLUSTER_MAX */
+	uint8_t depth;                 /* the pointers of the loaded magazine the fast path may
+	                                  fill, from the pool's depth to its cluster (at most
+	                                  POOL_CLUSTER_MAX); 0 after the slot was emptied
+	                                  (pool-magazine.c) */
 	uint32_t reserved_objs;        /* objects this slot counts in the budget: held, plus the
-	                                  loaded magazine's capacity */
+	                                  loaded magazine's depth */
 	uint32_t low_full;             /* the fewest full magazines since the releaser last looked:
 	                                  that many at the bottom of the stack stayed unused */
 };
@@ -368,5 +375,6 @@ _Static_assert(offsetof(struct pool_bucket, allocated) == POOL_CACHE_LINE,
 _Static_assert(offsetof(struct pool_mag, obj) == 24, "a magazine's header is 24 bytes");
 _Static_assert(sizeof(struct pool_thread) == 32, "a thread's TLS state is 32 bytes");
 _Static_assert(sizeof(struct pool_tslot) == POOL_CACHE_LINE, "a thread's slot is one cache line");
+_Static_assert(POOL_CLUSTER_MAX <= UINT8_MAX, "a slot's depth and hidden count fit a byte");
 
 #endif

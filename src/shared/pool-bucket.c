@@ -428,8 +428,8 @@ static struct pool_bucket *own_stocked(struct pool_head *pool, unsigned int star
 }
 
 struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
-                                  unsigned int max_mags, struct pool_mag **empties,
-                                  unsigned int *nobjs)
+                                  unsigned int max_mags, unsigned int max_objs,
+                                  struct pool_mag **empties, unsigned int *nobjs)
 {
 	struct pool_mag *head, *last;
 	struct pool_bucket *b;
@@ -443,12 +443,12 @@ struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
 	}
 	/*
 	 * We own the head: nobody can pop these magazines, so their headers are ours to
-	 * read. Up to max_mags of them.
+	 * read. Up to max_mags of them, the second and later within max_objs objects.
 	 */
 	k = head->n;
 	last = head;
 	POOL_ASSERT(head->n >= 1 && head->n <= head->cap);
-	for (nm = 1; nm < max_mags && last->next; nm++) {
+	for (nm = 1; nm < max_mags && last->next && k + last->next->n <= max_objs; nm++) {
 		last = last->next;
 		POOL_ASSERT(last->n >= 1 && last->n <= last->cap);
 		k += last->n;

@@ -159,9 +159,10 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 void pool__count_failed(struct pool_head *pool, unsigned int id);
 
 /*
- * A new pool (its layout computed): its magazine capacity from the configured cluster and the
- * thread budget (a pool of large objects gets smaller magazines, pool-demand.c), its
- * demand state (the window from decay_ms) and its gc floor.
+ * A new pool (its layout computed): its magazine capacity and starting depth from the
+ * configured cluster and the thread budget (a pool of large objects gets smaller magazines,
+ * and starts shallower still, pool-demand.c), its demand state (the window from decay_ms) and
+ * its gc floor.
  */
 void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cache_bytes,
                        unsigned int decay_ms);
@@ -240,14 +241,15 @@ void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want,
  * Pop up to `max_mags` (>= 1) magazines of one bucket with one exchange, visiting each bucket
  * once from `start` (again, a bounded number of times after pauses, while a pass met BUSY heads
  * only: pool-bucket.c): a stack linked by `next` (NULL-terminated), top first; *nobjs receives the
- * objects they hold, counted as used. In the same ownership the empty magazines of *empties (a
+ * objects they hold, counted as used. The first magazine is taken whatever it holds, the others
+ * while all of them hold at most `max_objs` objects (what the caller's budget holds). In the same ownership the empty magazines of *empties (a
  * stack linked by `next`) are left in that bucket, up to its bound; those it could not take stay
  * in *empties for the caller to free. Reads one magazine header per magazine and no object.
  * NULL (and *nobjs = 0, *empties untouched) if no bucket had a magazine.
  */
 struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,
-                                  unsigned int max_mags, struct pool_mag **empties,
-                                  unsigned int *nobjs);
+                                  unsigned int max_mags, unsigned int max_objs,
+                                  struct pool_mag **empties, unsigned int *nobjs);
 
 /*
  * Push a stack of `nmags` magazines (`top` to `bottom` through `next`; bottom's `next` is set

@@ -43,10 +43,10 @@
 #define GC_FLOOR_BYTES        65536u    /* pool_gc() keeps at most this much beyond the need */
 #define EMPTIES_KEEP          4u        /* empty magazines a release pass leaves a bucket */
 /*
- * A pool's magazine holds at most 1/MAG_BUDGET_SHARE of the thread budget in objects: a thread
- * keeps a loaded and a previous magazine per pool it uses, so a pool of large objects (16 KiB
- * buffers under a 512 KiB budget: 2 objects) gets small magazines rather than filling the
- * budget with two of them.
+ * How deep a slot's loaded magazine starts: at most 1/MAG_BUDGET_SHARE of the thread budget in
+ * objects. A thread keeps a loaded and a previous magazine per pool it uses, and the loaded one
+ * counts in the budget by its depth, so a pool of large objects (16 KiB buffers under a 512 KiB
+ * budget: 2 objects) starts shallow rather than filling the budget with two magazines.
  */
 #ifndef MAG_BUDGET_SHARE                /* a -D for the measurements of doc/benchmarks.md */
 #define MAG_BUDGET_SHARE      16u
@@ -61,6 +61,19 @@
  */
 #define MAG_FLOOR_OBJS        8u
 #define MAG_FLOOR_SHARE       4u
+/*
+ * The magazines themselves hold up to 1/MAG_DEEP_SHARE of the budget (at most the configured
+ * cluster): a slot that fills its loaded magazine while the budget has room to spare, without
+ * evicting anything, gets it deeper (pool-magazine.c, deepen()), as tcmalloc's thread cache
+ * lets a free list's max_length grow by a batch at each overflow. With a 2 MiB budget a 16 KiB
+ * pool starts at 8 and goes to 32: `batch` at 16 KiB, 64 objects live, rotated every 8 objects
+ * and took 1.9x libpool 0.1.0's time, whose thread cache had no magazines (doc/benchmarks.md,
+ * round 11). A fixed depth of 1/4 of the budget cost the `server` rows 5-20% under a 512 KiB
+ * budget, where the large pools' loaded magazines crowded out the small ones.
+ */
+#ifndef MAG_DEEP_SHARE
+#define MAG_DEEP_SHARE        4u
+#endif
 
 /* When a releaser last stepped (CLOCK_MONOTONIC_COARSE ns), 0: never; the slow paths' ticks
    defer to it. */
@@ -298,16 +311,20 @@ void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cach
 {
 	size_t share = cache_bytes / MAG_BUDGET_SHARE / pool->cache_cost;
 	size_t most = cache_bytes / MAG_FLOOR_SHARE / pool->cache_cost;
+	size_t deep = cache_bytes / MAG_DEEP_SHARE / pool->cache_cost;
 	size_t floor_objs;
 
 	POOL_ASSERT(cluster >= 1 && cluster <= POOL_CLUSTER_MAX && pool->stride && pool->cache_cost);
 	if (share < MAG_FLOOR_OBJS)
 		share = most < MAG_FLOOR_OBJS ? (most > share ? most : share) : MAG_FLOOR_OBJS;
-	pool->cluster = share < cluster ? (share ? (unsigned int)share : 1) : cluster;
+	pool->depth = share < cluster ? (share ? (unsigned int)share : 1) : cluster;
+	pool->cluster = deep < cluster ? (unsigned int)deep : cluster;
+	if (pool->cluster < pool->depth)
+		pool->cluster = pool->depth;
 	pool->mag_bytes = sizeof(struct pool_mag) + (size_t)pool->cluster * sizeof(void *);
 	/* the floor is bytes: a pool of objects over 64 KiB keeps none beyond its need */
 	floor_objs = GC_FLOOR_BYTES / pool->stride;
-	pool->floor = floor_objs < pool->cluster ? (unsigned int)floor_objs : pool->cluster;
+	pool->floor = floor_objs < pool->depth ? (unsigned int)floor_objs : pool->depth;
 	pool__lock_init(&pool->demand.pass_lock);
 	pool->demand.window_ns = (uint64_t)decay_ms * 1000000u;
 	atomic_store(&pool->demand.epoch_ns, pool__clock_ns(CLOCK_MONOTONIC_COARSE));

@@ -12,6 +12,7 @@
  * magazine headers and pointer arrays are read or written here: never a free object, but for
  * the debugging layer's fill and check of cached objects when integrity or backup is on.
  */
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -27,6 +28,17 @@
 
 /* Empty magazines a slot keeps when it leaves others in a bucket during a refill. */
 #define EMPTY_KEEP 2u
+
+/*
+ * A slot goes deeper only while its thread's budget stays at most 1/DEEPEN_BUDGET_SHARE used
+ * (deepen()): deeper slots are for a thread whose budget is not in demand, and a server's mix
+ * keeps the starting depths. Side by side on the `server` rows (12 pools of 8 B to 16 KiB)
+ * the time was the same with and without the bound, and without it the short-burst rows at 8
+ * threads peaked 6-10% higher under a 512 KiB budget (doc/benchmarks.md, round 11).
+ */
+#ifndef DEEPEN_BUDGET_SHARE
+#define DEEPEN_BUDGET_SHARE 2u
+#endif
 
 struct pool_head *pool__slots[POOL_MAX_CACHED_POOLS];
 static atomic_uint pool_max_slot = 1;   /* highest slot ever used + 1 */
@@ -71,7 +83,13 @@ static inline uint32_t slot_objs(const struct pool_thread_caches *ctx, unsigned 
 {
 	const struct pool_tslot *sl = &ctx->slot[s];
 
-	return sl->held + (sl->loaded ? sl->loaded->cap : 0);
+	return sl->held + (sl->loaded ? sl->depth : 0);
+}
+
+/* Statistics read the depth of a slot whose thread only frees (pool-thread.c). */
+static inline void set_depth(struct pool_tslot *sl, uint32_t depth)
+{
+	__atomic_store_n(&sl->depth, (uint8_t)depth, __ATOMIC_RELAXED);
 }
 
 /*
@@ -95,6 +113,10 @@ static void check_slot(const struct pool_thread_caches *ctx, unsigned int s)
 	                !tc->base || tc->base == POOL__TC_CLOSED_BASE);
 	POOL_ASSERT(!sl->top == !sl->nfull && !sl->bottom == !sl->nfull && !sl->empty == !sl->nempty);
 	POOL_ASSERT(!sl->prev || sl->prev->n <= sl->prev->cap);
+	/* the fast path fills the loaded magazine to the slot's depth, no further */
+	POOL_ASSERT(!m || (sl->depth >= 1 && sl->depth <= m->cap &&
+	                   pool__tc_count(ctx, s) <= sl->depth &&
+	                   tc->end <= pool__tc_open_end(ctx, s, (struct pool_mag *)m)));
 	POOL_ASSERT(sl->reserved_objs == slot_objs(ctx, s) && ctx->reserved <= ctx->budget);
 }
 
@@ -145,12 +167,19 @@ void pool__magazine_walk_slot(const struct pool_thread_caches *ctx, unsigned int
 	walk_slot(ctx, s, pool);
 }
 
-/* Make `m` the loaded magazine of slot `s` (there was none). */
+/*
+ * Make `m` the loaded magazine of slot `s` (there was none). A magazine holding more than the
+ * slot's depth deepens it to what it holds: those objects were counted in the budget before
+ * (as held, or by the refill that took them), so the slot's count does not grow.
+ */
 static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag *m)
 {
 	struct pool_tcache *tc = &ctx->tc[s];
 
 	POOL_ASSERT(!ctx->slot[s].loaded && m->n <= m->cap && m->cap == pool__slots[s]->cluster);
+	POOL_ASSERT(ctx->slot[s].depth >= 1 && ctx->slot[s].depth <= m->cap);
+	if (m->n > ctx->slot[s].depth)
+		set_depth(&ctx->slot[s], m->n);
 	if (POOL_ASSERTS >= 2) {
 		uint32_t i;
 
@@ -162,8 +191,28 @@ static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag
 	__atomic_store_n(&ctx->slot[s].hidden, 0, __ATOMIC_RELAXED);
 	/* relaxed atomics: statistics read the entry from other threads (entry_count()) */
 	__atomic_store_n(&tc->base, pool__tc_open_base(ctx, s, m), __ATOMIC_RELAXED);
-	__atomic_store_n(&tc->end, m->obj + m->cap, __ATOMIC_RELAXED);
+	__atomic_store_n(&tc->end, pool__tc_open_end(ctx, s, m), __ATOMIC_RELAXED);
 	pool__tc_set_count(ctx, s, m->n);
+}
+
+/*
+ * The loaded magazine of slot `s` now shows the fast path `depth` pointers: the entry's `end`
+ * (and `base`, where it sits at the end for a slot that only frees) move with the depth, unless
+ * the profile narrowed them (pool-sample.c recomputes its window from the new depth at the
+ * slot's next slow path). The caller counts the slot in the budget.
+ */
+static void set_loaded_depth(struct pool_thread_caches *ctx, unsigned int s, uint32_t depth)
+{
+	struct pool_tcache *tc = &ctx->tc[s];
+	struct pool_mag *m = ctx->slot[s].loaded;
+	void **was = pool__tc_open_end(ctx, s, m);
+
+	POOL_ASSERT(depth >= 1 && depth <= m->cap && pool__tc_count(ctx, s) <= depth);
+	set_depth(&ctx->slot[s], depth);
+	if (tc->end == was)
+		__atomic_store_n(&tc->end, pool__tc_open_end(ctx, s, m), __ATOMIC_RELAXED);
+	if (!ctx->slot[s].took && tc->base == was)
+		__atomic_store_n(&tc->base, pool__tc_open_end(ctx, s, m), __ATOMIC_RELAXED);
 }
 
 /*
@@ -485,7 +534,31 @@ void pool__magazine_evict_slot(struct pool_thread_caches *ctx, unsigned int s, u
 	pool__mag_free_stack(pool__slots[s], sl->empty);
 	sl->empty = NULL;
 	sl->nempty = 0;
+	set_depth(sl, 0);
 	set_reserved(ctx, s, 0);
+}
+
+/*
+ * The CLOCK chose slot `s` to give room back: a loaded magazine deeper than the pool's starting
+ * depth and than what it holds is made shallower first, which evicts nothing (0.1.0 took back
+ * reservations unused before evicting objects the same way). Not while the profile samples on
+ * this thread: its window and marks lie within the depth they were set in. Returns 1 when the
+ * slot gave room back that way.
+ */
+static int make_shallower(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	uint32_t keep = pool__tc_count(ctx, s);
+
+	if (!sl->loaded || ctx->sampler)
+		return 0;
+	if (keep < pool__slots[s]->depth)
+		keep = pool__slots[s]->depth;
+	if (sl->depth <= keep)
+		return 0;
+	set_loaded_depth(ctx, s, keep);
+	set_reserved(ctx, s, slot_objs(ctx, s));
+	return 1;
 }
 
 /*
@@ -532,6 +605,8 @@ static POOL_NOINLINE int slot_grow_evict(struct pool_thread_caches *ctx, unsigne
 		if (v) {
 			struct pool_tslot *vs = &ctx->slot[v];
 
+			if (make_shallower(ctx, v))
+				continue;
 			if (vs->nfull)
 				evict_full(ctx, v, (vs->nfull + 1) / 2, dbg);
 			else
@@ -601,21 +676,23 @@ int pool__magazine_reload_local(struct pool_thread_caches *ctx, unsigned int s)
 }
 
 /*
- * Give slot `s` a loaded magazine (empty) if it has none, within the budget. Returns 1, or 0
- * when the budget cannot hold one or there is no memory for it.
+ * Give slot `s` a loaded magazine (empty) if it has none, within the budget, at the pool's
+ * starting depth. Returns 1, or 0 when the budget cannot hold one or there is no memory for it.
  */
 static int ensure_loaded(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg)
 {
 	struct pool_head *pool = pool__slots[s];
+	struct pool_tslot *sl = &ctx->slot[s];
 	struct pool_mag *m;
 
-	if (ctx->slot[s].loaded)
+	if (sl->loaded)
 		return 1;
-	if (!slot_grow(ctx, s, pool->cluster, dbg))
+	set_depth(sl, pool->depth);
+	if (!slot_grow(ctx, s, sl->depth, dbg))
 		return 0;
 	m = empty_get(ctx, s);
 	if (!m) {
-		set_reserved(ctx, s, ctx->slot[s].reserved_objs - pool->cluster);
+		set_reserved(ctx, s, sl->reserved_objs - sl->depth);
 		return 0;
 	}
 	load(ctx, s, m);
@@ -623,13 +700,39 @@ static int ensure_loaded(struct pool_thread_caches *ctx, unsigned int s, unsigne
 }
 
 /*
+ * The loaded magazine of slot `s` is full to its depth and the thread allocates from the slot:
+ * twice as deep (at most the magazine's capacity) while the thread's budget stays at most
+ * 1/DEEPEN_BUDGET_SHARE used, so that nothing is evicted for it and a thread whose budget is
+ * in demand (a server's mix of pools) keeps the starting depths. A rotation is a slow path per
+ * magazine; a slot that fills a deeper one rotates less often (pool-demand.c, MAG_DEEP_SHARE).
+ * Returns 1 when it went deeper.
+ */
+static int deepen(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	uint32_t more = sl->loaded->cap - sl->depth;
+
+	if (more > sl->depth)
+		more = sl->depth;
+	if (ctx->reserved + (size_t)more * pool__slots[s]->cache_cost >
+	    ctx->budget / DEEPEN_BUDGET_SHARE)
+		return 0;
+	set_loaded_depth(ctx, s, sl->depth + more);
+	set_reserved(ctx, s, slot_objs(ctx, s));
+	POOL_ASSERT(ctx->reserved <= ctx->budget);
+	return 1;
+}
+
+/*
  * The loaded magazine of slot `s` is empty (and so are the previous one and the full stack):
  * fill it from a shared free list, with up to REFILL_MAGS magazines in one exchange (those
- * beyond the first go onto the full stack when the budget holds them), leaving the slot's
- * surplus empty magazines in that bucket; else half a magazine from the slab tier, or `want`
- * if more (for a pool off slabs, `want` new objects from the OS layer), at most a magazine: one
- * for pool_alloc(), what a bulk call still needs for it. Returns 1 when the loaded magazine
- * holds objects, 0 at the limit or out of memory.
+ * beyond the first go onto the full stack, taken when the budget holds their objects), leaving
+ * the slot's surplus empty magazines in that bucket; else half the slot's depth from the slab
+ * tier, or `want` if more (for a pool off slabs, `want` new objects from the OS layer), at most
+ * the depth: one for pool_alloc(), what a bulk call still needs for it. A magazine from the
+ * shared lists may hold more than the slot's depth (a deeper slot of another thread filled
+ * it): the slot goes as deep, counted in the budget first, by evictions when it must. Returns 1
+ * when the loaded magazine holds objects, 0 at the limit or out of memory.
  */
 int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s, unsigned int dbg,
                                  uint32_t want)
@@ -646,13 +749,11 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 		return 0;
 	sl->referenced = 1;
 	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & POOL_DBG_UAF)) {
-		size_t room = ctx->budget - ctx->reserved;
-		unsigned int extra = (unsigned int)(room / ((size_t)pool->cluster * pool->cache_cost));
+		/* the objects the budget holds now: the loaded magazine's depth and the room */
+		size_t fit = (ctx->budget - ctx->reserved) / pool->cache_cost + sl->depth;
 		struct pool_mag *deposit = NULL, *top, *m, *next, *old;
 		unsigned int nobjs;
 
-		if (extra > REFILL_MAGS - 1)
-			extra = REFILL_MAGS - 1;
 		/* the empty magazines beyond what the slot keeps are left in the bucket */
 		while (sl->nempty > EMPTY_KEEP) {
 			m = sl->empty;
@@ -661,8 +762,28 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 			m->next = deposit;
 			deposit = m;
 		}
-		top = pool__shared_pop(pool, ctx->id, 1 + extra, &deposit, &nobjs);
+		if (fit > UINT_MAX)
+			fit = UINT_MAX;
+		top = pool__shared_pop(pool, ctx->id, REFILL_MAGS, (unsigned int)fit, &deposit, &nobjs);
 		pool__mag_free_stack(pool, deposit);
+		/*
+		 * What the slot counts beyond `held` once they are in: the first one loaded (its
+		 * depth, or more if it holds more), the others whole. Over the room (the first alone
+		 * holds more, or it holds less than the depth): counted by evictions, else back.
+		 */
+		if (top) {
+			size_t need = nobjs + (top->n < sl->depth ? sl->depth - top->n : 0);
+
+			if (need > fit && !slot_grow(ctx, s, (uint32_t)(need - sl->depth), dbg)) {
+				uint32_t nm = 1;
+
+				for (m = top; m->next; m = m->next)
+					nm++;
+				give_mags(ctx, s, top, m, nm, nobjs, dbg, 0);
+				top = NULL;
+			}
+		}
+		/* load() deepens the slot to what the first one holds */
 		if (top) {
 			old = unload(ctx, s);
 			if (!sl->prev)
@@ -685,9 +806,9 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 		}
 	}
 	/*
-	 * Growing: half a magazine from the slab tier (a bulk call may want more), as jemalloc's
-	 * tcache fills half a bin: one filled to the brim is full at the next free, and pairs
-	 * around that count swap the loaded and previous magazines at every pair. Off slabs, what
+	 * Growing: half the slot's depth from the slab tier (a bulk call may want more), as
+	 * jemalloc's tcache fills half a bin: one filled to the brim is full at the next free, and
+	 * pairs around that count swap the loaded and previous magazines at every pair. Off slabs, what
 	 * is wanted, one OS-layer call per object: such a pool takes no more than it hands out.
 	 */
 	POOL_ASSERT(want >= 1 && pool__tc_count(ctx, s) == 0);
@@ -705,7 +826,8 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 }
 
 /*
- * The loaded magazine of slot `s` is full (or there is none): make room in it. An empty
+ * The loaded magazine of slot `s` is full (or there is none): make room in it. A slot that
+ * allocates goes deeper while the budget has room (deepen()); else an empty
  * previous magazine takes its place; else the previous one goes onto the full stack and an empty
  * magazine is loaded, within the budget; when the budget cannot hold the full one, it goes to the
  * shared free lists (taking an empty magazine back in the same exchange). A slot that has not
@@ -718,6 +840,7 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 	struct pool_tslot *sl = &ctx->slot[s];
 	struct pool_head *pool = pool__slots[s];
 	struct pool_mag *full, *e;
+	uint32_t nfull;
 
 	check_slot(ctx, s);
 	if (POOL_ASSERTS >= 2)
@@ -725,12 +848,17 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 	if (!sl->loaded)
 		return ensure_loaded(ctx, s, dbg);
 	sl->referenced = 1;
+	/* full to its depth: deeper while the budget has room, before any rotation */
+	if (sl->took && sl->depth < sl->loaded->cap && deepen(ctx, s))
+		return 1;
+	/* a rotation keeps the depth: the full one's objects are what the slot counts more */
+	nfull = pool__tc_count(ctx, s);
 	if (sl->prev && !sl->prev->n) {
 		/*
 		 * Bonwick's exchange: the empty previous magazine is loaded, and the full one becomes
 		 * the previous, or leaves for the shared lists when the budget cannot hold it
 		 */
-		int keep = slot_grow(ctx, s, pool->cluster, dbg);
+		int keep = slot_grow(ctx, s, nfull, dbg);
 
 		e = sl->prev;
 		full = unload(ctx, s);
@@ -749,7 +877,7 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 	if (!sl->took && sl->nfull >= POOL_FREE_ONLY_FULL)
 		evict_full(ctx, s, sl->nfull, dbg);
 	e = empty_get(ctx, s);
-	if (e && slot_grow(ctx, s, pool->cluster, dbg)) {
+	if (e && slot_grow(ctx, s, nfull, dbg)) {
 		full = unload(ctx, s);
 		if (sl->prev) {
 			struct pool_mag *p = sl->prev;

@@ -59,9 +59,11 @@ unsigned int pool__magazine_max_slot(void);
 
 /*
  * The loaded magazine of slot `s` as the slow paths see it: its pointer array (NULL without
- * one), the pointers it holds and how many it can hold. The bounds come from the magazine, not
- * from the entry's `base` and `end`: while the profile samples, the entry shows the fast path a
- * narrower window of the same array (pool-sample.c), and every slow path works on the whole.
+ * one), the pointers it holds and how many it may hold: the slot's depth, at most the
+ * magazine's capacity (pool-magazine.c, deepen()). The bounds come from the magazine and the
+ * slot, not from the entry's `base` and `end`: while the profile samples, the entry shows the
+ * fast path a narrower window of the same array (pool-sample.c), and every slow path works on
+ * the whole depth.
  */
 static inline void **pool__tc_objs(const struct pool_thread_caches *ctx, unsigned int s)
 {
@@ -79,7 +81,14 @@ static inline uint32_t pool__tc_count(const struct pool_thread_caches *ctx, unsi
 
 static inline uint32_t pool__tc_cap(const struct pool_thread_caches *ctx, unsigned int s)
 {
-	return ctx->slot[s].loaded ? ctx->slot[s].loaded->cap : 0;
+	return ctx->slot[s].loaded ? ctx->slot[s].depth : 0;
+}
+
+/* The `end` of slot `s`'s entry when nothing narrows the window (`m` is its loaded magazine). */
+static inline void **pool__tc_open_end(const struct pool_thread_caches *ctx, unsigned int s,
+                                       struct pool_mag *m)
+{
+	return m->obj + ctx->slot[s].depth;
 }
 
 /*
@@ -90,7 +99,7 @@ static inline uint32_t pool__tc_cap(const struct pool_thread_caches *ctx, unsign
 static inline void **pool__tc_open_base(const struct pool_thread_caches *ctx, unsigned int s,
                                         struct pool_mag *m)
 {
-	return ctx->slot[s].took ? m->obj : m->obj + m->cap;
+	return ctx->slot[s].took ? m->obj : pool__tc_open_end(ctx, s, m);
 }
 
 /* Other threads read `top` for statistics: the store is a relaxed atomic. */
@@ -133,8 +142,8 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
                                  unsigned int dbg, uint32_t want);
 
 /*
- * The loaded magazine of slot `s` is full (or there is none): make room in it (magazines
- * rotate; a full one the budget cannot hold goes to the shared lists, and so does the full
+ * The loaded magazine of slot `s` is full (or there is none): make room in it (a slot that
+ * allocates goes deeper while the budget has room, else magazines rotate; a full one the budget cannot hold goes to the shared lists, and so does the full
  * stack of a slot whose thread has not allocated from it once it holds POOL_FREE_ONLY_FULL).
  * Returns 1 when the loaded magazine has room, 0 when the slot cannot cache (no budget, no
  * memory).

@@ -10,9 +10,10 @@
  *
  * 1. The window. The inline fast path pops while top > base and pushes while top < end, and
  *    counts nothing. The slow paths take the loaded magazine's bounds from the magazine itself
- *    (pool__tc_objs(), pool__tc_cap()), so the entry's `base` and `end` are free to show the fast
- *    path a narrower window of the same array: raising `base` stops the fast path's pops there,
- *    lowering `end` its pushes. Only the owning thread changes them, inside its sections, like
+ *    and the slot's depth (pool__tc_objs(), pool__tc_cap()), so the entry's `base` and `end`
+ *    are free to show the fast path a narrower window of the same array: raising `base` stops
+ *    the fast path's pops there, lowering `end` its pushes. A slot that goes deeper moves an
+ *    `end` that nothing narrowed, and the next window here starts from the new depth. Only the owning thread changes them, inside its sections, like
  *    every other change of a slot (fork() and pool_destroy() see a window as a valid entry; the
  *    statistics count what lies below it through the slot's `hidden`).
  * 2. The countdown. Per (thread, pool) slot, the allocations until the next sample, drawn so
@@ -240,7 +241,7 @@ static void show(struct pool_thread_caches *ctx, unsigned int s, void **base, vo
 	__atomic_store_n(&tc->base, base, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->end, end, __ATOMIC_RELAXED);
 	/* statistics count top - base of the entry: the rest of the magazine's objects here */
-	__atomic_store_n(&ctx->slot[s].hidden, (uint16_t)((base < top ? base : top) - objs),
+	__atomic_store_n(&ctx->slot[s].hidden, (uint8_t)((base < top ? base : top) - objs),
 	                 __ATOMIC_RELAXED);
 }
 
@@ -252,7 +253,7 @@ static void open_slot(struct pool_thread_caches *ctx, struct pool_sampler *sampl
 	struct pool_mag *m = ctx->slot[s].loaded;
 
 	if (cd->narrowed && m)
-		show(ctx, s, pool__tc_open_base(ctx, s, m), m->obj + m->cap);
+		show(ctx, s, pool__tc_open_base(ctx, s, m), pool__tc_open_end(ctx, s, m));
 	set_narrowed(sampler, cd, 0);
 	sampler->event[s].watch = NULL;
 	cd->retry = 0;
@@ -295,13 +296,13 @@ static void set_window(struct pool_thread_caches *ctx, struct pool_sampler *samp
 	}
 	top = ctx->tc[s].top;
 	open = pool__tc_open_base(ctx, s, m);
-	end = m->obj + m->cap;
+	end = pool__tc_open_end(ctx, s, m);
 	base = window_base(cd, top, open, end);
 	if (watching)
 		end = top;
-	if (base != open || end != m->obj + m->cap || cd->narrowed) {
+	if (base != open || end != pool__tc_open_end(ctx, s, m) || cd->narrowed) {
 		show(ctx, s, base, end);
-		set_narrowed(sampler, cd, base != open || end != m->obj + m->cap);
+		set_narrowed(sampler, cd, base != open || end != pool__tc_open_end(ctx, s, m));
 	}
 	cd->mark = top;
 	cd->mark_base = m->obj;

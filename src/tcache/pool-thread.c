@@ -313,9 +313,11 @@ static unsigned long slot_cached(const struct pool_thread_caches *c, unsigned in
 	if (!__atomic_load_n(&c->slot[s].took, __ATOMIC_RELAXED) && p) {
 		void **top = __atomic_load_n(&c->tc[s].top, __ATOMIC_RELAXED);
 		void **end = __atomic_load_n(&c->tc[s].end, __ATOMIC_RELAXED);
+		uint32_t depth = __atomic_load_n(&c->slot[s].depth, __ATOMIC_RELAXED);
 
-		return held + (end && top <= end && top >= end - p->cluster ?
-		               (unsigned long)(top - (end - p->cluster)) : 0);
+		/* the entry's end is the magazine's first pointer plus the slot's depth */
+		return held + (end && top <= end && top >= end - depth ?
+		               (unsigned long)(top - (end - depth)) : 0);
 	}
 	return entry_count(&c->tc[s]) + held + __atomic_load_n(&c->slot[s].hidden, __ATOMIC_RELAXED);
 }

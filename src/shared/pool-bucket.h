@@ -242,9 +242,10 @@ void pool__bucket_withdraw_empties(struct pool_bucket *b, unsigned int want,
  * once from `start` (again, a bounded number of times after pauses, while a pass met BUSY heads
  * only: pool-bucket.c): a stack linked by `next` (NULL-terminated), top first; *nobjs receives the
  * objects they hold, counted as used. The first magazine is taken whatever it holds, the others
- * while all of them hold at most `max_objs` objects (what the caller's budget holds). In the same ownership the empty magazines of *empties (a
- * stack linked by `next`) are left in that bucket, up to its bound; those it could not take stay
- * in *empties for the caller to free. Reads one magazine header per magazine and no object.
+ * while all of them hold at most `max_objs` objects (what the caller's budget holds). In the
+ * same ownership the empty magazines of *empties (a stack linked by `next`) are left in that
+ * bucket, up to its bound; those it could not take stay in *empties for the caller to free.
+ * Reads one magazine header per magazine and no object.
  * NULL (and *nobjs = 0, *empties untouched) if no bucket had a magazine.
  */
 struct pool_mag *pool__shared_pop(struct pool_head *pool, unsigned int start,

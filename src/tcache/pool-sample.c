@@ -13,9 +13,10 @@
  *    and the slot's depth (pool__tc_objs(), pool__tc_cap()), so the entry's `base` and `end`
  *    are free to show the fast path a narrower window of the same array: raising `base` stops
  *    the fast path's pops there, lowering `end` its pushes. A slot that goes deeper moves an
- *    `end` that nothing narrowed, and the next window here starts from the new depth. Only the owning thread changes them, inside its sections, like
- *    every other change of a slot (fork() and pool_destroy() see a window as a valid entry; the
- *    statistics count what lies below it through the slot's `hidden`).
+ *    `end` that nothing narrowed, and the next window here starts from the new depth. Only the
+ *    owning thread changes them, inside its sections, like every other change of a slot
+ *    (fork() and pool_destroy() see a window as a valid entry; the statistics count what lies
+ *    below it through the slot's `hidden`).
  * 2. The countdown. Per (thread, pool) slot, the allocations until the next sample, drawn so
  *    that samples are a Poisson process over the bytes allocated (pool__prof_interval(): an
  *    exponential of mean `rate` bytes, as jemalloc's prof and tcmalloc's sampler draw theirs).
@@ -43,9 +44,10 @@
  *    keeps one object in a thousand in a pair-shaped loop is found that way; a candidate drawn
  *    once would find it once in a thousand events. A candidate not yet decided is the thread's
  *    own until its slot's next free, the next event, the thread's exit or a view the thread
- *    makes (at most one per pool and thread is missing from another thread's view). With the fast path off
- *    (`caller`, `tag`, any option of POOL_DBG_SLOW) every allocation and free comes to the
- *    slow paths: the countdown counts every allocation and a sample is remembered at once.
+ *    makes (at most one per pool and thread is missing from another thread's view). With the
+ *    fast path off (`caller`, `tag`, any option of POOL_DBG_SLOW) every allocation and free
+ *    comes to the slow paths: the countdown counts every allocation and a sample is remembered
+ *    at once.
  * 4. Frees. A sample's free is credited to the site that allocated it, whatever thread frees
  *    it, when the profile sees the object free: freed through a slow path (pool__free_slow(),
  *    the bulk calls), a magazine leaving the loaded position or the thread (its pointers are

@@ -216,21 +216,28 @@ static void see_slot(struct depth_seen *r, struct pool_head *p)
 	r->cached = test_stats(p).cached;
 }
 
+/* A batch of 64 objects allocated, then freed last first, as pool-bench's `batch` does. */
+static void batch_of_64(struct pool_head *p)
+{
+	void *o[64];
+	int i;
+
+	for (i = 0; i < 64; i++)
+		o[i] = pool_alloc(p);
+	for (i = 64; i-- > 0;)
+		pool_free(p, o[i]);
+}
+
 /* 64 objects of 16 KiB allocated and freed: the slot goes from 8 deep to the magazine's 32. */
 static void deepen_child(void *result, const void *arg)
 {
 	struct depth_seen *r = result;
 	struct pool_head *p;
-	void *o[64];
-	int i;
 
 	(void)arg;
 	configure_budget(2u << 20);
 	p = pool_create("deep", 16384, 0);
-	for (i = 0; i < 64; i++)
-		o[i] = pool_alloc(p);
-	for (i = 64; i-- > 0;)
-		pool_free(p, o[i]);
+	batch_of_64(p);
 	see_slot(r, p);
 }
 
@@ -266,10 +273,7 @@ static void shallower_child(void *result, const void *arg)
 	configure_budget(2u << 20);
 	p = pool_create("deep", 16384, 0);
 	q = pool_create("crowd", 4096, 0);
-	for (i = 0; i < 64; i++)
-		o[i] = pool_alloc(p);
-	for (i = 64; i-- > 0;)
-		pool_free(p, o[i]);
+	batch_of_64(p);
 	for (i = 0; i < 64; i++)
 		o[i] = pool_alloc(p);
 	for (i = 0; i < 4; i++)
@@ -306,14 +310,7 @@ struct refill_arg {
 /* A deep slot's magazines go to the shared lists at the thread's exit. */
 static void *fill_deep(void *arg)
 {
-	struct pool_head *p = arg;
-	void *o[64];
-	int i;
-
-	for (i = 0; i < 64; i++)
-		o[i] = pool_alloc(p);
-	for (i = 64; i-- > 0;)
-		pool_free(p, o[i]);
+	batch_of_64(arg);
 	return NULL;
 }
 

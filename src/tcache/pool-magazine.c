@@ -196,26 +196,6 @@ static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag
 }
 
 /*
- * The loaded magazine of slot `s` now shows the fast path `depth` pointers: the entry's `end`
- * (and `base`, where it sits at the end for a slot that only frees) move with the depth, unless
- * the profile narrowed them (pool-sample.c recomputes its window from the new depth at the
- * slot's next slow path). The caller counts the slot in the budget.
- */
-static void set_loaded_depth(struct pool_thread_caches *ctx, unsigned int s, uint32_t depth)
-{
-	struct pool_tcache *tc = &ctx->tc[s];
-	struct pool_mag *m = ctx->slot[s].loaded;
-	void **was = pool__tc_open_end(ctx, s, m);
-
-	POOL_ASSERT(depth >= 1 && depth <= m->cap && pool__tc_count(ctx, s) <= depth);
-	set_depth(&ctx->slot[s], depth);
-	if (tc->end == was)
-		__atomic_store_n(&tc->end, pool__tc_open_end(ctx, s, m), __ATOMIC_RELAXED);
-	if (!ctx->slot[s].took && tc->base == was)
-		__atomic_store_n(&tc->base, pool__tc_open_end(ctx, s, m), __ATOMIC_RELAXED);
-}
-
-/*
  * The objects of a magazine that leaves the loaded position (or the thread) are free: the
  * profile credits those it sampled (pool-sample.c). One relaxed load of the profile's count of
  * samples when it holds none (the profile off, or nothing sampled), then one of the pool's.
@@ -539,6 +519,27 @@ void pool__magazine_evict_slot(struct pool_thread_caches *ctx, unsigned int s, u
 }
 
 /*
+ * The loaded magazine of slot `s` now shows the fast path `depth` pointers: the entry's `end`
+ * (and `base`, where it sits at the end for a slot that only frees) move with the depth, unless
+ * the profile narrowed them (pool-sample.c recomputes its window from the new depth at the
+ * slot's next slow path), and the slot counts the new depth in the budget.
+ */
+static void set_loaded_depth(struct pool_thread_caches *ctx, unsigned int s, uint32_t depth)
+{
+	struct pool_tcache *tc = &ctx->tc[s];
+	struct pool_mag *m = ctx->slot[s].loaded;
+	void **was = pool__tc_open_end(ctx, s, m);
+
+	POOL_ASSERT(depth >= 1 && depth <= m->cap && pool__tc_count(ctx, s) <= depth);
+	set_depth(&ctx->slot[s], depth);
+	if (tc->end == was)
+		__atomic_store_n(&tc->end, pool__tc_open_end(ctx, s, m), __ATOMIC_RELAXED);
+	if (!ctx->slot[s].took && tc->base == was)
+		__atomic_store_n(&tc->base, pool__tc_open_end(ctx, s, m), __ATOMIC_RELAXED);
+	set_reserved(ctx, s, slot_objs(ctx, s));
+}
+
+/*
  * The CLOCK chose slot `s` to give room back: a loaded magazine deeper than the pool's starting
  * depth and than what it holds is made shallower first, which evicts nothing (0.1.0 took back
  * reservations unused before evicting objects the same way). Not while the profile samples on
@@ -557,7 +558,6 @@ static int make_shallower(struct pool_thread_caches *ctx, unsigned int s)
 	if (sl->depth <= keep)
 		return 0;
 	set_loaded_depth(ctx, s, keep);
-	set_reserved(ctx, s, slot_objs(ctx, s));
 	return 1;
 }
 
@@ -718,7 +718,6 @@ static int deepen(struct pool_thread_caches *ctx, unsigned int s)
 	    ctx->budget / DEEPEN_BUDGET_SHARE)
 		return 0;
 	set_loaded_depth(ctx, s, sl->depth + more);
-	set_reserved(ctx, s, slot_objs(ctx, s));
 	POOL_ASSERT(ctx->reserved <= ctx->budget);
 	return 1;
 }

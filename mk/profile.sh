@@ -104,6 +104,13 @@ run() {
 	fi
 }
 
+# The profiler or the child failed: say what the child printed, and exit 1.
+failed() {
+	echo "profile: $PROFILER or the child failed; the child printed:"
+	cat "$RES"
+	exit 1
+}
+
 # The units (allocations) the child reported in its result line; exit if it reported none.
 units() {
 	n=$(grep '^ok ' "$RES" | tail -n 1 | sed -n 's/.* units=\([0-9]*\).*/\1/p')
@@ -118,7 +125,7 @@ case "$PROFILER" in
 perf)
 	event=cycles
 	perf stat -e cycles -x, -- true 2>&1 | grep -q "not supported" && event=cpu-clock
-	perf record -q -e $event -g -o "$BUILD/profile.data" -- "$@" > "$RES" || exit 1
+	run perf record -q -e $event -g -o "$BUILD/profile.data" -- "$@" > "$RES" || failed
 	units
 	perf report -i "$BUILD/profile.data" --stdio --no-children --percent-limit 0.5 \
 		--sort symbol 2>/dev/null > "$OUT" || exit 1
@@ -127,7 +134,7 @@ perf)
 	;;
 callgrind)
 	run valgrind --tool=callgrind --quiet --callgrind-out-file="$BUILD/profile.callgrind" \
-		-- "$@" > "$RES" || exit 1
+		-- "$@" > "$RES" || failed
 	units
 	callgrind_annotate "$BUILD/profile.callgrind" > "$OUT" || exit 1
 	sed -n '/PROGRAM TOTALS/,/Auto-annotated/p' "$OUT" | grep -v '^-*$' |
@@ -135,7 +142,7 @@ callgrind)
 	;;
 cachegrind)
 	run valgrind --tool=cachegrind --cache-sim=yes ${LL:+--LL=$LL} --quiet \
-		--cachegrind-out-file="$BUILD/profile.cachegrind" -- "$@" > "$RES" || exit 1
+		--cachegrind-out-file="$BUILD/profile.cachegrind" -- "$@" > "$RES" || failed
 	units
 	# valgrind warns about the caches it detected even when LL overrides them: say what ran
 	echo "profile: simulated caches:" \
@@ -160,7 +167,7 @@ cachegrind)
 		}' "$BUILD/profile.cachegrind" | tee -a "$OUT"
 	;;
 perf-stat)
-	run perf stat -x, -o "$OUT" -e "$events" -- "$@" > "$RES" || exit 1
+	run perf stat -x, -o "$OUT" -e "$events" -- "$@" > "$RES" || failed
 	units
 	awk -F, -v n="$n" '
 		$1 ~ /^[0-9]+$/ { printf "%s per allocation: %.3f\n", $3, $1 / n; next }

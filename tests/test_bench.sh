@@ -313,6 +313,18 @@ else
 		grep -Eq "(misses per allocation: $num|cachegrind simulates the caches instead)" \
 			"$tmp/out" || fail "perf-stat: neither counts nor a reason: $(tail -n 5 "$tmp/out")"
 	fi
+	# perf with a preloaded malloc: the allocator is in the child's LD_PRELOAD (the child
+	# refuses to run as jemalloc without it), and its functions are in the report
+	if ! perf record -q -o /dev/null -- true >/dev/null 2>&1; then
+		echo "note: make profile PROFILER=perf not tested (perf cannot record here)"
+	elif expect 0 "make profile PROFILER=perf BACKEND=jemalloc SCENARIO=larson" \
+		sh mk/profile.sh "$tmp/prof" perf jemalloc larson 2 64 "" "" "" "" ""
+	then
+		grep -q "^profile: perf on: LD_PRELOAD=libjemalloc.so.2 " "$tmp/out" ||
+			fail "perf jemalloc: the preload is not said: $(head -n 3 "$tmp/out")"
+		grep -q "^ok .*units=" "$tmp/prof/profile.out" ||
+			fail "perf jemalloc: no result line from the child"
+	fi
 	expect 2 "make profile BACKEND=nope: usage error" \
 		sh mk/profile.sh "$tmp/prof" cachegrind nope server 2 64 "" "" "" "" ""
 fi

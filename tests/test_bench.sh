@@ -244,6 +244,19 @@ then
 	grep -q "was corrupted" "$tmp/out" || fail "no corruption report: $(cat "$tmp/out")"
 fi
 
+# POOL_BENCH_PEAK: the libpool child samples its pools and prints where their bytes lay when
+# its slabs held the most: a summary and a line per pool of the server's twelve
+if expect 0 "POOL_BENCH_PEAK: the server's bytes at their peak" \
+	env POOL_BENCH_PEAK=1 "$B" --child libpool server 8 40000 2 live=256
+then
+	grep -Eq "^peak \(POOL_BENCH_PEAK, [1-9][0-9]* samples\): slabs $num MiB; carved objects $num MiB: held by the program $num, thread caches $num, shared lists $num, free in slabs $num\$" \
+		"$tmp/err" || fail "POOL_BENCH_PEAK: no summary: $(head -n 3 "$tmp/err")"
+	n=$(grep -Ec "^peak server-[0-9]+: slabs [0-9]+ B, carved [1-9][0-9]* B: held " "$tmp/err")
+	[ "$n" -eq 12 ] || fail "POOL_BENCH_PEAK: $n pools with carved objects, expected 12"
+fi
+expect 0 "POOL_BENCH_PEAK=0: no sampler" env POOL_BENCH_PEAK=0 "$B" --child libpool server 8 40000 2 \
+	live=256 && grep -q "^peak" "$tmp/err" && fail "POOL_BENCH_PEAK=0 printed a peak"
+
 # The children refuse bad server keys (exit 2): out of range, unknown value, wrong scenario.
 for args in "server 8 100 2 live=63" "server 8 100 2 live=1048577" "server 8 100 2 live=x" \
 	"server 8 100 2 lifetime=forever" "server 8 100 2 teardown=never" "pair 64 100 1 live=2048" \

@@ -6,7 +6,8 @@
  * estimate, plus at most one magazine per thread, with no pool_gc() or trim call, whatever the
  * program does meanwhile: alloc/free pairs that only the inline fast path serves, a working set
  * that walks at random, nothing at all; a million small objects as well as a few thousand large
- * ones; and a thread that sleeps holding a full cache does not pin it. Explicit calls release
+ * ones; a few survivors of a burst do not keep the pages of the free objects of their slabs;
+ * and a thread that sleeps holding a full cache does not pin it. Explicit calls release
  * everything above the need on their first call. The releaser thread can be refused
  * (POOL_RELEASE=caller, pool_configure()'s `release`), and then pool_release_run() from an event
  * loop does its work; across fork() the child starts its own releaser thread only when it
@@ -353,6 +354,84 @@ START_TEST(test_a_million_small_objects_come_back)
 END_TEST
 
 /* ------------------------------------------------------------------------------------------ */
+/* Slabs that keep a few live objects                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A burst of 8 KiB buffers of which every 4th stays live, so that no slab (7 buffers carved in a
+ * row) is ever wholly free: the pages of the free buffers leave the resident set all the same,
+ * with no call (the releaser purges the slabs it gave objects back to), and the live buffers
+ * keep their bytes (with the C library under the pools, a slab given back whole would stay
+ * resident in its heap: none is). What may stay resident of the free ones is what stays above
+ * the slabs: this thread's loaded magazine and the floor (3 pages a buffer at most: 2 whole
+ * ones, 1 shared with the next).
+ */
+static void sparse_child(void *arg)
+{
+	const size_t size = 8192;
+	unsigned int n = 2000 / BURST_DIV, keep = 4, bound, pages[3] = { 0, 0, 0 }, i;
+	unsigned char *live = calloc(n, 1);
+	void **o = calloc(n, sizeof(void *));
+	struct pool_head *p;
+	double t0, t;
+	size_t j, stride;
+
+	(void)arg;
+	configure(WINDOW_MS, 0);
+	p = pool_create("sparse8k", size, 0);
+	if (!p || !o || !live)
+		die("pool_create or calloc");
+	for (i = 0; i < n; i++) {
+		if (!(o[i] = pool_alloc(p)))
+			die("pool_alloc failed");
+		memset(o[i], 0x5a, size);
+	}
+	for (i = 0; i < n; i++) {
+		live[i] = i % keep == 0;
+		if (!live[i])
+			pool_free(p, o[i]);
+	}
+	stride = stats(p).stride;
+	bound = (unsigned int)(3 * (test_magazine_of(stride) + floor_of(stride)));
+	t0 = now_ms();
+	for (;;) {
+		if (test_pages(o, live, n, stride, size, pages) != 0)
+			die("mincore: %s", strerror(errno));
+		if (pages[2])
+			die("%u pages under live buffers left the resident set", pages[2]);
+		t = now_ms() - t0;
+		if (pages[0] <= bound && pages[1] > 0)
+			break;
+		if (t > DEADLINE_WINDOWS * WINDOW_MS) {
+			struct pool_stats st = stats(p);
+
+			die("sparse8k: after %.0f windows, %u pages of free buffers resident (bound %u), "
+			    "%u given back; held %zu, cached %zu, shared_free %zu, slab_free %zu, "
+			    "needed_avg %zu, slabs %zu", t / WINDOW_MS, pages[0], bound, pages[1],
+			    held(&st), st.cached, st.shared_free, st.slab_free, st.needed_avg, st.slabs);
+		}
+		usleep(WINDOW_MS * 100u);
+	}
+	for (i = 0; i < n; i++)
+		for (j = 0; live[i] && j < size; j++)
+			if (((unsigned char *)o[i])[j] != 0x5a)
+				die("byte %zu of live buffer %u changed", j, i);
+	fprintf(stderr, "sparse8k: %u pages of free buffers given back, %u resident (bound %u), "
+	        "after %.1f windows of %u ms\n", pages[1], pages[0], bound, t / WINDOW_MS, WINDOW_MS);
+	for (i = 0; i < n; i++)
+		if (live[i])
+			pool_free(p, o[i]);
+	free(o);
+	free(live);
+}
+
+START_TEST(test_sparse_survivors_do_not_pin_their_slabs_pages)
+{
+	scenario(sparse_child, NULL);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
 /* A thread that sleeps holding a full cache                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -615,6 +694,7 @@ static Suite *release_suite(void)
 	tcase_set_timeout(threads, 120);
 	tcase_add_test(core, test_idle_burst_comes_back);
 	tcase_add_test(core, test_a_million_small_objects_come_back);
+	tcase_add_test(core, test_sparse_survivors_do_not_pin_their_slabs_pages);
 	tcase_add_test(core, test_explicit_calls_release_above_the_need_at_once);
 	tcase_add_test(core, test_the_event_loop_drives_return_without_the_thread);
 	tcase_add_test(threads, test_burst_comes_back_under_fast_path_pairs);

@@ -696,6 +696,66 @@ static void check_zeroed(const unsigned char *o, size_t size)
 }
 
 /*
+ * The pages of free objects go back to the kernel while their slab keeps live objects
+ * (pool__slab_purge(), here at pool_flush()): of 1 KiB objects every 9th kept (runs of 8 free
+ * objects, a whole page at least), of 8 KiB every other one. Every page covered wholly by free
+ * objects leaves the resident set, every page under a live object stays and the object keeps
+ * its bytes; the pool then hands out the free objects again, zeroed by pool_zalloc(), and its
+ * books balance.
+ */
+START_TEST(test_purge_pages_of_free_objects)
+{
+	static const size_t strides[] = { 1024, 8192 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned int k;
+
+	for (k = 0; k < 2; k++) {
+		struct pool_head *p = pool_of_stride("purge", strides[k]);
+		size_t size = test_stats(p).size, j;
+		unsigned int n = 3 * p->slabs.capacity, keep = (unsigned int)(2 * page / strides[k]) + 1;
+		unsigned int i, pages[3];
+		void **o = calloc(n, sizeof(*o));
+		unsigned char *live = calloc(n, 1);
+
+		ck_assert(o && live && pool__slab_on(p));
+		for (i = 0; i < n; i++) {
+			o[i] = pool_alloc(p);
+			ck_assert_ptr_nonnull(o[i]);
+			memset(o[i], 0xa5, size);
+		}
+		ck_assert_int_eq(test_pages(o, live, n, strides[k], size, pages), 0);
+		ck_assert_uint_eq(pages[1], 0);
+		for (i = 0; i < n; i++) {
+			live[i] = i % keep == 0;
+			if (!live[i])
+				pool_free(p, o[i]);
+		}
+		pool_thread_flush();
+		pool_flush(p);
+		ck_assert_int_eq(test_pages(o, live, n, strides[k], size, pages), 0);
+		ck_assert_msg(pages[0] == 0 && pages[1] > 0 && pages[2] == 0,
+		              "stride %zu: pages of free objects %u resident, %u given back; %u pages "
+		              "of live objects gone", strides[k], pages[0], pages[1], pages[2]);
+		for (i = 0; i < n; i++)
+			for (j = 0; live[i] && j < size; j++)
+				ck_assert_uint_eq(((unsigned char *)o[i])[j], 0xa5);
+		for (i = 0; i < n; i++)
+			if (!live[i]) {
+				o[i] = pool_zalloc(p);
+				ck_assert_ptr_nonnull(o[i]);
+				check_zeroed(o[i], size);
+			}
+		for (i = 0; i < n; i++)
+			pool_free(p, o[i]);
+		books(p);
+		ck_assert_int_eq(pool_destroy(p), 0);
+		free(o);
+		free(live);
+	}
+}
+END_TEST
+
+/*
  * pool_zalloc(): from fresh slabs, from objects given back to their slab and handed out again
  * (written first), and from slabs made again once the first ones went back.
  */
@@ -951,6 +1011,7 @@ static Suite *slab_suite(void)
 	tcase_add_test(tc, test_dense_in_address_order);
 	tcase_add_test(tc, test_shards);
 	tcase_add_test(tc, test_zalloc_fresh_and_reused);
+	tcase_add_test(tc, test_purge_pages_of_free_objects);
 	tcase_add_test(tc, test_zalloc_writes_fresh_objects);
 	tcase_add_test(tc, test_limit_exact_with_groups);
 	tcase_add_test(tc, test_which_pools_use_slabs);

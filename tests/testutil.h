@@ -42,6 +42,7 @@
 #include <link.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -292,6 +293,55 @@ static inline size_t test_slab_refill(const struct pool_head *pool)
 	size_t m = test_depth_of(test_stats(pool).stride) / 2;
 
 	return m ? m : 1;
+}
+
+/*
+ * The pages that the objects objs[0..n) (`stride` bytes apart, the first `size` bytes of each
+ * the program's) lie on, by what mincore(2) says of them: pages[0] gets the pages covered
+ * wholly by objects that are not live (live[i] == 0) and still resident, pages[1] those no
+ * longer resident, pages[2] the pages under part of a live object that are not resident. After
+ * the slab tier's purge (pool__slab_purge()), pages[0] and pages[2] are 0. Each page is looked
+ * at once, at the lowest object over it; a page no longer mapped counts as not resident.
+ * Returns 0, or -1 when mincore() failed otherwise (errno as it set it).
+ */
+static inline int test_pages(void *const *objs, const unsigned char *live, unsigned int n,
+                             size_t stride, size_t size, unsigned int pages[3])
+{
+	uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE), a, b, pg, lo, hi;
+	unsigned int i, j;
+	unsigned char v;
+
+	pages[0] = pages[1] = pages[2] = 0;
+	for (i = 0; i < n; i++) {
+		a = (uintptr_t)objs[i];
+		for (pg = a & ~(ps - 1); pg < a + stride; pg += ps) {
+			size_t covered = 0;
+			int any_live = 0, lowest = 1;
+
+			for (j = 0; j < n && lowest; j++) {
+				b = (uintptr_t)objs[j];
+				lo = b > pg ? b : pg;
+				hi = b + stride < pg + ps ? b + stride : pg + ps;
+				if (hi <= lo)
+					continue;
+				lowest = b >= a;
+				covered += hi - lo;
+				any_live |= live[j] && b < pg + ps && b + size > pg;
+			}
+			if (!lowest)
+				continue;
+			if (mincore((void *)pg, ps, &v) != 0) {
+				if (errno != ENOMEM)
+					return -1;
+				v = 0;    /* not mapped any more: a slab given back whole, unmapped */
+			}
+			if (any_live)
+				pages[2] += !(v & 1);
+			else if (covered == ps)
+				pages[(v & 1) ? 0 : 1]++;
+		}
+	}
+	return 0;
 }
 
 /* The figures of the OS layer (the call must succeed). */

@@ -156,6 +156,8 @@ struct pool_slab {
 	uint32_t hint;                  /* no bitmap word below this one has a bit set */
 	uint8_t color;                  /* its objects start color * color_unit bytes past `first`
 	                                   (pool_slabs.colors), for life */
+	uint8_t purge;                  /* 1: objects came back since its last purge (in the
+	                                   header's padding: the header stays 56 bytes) */
 	uint16_t shard;                 /* its shard (pool_slabs.shard[]), for life */
 	uint32_t spare_lo, spare_hi;    /* spares: objects of a group carved for one object
 	                                   (their bits set), never handed out, so not counted in

@@ -749,6 +749,13 @@ size_t pool__os_page_size(void)
 	return page;
 }
 
+int pool__os_purge(void *addr, size_t len)
+{
+	POOL_ASSERT(!((uintptr_t)addr & (pool__os_page_size() - 1)) &&
+	            !(len & (pool__os_page_size() - 1)));
+	return madvise(addr, len, MADV_DONTNEED);
+}
+
 int pool__os_read_number(const char *path, unsigned long *value)
 {
 	char buf[64];

@@ -70,6 +70,14 @@ void pool__os_usage(size_t *allocated, size_t *resident);
 size_t pool__os_page_size(void);
 
 /*
+ * Give the kernel the pages of [addr, addr + len), both page-aligned, within a block this layer
+ * handed out and still counts as handed out (a slab): madvise(MADV_DONTNEED), so that they
+ * leave the resident set at once and read as zero at their next touch (a page fault then).
+ * Returns 0, or -1 when madvise() refused (errno as it set it); nothing else changes.
+ */
+int pool__os_purge(void *addr, size_t len);
+
+/*
  * The first decimal number of the file at `path` (a /proc or /sys file: a limit, a count) into
  * *value: 0, or -1 when the file cannot be read or does not start with a number.
  */

@@ -32,6 +32,7 @@
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
 #include "shared/pool-limit.h"
+#include "shared/pool-slab.h"
 #include "base/pool-lock.h"
 #include "base/pool-util.h"
 
@@ -363,7 +364,7 @@ void pool__bucket_releaser_gone(void)
 
 int pool__bucket_release_step(struct pool_head *pool, int end, unsigned long *budget)
 {
-	unsigned long owed;
+	unsigned long owed, before = *budget, paid;
 
 	if (pool__lock_try(&pool->demand.pass_lock) != 0)
 		return -1;
@@ -374,7 +375,10 @@ int pool__bucket_release_step(struct pool_head *pool, int end, unsigned long *bu
 	owed = atomic_load_explicit(&pool->demand.owed, memory_order_relaxed);
 	if (owed && *budget)
 		owed = pay(pool, 0, budget);
+	paid = before - *budget;
 	pool__unlock(&pool->demand.pass_lock);
+	if (paid)
+		pool__slab_purge(pool);
 	return owed != 0;
 }
 
@@ -402,6 +406,8 @@ void pool__bucket_tick(struct pool_head *pool)
 	if (atomic_load_explicit(&pool->demand.owed, memory_order_relaxed))
 		pay(pool, 0, &budget);
 	pool__unlock(&pool->demand.pass_lock);
+	if (budget < TICK_PAY_OBJS)
+		pool__slab_purge(pool);
 }
 
 void pool__bucket_gc(struct pool_head *pool)

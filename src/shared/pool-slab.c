@@ -47,11 +47,20 @@
  *    chooses); a put locks the shard of each object's slab. One lock per
  *    pool made 64 threads on 2 CPUs sleep while its holder waited for a CPU (doc/internals.md
  *    4.6, doc/benchmarks.md).
+ * 7. Purge. A slab that keeps one live object keeps its memory: after a burst of which every
+ *    tenth object of 2 to 16 KiB survived, 39 MiB of 77 stayed resident for 6 MiB of live
+ *    objects. So the release passes, pool_gc() and pool_flush() purge the slabs that objects
+ *    came back to since their last purge (pool__slab_purge()): the whole pages of each run of
+ *    free objects go to the kernel (madvise(MADV_DONTNEED): out of the resident set at once,
+ *    zero at their next touch), under the shard's lock so that no refill takes one of those
+ *    objects meanwhile, a few slabs per hold. jemalloc purges its own slabs only whole; Linux's
+ *    SLUB likewise.
  *
  * Concurrency: a lock per shard, a leaf of the lock order (after the pass lock; taken inside
  * cache sections, never inside a BUSY window); a thread waits for one shard's lock at a time
- * (fork() holds them all); the OS layer is called with them dropped. The tier is reached rarely
- * and costs a bitmap word per object, never a read of the object.
+ * (fork() holds them all); the OS layer is called with them dropped, but for the purge's
+ * madvise(). The tier is reached rarely and costs a bitmap word per object, never a read of
+ * the object.
  */
 #include <limits.h>
 #include <stdatomic.h>
@@ -74,6 +83,7 @@
 #define SLAB_MIN        (16u * 1024u)        /* bytes: jemalloc's first extent-sized class */
 #define SLAB_MAX        (4096u * 1024u)      /* bytes */
 #define SLAB_OBJS       8u                   /* objects a slab is sized for */
+#define PURGE_SLABS_PER_LOCK 16u             /* slabs a purge does per hold of a shard's lock */
 #define SLAB_CLASSES    16u                  /* density classes of the heap */
 #define SLAB_OFF_HEAP   UINT32_MAX
 #define COLORS_MAX      256u                 /* a slab's color is a byte */
@@ -645,6 +655,7 @@ static void give(struct pool_head *pool, void *obj, struct pool_slab_shard **hel
 		bad_object(pool, obj, "double free (the slab tier holds the object free already)");
 	slab->free[w] |= UINT64_C(1) << b;
 	slab->nfree++;
+	slab->purge = 1;
 	count(&H->free_objs, 1);
 	if (w < slab->hint)
 		slab->hint = w;
@@ -728,6 +739,67 @@ void pool__slab_trim(struct pool_head *pool)
 		pool__unlock(&H->lock);
 	}
 	slabs_free(pool, gone);
+	pool__slab_purge(pool);
+}
+
+/*
+ * H's lock held: the whole pages of each run of free carved objects of `slab` go to the kernel
+ * (the page of the header never: an object starts past it). Returns the bytes given.
+ */
+static size_t purge_slab(const struct pool_head *pool, struct pool_slab *slab, size_t page)
+{
+	uintptr_t lo, hi;
+	uint32_t i = 0, j;
+	size_t bytes = 0;
+
+	slab->purge = 0;
+	while (i < slab->carved) {
+		if (!(slab->free[i / 64] & (UINT64_C(1) << (i % 64)))) {
+			i++;
+			continue;
+		}
+		for (j = i + 1; j < slab->carved && (slab->free[j / 64] & (UINT64_C(1) << (j % 64)));
+		     j++)
+			;
+		lo = ((uintptr_t)obj_at(pool, slab, i) + page - 1) & ~(uintptr_t)(page - 1);
+		hi = ((uintptr_t)obj_at(pool, slab, j - 1) + pool->os_size) & ~(uintptr_t)(page - 1);
+		if (hi > lo && pool__os_purge((void *)lo, hi - lo) == 0)
+			bytes += hi - lo;
+		i = j;
+	}
+	return bytes;
+}
+
+size_t pool__slab_purge(struct pool_head *pool)
+{
+	struct pool_slabs *S = &pool->slabs;
+	size_t page = pool__os_page_size(), bytes = 0;
+	struct pool_slab *slab;
+	unsigned int i;
+
+	if (!pool__slab_on(pool))
+		return 0;
+	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
+		struct pool_slab_shard *H = &S->shard[i];
+
+		unsigned int done;
+
+		/* a racy look first: a shard nothing came back to is not locked */
+		if (!atomic_load_explicit(&H->free_objs, memory_order_relaxed))
+			continue;
+		/* a few slabs per hold of the lock, which refills wait for: then from the top again */
+		do {
+			done = 0;
+			pool__lock(&H->lock);
+			for (slab = H->all; slab && done < PURGE_SLABS_PER_LOCK; slab = slab->next)
+				if (slab->purge && slab->nfree < S->capacity) {
+					bytes += purge_slab(pool, slab, page);
+					done++;
+				}
+			pool__unlock(&H->lock);
+		} while (done == PURGE_SLABS_PER_LOCK);
+	}
+	return bytes;
 }
 
 /* ------------------------------------------------------------------------------------------ */

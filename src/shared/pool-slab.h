@@ -88,9 +88,20 @@ void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, con
 
 /*
  * Slabs that hold no object carved and given out (fresh ones the limit or a race left unused)
- * go back to the OS layer: pool_gc() and pool_flush() call it.
+ * go back to the OS layer, then pool__slab_purge(): pool_gc() and pool_flush() call it.
  */
 void pool__slab_trim(struct pool_head *pool);
+
+/*
+ * Memory back from slabs that still hold live objects: in each slab that objects came back to
+ * since its last purge, the whole pages of every run of free objects go to the kernel
+ * (pool__os_purge(), under the shard's lock, so that no thread takes one of those objects
+ * meanwhile); a slab wholly free went back whole already. The objects stay free in their slab
+ * and read as zero when next handed out (a page fault each page). The release passes (after
+ * they gave objects back), pool_gc() and pool_flush() call it; never a fast or refill path.
+ * Returns the bytes given to the kernel (pages given twice count twice).
+ */
+size_t pool__slab_purge(struct pool_head *pool);
 
 /*
  * The slab figures of struct pool_stats, after the buckets' (pool__bucket_stats()): for a pool

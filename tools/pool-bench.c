@@ -414,6 +414,7 @@ struct bench_opts {
 	const char *return_curve;   /* --return-curve FILE.png */
 	double return_seconds;
 	unsigned long return_burst;
+	unsigned long return_keep;  /* --return-keep: every n-th object of a burst stays, 0: none */
 };
 
 struct sample {
@@ -2425,7 +2426,7 @@ static void ret_run(const struct bench_opts *o, enum backend b, size_t size, uns
 {
 	struct ret_curve *c = &ret_curves[b];
 	static char out[1 << 20];
-	char prog[4200], sz[32], burst[32], th[32], secs[48], idle[48], *line, *next;
+	char prog[4200], sz[32], burst[32], th[32], secs[48], idle[48], keep[32], *line, *next;
 	char *argv[12];
 	int argc = 0, rc;
 
@@ -2445,6 +2446,10 @@ static void ret_run(const struct bench_opts *o, enum backend b, size_t size, uns
 	argv[argc++] = th;
 	argv[argc++] = secs;
 	argv[argc++] = idle;
+	if (o->return_keep) {
+		snprintf(keep, sizeof(keep), "keep=%lu", o->return_keep);
+		argv[argc++] = keep;
+	}
 	argv[argc] = NULL;
 	printf("return curve: %s, %u threads x %lu objects of %zu bytes, then %g s of pairs...\n",
 	       bk_names[b], threads, o->return_burst, size, o->return_seconds);
@@ -2544,7 +2549,7 @@ static int run_return_curve(struct bench_opts *o)
 	struct pool_config cfg;
 	size_t size = o->sizes_given ? o->sizes[0] : 16384;
 	unsigned int threads = o->threads_given ? o->threads : 4, b;
-	double win_s;
+	double win_s, surv;
 	int rc = 0;
 
 	pool_get_config(&cfg);
@@ -2561,6 +2566,8 @@ static int run_return_curve(struct bench_opts *o)
 	       "%.2f %.2f %.2f at the end); libpool's demand window %.1f s\n", mach.cpu,
 	       sysconf(_SC_NPROCESSORS_ONLN), mach.load_start[0], mach.load_start[1],
 	       mach.load_start[2], mach.load_end[0], mach.load_end[1], mach.load_end[2], win_s);
+	surv = o->return_keep ? (double)threads * (double)((o->return_burst - 1) / o->return_keep + 1) *
+	                        (double)size / (1024.0 * 1024.0) : 0;
 	printf("%-10s %9s %9s %9s %9s %9s %12s %14s\n", "backend", "base MiB", "peak MiB",
 	       "at 1 win", "at 2 win", "at end", "RSS back (s)", "alloc back (s)");
 	for (b = 0; b < BK_COUNT; b++) {
@@ -2582,15 +2589,22 @@ static int run_return_curve(struct bench_opts *o)
 			if (at2 < 0 && c->t[i] >= 2 * win_s)
 				at2 = c->rss[i];
 		}
-		/* "back": within 10% of the burst above where it started, to the end of the run */
-		rss_back = ret_time_below(c, c->rss, c->base + (c->peak - c->base) / 10);
+		/*
+		 * "back": within 10% of the freed part of the burst above where it started and the
+		 * survivors (--return-keep), to the end of the run
+		 */
+		rss_back = ret_time_below(c, c->rss, c->base + surv + (c->peak - c->base - surv) / 10);
 		if (c->peak_held >= 0)
-			held_back = ret_time_below(c, c->held, c->peak_held / 10);
+			held_back = ret_time_below(c, c->held, surv + (c->peak_held - surv) / 10);
 		printf("%-10s %9.1f %9.1f %9.1f %9.1f %9.1f %12.1f %14.1f\n", bk_names[b], c->base,
 		       c->peak, at1, at2, c->rss[c->n - 1], rss_back, held_back);
 	}
 	printf("(-1: not within the run; RSS back: within 10%% of the burst above the base, for "
 	       "good; alloc back: libpool's allocated objects within 10%% of the burst)\n");
+	if (o->return_keep)
+		printf("survivors: every %luth object of each burst stayed live through the curve, "
+		       "%.1f MiB in all; \"back\" counts them as the base does\n", o->return_keep,
+		       surv);
 	if (ret_curves[BK_LIBPOOL].idle_s > 0 && ret_curves[BK_LIBPOOL].idle_cpu_ns >= 0)
 		printf("libpool's releaser thread, idle for %.0f s with nothing to give back: %.3f ms "
 		       "of CPU (%.5f%% of a core), %.0f wake-ups\n", ret_curves[BK_LIBPOOL].idle_s,
@@ -2649,6 +2663,8 @@ static void usage(FILE *out)
 	        "                      --size 16384), plotted with gnuplot\n"
 	        "  --return-seconds S  how long the curve runs after the frees, 1..3600 (default 30)\n"
 	        "  --return-burst N    objects each thread takes in the burst (default 6000)\n"
+	        "  --return-keep N     every N-th object of each burst stays live through the\n"
+	        "                      curve (2..1000000; default: none)\n"
 	        "  --placement         print each worker thread's Cpus_allowed_list\n"
 	        "  -v, --verbose       show the children's stderr\n"
 	        "  -h, --help          this text\n"
@@ -2741,7 +2757,7 @@ static void parse_pin(const char *s, struct bench_opts *o)
 }
 
 enum {
-	OPT_RETURN_CURVE = 240, OPT_RETURN_SECONDS, OPT_RETURN_BURST,
+	OPT_RETURN_CURVE = 240, OPT_RETURN_SECONDS, OPT_RETURN_BURST, OPT_RETURN_KEEP,
 	OPT_SCENARIO = 256, OPT_SIZE, OPT_BACKEND, OPT_REPS, OPT_SAMPLE_MS, OPT_THREADS,
 	OPT_SERVER_THREADS, OPT_PIN, OPT_QUICK, OPT_PAIRS, OPT_JSON, OPT_PLOT, OPT_INSTRUCTIONS,
 	OPT_PLACEMENT, OPT_SERVER_LIVE, OPT_SERVER_SHAPES, OPT_SERVER_REPS, OPT_TARGETS
@@ -2771,6 +2787,7 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "return-curve", required_argument, NULL, OPT_RETURN_CURVE },
 		{ "return-seconds", required_argument, NULL, OPT_RETURN_SECONDS },
 		{ "return-burst", required_argument, NULL, OPT_RETURN_BURST },
+		{ "return-keep", required_argument, NULL, OPT_RETURN_KEEP },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -2816,6 +2833,9 @@ static void parse_args(int argc, char **argv, struct bench_opts *o)
 			break;
 		case OPT_RETURN_BURST:
 			o->return_burst = tool_parse_ulong("--return-burst", optarg, 1, 100000000);
+			break;
+		case OPT_RETURN_KEEP:
+			o->return_keep = tool_parse_ulong("--return-keep", optarg, 2, 1000000);
 			break;
 		case OPT_SERVER_THREADS:
 			n = parse_num_list("--server-threads", optarg, v, MAX_SERVER, 1,

@@ -31,7 +31,8 @@
  * teardown=burst|handover (server: a thread frees its whole live set before it exits, or
  * leaves it to the next thread of its lineage; default burst), seconds=<s> and idle=<s>
  * (return: how long the light load runs after the burst, 30 by default, and how long the child
- * then stays idle, 0 by default).
+ * then stays idle, 0 by default), keep=<n> (return: every n-th object of each burst stays live
+ * through the curve, 2..1000000; 0, the default: none).
  * <count> is the number of units timed, over all threads: alloc+free pairs (pair, batch,
  * bulk, threads), objects passed (pipeline), allocations (server, larson, xmalloc) or writes
  * (false-sharing, cache-scratch); for return, the objects of each thread's burst (nothing is
@@ -198,6 +199,8 @@ struct bench_params {
 	enum srv_teardown teardown; /* server */
 	double seconds;             /* return: how long the light load runs after the burst */
 	double idle;                /* return: how long the child then stays idle */
+	unsigned int keep;          /* return: every keep-th object of the burst stays live
+	                               through the curve (0: none) */
 };
 
 /* What one run measured. */
@@ -1529,7 +1532,9 @@ static int bench_run_xmalloc_once(const struct bench_params *bp, uint64_t count,
  * and free (a request's buffer) every RET_PAIR_US, for `seconds`. The main thread prints, every
  * RET_SAMPLE_MS from the end of the frees, "curve t_ms=<ms> rss_kb=<VmRSS> held_kb=<the bytes
  * the backend holds for its objects, -1 when it cannot tell>", and "peak rss_kb=.. held_kb=.."
- * before the frees. Then, with `idle`, the threads stop and the child stays idle that long:
+ * before the frees. With `keep`, every keep-th object of each burst stays live (written, and
+ * checked and freed once the curve is done): survivors that keep the backend's slabs, pages or
+ * runs in use. Then, with `idle`, the threads stop and the child stays idle that long:
  * "idle s=<seconds> cpu_ns=<CPU time of libpool's releaser thread meanwhile> wakeups=<its
  * voluntary context switches>" (-1 without such a thread). No unit is timed.
  */
@@ -1539,7 +1544,10 @@ static int bench_run_xmalloc_once(const struct bench_params *bp, uint64_t count,
 struct ret_thread {
 	size_t size;
 	uint64_t burst;
+	unsigned int keep;
 	void **objs;
+	void **kept;                /* the survivors (keep), burst / keep + 1 slots */
+	uint64_t nkept;
 	pthread_barrier_t *bar;
 	atomic_int *stop;
 	uint64_t pairs;
@@ -1561,8 +1569,12 @@ static void *ret_thread_main(void *arg)
 		memset(t->objs[i], 0x5a, t->size);
 	}
 	pthread_barrier_wait(t->bar);          /* the peak */
-	for (i = 0; i < t->burst && t->objs[i]; i++)
-		bk_free(&bt, t->objs[i]);
+	for (i = 0; i < t->burst && t->objs[i]; i++) {
+		if (t->keep && i % t->keep == 0)
+			t->kept[t->nkept++] = t->objs[i];
+		else
+			bk_free(&bt, t->objs[i]);
+	}
 	/* the burst's own bookkeeping goes too (unmapped): what stays resident is the backend's */
 	munmap(t->objs, t->burst * sizeof(void *));
 	t->objs = NULL;
@@ -1578,6 +1590,18 @@ static void *ret_thread_main(void *arg)
 		bk_free(&bt, p);
 		t->pairs++;
 		usleep(RET_PAIR_US);
+	}
+	for (i = 0; i < t->nkept; i++) {
+		const unsigned char *o = t->kept[i];
+		size_t j;
+
+		for (j = 0; j < t->size && o[j] == 0x5a; j++)
+			;
+		if (j < t->size) {
+			bench_fail("return: byte %zu of a survivor changed (0x%02x)", j, o[j]);
+			break;
+		}
+		bk_free(&bt, t->kept[i]);
 	}
 	bk_thread_stop(&bt);
 	return NULL;
@@ -1643,12 +1667,15 @@ static int bench_run_return_once(const struct bench_params *bp, uint64_t count,
 		return -1;
 	pthread_barrier_init(&bar, NULL, n + 1);
 	for (i = 0; i < n; i++) {
-		t[i] = (struct ret_thread){ .size = bp->size, .burst = count, .bar = &bar,
-		                            .stop = &stop };
+		t[i] = (struct ret_thread){ .size = bp->size, .burst = count, .keep = bp->keep,
+		                            .bar = &bar, .stop = &stop };
 		/* mapped, not malloc()ed: no backend keeps its pages once they are unmapped */
 		t[i].objs = mmap(NULL, count * sizeof(void *), PROT_READ | PROT_WRITE,
 		                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (t[i].objs == MAP_FAILED ||
+		if (bp->keep)
+			t[i].kept = mmap(NULL, (count / bp->keep + 1) * sizeof(void *),
+			                 PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t[i].objs == MAP_FAILED || t[i].kept == MAP_FAILED ||
 		    pthread_create(&tid[i], NULL, ret_thread_main, &t[i]) != 0) {
 			fprintf(stderr, "pool-bench: return: cannot start thread %u\n", i);
 			_exit(BENCH_EXIT_FAILED);
@@ -1680,6 +1707,9 @@ static int bench_run_return_once(const struct bench_params *bp, uint64_t count,
 	}
 	res->elapsed_ns = bench_now_ns() - t0;
 	res->ns = 0;
+	for (i = 0; i < n; i++)
+		if (t[i].kept)
+			munmap(t[i].kept, (count / bp->keep + 1) * sizeof(void *));
 	pthread_barrier_destroy(&bar);
 	free(t);
 	free(tid);
@@ -1770,7 +1800,7 @@ static int bench_child_usage(const char *prog, const char *why, const char *arg)
 	printf("error %s '%s'\n", why, arg);
 	fprintf(stderr, "usage: %s --child <backend> <scenario> <size> <count> <threads> "
 	        "[pin=LIST] [align=N] [calibrate=MS] [corrupt=N] [live=N] [lifetime=short|long] "
-	        "[teardown=burst|handover] [seconds=S] [idle=S]\n(an internal program of "
+	        "[teardown=burst|handover] [seconds=S] [idle=S] [keep=N]\n(an internal program of "
 	        "pool-bench; run pool-bench instead)\n", prog);
 	return BENCH_EXIT_USAGE;
 }
@@ -1856,6 +1886,14 @@ static int bench_child_main(int argc, char **argv)
 			if (*end || *d < 0 || *d > 3600 || bp.scenario != SC_RETURN)
 				return bench_child_usage(argv[0], "bad seconds= or idle= (return only, "
 				                         "0..3600)", argv[i]);
+		} else if (!strncmp(argv[i], "keep=", 5)) {
+			unsigned long k = strtoul(argv[i] + 5, &end, 10);
+
+			if (*end || end == argv[i] + 5 || k == 1 || k > 1000000 ||
+			    bp.scenario != SC_RETURN)
+				return bench_child_usage(argv[0], "bad keep= (return only, 0 or 2..1000000)",
+				                         argv[i]);
+			bp.keep = (unsigned int)k;
 		} else if (!strncmp(argv[i], "calibrate=", 10)) {
 			bp.calibrate_ms = strtod(argv[i] + 10, &end);
 			if (*end || bp.calibrate_ms < 0 || bp.calibrate_ms > 60000)

@@ -47,14 +47,14 @@
  *    chooses); a put locks the shard of each object's slab. One lock per
  *    pool made 64 threads on 2 CPUs sleep while its holder waited for a CPU (doc/internals.md
  *    4.6, doc/benchmarks.md).
- * 7. Purge. A slab that keeps one live object keeps its memory: after a burst of which every
- *    tenth object of 2 to 16 KiB survived, 39 MiB of 77 stayed resident for 6 MiB of live
- *    objects. So the release passes, pool_gc() and pool_flush() purge the slabs that objects
- *    came back to since their last purge (pool__slab_purge()): the whole pages of each run of
- *    free objects go to the kernel (madvise(MADV_DONTNEED): out of the resident set at once,
- *    zero at their next touch), under the shard's lock so that no refill takes one of those
- *    objects meanwhile, a few slabs per hold. jemalloc purges its own slabs only whole; Linux's
- *    SLUB likewise.
+ * 7. Purge. A slab that keeps one live object keeps its memory: after bursts of 64 MiB of
+ *    objects of 2 to 16 KiB of which every tenth stayed live (6.4 MiB), 54-58 MiB stayed
+ *    resident (doc/benchmarks.md, round 12). So the release passes, pool_gc() and
+ *    pool_flush() purge the slabs that objects came back to since their last purge
+ *    (pool__slab_purge()): the whole pages of each run of free objects go to the kernel
+ *    (madvise(MADV_DONTNEED): out of the resident set at once, zero at their next touch),
+ *    under the shard's lock so that no refill takes one of those objects meanwhile, a few
+ *    slabs per hold. jemalloc purges its own slabs only whole; Linux's SLUB likewise.
  *
  * Concurrency: a lock per shard, a leaf of the lock order (after the pass lock; taken inside
  * cache sections, never inside a BUSY window); a thread waits for one shard's lock at a time
@@ -781,7 +781,6 @@ size_t pool__slab_purge(struct pool_head *pool)
 		return 0;
 	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
 		struct pool_slab_shard *H = &S->shard[i];
-
 		unsigned int done;
 
 		/* a racy look first: a shard nothing came back to is not locked */

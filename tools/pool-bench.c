@@ -2566,8 +2566,11 @@ static int run_return_curve(struct bench_opts *o)
 	       "%.2f %.2f %.2f at the end); libpool's demand window %.1f s\n", mach.cpu,
 	       sysconf(_SC_NPROCESSORS_ONLN), mach.load_start[0], mach.load_start[1],
 	       mach.load_start[2], mach.load_end[0], mach.load_end[1], mach.load_end[2], win_s);
-	surv = o->return_keep ? (double)threads * (double)((o->return_burst - 1) / o->return_keep + 1) *
-	                        (double)size / (1024.0 * 1024.0) : 0;
+	/* the survivors' MiB: objects 0, keep, 2 keep... of each burst */
+	surv = 0;
+	if (o->return_keep)
+		surv = (double)threads * (double)((o->return_burst - 1) / o->return_keep + 1) *
+		       (double)size / (1024.0 * 1024.0);
 	printf("%-10s %9s %9s %9s %9s %9s %12s %14s\n", "backend", "base MiB", "peak MiB",
 	       "at 1 win", "at 2 win", "at end", "RSS back (s)", "alloc back (s)");
 	for (b = 0; b < BK_COUNT; b++) {
@@ -2602,7 +2605,7 @@ static int run_return_curve(struct bench_opts *o)
 	printf("(-1: not within the run; RSS back: within 10%% of the burst above the base, for "
 	       "good; alloc back: libpool's allocated objects within 10%% of the burst)\n");
 	if (o->return_keep)
-		printf("survivors: every %luth object of each burst stayed live through the curve, "
+		printf("survivors: one object in %lu of each burst stayed live through the curve, "
 		       "%.1f MiB in all; \"back\" counts them as the base does\n", o->return_keep,
 		       surv);
 	if (ret_curves[BK_LIBPOOL].idle_s > 0 && ret_curves[BK_LIBPOOL].idle_cpu_ns >= 0)

@@ -530,7 +530,7 @@ void pool__os_free(void *ptr, size_t size, size_t align)
 
 /*
  * Slabs come from the calling thread's arena through its tcache, as objects do: slabs are made
- * as often as a pool grows (one per 7 to 15 objects of 2 KiB and more, per 16 KiB of smaller
+ * as often as a pool grows (one per 7 to 31 objects of 1 KiB and more, per 16 KiB of smaller
  * ones), and from arena 0 past every tcache, one lock for every thread, the server rows at 64
  * threads on 16 cores with 16,384 live objects each took 4x the time of libpool 0.2.0 (61 ns
  * an allocation against 14; 18 from the thread's arena: doc/benchmarks.md). Under RLIMIT_AS a

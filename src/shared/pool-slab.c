@@ -8,9 +8,13 @@
  *
  * 1. Slabs. One block from the OS layer each (pool__os_slab_alloc()), a power of two aligned on
  *    its size, so that an object's slab header is its address rounded down: nothing reads the
- *    object to find it. Sized per pool (pool__slab_geometry()): the power of two over 8 objects,
- *    16 KiB to 4 MiB (7 to 15 objects of 2 KiB and more): few, as jemalloc's slabs of its large
- *    classes, since one object a gc floor keeps holds its slab. Objects over POOL_SLAB_OBJ_MAX,
+ *    object to find it. Sized per pool (pool__slab_geometry()): the power of two over 8 objects
+ *    and over 32 times the smaller of an object and a page, 16 KiB to 4 MiB (31 objects of 1 to
+ *    4 KiB, 15 of 8 KiB, 7 of 16 KiB). The header takes an object's slot when objects are a
+ *    power of two, and that slot is resident up to a page: 12-17% of a slab of 7 objects of 2
+ *    to 8 KiB (round 12). Slabs stayed few objects long, since one live object keeps its slab;
+ *    the purge (7) gives back the pages of the others, and then 32 objects kept less after a
+ *    burst than 7 did. Objects over POOL_SLAB_OBJ_MAX,
  *    uaf and malloc pools stay off slabs (pool__slab_on()). The header holds the owner, the
  *    counts and a bitmap of the objects given back; objects follow at the os_size stride from
  *    the first cache line (or alignment) past it, shifted by the slab's color: the slack past
@@ -82,7 +86,8 @@
 
 #define SLAB_MIN        (16u * 1024u)        /* bytes: jemalloc's first extent-sized class */
 #define SLAB_MAX        (4096u * 1024u)      /* bytes */
-#define SLAB_OBJS       8u                   /* objects a slab is sized for */
+#define SLAB_OBJS       8u                   /* objects a slab is sized for, at least */
+#define SLAB_SLOT_SHARE 32u                  /* the header's slot: at most 1/32 of a slab */
 #define PURGE_SLABS_PER_LOCK 16u             /* slabs a purge does per hold of a shard's lock */
 #define SLAB_CLASSES    16u                  /* density classes of the heap */
 #define SLAB_OFF_HEAP   UINT32_MAX
@@ -113,8 +118,8 @@ static size_t header_bytes(uint32_t words)
 void pool__slab_geometry(struct pool_head *pool)
 {
 	struct pool_slabs *S = &pool->slabs;
-	size_t os = pool->os_size, bytes, first, align = pool->align > POOL_CACHE_LINE ?
-	                                                  pool->align : POOL_CACHE_LINE;
+	size_t os = pool->os_size, bytes, first, slot, align = pool->align > POOL_CACHE_LINE ?
+	                                                        pool->align : POOL_CACHE_LINE;
 	uint32_t words, g = 1, cap;
 
 	if (!pool__slab_on(pool)) {
@@ -125,7 +130,11 @@ void pool__slab_geometry(struct pool_head *pool)
 	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) != 1);
 	while (os < GROUP_MAX_OS && (os * g) % POOL_CACHE_LINE)
 		g <<= 1;
+	/* 8 objects, and 32 times what the header's slot costs in resident pages */
 	bytes = pow2_ceil(os * SLAB_OBJS);
+	slot = os < pool__os_page_size() ? os : pool__os_page_size();
+	if (bytes < pow2_ceil(slot * SLAB_SLOT_SHARE))
+		bytes = pow2_ceil(slot * SLAB_SLOT_SHARE);
 	if (bytes < SLAB_MIN)
 		bytes = SLAB_MIN;
 	if (bytes > SLAB_MAX)

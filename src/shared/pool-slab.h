@@ -17,7 +17,7 @@
 #include "base/pool-head-t.h"
 
 /*
- * The largest object (os_size, bytes) kept in slabs: a slab holds 8 of them in 4 MiB (7 to 15
+ * The largest object (os_size, bytes) kept in slabs: a slab holds 8 of them in 4 MiB (7 to 31
  * objects of a smaller size). Larger objects come from the OS layer one by one, as they did
  * before slabs.
  */

@@ -94,6 +94,7 @@
 #define COLORS_MAX      256u                 /* a slab's color is a byte */
 #define HEAP_MIN        16u                  /* heap entries first allocated */
 #define GROUP_MAX_OS    1024u                /* bytes: larger objects are carved one by one */
+#define BORROW_SCAN     64u                  /* heap entries a borrowing refill looks at */
 
 static void walk_locked(struct pool_head *pool, struct pool_slab_shard *H);
 
@@ -450,7 +451,8 @@ static unsigned int take_fresh(struct pool_head *pool, struct pool_slab_shard *H
  * order, whole groups: those given back first, then fresh space.
  */
 static unsigned int take_groups(struct pool_head *pool, struct pool_slab_shard *H,
-                                struct pool_slab *slab, void **out, unsigned int want)
+                                struct pool_slab *slab, void **out, unsigned int want,
+                                int fresh)
 {
 	struct pool_slabs *S = &pool->slabs;
 	uint32_t g = S->group, w, last = carved_words(slab), j;
@@ -480,7 +482,7 @@ static unsigned int take_groups(struct pool_head *pool, struct pool_slab_shard *
 		}
 	}
 	hint_forward(slab);
-	if (n < want)
+	if (n < want && fresh)
 		n += take_fresh(pool, H, slab, out + n, want - n);
 	return n;
 }
@@ -549,11 +551,28 @@ found:
 	return 1;
 }
 
+/*
+ * H's lock held: among the BORROW_SCAN densest slabs of H's heap, one with a wholly free group
+ * among its carved objects, or NULL. A refill that borrows another shard takes those only,
+ * never the shard's fresh space: that space is the next refill of the shard's own threads, and
+ * two threads' objects carved one after the other lie on neighbouring lines, which costs as
+ * much as a line they share (doc/internals.md 4.6).
+ */
+static struct pool_slab *given_slab(const struct pool_slabs *S, const struct pool_slab_shard *H)
+{
+	uint32_t i, n = H->nheap < BORROW_SCAN ? H->nheap : BORROW_SCAN;
+
+	for (i = 0; i < n; i++)
+		if (has_given_group(S, H->heap[i].slab))
+			return H->heap[i].slab;
+	return NULL;
+}
+
 unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int want,
                             unsigned int start)
 {
 	struct pool_slabs *S = &pool->slabs;
-	struct pool_slab_shard *H, *O;
+	struct pool_slab_shard *H, *O, *home, *borrowed = NULL;
 	unsigned int n = 0, i, r;
 	int looked = 0, oom = 0;
 
@@ -565,15 +584,27 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 	r = pool__limit_reserve(pool, want);
 	if (!r)
 		return 0;
-	H = pool__shard_lock(S, start);
+	H = home = pool__shard_lock(S, start);
 	while (n < r) {
-		struct pool_slab *slab = H->nheap ? H->heap[0].slab : NULL;
+		struct pool_slab *slab;
 		unsigned int k;
 
+		if (H != borrowed)
+			slab = H->nheap ? H->heap[0].slab : NULL;
+		else
+			slab = given_slab(S, H);
 		if (!slab) {
+			if (H == borrowed) {
+				/* its given-back groups taken: a slab of our own for the rest */
+				pool__unlock(&H->lock);
+				H = home;
+				borrowed = NULL;
+				pool__lock(&H->lock);
+				continue;
+			}
 			if (!looked++ && (O = pool__shard_with_free(S, H)) != NULL) {
 				pool__unlock(&H->lock);
-				H = O;
+				H = borrowed = O;
 				continue;
 			}
 			if (!oom && slab_new(pool, H))
@@ -589,7 +620,7 @@ unsigned int pool__slab_get(struct pool_head *pool, void **out, unsigned int wan
 		if (r - n < S->group)
 			k = take_one(pool, H, slab, out + n);
 		else
-			k = take_groups(pool, H, slab, out + n, r - n);
+			k = take_groups(pool, H, slab, out + n, r - n, H != borrowed);
 		heap_fix(S, H, slab);
 		POOL_ASSERT(k);
 		n += k;

@@ -431,11 +431,12 @@ static void odd_freed_elsewhere(struct pool_head *pool, size_t size, unsigned in
  * Two threads that allocate at the same time get objects on lines of their own (8, 16 and
  * 48-byte objects: 4, 4 and 4 to a line group); and a thread that first frees the odd objects
  * of another thread's run (the false-sharing row of pool-bench, the cache-scratch shape), then
- * allocates, gets none of them back, nor any on their lines; in a new pool, objects smaller
- * than a line none within NEAR_LINES of them either: its shard has no slab, and the other
- * shard's fresh space, right after the run, is not for it. (Objects of a line or more that a
- * thread frees stay in its cache, their neighbours the run's; in a pool whose objects went
- * round, a shard's fresh space may lie after objects its earlier threads carved and passed on.)
+ * allocates, gets none of them back, nor any on their lines; in a new pool whose objects go
+ * in line groups of more than one, none within NEAR_LINES of them either: its shard has no
+ * slab, and the other shard's fresh space, right after the run, is not for it. (Objects a line
+ * apart, a group each, are given back whole groups and taken again, their neighbours the run's:
+ * 64-byte objects, and 48 with ASan's redzones; in a pool whose objects went round, a shard's
+ * fresh space may lie after objects its earlier threads carved and passed on.)
  */
 START_TEST(test_placement)
 {
@@ -470,7 +471,7 @@ START_TEST(test_placement)
 		ck_assert_int_eq(pool_destroy(a.pool), 0);
 		a.pool = pool_create("place-new", sizes[c], 0);
 		ck_assert_ptr_nonnull(a.pool);
-		odd_freed_elsewhere(a.pool, sizes[c], sizes[c] < LINE ? NEAR_LINES : 0);
+		odd_freed_elsewhere(a.pool, sizes[c], a.pool->slabs.group > 1 ? NEAR_LINES : 0);
 		books(a.pool);
 		ck_assert_int_eq(pool_destroy(a.pool), 0);
 	}

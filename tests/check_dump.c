@@ -377,7 +377,7 @@ START_TEST(test_detailed_creators)
 {
 	struct fixture fx;
 	struct pool_stats st;
-	char line[512], want[256];
+	char line[512], want[512];
 	unsigned int i;
 	char *s;
 
@@ -401,10 +401,12 @@ START_TEST(test_detailed_creators)
 	         ", shared_get_clusters %" PRIu64 ", shared_put_objects %" PRIu64
 	         ", shared_put_clusters %" PRIu64 ", os_allocs %" PRIu64 ", os_releases %" PRIu64
 	         ", gc_released_bytes %" PRIu64 ", lost %" PRIu64 ", slabs_released %" PRIu64
-	         ", slab_get_objects %" PRIu64 ", slab_put_objects %" PRIu64, st.failed,
+	         ", slab_get_objects %" PRIu64 ", slab_put_objects %" PRIu64
+	         ", slab_purged_bytes %" PRIu64, st.failed,
 	         st.shared_get_objects, st.shared_get_clusters, st.shared_put_objects,
 	         st.shared_put_clusters, st.os_allocs, st.os_releases, st.gc_released_bytes,
-	         st.lost, st.slabs_released, st.slab_get_objects, st.slab_put_objects);
+	         st.lost, st.slabs_released, st.slab_get_objects, st.slab_put_objects,
+	         st.slab_purged_bytes);
 	ck_assert_str_eq(line_of(s, 4, line, sizeof(line)), want);
 	ck_assert_uint_ge(st.os_allocs, 120);
 	/* one line per pool_create() call, with what that call asked for and, at level admin
@@ -764,9 +766,10 @@ static const char *const prom_per_pool[] = {
 	"libpool_pool_os_releases_total", "libpool_pool_gc_released_bytes_total",
 	"libpool_pool_lost_total", "libpool_pool_slabs_released_total",
 	"libpool_pool_slab_get_objects_total", "libpool_pool_slab_put_objects_total",
+	"libpool_pool_slab_purged_bytes_total",
 };
 #define PROM_GAUGES   15u
-#define PROM_COUNTERS 12u
+#define PROM_COUNTERS 13u
 
 static uint64_t prom_expected(const char *metric, const struct pool_stats *st)
 {
@@ -778,7 +781,8 @@ static uint64_t prom_expected(const char *metric, const struct pool_stats *st)
 	                       st->shared_get_clusters, st->shared_put_objects,
 	                       st->shared_put_clusters, st->os_allocs, st->os_releases,
 	                       st->gc_released_bytes, st->lost, st->slabs_released,
-	                       st->slab_get_objects, st->slab_put_objects };
+	                       st->slab_get_objects, st->slab_put_objects,
+	                       st->slab_purged_bytes };
 	unsigned int i;
 
 	for (i = 0; i < sizeof(prom_per_pool) / sizeof(prom_per_pool[0]); i++)

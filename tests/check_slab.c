@@ -27,6 +27,7 @@
  * Internal test: it walks the slab tier (shared/pool-slab.h) and reads its geometry.
  */
 #include <check.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -738,6 +739,7 @@ START_TEST(test_purge_pages_of_free_objects)
 		size_t size = test_stats(p).size, j;
 		unsigned int n = 3 * p->slabs.capacity, keep = (unsigned int)(2 * page / strides[k]) + 1;
 		unsigned int i, pages[3];
+		uint64_t purged;
 		void **o = calloc(n, sizeof(*o));
 		unsigned char *live = calloc(n, 1);
 
@@ -760,9 +762,24 @@ START_TEST(test_purge_pages_of_free_objects)
 		ck_assert_msg(pages[0] == 0 && pages[1] > 0 && pages[2] == 0,
 		              "stride %zu: pages of free objects %u resident, %u given back; %u pages "
 		              "of live objects gone", strides[k], pages[0], pages[1], pages[2]);
+		/* the statistics count the resident bytes given, once */
+		purged = test_stats(p).slab_purged_bytes;
+		ck_assert_uint_eq(purged, (uint64_t)pages[1] * page);
+		pool_flush(p);
+		ck_assert_uint_eq(test_stats(p).slab_purged_bytes, purged);
 		for (i = 0; i < n; i++)
 			for (j = 0; live[i] && j < size; j++)
 				ck_assert_uint_eq(((unsigned char *)o[i])[j], 0xa5);
+		/* one more object free: its slab is purged again, and only its pages count (its
+		 * neighbours were free and given already) */
+		pool_free(p, o[keep]);
+		live[keep] = 0;
+		pool_thread_flush();
+		pool_flush(p);
+		purged = test_stats(p).slab_purged_bytes - purged;
+		ck_assert_msg(purged > 0 && purged % page == 0 && purged <= strides[k] + page,
+		              "stride %zu: %" PRIu64 " bytes more given for one object", strides[k],
+		              purged);
 		for (i = 0; i < n; i++)
 			if (!live[i]) {
 				o[i] = pool_zalloc(p);

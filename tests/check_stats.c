@@ -34,7 +34,7 @@ struct newer_stats {
 	uint64_t shared_get_objects, shared_get_clusters, shared_put_objects, shared_put_clusters;
 	uint64_t os_allocs, os_releases, gc_released_bytes, lost;
 	size_t slabs, slab_bytes, slab_free;
-	uint64_t slabs_released, slab_get_objects, slab_put_objects;
+	uint64_t slabs_released, slab_get_objects, slab_put_objects, slab_purged_bytes;
 	uint64_t added_later;        /* the field this library does not know */
 };
 
@@ -47,6 +47,7 @@ SAME_OFFSET(shared_get_objects);
 SAME_OFFSET(lost);
 SAME_OFFSET(slabs);
 SAME_OFFSET(slab_put_objects);
+SAME_OFFSET(slab_purged_bytes);
 _Static_assert(offsetof(struct newer_stats, added_later) >= sizeof(struct pool_stats),
                "the new field lies past this library's structure");
 

@@ -196,6 +196,10 @@ struct pool_stats {
 	uint64_t slab_get_objects;     /* objects the shared lists' tier took from the tier below
 	                                  them (slabs; the OS layer for a pool off slabs) */
 	uint64_t slab_put_objects;     /* objects it gave down to that tier */
+	/* 0.3, after slab_put_objects: */
+	uint64_t slab_purged_bytes;    /* resident bytes of free objects' whole pages given to the
+	                                  kernel (madvise(MADV_DONTNEED)) while their slab kept live
+	                                  objects; the slabs' address space stays (slab_bytes) */
 };
 
 /*

@@ -195,6 +195,7 @@ struct pool_slab_shard {
 	atomic_ulong carved;            /* cumulative: objects carved from fresh slab space */
 	atomic_ulong released_objs;     /* cumulative: carved objects gone back with their slab */
 	atomic_ulong released;          /* cumulative: slabs given back whole */
+	atomic_ulong purged;            /* cumulative: resident bytes the purge gave the kernel */
 } __attribute__((aligned(POOL_CACHE_LINE)));
 
 /*

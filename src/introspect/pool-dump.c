@@ -350,6 +350,7 @@ STAT_GETTER(sv_slab_free, st->slab_free)
 STAT_GETTER(sv_slabs_released, st->slabs_released)
 STAT_GETTER(sv_slab_get_objects, st->slab_get_objects)
 STAT_GETTER(sv_slab_put_objects, st->slab_put_objects)
+STAT_GETTER(sv_slab_purged_bytes, st->slab_purged_bytes)
 
 /* The gauges of a pool, in the order of the JSON keys and of the Prometheus families. */
 static const struct pool_metric dump_gauges[] = {
@@ -427,6 +428,9 @@ static const struct pool_metric dump_counters[] = {
 	POOL_COUNTER("slab_put_objects", "libpool_pool_slab_put_objects_total",
 	             "Objects given down to the tier below the shared lists (their slabs).",
 	             sv_slab_put_objects),
+	POOL_COUNTER("slab_purged_bytes", "libpool_pool_slab_purged_bytes_total",
+	             "Resident bytes of free objects' pages given to the kernel while their slab "
+	             "kept live objects (the slabs' address space stays).", sv_slab_purged_bytes),
 };
 
 #define NB_GAUGES   (sizeof(dump_gauges) / sizeof(dump_gauges[0]))

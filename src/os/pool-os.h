@@ -73,9 +73,11 @@ size_t pool__os_page_size(void);
  * Give the kernel the pages of [addr, addr + len), both page-aligned, within a block this layer
  * handed out and still counts as handed out (a slab): madvise(MADV_DONTNEED), so that they
  * leave the resident set at once and read as zero at their next touch (a page fault then).
- * Returns 0, or -1 when madvise() refused (errno as it set it); nothing else changes.
+ * mincore() first: when none of them is resident (a run purged before), nothing is done.
+ * Returns the bytes of them that were resident, every byte where mincore() cannot tell, or -1
+ * when madvise() refused (errno as it set it); nothing else changes.
  */
-int pool__os_purge(void *addr, size_t len);
+long pool__os_purge(void *addr, size_t len);
 
 /*
  * The first decimal number of the file at `path` (a /proc or /sys file: a limit, a count) into

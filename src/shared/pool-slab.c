@@ -784,13 +784,15 @@ void pool__slab_trim(struct pool_head *pool)
 
 /*
  * H's lock held: the whole pages of each run of free carved objects of `slab` go to the kernel
- * (the page of the header never: an object starts past it). Returns the bytes given.
+ * (the page of the header never: an object starts past it). Returns the bytes that were
+ * resident (a run purged before and untouched since costs a mincore() and counts nothing).
  */
 static size_t purge_slab(const struct pool_head *pool, struct pool_slab *slab, size_t page)
 {
 	uintptr_t lo, hi;
 	uint32_t i = 0, j;
 	size_t bytes = 0;
+	long got;
 
 	slab->purge = 0;
 	while (i < slab->carved) {
@@ -803,8 +805,8 @@ static size_t purge_slab(const struct pool_head *pool, struct pool_slab *slab, s
 			;
 		lo = ((uintptr_t)obj_at(pool, slab, i) + page - 1) & ~(uintptr_t)(page - 1);
 		hi = ((uintptr_t)obj_at(pool, slab, j - 1) + pool->os_size) & ~(uintptr_t)(page - 1);
-		if (hi > lo && pool__os_purge((void *)lo, hi - lo) == 0)
-			bytes += hi - lo;
+		if (hi > lo && (got = pool__os_purge((void *)lo, hi - lo)) > 0)
+			bytes += (size_t)got;
 		i = j;
 	}
 	return bytes;
@@ -832,7 +834,10 @@ size_t pool__slab_purge(struct pool_head *pool)
 			pool__lock(&H->lock);
 			for (slab = H->all; slab && done < PURGE_SLABS_PER_LOCK; slab = slab->next)
 				if (slab->purge && slab->nfree < S->capacity) {
-					bytes += purge_slab(pool, slab, page);
+					size_t b = purge_slab(pool, slab, page);
+
+					count(&H->purged, (long)b);
+					bytes += b;
 					done++;
 				}
 			pool__unlock(&H->lock);
@@ -890,7 +895,7 @@ void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st)
 	if (!pool__slab_on(pool))
 		return;
 	st->slabs = st->slab_free = 0;
-	st->slabs_released = st->os_allocs = st->os_releases = 0;
+	st->slabs_released = st->os_allocs = st->os_releases = st->slab_purged_bytes = 0;
 	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
 		const struct pool_slab_shard *H = &S->shard[i];
 
@@ -899,6 +904,7 @@ void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st)
 		st->slabs_released += atomic_load_explicit(&H->released, memory_order_relaxed);
 		st->os_allocs += atomic_load_explicit(&H->carved, memory_order_relaxed);
 		st->os_releases += atomic_load_explicit(&H->released_objs, memory_order_relaxed);
+		st->slab_purged_bytes += atomic_load_explicit(&H->purged, memory_order_relaxed);
 	}
 	st->slab_bytes = st->slabs * S->bytes;
 	/* carved objects free in their slab are the pool's too (5. Counting, above) */

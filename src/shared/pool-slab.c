@@ -812,15 +812,15 @@ static size_t purge_slab(const struct pool_head *pool, struct pool_slab *slab, s
 	return bytes;
 }
 
-size_t pool__slab_purge(struct pool_head *pool)
+void pool__slab_purge(struct pool_head *pool)
 {
 	struct pool_slabs *S = &pool->slabs;
-	size_t page = pool__os_page_size(), bytes = 0;
+	size_t page = pool__os_page_size();
 	struct pool_slab *slab;
 	unsigned int i;
 
 	if (!pool__slab_on(pool))
-		return 0;
+		return;
 	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
 		struct pool_slab_shard *H = &S->shard[i];
 		unsigned int done;
@@ -834,16 +834,12 @@ size_t pool__slab_purge(struct pool_head *pool)
 			pool__lock(&H->lock);
 			for (slab = H->all; slab && done < PURGE_SLABS_PER_LOCK; slab = slab->next)
 				if (slab->purge && slab->nfree < S->capacity) {
-					size_t b = purge_slab(pool, slab, page);
-
-					count(&H->purged, (long)b);
-					bytes += b;
+					count(&H->purged, (long)purge_slab(pool, slab, page));
 					done++;
 				}
 			pool__unlock(&H->lock);
 		} while (done == PURGE_SLABS_PER_LOCK);
 	}
-	return bytes;
 }
 
 /* ------------------------------------------------------------------------------------------ */

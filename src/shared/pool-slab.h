@@ -99,10 +99,10 @@ void pool__slab_trim(struct pool_head *pool);
  * meanwhile); a slab wholly free went back whole already. The objects stay free in their slab
  * and read as zero when next handed out (a page fault each page). The release passes (after
  * they gave objects back), pool_gc() and pool_flush() call it; never a fast or refill path.
- * Returns the bytes given to the kernel that were resident (pool__os_purge()), which the
- * pool's shards also count (pool_stats.slab_purged_bytes).
+ * The resident bytes given to the kernel (pool__os_purge()) are counted by the pool's shards
+ * (pool_stats.slab_purged_bytes).
  */
-size_t pool__slab_purge(struct pool_head *pool);
+void pool__slab_purge(struct pool_head *pool);
 
 /*
  * The slab figures of struct pool_stats, after the buckets' (pool__bucket_stats()): for a pool

@@ -87,6 +87,7 @@
 #define BENCH_CHUNK       4096u    /* pairs per call of a measured loop */
 #define BENCH_LINE        64u      /* cache line size assumed by false-sharing */
 #define BENCH_FS_OBJS     64u      /* false-sharing: objects per thread */
+#define BENCH_ALIAS       4096u    /* loads match stores in flight on these low address bits */
 
 /*
  * server: the shape of mimalloc's test-stress (test/test-stress.c in microsoft/mimalloc),
@@ -681,6 +682,40 @@ static int bench_uintptr_cmp(const void *a, const void *b)
 }
 
 /*
+ * Where the false-sharing loop's array of pointers lies: the loop loads mine[i + 1] right after
+ * it stores to *mine[i], and on Intel cores a load whose address matches that of a store still
+ * in flight in its low 12 bits waits for the store ("4K aliasing", Intel's optimization manual,
+ * 3.6.8.1). An array whose page offsets cover those of the objects then costs 10-20% of the
+ * row's time for any allocator, by the luck of the stack's address (measured in round 14,
+ * doc/benchmarks.md). This returns the index in slots[] (BENCH_FS_SLOTS entries) of an array
+ * of n pointers whose offsets modulo BENCH_ALIAS, widened by a line on each side, hold as few
+ * of the objects' first words as possible: the first such index in address order. Every
+ * backend gets the same rule.
+ */
+#define BENCH_FS_SLOTS (BENCH_FS_OBJS + BENCH_ALIAS / sizeof(void *))
+
+static unsigned int bench_fs_place(void *const *slots, void *const *objs, unsigned int n)
+{
+	unsigned int best = 0, best_hits = n + 1, s, i;
+
+	for (s = 0; s + n <= BENCH_FS_SLOTS && s < BENCH_ALIAS / sizeof(void *); s++) {
+		uintptr_t lo = ((uintptr_t)(slots + s) - BENCH_LINE) % BENCH_ALIAS;
+		uintptr_t span = n * sizeof(void *) + 2 * BENCH_LINE;
+		unsigned int hits = 0;
+
+		for (i = 0; i < n; i++)
+			hits += ((uintptr_t)objs[i] - lo) % BENCH_ALIAS < span;
+		if (hits < best_hits) {
+			best_hits = hits;
+			best = s;
+			if (!hits)
+				break;
+		}
+	}
+	return best;
+}
+
+/*
  * false-sharing: worker 0 allocates 2 x BENCH_FS_OBJS objects in a row; worker w frees the
  * ones of parity w (into its own cache, as a server thread frees what another allocated); each
  * then allocates BENCH_FS_OBJS objects (getting those back, if its allocator keeps freed
@@ -691,7 +726,7 @@ static int bench_uintptr_cmp(const void *a, const void *b)
 static void bench_fshare(struct bench_worker *w)
 {
 	struct bench_shared *sh = w->sh;
-	void *mine[BENCH_FS_OBJS];
+	void *got_objs[BENCH_FS_OBJS], *slots[BENCH_FS_SLOTS], **mine = got_objs;
 	uint64_t rounds = sh->count / 2 / BENCH_FS_OBJS, r;
 	unsigned int i, got = 0;
 
@@ -715,6 +750,10 @@ static void bench_fshare(struct bench_worker *w)
 			break;
 		*(volatile uint64_t *)mine[got] = 0;
 		sh->fs_lines[w->idx][got] = (uintptr_t)mine[got] / BENCH_LINE;
+	}
+	if (got == BENCH_FS_OBJS) {
+		mine = slots + bench_fs_place(slots, got_objs, got);
+		memcpy(mine, got_objs, sizeof(got_objs));
 	}
 	bench_barrier(sh);
 	w->start_ns = bench_now_ns();

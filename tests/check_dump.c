@@ -373,6 +373,54 @@ END_TEST
 /* detailed                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * The `thread caches` line of `pools show detailed` for `pool`: `caching` threads (exactly) hold
+ * objects of it; the objects at most `cached_before` (pool_get_stats() before the dump: the
+ * releaser may only take from caches meanwhile) and at least what pool_get_stats() says now;
+ * magazines of at most POOL_CLUSTER_MAX objects and the configured cluster, of 8 bytes a
+ * pointer plus a header; the loaded ones (`loaded`: some thread has one) no deeper than that.
+ */
+static void check_cache_line(const char *line, struct pool_head *pool, size_t cached_before,
+                             unsigned int caching, int loaded)
+{
+	struct pool_config cfg;
+	struct pool_stats st;
+	unsigned long objects;
+	unsigned int in, of, cap, dmin, dmax, dnew;
+	size_t bytes;
+	int used = 0, n;
+
+	pool_get_config(&cfg);
+	ck_assert_int_eq(pool_get_stats(pool, &st, sizeof(st)), 0);
+	n = sscanf(line, "      thread caches: %lu objects in %u of %u threads; magazines of %u "
+	           "objects (%zu bytes), %n", &objects, &in, &of, &cap, &bytes, &used);
+	ck_assert_msg(n == 5 && used > 0, "%s", line);
+	ck_assert_uint_le(objects, cached_before);
+	ck_assert_uint_ge(objects, st.cached);
+	ck_assert_uint_eq(in, caching);
+	ck_assert_uint_ge(of, in);
+	ck_assert_uint_ge(cap, 1);
+	ck_assert_uint_le(cap, cfg.cluster);
+	ck_assert_uint_gt(bytes, (size_t)cap * sizeof(void *));
+	ck_assert_uint_le(bytes, (size_t)cap * sizeof(void *) + 64);
+	line += used;
+	if (!loaded) {
+		ck_assert_int_eq(sscanf(line, "none loaded (a new one %u deep)", &dnew), 1);
+		ck_assert_uint_le(dnew, cap);
+		return;
+	}
+	if (sscanf(line, "loaded ones %u-%u deep (a new one %u)", &dmin, &dmax, &dnew) == 3) {
+		ck_assert_uint_lt(dmin, dmax);
+	} else {
+		ck_assert_msg(sscanf(line, "loaded ones %u deep (a new one %u)", &dmax, &dnew) == 2,
+		              "%s", line);
+		dmin = dmax;
+	}
+	ck_assert_uint_ge(dmin, 1);
+	ck_assert_uint_le(dmax, cap);
+	ck_assert_uint_le(dnew, cap);
+}
+
 START_TEST(test_detailed_creators)
 {
 	struct fixture fx;
@@ -384,7 +432,7 @@ START_TEST(test_detailed_creators)
 	make_pools(&fx);
 	ck_assert_int_eq(pool_get_stats(fx.conn, &st, sizeof(st)), 0);
 	s = dump_ok("detailed match conn");
-	ck_assert_uint_eq(test_count_lines(s), 8);
+	ck_assert_uint_eq(test_count_lines(s), 9);
 	expected_line(fx.conn, want, sizeof(want));
 	ck_assert_str_eq(line_of(s, 1, line, sizeof(line)), want);
 	snprintf(want, sizeof(want), "      stride %zu bytes, %u buckets, %zu in shared free lists, "
@@ -396,6 +444,8 @@ START_TEST(test_detailed_creators)
 	ck_assert_str_eq(line_of(s, 3, line, sizeof(line)), want);
 	ck_assert_uint_eq(st.slab_bytes, st.slabs * 16384);
 	ck_assert_uint_ge(st.slabs, 1);
+	/* the thread caches: only this thread used conn, and its loaded magazine holds the 20 */
+	check_cache_line(line_of(s, 4, line, sizeof(line)), fx.conn, st.cached, 1, 1);
 	/* the cumulative counters, under their struct pool_stats names */
 	snprintf(want, sizeof(want), "      since created: failed %zu, shared_get_objects %" PRIu64
 	         ", shared_get_clusters %" PRIu64 ", shared_put_objects %" PRIu64
@@ -407,11 +457,11 @@ START_TEST(test_detailed_creators)
 	         st.shared_put_clusters, st.os_allocs, st.os_releases, st.gc_released_bytes,
 	         st.lost, st.slabs_released, st.slab_get_objects, st.slab_put_objects,
 	         st.slab_purged_bytes);
-	ck_assert_str_eq(line_of(s, 4, line, sizeof(line)), want);
+	ck_assert_str_eq(line_of(s, 5, line, sizeof(line)), want);
 	ck_assert_uint_ge(st.os_allocs, 120);
 	/* one line per pool_create() call, with what that call asked for and, at level admin
 	 * (pool_dump()), the code that made the call */
-	for (i = 5; i <= 6; i++) {
+	for (i = 6; i <= 7; i++) {
 		static const char prefix[] = "      created as conn: 192 bytes/64, flags SHARED, at ";
 
 		line_of(s, i, line, sizeof(line));
@@ -476,17 +526,20 @@ START_TEST(test_detailed_callers)
 	for (i = 0; i < 12; i++)
 		ck_assert_ptr_nonnull(caller_objs[i]);
 	s = dump_ok("detailed");
-	/* pool line, stride, slab and counter lines, one creator, then the callers, most live first */
-	ck_assert_uint_eq(test_count_lines(s), 9);
+	/*
+	 * pool line, stride, slab, thread cache and counter lines, one creator, then the callers,
+	 * most live first
+	 */
+	ck_assert_uint_eq(test_count_lines(s), 10);
 	/* "caller <function>+<offset> (<file>:<line>) (<address>): <n> live objects" */
-	ck_assert_int_eq(sscanf(line_of(s, 6, line, sizeof(line)), "      caller %255s", sym), 1);
+	ck_assert_int_eq(sscanf(line_of(s, 7, line, sizeof(line)), "      caller %255s", sym), 1);
 	ck_assert_ptr_nonnull(strstr(line, " (check_dump.c:"));
 	ck_assert_int_eq(sscanf(strrchr(line, '('), "(%lx): %ld live objects", &addr_a, &live_a),
 	                 2);
 	ck_assert_int_eq(live_a, 12);
 	ck_assert_uint_ge(addr_a, (uintptr_t)alloc_from_a);
 	ck_assert_uint_lt(addr_a, (uintptr_t)alloc_from_a + 4096);
-	ck_assert_int_eq(sscanf(line_of(s, 7, line, sizeof(line)), "      caller %255s", sym), 1);
+	ck_assert_int_eq(sscanf(line_of(s, 8, line, sizeof(line)), "      caller %255s", sym), 1);
 	ck_assert_int_eq(sscanf(strrchr(line, '('), "(%lx): %ld live objects", &addr_b, &live_b),
 	                 2);
 	ck_assert_int_eq(live_b, 5);
@@ -497,7 +550,7 @@ START_TEST(test_detailed_callers)
 	for (i = 0; i < 12; i++)
 		pool_free(caller_pool, caller_objs[i]);
 	s = dump_ok("detailed");
-	ck_assert_uint_eq(test_count_lines(s), 8);
+	ck_assert_uint_eq(test_count_lines(s), 9);
 	ck_assert_ptr_nonnull(strstr(s, ": 5 live objects\n"));
 	free(s);
 	s = dump_ok("detailed json");
@@ -556,6 +609,16 @@ static const char json_script[] =
 	"    for c in p.get(\"created_as\", []):\n"
 	"        assert type(c[\"size\"]) is int and type(c[\"align\"]) is int\n"
 	"        assert isinstance(c[\"name\"], str) and isinstance(c[\"flags\"], str)\n"
+	"    tc = p.get(\"thread_caches\", 0)\n"
+	"    if tc:\n"
+	"        assert list(tc) == [\"threads\", \"caching\", \"objects\", \"magazine_objects\", "
+	"\"magazine_bytes\", \"depth_new\", \"depth_min\", \"depth_max\"], tc\n"
+	"        assert all(type(x) is int for x in tc.values()), tc\n"
+	"        assert tc[\"caching\"] <= tc[\"threads\"], tc\n"
+	"        assert tc[\"depth_min\"] <= tc[\"depth_max\"] <= tc[\"magazine_objects\"], tc\n"
+	"        assert \"created_as\" in p, tc\n"
+	"    else:\n"
+	"        assert tc is None or (tc == 0 and \"created_as\" not in p), p\n"
 	"    print(p[\"name\"], p.get(\"address\", \"-\"), *[p[k] for k in ints], "
 	"int(p[\"shared\"]), int(p[\"exact\"]), len(p.get(\"created_as\", [])))\n"
 	"t = d[\"total\"]\n"
@@ -1405,6 +1468,114 @@ START_TEST(test_dump_while_churning)
 }
 END_TEST
 
+/*
+ * `detailed` tells each pool's thread caches: three live threads holding objects of a pool and
+ * this one none (text and JSON), none once they exit; a pool made after every cache slot was
+ * taken has none.
+ */
+static struct pool_head *tc_pool;
+static pthread_barrier_t tc_ready, tc_done;
+
+static void *tc_worker(void *arg)
+{
+	void *objs[50];
+	unsigned int i;
+
+	(void)arg;
+	for (i = 0; i < 50; i++)
+		objs[i] = pool_alloc(tc_pool);
+	for (i = 0; i < 50; i++)
+		pool_free(tc_pool, objs[i]);
+	pthread_barrier_wait(&tc_ready);
+	pthread_barrier_wait(&tc_done);
+	return NULL;
+}
+
+/* The "thread_caches" object of the JSON dump `s`, read into v[] in its order. */
+static void json_cache_view(const char *s, unsigned long v[8])
+{
+	const char *j = strstr(s, "\"thread_caches\": {");
+
+	ck_assert_msg(j != NULL, "%s", s);
+	ck_assert_int_eq(sscanf(j, "\"thread_caches\": {\"threads\": %lu, \"caching\": %lu, "
+	                        "\"objects\": %lu, \"magazine_objects\": %lu, "
+	                        "\"magazine_bytes\": %lu, \"depth_new\": %lu, "
+	                        "\"depth_min\": %lu, \"depth_max\": %lu}", &v[0], &v[1], &v[2],
+	                        &v[3], &v[4], &v[5], &v[6], &v[7]), 8);
+}
+
+START_TEST(test_detailed_thread_caches)
+{
+	struct pool_head *p[300];
+	struct pool_stats st;
+	unsigned long v[8];
+	pthread_t t[3];
+	char line[512], want[160], name[16];
+	unsigned int i;
+	size_t before;
+	char *s;
+
+	tc_pool = pool_create("mt", 64, 0);
+	ck_assert_ptr_nonnull(tc_pool);
+	ck_assert_int_eq(pthread_barrier_init(&tc_ready, NULL, 4), 0);
+	ck_assert_int_eq(pthread_barrier_init(&tc_done, NULL, 4), 0);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, tc_worker, NULL), 0);
+	pthread_barrier_wait(&tc_ready);
+	ck_assert_int_eq(pool_get_stats(tc_pool, &st, sizeof(st)), 0);
+	ck_assert_uint_ge(st.cached, 3);
+	s = dump_ok("detailed match mt");
+	check_cache_line(line_of(s, 4, line, sizeof(line)), tc_pool, st.cached, 3, 1);
+	free(s);
+	ck_assert_int_eq(pool_get_stats(tc_pool, &st, sizeof(st)), 0);
+	before = st.cached;
+	s = dump_ok("detailed json match mt");
+	json_cache_view(s, v);
+	ck_assert_int_eq(pool_get_stats(tc_pool, &st, sizeof(st)), 0);
+	ck_assert_uint_ge(v[0], 3);                         /* threads */
+	ck_assert_uint_eq(v[1], 3);                         /* caching */
+	ck_assert_uint_le(v[2], before);                    /* objects */
+	ck_assert_uint_ge(v[2], st.cached);
+	ck_assert_uint_ge(v[3], 1);                         /* magazine_objects */
+	ck_assert_uint_gt(v[4], v[3] * sizeof(void *));     /* magazine_bytes */
+	ck_assert_uint_le(v[5], v[3]);                      /* depth_new */
+	ck_assert_uint_ge(v[6], 1);                         /* depth_min */
+	ck_assert_uint_le(v[6], v[7]);
+	ck_assert_uint_le(v[7], v[3]);                      /* depth_max */
+	free(s);
+	pthread_barrier_wait(&tc_done);
+	for (i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+	/* the threads are gone, and their caches with them */
+	ck_assert_int_eq(pool_get_stats(tc_pool, &st, sizeof(st)), 0);
+	ck_assert_uint_eq(st.cached, 0);
+	s = dump_ok("detailed match mt");
+	check_cache_line(line_of(s, 4, line, sizeof(line)), tc_pool, 0, 0, 0);
+	free(s);
+	pthread_barrier_destroy(&tc_ready);
+	pthread_barrier_destroy(&tc_done);
+
+	/* more pools than cache slots (POOL_MAX_CACHED_POOLS, slot 0 unused): the last have none */
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "slotless%u", i);
+		p[i] = pool_create(name, 16 * (i + 1) + 8, 0);
+		ck_assert_ptr_nonnull(p[i]);
+		ck_assert_ptr_ne(p[i], i ? p[i - 1] : NULL);
+	}
+	s = dump_ok("detailed match slotless299");
+	snprintf(want, sizeof(want), "      thread caches: none (no cache slot was left for this "
+	         "pool; ");
+	ck_assert_msg(!strncmp(line_of(s, 4, line, sizeof(line)), want, strlen(want)), "%s", line);
+	free(s);
+	s = dump_ok("detailed json match slotless299");
+	ck_assert_ptr_nonnull(strstr(s, "\"thread_caches\": null"));
+	free(s);
+	for (i = 0; i < 300; i++)
+		ck_assert_int_eq(pool_destroy(p[i]), 0);
+	ck_assert_int_eq(pool_destroy(tc_pool), 0);
+}
+END_TEST
+
 static Suite *dump_suite(void)
 {
 	Suite *s = suite_create("dump");
@@ -1418,6 +1589,7 @@ static Suite *dump_suite(void)
 	tcase_add_test(tc, test_match_and_max);
 	tcase_add_test(tc, test_detailed_creators);
 	tcase_add_test(tc, test_detailed_callers);
+	tcase_add_test(tc, test_detailed_thread_caches);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Formats");

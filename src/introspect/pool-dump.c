@@ -47,6 +47,7 @@
 #include "introspect/pool-profile-dump.h"
 #include "debug/pool-symbols.h"
 #include "introspect/pool-text.h"
+#include "tcache/pool-thread.h"
 
 /* Callers listed per pool by `detailed`: the ones with the most live objects. */
 #define DUMP_CALLERS_SHOWN 5u
@@ -78,6 +79,10 @@ struct dump_entry {
 	char label[POOL_NAME_MAX + 12]; /* Prometheus label: name, or name#<n> for the n-th pool
 	                                   of that name in creation order */
 	struct pool_creator *creators;  /* copy of creator[0..st.creators-1] (detailed only) */
+	struct pool_cache_view cache;   /* its thread caches (detailed only) */
+	unsigned int mag_objects;       /* a magazine's capacity in objects (detailed only) */
+	unsigned int mag_depth;         /* the depth a new loaded magazine starts with */
+	size_t mag_bytes;               /* the bytes of one magazine (header and pointers) */
 	unsigned int ncallers;
 	struct dump_caller callers[POOL_CALLER_SLOTS];
 };
@@ -215,6 +220,10 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 			return 1;
 		}
 		memcpy(e->creators, pool->creator, e->st.creators * sizeof(*e->creators));
+		pool__thread_cache_view(pool, &e->cache);
+		e->mag_objects = pool->cluster;
+		e->mag_depth = pool->depth;
+		e->mag_bytes = pool->mag_bytes;
 		e->records_callers = a->addresses && (pool->layout & POOL_DBG_CALLER);
 		for (i = 0; e->records_callers && i < POOL_CALLER_SLOTS; i++) {
 			uintptr_t c = atomic_load_explicit(&pool->callers[i].caller,
@@ -479,6 +488,32 @@ static void totals_of(const struct dump_snapshot *s, struct dump_totals *t)
 	}
 }
 
+/*
+ * `detailed`: the pool's thread caches, e.g. "thread caches: 908 objects in 2 of 3 threads;
+ * magazines of 32 objects (280 bytes), loaded ones 8-32 deep (a new one 8)" (one figure when
+ * every loaded magazine has the same depth, "none loaded" when no thread has one).
+ */
+static void print_cache_text(FILE *out, const struct dump_entry *e)
+{
+	const struct pool_cache_view *c = &e->cache;
+
+	if (!c->slot) {
+		fprintf(out, "      thread caches: none (no cache slot was left for this pool; "
+		        "%u threads)\n", c->threads);
+		return;
+	}
+	fprintf(out, "      thread caches: %lu objects in %u of %u threads; magazines of %u "
+	        "objects (%zu bytes), ", c->objects, c->caching, c->threads, e->mag_objects,
+	        e->mag_bytes);
+	if (c->depth_max > c->depth_min)
+		fprintf(out, "loaded ones %u-%u deep (a new one %u)\n", c->depth_min, c->depth_max,
+		        e->mag_depth);
+	else if (c->depth_max)
+		fprintf(out, "loaded ones %u deep (a new one %u)\n", c->depth_max, e->mag_depth);
+	else
+		fprintf(out, "none loaded (a new one %u deep)\n", e->mag_depth);
+}
+
 static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 {
 	struct dump_totals t;
@@ -508,6 +543,7 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		        st->limit ? "" : " (none)");
 		fprintf(out, "      %zu slabs (%zu bytes), %zu objects free in them\n", st->slabs,
 		        st->slab_bytes, st->slab_free);
+		print_cache_text(out, e);
 		fputs("      since created:", out);
 		for (k = 0; k < NB_COUNTERS; k++)
 			fprintf(out, "%s %s %" PRIu64, k ? "," : "", dump_counters[k].key,
@@ -579,6 +615,15 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 				fputc('}', out);
 			}
 			fputc(']', out);
+			if (e->cache.slot)
+				fprintf(out, ", \"thread_caches\": {\"threads\": %u, \"caching\": %u, "
+				        "\"objects\": %lu, \"magazine_objects\": %u, "
+				        "\"magazine_bytes\": %zu, \"depth_new\": %u, \"depth_min\": %u, "
+				        "\"depth_max\": %u}", e->cache.threads, e->cache.caching,
+				        e->cache.objects, e->mag_objects, e->mag_bytes, e->mag_depth,
+				        e->cache.depth_min, e->cache.depth_max);
+			else
+				fputs(", \"thread_caches\": null", out);
 			if (e->records_callers) {
 				fputs(", \"callers\": [", out);
 				for (k = 0; k < e->ncallers; k++) {

@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "base/pool-assert.h"
@@ -441,6 +442,37 @@ unsigned long pool__thread_reclaim(void)
 	}
 	pool__unlock(&registry_lock);
 	return taken;
+}
+
+void pool__thread_cache_view(const struct pool_head *pool, struct pool_cache_view *v)
+{
+	unsigned int i, s = pool->ro.index;
+
+	memset(v, 0, sizeof(*v));
+	v->slot = s;
+	pool__lock(&registry_lock);
+	for (i = 0; i < registry_top; i++) {
+		const struct pool_thread_caches *c = registry[i];
+		unsigned long n;
+		unsigned int depth;
+
+		if (!c)
+			continue;
+		v->threads++;
+		if (!s)
+			continue;
+		n = slot_cached(c, s);
+		v->objects += n;
+		v->caching += n > 0;
+		depth = __atomic_load_n(&c->slot[s].depth, __ATOMIC_RELAXED);
+		if (!depth)
+			continue;
+		if (!v->depth_min || depth < v->depth_min)
+			v->depth_min = depth;
+		if (depth > v->depth_max)
+			v->depth_max = depth;
+	}
+	pool__unlock(&registry_lock);
 }
 
 int pool__thread_sum_cached_try(const struct pool_head *pool, unsigned long *sum)

@@ -79,6 +79,23 @@ unsigned long pool__thread_sum_cached(const struct pool_head *pool);
 int pool__thread_sum_cached_try(const struct pool_head *pool, unsigned long *sum);
 
 /*
+ * The thread caches of one pool as `pools show detailed` tells them (racy reads of the other
+ * threads' slots, as pool__thread_sum_cached(): an estimate). `slot` 0: the pool has no cache
+ * slot (all were taken when it was made), and only `threads` is set.
+ */
+struct pool_cache_view {
+	unsigned int slot;          /* the pool's cache slot, or 0 */
+	unsigned int threads;       /* registered threads (those that ever used a pool, not gone) */
+	unsigned int caching;       /* of them, those whose cache of the pool holds objects */
+	unsigned long objects;      /* objects in those caches */
+	unsigned int depth_min;     /* the loaded magazines' depth (pointers the fast path may */
+	unsigned int depth_max;     /* fill) among threads that have one; 0 and 0: none has */
+};
+
+/* Fill *v for `pool` (takes the registry lock: not under a thread's own section). */
+void pool__thread_cache_view(const struct pool_head *pool, struct pool_cache_view *v);
+
+/*
  * fork(): the registry lock and the threads' sections quiesced around fork(); the child takes
  * back the caches of the threads that did not follow it.
  */

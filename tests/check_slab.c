@@ -377,8 +377,9 @@ static void *place_worker(void *arg)
 
 /*
  * Objects of a[] on a line that holds an object of b[] (near 0), or within `near` lines of one.
- * Lines one or two apart cost as much as a shared one on the Intel guests of doc/benchmarks.md
- * (round 13: the prefetchers fetch the neighbour of a line a core writes), so NEAR_LINES.
+ * The layout keeps two threads' fresh objects lines apart (neighbours cost a few percent on the
+ * Intel guest of doc/benchmarks.md, round 14; round 13's 1.4-1.7x was mostly 4K aliasing in
+ * its measuring loop), so NEAR_LINES.
  */
 #define NEAR_LINES 2u
 static unsigned int shared_lines(void *const *a, unsigned int na, void *const *b, unsigned int nb,

@@ -684,13 +684,13 @@ static int bench_uintptr_cmp(const void *a, const void *b)
 /*
  * Where the false-sharing loop's array of pointers lies: the loop loads mine[i + 1] right after
  * it stores to *mine[i], and on Intel cores a load whose address matches that of a store still
- * in flight in its low 12 bits waits for the store ("4K aliasing", Intel's optimization manual,
- * 3.6.8.1). An array whose page offsets cover those of the objects then costs 10-20% of the
- * row's time for any allocator, by the luck of the stack's address (measured in round 14,
- * doc/benchmarks.md). This returns the index in slots[] (BENCH_FS_SLOTS entries) of an array
- * of n pointers whose offsets modulo BENCH_ALIAS, widened by a line on each side, hold as few
- * of the objects' first words as possible: the first such index in address order. Every
- * backend gets the same rule.
+ * in flight in its low 12 bits is re-issued after it ("4K aliasing": Intel 64 and IA-32
+ * Architectures Optimization Reference Manual; VTune counts it). An array whose page offsets
+ * cover those of the objects then costs 10-20% of the row's time for any allocator, by the luck
+ * of the stack's address (measured in round 14, doc/benchmarks.md). This returns the index in
+ * slots[] (BENCH_FS_SLOTS entries) of an array of n pointers whose offsets modulo BENCH_ALIAS,
+ * widened by a line on each side, hold as few of the objects' first words as possible: the
+ * first such index in address order. Every backend gets the same rule.
  */
 #define BENCH_FS_SLOTS (BENCH_FS_OBJS + BENCH_ALIAS / sizeof(void *))
 

@@ -555,8 +555,8 @@ found:
  * H's lock held: among the BORROW_SCAN densest slabs of H's heap, one with a wholly free group
  * among its carved objects, or NULL. A refill that borrows another shard takes those only,
  * never the shard's fresh space: that space is the next refill of the shard's own threads, and
- * two threads' objects carved one after the other lie on neighbouring lines, which costs as
- * much as a line they share (doc/internals.md 4.6).
+ * two threads' objects carved one after the other lie on neighbouring lines, a few percent
+ * dearer than lines apart (doc/internals.md 4.6).
  */
 static struct pool_slab *given_slab(const struct pool_slabs *S, const struct pool_slab_shard *H)
 {

@@ -573,9 +573,72 @@ START_TEST(test_dense_in_address_order)
 END_TEST
 
 /*
+ * The step: objects a multiple of 2 KiB long lie a line further apart, in the slack their slab
+ * had anyway (no object lost), so that the first lines of a slab's objects fall on as many L1
+ * sets (64 lines of 64 bytes) as there are objects, up to 64; at the bare stride 4 KiB objects
+ * all fall on one. Other sizes, and pools aligned past a line, keep their stride.
+ */
+START_TEST(test_step)
+{
+	static const size_t strides[] = { 2048, 4096, 6144, 8192, 16384, 1024, 3072, 192 };
+	unsigned int k, i;
+
+	for (k = 0; k < sizeof(strides) / sizeof(strides[0]); k++) {
+		char name[32];
+		struct pool_head *p;
+		const struct pool_slabs *S;
+		int padded = strides[k] % 2048 == 0;
+		void *o[64];
+		uintptr_t slab0 = 0;
+		uint64_t sets = 0;
+		unsigned int n, in_slab0 = 0, distinct = 0;
+
+		snprintf(name, sizeof(name), "step-%zu", strides[k]);
+		p = pool_of_stride(name, strides[k]);
+		S = &p->slabs;
+		ck_assert_uint_eq(S->step, strides[k] + (padded ? LINE : 0));
+		if (padded)
+			ck_assert_uint_eq(S->capacity, (S->bytes - S->first) / strides[k]);
+		n = S->capacity < 64 ? S->capacity : 64;
+		for (i = 0; i < n; i++) {
+			uintptr_t a;
+
+			o[i] = pool_alloc(p);
+			ck_assert_ptr_nonnull(o[i]);
+			a = (uintptr_t)o[i];
+			if (!i)
+				slab0 = a & ~(uintptr_t)(S->bytes - 1);
+			if ((a & ~(uintptr_t)(S->bytes - 1)) != slab0)
+				continue;
+			in_slab0++;
+			sets |= UINT64_C(1) << ((a / LINE) % 64);
+		}
+		for (i = 0; i < 64; i++)
+			distinct += (unsigned int)((sets >> i) & 1);
+		/* a fresh pool's first objects come from its first slab */
+		ck_assert_uint_ge(in_slab0, n / 2);
+		if (padded)
+			ck_assert_uint_eq(distinct, in_slab0);
+		for (i = 0; i < n; i++)
+			pool_free(p, o[i]);
+		books(p);
+		ck_assert_int_eq(pool_destroy(p), 0);
+	}
+	/* aligned past a line: the step would break the alignment */
+	{
+		struct pool_head *p = pool_create_aligned("step-aligned", 4096, 4096, 0);
+
+		ck_assert_ptr_nonnull(p);
+		ck_assert_uint_eq(p->slabs.step, p->os_size);
+		ck_assert_int_eq(pool_destroy(p), 0);
+	}
+}
+END_TEST
+
+/*
  * Slab coloring: the objects of a slab start color * color_unit bytes past the header, the
  * color fixed per slab and below `colors`, which the slab's slack bounds; slabs of 16 KiB
- * objects (7 to a slab and 16 KiB to spare) spread their first objects over many cache sets,
+ * objects (31 to a slab, 14 KiB to spare) spread their first objects over many cache sets,
  * where without colors every object of the pool would start on the same one. Slabs of 64-byte
  * objects have no slack for a second color.
  */
@@ -592,10 +655,10 @@ START_TEST(test_colors)
 	ck_assert_uint_eq(S->color_unit, LINE);
 	ck_assert_uint_gt(S->colors, 1);
 	ck_assert_uint_le(S->first + (size_t)(S->colors - 1) * S->color_unit +
-	                  (size_t)S->capacity * big->os_size, S->bytes);
+	                  (size_t)S->capacity * S->step, S->bytes);
 	ck_assert_uint_eq(small->slabs.colors,
 	                  (small->slabs.bytes - small->slabs.first -
-	                   (size_t)small->slabs.capacity * small->os_size) / LINE + 1);
+	                   (size_t)small->slabs.capacity * small->slabs.step) / LINE + 1);
 	ck_assert_uint_eq(small->slabs.colors, 1);
 	for (i = 0; i < N; i++) {
 		uintptr_t a, slab;
@@ -610,8 +673,8 @@ START_TEST(test_colors)
 		ck_assert_ptr_eq(h->pool, big);
 		ck_assert_uint_lt(h->color, S->colors);
 		off = a - slab - S->first - (size_t)h->color * S->color_unit;
-		ck_assert_uint_eq(off % big->os_size, 0);
-		ck_assert_uint_lt(off / big->os_size, S->capacity);
+		ck_assert_uint_eq(off % S->step, 0);
+		ck_assert_uint_lt(off / S->step, S->capacity);
 		ck_assert_uint_le(a + big->os_size, slab + S->bytes);
 		/* the L1 set (64 sets of 64-byte lines) of the slab's first object */
 		sets |= UINT64_C(1) << (((slab + S->first + (size_t)h->color * S->color_unit) /
@@ -1058,6 +1121,7 @@ static Suite *slab_suite(void)
 	tcase_add_test(tc, test_limit_exact_with_groups);
 	tcase_add_test(tc, test_which_pools_use_slabs);
 	tcase_add_test(tc, test_colors);
+	tcase_add_test(tc, test_step);
 	tcase_add_test(tc, test_free_only_thread);
 	suite_add_tcase(s, tc);
 

@@ -208,6 +208,8 @@ struct pool_slabs {
 	uint32_t group;                 /* objects per line group: 1, 2 or 4 */
 	uint32_t first;                 /* offset of the first object in a slab */
 	uint32_t words;                 /* words of a slab's bitmap */
+	uint32_t step;                  /* bytes from one object to the next in a slab: os_size, or
+	                                   a line more (pool__slab_geometry()) */
 	uint32_t colors;                /* offsets a slab's objects may start at (1: no room for
 	                                   more), color_unit bytes apart: Bonwick's slab coloring */
 	uint32_t color_unit;            /* bytes: a cache line, or the pool's alignment if more */

@@ -9,17 +9,24 @@
  * 1. Slabs. One block from the OS layer each (pool__os_slab_alloc()), a power of two aligned on
  *    its size, so that an object's slab header is its address rounded down: nothing reads the
  *    object to find it. Sized per pool (pool__slab_geometry()): the power of two over 8 objects
- *    and over 32 times the smaller of an object and a page, 16 KiB to 4 MiB (31 objects of 1 to
- *    4 KiB, 15 of 8 KiB, 7 of 16 KiB). The header takes an object's slot when objects are a
- *    power of two, and that slot is resident up to a page: 12-17% of a slab of 7 objects of 2
- *    to 8 KiB (round 12). Slabs stayed few objects long, since one live object keeps its slab;
- *    the purge (7) gives back the pages of the others, and then 32 objects kept less after a
- *    burst than 7 did. Objects over POOL_SLAB_OBJ_MAX,
- *    uaf and malloc pools stay off slabs (pool__slab_on()). The header holds the owner, the
- *    counts and a bitmap of the objects given back; objects follow at the os_size stride from
- *    the first cache line (or alignment) past it, shifted by the slab's color: the slack past
- *    the last object, in lines, spread over consecutive slabs so that the same object of each
- *    starts on another cache set (Bonwick 1994, section 4.1: slab coloring).
+ *    and over 32 objects, 16 KiB to 4 MiB (31 objects of 1 to 128 KiB, 15 of 256 KiB). The
+ *    header takes an object's slot when objects are a power of two: 1/32 of the slab. Slabs
+ *    stayed few objects long, since one live object keeps its slab (12-17% of a slab of 7
+ *    objects of 2 to 16 KiB went to the header's slot, round 12); the purge (7) gives back the
+ *    pages of the others, and then 31 objects kept less after a burst than 7 did (round 14: 13.9
+ *    against 16.7 MiB resident after 64 MiB of 16 KiB objects, a tenth kept, and pool_gc()).
+ *    Objects over POOL_SLAB_OBJ_MAX, uaf and malloc pools stay off slabs (pool__slab_on()). The
+ *    header holds the owner, the counts and a bitmap of the objects given back; objects follow
+ *    the first cache line (or alignment) past it, `step` bytes apart, shifted by the slab's
+ *    color: the slack past the last object, in lines, spread over consecutive slabs so that the
+ *    same object of each starts on another cache set (Bonwick 1994, section 4.1: slab
+ *    coloring). The step is the os_size, but for objects a multiple of STEP_PAD_MULTIPLE (2 KiB)
+ *    long, which lie a line further apart when the slack holds it (for powers of two it always
+ *    does: it costs no object): 2 KiB apart, a slab's objects start on 2 of the 64 sets of a 32
+ *    to 48 KiB L1 (address bits 6 to 11), 4 KiB apart on one, and a thread touching a few dozen
+ *    of them missed its L1 on each (`batch` of 64 objects of 4 KiB: 6.2 ns a pair, 2.5 with the
+ *    step; round 14). An odd number of lines apart, consecutive objects start on every set in
+ *    turn: coloring within the slab, where the colors spread whole slabs.
  * 2. Line groups. The fewest objects whose run ends on a cache line boundary: 64 / gcd(os_size,
  *    64), 1, 2 or 4. The tier hands out whole groups (one object only to a request of fewer), so
  *    objects that two refills take for two threads never share a line (issue 27: 9.3 times
@@ -95,6 +102,8 @@
 #define HEAP_MIN        16u                  /* heap entries first allocated */
 #define GROUP_MAX_OS    1024u                /* bytes: larger objects are carved one by one */
 #define BORROW_SCAN     64u                  /* heap entries a borrowing refill looks at */
+#define STEP_PAD_MULTIPLE 2048u              /* bytes: objects whose os_size is a multiple of
+                                                this lie a line further apart (1.) */
 
 static void walk_locked(struct pool_head *pool, struct pool_slab_shard *H);
 
@@ -119,7 +128,7 @@ static size_t header_bytes(uint32_t words)
 void pool__slab_geometry(struct pool_head *pool)
 {
 	struct pool_slabs *S = &pool->slabs;
-	size_t os = pool->os_size, bytes, first, slot, align = pool->align > POOL_CACHE_LINE ?
+	size_t os = pool->os_size, step, bytes, first, align = pool->align > POOL_CACHE_LINE ?
 	                                                        pool->align : POOL_CACHE_LINE;
 	uint32_t words, g = 1, cap;
 
@@ -131,11 +140,10 @@ void pool__slab_geometry(struct pool_head *pool)
 	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) != 1);
 	while (os < GROUP_MAX_OS && (os * g) % POOL_CACHE_LINE)
 		g <<= 1;
-	/* 8 objects, and 32 times what the header's slot costs in resident pages */
+	/* 8 objects, and 32 times the object whose slot the header takes */
 	bytes = pow2_ceil(os * SLAB_OBJS);
-	slot = os < pool__os_page_size() ? os : pool__os_page_size();
-	if (bytes < pow2_ceil(slot * SLAB_SLOT_SHARE))
-		bytes = pow2_ceil(slot * SLAB_SLOT_SHARE);
+	if (bytes < pow2_ceil(os * SLAB_SLOT_SHARE))
+		bytes = pow2_ceil(os * SLAB_SLOT_SHARE);
 	if (bytes < SLAB_MIN)
 		bytes = SLAB_MIN;
 	if (bytes > SLAB_MAX)
@@ -145,19 +153,25 @@ void pool__slab_geometry(struct pool_head *pool)
 	first = pool__round_up(header_bytes(words), align);
 	cap = (uint32_t)((bytes - first) / os);
 	cap -= cap % g;
-	POOL_ASSERT(g <= 4 && cap >= 7 && (size_t)cap * os + first <= bytes);
+	/* a line between objects a multiple of STEP_PAD_MULTIPLE apart, where the slack holds it */
+	step = os;
+	if (os % STEP_PAD_MULTIPLE == 0 && align == POOL_CACHE_LINE &&
+	    (size_t)cap * (os + POOL_CACHE_LINE) + first <= bytes)
+		step = os + POOL_CACHE_LINE;
+	POOL_ASSERT(g <= 4 && cap >= 7 && (size_t)cap * step + first <= bytes);
 	S->group = g;
 	S->first = (uint32_t)first;
 	S->capacity = cap;
 	/* the slack past the last object, in steps of the alignment: at most 256 colors */
 	S->color_unit = (uint32_t)align;
-	S->colors = (uint32_t)((bytes - first - (size_t)cap * os) / align + 1);
+	S->colors = (uint32_t)((bytes - first - (size_t)cap * step) / align + 1);
 	if (S->colors > COLORS_MAX)
 		S->colors = COLORS_MAX;
-	POOL_ASSERT(first + (size_t)(S->colors - 1) * align + (size_t)cap * os <= bytes);
+	POOL_ASSERT(first + (size_t)(S->colors - 1) * align + (size_t)cap * step <= bytes);
 	S->words = (cap + 63) / 64;
-	/* exact for every multiple of os below 2^32 (bytes <= 4 MiB) */
-	S->div_magic = (UINT64_C(1) << 32) / os + 1;
+	/* exact for every multiple of the step below 2^32 (bytes <= 4 MiB) */
+	S->div_magic = (UINT64_C(1) << 32) / step + 1;
+	S->step = (uint32_t)step;
 	S->bytes = bytes;
 }
 
@@ -330,7 +344,7 @@ static int slab_new(struct pool_head *pool, struct pool_slab_shard *H)
 	H->all = slab;
 	/* the sanitizers: nothing may touch an object of this tier */
 	if (pool__san_on())
-		pool__san_noaccess(slab_base(S, slab), (size_t)S->capacity * pool->os_size);
+		pool__san_noaccess(slab_base(S, slab), (size_t)S->capacity * S->step);
 	count(&H->nslabs, 1);
 	heap_fix(S, H, slab);
 	return 1;
@@ -404,7 +418,7 @@ static inline uint64_t spread(uint64_t m, uint32_t g)
 
 static inline void *obj_at(const struct pool_head *pool, struct pool_slab *slab, uint32_t idx)
 {
-	return slab_base(&pool->slabs, slab) + (size_t)idx * pool->os_size;
+	return slab_base(&pool->slabs, slab) + (size_t)idx * pool->slabs.step;
 }
 
 /* Bitmap words that cover the carved objects of `slab`. */
@@ -688,8 +702,8 @@ static void give(struct pool_head *pool, void *obj, struct pool_slab_shard **hel
 		pool__lock(&H->lock);
 		*held = H;
 	}
-	if (off >= (uintptr_t)S->capacity * pool->os_size ||
-	    (uintptr_t)idx * pool->os_size != off || idx >= slab->carved)
+	if (off >= (uintptr_t)S->capacity * S->step ||
+	    (uintptr_t)idx * S->step != off || idx >= slab->carved)
 		bad_object(pool, obj, NOT_OURS);
 	if (slab->free[w] & (UINT64_C(1) << b))
 		bad_object(pool, obj, "double free (the slab tier holds the object free already)");

@@ -11,10 +11,11 @@
  *    object to find it. Sized per pool (pool__slab_geometry()): the power of two over 8 objects
  *    and over 32 objects, 16 KiB to 4 MiB (31 objects of 1 to 128 KiB, 15 of 256 KiB). The
  *    header takes an object's slot when objects are a power of two: 1/32 of the slab. Slabs
- *    stayed few objects long, since one live object keeps its slab (12-17% of a slab of 7
- *    objects of 2 to 16 KiB went to the header's slot, round 12); the purge (7) gives back the
- *    pages of the others, and then 31 objects kept less after a burst than 7 did (round 14: 13.9
- *    against 16.7 MiB resident after 64 MiB of 16 KiB objects, a tenth kept, and pool_gc()).
+ *    stayed few objects long, since one live object keeps its slab (the slot cost 12-17% of
+ *    the memory at 2 to 8 KiB in slabs of 7 until round 12, and 12.5% of the 16 KiB pools'
+ *    slabs until round 14); the purge (7) gives back the pages of the others, and then 31
+ *    objects kept less after a burst than 7 did (round 14: 13.9 against 16.7 MiB resident after
+ *    64 MiB of 16 KiB objects, a tenth kept, and pool_gc()).
  *    Objects over POOL_SLAB_OBJ_MAX, uaf and malloc pools stay off slabs (pool__slab_on()). The
  *    header holds the owner, the counts and a bitmap of the objects given back; objects follow
  *    the first cache line (or alignment) past it, `step` bytes apart, shifted by the slab's

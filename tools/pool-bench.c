@@ -45,6 +45,8 @@
 #include "pool-bench.h"
 #include "tool.h"
 
+const char *tool_name = "pool-bench";
+
 #ifndef POOL_BENCH_HELPER_DIR   /* the Makefile sets it to $(LIBEXECDIR)/libpool */
 #define POOL_BENCH_HELPER_DIR "/usr/local/libexec/libpool"
 #endif
@@ -2931,7 +2933,6 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--child"))
 		return bench_child_main(argc, argv);
-	tool_name = "pool-bench";
 	len = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
 	if (len <= 0) {
 		tool_error("cannot find my own path: %s", strerror(errno));

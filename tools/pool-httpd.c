@@ -88,6 +88,8 @@
 
 #include "tool.h"
 
+const char *tool_name = "pool-httpd";
+
 #define IBUF_SIZE      16384u       /* input buffer: the largest header section we accept */
 #define OBUF_SIZE      16384u       /* output buffer: a response goes out in pieces this big */
 #define BYTES_MAX      (1u << 20)   /* largest body GET /bytes/<n> serves */
@@ -1393,7 +1395,6 @@ int main(int argc, char **argv)
 	unsigned int i, port;
 	int sig, k, status = TOOL_EXIT_OK;
 
-	tool_name = "pool-httpd";
 	parse_options(argc, argv);
 	if (!opt.threads)
 		opt.threads = pool_topology()->pus;

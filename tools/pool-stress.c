@@ -51,6 +51,8 @@
 
 #include "tool.h"
 
+const char *tool_name = "pool-stress";
+
 #define MAX_THREADS      1024u
 #define MAX_SECONDS      86400.0
 #define MAX_POOLS_PER_WL 8u
@@ -1483,7 +1485,6 @@ static void parse_args(int argc, char **argv, struct options *opt)
 	};
 	int c;
 
-	tool_name = "pool-stress";
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":t:s:w:j:bd:hV", longopts, NULL)) != -1) {
 		switch (c) {

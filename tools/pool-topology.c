@@ -24,6 +24,8 @@
 
 #include "tool.h"
 
+const char *tool_name = "pool-topology";
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -133,7 +135,6 @@ int main(int argc, char **argv)
 	};
 	int c, as_table = 0;
 
-	tool_name = "pool-topology";
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":ThV", longopts, NULL)) != -1) {
 		switch (c) {

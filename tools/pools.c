@@ -24,6 +24,8 @@
 
 #include "tool.h"
 
+const char *tool_name = "pools";
+
 #define TIMEOUT_MS_DEF   30000UL
 #define TIMEOUT_MS_MAX   3600000UL
 
@@ -205,7 +207,6 @@ int main(int argc, char **argv)
 	long long deadline;
 	int i, c, fd, ok;
 
-	tool_name = "pools";
 	opterr = 0;
 	/* '+': options end at the command; what follows goes to the server as is */
 	while ((c = getopt_long(argc, argv, "+:S:t:d:hV", longopts, NULL)) != -1) {

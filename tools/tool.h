@@ -3,8 +3,9 @@
  * Copyright (c) 2026 libpool developers
  *
  * tools/tool.h - what every libpool command-line tool shares: the exit statuses, --version, the
- * -dM option, and the messages for bad options. Each tool is one .c file that includes this
- * header once, so everything here is static inline; nothing here is part of the library.
+ * -dM option, and the messages for bad options. Every file of a tool may include it: everything
+ * here is static inline but tool_name, which the file holding the tool's main() defines. Nothing
+ * here is part of the library.
  *
  * Messages follow the GNU coding standards ("program: message"), and a usage error ends with a
  * hint to --help instead of the whole usage text, so the error is the line a user sees:
@@ -38,8 +39,8 @@
 #define TOOL_EXIT_USAGE       2
 #define TOOL_EXIT_UNAVAILABLE 3
 
-/* The tool's name in messages; each tool sets it first thing in main(). */
-static const char *tool_name = "libpool";
+/* The tool's name in messages ("pools"), defined by the file that holds the tool's main(). */
+extern const char *tool_name;
 
 /* "program: message\n" on stderr. */
 static inline void __attribute__((format(printf, 1, 2))) tool_error(const char *fmt, ...)

@@ -206,7 +206,10 @@ INT_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INT_TEST_SRCS))
 PUB_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(PUB_TEST_SRCS))
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 TEST_SCRIPTS := $(sort $(wildcard tests/test_*.sh))
-TOOL_SRCS   := $(wildcard tools/*.c)
+# Tools: a tools/<name>.c that defines main() is the program <name>. The other tools/*.c are
+# parts of a program of several files: mk/*.mk names them in TOOL_PARTS_<name>.
+TOOL_SRCS   := $(shell grep -l '^int main\>' $(wildcard tools/*.c) /dev/null)
+TOOL_PART_SRCS := $(filter-out $(TOOL_SRCS),$(wildcard tools/*.c))
 TOOL_BINS   := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
 PUB_HEADERS := include/pool/pool.h include/pool/pool-inline.h include/pool/pool-t.h
 
@@ -371,11 +374,15 @@ tests: $(TEST_BINS) $(FIXTURE_BINS)
 
 # Tools: public API only, linked with the shared library. mk/*.mk may give one tool extra
 # compile flags in TOOL_CFLAGS_<name> and extra libraries in TOOL_LIBS_<name>, or a rule of
-# its own (programs that do not link libpool).
+# its own (programs that do not link libpool). A program of several files lists its other files
+# in TOOL_PARTS_<name> and makes both its builds ($(BUILD)/tools/<name>, $(BUILD)/inst/<name>)
+# depend on their objects, $(call tool_objs,$(TOOL_PARTS_<name>)).
+tool_objs = $(patsubst tools/%.c,$(BUILD)/obj/tools/%.o,$(1))
+
 tools: $(TOOL_BINS)
 
 # The objects stay: the installed variant of each tool is linked from them too.
-.SECONDARY: $(patsubst tools/%.c,$(BUILD)/obj/tools/%.o,$(TOOL_SRCS))
+.SECONDARY: $(call tool_objs,$(TOOL_SRCS) $(TOOL_PART_SRCS))
 
 $(BUILD)/obj/tools/%.o: tools/%.c | deps
 	@mkdir -p $(dir $@)
@@ -385,13 +392,15 @@ $(BUILD)/obj/tools/%.o: tools/%.c | deps
 $(BUILD)/tools/%: $(BUILD)/obj/tools/%.o $(SHARED_LINK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -rdynamic $(BUILD_RPATH) -o $@ $< $(ALL_LDFLAGS) $(LINK_POOL) $(TOOL_LIBS_$*) $(LDLIBS)
+	$(Q)$(CC) -rdynamic $(BUILD_RPATH) -o $@ $< $(call tool_objs,$(TOOL_PARTS_$*)) $(ALL_LDFLAGS) \
+		$(LINK_POOL) $(TOOL_LIBS_$*) $(LDLIBS)
 
 # The installed variant: the same objects, no rpath.
 $(BUILD)/inst/%: $(BUILD)/obj/tools/%.o $(SHARED_LINK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@ (to install)")
-	$(Q)$(CC) -rdynamic -o $@ $< $(ALL_LDFLAGS) $(LINK_POOL) $(TOOL_LIBS_$*) $(LDLIBS)
+	$(Q)$(CC) -rdynamic -o $@ $< $(call tool_objs,$(TOOL_PARTS_$*)) $(ALL_LDFLAGS) $(LINK_POOL) \
+		$(TOOL_LIBS_$*) $(LDLIBS)
 
 check: deps lib tests tools
 	$(Q)BUILD=$(BUILD) SAN=$(SAN) USE_JEMALLOC=$(USE_JEMALLOC) CC="$(CC)" VERSION=$(VERSION) \

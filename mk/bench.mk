@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
-# mk/bench.mk - the benchmarks and the profile (tools/pool-bench*.c, doc/benchmarks.md).
+# mk/bench.mk - the benchmarks and the profile (tools/pool-bench*, doc/benchmarks.md).
 #
 # Targets
 #   make bench           tools/pool-bench: libpool side by side with glibc malloc, jemalloc,
@@ -137,15 +137,23 @@ TOOL_CFLAGS_pool-bench = -DPOOL_BENCH_HELPER_DIR='"$(LIBEXECDIR)/libpool"'
 TOOL_LIBS_pool-bench = -lm
 $(BUILD)/obj/tools/pool-bench.o: $(DIRS_STAMP)
 
+# pool-bench is tools/pool-bench.c and its parts, tools/pool-bench-*.c without a main() (the
+# parent's files and the libpool child, pool-bench-libpool.c).
+TOOL_PARTS_pool-bench := $(filter tools/pool-bench-%,$(TOOL_PART_SRCS))
+$(BUILD)/tools/pool-bench $(BUILD)/inst/pool-bench: $(call tool_objs,$(TOOL_PARTS_pool-bench))
+
+# The child programs' scenarios: headers compiled into each child (tools/pool-bench-child.h).
+BENCH_CHILD_HEADERS := $(filter-out tools/pool-bench-parent.h,$(wildcard tools/pool-bench*.h))
+
 # The general allocators' child: no libpool, no jemalloc, only the C library.
-$(BUILD)/tools/pool-bench-malloc: tools/pool-bench-malloc.c tools/pool-bench.h | deps
+$(BUILD)/tools/pool-bench-malloc: tools/pool-bench-malloc.c $(BENCH_CHILD_HEADERS) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(BASE_CFLAGS) -Itools -o $@ $< $(ALL_LDFLAGS) -lpthread -ldl
 
 # DPDK's child, when libdpdk-dev is installed. Asked in the recipes, after `deps` (make check
 # installs libdpdk-dev for tests/test_bench.sh), never while make reads this file.
-$(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c tools/pool-bench.h | deps
+$(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c $(BENCH_CHILD_HEADERS) | deps
 	@mkdir -p $(dir $@)
 	$(Q)if pkg-config --exists libdpdk 2>/dev/null; then \
 		$(if $(Q),echo "  CC      $<";) \

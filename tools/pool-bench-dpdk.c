@@ -10,11 +10,10 @@
  * Each lcore uses the mempool's built-in per-lcore cache (256 objects, DPDK's usual size) with
  * rte_mempool_get()/put(), and `bulk` passes 32 objects to one get_bulk and one put_bulk.
  *
- * Placement comes from the EAL's --lcores mapping, so that it matches what pool-bench.h does for
- * the other backends: not pinned, `--lcores=(0-<n-1>)@(<CPUs this process may use>)` lets every
- * lcore run on every allowed CPU; with a pin list, `--lcores=0@<pin[0]>,1@<pin[1]>,...` puts
- * lcore i on CPU pin[i % length]. (Before this, the EAL was started with `-l 0` and every thread
- * of the pipeline ran on CPU 0.)
+ * Placement comes from the EAL's --lcores mapping, so that it matches what pool-bench-backend.h
+ * does for the other backends: not pinned, `--lcores=(0-<n-1>)@(<CPUs this process may use>)`
+ * lets every lcore run on every allowed CPU; with a pin list, `--lcores=0@<pin[0]>,1@<pin[1]>,...`
+ * puts lcore i on CPU pin[i % length].
  *
  * The EAL starts without hugepages, PCI, telemetry or shared configuration: `--no-huge --no-pci
  * --no-shconf --no-telemetry -m <MiB> --file-prefix=pool-bench-<pid>`, memory sized for the
@@ -35,7 +34,7 @@
 #include <rte_log.h>
 #include <rte_mempool.h>
 
-#include "pool-bench.h"
+#include "pool-bench-child.h"
 
 #define DPDK_CACHE 256u
 

@@ -7,7 +7,7 @@
  * malloc() or calloc() of the pools' sizes in `server`, `larson` and `xmalloc`, aligned_alloc()
  * for objects created with an alignment).
  *
- * This program links neither libpool nor jemalloc (mk/stress.mk builds it by itself), so
+ * This program links neither libpool nor jemalloc (mk/bench.mk builds it by itself), so
  * malloc() is glibc's unless the parent put an allocator in LD_PRELOAD: libjemalloc.so.2,
  * libtcmalloc_minimal.so.4 or libmimalloc.so.2. Each allocator thus runs the way a program
  * would use it as its malloc, with its own thread caches. Before measuring, the child checks
@@ -15,11 +15,11 @@
  * warns when a preload is missing), and answers "unavailable" otherwise.
  *
  * None of these allocators has a bulk API, so `bulk` allocates and frees 32 objects one by one.
- * Threads are plain pthreads, placed by pool-bench.h like libpool's.
+ * Threads are plain pthreads, placed by pool-bench-backend.h like libpool's.
  */
 #include <dlfcn.h>
 
-#include "pool-bench.h"
+#include "pool-bench-child.h"
 
 static size_t bk_size;
 static size_t bk_align;         /* 0: malloc(); else aligned_alloc(bk_align, bk_size) */

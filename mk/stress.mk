@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
-# mk/stress.mk - the stress harness (tools/pool-stress.c). The benchmarks are in mk/bench.mk.
+# mk/stress.mk - the stress harness (tools/pool-stress*). The benchmarks are in mk/bench.mk.
 #
 # Targets
 #   make stress          the main job: tools/pool-stress with 48 threads on every workload
@@ -31,6 +31,10 @@ SOAK_SECONDS ?= 300
 SOAK_ARGS ?=
 
 .PHONY: stress soak
+
+# pool-stress is tools/pool-stress.c (the driver) and tools/pool-stress-workloads.c (the threads).
+TOOL_PARTS_pool-stress := tools/pool-stress-workloads.c
+$(BUILD)/tools/pool-stress $(BUILD)/inst/pool-stress: $(call tool_objs,$(TOOL_PARTS_pool-stress))
 
 stress: deps lib $(BUILD)/tools/pool-stress $(BUILD)/tests/check_switches \
         $(BUILD)/tests/check_exit

@@ -22,44 +22,18 @@
  * own counters, GET /pools.json `show pools json`, GET /profile.json `pools profile json 20`
  * (the sites holding the most bytes, once a profile runs: -dMprofile or `pools profile on` on
  * the CLI), GET /profile.folded `pools profile folded` (the live bytes of every call stack),
- * and GET /pools a page that draws the pools from /pools.json every second, lists the top
- * sites from /profile.json and draws /profile.folded as an icicle, a flame graph upside down
- * (tools/httpd-page/, embedded in the binary at build time, with uPlot for the charts; the
- * icicle is drawn with d3.js, which the server reads at start from Debian's libjs-d3,
- * /usr/share/javascript/d3/d3.min.js, or --d3 <path>, and serves as /pools/d3.min.js: nothing
- * is fetched from elsewhere). An HTTP client is a session of level user
- * (pool_cli_exec_level()): it reads, and sees no address. --cli serves the command socket at
- * the level --cli-level says.
- *
- * Objects, each from its own pool (or from malloc() with --malloc):
- *   httpd-conn  struct conn: the socket, the state, the timer links. From accept() to close().
- *   httpd-ibuf  16 KiB of input: allocated when the socket becomes readable, freed as soon as it
- *               holds no unanswered byte. So an idle keep-alive connection holds no buffer.
- *   httpd-req   struct req: what the parsed request asks for and how far its answer got. From
- *               the end of the request's header section to the last byte of the response.
- *   httpd-obuf  16 KiB of output: allocated with the request object, refilled while the
- *               response (up to 1 MiB) goes out, freed with the request object.
- *
- * Connection states:
- *   READ    waiting for (the rest of) a request header section; epoll waits for EPOLLIN.
- *   SEND    a response is going out; epoll waits for EPOLLOUT while the socket is full.
- *   LINGER  the last response went out and our side is shut: input is read and dropped until
- *           the client closes, so that closing with unread input (which makes the kernel send a
- *           reset) cannot destroy the response before the client has read it.
- *
- * Timeouts. A connection in READ or SEND is closed when it made no progress for --timeout
- * (READ: since it became idle, however slowly the client sends; SEND: since the last write),
- * one in LINGER after at most a second. Every timer of one kind has the same duration, so each
- * kind is a FIFO list in deadline order: arming appends, expiring pops from the front, O(1).
+ * and GET /pools a live page of the pools and the profile (see "Statistics" below). An HTTP
+ * client is a session of level user (pool_cli_exec_level()): it reads, and sees no address.
+ * --cli serves the command socket at the level --cli-level says.
  *
  * Errors. Bad requests get 400, 404, 405, 413, 431 or 505 (see parse_head()); a statistics
  * answer that cannot be generated gets 500. A connection whose object cannot be allocated
  * (-dMfail makes that happen) or whose socket fails is closed and everything it held goes back
- * to its pool. Out of file descriptors, a worker closes a
- * reserve descriptor, accepts the pending connection, closes it at once, and takes the reserve
- * back: the client is refused and the listener does not spin. On SIGTERM/SIGINT the workers
- * close their listener and their connections, flush their thread caches and exit; main prints
- * the final state of the pools, in which every pool is at used 0.
+ * to its pool. Out of file descriptors, a worker closes a reserve descriptor, accepts the
+ * pending connection, closes it at once, and takes the reserve back: the client is refused and
+ * the listener does not spin. On SIGTERM/SIGINT the workers close their listener and their
+ * connections, flush their thread caches and exit; main prints the final state of the pools, in
+ * which every pool is at used 0.
  *
  * Exit status (tools/tool.h): 0 clean stop, 1 a pool still had objects in use at the stop (a
  * leak), 2 bad usage, 3 cannot start (address in use or not local, CLI socket, pools, threads).
@@ -103,6 +77,16 @@ const char *tool_name = "pool-httpd";
 /* Objects and where they come from                                                           */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * Objects, each from its own pool (or from malloc() with --malloc):
+ *   httpd-conn  struct conn: the socket, the state, the timer links. From accept() to close().
+ *   httpd-ibuf  16 KiB of input: allocated when the socket becomes readable, freed as soon as it
+ *               holds no unanswered byte. So an idle keep-alive connection holds no buffer.
+ *   httpd-req   struct req: what the parsed request asks for and how far its answer got. From
+ *               the end of the request's header section to the last byte of the response.
+ *   httpd-obuf  16 KiB of output: allocated with the request object, refilled while the
+ *               response (up to 1 MiB) goes out, freed with the request object.
+ */
 enum obj_kind { OBJ_CONN, OBJ_IBUF, OBJ_REQ, OBJ_OBUF, OBJ_KINDS };
 
 /* What a request asks for (parse_head()); the statistics routes exist only with --stats. */
@@ -126,6 +110,14 @@ struct req {
 	int head_done;            /* header section copied to the output buffer */
 };
 
+/*
+ * Connection states:
+ *   READ    waiting for (the rest of) a request header section; epoll waits for EPOLLIN.
+ *   SEND    a response is going out; epoll waits for EPOLLOUT while the socket is full.
+ *   LINGER  the last response went out and our side is shut: input is read and dropped until
+ *           the client closes, so that closing with unread input (which makes the kernel send a
+ *           reset) cannot destroy the response before the client has read it.
+ */
 enum conn_state { CS_READ, CS_SEND, CS_LINGER };
 
 struct conn {
@@ -174,7 +166,12 @@ static void obj_free(enum obj_kind kind, void *obj)
 /* Workers, counters, timers                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-/* A FIFO of connections whose timers all have the same duration, hence in deadline order. */
+/*
+ * Timeouts. A connection in READ or SEND is closed when it made no progress for --timeout
+ * (READ: since it became idle, however slowly the client sends; SEND: since the last write),
+ * one in LINGER after at most a second. Every timer of one kind has the same duration, so each
+ * kind is a FIFO list in deadline order: arming appends, expiring pops from the front, O(1).
+ */
 struct timer_list {
 	struct conn *first, *last;
 	uint64_t duration_ms;
@@ -340,6 +337,14 @@ static const char hello_text[] = "Hello from pool-httpd\n";
 /* Statistics: /metrics, /pools.json, /pools (--stats)                                        */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * GET /pools: a page that draws the pools from /pools.json every second, lists the top sites
+ * from /profile.json and draws /profile.folded as an icicle, a flame graph upside down
+ * (tools/httpd-page/, embedded in the binary at build time, with uPlot for the charts; the
+ * icicle is drawn with d3.js, which the server reads at start from Debian's libjs-d3,
+ * /usr/share/javascript/d3/d3.min.js, or --d3 <path>, and serves as /pools/d3.min.js: nothing
+ * is fetched from elsewhere).
+ */
 struct page_file {
 	const char *path;
 	const char *ctype;

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
 #
-# The layer order of src/ (doc/internals.md, "Files and layers"), one folder per layer, checked
+# The layer order of src/, one folder per layer (LAYERS below is the record of it), checked
 # from the code itself: a file may include the headers and call the functions and use the
 # variables of its own layer and of the layers below it, never of a layer above; files of one
 # layer may depend on each other in one direction only (no circle); tools/ use the public
@@ -20,11 +20,13 @@ import sys
 
 # Layers, bottom to top: each is a folder of src/, and a file's layer is its folder. A folder
 # not listed here, or a source file directly in src/, is an error: give every new file its
-# place (and say so in doc/internals.md, "Files and layers").
+# place. The slab tier sits above debug (its reports) and below the shared tier, which takes
+# its objects from it.
 LAYERS = [
     ("os", "os"),
     ("debug", "debug"),
     ("config", "config"),
+    ("slab tier", "slab"),
     ("shared tier", "shared"),
     ("thread-cache tier", "tcache"),
     ("pool heads", "core"),
@@ -49,7 +51,7 @@ def layer_table(src):
             continue
         if entry != NEUTRAL_DIR and entry not in dirs:
             errors.append(f"src/{entry}/: not a layer folder of tests/check-layers.py "
-                          f"(add it to LAYERS in its place, and to doc/internals.md)")
+                          f"(add it to LAYERS in its place)")
             continue
         for f in sorted(os.listdir(path)):
             if f.endswith((".c", ".h")):

@@ -31,7 +31,7 @@
 #include <pool/pool.h>
 
 #include "shared/pool-bucket.h"
-#include "shared/pool-limit.h"
+#include "slab/pool-limit.h"
 #include "base/pool-head-t.h"
 #include "testutil.h"
 

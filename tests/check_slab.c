@@ -24,7 +24,7 @@
  *   - fork() while threads carve and slabs go back: the child allocates and its books balance;
  *   - which pools use slabs: uaf pools keep their own mappings, tag and caller pools use slabs.
  *
- * Internal test: it walks the slab tier (shared/pool-slab.h) and reads its geometry.
+ * Internal test: it walks the slab tier (slab/pool-slab.h) and reads its geometry.
  */
 #include <check.h>
 #include <inttypes.h>
@@ -41,7 +41,7 @@
 #include <pool/pool.h>
 
 #include "base/pool-head-t.h"
-#include "shared/pool-slab.h"
+#include "slab/pool-slab.h"
 #include "tcache/pool-magazine.h"
 #include "testutil.h"
 

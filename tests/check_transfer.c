@@ -38,6 +38,7 @@
 #include <pool/pool.h>
 
 #include "shared/pool-bucket.h"
+#include "slab/pool-slab.h"
 #include "testutil.h"
 
 /* ------------------------------------------------------------------------------------------ */

@@ -22,9 +22,9 @@
  *   shared lists    shared/pool-bucket.c: buckets of magazines whose heads are self-locked by
  *                   the BUSY exchange, their empties and counters; shared/pool-demand.c: magazine
  *                   sizes, demand windows, needed_avg, what a pool owes and its payment.
- *   slab tier       shared/pool-slab.c: slabs aligned on their size, objects carved by cache
+ *   slab tier       slab/pool-slab.c: slabs aligned on their size, objects carved by cache
  *                   line groups, dense refills in address order, whole slabs going back, 8
- *                   shards; shared/pool-limit.c: the limit's count, the pools off slabs.
+ *                   shards; slab/pool-limit.c: the limit's count, the pools off slabs.
  *   OS layer        os/pool-os.c (jemalloc or the C library), os/pool-uaf.c (a mapping per
  *                   object), os/pool-malloc.c (the malloc layout), os/pool-fault.c.
  *   memory return   core/pool-release.c: the releaser thread, or pool_release_run(), ends the
@@ -103,7 +103,7 @@
 #include "debug/pool-profile.h"
 #include "debug/pool-symbols.h"
 #include "os/pool-san.h"
-#include "shared/pool-slab.h"
+#include "slab/pool-slab.h"
 #include "tcache/pool-thread.h"
 #include "os/pool-uaf.h"
 #include "base/pool-util.h"

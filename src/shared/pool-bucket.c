@@ -73,8 +73,8 @@
 #include "base/pool-util.h"
 #include "shared/pool-bucket.h"
 #include "os/pool-os.h"
-#include "shared/pool-limit.h"
-#include "shared/pool-slab.h"
+#include "slab/pool-limit.h"
+#include "slab/pool-slab.h"
 
 #define PUSH_TRIES_PER_BUCKET 2u        /* a push tries each bucket twice before the OS layer */
 #define FORK_BUSY_TRIES       10000u    /* fork_prepare() waits this many yields per head */

@@ -17,7 +17,6 @@
 #include "debug/pool-debug.h"
 #include "base/pool-head-t.h"
 #include "os/pool-san.h"
-#include "shared/pool-slab.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* Owning a bucket (the BUSY protocol: pool-bucket.c's essay)                                 */

@@ -31,8 +31,8 @@
 
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
-#include "shared/pool-limit.h"
-#include "shared/pool-slab.h"
+#include "slab/pool-limit.h"
+#include "slab/pool-slab.h"
 #include "base/pool-lock.h"
 #include "base/pool-util.h"
 

@@ -22,6 +22,7 @@
 #include "shared/pool-bucket.h"
 #include "tcache/pool-magazine.h"
 #include "debug/pool-profile.h"
+#include "slab/pool-slab.h"
 
 /* Magazines a refill takes from a shared list with one exchange, when the budget holds them. */
 #define REFILL_MAGS 2u

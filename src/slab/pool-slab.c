@@ -88,9 +88,9 @@
 #include "os/pool-san.h"
 #include "os/pool-malloc.h"
 #include "os/pool-uaf.h"
-#include "shared/pool-limit.h"
-#include "shared/pool-shard.h"
-#include "shared/pool-slab.h"
+#include "slab/pool-limit.h"
+#include "slab/pool-shard.h"
+#include "slab/pool-slab.h"
 
 #define SLAB_MIN        (16u * 1024u)        /* bytes: jemalloc's first extent-sized class */
 #define SLAB_MAX        (4096u * 1024u)      /* bytes */

@@ -9,7 +9,7 @@
 #include <stdatomic.h>
 
 #include "base/pool-lock.h"
-#include "shared/pool-shard.h"
+#include "slab/pool-shard.h"
 
 /* The i-th shard after H (i in 1..POOL_SLAB_SHARDS - 1), round the pool's shards. */
 static struct pool_slab_shard *after(struct pool_slabs *S, const struct pool_slab_shard *H,

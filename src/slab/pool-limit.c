@@ -16,7 +16,7 @@
 #include "os/pool-os.h"
 #include "os/pool-san.h"
 #include "os/pool-uaf.h"
-#include "shared/pool-limit.h"
+#include "slab/pool-limit.h"
 
 void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
 

@@ -104,8 +104,10 @@ struct pool_bucket {
 	                                           handed out, cached, or in this bucket's stack */
 	_Atomic uint32_t low_prev;              /* low_cur before the marks last rotated */
 	atomic_uint epoch;                      /* the pool's demand window of the last rotation */
-	atomic_ulong os_allocs;                 /* cumulative: objects from the OS layer */
-	atomic_ulong os_releases;               /* cumulative: objects back to the OS layer */
+	atomic_ulong slab_get_objects;          /* cumulative: objects taken from the slab tier
+	                                           (pool_stats.slab_get_objects) */
+	atomic_ulong slab_put_objects;          /* cumulative: objects given down to it (written by
+	                                           pool__bucket_count_down() only) */
 	atomic_ulong lost;                      /* objects lost when a fork() child reset the head */
 	atomic_ulong failed;                    /* failures of threads hashed here (fetch_add) */
 	struct pool_mag *fork_saved;            /* the head fork_prepare() owns across fork(), or
@@ -131,7 +133,7 @@ struct pool_demand {
 	atomic_ulong gc_released_bytes;         /* cumulative: bytes the passes and pool_flush()
 	                                           gave back */
 	/* counts of moves that found every bucket BUSY (fetch_add; rare) */
-	atomic_ulong spill_allocated, spill_used, spill_os_allocs, spill_os_releases;
+	atomic_ulong spill_allocated, spill_used, spill_slab_get_objects, spill_slab_put_objects;
 } __attribute__((aligned(POOL_CACHE_LINE)));
 
 /*
@@ -251,7 +253,7 @@ struct pool_head {
 	unsigned int layout;           /* POOL_DBG_LAYOUT flags this pool was created with */
 	unsigned int nbuckets;         /* power of two */
 	unsigned int cluster;          /* objects per magazine, its capacity: the configured
-	                                  cluster, less for large objects (pool__bucket_init()) */
+	                                  cluster, less for large objects (pool__demand_init()) */
 	unsigned int depth;            /* how many of them a slot's loaded magazine starts with
 	                                  (<= cluster; less for large objects): it goes deeper
 	                                  while the thread's budget has room (pool-magazine.c) */

@@ -180,7 +180,7 @@ static POOL_NOINLINE void free_malloc_uncount(struct pool_head *pool, void *ptr,
 	pool__debug_on_free(pool, ptr, caller);
 	if (dbg & POOL_DBG_PROFILE)
 		pool__prof_credit(ptr);
-	pool__bucket_os_uncount(pool, 1, pool__thread_id(self));
+	pool__bucket_slab_uncount(pool, 1, pool__thread_id(self));
 }
 
 POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, void *ptr)

@@ -25,7 +25,7 @@
  * POOL_RELEASE_CALLER) and calls pool_release_run() from its event loop, which does the same work
  * in one bounded step and says when to call again. Without either (the thread could not be
  * created, or the program never calls), the slow paths end the windows as they always did
- * (pool__bucket_tick()), once no releaser stepped for two windows.
+ * (pool__demand_tick()), once no releaser stepped for two windows.
  *
  * Safety. The thread blocks every signal, so that signals reach the program's threads; its stack
  * is STACK_BYTES, not the default 8 MiB, for programs under RLIMIT_AS. It takes the pool list
@@ -53,6 +53,7 @@
 #include "base/pool-assert.h"
 #include "base/pool-util.h"
 #include "shared/pool-bucket.h"
+#include "shared/pool-demand.h"
 #include "config/pool-config.h"
 #include "core/pool-int.h"
 #include "core/pool-release.h"
@@ -144,7 +145,7 @@ static int step(uint64_t now)
 	tick = now >= tick_at;
 	if (pool__lock_try(&pool__list_lock) != 0)
 		return STEP_BUSY;
-	pool__bucket_releaser_seen();
+	pool__demand_releaser_seen();
 	if (tick && pool__list_head)
 		pool__thread_reclaim();
 	for (p = pool__list_head; p; p = p->next) {
@@ -156,7 +157,7 @@ static int step(uint64_t now)
 			continue;
 		}
 		before = atomic_load_explicit(&p->demand.gc_released_bytes, memory_order_relaxed);
-		if (pool__bucket_release_step(p, tick, &budget) != 0)
+		if (pool__demand_release_step(p, tick, &budget) != 0)
 			more = 1;
 		bytes += atomic_load_explicit(&p->demand.gc_released_bytes, memory_order_relaxed) -
 		         before;
@@ -316,7 +317,7 @@ static void release_fork_child(void)
 	atomic_store(&stepping, 0);
 	if (rel_running) {
 		rel_running = 0;
-		pool__bucket_releaser_gone();
+		pool__demand_releaser_gone();
 		atomic_store(&pool__release_pending, !TSAN_BUILD);
 	}
 }
@@ -351,5 +352,5 @@ __attribute__((destructor(102))) static void release_fini(void)
 	pthread_mutex_lock(&rel_lock);
 	rel_running = 0;
 	pthread_mutex_unlock(&rel_lock);
-	pool__bucket_releaser_gone();
+	pool__demand_releaser_gone();
 }

@@ -92,6 +92,7 @@
 
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
+#include "shared/pool-demand.h"
 #include "config/pool-config.h"
 #include "debug/pool-debug.h"
 #include "core/pool-headset.h"
@@ -103,6 +104,7 @@
 #include "debug/pool-profile.h"
 #include "debug/pool-symbols.h"
 #include "os/pool-san.h"
+#include "slab/pool-limit.h"
 #include "slab/pool-slab.h"
 #include "tcache/pool-thread.h"
 #include "os/pool-uaf.h"
@@ -294,14 +296,14 @@ create:
 	pool->ro.flags = flags;
 	pool->nbuckets = nb;
 	pool->magic = POOL_HEAD_LIVE;
-	pool__bucket_init(pool, cfg->cluster, cfg->cache_bytes, cfg->decay_ms);
+	pool__demand_init(pool, cfg->cluster, cfg->cache_bytes, cfg->decay_ms);
 	pool__slab_init(pool);
 	pool__slab_geometry(pool);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
 	if (add_creator(pool, name, size, align, flags, where) < 0 || pool__headset_add(pool) < 0) {
 		pool__os_meta_free(pool->creator, pool->creators_cap * sizeof(*pool->creator),
 		                   POOL_DEFAULT_ALIGN);
-		pool__bucket_fini(pool);
+		pool__demand_fini(pool);
 		pool__slab_fini(pool);
 		pool__os_meta_free(pool, head_size, HEAD_ALIGN);
 		pool__lock_leave(&pool__list_lock, took);
@@ -442,7 +444,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	atomic_store_explicit((_Atomic uint64_t *)&pool->magic, POOL_HEAD_DEAD,
 	                      memory_order_release);
 	pool__thread_drain_end();
-	pool__bucket_flush(pool);
+	pool__demand_flush(pool);
 	pool__prof_pool_gone(pool);
 	pool__debug_pool_destroyed(pool);
 	walks_forget(pool);
@@ -464,7 +466,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	                   POOL_DEFAULT_ALIGN);
 	pool->creator = NULL;
 	pool->creators = pool->creators_cap = 0;
-	pool__bucket_fini(pool);
+	pool__demand_fini(pool);
 	pool__slab_fini(pool);
 	pool__headset_kill(pool);
 	bury(pool);
@@ -512,7 +514,7 @@ POOL_API void pool_flush(struct pool_head *pool)
 		 * the process is copied (the child would have lost them uncounted).
 		 */
 		pool__lock(&pool->demand.pass_lock);
-		pool__bucket_flush(pool);
+		pool__demand_flush(pool);
 		pool__unlock(&pool->demand.pass_lock);
 		pool__slab_trim(pool);
 	}
@@ -524,7 +526,7 @@ POOL_API void pool_gc(struct pool_head *pool)
 
 	if (pool) {
 		if (live_head(pool)) {
-			pool__bucket_gc(pool);
+			pool__demand_gc(pool);
 			pool__slab_trim(pool);
 		}
 	} else {
@@ -533,7 +535,7 @@ POOL_API void pool_gc(struct pool_head *pool)
 		if (POOL_ASSERTS >= 2)
 			walk_pool_list();
 		for (p = pool__list_head; p; p = p->next) {
-			pool__bucket_gc(p);
+			pool__demand_gc(p);
 			pool__slab_trim(p);
 		}
 		pool__lock_leave(&pool__list_lock, took);
@@ -556,7 +558,7 @@ POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 		errno = EINVAL;
 		return -1;
 	}
-	pool__bucket_set_limit(pool, max_objects);
+	pool__limit_set(pool, max_objects);
 	return 0;
 }
 

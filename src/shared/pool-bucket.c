@@ -148,10 +148,10 @@ static SUM_FIELD(sum_get_clusters, get_clusters, 0)
 static SUM_FIELD(sum_put_objects, put_objects, 0)
 static SUM_FIELD(sum_put_clusters, put_clusters, 0)
 static SUM_FIELD(sum_lost, lost, 0)
-static SUM_FIELD(sum_os_allocs, os_allocs,
-                 atomic_load_explicit(&pool->demand.spill_os_allocs, memory_order_relaxed))
-static SUM_FIELD(sum_os_releases, os_releases,
-                 atomic_load_explicit(&pool->demand.spill_os_releases, memory_order_relaxed))
+static SUM_FIELD(sum_slab_get_objects, slab_get_objects,
+                 atomic_load_explicit(&pool->demand.spill_slab_get_objects, memory_order_relaxed))
+static SUM_FIELD(sum_slab_put_objects, slab_put_objects,
+                 atomic_load_explicit(&pool->demand.spill_slab_put_objects, memory_order_relaxed))
 
 /* Objects handed out or cached: each bucket's allocated less its free objects (pool-head-t.h). */
 unsigned long pool__sum_used(const struct pool_head *pool)
@@ -188,11 +188,8 @@ void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st)
 	st->shared_get_clusters = sum_get_clusters(pool);
 	st->shared_put_objects = sum_put_objects(pool);
 	st->shared_put_clusters = sum_put_clusters(pool);
-	st->slab_get_objects = sum_os_allocs(pool);
-	st->slab_put_objects = sum_os_releases(pool);
-	st->os_allocs = st->slab_get_objects;
-	st->os_releases = st->slab_put_objects;
-	pool__slab_stats(pool, st);
+	st->slab_get_objects = sum_slab_get_objects(pool);
+	st->slab_put_objects = sum_slab_put_objects(pool);
 	st->gc_released_bytes = atomic_load_explicit(&pool->demand.gc_released_bytes,
 	                                             memory_order_relaxed);
 	st->lost = sum_lost(pool);
@@ -205,10 +202,10 @@ void pool__count_failed(struct pool_head *pool, unsigned int id)
 }
 
 /*
- * Count a move that owns no head: objects obtained from / given back to the OS layer
- * (`allocated` and `os_*`), and objects starting / stopping being used. One bucket is owned for
- * it, from the one `start` names, so the counts land on a line with the usual owner rule; if
- * every bucket stays BUSY, the spill counters of the pool take it with fetch_add.
+ * Count a move to or from the slab tier that owns no head: `allocated` and slab_get_objects or
+ * slab_put_objects change, and `used` with them. One bucket is owned for it, from the one
+ * `start` names, so the counts land on a line with the usual owner rule; if every bucket stays
+ * BUSY, the spill counters of the pool take it with fetch_add (this is their only writer).
  */
 static void count_move(struct pool_head *pool, unsigned int start, long allocated, long used)
 {
@@ -222,11 +219,12 @@ static void count_move(struct pool_head *pool, unsigned int start, long allocate
 			continue;
 		/* used is allocated - free_objects: a move to or from the tier below changes both */
 		POOL_ASSERT(allocated == used);
-		pool__own_add(&b->allocated, (unsigned long)allocated);
-		if (allocated > 0)
-			pool__own_add(&b->os_allocs, (unsigned long)allocated);
-		else if (allocated < 0)
-			pool__own_add(&b->os_releases, (unsigned long)-allocated);
+		if (allocated < 0) {
+			pool__bucket_count_down(b, (unsigned long)-allocated);
+		} else {
+			pool__own_add(&b->allocated, (unsigned long)allocated);
+			pool__own_add(&b->slab_get_objects, (unsigned long)allocated);
+		}
 		POOL_ASSERT(pool__bucket_books_ok(b));
 		pool__bucket_give(b, h);
 		return;
@@ -236,10 +234,10 @@ static void count_move(struct pool_head *pool, unsigned int start, long allocate
 	atomic_fetch_add_explicit(&pool->demand.spill_used, (unsigned long)used,
 	                          memory_order_relaxed);
 	if (allocated > 0)
-		atomic_fetch_add_explicit(&pool->demand.spill_os_allocs, (unsigned long)allocated,
-		                          memory_order_relaxed);
+		atomic_fetch_add_explicit(&pool->demand.spill_slab_get_objects,
+		                          (unsigned long)allocated, memory_order_relaxed);
 	else if (allocated < 0)
-		atomic_fetch_add_explicit(&pool->demand.spill_os_releases,
+		atomic_fetch_add_explicit(&pool->demand.spill_slab_put_objects,
 		                          (unsigned long)-allocated, memory_order_relaxed);
 }
 
@@ -266,16 +264,11 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Limits and the OS layer                                                                    */
+/* The slab tier below                                                                        */
 /* ------------------------------------------------------------------------------------------ */
 
-void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects)
-{
-	atomic_store_explicit(&pool->limit, max_objects, memory_order_relaxed);
-}
-
-unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned int want,
-                                 unsigned int start)
+unsigned int pool__bucket_slab_get(struct pool_head *pool, void **out, unsigned int want,
+                                   unsigned int start)
 {
 	unsigned int n;
 
@@ -289,28 +282,19 @@ unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned in
 	return n;
 }
 
-/*
- * Give `obj`, a free object already uncounted, to the tier below (its slab; off slabs the OS
- * layer, the uaf quarantine, or free() under `malloc`).
- */
-void pool__bucket_os_free(struct pool_head *pool, void *obj, const void *caller)
-{
-	pool__slab_put(pool, &obj, 1, caller);
-}
-
-void pool__bucket_os_uncount(struct pool_head *pool, unsigned int n, unsigned int start)
+void pool__bucket_slab_uncount(struct pool_head *pool, unsigned int n, unsigned int start)
 {
 	count_move(pool, start, -(long)n, -(long)n);
 	pool__limit_unreserve(pool, n);
 	pool__count_moved(n);
 }
 
-void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int n,
-                         unsigned int start, const void *caller)
+void pool__bucket_slab_put(struct pool_head *pool, void *const *objs, unsigned int n,
+                           unsigned int start, const void *caller)
 {
 	if (!n)
 		return;
-	pool__bucket_os_uncount(pool, n, start);
+	pool__bucket_slab_uncount(pool, n, start);
 	pool__slab_put(pool, objs, n, caller);
 }
 
@@ -611,7 +595,7 @@ void pool__shared_put_array(struct pool_head *pool, void *const *objs, unsigned 
 		unsigned int k;
 
 		if (!m) {
-			pool__bucket_os_put(pool, objs, n, start, NULL);
+			pool__bucket_slab_put(pool, objs, n, start, NULL);
 			return;
 		}
 		k = n < m->cap ? n : m->cap;

@@ -2,10 +2,11 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The bucket tier: magazines, shared free lists (the BUSY protocol), per-bucket counters, the OS
- * layer with its accounting and limits (pool-bucket.c), demand tracking and memory return
- * (pool-demand.c). Private header: its callers are the thread-cache tier (pool-thread.c,
- * pool-tcache.c, pool-magazine.c) and the pool heads (pool.c, pool-alloc.c, pool-stats.c).
+ * The bucket tier (pool-bucket.c): magazines, shared free lists (the BUSY protocol), per-bucket
+ * counters, the moves to and from the slab tier with their counts. Demand and memory return
+ * have their own header, pool-demand.h. Private header: its callers are the thread-cache tier
+ * (pool-thread.c, pool-tcache.c, pool-magazine.c), pool-demand.c and the pool heads (pool.c,
+ * pool-alloc.c, pool-stats.c).
  */
 #ifndef POOL_SRC_POOL_BUCKET_H
 #define POOL_SRC_POOL_BUCKET_H
@@ -53,15 +54,26 @@ static inline unsigned long pool__own_get(const atomic_ulong *c)
 }
 
 /*
- * Owner: do the bucket's books balance? Every change of `allocated` changes os_allocs,
- * os_releases or lost by as much, in the same ownership (the OS layer's moves, a release, a
- * flush, a fork() child's losses), so allocated == os_allocs - os_releases - lost holds for each
- * bucket at every give (modulo 2^64: a bucket's counts may wrap, their sums do not).
+ * Owner: `n` objects of bucket `b` go down to the slab tier (a move of pool-bucket.c, a release
+ * step, a flush): they leave `allocated` and join slab_put_objects, which nothing else writes.
+ */
+static inline void pool__bucket_count_down(struct pool_bucket *b, unsigned long n)
+{
+	pool__own_add(&b->allocated, -n);
+	pool__own_add(&b->slab_put_objects, n);
+}
+
+/*
+ * Owner: do the bucket's books balance? Every change of `allocated` changes slab_get_objects,
+ * slab_put_objects or lost by as much, in the same ownership (the moves to and from the slab
+ * tier, a release, a flush, a fork() child's losses), so allocated == slab_get_objects -
+ * slab_put_objects - lost holds for each bucket at every give (modulo 2^64: a bucket's counts
+ * may wrap, their sums do not).
  */
 static inline int pool__bucket_books_ok(const struct pool_bucket *b)
 {
-	return pool__own_get(&b->allocated) == pool__own_get(&b->os_allocs) -
-	       pool__own_get(&b->os_releases) - pool__own_get(&b->lost);
+	return pool__own_get(&b->allocated) == pool__own_get(&b->slab_get_objects) -
+	       pool__own_get(&b->slab_put_objects) - pool__own_get(&b->lost);
 }
 
 /* A count as a low-water mark: they saturate at 2^32 - 1. */
@@ -108,7 +120,7 @@ static inline void pool__bucket_push_owned(struct pool_head *pool, struct pool_b
 /*
  * The transfer budget's books, kept by builds with assertions (POOL_ASSERTS: make DEBUG=1 and
  * the sanitizer builds; elsewhere they stay 0): objects moved between the tiers (thread caches,
- * shared lists, OS layer), and words of free objects that the tiers' own code read or wrote
+ * shared lists, slab tier), and words of free objects that the tiers' own code read or wrote
  * while moving them. Magazines hold pointers, so only the debugging layer's fill and check of
  * cached objects (integrity, backup) add words; the budget is at most 1/cluster + a little per
  * object moved (doc/internals.md; tests/check_transfer.c).
@@ -144,7 +156,8 @@ unsigned long pool__sum_used(const struct pool_head *pool);
 
 /*
  * The fields of struct pool_stats that the buckets count: allocated, used, needed_avg, failed,
- * shared_free and the cumulative traffic counters (shared lists, OS layer, gc, lost).
+ * shared_free and the cumulative traffic counters (shared lists, slab_get_objects and
+ * slab_put_objects, gc, lost); pool__slab_stats() fills the slab tier's after it.
  */
 void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st);
 
@@ -156,21 +169,6 @@ void pool__bucket_count_lost(struct pool_head *pool, unsigned long n, unsigned i
 
 /* One allocation failed for the thread with registry id `id` (counted in its bucket). */
 void pool__count_failed(struct pool_head *pool, unsigned int id);
-
-/*
- * A new pool (its layout computed): its magazine capacity and starting depth from the
- * configured cluster and the thread budget (a pool of large objects gets smaller magazines,
- * and starts shallower still, pool-demand.c), its demand state (the window from decay_ms) and
- * its gc floor.
- */
-void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cache_bytes,
-                       unsigned int decay_ms);
-
-/*
- * A destroyed pool: what pool__bucket_init() set up is torn down, and the buckets' empty
- * magazines are freed (their stacks are empty).
- */
-void pool__bucket_fini(struct pool_head *pool);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Magazines                                                                                  */
@@ -189,43 +187,40 @@ void pool__mag_free(const struct pool_head *pool, struct pool_mag *m);
 void pool__mag_free_stack(const struct pool_head *pool, struct pool_mag *top);
 
 /* ------------------------------------------------------------------------------------------ */
-/* The OS layer, with the accounting of every backend                                         */
+/* The slab tier below, with the counts of every move to and from it                          */
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * Up to `want` (>= 1) objects from the tier below the shared lists (pool__slab_get(): whole line
- * groups of the densest slab, or for a pool off slabs objects from the OS layer one by one) into
- * out[0..], counted as used and as above the slabs in one move (near bucket `start`). Returns
- * how many: 0 at the pool's limit or when the OS layer has no memory, fewer than `want` near
- * the limit or when memory runs out midway.
+ * Up to `want` (>= 1) objects from the slab tier (pool__slab_get(): whole line groups of the
+ * densest slab, or for a pool off slabs objects from the OS layer one by one) into out[0..],
+ * counted as used and as above the slabs in one move (near bucket `start`). Returns how many:
+ * 0 at the pool's limit or when the OS layer has no memory, fewer than `want` near the limit or
+ * when memory runs out midway.
  */
-unsigned int pool__bucket_os_get(struct pool_head *pool, void **out, unsigned int want,
-                                 unsigned int start);
+unsigned int pool__bucket_slab_get(struct pool_head *pool, void **out, unsigned int want,
+                                   unsigned int start);
 
 /*
- * Give objs[0..n-1], counted as used until now, down to the tier below the shared lists: their
- * slabs (a slab wholly free goes back to the OS layer), or the OS layer for a pool off slabs
- * (under uaf: the quarantine, with `caller` as the freeing caller for reports; may be NULL).
- * Reads the pointer array and slab headers only: the objects are not touched.
+ * Give objs[0..n-1], counted as used until now, down to the slab tier: their slabs (a slab
+ * wholly free goes back to the OS layer), or the OS layer for a pool off slabs (under uaf: the
+ * quarantine, with `caller` as the freeing caller for reports; may be NULL). Reads the pointer
+ * array and slab headers only: the objects are not touched.
  */
-void pool__bucket_os_put(struct pool_head *pool, void *const *objs, unsigned int n,
-                         unsigned int start, const void *caller);
+void pool__bucket_slab_put(struct pool_head *pool, void *const *objs, unsigned int n,
+                           unsigned int start, const void *caller);
 
 /*
- * The counting half of pool__bucket_os_put(): `n` objects, counted as used until now, leave
+ * The counting half of pool__bucket_slab_put(): `n` objects, counted as used until now, leave
  * `used`, `allocated` and the limit's count, as if given to the tier below, which the caller then
  * does itself (pool_free() of a pool of the `malloc` layout, whose free() must be its last call).
  */
-void pool__bucket_os_uncount(struct pool_head *pool, unsigned int n, unsigned int start);
+void pool__bucket_slab_uncount(struct pool_head *pool, unsigned int n, unsigned int start);
 
 /*
- * For the release passes (pool-demand.c): these objects leave the shared tier, downward (the
- * objects that left the buckets' `allocated` leave the limit's count with
- * pool__limit_unreserve(), pool-limit.h); one free object, already uncounted, goes down (its
- * slab, or the OS layer, the uaf quarantine with `caller` for its report); the objects of a
- * stack of magazines (linked by `next`, uncounted) go down likewise and the magazines are freed.
+ * The objects of a stack of magazines (linked by `next`), counted out of the buckets already
+ * (and out of the limit's count, pool__limit_unreserve()), go down to the slab tier
+ * (pool__slab_put_mags(), `caller` for uaf's report, may be NULL); the magazines are freed.
  */
-void pool__bucket_os_free(struct pool_head *pool, void *obj, const void *caller);
 void pool__bucket_release_mags(struct pool_head *pool, struct pool_mag *top, const void *caller);
 
 /* Owner: take up to `want` empty magazines of bucket `b` onto the stack *empties. */
@@ -264,7 +259,7 @@ int pool__shared_push(struct pool_head *pool, struct pool_mag *top, struct pool_
 
 /*
  * pool__shared_push() without empties, or, when every try met a BUSY head, the objects go to
- * the OS layer. Either way the caller no longer owns the magazines (freed in the second case).
+ * the slab tier. Either way the caller no longer owns the magazines (freed in the second case).
  */
 void pool__push_mags(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
                      unsigned int nmags, unsigned int nobjs, unsigned int start);
@@ -279,67 +274,18 @@ void *pool__shared_get_one(struct pool_head *pool, unsigned int start);
 /*
  * One object from a thread without a cache, counted as used until now: put into the top
  * magazine of a bucket's stack when it has room, or into one of the bucket's empty magazines;
- * else into a new magazine; else (no memory, every head BUSY) to the OS layer.
+ * else into a new magazine; else (no memory, every head BUSY) to the slab tier.
  */
 void pool__shared_put_one(struct pool_head *pool, void *obj, unsigned int start);
 
 /*
  * Give `n` objects (objs[0..n-1], counted as used) to the shared lists in new magazines, or to
- * the OS layer when the shared lists are out of reach (no memory for a magazine, every head
+ * the slab tier when the shared lists are out of reach (no memory for a magazine, every head
  * BUSY). For callers holding pointers outside any magazine (pool_destroy()'s drain, a fork()
  * child, a bulk call giving back what it took).
  */
 void pool__shared_put_array(struct pool_head *pool, void *const *objs, unsigned int n,
                             unsigned int start);
-
-/*
- * A releaser (pool-release.c: its thread, or the program's pool_release_run()) is stepping now:
- * for two demand windows from now, pool__bucket_tick() leaves the windows to it, so that it
- * falls back to the slow paths only when no releaser has stepped for that long. _gone(): at
- * once (a fork() child, whose releaser thread did not follow it).
- */
-void pool__bucket_releaser_seen(void);
-void pool__bucket_releaser_gone(void);
-
-/*
- * A step of memory return, for the releaser: with `end`, end the pool's demand window and count
- * what stayed unused through it beyond the floor (what the pool owes; needed_avg follows); then
- * give back up to *budget objects of what is owed (*budget drops by what was given), at most
- * 64 magazines per ownership of a head, BUSY heads skipped. Returns 1 when the pool still owes
- * objects, 0 when it owes none, -1 when another pass held the pool (nothing done).
- */
-int pool__bucket_release_step(struct pool_head *pool, int end, unsigned long *budget);
-
-/*
- * Called now and then from slow paths, when no releaser stepped for two windows: when the
- * pool's demand window (decay_ms) has ended, end it and count; then pay a bounded share of what
- * is owed (unless another thread holds the pool's pass).
- */
-void pool__bucket_tick(struct pool_head *pool);
-
-/*
- * pool_gc() of one pool: end the demand window now and give back every object of the shared
- * lists beyond the floor (pool->floor objects): the need is what is in use.
- */
-void pool__bucket_gc(struct pool_head *pool);
-
-/*
- * The releaser took a stack of magazines (`top` to `bottom` through `next`, `nobjs` objects
- * counted as used) from the cache of a thread idle through a whole window: push it to a shared
- * list (near bucket `start`) as objects unused through the window that is ending, so that the
- * count at its end finds them owed. When every head stays BUSY, as pool__push_mags().
- */
-void pool__bucket_push_idle(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
-                            unsigned int nmags, unsigned int nobjs, unsigned int start);
-
-/* Every object of the shared lists goes to the OS layer (BUSY buckets are retried a while). */
-void pool__bucket_flush(struct pool_head *pool);
-
-/*
- * pool_set_limit(): store the cap (any size_t; 0: none). Lock-free; the count it is checked
- * against is kept by every move to and from the OS layer, limit or not (pool-bucket.c).
- */
-void pool__bucket_set_limit(struct pool_head *pool, size_t max_objects);
 
 /*
  * fork(): own every head before, waiting a bounded time for each; after, the parent gives back

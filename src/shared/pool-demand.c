@@ -11,7 +11,7 @@
  *
  * Who ends the windows: the releaser (pool-release.c: a library thread, or the program's calls
  * of pool_release_run()), and a slow path now and then when no releaser stepped for two windows
- * (pool__bucket_tick()). A window's end only counts; the payment is made in steps of a bounded
+ * (pool__demand_tick()). A window's end only counts; the payment is made in steps of a bounded
  * number of objects, each ownership of a head detaching at most AUTO_MAGS_PER_TURN magazines, so
  * that no BUSY window and no caller is held long, and the steps go on until what is owed is paid:
  * the rate follows the debt, not a count per pass.
@@ -31,6 +31,7 @@
 
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
+#include "shared/pool-demand.h"
 #include "slab/pool-limit.h"
 #include "slab/pool-slab.h"
 #include "base/pool-lock.h"
@@ -106,7 +107,7 @@ static unsigned long bucket_idle_now(const struct pool_head *pool, const struct 
  * receives their number. The detached magazines are returned as a stack linked by `next`;
  * *took gets the objects detached in all. Reads magazine headers and, for the split, part of
  * one pointer array; no object. The bucket's counters lose them (free, allocated, both marks)
- * and os_releases gains them.
+ * and slab_put_objects gains them.
  */
 static struct pool_mag *bucket_detach(struct pool_bucket *b, struct pool_mag **head,
                                       unsigned long want, unsigned long max_mags,
@@ -152,8 +153,7 @@ static struct pool_mag *bucket_detach(struct pool_bucket *b, struct pool_mag **h
 		atomic_store_explicit(&b->low_prev, lp > n ? lp - (uint32_t)n : 0,
 		                      memory_order_relaxed);
 	}
-	pool__own_add(&b->allocated, -n);
-	pool__own_add(&b->os_releases, n);
+	pool__bucket_count_down(b, n);
 	POOL_ASSERT(pool__bucket_books_ok(b));
 	return top;
 }
@@ -170,7 +170,7 @@ static void release_detached(struct pool_head *pool, struct pool_mag *top, void 
 	pool__limit_unreserve(pool, (unsigned int)n);
 	pool__count_moved(n);
 	for (i = 0; i < nsplit; i++)
-		pool__bucket_os_free(pool, split[i], NULL);
+		pool__slab_put(pool, &split[i], 1, NULL);
 	pool__bucket_release_mags(pool, top, NULL);
 	atomic_fetch_add_explicit(&pool->demand.gc_released_bytes, n * pool->stride,
 	                          memory_order_relaxed);
@@ -307,7 +307,7 @@ static void end_window(struct pool_head *pool, uint64_t now)
 	atomic_fetch_add_explicit(&pool->demand.epoch, 1, memory_order_relaxed);
 }
 
-void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cache_bytes,
+void pool__demand_init(struct pool_head *pool, unsigned int cluster, size_t cache_bytes,
                        unsigned int decay_ms)
 {
 	size_t share = cache_bytes / MAG_BUDGET_SHARE / pool->cache_cost;
@@ -331,7 +331,7 @@ void pool__bucket_init(struct pool_head *pool, unsigned int cluster, size_t cach
 	atomic_store(&pool->demand.epoch_ns, pool__clock_ns(CLOCK_MONOTONIC_COARSE));
 }
 
-void pool__bucket_fini(struct pool_head *pool)
+void pool__demand_fini(struct pool_head *pool)
 {
 	unsigned int i;
 
@@ -351,18 +351,18 @@ void pool__bucket_fini(struct pool_head *pool)
 	pool__lock_destroy(&pool->demand.pass_lock);
 }
 
-void pool__bucket_releaser_seen(void)
+void pool__demand_releaser_seen(void)
 {
 	atomic_store_explicit(&releaser_seen_ns, pool__clock_ns(CLOCK_MONOTONIC_COARSE),
 	                      memory_order_relaxed);
 }
 
-void pool__bucket_releaser_gone(void)
+void pool__demand_releaser_gone(void)
 {
 	atomic_store_explicit(&releaser_seen_ns, 0, memory_order_relaxed);
 }
 
-int pool__bucket_release_step(struct pool_head *pool, int end, unsigned long *budget)
+int pool__demand_release_step(struct pool_head *pool, int end, unsigned long *budget)
 {
 	unsigned long owed, before = *budget, paid;
 
@@ -382,7 +382,7 @@ int pool__bucket_release_step(struct pool_head *pool, int end, unsigned long *bu
 	return owed != 0;
 }
 
-void pool__bucket_tick(struct pool_head *pool)
+void pool__demand_tick(struct pool_head *pool)
 {
 	uint64_t now = pool__clock_ns(CLOCK_MONOTONIC_COARSE), begun;
 	unsigned long budget = TICK_PAY_OBJS;
@@ -410,7 +410,7 @@ void pool__bucket_tick(struct pool_head *pool)
 		pool__slab_purge(pool);
 }
 
-void pool__bucket_gc(struct pool_head *pool)
+void pool__demand_gc(struct pool_head *pool)
 {
 	unsigned long budget = ULONG_MAX;
 
@@ -421,7 +421,7 @@ void pool__bucket_gc(struct pool_head *pool)
 	pool__unlock(&pool->demand.pass_lock);
 }
 
-void pool__bucket_push_idle(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
+void pool__demand_push_idle(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
                             unsigned int nmags, unsigned int nobjs, unsigned int start)
 {
 	unsigned int mask = pool->nbuckets - 1, i;
@@ -447,7 +447,7 @@ void pool__bucket_push_idle(struct pool_head *pool, struct pool_mag *top, struct
 	pool__push_mags(pool, top, bottom, nmags, nobjs, start);
 }
 
-void pool__bucket_flush(struct pool_head *pool)
+void pool__demand_flush(struct pool_head *pool)
 {
 	unsigned int i;
 
@@ -469,8 +469,7 @@ void pool__bucket_flush(struct pool_head *pool)
 		atomic_store_explicit(&b->free_objects, 0, memory_order_relaxed);
 		atomic_store_explicit(&b->low_cur, 0, memory_order_relaxed);
 		atomic_store_explicit(&b->low_prev, 0, memory_order_relaxed);
-		pool__own_add(&b->allocated, -n);
-		pool__own_add(&b->os_releases, n);
+		pool__bucket_count_down(b, n);
 		POOL_ASSERT(pool__bucket_books_ok(b));
 		extra = trim_empties(b, 0);
 		pool__bucket_give(b, NULL);

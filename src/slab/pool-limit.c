@@ -34,6 +34,11 @@ void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
  */
 #define LIMIT_SPREAD 64u
 
+void pool__limit_set(struct pool_head *pool, size_t max_objects)
+{
+	atomic_store_explicit(&pool->limit, max_objects, memory_order_relaxed);
+}
+
 /*
  * Take up to `n` objects of the pool's limit: how many may be taken (0 at the limit). The count
  * is kept with or without a limit and never rebuilt from `allocated` (a move in flight made that

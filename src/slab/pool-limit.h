@@ -8,7 +8,15 @@
 #ifndef POOL_SRC_POOL_LIMIT_H
 #define POOL_SRC_POOL_LIMIT_H
 
+#include <stddef.h>
+
 #include "base/pool-head-t.h"
+
+/*
+ * pool_set_limit(): store the cap (any size_t; 0: none). Lock-free; the count it is checked
+ * against is kept by every move to and from the slab tier, limit or not (below).
+ */
+void pool__limit_set(struct pool_head *pool, size_t max_objects);
 
 /*
  * Reserve up to `n` objects of `pool`'s limit: how many may be taken (0 at the limit; under a

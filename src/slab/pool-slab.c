@@ -378,7 +378,7 @@ static void slab_drop(const struct pool_slabs *S, struct pool_slab_shard *H,
 }
 
 /* The slabs of *gone, dropped under the lock, go back to the OS layer now that it is not held. */
-static void slabs_free(struct pool_head *pool, struct pool_slab *gone)
+static void slabs_to_os(struct pool_head *pool, struct pool_slab *gone)
 {
 	struct pool_slabs *S = &pool->slabs;
 	struct pool_slab *next;
@@ -744,7 +744,7 @@ void pool__slab_put(struct pool_head *pool, void *const *objs, unsigned int n,
 	for (i = 0; i < n; i++)
 		give(pool, objs[i], &held, &gone);
 	pool__unlock(&held->lock);
-	slabs_free(pool, gone);
+	slabs_to_os(pool, gone);
 }
 
 void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, const void *caller)
@@ -769,7 +769,7 @@ void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, con
 			give(pool, m->obj[i], &held, &gone);
 	if (held)
 		pool__unlock(&held->lock);
-	slabs_free(pool, gone);
+	slabs_to_os(pool, gone);
 }
 
 void pool__slab_trim(struct pool_head *pool)
@@ -793,7 +793,7 @@ void pool__slab_trim(struct pool_head *pool)
 		}
 		pool__unlock(&H->lock);
 	}
-	slabs_free(pool, gone);
+	slabs_to_os(pool, gone);
 	pool__slab_purge(pool);
 }
 
@@ -895,7 +895,7 @@ void pool__slab_fini(struct pool_head *pool)
 		H->nheap = H->heap_cap = 0;
 		pool__lock_destroy(&H->lock);
 	}
-	slabs_free(pool, gone);
+	slabs_to_os(pool, gone);
 }
 
 void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st)
@@ -903,8 +903,12 @@ void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st)
 	const struct pool_slabs *S = &pool->slabs;
 	unsigned int i;
 
-	if (!pool__slab_on(pool))
+	if (!pool__slab_on(pool)) {
+		/* every object that crosses into this tier crosses into the OS layer, one by one */
+		st->os_allocs = st->slab_get_objects;
+		st->os_releases = st->slab_put_objects;
 		return;
+	}
 	st->slabs = st->slab_free = 0;
 	st->slabs_released = st->os_allocs = st->os_releases = st->slab_purged_bytes = 0;
 	for (i = 0; i < POOL_SLAB_SHARDS; i++) {

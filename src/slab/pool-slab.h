@@ -105,9 +105,12 @@ void pool__slab_trim(struct pool_head *pool);
 void pool__slab_purge(struct pool_head *pool);
 
 /*
- * The slab figures of struct pool_stats, after the buckets' (pool__bucket_stats()): for a pool
- * on slabs, `allocated` gains the objects free in its slabs, and os_allocs and os_releases
- * become the objects carved and the objects gone back with their slab; off slabs, nothing.
+ * The slab tier's figures of struct pool_stats, after the buckets' (pool__bucket_stats()): its
+ * only writer of os_allocs and os_releases, the objects that came into the pool from the OS
+ * layer's memory and went back to it. On slabs: the objects carved, and those gone back with
+ * their slab; `allocated` gains the objects free in the slabs, and the slab figures are filled.
+ * Off slabs: slab_get_objects and slab_put_objects, since this tier takes each object from the
+ * OS layer and gives it back there.
  */
 void pool__slab_stats(const struct pool_head *pool, struct pool_stats *st);
 

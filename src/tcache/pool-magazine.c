@@ -411,7 +411,7 @@ static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s
 	bottom->next = NULL;
 	for (m = top; m; m = next) {
 		next = m->next;
-		pool__bucket_os_put(pool, m->obj, m->n, ctx->id, NULL);
+		pool__bucket_slab_put(pool, m->obj, m->n, ctx->id, NULL);
 		m->n = 0;
 		if (got < want_empty) {
 			m->next = empty;
@@ -816,7 +816,7 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 		want = pool__tc_cap(ctx, s) / 2;
 	if (want > pool__tc_cap(ctx, s))
 		want = pool__tc_cap(ctx, s);
-	n = pool__bucket_os_get(pool, pool__tc_objs(ctx, s), want, ctx->id);
+	n = pool__bucket_slab_get(pool, pool__tc_objs(ctx, s), want, ctx->id);
 	if (!n)
 		return 0;
 	if (pool__tc_debug_cached(pool, integrity))

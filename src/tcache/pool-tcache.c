@@ -76,6 +76,7 @@
 
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
+#include "shared/pool-demand.h"
 #include "tcache/pool-magazine.h"
 #include "tcache/pool-sample.h"
 #include "tcache/pool-tcache.h"
@@ -257,7 +258,7 @@ static inline void tick(struct pool_thread *self, struct pool_head *pool)
 {
 	if (++self->ticks >= TICK_EVERY) {
 		self->ticks = 0;
-		pool__bucket_tick(pool);
+		pool__demand_tick(pool);
 	}
 }
 
@@ -384,7 +385,7 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 	}
 	if (!(dbg & POOL_DBG_NO_GLOBAL) && !(pool->layout & (POOL_DBG_UAF | POOL_DBG_MALLOC)))
 		obj = pool__shared_get_one(pool, self->id);
-	if (!obj && !pool__bucket_os_get(pool, &obj, 1, self->id))
+	if (!obj && !pool__bucket_slab_get(pool, &obj, 1, self->id))
 		obj = NULL;
 	tick(self, pool);
 	return obj;
@@ -394,7 +395,7 @@ void pool__tcache_put_uncached(struct pool_head *pool, struct pool_thread *self,
                                unsigned int dbg, const void *caller)
 {
 	if ((pool->layout & (POOL_DBG_UAF | POOL_DBG_MALLOC)) || (dbg & POOL_DBG_NO_GLOBAL))
-		pool__bucket_os_put(pool, &obj, 1, self->id, caller);
+		pool__bucket_slab_put(pool, &obj, 1, self->id, caller);
 	else
 		pool__shared_put_one(pool, obj, self->id);
 	/* threads without caches (no-cache, past the registry) look at the demand clock too */

@@ -35,6 +35,7 @@
 
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
+#include "shared/pool-demand.h"
 #include "config/pool-config.h"
 #include "os/pool-fault.h"
 #include "base/pool-lock.h"
@@ -381,13 +382,13 @@ static unsigned long take_spares(struct pool_thread_caches *c, int all, unsigned
 		if (!nm)
 			continue;
 		if (!(pool->layout & POOL_DBG_UAF) && !(dbg & POOL_DBG_NO_GLOBAL)) {
-			pool__bucket_push_idle(pool, top, bottom, nm, no, c->id);
+			pool__demand_push_idle(pool, top, bottom, nm, no, c->id);
 			continue;
 		}
 		/* the shared lists are bypassed: to the OS layer (the uaf quarantine) */
 		for (m = top; m; m = next) {
 			next = m->next;
-			pool__bucket_os_put(pool, m->obj, m->n, c->id, NULL);
+			pool__bucket_slab_put(pool, m->obj, m->n, c->id, NULL);
 			pool__mag_free(pool, m);
 		}
 	}

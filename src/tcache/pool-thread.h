@@ -66,7 +66,7 @@ void pool__thread_audit(void);
  * full and empty ones, which the inline fast path never touches; its loaded magazine, which the
  * fast path may be using, stays). Of a thread that did, the full magazines at the bottom of its
  * stack that no slow path took since the last call go (pool__magazine_take_spares()). Their
- * objects go to the shared lists as unused through the window (pool__bucket_push_idle()), or to
+ * objects go to the shared lists as unused through the window (pool__demand_push_idle()), or to
  * the OS layer for pools that bypass them; the owner's budget is credited. Pools under integrity
  * or backup debugging are left alone. Returns the objects taken.
  */

@@ -185,10 +185,10 @@ struct pool_stats {
 	                                  release passes (automatic and pool_gc()) and pool_flush() */
 	uint64_t lost;                 /* objects lost in a fork() child: held BUSY at fork time by a
 	                                  thread that died inside its BUSY window (normally 0) */
-	/* 0.3: the slab tier (all 0 for a pool off slabs: uaf, objects over 504 KiB). Objects are
-	   carved from slabs the pool takes whole from the OS layer; `allocated` counts the carved
-	   objects of the slabs it holds, slab_free among them, and os_allocs and os_releases count
-	   objects carved and objects gone back with their slab. */
+	/* The slab tier, since 0.3. Objects are carved from slabs the pool takes whole from the OS
+	   layer; `allocated` counts the carved objects of the slabs it holds, slab_free among them,
+	   and os_allocs and os_releases count objects carved and objects gone back with their slab.
+	   The slab figures are 0 for a pool off slabs (uaf, malloc, objects over 504 KiB). */
 	size_t slabs;                  /* slabs held */
 	size_t slab_bytes;             /* bytes of the slabs held: the pool's memory */
 	size_t slab_free;              /* objects back in their slab, free there (in allocated) */
@@ -196,7 +196,6 @@ struct pool_stats {
 	uint64_t slab_get_objects;     /* objects the shared lists' tier took from the tier below
 	                                  them (slabs; the OS layer for a pool off slabs) */
 	uint64_t slab_put_objects;     /* objects it gave down to that tier */
-	/* 0.3, after slab_put_objects: */
 	uint64_t slab_purged_bytes;    /* resident bytes of free objects' whole pages given to the
 	                                  kernel (madvise(MADV_DONTNEED)) while their slab kept live
 	                                  objects; the slabs' address space stays (slab_bytes) */

@@ -82,8 +82,8 @@ struct pool_mag {
  * A pop or a push between a thread cache and the shared list writes line 1 only: the one line
  * (with the magazines' own) that crosses between the cores of a producer and a consumer. The
  * objects used (handed out or cached) are not kept: they are allocated - free_objects, bucket
- * by bucket, since every move changes two of the three by as much (issue 27: a `used` written
- * by every pop and push, and the magazine counts on line 2, made both lines travel).
+ * by bucket, since every move changes two of the three by as much (a `used` written by every
+ * pop and push, or the magazine counts on line 2, would make both lines travel).
  */
 struct pool_bucket {
 	/* line 1: the head and what every pop and push writes */
@@ -176,8 +176,8 @@ struct pool_slab_ref {
 /*
  * The slab tier's shards (pool-slab.c): a refill takes the lock of its thread's shard, or of
  * the next one that is free, so that 64 threads on a few CPUs do not all queue, or sleep, on one
- * lock per pool while its holder waits for a CPU (issue 27: 10 times the voluntary context
- * switches of the build without slabs, 2.2 times its peak RSS at 64 threads). After jemalloc's
+ * lock per pool while its holder waits for a CPU (one lock per pool makes 10 times the
+ * voluntary context switches and 2.2 times the peak RSS at 64 threads). After jemalloc's
  * arenas, which shard its bins the same way (4 per CPU by default).
  */
 #define POOL_SLAB_SHARDS 8u

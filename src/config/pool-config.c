@@ -155,11 +155,11 @@ void pool__config_freeze(void)
 }
 
 /*
- * 0.3 added `release` at the end of struct pool_config. A program built against the headers of
- * 0.1 or 0.2 passes the 24 bytes it knew, so pool_configure() and pool_get_config() keep those
- * two versions (LIBPOOL_0.1 in abi/libpool.map), which read and write that much only; programs
- * built now bind to the LIBPOOL_0.3 ones. Two .symver directives name them (the version script's
- * rule for a changed interface).
+ * struct pool_config ends with `release` from 0.3 on. A program built against the headers of
+ * 0.1 or 0.2 passes the 24 bytes it knows, so pool_configure() and pool_get_config() have two
+ * versions: LIBPOOL_0.1 (abi/libpool.map), which read and write that much only, and
+ * LIBPOOL_0.3, which programs built against these headers bind to. Two .symver directives name
+ * them (the version script's rule for a changed interface).
  */
 struct pool_config_0_1 {
 	unsigned int buckets;

@@ -10,15 +10,15 @@
  *
  * hwloc is loaded for the reading and unloaded after it: libpool does not link it, and
  * load_hwloc() dlopen()s it, reads what the library keeps, destroys the topology and dlclose()s
- * it. hwloc, libudev and what the discovery touched of their code were 0.45 MiB of every
- * process's RSS after its first pool_create(), for a reading made once (doc/benchmarks.md,
- * round 9). RTLD_LOCAL: hwloc's plugins, which need its symbols in the global scope, then do
- * not load. They bring I/O devices, which libpool filters out, and libxml2's XML parser, where
- * hwloc has its own for HWLOC_XMLFILE. Loaded, they and what they pull in (libxml2, libX11,
- * libOpenCL, libpciaccess) came and went with the topology, and libdw, loaded later by a
- * report (pool-symbols.c), took their freed TLS module ids; gcc 12's LeakSanitizer then read
- * stale dynamic TLS there and died at exit (tests/check_libs.c runs with it for that). A
- * program that links hwloc itself keeps its plugins: dlopen() finds hwloc loaded.
+ * it: hwloc, libudev and what the discovery touches of their code are 0.45 MiB of a process's
+ * RSS, for a reading made once. RTLD_LOCAL: hwloc's plugins, which need its symbols in the
+ * global scope, then do not load. They bring I/O devices, which libpool filters out, and
+ * libxml2's XML parser, where hwloc has its own for HWLOC_XMLFILE; loaded, they and what they
+ * pull in (libxml2, libX11, libOpenCL, libpciaccess) would come and go with the topology, and
+ * libdw, loaded later by a report (pool-symbols.c), would take their freed TLS module ids,
+ * where gcc 12's LeakSanitizer reads stale dynamic TLS and dies at exit (tests/check_libs.c
+ * runs with it for that). A program that links hwloc itself keeps its plugins: dlopen() finds
+ * hwloc loaded.
  *
  * hwloc's inline helpers (hwloc/helper.h) call its functions directly, which a library that
  * does not link hwloc cannot: the few this file needs are written here over the functions

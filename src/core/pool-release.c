@@ -3,7 +3,7 @@
  * Copyright (c) 2026 libpool developers
  *
  * The releaser: memory comes back with no call from the program (pool-demand.c tells the windows,
- * doc/internals.md section 6).
+ * doc/internals.md, 8.5).
  *
  * What it does, once per demand window (decay_ms): it takes the spare magazines of every thread
  * that entered no cache section through the window (pool__thread_reclaim(): their previous,
@@ -20,11 +20,11 @@
  * something else must look at the clock. A library thread does, as jemalloc's background_thread
  * and tcmalloc's background release do: started by the first allocation's slow path, it sleeps
  * on a timed condition wait until the next window ends, does the work and sleeps again, so that
- * with nothing to give back it costs one wake-up per window (measured in doc/benchmarks.md). A
+ * with nothing to give back it costs one wake-up per window. A
  * program that forbids library threads sets POOL_RELEASE=caller (or struct pool_config.release =
  * POOL_RELEASE_CALLER) and calls pool_release_run() from its event loop, which does the same work
  * in one bounded step and says when to call again. Without either (the thread could not be
- * created, or the program never calls), the slow paths end the windows as they always did
+ * created, or the program never calls), the slow paths end the windows
  * (pool__demand_tick()), once no releaser stepped for two windows.
  *
  * Safety. The thread blocks every signal, so that signals reach the program's threads; its stack

@@ -13,10 +13,9 @@
  * the Linux system calls that take a structure and its size (perf_event_open(2),
  * sched_setattr(2), clone3(2)) grow the same way.
  *
- * libpool 0.1 had pool_get_stats(pool, st), with the OS layer's figures inside struct
- * pool_stats. Its programs are linked against libpool.so.0, which this library is not: 0.2
- * changed the inline fast path's data (struct pool_tcache), so its soname is libpool.so.1, and
- * pool_get_stats() has the one form, in the version node LIBPOOL_0.2 (abi/libpool.map).
+ * pool_get_stats() has one form, in the version node LIBPOOL_0.2 (abi/libpool.map): programs
+ * of the two-argument form of libpool 0.1 link libpool.so.0, and this library's soname is
+ * libpool.so.1 (its inline fast path's data, struct pool_tcache, is not 0.1's).
  *
  * Locks: a pool's counters are relaxed loads of its buckets, and its cached objects a sum over
  * the thread registry under the registry lock, which the hot path never takes. The OS layer's

@@ -7,82 +7,36 @@
  * options, fork() and unloading (the slow paths and the bulk calls: pool-alloc.c; statistics:
  * pool-stats.c).
  *
- * The map. Each mechanism is told once, at the top of the file that owns it; doc/internals.md
- * tells the whole, with the measurements behind the choices. From the program down:
- *
- *   fast path       include/pool/pool.h: pool_alloc()/pool_free() pop and push the pointer
- *                   array of the thread's loaded magazine through its TLS entry; no atomic, no
- *                   lock, no call, no access to the object (pool-tcache.c tells the entry).
- *   slow paths      core/pool-alloc.c: the checks of the head, a pool's first allocation,
- *                   fault injection, the debugging hooks, the count of failures.
- *   thread cache    tcache/pool-tcache.c (one thread's caches, the budget, sections and their
- *                   quiesce), tcache/pool-magazine.c (one slot: magazines, rotations, CLOCK
- *                   eviction), tcache/pool-thread.c (the registry, exit, the drain, what the
- *                   releaser takes, fork()), tcache/pool-sample.c (the profile's sampler).
- *   shared lists    shared/pool-bucket.c: buckets of magazines whose heads are self-locked by
- *                   the BUSY exchange, their empties and counters; shared/pool-demand.c: magazine
- *                   sizes, demand windows, needed_avg, what a pool owes and its payment.
- *   slab tier       slab/pool-slab.c: slabs aligned on their size, objects carved by cache
- *                   line groups, dense refills in address order, whole slabs going back, 8
- *                   shards; slab/pool-limit.c: the limit's count, the pools off slabs.
- *   OS layer        os/pool-os.c (jemalloc or the C library), os/pool-uaf.c (a mapping per
- *                   object), os/pool-malloc.c (the malloc layout), os/pool-fault.c.
- *   memory return   core/pool-release.c: the releaser thread, or pool_release_run(), ends the
- *                   windows and pays in bounded steps; pool_gc() below does it at once.
- *   debugging       debug/: the -dM table and its pure parser (pool-debug.c), the crash report
- *                   (pool-report.c), the profile's tables, stacks and symbols; a leaf under the
- *                   core, which applies what the parser returns under the pool list lock.
- *   configuration   config/: the topology (hwloc) and the defaults it gives, pool_configure().
- *   introspection   introspect/: pools show, pools profile, the CLI and its socket server.
- *
- * The layers may only call down (tests/check-layers.py, doc/internals.md section 3). Objects
- * move between the tiers as whole magazines, a pointer swap or a stack operation on magazine
- * headers: no move reads or writes a free object, but integrity's and backup's fill and check.
+ * The map. Each folder of src/ is a layer that calls only down (tests/check-layers.py), and
+ * each mechanism is told at the top of the file that owns it. From the program down: the
+ * inline fast path (include/pool/pool.h), the slow paths (core/pool-alloc.c), the thread caches
+ * (tcache/), the shared lists and demand (shared/), the slab tier and the limit (slab/), the OS
+ * layer (os/); beside them memory return (core/pool-release.c), debug/, config/, introspect/.
+ * Objects move between the tiers as whole magazines: no move reads or writes a free object,
+ * but integrity's and backup's fill and check.
  *
  * Locks, in the order they are taken (a lock is never taken while a later one is held):
  *   pool list lock (this file: pool list, creators, slot table, layout, debugging options; the
- *      releaser only tries it, and its own lock is a leaf)
- *   -> registry lock (pool-thread.c: registry, thread ids; a quiescer holds it while it keeps
- *      the threads out of their sections)
- *   -> the threads' sections (pool-tcache.c: not a lock, but a quiescer waits for them, so a
- *      section takes no lock above the uaf table's)
- *   -> a pool's pass lock (pool-demand.c; slow paths only try it, outside their sections)
- *   -> a pool's slab shard locks (pool-slab.c: taken inside sections by refills, one at a time)
- *   -> the uaf table lock (pool-uaf.c)
- *   -> the OS layer's first-call lock (pool-os.c: a thread's first call into jemalloc, which
- *      pool_create() may make under the pool list lock)
- *   -> the head set's lock (pool-headset.c: a leaf, nothing is locked or allocated under it)
- *   -> the profile's lock (pool-profile.c: a leaf too; the sampler may take it inside a cache
- *      section, and fork() takes it after the sections are quiesced)
- *   -> the stacks' lock (pool-stack.c: a leaf, alone or under the profile's)
- *   and, last, jemalloc's own. No lock is held inside a BUSY window. The pool list lock knows
- *   its owner (pool-lock.h), and every function that takes it goes on under its caller's hold:
- *   pool_for_each() holds it while its callback runs, and the callback may call the library.
+ *      releaser only tries it) -> registry lock (pool-thread.c) -> the threads' sections
+ *      (pool-tcache.c: not a lock, but a quiescer waits for them, so a section takes no lock
+ *      above the uaf table's) -> a pool's pass lock (pool-demand.c; slow paths only try it,
+ *      outside their sections) -> a pool's slab shard locks (pool-slab.c: taken inside
+ *      sections, one at a time) -> the uaf table lock (pool-uaf.c) -> the OS layer's first-call
+ *      lock (pool-os.c) -> the head set's lock (pool-headset.c) -> the profile's lock
+ *      (pool-profile.c) -> the stacks' lock (pool-stack.c) -> jemalloc's own. The last three
+ *      are leaves. No lock is held inside a BUSY window. The pool list lock knows its owner
+ *      (pool-lock.h): pool_for_each() holds it while its callback runs, and the callback may
+ *      call the library.
  *
- * Invariants. POOL_ASSERT() checks those marked (A) in `make DEBUG=1` and the sanitizer builds;
- * the tests check the sums (check_shared.c, check_slab.c, check_transfer.c), the Promela model
- * (tests/model/busy.pml) the BUSY protocol.
- *   - per thread: sum over slots of reserved_objs * cache_cost == reserved - credit, and
- *     reserved <= budget after every grant (A);
- *   - per slot, when a section ends: reserved_objs == the objects of the previous and full
- *     magazines plus the loaded magazine's capacity; a magazine loaded holds at most its
- *     capacity (A); the slot's empty stack holds empty magazines (A);
- *   - per bucket: a head is stored only by its owner, and is BUSY right before that store (A);
- *     free_objects >= what a pop or a release takes (A); objects in its stack == free_objects;
- *     its empties, changed by owners only, are at most 16 empty magazines;
+ * Invariants (A: POOL_ASSERT() checks it; doc/internals.md, 10, says where each is checked):
+ *   - per thread: sum of reserved_objs * cache_cost == reserved - credit <= budget (A);
+ *   - per bucket: a head is stored only by its owner, BUSY right before (A); its stack holds
+ *     free_objects objects; its empties are at most 16 empty magazines;
  *   - per pool: allocated == used + shared free + slab free when no move is in flight;
  *     allocated == os_allocs - os_releases - lost; used == 0 once every object was freed and
- *     every cache flushed; the limit's count is what is above the slabs plus the moves in
- *     flight, never below 0 (A); a slab goes back only when all its objects are free (A);
- *   - no move between the tiers reads or writes a free object, but integrity's and backup's
- *     fill and check (builds with assertions count the words touched per object moved:
- *     check_transfer.c holds them to 1/cluster and finds 0);
- *   - a thread's slots are changed by that thread inside its sections, or by a quiescer
- *     (pool_destroy()'s drain, the fork() child, the releaser's hold) while that thread is
- *     kept out of them; its fast-path entries are written by that thread, but for the drain
- *     closing one.
- *
- * pool_destroy(), fork() and unloading are told where they are done, below.
+ *     every cache flushed; the limit's count never goes below 0 (A); a slab goes back only
+ *     when all its objects are free (A);
+ *   - a thread's slots change only inside its sections, or under a quiescer that keeps it out.
  */
 #include <errno.h>
 #include <pthread.h>

@@ -24,20 +24,19 @@
  * 3. Frees. A free is credited when the profile sees the object free: freed through a slow
  *    path, found in a magazine of free objects, or handed out again by a slow path. How often a
  *    free is seen, and what that costs, is the sampler's business (pool-sample.c).
- * 4. Bounds. POOL_PROF_RECORDS records (a sample past them is counted as dropped, not
- *    remembered), POOL_PROF_SITES rows (a pair past them, or a stack the stacks' tables refused,
- *    is counted in the "[other]" row): the tables are static, pool__prof_table_bytes() in all
- *    with the stacks', and the profile allocates nothing.
+ * 4. Bounds. POOL_PROF_RECORDS records (a sample past them counts as dropped), POOL_PROF_SITES
+ *    rows (a pair past them, or a stack the stacks' tables refused, counts in the "[other]"
+ *    row): static tables, pool__prof_table_bytes() with the stacks'; nothing is allocated.
  * 5. Chosen pools. A profile may sample only the pools chosen when it starts (`pools profile on
  *    rate 1 pool <name>`: every allocation of one pool, the exact mode for small leaks); the
  *    others' samplers draw no interval (pool__prof_wants()).
  *
  * Concurrency: one lock guards the tables (a struct pool_lock, pool-lock.h: the functions that
  * need it held assert it). It is a leaf lock: nothing is locked, allocated or entered (a cache
- * section) under it, so the sampler may take it inside a section, and fork() takes it last. Only a counting filter in front of the record table (a byte per cell: the
- * records whose address hashes there) and the count of records are read without it, with
- * relaxed loads: a check that races an insertion may miss the new record, which is then credited
- * at a later check or at the next audit.
+ * section) under it, so the sampler may take it inside a section, and fork() takes it last.
+ * Only a counting filter in front of the record table (a byte per cell: the records whose
+ * address hashes there) and the count of records are read without it, with relaxed loads: a
+ * check that races an insertion may miss the new record, credited at a later check or audit.
  */
 #include <math.h>
 #include <stddef.h>

@@ -22,10 +22,8 @@
  *    libunwind exports a backtrace() of its own, which comes first in a program linked with
  *    -lunwind before the C library (a static link): glibc's is called by its other exported
  *    name, __backtrace (GLIBC_2.2.5), the same function. glibc loads libgcc_s at its first
- *    backtrace(): the profile calls it when it starts (pool__stack_prepare()), not on the
- *    allocation path. Under ThreadSanitizer every stack is glibc's (see COLD_CAPTURES). The
- *    frames of libpool itself, those before the return address of the call that entered it,
- *    are left out.
+ *    backtrace(): the profile calls it when it starts (pool__stack_prepare()). Under
+ *    ThreadSanitizer every stack is glibc's (COLD_CAPTURES). libpool's own frames are left out.
  * 3. Storage. Each distinct stack is stored once: a hash index over the stacks, and one array
  *    of frames that their entries point into, all static (POOL_STACK_SLOTS stacks,
  *    POOL_STACK_FRAMES frames, pool__stack_table_bytes() in all, zero pages until a profile

@@ -30,7 +30,7 @@
  *
  * 5. Loaded when first needed. libpool does not link libdw: the first session dlopen()s it
  *    (load_libdw()), so that a process that writes no such report does not carry it and what
- *    it loads (0.42 MiB resident, 0.5 ms of start-up: doc/benchmarks.md, round 9), and one
+ *    it loads (0.42 MiB resident, 0.5 ms of start-up), and one
  *    where it cannot be loaded names every frame with dladdr(3).
  *
  * Concurrency: one lock for the view; a session holds it across the lookups of a report (libdw
@@ -220,7 +220,7 @@ static void frame_from_dladdr(uintptr_t pc, struct pool_sym *s)
  * time a report needs names (once: a failure stays, and every report then names frames with
  * dladdr(3)). Returns 1 when they are there. Not at start-up: libdw and what it loads (libelf,
  * libz, libbz2) are 0.42 MiB resident and 0.5 ms of every process's start, for the reports of
- * a profile or a failure that most processes never write (doc/benchmarks.md, round 9).
+ * a profile or a failure that most processes never write.
  */
 static int load_libdw(void)
 {

@@ -2,51 +2,38 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The optional UNIX-socket CLI thread, which serves the command handler of src/introspect/pool-cli.c
- * (pool_cli_exec_level()) at each client's level, in the way HAProxy's stats socket is used:
+ * The optional UNIX-socket CLI thread, which serves the command handler of pool-cli.c
+ * (pool_cli_exec_level()) at each client's level, as HAProxy's stats socket is used:
  *     socat - UNIX-CONNECT:/run/app/pools.sock
  *
- *
- * One thread, one poll(2) loop, every socket non-blocking. It owns up to POOL_CLI_MAX_LISTENERS
+ * One thread, one poll(2) loop, every socket non-blocking: up to POOL_CLI_MAX_LISTENERS
  * listening sockets (each with its level), up to POOL_CLI_MAX_CLIENTS clients over all of them,
- * and the read end of a pipe that pool_cli_listen() (a listener was added) and pool_cli_stop()
- * write to. A single poll thread rather than a thread per client because:
- *   - a client can only ever cost the server a buffer (a 4 KiB line and one answer), never a
- *     thread, so many or hostile clients cannot exhaust threads or memory;
- *   - no client can block another: the server never waits on one socket, it waits on all at
- *     once, and a client that does not read its answer only stops its own command stream;
- *   - commands are short (a dump is a walk over the pools, pool_gc() milliseconds at most), so
- *     running them in the loop costs the other clients little latency, and the only state
- *     shared between clients is the pool library itself, which is thread-safe.
+ * and the read end of a pipe that pool_cli_listen() and pool_cli_stop() write to. One thread,
+ * not one per client: a client can cost the server a buffer (a line and one answer), never a
+ * thread; the server waits on all sockets at once, so no client blocks another; commands are
+ * short (a dump, a pool_gc()), and the only state clients share is the thread-safe library.
  *
  * Per client, in order:
  *   1. bytes are read into a line buffer of POOL_CLI_LINE_MAX + 1 bytes;
- *   2. while the client has no answer pending and the buffer holds a full line, the line is
- *      run (the connection's own commands here, the others by pool_cli_exec_level() at the
- *      client's level) into a memory stream, empty lines are dropped from the answer (so that an
- *      empty line always ends an answer), and the answer plus one empty line is queued; with
- *      `set status on`, a line "OK" or "ERROR" precedes that empty line;
- *   3. the answer is sent as the socket accepts it (MSG_NOSIGNAL: a client that went away
- *      cannot raise SIGPIPE); no new line is run until it is all sent, which bounds a client's
- *      memory to one answer however many commands it pipelines;
- *   4. a line over POOL_CLI_LINE_MAX bytes, or one not finished within the line timeout
- *      (POOL_CLI_READ_TIMEOUT_MS, 1 s, after its first byte), gets one error line; once it is
- *      sent the server shuts its side down and drops whatever the client still sends until the
- *      client closes or the idle timeout (closing at once with client bytes unread would make
- *      the kernel reset the connection, losing the error line);
- *   5. a client that neither sends nor receives a byte for the idle timeout (10 s by default,
- *      pool_cli_set_timeout_ms()) is closed, answer pending or not.
- * Clients cannot lock others out: when every slot is taken and a client connects, the server
- * closes the client that has been silent longest among those that are idle (no partial line,
- * no answer waiting), closing, or stalled (no byte either way for the line timeout), and
- * serves the newcomer; only when none is does the newcomer get "Too many clients". A partial
- * line lasts at most the line timeout, so a slot always frees within it.
+ *   2. while no answer is pending and the buffer holds a full line, the line is run (the
+ *      connection's own commands here, the others by pool_cli_exec_level()) into a memory
+ *      stream; empty lines are dropped from the answer, which is queued with one empty line
+ *      after it (with `set status on`, "OK" or "ERROR" before that empty line);
+ *   3. the answer is sent as the socket accepts it (MSG_NOSIGNAL); no new line is run until it
+ *      is all sent, which bounds a client's memory to one answer however many it pipelines;
+ *   4. a line over POOL_CLI_LINE_MAX bytes, or not finished within POOL_CLI_READ_TIMEOUT_MS
+ *      after its first byte, gets one error line; once it is sent the server shuts its side
+ *      down and drops what the client still sends until it closes or the idle timeout (closing
+ *      with bytes unread would make the kernel reset the connection, losing the error line);
+ *   5. a client silent both ways for the idle timeout (pool_cli_set_timeout_ms()) is closed.
+ * When every slot is taken, a newcomer takes the slot of the client silent longest among those
+ * idle, closing or stalled (no byte either way for the line timeout); only when none is does it
+ * get "Too many clients". A partial line lasts at most the line timeout, so a slot always frees.
  *
- * The socket files are made and removed by src/introspect/pool-cli-sockfile.c.
- *
- * Every allocation here goes through pool__cli_*() (pool-text.h), a fault-injection site for the
- * tests: an answer that cannot be allocated is replaced by a constant one before the connection
- * ends, and a client that cannot be allocated is told so; nothing is lost or leaked on the way.
+ * The socket files are made and removed by pool-cli-sockfile.c. Every allocation here goes
+ * through pool__cli_*() (pool-text.h), a fault-injection site for the tests: an answer that
+ * cannot be allocated is replaced by a constant one before the connection ends, and a client
+ * that cannot be allocated is told so; nothing is lost or leaked on the way.
  */
 #include <errno.h>
 #include <fcntl.h>

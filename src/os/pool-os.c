@@ -43,85 +43,42 @@
 /*
  * A thread's first call into jemalloc, and the address-space limit.
  *
- * jemalloc (5.3.0, Debian's libjemalloc2) sets a thread up on its first allocating call: it
- * allocates the thread's tcache stack from arena 0, then binds the thread to an arena, creating
- * one when every existing arena already has threads and fewer than opt.narenas (4 per CPU)
- * exist. Neither step may fail there: when creating the arena fails, arena_choose_hard() returns
- * NULL and tcache_arena_associate() locks a mutex inside that NULL arena (SIGSEGV at address
- * 0x28e8, jemalloc issue #2289, open); when the tcache's stack cannot be allocated, the tcache
- * stays enabled with no stack and the allocation reads through a NULL stack pointer. Under an
- * address-space limit (RLIMIT_AS, `ulimit -v`) both happen as soon as the limit is near: a new
- * arena maps a 2 MiB base block aligned on 2 MiB (up to 4 MiB of address space while it is
- * trimmed), so it fails while small allocations still succeed from memory jemalloc holds. We
- * measured 7 crashes in 10 runs of 8 threads allocating until NULL at 30 MB, inside mallocx()
- * on a thread's first call. Frees are safe (a thread's first free sets up a minimal state
- * without tcache or arena). Any mallctl() sets the thread up too, so a thread cannot ask
- * jemalloc anything before its first call.
+ * jemalloc (5.3.0) sets a thread up on its first allocating call: it allocates the thread's
+ * tcache stack from arena 0, then binds the thread to an arena, creating one when every arena
+ * has threads and fewer than opt.narenas (4 per CPU) exist. Neither step may fail there: a
+ * failed arena creation crashes (arena_choose_hard() returns NULL and tcache_arena_associate()
+ * locks a mutex inside it: jemalloc issue #2289), and a tcache without its stack reads through
+ * NULL. Under RLIMIT_AS both happen while small allocations still succeed, since a new arena maps
+ * a 2 MiB block aligned on 2 MiB (8 threads allocating until NULL at 30 MB crash in 7 runs of
+ * 10). Frees are safe before the first call; any mallctl() is a first call too.
  *
- * So a thread's first allocating call (mallocx, mallctl) from this layer goes first through
- * first_call_begin(), one thread at a time under je_first_lock. Without an RLIMIT_AS it goes
- * on at once, outside the lock, which it takes after the call only to note the arena jemalloc
- * bound it to (note_arena()), and not at all once every arena is known. Under one:
- *   - while some automatic arena does not exist yet and no spare is left (below), the call may
- *     create one: it goes on only with FIRST_CALL_HEADROOM (6 MiB) of fresh address space, for
- *     the new arena's base block (4 MiB while it is aligned, 2 MiB after), the tcache's stack,
- *     and 2 MiB for other threads allocating meanwhile. Address space that jemalloc retains does
- *     not help: a new arena maps its own;
- *   - once every automatic arena exists (MALLOC_CONF=narenas:1 from the start; after a burst of
- *     threads otherwise), or while a spare waits, no first call creates an arena and the thread
- *     needs only its tcache's stack from arena 0 (under 64 KiB with the default tcache). The
- *     spares are arenas this layer makes ahead of new threads, under a limit, while there is
- *     room (arenas_ahead()): jemalloc binds a new thread to an existing arena that has no
- *     thread before it creates one. Without them, a thread started after a burst that filled
- *     the limit needed an arena no room was left for, and got nothing (issue 29: 0 of 1,000
- *     objects, with jemalloc's default 4 arenas per CPU). Such a thread's own arena is empty,
- *     and growing it needs fresh address space too: an allocation its arena cannot satisfy
- *     under a limit is tried in the other arenas, where the burst's memory is retained
- *     (alloc_elsewhere()). A first call goes on with REUSE_HEADROOM
- *     (2 MiB) of fresh address space, or else with the reserve: a LIFEBOAT_BYTES block that a
- *     thread already set up allocated from arena 0, and that the new thread frees (into arena
- *     0, past any tcache: a free is safe before the first call) right before its first call, so
- *     that arena 0 has room for the stack without mapping anything. The thread, set up now,
- *     allocates the next reserve at once; when memory is short it cannot, and other set-up
- *     threads try again when they next call this layer, and at pool_gc()/pool_trim().
- * Without that second case, threads created after a burst were refused for good (0 of 1000):
- * jemalloc keeps the address space it purged (opt.retain, on by default), so VmSize stays near
- * its peak after pool_gc(). Counting arena 0's retained space (stats.arenas.0.retained, read by
- * a set-up thread) instead of keeping a reserve was tried: other threads use that space while
- * the figure ages, and 3 to 4 in 10 runs of tests/check_oom.c's burst crashed in jemalloc.
+ * So a thread's first call from this layer goes through first_call_begin(), under je_first_lock
+ * only while a limit is set (without one, the lock is taken after it to note_arena()). Under one:
+ *   - while an automatic arena may still be created and no spare waits, the call needs
+ *     FIRST_CALL_HEADROOM of fresh address space (the arena's base block, 4 MiB while aligned,
+ *     the tcache's stack, 2 MiB for threads allocating meanwhile);
+ *   - once every automatic arena exists, or while a spare waits, it needs only arena 0's room
+ *     for its tcache's stack: REUSE_HEADROOM of fresh address space, or else the lifeboat, a
+ *     LIFEBOAT_BYTES block a set-up thread allocated from arena 0 and that the new thread frees
+ *     right before its first call; the thread then allocates the next lifeboat. Spares are
+ *     arenas made ahead of new threads while there is room (arenas_ahead()), since jemalloc
+ *     binds a new thread to an arena without threads before it creates one; a thread whose own
+ *     arena cannot grow under the limit allocates in the others, where a burst's memory is
+ *     retained (alloc_elsewhere()). Without spares and lifeboat, threads started after a burst
+ *     that filled the limit get nothing (0 of 1,000 objects): jemalloc retains what it purged.
+ * Fresh address space is measured by mapping it, PROT_NONE, and unmapping it at once: the
+ * kernel checks every mapping against RLIMIT_AS as it will check jemalloc's; no file
+ * descriptor, no /proc, and a refusal for any cause refuses the call (NULL, counted by the
+ * core; the thread's next call tries again). The limit is read when the library loads, at
+ * pool_create(), pool_gc() and pool_trim(), after an allocation this layer could not satisfy,
+ * and after a refused first call: a program that sets RLIMIT_AS after creating its pools calls
+ * pool_trim() afterwards (doc/debugging.md).
  *
- * Fresh address space is measured by mapping it, PROT_NONE and unreserved, and unmapping it at
- * once (2 system calls): the kernel checks every mapping against RLIMIT_AS, whatever its
- * protection, exactly as it will check jemalloc's. That needs no file descriptor (the guard
- * once read VmSize from /proc/self/statm and, when open() failed with EMFILE, let the call
- * through: jemalloc crashed in 5 runs of 5), works without /proc, and fails closed: a mapping
- * refused for any reason refuses the call. Which arenas exist is learnt as threads finish
- * their first call ("thread.arena"; arenas are never destroyed, so once all exist they always
- * will). A refused call fails (NULL, which the core counts) without calling jemalloc; the
- * thread's next call tries again.
- *
- * The limit itself is read (getrlimit(), one prlimit64 system call) when the library loads and
- * again only where it may have changed for the library's purpose: at every pool_create(),
- * pool_gc() and pool_trim(), after an allocation the OS layer could not satisfy, and after a
- * refused first call (issue 20: it was read at every new thread's first call, 161 system calls
- * in a run of 160 threads). A program that lowers or sets RLIMIT_AS after creating its pools
- * calls pool_trim() afterwards (doc/debugging.md).
- *
- * What this cannot close: between the check and the call, threads already set up (which take
- * no lock) may map what was measured; the 2 MiB of slack in each figure is for them. A thread
- * whose first call began before a limit was read (no lock, no check) makes it unchecked, as
- * the program's own first calls do (below). It
- * protects the library's calls only: a thread whose first call into jemalloc is the program's
- * own (a program that links or preloads jemalloc, whose malloc() then is jemalloc's) can still
- * crash there, and may take a spare this layer counts as free until its next count (at the
- * events above). The spares are bounded by the room: with more threads started after a burst
- * than spares made (more than 1/8 of the room divided by 2 MiB; jemalloc's default is 4 arenas
- * per CPU, so a machine of many CPUs under a tight limit), those beyond get nothing until
- * threads exit. Programs that run under a tight RLIMIT_AS should still set
- * MALLOC_CONF=narenas:1 (no arena to create) and, to get address space back after a burst,
- * retain:false; or build with USE_JEMALLOC=0 (glibc falls back to its main arena). Strict
- * overcommit (vm.overcommit_memory = 2) fails mappings the same way and is not checked (a
- * PROT_NONE mapping is not charged).
+ * What it cannot close: threads already set up may map what was measured (the 2 MiB of slack is
+ * for them); a first call that began before the limit was read, or the program's own first call
+ * into a jemalloc it links, is not checked; more threads started after a burst than spares made
+ * get nothing until threads exit; strict overcommit is not checked. Under a tight RLIMIT_AS, set
+ * MALLOC_CONF=narenas:1 (retain:false to get address space back), or build USE_JEMALLOC=0.
  */
 #define FIRST_CALL_HEADROOM (6ul << 20)
 #define REUSE_HEADROOM      (2ul << 20)
@@ -245,8 +202,8 @@ static void spares_recount(void)
  * je_first_lock held, by a thread set up, under a limit: make ahead of new threads automatic
  * arenas that their first calls would otherwise have jemalloc create, so that those calls need
  * no address space for a new arena (a 2 MiB block aligned on 2 MiB), which a burst that filled
- * the limit leaves nowhere: jemalloc retains what it purged (issue 29: a thread started after
- * such a burst got 0 of 1,000 objects). jemalloc binds a new thread to an existing arena that
+ * the limit leaves nowhere: jemalloc retains what it purged (without a spare, a thread started
+ * after such a burst gets 0 of 1,000 objects). jemalloc binds a new thread to an existing arena that
  * has no thread before it creates one (arena_choose_hard()), so a spare, an arena made ahead
  * with no thread, is what a first call takes. An arena is made by binding this thread to its
  * index ("thread.arena", which creates a missing arena, and fails cleanly, EAGAIN, without
@@ -375,9 +332,9 @@ static void *alloc_elsewhere(size_t size, int flags)
  * after it while some arena is not known yet), -1 to fail instead. Without a limit there is
  * nothing to measure, and jemalloc's set-up of the thread (its tcache's stack, perhaps a new
  * arena: page faults, a 2 MiB mapping) runs outside the lock: under it, threads started
- * together waited in turn, asleep on the futex (the server rows with short-lived threads at 2
- * threads: 1.3-1.6 CPUs' worth of time per unit of wall time, against 1.7-1.9 for the mallocs;
- * doc/benchmarks.md, round 8).
+ * together would wait in turn, asleep on the futex (the server rows with short-lived threads
+ * at 2 threads get 1.3-1.6 CPUs' worth of time per unit of wall time that way, against 1.7-1.9
+ * for the mallocs).
  */
 static int first_call_begin(void)
 {
@@ -533,8 +490,8 @@ void pool__os_free(void *ptr, size_t size, size_t align)
  * Slabs come from the calling thread's arena through its tcache, as objects do: slabs are made
  * as often as a pool grows (one per 7 to 31 objects of 1 KiB and more, per 16 KiB of smaller
  * ones), and from arena 0 past every tcache, one lock for every thread, the server rows at 64
- * threads on 16 cores with 16,384 live objects each took 4x the time of libpool 0.2.0 (61 ns
- * an allocation against 14; 18 from the thread's arena: doc/benchmarks.md). Under RLIMIT_AS a
+ * threads on 16 cores with 16,384 live objects each take 61 ns an allocation, against 18 from
+ * the thread's arena. Under RLIMIT_AS a
  * thread whose own arena has no room (jemalloc keeps address space per arena, opt.retain) takes
  * the slab from the arenas that retain a burst's memory (alloc_elsewhere(), as for objects:
  * tests/check_oom.c). Any thread may free a slab: jemalloc finds its arena from its address.

@@ -24,9 +24,9 @@ void pool__os_free(void *ptr, size_t size, size_t align);
  * With jemalloc it reads as zero (MALLOCX_ZERO: free for a fresh extent, a memset for the sizes
  * its tcache keeps, up to 32 KiB, else madvise(MADV_DONTNEED); jemalloc 5.3,
  * ehooks_default_zero_impl()), with the C library not. Nothing relies on it: pool_zalloc()
- * clears every object (pool-alloc.c); without it, the server rows at 16,384 live objects took
- * 1-21% longer (median 8%) in six alternating pairs (round 7, doc/benchmarks.md), and a slab
- * given back too early would keep a live object's canary in check_slab. NULL as
+ * clears every object (pool-alloc.c); without the zeroing, the server rows at 16,384 live
+ * objects take 1-21% longer (median 8%, six alternating pairs), and a slab given back too early
+ * would keep a live object's canary in check_slab. NULL as
  * pool__os_alloc() (the same fault-injection site).
  */
 void *pool__os_slab_alloc(size_t size);

@@ -2,64 +2,41 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The bucket tier, first half: magazines (made and freed as library metadata), the shared free
- * lists with their BUSY protocol, each bucket's stack of empty magazines, the counters of each
- * bucket, the OS layer with the accounting of every backend, limits, and the heads across
- * fork(). Demand tracking and memory return (the release pass, pool_gc(), pool_flush()) are the
- * second half, pool-demand.c; the slab tier below, pool-slab.c.
+ * The bucket tier: magazines, the shared free lists and their BUSY protocol, each bucket's
+ * empties and counters, moves to and from the slab tier, fork() (demand: pool-demand.c).
  *
  * A bucket's shared free list is a stack of magazines linked through their headers (`next`);
- * beside it the bucket keeps a stack of empty magazines, at most EMPTIES_MAX. A thread that
- * refills leaves there, in the same exchange, the empty magazines its slot has beyond the two it
- * keeps (a consumer's slot fills with empties that a producer's lacks); a thread without a cache
- * frees into one of them, and a thread that must load an empty magazine and has no memory for a
- * new one takes one there. Release passes trim them (pool-demand.c), pool_destroy() frees them.
+ * beside it, at most EMPTIES_MAX empty magazines, which a refill leaves there in the same
+ * exchange (a consumer's slot fills with empties that a producer's lacks) and which a thread
+ * without a cache, or without memory for a new magazine, takes.
  *
- * Concurrency: lock-free, with one rule that carries everything. A thread owns a bucket from the
- * moment its atomic exchange of POOL_BUSY into the head returns something other than POOL_BUSY
- * until it stores a new head; the BUSY window holds no lock and calls nothing that can block.
- * Only the owner reads the `next` of a magazine in the bucket's stacks, changes the bucket's
- * empties (with plain loads and stores: tests/model/busy.pml shows that leaving an empty
- * magazine after the head went back can put one magazine in two places), and writes the bucket's
- * counters (plain relaxed loads and stores), so a magazine moved costs one atomic
- * read-modify-write (the head's exchange) and its counters land on the line that exchange
- * already took. Moves that own no head (the OS layer when every bucket was BUSY) count in the
- * pool's spill counters with fetch_add. A bucket keeps allocated (objects above the slab tier)
- * and free objects; used (handed out or cached) is allocated - free, so a pop or a push writes
- * the head's line only. Totals are sums over buckets (statistics and limits only), exact when
- * the process is quiet; the limit counts what is above the slab tier, one atomic a move.
- *
- * The protocol, with N buckets (a power of two, two cache lines each):
- *   own:  read the head; if BUSY, go to the next bucket; else swap BUSY in with one atomic
- *         exchange. A BUSY back means another thread owns it: go on (BUSY over BUSY changed
- *         nothing). Anything else: this thread owns the bucket, its stack and its empties,
- *         until it stores a new head.
- *   pop:  own; a NULL head is stored back; else read the top magazine's header (a refill takes
- *         up to 2 magazines, the second when the budget holds it), leave the thread's surplus
- *         empty magazines in the empties, count the move once, store the next magazine as the
- *         head (release). A pass over the buckets that owned no stack but met a BUSY head is
- *         made again after a pause, at most 8 more times, then twice after a yield: the
- *         caller's next step is to grow the pool, and the BUSY owner is most often pushing the
- *         very magazines it wants.
- *   push: own; link the bottom magazine of the stack being pushed above the head, take an
- *         empty magazine from the empties if the pusher wants one, count the move, store the
- *         top (release). A push tries 2N times, then gives the objects to the tier below.
- * A thread starts its pops and pushes at its own bucket (its registry id modulo N): a thread
- * that frees and reallocates finds its own magazines there first, and few threads write one
- * bucket's lines. A thread without a cache takes or puts one pointer in the top magazine (or an
- * empty one) the same way. Why it is safe: only an owner reads the `next` of a magazine in a
- * bucket's stacks, and while the head is BUSY nobody else can pop that magazine and free it
- * (the race HAProxy met with musl, GH #1275); only an owner stores a head, so it cannot go
- * A->B->A under anybody (no ABA, and no CAS at all). Every loop over the heads is bounded; the
- * BUSY window reads no object: a few magazine headers, or for a release step up to 1024 headers
- * and part of one pointer array. tests/model/busy.pml checks this for 3 threads and 2 buckets,
- * empties included. Two waits are not counted but cannot last: a pool's first allocation waits
- * out a merge that is rewriting its layout (a few instructions under the pool list lock), and
- * the limit's compare-and-swap retries only when another thread's succeeded (lock-free).
- *
- * No function here reads or writes the memory of a free object: magazines hold the pointers, so
- * a move between tiers reads magazine headers and pointer arrays (library metadata) and nothing
- * else, and giving objects back to the OS layer reads their pointers from the magazines.
+ * The protocol, with N buckets (a power of two, two cache lines each). A thread owns a bucket
+ * from the moment its atomic exchange of POOL_BUSY into the head returns something else until
+ * it stores a new head; the BUSY window holds no lock and calls nothing that can block.
+ *   own:  read the head; if BUSY, go to the next bucket; else exchange BUSY in. BUSY back means
+ *         another owns it: go on (BUSY over BUSY changed nothing).
+ *   pop:  own; store a NULL head back; else read the top magazine's header (a second one when
+ *         the budget holds it), leave the thread's surplus empties, count the move once, store
+ *         the next magazine as the head (release). A pass that met only BUSY heads is made
+ *         again after pauses, then yields (POP_BUSY_ROUNDS): the caller's next step grows the
+ *         pool, and the BUSY owner is most often pushing the very magazines it wants.
+ *   push: own; link the stack pushed above the head, take an empty magazine if the pusher
+ *         wants one, count the move, store the top (release); after 2N tries, the slab tier.
+ * A thread starts at its own bucket (registry id modulo N), where it finds its own magazines
+ * first. Only an owner reads the `next` of a magazine in a bucket's stacks, changes its empties
+ * (plain loads and stores: leaving an empty after giving the head back can put one magazine in
+ * two places, tests/model/busy.pml) and writes its counters (relaxed loads and stores): while
+ * the head is BUSY nobody can pop that magazine and free it (the race HAProxy met with musl, GH
+ * #1275), and only an owner stores a head, so there is no ABA and no CAS. A moved magazine
+ * costs one atomic (the head's exchange), and its counts land on the line that exchange took;
+ * moves that own no head count in the pool's spill counters with fetch_add. A bucket keeps
+ * `allocated` (objects above the slab tier) and free objects; used is their difference.
+ * Every loop over the heads is bounded; no function here reads a free object, and the BUSY
+ * window reads a few magazine headers (a release step: up to 1024, and part of one pointer
+ * array). Totals are sums over the buckets, exact when the process is quiet. The model checks
+ * the protocol for 3 threads and 2 buckets, empties included. Two waits are not counted but
+ * cannot last: a first allocation waits out a merge rewriting its layout (pool.c), and the
+ * limit's compare-and-swap retries only when another thread's succeeded.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -76,24 +53,18 @@
 #include "slab/pool-limit.h"
 #include "slab/pool-slab.h"
 
-#define PUSH_TRIES_PER_BUCKET 2u        /* a push tries each bucket twice before the OS layer */
+#define PUSH_TRIES_PER_BUCKET 2u        /* a push tries each bucket twice before the slab tier */
 #define FORK_BUSY_TRIES       10000u    /* fork_prepare() waits this many yields per head */
 #define EMPTIES_MAX           16u       /* empty magazines a bucket keeps for threads to take */
 /*
- * A pop that met BUSY heads and no stocked bucket goes round again, at most POP_BUSY_ROUNDS more
- * times, POP_BUSY_PAUSES pauses between rounds, then POP_BUSY_YIELDS more after a sched_yield(),
- * before its caller grows the pool from the slab tier. Passing by at once, a producer whose
- * consumer was pushing into the one stocked bucket carved half a magazine each time: under a
- * 2-thread producer/consumer run (xmalloc's shape, 30 million objects of 16-512 B, live set
- * under 800 objects of 512 B; 3 runs each), the 512 B pool grew to 4,960-34,208 objects (the
- * process ended at 8.2-26.4 MiB); with 1 more round of 4 pauses 1,680-2,272 objects, 2 of 8:
- * 2,080-4,048, 4 of 8: 816-1,248, 8 of 16: 752-864 (5.4-5.5 MiB; doc/benchmarks.md, round 10).
- * A BUSY window is a few header reads, but the line's trip between cores is not: 8 x 16 pauses
- * are about 4 us on the project's EPYC (28-30 ns a pause). With more threads than CPUs the
- * owner is often preempted inside its window, which pauses do not outlast: with 8 threads on 2
- * CPUs (5 million objects) the pops still gave up 277-490 times and the pools held 2.6-5.6 MB;
- * one yield round brought that to 1-13 times and 2.25-2.27 MB, two to 0-1. The bound also
- * covers a head BUSY for ever under a dead owner. -D for the measurements.
+ * A pop that met BUSY heads and no stocked bucket goes round again, POP_BUSY_ROUNDS more times
+ * with POP_BUSY_PAUSES pauses between rounds (about 4 us in all on an EPYC, 28-30 ns a pause),
+ * then POP_BUSY_YIELDS more after a sched_yield() (an owner preempted inside its window outlasts
+ * pauses), before its caller grows the pool from the slab tier; the bound also covers a head
+ * BUSY for ever under a dead owner. On xmalloc's producer/consumer shape (2 threads, a live set
+ * under 800 objects of 512 B) the 512 B pool holds 752-864 objects with these bounds, and up to
+ * 34,208 when a pop passes by at once; with 8 threads on 2 CPUs the yields bring the pops that
+ * give up from 277-490 to 0-1. -D for the measurements.
  */
 #ifndef POP_BUSY_ROUNDS
 #define POP_BUSY_ROUNDS       8u
@@ -512,7 +483,7 @@ void pool__push_mags(struct pool_head *pool, struct pool_mag *top, struct pool_m
 		return;
 	if (pool__shared_push(pool, top, bottom, nmags, nobjs, start, 0, NULL))
 		return;
-	/* every head stayed BUSY: the objects go to the OS layer rather than wait */
+	/* every head stayed BUSY: the objects go to the slab tier rather than wait */
 	bottom->next = NULL;
 	count_move(pool, start, -(long)nobjs, -(long)nobjs);
 	pool__limit_unreserve(pool, nobjs);

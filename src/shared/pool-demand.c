@@ -4,10 +4,10 @@
  *
  * Demand and memory return, the bucket tier's second half: a pool's magazine size and gc floor
  * (set when it is created), its demand windows (decay_ms, after jemalloc's dirty_decay_ms), each
- * bucket's low-water marks over them, needed_avg, and what goes back to the OS layer: the
+ * bucket's low-water marks over them, needed_avg, and what goes back to the slab tier: the
  * window's end, which counts what stayed unused through it (what the pool owes), the steps that
  * pay it back, pool_gc() (which ends the window at once and gives back everything above the
- * need), pool_flush(). doc/internals.md, section 6, has the measurements.
+ * need), pool_flush(). doc/internals.md, 8.2 "Demand over time", has the measurements.
  *
  * Who ends the windows: the releaser (pool-release.c: a library thread, or the program's calls
  * of pool_release_run()), and a slow path now and then when no releaser stepped for two windows
@@ -20,7 +20,7 @@
  * window ends and payments are serialised by the pool's pass lock, only tried by the releaser
  * and the slow paths, taken by pool_gc(). A payment detaches whole magazines inside a BUSY window
  * (reading their headers, and splitting at most one by copying part of its pointer array) and
- * gives their objects to the OS layer after giving the head back: it reads no free object.
+ * gives their objects to the slab tier after giving the head back: it reads no free object.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -50,16 +50,16 @@
  * counts in the budget by its depth, so a pool of large objects (16 KiB buffers under a 512 KiB
  * budget: 2 objects) starts shallow rather than filling the budget with two magazines.
  */
-#ifndef MAG_BUDGET_SHARE                /* a -D for the measurements of doc/benchmarks.md */
+#ifndef MAG_BUDGET_SHARE                /* a -D for measurements */
 #define MAG_BUDGET_SHARE      16u
 #endif
 /*
  * ... but at least MAG_FLOOR_OBJS objects while that is at most 1/MAG_FLOOR_SHARE of the
- * budget: magazines sized in bytes, with a floor in objects (issue 27). A 16 KiB pool under a
- * 512 KiB budget gets magazines of 8 rather than 2: a rotation (a slow path of about 150 to
- * 250 instructions) every 8 objects, not every 2 (callgrind, `batch` at 16 KiB: 148 million
- * instructions for 220,000 pairs with 2, 41 with 8, 36 on libpool 0.1.0). Idle, such a slot
- * is the CLOCK's first victim, so its reservation does not stay.
+ * budget: magazines sized in bytes, with a floor in objects. A 16 KiB pool under a 512 KiB
+ * budget gets magazines of 8 rather than 2: a rotation (a slow path of about 150 to 250
+ * instructions) every 8 objects, not every 2 (callgrind, `batch` at 16 KiB: 41 million
+ * instructions for 220,000 pairs, 148 million with 2). Idle, such a slot is the CLOCK's first
+ * victim, so its reservation does not stay.
  */
 #define MAG_FLOOR_OBJS        8u
 #define MAG_FLOOR_SHARE       4u
@@ -68,10 +68,10 @@
  * cluster): a slot that fills its loaded magazine while the budget has room to spare, without
  * evicting anything, gets it deeper (pool-magazine.c, deepen()), as tcmalloc's thread cache
  * lets a free list's max_length grow by a batch at each overflow. With a 2 MiB budget a 16 KiB
- * pool starts at 8 and goes to 32: `batch` at 16 KiB, 64 objects live, rotated every 8 objects
- * and took 1.9x libpool 0.1.0's time, whose thread cache had no magazines (doc/benchmarks.md,
- * round 11). A fixed depth of 1/4 of the budget cost the `server` rows 5-20% under a 512 KiB
- * budget, where the large pools' loaded magazines crowded out the small ones.
+ * pool starts at 8 and goes to 32: rotated every 8 objects, `batch` at 16 KiB (64 objects live)
+ * takes 1.9 times as long as a thread cache without magazines. A fixed depth of 1/4 of the
+ * budget costs the `server` rows 5-20% under a 512 KiB budget, where the large pools' loaded
+ * magazines crowd out the small ones.
  */
 #ifndef MAG_DEEP_SHARE
 #define MAG_DEEP_SHARE        4u
@@ -211,7 +211,7 @@ static struct pool_mag *pass_own(struct pool_bucket *b, int gc)
 /*
  * The count at a window's end (the caller ended it and holds the pass lock): every bucket tells
  * what stayed free through the whole window and its marks rotate; what stayed free beyond a floor
- * of pool->floor objects for the pool is owed to the OS layer, and needed_avg becomes what the
+ * of pool->floor objects for the pool is owed to the slab tier, and needed_avg becomes what the
  * pool held minus it. One exchange per bucket, which also trims the bucket's empty magazines to
  * EMPTIES_KEEP. `gc`: pool_gc(), which waits for BUSY heads a while and counts everything free
  * now (its need is what is in use); an automatic count skips BUSY buckets (they owe nothing this
@@ -443,7 +443,7 @@ void pool__demand_push_idle(struct pool_head *pool, struct pool_mag *top, struct
 		pool__count_moved(nobjs);
 		return;
 	}
-	/* every head stayed BUSY: pool__push_mags() tries once more, else the OS layer */
+	/* every head stayed BUSY: pool__push_mags() tries once more, else the slab tier */
 	pool__push_mags(pool, top, bottom, nmags, nobjs, start);
 }
 

@@ -27,10 +27,10 @@ void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
 /*
  * Under a limit, one take reserves at most limit / LIMIT_SPREAD objects (at least one), so that
  * the caches of LIMIT_SPREAD threads share a small limit: a refill of a whole magazine (32
- * objects of 64 bytes) let 4 threads of 1,000 hold all of a limit of 128 in their caches, each
- * using one, while the others failed (tests/check_pool.c, test_limited_pool_1000_threads: 8 s
- * of retries, 0.5 s without caches). A limit of 64 refills or more (2,048 objects of 64 bytes)
- * is not touched by it.
+ * objects of 64 bytes) would let 4 threads of 1,000 hold all of a limit of 128 in their caches,
+ * each using one, while the others fail (tests/check_pool.c, test_limited_pool_1000_threads:
+ * 8 s of retries that way, 0.5 s without caches). A limit of 64 refills or more (2,048 objects
+ * of 64 bytes) is not touched by it.
  */
 #define LIMIT_SPREAD 64u
 
@@ -41,9 +41,9 @@ void pool__limit_set(struct pool_head *pool, size_t max_objects)
 
 /*
  * Take up to `n` objects of the pool's limit: how many may be taken (0 at the limit). The count
- * is kept with or without a limit and never rebuilt from `allocated` (a move in flight made that
- * wrong: the count went to -200, and the pool took its limit plus 200); caps are compared as
- * unsigned numbers, SIZE_MAX ("unlimited") included.
+ * is kept with or without a limit and never rebuilt from `allocated`, which a move in flight
+ * makes wrong (a count rebuilt so can reach -200 and let the pool take its limit plus 200);
+ * caps are compared as unsigned numbers, SIZE_MAX ("unlimited") included.
  */
 unsigned int pool__limit_reserve(struct pool_head *pool, unsigned int n)
 {

@@ -2,77 +2,41 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The slab tier, under the shared free lists as Bonwick's 1994 slab allocator is under his
- * 2001 magazines (jemalloc's bins, mimalloc's pages and SLUB's slabs are the same idea): it
- * decides where a pool's objects lie; the tiers above decide who holds them.
+ * The slab tier, under the shared free lists as Bonwick's slabs (1994) are under his magazines
+ * (2001); jemalloc's bins, mimalloc's pages and SLUB's slabs are the same idea. It decides
+ * where a pool's objects lie; the tiers above decide who holds them. Pools off slabs (uaf,
+ * malloc, objects over POOL_SLAB_OBJ_MAX: pool__slab_on()) pass to pool-limit.c.
  *
- * 1. Slabs. One block from the OS layer each (pool__os_slab_alloc()), a power of two aligned on
- *    its size, so that an object's slab header is its address rounded down: nothing reads the
- *    object to find it. Sized per pool (pool__slab_geometry()): the power of two over 8 objects
- *    and over 32 objects, 16 KiB to 4 MiB (31 objects of 1 to 128 KiB, 15 of 256 KiB). The
- *    header takes an object's slot when objects are a power of two: 1/32 of the slab. Slabs
- *    stayed few objects long, since one live object keeps its slab (the slot cost 12-17% of
- *    the memory at 2 to 8 KiB in slabs of 7 until round 12, and 12.5% of the 16 KiB pools'
- *    slabs until round 14); the purge (7) gives back the pages of the others, and then 31
- *    objects kept less after a burst than 7 did (round 14: 13.9 against 16.7 MiB resident after
- *    64 MiB of 16 KiB objects, a tenth kept, and pool_gc()).
- *    Objects over POOL_SLAB_OBJ_MAX, uaf and malloc pools stay off slabs (pool__slab_on()). The
- *    header holds the owner, the counts and a bitmap of the objects given back; objects follow
- *    the first cache line (or alignment) past it, `step` bytes apart, shifted by the slab's
- *    color: the slack past the last object, in lines, spread over consecutive slabs so that the
- *    same object of each starts on another cache set (Bonwick 1994, section 4.1: slab
- *    coloring). The step is the os_size, but for objects a multiple of STEP_PAD_MULTIPLE (2 KiB)
- *    long, which lie a line further apart when the slack holds it (for powers of two it always
- *    does: it costs no object): 2 KiB apart, a slab's objects start on 2 of the 64 sets of a 32
- *    to 48 KiB L1 (address bits 6 to 11), 4 KiB apart on one, and a thread touching a few dozen
- *    of them missed its L1 on each (`batch` of 64 objects of 4 KiB: 6.2 ns a pair, 2.5 with the
- *    step; round 14). An odd number of lines apart, consecutive objects start on every set in
- *    turn: coloring within the slab, where the colors spread whole slabs.
- * 2. Line groups. The fewest objects whose run ends on a cache line boundary: 64 / gcd(os_size,
- *    64), 1, 2 or 4. The tier hands out whole groups (one object only to a request of fewer), so
- *    objects that two refills take for two threads never share a line (issue 27: 9.3 times
- *    malloc's time on a cache-scratch shape with 8-byte objects sharing lines). A group given
- *    back is handed out again once all of it is back; its free objects are "loose" until then.
- *    Objects of 1 KiB and more go one by one: a group of 4 tagged 16 KiB buffers (16,400 bytes)
- *    left half a slab unused, for the sake of one shared line at each boundary.
- * 3. Dense refills. The slabs that have a wholly free group are a binary min-heap keyed by
- *    (density class, address), 16 classes, so a slab moves in it only when it crosses a class.
- *    A take serves the densest slab first, its given-back groups in address order, its fresh
- *    space (the end) last: the emptiest slabs drain, and a slab whose objects are all free goes
- *    back to the OS layer whole, at once (the release passes of pool-demand.c decide when
- *    objects come down; no empty slab is kept: jemalloc keeps the extent for the next one).
- * 4. Zero. Slabs come zeroed from jemalloc, and pool_zalloc() clears every object all the same.
- *    It skipped the memset of the first fresh object of a refill once; a program that read that
- *    object before writing it mapped the kernel's zero page under it, and the next write to the
- *    page (the program's, or the memset of a neighbour) copied the page and flushed the TLB of
- *    every CPU the process ran on: 5 times the TLB shootdowns on the server rows, a fifth of
- *    the page faults' time (round 7 in doc/benchmarks.md). A memset of one object per refill
- *    is cheaper than that on two CPUs, and more so on many.
- * 5. Counting. Under a shard's lock the tier counts the carved objects given back (free_objs),
- *    the objects carved fresh and those gone back with their slab, and the slabs. `allocated`
- *    is the buckets' count (above this tier) plus free_objs. The limit counts what is above
- *    this tier (pool-limit.c): a take reserves it first.
- * 6. Shards. A pool's slabs are spread over POOL_SLAB_SHARDS shards, each with its lock, heap
- *    and counters; a slab belongs to one for life. A take uses its thread's shard, or the next
- *    one whose lock is free (as a push skips a BUSY head), and another shard's given-back
- *    objects before it makes a slab, its fresh space when no slab can be had (pool-shard.c
- *    chooses); a put locks the shard of each object's slab. One lock per
- *    pool made 64 threads on 2 CPUs sleep while its holder waited for a CPU (doc/internals.md
- *    4.6, doc/benchmarks.md).
- * 7. Purge. A slab that keeps one live object keeps its memory: after bursts of 64 MiB of
- *    objects of 2 to 16 KiB of which every tenth stayed live (6.4 MiB), 54-58 MiB stayed
- *    resident (doc/benchmarks.md, round 12). So the release passes, pool_gc() and
- *    pool_flush() purge the slabs that objects came back to since their last purge
- *    (pool__slab_purge()): the whole pages of each run of free objects go to the kernel
- *    (madvise(MADV_DONTNEED): out of the resident set at once, zero at their next touch),
- *    under the shard's lock so that no refill takes one of those objects meanwhile, a few
- *    slabs per hold. jemalloc purges its own slabs only whole; Linux's SLUB likewise.
+ * 1. Slabs. One block from the OS layer each, a power of two aligned on its size, so that an
+ *    object's slab header is its address rounded down: nothing reads the object to find it.
+ *    pool__slab_geometry() sizes them: the power of two over 8 objects and over 32, 16 KiB to
+ *    4 MiB. The header (owner, counts, a bitmap of the objects given back) is followed by the
+ *    objects, `step` bytes apart, shifted by the slab's color: the slack, in lines, spread
+ *    over consecutive slabs (Bonwick 1994, 4.1: slab coloring).
+ * 2. Line groups. The fewest objects whose run ends on a cache line (64 / gcd(os_size, 64): 1,
+ *    2 or 4) are handed out together (one object only to a request of fewer), so that objects
+ *    of two refills never share a line. A group given back is handed out again once all of it
+ *    is back; its free objects are "loose" until then.
+ * 3. Dense refills. The slabs with a wholly free group are a min-heap keyed by (density class
+ *    of 16, address): a slab moves in it only when it crosses a class. A take serves the
+ *    densest slab, its given-back groups in address order, its fresh space last, so that the
+ *    emptiest slabs drain; a slab whose objects are all free goes back to the OS layer at once
+ *    (none is kept). The release passes (pool-demand.c) decide when objects come down.
+ * 4. Zero. Slabs come zeroed, and pool_zalloc() clears every object all the same: a fresh
+ *    object read before it is written maps the kernel's zero page, and the next write to that
+ *    page copies it and shoots down the TLB of every CPU the process ran on.
+ * 5. Counting, under a shard's lock: the carved objects given back (free_objs), the objects
+ *    carved and those gone back with their slab, the slabs. `allocated` is the buckets' count
+ *    plus free_objs; the limit counts what is above this tier: a take reserves it first.
+ * 6. Shards. POOL_SLAB_SHARDS per pool, each with its lock, heap and counters; a slab belongs to
+ *    one for life. A take uses its thread's shard or the next free one (pool-shard.c); a put
+ *    locks the shard of each object's slab.
+ * 7. Purge. A slab that keeps one live object keeps its memory: pool__slab_purge() gives the
+ *    kernel the whole pages of its runs of free objects (jemalloc and SLUB return whole slabs).
  *
- * Concurrency: a lock per shard, a leaf of the lock order (after the pass lock; taken inside
- * cache sections, never inside a BUSY window); a thread waits for one shard's lock at a time
- * (fork() holds them all); the OS layer is called with them dropped, but for the purge's
- * madvise(). The tier is reached rarely and costs a bitmap word per object, never a read of
- * the object.
+ * Concurrency: a shard's lock is a leaf (after the pass lock), taken inside cache sections,
+ * never in a BUSY window, one at a time but by fork(); the OS layer is called with it dropped,
+ * but for the purge's madvise(). The tier reads a bitmap bit per object, never the object.
  */
 #include <limits.h>
 #include <stdatomic.h>
@@ -95,16 +59,30 @@
 #define SLAB_MIN        (16u * 1024u)        /* bytes: jemalloc's first extent-sized class */
 #define SLAB_MAX        (4096u * 1024u)      /* bytes */
 #define SLAB_OBJS       8u                   /* objects a slab is sized for, at least */
-#define SLAB_SLOT_SHARE 32u                  /* the header's slot: at most 1/32 of a slab */
+/*
+ * The header takes an object's slot when objects are a power of two: at most 1/32 of a slab.
+ * With the purge, slabs of 31 objects keep less than slabs of 7 after a burst (13.9 against
+ * 16.7 MiB resident after 64 MiB of 16 KiB objects of which a tenth stays, and pool_gc()).
+ */
+#define SLAB_SLOT_SHARE 32u
 #define PURGE_SLABS_PER_LOCK 16u             /* slabs a purge does per hold of a shard's lock */
 #define SLAB_CLASSES    16u                  /* density classes of the heap */
 #define SLAB_OFF_HEAP   UINT32_MAX
 #define COLORS_MAX      256u                 /* a slab's color is a byte */
 #define HEAP_MIN        16u                  /* heap entries first allocated */
-#define GROUP_MAX_OS    1024u                /* bytes: larger objects are carved one by one */
+/*
+ * Bytes: larger objects are carved one by one, not by line groups: a group of 4 tagged 16 KiB
+ * buffers (16,400 bytes) leaves half a slab unused for the sake of one shared line.
+ */
+#define GROUP_MAX_OS    1024u
 #define BORROW_SCAN     64u                  /* heap entries a borrowing refill looks at */
-#define STEP_PAD_MULTIPLE 2048u              /* bytes: objects whose os_size is a multiple of
-                                                this lie a line further apart (1.) */
+/*
+ * Bytes: objects whose os_size is a multiple of this lie a line further apart when the slack
+ * holds it (always for powers of two). 2 KiB apart, a slab's objects start on 2 of the 64 sets
+ * of an L1 (address bits 6 to 11), 4 KiB apart on one; an odd number of lines apart, on every
+ * set in turn (`batch`, 64 objects of 4 KiB: 2.5 ns a pair, 6.2 ns without the line).
+ */
+#define STEP_PAD_MULTIPLE 2048u
 
 static void walk_locked(struct pool_head *pool, struct pool_slab_shard *H);
 

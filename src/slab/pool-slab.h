@@ -18,8 +18,7 @@
 
 /*
  * The largest object (os_size, bytes) kept in slabs: a slab holds 8 of them in 4 MiB (7 to 31
- * objects of a smaller size). Larger objects come from the OS layer one by one, as they did
- * before slabs.
+ * objects of a smaller size). Larger objects come from the OS layer one by one.
  */
 #define POOL_SLAB_OBJ_MAX ((4096u * 1024u - 65536u) / 8u)
 

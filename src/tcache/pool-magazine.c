@@ -2,12 +2,31 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The magazines of one thread's cache of one pool (a slot): which pool has which slot, the
- * loaded magazine behind the fast path's entry, the previous one, the stacks of full and empty
- * magazines, the budget and CLOCK eviction, and the rotations when the loaded magazine runs
- * empty or full (Bonwick & Adams, "Magazines and Vmem", USENIX 2001, section 3; the essay of
- * pool-tcache.c tells how). Every function here acts on the calling thread's own caches inside
- * one of its sections (pool-tcache.c), except the slot table's (under the pool list lock) and
+ * The magazines of one thread's cache of one pool (a slot), after Bonwick & Adams ("Magazines
+ * and Vmem", USENIX 2001, section 3): the loaded magazine, whose pointer array the fast path
+ * pops and pushes through the slot's struct pool_tcache entry; the previous magazine; a stack of
+ * full magazines and one of empty ones, the thread's own small depot. When the loaded magazine
+ * runs empty, a full previous one takes its place, else the top of the full stack, else
+ * magazines from a shared free list (one exchange), else new objects from the slab tier. When
+ * it runs full, an empty previous one takes its place, else the previous one goes onto the
+ * full stack and an empty magazine is loaded. Every move is of whole magazines: a pointer swap
+ * or a stack operation on magazine headers, never a walk over objects.
+ *
+ * The budget: each slot counts `reserved_objs`, the objects of its previous and full magazines
+ * plus the loaded magazine's depth, and the thread keeps sum(reserved_objs * cache_cost) ==
+ * reserved - credit <= budget (asserted when a section ends). What does not fit is evicted: the
+ * CLOCK (Corbato 1968: a reference bit, set when a slot's slow path moves a magazine, cleared by
+ * the hand) picks the coldest other slot, which gives the bottom half of its full stack (its
+ * coldest magazines) or, with none, all it holds; then this slot's own full stack; and a full
+ * magazine that still does not fit goes to the shared free lists at once. The fast path counts
+ * nothing, so a thread holds at most its budget: the topology's L2 share (pool_configure()), an
+ * object costing its stride (under uaf, its pages); a pool of which one magazine exceeds the
+ * budget is not cached. A thread destroying a pool drains the other threads' slots of it and
+ * credits their `reserved` (ctx->credit, an atomic), which each owner takes back on its next
+ * slow path.
+ *
+ * Every function here acts on the calling thread's own caches inside one of its sections
+ * (pool-tcache.c), except the slot table's (under the pool list lock) and
  * pool__magazine_take_slot(), which takes back another thread's slot for pool-thread.c. Only
  * magazine headers and pointer arrays are read or written here: never a free object, but for
  * the debugging layer's fill and check of cached objects when integrity or backup is on.
@@ -34,8 +53,8 @@
  * A slot goes deeper only while its thread's budget stays at most 1/DEEPEN_BUDGET_SHARE used
  * (deepen()): deeper slots are for a thread whose budget is not in demand, and a server's mix
  * keeps the starting depths. Side by side on the `server` rows (12 pools of 8 B to 16 KiB)
- * the time was the same with and without the bound, and without it the short-burst rows at 8
- * threads peaked 6-10% higher under a 512 KiB budget (doc/benchmarks.md, round 11).
+ * the time is the same with and without the bound, and without it the short-burst rows at 8
+ * threads peak 6-10% higher under a 512 KiB budget.
  */
 #ifndef DEEPEN_BUDGET_SHARE
 #define DEEPEN_BUDGET_SHARE 2u
@@ -97,7 +116,7 @@ static inline void set_depth(struct pool_tslot *sl, uint32_t depth)
  * Tier 1 (pool-assert.h), at the top of every call of this file on the calling thread's own
  * slot `s`: it is inside a section, the slot belongs to a pool, the fast path's entry spans the
  * loaded magazine (or is empty, or closed by a drain), the counts agree with the stacks' ends,
- * and the budget counts what the slot holds (the essay of pool-tcache.c).
+ * and the budget counts what the slot holds (the top of this file).
  */
 static void check_slot(const struct pool_thread_caches *ctx, unsigned int s)
 {
@@ -425,7 +444,7 @@ static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* The budget and eviction (pool-tcache.c tells them)                                         */
+/* The budget and eviction (the top of this file tells them)                                  */
 /* ------------------------------------------------------------------------------------------ */
 
 /* Slot `s` now counts `objs` objects in the budget. */
@@ -542,8 +561,8 @@ static void set_loaded_depth(struct pool_thread_caches *ctx, unsigned int s, uin
 
 /*
  * The CLOCK chose slot `s` to give room back: a loaded magazine deeper than the pool's starting
- * depth and than what it holds is made shallower first, which evicts nothing (0.1.0 took back
- * reservations unused before evicting objects the same way). Not while the profile samples on
+ * depth and than what it holds is made shallower first, which evicts nothing (a reservation
+ * unused goes before objects cached). Not while the profile samples on
  * this thread: its window and marks lie within the depth they were set in. Returns 1 when the
  * slot gave room back that way.
  */

@@ -37,8 +37,8 @@ static inline struct pool_head *pool__slot_pool(unsigned int s)
  * Full magazines a slot keeps on its stack while its thread has not allocated from the pool
  * (besides the loaded and previous ones): a thread that only frees (a consumer, a reaper) sends
  * them to the shared lists together once it has this many, rather than filling its budget with
- * objects it will not hand out. 4: one exchange per 4 magazines; xmalloc's consumers kept their
- * whole budget of the producers' objects before (doc/internals.md 4.6).
+ * objects it will not hand out. 4: one exchange per 4 magazines; without the bound, xmalloc's
+ * consumers keep their whole budget of the producers' objects (doc/internals.md 4.6).
  */
 #define POOL_FREE_ONLY_FULL 4u
 

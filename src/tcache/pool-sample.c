@@ -3,72 +3,39 @@
  * Copyright (c) 2026 libpool developers
  *
  * The profile's sampler: which allocations each thread samples, and how it sees the frees of
- * what it sampled, when the inline fast path serves most of them and does not change at all
- * (the tables are pool-profile.c's; the essay there says what the profile counts).
+ * what it sampled while the inline fast path, unchanged, serves most of them (the tables and
+ * what the profile counts: pool-profile.c).
  *
- * How it sees what the fast path does
- *
- * 1. The window. The inline fast path pops while top > base and pushes while top < end, and
- *    counts nothing. The slow paths take the loaded magazine's bounds from the magazine itself
- *    and the slot's depth (pool__tc_objs(), pool__tc_cap()), so the entry's `base` and `end`
- *    are free to show the fast path a narrower window of the same array: raising `base` stops
- *    the fast path's pops there, lowering `end` its pushes. A slot that goes deeper moves an
- *    `end` that nothing narrowed, and the next window here starts from the new depth. Only the
- *    owning thread changes them, inside its sections, like every other change of a slot
- *    (fork() and pool_destroy() see a window as a valid entry; the statistics count what lies
- *    below it through the slot's `hidden`).
- * 2. The countdown. Per (thread, pool) slot, the allocations until the next sample, drawn so
- *    that samples are a Poisson process over the bytes allocated (pool__prof_interval(): an
- *    exponential of mean `rate` bytes, as jemalloc's prof and tcmalloc's sampler draw theirs).
- *    Each slow path of the slot charges it with what the fast path handed out since the last
- *    allocation that came to a slow path, net: the distance `top` moved down in the same
- *    magazine, or, when a reload replaced the magazine, what was above the mark in the one it
- *    emptied. The window's `base` then lets the fast path hand out, net, one object less than
- *    the countdown allows, so that the allocation due finds the window empty and comes here.
- *    Objects the thread frees into the magazine meanwhile may be handed out again: the
- *    countdown counts what leaves the thread's cache net of what comes back, not every call.
- *    An object allocated and freed by the same thread before its cache goes deeper than it (a
- *    pair, a nested scope) is handed out again and again with no sample; it holds no memory
- *    the profile could attribute between those calls. The pair scenario of pool-bench never
- *    comes to a slow path, sampling or not.
- * 3. Candidates. The object due is a candidate, watched by the slot: `end` is lowered to its
- *    position, so that the first free that reaches its depth in the magazine comes to the slow
- *    path. If that free is the candidate's own, it lived a nested, short life, and the event
- *    tries the next allocation instead (`base` at the magazine's end, so that the next
- *    allocation comes here whatever is freed first), as long as the event's hunt lasts: 1% of
- *    the thread's time since its previous event (HUNT_SHARE_PERMILLE). If it is another
- *    object's, the candidate outlives its first free and becomes a sample the profile
- *    remembers (pool-profile.c), born when the event began. Each candidate's call stack is
- *    taken when the slow path hands it out (pool__sample_handout(), pool-stack.c): it may
- *    become a sample after its allocation returned, and the stack is gone then. A site that
- *    keeps one object in a thousand in a pair-shaped loop is found that way; a candidate drawn
- *    once would find it once in a thousand events. A candidate not yet decided is the thread's
- *    own until its slot's next free, the next event, the thread's exit or a view the thread
- *    makes (at most one per pool and thread is missing from another thread's view). With the
- *    fast path off (`caller`, `tag`, any option of POOL_DBG_SLOW) every allocation and free
- *    comes to the slow paths: the countdown counts every allocation and a sample is remembered
- *    at once.
- * 4. Frees. A sample's free is credited to the site that allocated it, whatever thread frees
- *    it, when the profile sees the object free: freed through a slow path (pool__free_slow(),
- *    the bulk calls), a magazine leaving the loaded position or the thread (its pointers are
- *    checked against the sampled set through a counting filter: unload() in pool-magazine.c),
- *    handed out again by a slow path (then it was freed in between), and the audit every view
- *    makes (pool__sample_audit(): each thread kept out of its sections a moment, the pointers
- *    of every magazine it holds checked; never an object's memory). A free through the fast
- *    path followed by the fast path handing the same object out again, before any of these,
- *    is not seen: the record then stands for the object's next life, in the same pool, and
- *    its site may be the wrong one of that pool (a "rebirth"). The pool's count of objects in
- *    use is exact, so what the views report per pool is exact, and a rebirth moves bytes only
- *    between the sites of one pool.
- * 5. What was measured (doc/debugging.md, "Profiling where memory is held", has the figures and
- *    how they were taken): the pair scenario runs the same with the profile on or off; the
- *    server scenario runs 1.3-4% more instructions with the profile on at 512 KiB than off
- *    (1.7-3.9% with the stacks), and off as many as before the profile existed (the fast path
- *    is the same 16 instructions); a
- *    site keeping one object in a thousand between allocations of a site that frees all of its
- *    own ranks first, at its exact count (tests/check_profile.c); mixed with a site keeping a
- *    working set of random lifetimes, the leak's objects are attributed to that site, through
- *    rebirths, as the figures of doc/debugging.md show.
+ * 1. The window. The slow paths read the loaded magazine's bounds from the magazine and the
+ *    slot's depth (pool__tc_objs(), pool__tc_cap()), so the entry's `base` and `end` may show the
+ *    fast path a narrower window of the same array: a raised `base` stops its pops there, a
+ *    lowered `end` its pushes. Only the owning thread changes them, inside its sections.
+ * 2. The countdown. Per slot, the allocations until the next sample, drawn so that samples are a
+ *    Poisson process over the bytes allocated (pool__prof_interval(): exponential intervals of
+ *    mean `rate` bytes, as jemalloc and tcmalloc draw theirs). Each slow path charges it with
+ *    what the fast path handed out since, net (how far `top` moved down, or what was above the
+ *    mark in the magazine a reload replaced), and `base` lets the fast path hand out one object
+ *    less than the countdown allows, so that the allocation due comes here. An object allocated
+ *    and freed again before the cache goes deeper than it (a pair) is never sampled: it holds no
+ *    memory between those calls.
+ * 3. Candidates. The object due is a candidate: `end` is lowered to its position, so that the
+ *    first free that reaches its depth comes to a slow path. If that free is the candidate's
+ *    own, its life was short, and the event tries the next allocation instead for as long as
+ *    its hunt lasts (HUNT_SHARE_PERMILLE of the thread's time since its previous event); if it
+ *    is another's, the candidate becomes a sample (pool-profile.c), born when the event began.
+ *    A candidate's stack is taken when it is handed out (pool__sample_handout()), since it may
+ *    become a sample after its allocation returned. Undecided, a candidate is the thread's own
+ *    until its slot's next free, the next event, the thread's exit or a view it makes. With the
+ *    fast path off (POOL_DBG_SLOW), every call comes here and a sample is remembered at once.
+ * 4. Frees. A sample's free is credited to its site, whatever thread frees it, when the profile
+ *    sees it free: a free through a slow path, a magazine leaving the loaded position or the
+ *    thread (a counting filter checks its pointers: unload() in pool-magazine.c), a hand-out by
+ *    a slow path, or the audit of every view (pool__sample_audit(): each thread kept out of its
+ *    sections a moment, its magazines' pointers checked, never an object). A fast-path free
+ *    followed by a fast-path hand-out of the same object is not seen (a "rebirth"): the record
+ *    then stands for the object's next life in the same pool, so per-pool figures stay exact.
+ * 5. Cost: the fast path is the same 16 instructions, profile on or off; doc/debugging.md,
+ *    "Profiling where memory is held", has the figures of the sampled paths.
  */
 #include <stdatomic.h>
 #include <string.h>

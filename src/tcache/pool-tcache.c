@@ -3,67 +3,37 @@
  * Copyright (c) 2026 libpool developers
  *
  * The thread-cache tier: one thread's caches, reached by the inline fast path through the TLS
- * pointer pool__tls_cache: the magazines of each (thread, pool) slot, the byte budget and CLOCK
- * eviction, refill from the shared lists and the OS layer, bulk moves and flush, and sections.
- * The threads themselves (registry, context, exit, drain, fork()) are pool-thread.c's.
+ * pointer pool__tls_cache, and the slow paths around a slot's magazines (pool-magazine.c tells
+ * a slot, its budget and its eviction): refill, flush, bulk moves, and the sections. The
+ * threads themselves (registry, context, exit, drain, fork()) are pool-thread.c's.
  *
  * The fast path (pool.h) sees a slot through its struct pool_tcache entry (top, base, end), in
- * the array that the 8-byte initial-exec TLS pointer pool__tls_cache points to: after one test
- * of the debugging word, pool_alloc() pops *--top while top > base, pool_free() stores *top++
- * while top < end. No atomic, no lock, no call, and no access to the object: a linked free list
- * pops with a load through the object, a dependent cache miss when it is cold; a magazine pops a
- * pointer the thread wrote itself. 16 instructions per alloc+free pair under callgrind, net of
- * the loop (19 with the linked list this replaced, 20 with a count and a capacity in the entry
- * instead of top and end). A thread takes the slow paths until it has registered (its TLS
- * pointer then points at entries of NULLs) and after pool_destroy() closed its entry (base at
- * the highest address, end NULL: no top passes either test).
+ * the array the 8-byte initial-exec TLS pointer points to: after one test of the debugging
+ * word, pool_alloc() pops *--top while top > base, pool_free() stores *top++ while top < end.
+ * No atomic, no lock, no call, no access to the object: a linked free list pops with a load
+ * through the object, a dependent miss when it is cold; a magazine pops a pointer the thread
+ * wrote itself. 16 instructions per alloc+free pair under callgrind, net of the loop. A thread
+ * takes the slow paths until it has registered (its TLS pointer then points at entries of
+ * NULLs) and after pool_destroy() closed its entry (base at the highest address, end NULL).
  *
- * A slot, after Bonwick & Adams ("Magazines and Vmem", USENIX 2001, section 3): the loaded
- * magazine, whose pointer array the fast path pops and pushes through the slot's struct
- * pool_tcache entry; the previous magazine; a stack of full magazines and one of empty ones,
- * which are the thread's own small depot. When the loaded magazine runs empty, a full previous
- * one takes its place, else the top of the full stack, else magazines from a shared free list
- * (one exchange), else new objects from the OS layer. When it runs full, an empty previous one
- * takes its place, else the previous one goes onto the full stack and an empty magazine is
- * loaded. Every move is of whole magazines: a pointer swap or a stack operation on magazine
- * headers, never a walk over objects, so the objects' memory is not touched at all.
- *
- * The budget: each slot counts `reserved_objs`, the objects of its previous and full magazines
- * plus the loaded magazine's capacity, and the thread keeps sum(reserved_objs * cache_cost) ==
- * reserved <= budget. What does not fit is evicted: the CLOCK (Corbato 1968: a reference bit,
- * set when a slot's slow path moves a magazine, cleared by the hand) picks the coldest other
- * slot, which gives the bottom half of its full stack (its coldest magazines) or, with none, all
- * it holds; then this slot's own full stack; and a full magazine that still does not fit goes
- * to the shared free lists at once. The fast path itself counts nothing, so a thread holds at
- * most its budget. The budget is the topology's L2 share (pool_configure()), an object's cost
- * its stride (under uaf, its pages); a pool of which one magazine exceeds the budget is not
- * cached. A thread destroying a pool drains the other threads' slots of it and credits their
- * `reserved` (ctx->credit, an atomic), which each owner takes back on its next slow path.
- *
- * Sections: a thread changes its slots only inside a section (a busy word set at the start and
- * cleared at the end). fork() and pool_destroy() quiesce: they raise a global flag, wait
+ * Sections: a thread changes its slots only inside a section (a busy word set at its start and
+ * cleared at its end). fork() and pool_destroy() quiesce: they raise a global flag, wait
  * (bounded) until no registered thread is inside a section, and look at other threads' slots
- * while the flag keeps new sections from starting. So a fork() child never sees a slot cut in
- * the middle of a change, and a drain never races one. The thread's side is a plain store and a
- * load: the quiescer issues membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), which runs a full
- * memory barrier on every thread of the process, so that one of the two sides always sees the
- * other (the asymmetric fence of Linux's membarrier(2)); where membarrier is not available, each
- * section entry uses a full fence instead. The releaser (pool-release.c) keeps a few threads out
- * the same way, each by a hold word of its own beside its busy word, and waits for none of them:
- * one found inside a section is let go. Each section entry also counts itself (`sections`), so
- * that the releaser tells a thread that entered none through a window. The inline fast path is
- * not a section: its changes are single stores (the object's pointer into the magazine, then
- * `top`), safe to be cut anywhere.
+ * while the flag keeps new sections from starting, so that a fork() child never sees a slot cut
+ * in the middle of a change and a drain never races one. The thread's side is a plain store and
+ * a load: the quiescer issues membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), a full barrier on
+ * every thread of the process, so that one side always sees the other (without membarrier,
+ * each section entry uses a full fence). The releaser (pool-release.c) keeps a few threads out
+ * the same way, each by a hold word beside its busy word, and waits for none: one found inside
+ * a section is let go. Each section entry counts itself (`sections`), so that the releaser
+ * tells a thread that entered none through a window. The fast path is not a section: its
+ * changes are single stores (the pointer, then `top`), safe to be cut anywhere.
  *
- * Concurrency otherwise: a thread's caches are written by that thread alone. The pool slot table
- * is guarded by the pool list lock of pool.c, whose creation and destruction of pools call
- * pool__magazine_attach()/detach(). A section takes no lock but the uaf table's, the OS
- * layer's and the profile's (a leaf: pool-profile.c); a pool's pass lock is only tried, after
- * the section (the release pass from tick()). The mechanics of one slot (its magazines, the
- * budget, eviction, the rotations) are pool-magazine.c's; this file calls them inside its
- * sections. The profile's sampler (pool-sample.c) is called at the end of each slow path here,
- * inside its section, and may narrow the entry's window of the loaded magazine: this file reads
- * the magazine's bounds from the magazine (pool__tc_objs(), pool__tc_cap()).
+ * Concurrency otherwise: a thread's caches are written by that thread alone; the slot table is
+ * guarded by the pool list lock (pool.c). A section takes no lock but the uaf table's, the OS
+ * layer's and the profile's (a leaf); a pool's pass lock is only tried, after the section. The
+ * sampler (pool-sample.c), called at the end of each slow path inside its section, may narrow
+ * the entry's window: this file reads the loaded magazine's bounds from the magazine.
  */
 #include <linux/membarrier.h>
 #include <pthread.h>

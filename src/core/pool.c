@@ -471,6 +471,7 @@ POOL_API void pool_flush(struct pool_head *pool)
 		pool__demand_flush(pool);
 		pool__unlock(&pool->demand.pass_lock);
 		pool__slab_trim(pool);
+		pool__slab_purge(pool);
 	}
 }
 
@@ -482,6 +483,7 @@ POOL_API void pool_gc(struct pool_head *pool)
 		if (live_head(pool)) {
 			pool__demand_gc(pool);
 			pool__slab_trim(pool);
+			pool__slab_purge(pool);
 		}
 	} else {
 		int took = pool__lock_enter(&pool__list_lock);
@@ -491,6 +493,7 @@ POOL_API void pool_gc(struct pool_head *pool)
 		for (p = pool__list_head; p; p = p->next) {
 			pool__demand_gc(p);
 			pool__slab_trim(p);
+			pool__slab_purge(p);
 		}
 		pool__lock_leave(&pool__list_lock, took);
 	}

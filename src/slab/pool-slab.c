@@ -9,10 +9,8 @@
  *
  * 1. Slabs. One block from the OS layer each, a power of two aligned on its size, so that an
  *    object's slab header is its address rounded down: nothing reads the object to find it.
- *    pool__slab_geometry() sizes them: the power of two over 8 objects and over 32, 16 KiB to
- *    4 MiB. The header (owner, counts, a bitmap of the objects given back) is followed by the
- *    objects, `step` bytes apart, shifted by the slab's color: the slack, in lines, spread
- *    over consecutive slabs (Bonwick 1994, 4.1: slab coloring).
+ *    The header holds the owner, the counts and a bitmap of the objects given back; sizes,
+ *    steps and colors are pool-geometry.c's.
  * 2. Line groups. The fewest objects whose run ends on a cache line (64 / gcd(os_size, 64): 1,
  *    2 or 4) are handed out together (one object only to a request of fewer), so that objects
  *    of two refills never share a line. A group given back is handed out again once all of it
@@ -31,8 +29,8 @@
  * 6. Shards. POOL_SLAB_SHARDS per pool, each with its lock, heap and counters; a slab belongs to
  *    one for life. A take uses its thread's shard or the next free one (pool-shard.c); a put
  *    locks the shard of each object's slab.
- * 7. Purge. A slab that keeps one live object keeps its memory: pool__slab_purge() gives the
- *    kernel the whole pages of its runs of free objects (jemalloc and SLUB return whole slabs).
+ * 7. Purge. A slab that keeps one live object keeps its memory: pool-purge.c gives the kernel
+ *    the whole pages of its runs of free objects.
  *
  * Concurrency: a shard's lock is a leaf (after the pass lock), taken inside cache sections,
  * never in a BUSY window, one at a time but by fork(); the OS layer is called with it dropped,
@@ -55,104 +53,14 @@
 #include "slab/pool-limit.h"
 #include "slab/pool-shard.h"
 #include "slab/pool-slab.h"
+#include "slab/pool-slab-int.h"
 
-#define SLAB_MIN        (16u * 1024u)        /* bytes: jemalloc's first extent-sized class */
-#define SLAB_MAX        (4096u * 1024u)      /* bytes */
-#define SLAB_OBJS       8u                   /* objects a slab is sized for, at least */
-/*
- * The header takes an object's slot when objects are a power of two: at most 1/32 of a slab.
- * With the purge, slabs of 31 objects keep less than slabs of 7 after a burst (13.9 against
- * 16.7 MiB resident after 64 MiB of 16 KiB objects of which a tenth stays, and pool_gc()).
- */
-#define SLAB_SLOT_SHARE 32u
-#define PURGE_SLABS_PER_LOCK 16u             /* slabs a purge does per hold of a shard's lock */
 #define SLAB_CLASSES    16u                  /* density classes of the heap */
 #define SLAB_OFF_HEAP   UINT32_MAX
-#define COLORS_MAX      256u                 /* a slab's color is a byte */
 #define HEAP_MIN        16u                  /* heap entries first allocated */
-/*
- * Bytes: larger objects are carved one by one, not by line groups: a group of 4 tagged 16 KiB
- * buffers (16,400 bytes) leaves half a slab unused for the sake of one shared line.
- */
-#define GROUP_MAX_OS    1024u
 #define BORROW_SCAN     64u                  /* heap entries a borrowing refill looks at */
-/*
- * Bytes: objects whose os_size is a multiple of this lie a line further apart when the slack
- * holds it (always for powers of two). 2 KiB apart, a slab's objects start on 2 of the 64 sets
- * of an L1 (address bits 6 to 11), 4 KiB apart on one; an odd number of lines apart, on every
- * set in turn (`batch`, 64 objects of 4 KiB: 2.5 ns a pair, 6.2 ns without the line).
- */
-#define STEP_PAD_MULTIPLE 2048u
 
 static void walk_locked(struct pool_head *pool, struct pool_slab_shard *H);
-
-/* ------------------------------------------------------------------------------------------ */
-/* Geometry                                                                                   */
-/* ------------------------------------------------------------------------------------------ */
-
-static size_t pow2_ceil(size_t v)
-{
-	size_t p = 1;
-
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
-static size_t header_bytes(uint32_t words)
-{
-	return sizeof(struct pool_slab) + (size_t)words * sizeof(uint64_t);
-}
-
-void pool__slab_geometry(struct pool_head *pool)
-{
-	struct pool_slabs *S = &pool->slabs;
-	size_t os = pool->os_size, step, bytes, first, align = pool->align > POOL_CACHE_LINE ?
-	                                                        pool->align : POOL_CACHE_LINE;
-	uint32_t words, g = 1, cap;
-
-	if (!pool__slab_on(pool)) {
-		S->bytes = 0;
-		return;
-	}
-	POOL_ASSERT(os >= 16 && os % 16 == 0);
-	POOL_ASSERT(atomic_load_explicit(&pool->ever_allocated, memory_order_relaxed) != 1);
-	while (os < GROUP_MAX_OS && (os * g) % POOL_CACHE_LINE)
-		g <<= 1;
-	/* 8 objects, and 32 times the object whose slot the header takes */
-	bytes = pow2_ceil(os * SLAB_OBJS);
-	if (bytes < pow2_ceil(os * SLAB_SLOT_SHARE))
-		bytes = pow2_ceil(os * SLAB_SLOT_SHARE);
-	if (bytes < SLAB_MIN)
-		bytes = SLAB_MIN;
-	if (bytes > SLAB_MAX)
-		bytes = SLAB_MAX;
-	/* the bitmap sized for a slab of objects only, then the objects after the header */
-	words = (uint32_t)((bytes / os + 63) / 64);
-	first = pool__round_up(header_bytes(words), align);
-	cap = (uint32_t)((bytes - first) / os);
-	cap -= cap % g;
-	/* a line between objects a multiple of STEP_PAD_MULTIPLE apart, where the slack holds it */
-	step = os;
-	if (os % STEP_PAD_MULTIPLE == 0 && align == POOL_CACHE_LINE &&
-	    (size_t)cap * (os + POOL_CACHE_LINE) + first <= bytes)
-		step = os + POOL_CACHE_LINE;
-	POOL_ASSERT(g <= 4 && cap >= 7 && (size_t)cap * step + first <= bytes);
-	S->group = g;
-	S->first = (uint32_t)first;
-	S->capacity = cap;
-	/* the slack past the last object, in steps of the alignment: at most 256 colors */
-	S->color_unit = (uint32_t)align;
-	S->colors = (uint32_t)((bytes - first - (size_t)cap * step) / align + 1);
-	if (S->colors > COLORS_MAX)
-		S->colors = COLORS_MAX;
-	POOL_ASSERT(first + (size_t)(S->colors - 1) * align + (size_t)cap * step <= bytes);
-	S->words = (cap + 63) / 64;
-	/* exact for every multiple of the step below 2^32 (bytes <= 4 MiB) */
-	S->div_magic = (UINT64_C(1) << 32) / step + 1;
-	S->step = (uint32_t)step;
-	S->bytes = bytes;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* The heap of slabs with a wholly free group: densest first, then lowest address              */
@@ -161,11 +69,6 @@ void pool__slab_geometry(struct pool_head *pool)
 static struct pool_slab *slab_of(const struct pool_slabs *S, const void *obj)
 {
 	return (struct pool_slab *)((uintptr_t)obj & ~(uintptr_t)(S->bytes - 1));
-}
-
-static char *slab_base(const struct pool_slabs *S, struct pool_slab *slab)
-{
-	return (char *)slab + S->first + (size_t)slab->color * S->color_unit;
 }
 
 /* The heap key: the density class (its free groups, in 16ths), then the address. */
@@ -264,13 +167,6 @@ static void heap_fix(const struct pool_slabs *S, struct pool_slab_shard *H,
 /* Slabs made and given back                                                                  */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Owner-style counter update: the lock serialises the writers; statistics read it relaxed. */
-static void count(atomic_ulong *c, long delta)
-{
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + (unsigned long)delta,
-	                      memory_order_relaxed);
-}
-
 /*
  * H's lock held: a new slab for `pool` in shard H, into its heap; the OS layer is called with
  * the lock dropped (a slab another thread made meanwhile waits in the heap). Returns 1, or 0
@@ -309,7 +205,7 @@ static int slab_new(struct pool_head *pool, struct pool_slab_shard *H)
 			pool__os_meta_free(heap, cap * sizeof(*heap), POOL_CACHE_LINE);
 		}
 	}
-	memset(slab, 0, header_bytes(S->words));
+	memset(slab, 0, pool__slab_header_bytes(S->words));
 	slab->pool = pool;
 	slab->heap_idx = SLAB_OFF_HEAP;
 	slab->nfree = S->capacity;
@@ -323,8 +219,8 @@ static int slab_new(struct pool_head *pool, struct pool_slab_shard *H)
 	H->all = slab;
 	/* the sanitizers: nothing may touch an object of this tier */
 	if (pool__san_on())
-		pool__san_noaccess(slab_base(S, slab), (size_t)S->capacity * S->step);
-	count(&H->nslabs, 1);
+		pool__san_noaccess(pool__slab_base(S, slab), (size_t)S->capacity * S->step);
+	pool__slab_count(&H->nslabs, 1);
 	heap_fix(S, H, slab);
 	return 1;
 }
@@ -343,13 +239,13 @@ static void slab_drop(const struct pool_slabs *S, struct pool_slab_shard *H,
 		H->all = slab->next;
 	if (slab->next)
 		slab->next->prev = slab->prev;
-	count(&H->nslabs, -1);
-	count(&H->released, 1);
+	pool__slab_count(&H->nslabs, -1);
+	pool__slab_count(&H->released, 1);
 	/* its carved objects free here leave `allocated` (all of them, but after a fork() child
 	 * lost some, pool__slab_fini()) */
 	given = slab->nfree - (S->capacity - slab->carved) - (slab->spare_hi - slab->spare_lo);
-	count(&H->free_objs, -(long)given);
-	count(&H->released_objs, given);
+	pool__slab_count(&H->free_objs, -(long)given);
+	pool__slab_count(&H->released_objs, given);
 	slab->prev = NULL;
 	slab->next = *gone;
 	*gone = slab;
@@ -395,11 +291,6 @@ static inline uint64_t spread(uint64_t m, uint32_t g)
 	return m * ((UINT64_C(1) << g) - 1);
 }
 
-static inline void *obj_at(const struct pool_head *pool, struct pool_slab *slab, uint32_t idx)
-{
-	return slab_base(&pool->slabs, slab) + (size_t)idx * pool->slabs.step;
-}
-
 /* Bitmap words that cover the carved objects of `slab`. */
 static inline uint32_t carved_words(const struct pool_slab *slab)
 {
@@ -431,11 +322,11 @@ static unsigned int take_fresh(struct pool_head *pool, struct pool_slab_shard *H
 		k = want;
 	k -= k % S->group;
 	for (i = 0; i < k; i++)
-		out[i] = obj_at(pool, slab, slab->carved + i);
+		out[i] = pool__slab_obj_at(pool, slab, slab->carved + i);
 	slab->carved += k;
 	slab->gfree -= k / S->group;
 	slab->nfree -= k;
-	count(&H->carved, k);
+	pool__slab_count(&H->carved, k);
 	return k;
 }
 
@@ -460,17 +351,17 @@ static unsigned int take_groups(struct pool_head *pool, struct pool_slab_shard *
 
 			slab->free[w] &= ~(((UINT64_C(1) << g) - 1) << b);
 			for (j = 0; j < g; j++)
-				out[n++] = obj_at(pool, slab, w * 64 + b + j);
+				out[n++] = pool__slab_obj_at(pool, slab, w * 64 + b + j);
 			if (slab->spare_lo < slab->spare_hi && slab->spare_lo >= w * 64 + b &&
 			    slab->spare_lo < w * 64 + b + g) {
 				/* the group of the spares: they are handed out for the first time */
 				spares = slab->spare_hi - slab->spare_lo;
 				slab->spare_lo = slab->spare_hi = 0;
-				count(&H->carved, spares);
+				pool__slab_count(&H->carved, spares);
 			}
 			slab->gfree--;
 			slab->nfree -= g;
-			count(&H->free_objs, -(long)(g - spares));
+			pool__slab_count(&H->free_objs, -(long)(g - spares));
 			m &= m - 1;
 		}
 	}
@@ -515,7 +406,7 @@ static unsigned int take_one(struct pool_head *pool, struct pool_slab_shard *H,
 	POOL_ASSERT(slab->spare_lo == slab->spare_hi);
 	w = slab->carved / 64;
 	b = slab->carved % 64;
-	out[0] = obj_at(pool, slab, slab->carved);
+	out[0] = pool__slab_obj_at(pool, slab, slab->carved);
 	for (i = 1; i < g; i++)
 		slab->free[w] |= UINT64_C(1) << (b + i);
 	if (g > 1 && w < slab->hint)
@@ -525,7 +416,7 @@ static unsigned int take_one(struct pool_head *pool, struct pool_slab_shard *H,
 	slab->carved += g;
 	slab->gfree--;
 	slab->nfree--;
-	count(&H->carved, 1);
+	pool__slab_count(&H->carved, 1);
 	return 1;
 found:
 	slab->free[w] &= ~(UINT64_C(1) << b);
@@ -535,11 +426,11 @@ found:
 		/* the lowest spare (the lowest loose object is taken first): handed out at last */
 		POOL_ASSERT(b == slab->spare_lo);
 		slab->spare_lo++;
-		count(&H->carved, 1);
+		pool__slab_count(&H->carved, 1);
 	} else {
-		count(&H->free_objs, -1);
+		pool__slab_count(&H->free_objs, -1);
 	}
-	out[0] = obj_at(pool, slab, b);
+	out[0] = pool__slab_obj_at(pool, slab, b);
 	hint_forward(slab);
 	return 1;
 }
@@ -665,7 +556,7 @@ static void give(struct pool_head *pool, void *obj, struct pool_slab_shard **hel
 {
 	struct pool_slabs *S = &pool->slabs;
 	struct pool_slab *slab = slab_of(S, obj);
-	uintptr_t off = (uintptr_t)obj - (uintptr_t)slab_base(S, slab);
+	uintptr_t off = (uintptr_t)obj - (uintptr_t)pool__slab_base(S, slab);
 	uint32_t idx = (uint32_t)(((uint64_t)(off & 0xffffffffu) * S->div_magic) >> 32);
 	uint32_t g = S->group, w = idx / 64, b = idx % 64;
 	struct pool_slab_shard *H;
@@ -689,7 +580,7 @@ static void give(struct pool_head *pool, void *obj, struct pool_slab_shard **hel
 	slab->free[w] |= UINT64_C(1) << b;
 	slab->nfree++;
 	slab->purge = 1;
-	count(&H->free_objs, 1);
+	pool__slab_count(&H->free_objs, 1);
 	if (w < slab->hint)
 		slab->hint = w;
 	gm = ((UINT64_C(1) << g) - 1) << (b & ~(g - 1));
@@ -772,67 +663,6 @@ void pool__slab_trim(struct pool_head *pool)
 		pool__unlock(&H->lock);
 	}
 	slabs_to_os(pool, gone);
-	pool__slab_purge(pool);
-}
-
-/*
- * H's lock held: the whole pages of each run of free carved objects of `slab` go to the kernel
- * (the page of the header never: an object starts past it). Returns the bytes that were
- * resident (a run purged before and untouched since costs a mincore() and counts nothing).
- */
-static size_t purge_slab(const struct pool_head *pool, struct pool_slab *slab, size_t page)
-{
-	uintptr_t lo, hi;
-	uint32_t i = 0, j;
-	size_t bytes = 0;
-	long got;
-
-	slab->purge = 0;
-	while (i < slab->carved) {
-		if (!(slab->free[i / 64] & (UINT64_C(1) << (i % 64)))) {
-			i++;
-			continue;
-		}
-		for (j = i + 1; j < slab->carved && (slab->free[j / 64] & (UINT64_C(1) << (j % 64)));
-		     j++)
-			;
-		lo = ((uintptr_t)obj_at(pool, slab, i) + page - 1) & ~(uintptr_t)(page - 1);
-		hi = ((uintptr_t)obj_at(pool, slab, j - 1) + pool->os_size) & ~(uintptr_t)(page - 1);
-		if (hi > lo && (got = pool__os_purge((void *)lo, hi - lo)) > 0)
-			bytes += (size_t)got;
-		i = j;
-	}
-	return bytes;
-}
-
-void pool__slab_purge(struct pool_head *pool)
-{
-	struct pool_slabs *S = &pool->slabs;
-	size_t page = pool__os_page_size();
-	struct pool_slab *slab;
-	unsigned int i;
-
-	if (!pool__slab_on(pool))
-		return;
-	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
-		struct pool_slab_shard *H = &S->shard[i];
-		unsigned int done;
-
-		/* a racy look first: a shard nothing came back to is not locked */
-		if (!atomic_load_explicit(&H->free_objs, memory_order_relaxed))
-			continue;
-		/* a few slabs per hold of the lock, which refills wait for: then from the top again */
-		do {
-			done = 0;
-			pool__lock(&H->lock);
-			for (slab = H->all; slab && done < PURGE_SLABS_PER_LOCK; slab = slab->next)
-				if (slab->purge && slab->nfree < S->capacity) {
-					count(&H->purged, (long)purge_slab(pool, slab, page));
-					done++;
-				}
-			pool__unlock(&H->lock);
-		} while (done == PURGE_SLABS_PER_LOCK);
-	}
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -87,7 +87,7 @@ void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, con
 
 /*
  * Slabs that hold no object carved and given out (fresh ones the limit or a race left unused)
- * go back to the OS layer, then pool__slab_purge(): pool_gc() and pool_flush() call it.
+ * go back to the OS layer: pool_gc() and pool_flush() call it, then pool__slab_purge().
  */
 void pool__slab_trim(struct pool_head *pool);
 

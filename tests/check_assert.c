@@ -5,7 +5,7 @@
  * The assertion tiers (src/base/pool-assert.h): an assertion's condition is compiled in every build
  * and evaluated only in its tier; a lock's owner word tells its holder; and, in builds with the
  * tiers, a state broken on purpose is caught with the assertion's one line on stderr and an
- * abort: a thread's budget count out of line with its slot (tier 1, check_slot()), a function
+ * abort: a thread's budget count out of line with its slot (tier 1, pool__slot_check()), a function
  * whose contract wants the registry lock called without it, a bucket whose books do not balance,
  * and (tier 2) a NULL pointer in a magazine (the inline fast path relies on there being none).
  * The death tests are skipped, with the reason printed, in builds without their tier.
@@ -118,8 +118,8 @@ static void slot_count_broken(void *arg)
 START_TEST(test_slot_count_out_of_line_aborts)
 {
 	static const char *const words[] = {
-		"libpool: assertion failed: sl->reserved_objs == slot_objs(ctx, s)",
-		"pool-magazine.c:", "in check_slot)", NULL
+		"libpool: assertion failed: sl->reserved_objs == pool__slot_objs(ctx, s)",
+		"pool-magazine.h:", "in pool__slot_check)", NULL
 	};
 
 	expect_death(slot_count_broken, NULL, SIGABRT, words);

@@ -26,10 +26,11 @@
  * slow path.
  *
  * Every function here acts on the calling thread's own caches inside one of its sections
- * (pool-tcache.c), except the slot table's (under the pool list lock) and
- * pool__magazine_take_slot(), which takes back another thread's slot for pool-thread.c. Only
- * magazine headers and pointer arrays are read or written here: never a free object, but for
- * the debugging layer's fill and check of cached objects when integrity or backup is on.
+ * (pool-tcache.c), but the slot table's (under the pool list lock); a slot's stacks and counts
+ * are inline in pool-magazine.h, and what is done to a slot outside its rotations (the bulk
+ * calls, another thread's slot) is pool-slot.c's.
+ * Only magazine headers and pointer arrays are read or written here: never a free object, but
+ * for the debugging layer's fill and check of cached objects when integrity or backup is on.
  */
 #include <limits.h>
 #include <stdatomic.h>
@@ -90,54 +91,19 @@ void pool__magazine_detach(struct pool_head *pool)
 		__atomic_store_n(&pool__slots[pool->ro.index], NULL, __ATOMIC_RELEASE);
 }
 
+unsigned int pool__magazine_max_slot(void)
+{
+	return atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
+}
+
 /* ------------------------------------------------------------------------------------------ */
-/* One slot: the entry, its magazines and their stacks                                        */
-
-static inline void set_held(struct pool_tslot *sl, uint32_t held)
-{
-	__atomic_store_n(&sl->held, held, __ATOMIC_RELAXED);
-}
-
-/* What slot `s` holds, in objects counted by the budget. */
-static inline uint32_t slot_objs(const struct pool_thread_caches *ctx, unsigned int s)
-{
-	const struct pool_tslot *sl = &ctx->slot[s];
-
-	return sl->held + (sl->loaded ? sl->depth : 0);
-}
+/* One slot: the entry and its loaded magazine (its stacks: pool-magazine.h)                  */
+/* ------------------------------------------------------------------------------------------ */
 
 /* Statistics read the depth of a slot whose thread only frees (pool-thread.c). */
 static inline void set_depth(struct pool_tslot *sl, uint32_t depth)
 {
 	__atomic_store_n(&sl->depth, (uint8_t)depth, __ATOMIC_RELAXED);
-}
-
-/*
- * Tier 1 (pool-assert.h), at the top of every call of this file on the calling thread's own
- * slot `s`: it is inside a section, the slot belongs to a pool, the fast path's entry spans the
- * loaded magazine (or is empty, or closed by a drain), the counts agree with the stacks' ends,
- * and the budget counts what the slot holds (the top of this file).
- */
-static void check_slot(const struct pool_thread_caches *ctx, unsigned int s)
-{
-	const struct pool_tslot *sl = &ctx->slot[s];
-	const struct pool_tcache *tc = &ctx->tc[s];
-	const struct pool_mag *m = sl->loaded;
-
-	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 1);
-	POOL_ASSERT(s >= 1 && s < POOL_MAX_CACHED_POOLS && pool__slots[s]);
-	/* the profile's window (pool-sample.c) may narrow [base, end) inside the magazine */
-	POOL_ASSERT(m ? tc->base >= m->obj && tc->base <= m->obj + m->cap &&
-	                tc->end >= m->obj && tc->end <= m->obj + m->cap &&
-	                tc->top >= m->obj && tc->top <= m->obj + m->cap :
-	                !tc->base || tc->base == POOL__TC_CLOSED_BASE);
-	POOL_ASSERT(!sl->top == !sl->nfull && !sl->bottom == !sl->nfull && !sl->empty == !sl->nempty);
-	POOL_ASSERT(!sl->prev || sl->prev->n <= sl->prev->cap);
-	/* the fast path fills the loaded magazine to the slot's depth, no further */
-	POOL_ASSERT(!m || (sl->depth >= 1 && sl->depth <= m->cap &&
-	                   pool__tc_count(ctx, s) <= sl->depth &&
-	                   tc->end <= pool__tc_open_end(ctx, s, (struct pool_mag *)m)));
-	POOL_ASSERT(sl->reserved_objs == slot_objs(ctx, s) && ctx->reserved <= ctx->budget);
 }
 
 /*
@@ -157,7 +123,7 @@ static void walk_slot(const struct pool_thread_caches *ctx, unsigned int s,
 	const struct pool_mag *m, *up = NULL;
 	uint32_t cap = pool->cluster, n, i, held = 0;
 
-	POOL_ASSERT(sl->reserved_objs == slot_objs(ctx, s));
+	POOL_ASSERT(sl->reserved_objs == pool__slot_objs(ctx, s));
 	for (m = sl->top, n = 0; m; up = m, m = m->next, n++) {
 		POOL_ASSERT(n < sl->nfull && m->prev == up && m->cap == cap);
 		POOL_ASSERT(m->n >= 1 && m->n <= m->cap);
@@ -215,18 +181,6 @@ static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag
 	pool__tc_set_count(ctx, s, m->n);
 }
 
-/*
- * The objects of a magazine that leaves the loaded position (or the thread) are free: the
- * profile credits those it sampled (pool-sample.c). One relaxed load of the profile's count of
- * samples when it holds none (the profile off, or nothing sampled), then one of the pool's.
- */
-static inline void profile_seen_free(const struct pool_head *pool, void *const *objs, uint32_t n)
-{
-	if (POOL_UNLIKELY(atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed) != 0) &&
-	    pool && atomic_load_explicit(&pool->prof_live, memory_order_relaxed))
-		pool__prof_scan(objs, n);
-}
-
 /* Take the loaded magazine out of slot `s` (its count written back); NULL if none. */
 static struct pool_mag *unload(struct pool_thread_caches *ctx, unsigned int s)
 {
@@ -236,7 +190,7 @@ static struct pool_mag *unload(struct pool_thread_caches *ctx, unsigned int s)
 	POOL_ASSERT(!m || pool__tc_count(ctx, s) <= m->cap);
 	if (m) {
 		m->n = pool__tc_count(ctx, s);
-		profile_seen_free(pool__slots[s], m->obj, m->n);
+		pool__slot_seen_free(pool__slots[s], m->obj, m->n);
 	}
 	__atomic_store_n(&tc->top, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->base, NULL, __ATOMIC_RELAXED);
@@ -244,113 +198,6 @@ static struct pool_mag *unload(struct pool_thread_caches *ctx, unsigned int s)
 	__atomic_store_n(&ctx->slot[s].hidden, 0, __ATOMIC_RELAXED);
 	ctx->slot[s].loaded = NULL;
 	return m;
-}
-
-/* Push `m` on top of slot `s`'s full stack; its objects become `held`. */
-static void full_push(struct pool_tslot *sl, struct pool_mag *m)
-{
-	POOL_ASSERT(m->n >= 1 && m->n <= m->cap);
-	m->prev = NULL;
-	m->next = sl->top;
-	if (sl->top)
-		sl->top->prev = m;
-	else
-		sl->bottom = m;
-	sl->top = m;
-	sl->nfull++;
-	set_held(sl, sl->held + m->n);
-}
-
-/* Pop the top of slot `s`'s full stack (NULL if empty). */
-static struct pool_mag *full_pop(struct pool_tslot *sl)
-{
-	struct pool_mag *m = sl->top;
-
-	if (!m)
-		return NULL;
-	POOL_ASSERT(sl->nfull >= 1 && sl->held >= m->n && !m->prev);
-	sl->top = m->next;
-	if (sl->top)
-		sl->top->prev = NULL;
-	else
-		sl->bottom = NULL;
-	m->next = m->prev = NULL;
-	sl->nfull--;
-	if (sl->nfull < sl->low_full)
-		sl->low_full = sl->nfull;
-	set_held(sl, sl->held - m->n);
-	return m;
-}
-
-/*
- * Cut the `k` (>= 1, <= nfull) bottom magazines off slot `s`'s full stack: returned as a stack
- * linked by `next` from *top to its last one (*bottom), with their objects in *nobjs. Walks k
- * magazine headers up from the bottom.
- */
-static void full_cut_bottom(struct pool_tslot *sl, uint32_t k, struct pool_mag **top,
-                            struct pool_mag **bottom, uint32_t *nobjs)
-{
-	struct pool_mag *cut = sl->bottom;
-	uint32_t n = cut->n, i;
-
-	POOL_ASSERT(k >= 1 && k <= sl->nfull);
-	for (i = 1; i < k; i++) {
-		cut = cut->prev;
-		n += cut->n;
-	}
-	*top = cut;
-	*bottom = sl->bottom;
-	sl->bottom = cut->prev;
-	if (sl->bottom)
-		sl->bottom->next = NULL;
-	else
-		sl->top = NULL;
-	cut->prev = NULL;
-	sl->nfull -= k;
-	if (sl->nfull < sl->low_full)
-		sl->low_full = sl->nfull;
-	set_held(sl, sl->held - n);
-	*nobjs = n;
-}
-
-/* Keep `m`, empty, on slot `s`'s stack of empty magazines. */
-static void empty_push(struct pool_tslot *sl, struct pool_mag *m)
-{
-	POOL_ASSERT(m->n == 0);
-	m->prev = NULL;
-	m->next = sl->empty;
-	sl->empty = m;
-	sl->nempty++;
-}
-
-/* An empty magazine for slot `s`: one it keeps, else a new one; NULL when out of memory. */
-static struct pool_mag *empty_get(struct pool_thread_caches *ctx, unsigned int s)
-{
-	struct pool_tslot *sl = &ctx->slot[s];
-	struct pool_mag *m = sl->empty;
-
-	POOL_ASSERT(!m == !sl->nempty);
-	if (m) {
-		sl->empty = m->next;
-		sl->nempty--;
-		m->next = NULL;
-		return m;
-	}
-	return pool__mag_new(pool__slots[s]);
-}
-
-/* Set the prev magazine of slot `s` (the objects of the old and new ones move in `held`). */
-static void set_prev(struct pool_tslot *sl, struct pool_mag *m)
-{
-	uint32_t held = sl->held;
-
-	POOL_ASSERT(!sl->prev || held >= sl->prev->n);
-	if (sl->prev)
-		held -= sl->prev->n;
-	if (m)
-		held += m->n;
-	sl->prev = m;
-	set_held(sl, held);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -386,7 +233,7 @@ void pool__magazine_fill_slot(struct pool_thread_caches *ctx, unsigned int s)
 
 	if (!pool || (!sl->loaded && !sl->prev && !sl->top))
 		return;
-	check_slot(ctx, s);
+	pool__slot_check(ctx, s);
 	if (sl->loaded)
 		fill_objs(pool, pool__tc_objs(ctx, s), pool__tc_count(ctx, s), 1);
 	if (sl->prev)
@@ -437,7 +284,7 @@ static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s
 			empty = m;
 			got++;
 		} else {
-			empty_push(&ctx->slot[s], m);
+			pool__slot_empty_push(&ctx->slot[s], m);
 		}
 	}
 	return empty;
@@ -446,17 +293,6 @@ static struct pool_mag *give_mags(struct pool_thread_caches *ctx, unsigned int s
 /* ------------------------------------------------------------------------------------------ */
 /* The budget and eviction (the top of this file tells them)                                  */
 /* ------------------------------------------------------------------------------------------ */
-
-/* Slot `s` now counts `objs` objects in the budget. */
-static void set_reserved(struct pool_thread_caches *ctx, unsigned int s, uint32_t objs)
-{
-	struct pool_tslot *sl = &ctx->slot[s];
-
-	/* the thread's reserved counts this slot's part (and credit): taking it back never wraps */
-	POOL_ASSERT(ctx->reserved >= (size_t)sl->reserved_objs * pool__slots[s]->cache_cost);
-	ctx->reserved += ((size_t)objs - sl->reserved_objs) * pool__slots[s]->cache_cost;
-	sl->reserved_objs = objs;
-}
 
 /* Evict the `k` coldest full magazines of slot `s` (the bottom of its stack). */
 static void evict_full(struct pool_thread_caches *ctx, unsigned int s, uint32_t k,
@@ -468,7 +304,7 @@ static void evict_full(struct pool_thread_caches *ctx, unsigned int s, uint32_t 
 
 	if (!k)
 		return;
-	full_cut_bottom(sl, k, &top, &bottom, &n);
+	pool__slot_full_cut_bottom(sl, k, &top, &bottom, &n);
 	/*
 	 * As many empty magazines back from the bucket, in the same exchange: a consumer reuses
 	 * those its producers left there, rather than making new ones while they free theirs.
@@ -477,29 +313,10 @@ static void evict_full(struct pool_thread_caches *ctx, unsigned int s, uint32_t 
 	while (e) {
 		struct pool_mag *next = e->next;
 
-		empty_push(sl, e);
+		pool__slot_empty_push(sl, e);
 		e = next;
 	}
-	set_reserved(ctx, s, slot_objs(ctx, s));
-}
-
-/*
- * Put `m` (may be NULL) on top of the stack *top..*bottom (linked by `next`) when it holds
- * objects, counting it in *nm and its objects in *n, and return NULL; return it when it is
- * empty, for the caller to keep or free.
- */
-static struct pool_mag *stack_if_stocked(struct pool_mag *m, struct pool_mag **top,
-                                         struct pool_mag **bottom, uint32_t *nm, uint32_t *n)
-{
-	if (!m || !m->n)
-		return m;
-	m->next = *top;
-	*top = m;
-	if (!*bottom)
-		*bottom = m;
-	(*nm)++;
-	*n += m->n;
-	return NULL;
+	pool__slot_set_reserved(ctx, s, pool__slot_objs(ctx, s));
 }
 
 /*
@@ -513,29 +330,29 @@ void pool__magazine_evict_slot(struct pool_thread_caches *ctx, unsigned int s, u
 	struct pool_mag *top = NULL, *bottom = NULL, *mags[2];
 	uint32_t nm = 0, n = 0, i;
 
-	check_slot(ctx, s);
+	pool__slot_check(ctx, s);
 	if (POOL_ASSERTS >= 2)
 		walk_slot(ctx, s, pool__slots[s]);
 	mags[0] = unload(ctx, s);
 	mags[1] = sl->prev;
-	set_prev(sl, NULL);
+	pool__slot_set_prev(sl, NULL);
 	if (sl->nfull) {
 		nm = sl->nfull;
-		full_cut_bottom(sl, nm, &top, &bottom, &n);
+		pool__slot_full_cut_bottom(sl, nm, &top, &bottom, &n);
 	}
 	/* the loaded and previous magazines go on top of the stack when they hold objects */
 	for (i = 0; i < 2; i++) {
-		struct pool_mag *e = stack_if_stocked(mags[i], &top, &bottom, &nm, &n);
+		struct pool_mag *e = pool__slot_stack_if_stocked(mags[i], &top, &bottom, &nm, &n);
 
 		if (e)
-			empty_push(sl, e);
+			pool__slot_empty_push(sl, e);
 	}
 	give_mags(ctx, s, top, bottom, nm, n, dbg, 0);
 	pool__mag_free_stack(pool__slots[s], sl->empty);
 	sl->empty = NULL;
 	sl->nempty = 0;
 	set_depth(sl, 0);
-	set_reserved(ctx, s, 0);
+	pool__slot_set_reserved(ctx, s, 0);
 }
 
 /*
@@ -556,7 +373,7 @@ static void set_loaded_depth(struct pool_thread_caches *ctx, unsigned int s, uin
 		__atomic_store_n(&tc->end, pool__tc_open_end(ctx, s, m), __ATOMIC_RELAXED);
 	if (!ctx->slot[s].took && tc->base == was)
 		__atomic_store_n(&tc->base, pool__tc_open_end(ctx, s, m), __ATOMIC_RELAXED);
-	set_reserved(ctx, s, slot_objs(ctx, s));
+	pool__slot_set_reserved(ctx, s, pool__slot_objs(ctx, s));
 }
 
 /*
@@ -637,7 +454,7 @@ static POOL_NOINLINE int slot_grow_evict(struct pool_thread_caches *ctx, unsigne
 			return 0;
 		evict_full(ctx, s, (ctx->slot[s].nfull + 1) / 2, dbg);
 	}
-	set_reserved(ctx, s, ctx->slot[s].reserved_objs + more);
+	pool__slot_set_reserved(ctx, s, ctx->slot[s].reserved_objs + more);
 	POOL_ASSERT(ctx->reserved <= ctx->budget);
 	return 1;
 }
@@ -651,7 +468,7 @@ static inline int slot_grow(struct pool_thread_caches *ctx, unsigned int s, uint
                             unsigned int dbg)
 {
 	if (POOL_LIKELY(ctx->reserved + (size_t)more * pool__slots[s]->cache_cost <= ctx->budget)) {
-		set_reserved(ctx, s, ctx->slot[s].reserved_objs + more);
+		pool__slot_set_reserved(ctx, s, ctx->slot[s].reserved_objs + more);
 		POOL_ASSERT(ctx->reserved <= ctx->budget);
 		return 1;
 	}
@@ -672,26 +489,26 @@ int pool__magazine_reload_local(struct pool_thread_caches *ctx, unsigned int s)
 	struct pool_tslot *sl = &ctx->slot[s];
 	struct pool_mag *m, *old;
 
-	check_slot(ctx, s);
+	pool__slot_check(ctx, s);
 	if (!sl->loaded)
 		return 0;
 	if (sl->prev && sl->prev->n) {
 		m = sl->prev;
 		old = unload(ctx, s);
-		set_prev(sl, old);
+		pool__slot_set_prev(sl, old);
 	} else if (sl->top) {
-		m = full_pop(sl);
+		m = pool__slot_full_pop(sl);
 		old = unload(ctx, s);
 		if (!sl->prev)
-			set_prev(sl, old);
+			pool__slot_set_prev(sl, old);
 		else
-			empty_push(sl, old);
+			pool__slot_empty_push(sl, old);
 	} else {
 		return 0;
 	}
 	load(ctx, s, m);
 	sl->referenced = 1;
-	set_reserved(ctx, s, slot_objs(ctx, s));
+	pool__slot_set_reserved(ctx, s, pool__slot_objs(ctx, s));
 	return 1;
 }
 
@@ -710,9 +527,9 @@ static int ensure_loaded(struct pool_thread_caches *ctx, unsigned int s, unsigne
 	set_depth(sl, pool->depth);
 	if (!slot_grow(ctx, s, sl->depth, dbg))
 		return 0;
-	m = empty_get(ctx, s);
+	m = pool__slot_empty_get(ctx, s);
 	if (!m) {
-		set_reserved(ctx, s, sl->reserved_objs - sl->depth);
+		pool__slot_set_reserved(ctx, s, sl->reserved_objs - sl->depth);
 		return 0;
 	}
 	load(ctx, s, m);
@@ -761,7 +578,7 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 	int integrity = pool__tc_integrity_on(ctx, dbg);
 	uint32_t n;
 
-	check_slot(ctx, s);
+	pool__slot_check(ctx, s);
 	if (POOL_ASSERTS >= 2)
 		walk_slot(ctx, s, pool__slots[s]);
 	if (!ensure_loaded(ctx, s, dbg))
@@ -806,9 +623,9 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 		if (top) {
 			old = unload(ctx, s);
 			if (!sl->prev)
-				set_prev(sl, old);
+				pool__slot_set_prev(sl, old);
 			else
-				empty_push(sl, old);
+				pool__slot_empty_push(sl, old);
 			next = top->next;
 			top->next = NULL;
 			if (pool__tc_debug_cached(pool, integrity))
@@ -818,9 +635,9 @@ int pool__magazine_reload_remote(struct pool_thread_caches *ctx, unsigned int s,
 				next = m->next;
 				if (pool__tc_debug_cached(pool, integrity))
 					fill_objs(pool, m->obj, m->n, integrity);
-				full_push(sl, m);
+				pool__slot_full_push(sl, m);
 			}
-			set_reserved(ctx, s, slot_objs(ctx, s));
+			pool__slot_set_reserved(ctx, s, pool__slot_objs(ctx, s));
 			return pool__tc_count(ctx, s) > 0 || pool__magazine_reload_local(ctx, s);
 		}
 	}
@@ -861,7 +678,7 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 	struct pool_mag *full, *e;
 	uint32_t nfull;
 
-	check_slot(ctx, s);
+	pool__slot_check(ctx, s);
 	if (POOL_ASSERTS >= 2)
 		walk_slot(ctx, s, pool__slots[s]);
 	if (!sl->loaded)
@@ -881,11 +698,11 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 
 		e = sl->prev;
 		full = unload(ctx, s);
-		set_prev(sl, keep ? full : NULL);
+		pool__slot_set_prev(sl, keep ? full : NULL);
 		load(ctx, s, e);
 		if (!keep)
 			give_mags(ctx, s, full, full, 1, full->n, dbg, 0);
-		set_reserved(ctx, s, slot_objs(ctx, s));
+		pool__slot_set_reserved(ctx, s, pool__slot_objs(ctx, s));
 		return 1;
 	}
 	/*
@@ -895,18 +712,18 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 	 */
 	if (!sl->took && sl->nfull >= POOL_FREE_ONLY_FULL)
 		evict_full(ctx, s, sl->nfull, dbg);
-	e = empty_get(ctx, s);
+	e = pool__slot_empty_get(ctx, s);
 	if (e && slot_grow(ctx, s, nfull, dbg)) {
 		full = unload(ctx, s);
 		if (sl->prev) {
 			struct pool_mag *p = sl->prev;
 
-			set_prev(sl, NULL);
-			full_push(sl, p);
+			pool__slot_set_prev(sl, NULL);
+			pool__slot_full_push(sl, p);
 		}
-		set_prev(sl, full);
+		pool__slot_set_prev(sl, full);
 		load(ctx, s, e);
-		set_reserved(ctx, s, slot_objs(ctx, s));
+		pool__slot_set_reserved(ctx, s, pool__slot_objs(ctx, s));
 		return 1;
 	}
 	/* over budget, or no memory for an empty magazine: the full one goes to the shared lists */
@@ -919,153 +736,13 @@ int pool__magazine_make_room(struct pool_thread_caches *ctx, unsigned int s, uns
 			e = pool__mag_new(pool);
 	}
 	if (!e) {
-		set_reserved(ctx, s, slot_objs(ctx, s));
+		pool__slot_set_reserved(ctx, s, pool__slot_objs(ctx, s));
 		return 0;
 	}
 	e->n = 0;
 	load(ctx, s, e);
-	set_reserved(ctx, s, slot_objs(ctx, s));
+	pool__slot_set_reserved(ctx, s, pool__slot_objs(ctx, s));
 	return 1;
-}
-
-/*
- * The bulk calls' whole magazines (pool-magazine.h): the loaded magazine is left alone, and a
- * magazine moves between a stack and the caller's array in one copy, where a rotation per
- * magazine would load and unload it (DPDK's mempool cache serves a request larger than itself
- * from the ring the same way).
- */
-uint32_t pool__magazine_take_whole(struct pool_thread_caches *ctx, unsigned int s, void **dst,
-                                   uint32_t want)
-{
-	struct pool_tslot *sl = &ctx->slot[s];
-	struct pool_mag *m = sl->prev;
-	uint32_t got = 0;
-
-	check_slot(ctx, s);
-	if (m && m->n && m->n <= want) {
-		memcpy(dst, m->obj, m->n * sizeof(*dst));
-		got = m->n;
-		set_held(sl, sl->held - m->n);
-		m->n = 0;
-	}
-	if (sl->top && sl->top->n <= want - got) {
-		/*
-		 * The k magazines from the top down to `last` are emptied into dst[], then leave the
-		 * full stack for the empty one in one splice (a pop and a push per magazine wrote
-		 * the slot's fields k times).
-		 */
-		struct pool_mag *first = sl->top, *last;
-		uint32_t k = 0, taken = 0;
-
-		m = first;
-		do {
-			memcpy(dst + got, m->obj, m->n * sizeof(*dst));
-			got += m->n;
-			taken += m->n;
-			m->n = 0;
-			m->prev = NULL;
-			last = m;
-			m = m->next;
-			k++;
-		} while (m && m->n <= want - got);
-		POOL_ASSERT(k <= sl->nfull && sl->held >= taken);
-		sl->top = m;
-		if (m)
-			m->prev = NULL;
-		else
-			sl->bottom = NULL;
-		last->next = sl->empty;
-		sl->empty = first;
-		sl->nempty += k;
-		sl->nfull -= k;
-		if (sl->nfull < sl->low_full)
-			sl->low_full = sl->nfull;
-		set_held(sl, sl->held - taken);
-	}
-	if (got) {
-		sl->referenced = 1;
-		set_reserved(ctx, s, slot_objs(ctx, s));
-	}
-	return got;
-}
-
-size_t pool__magazine_put_whole(struct pool_thread_caches *ctx, unsigned int s, void *const *src,
-                                size_t n, size_t *put)
-{
-	struct pool_tslot *sl = &ctx->slot[s];
-	struct pool_head *pool = pool__slots[s];
-	uint32_t cap = pool->cluster;
-	size_t mag_cost = (size_t)cap * pool->cache_cost, room = ctx->budget - ctx->reserved;
-	size_t used = 0;
-
-	check_slot(ctx, s);
-	/* a slot that never allocated keeps few magazines: make_room's rotations trim them */
-	if (!sl->took)
-		return 0;
-	/*
-	 * What the budget holds now: no eviction for a bulk (make_room's path decides that). The
-	 * room is counted down in a local (no division per call); the slot's count is set once,
-	 * from what the stacks hold, at the end.
-	 */
-	while (n - used >= cap && room >= mag_cost) {
-		struct pool_mag *m = empty_get(ctx, s);
-		size_t took;
-		uint32_t c;
-
-		if (!m)
-			break;
-		room -= mag_cost;
-		c = (uint32_t)pool__copy_skip_null(m->obj, cap, src + used, n - used, &took);
-		used += took;
-		m->n = c;
-		*put += c;
-		if (c)
-			full_push(sl, m);
-		else
-			empty_push(sl, m);
-	}
-	if (used) {
-		sl->referenced = 1;
-		set_reserved(ctx, s, slot_objs(ctx, s));
-	}
-	POOL_ASSERT(ctx->reserved <= ctx->budget);
-	return used;
-}
-
-/*
- * cold-first: the least recently freed object of slot `s`: the first pointer of the bottom of
- * its full stack, else of the previous magazine, else of the loaded one (the others shift down:
- * a memmove of at most POOL_CLUSTER_MAX pointers).
- */
-void *pool__magazine_pop_coldest(struct pool_thread_caches *ctx, unsigned int s)
-{
-	struct pool_tslot *sl = &ctx->slot[s];
-	struct pool_mag *m = sl->bottom ? sl->bottom : (sl->prev && sl->prev->n ? sl->prev : NULL);
-	void *obj;
-
-	check_slot(ctx, s);
-	if (m) {
-		obj = m->obj[0];
-		memmove(m->obj, m->obj + 1, (m->n - 1) * sizeof(void *));
-		m->n--;
-		set_held(sl, sl->held - 1);
-		if (!m->n && m == sl->bottom) {
-			struct pool_mag *t, *b;
-			uint32_t n;
-
-			full_cut_bottom(sl, 1, &t, &b, &n);
-			empty_push(sl, t);
-		}
-		set_reserved(ctx, s, slot_objs(ctx, s));
-		return obj;
-	}
-	if (!pool__tc_count(ctx, s))
-		return NULL;
-	obj = pool__tc_objs(ctx, s)[0];
-	memmove(pool__tc_objs(ctx, s), pool__tc_objs(ctx, s) + 1,
-	        (pool__tc_count(ctx, s) - 1) * sizeof(void *));
-	pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) - 1);
-	return obj;
 }
 
 /*
@@ -1087,79 +764,3 @@ void pool__magazine_first_alloc(struct pool_thread_caches *ctx, unsigned int s, 
 	else if (sl->loaded)
 		__atomic_store_n(&ctx->tc[s].base, sl->loaded->obj, __ATOMIC_RELAXED);
 }
-
-/* ------------------------------------------------------------------------------------------ */
-/* Another thread's caches (pool-thread.c: pool_destroy(), statistics, fork())                */
-/* ------------------------------------------------------------------------------------------ */
-
-/*
- * Slot `s` of another thread's caches (quiesced, or vanished in a fork() child) is taken back:
- * every magazine with objects goes to the shared lists as it is (no pointer is copied), the
- * empty ones are freed, the entry is left empty. A count the owner's fast path was changing
- * while it was read is clamped to the capacity. Returns the objects the slot counted in the
- * budget, for the owner's books.
- */
-uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s, unsigned int start)
-{
-	struct pool_tslot *sl = &c->slot[s];
-	struct pool_tcache *tc = &c->tc[s];
-	struct pool_head *pool = pool__slots[s];
-	struct pool_mag *top = NULL, *bottom = NULL, *m, *l = sl->loaded, *p = sl->prev;
-	uint32_t nm = 0, n = 0, reserved = sl->reserved_objs, i;
-
-	if (l) {
-		void **t = __atomic_load_n(&tc->top, __ATOMIC_RELAXED);
-
-		l->n = t >= l->obj && t <= l->obj + l->cap ? (uint32_t)(t - l->obj) : 0;
-		profile_seen_free(pool, l->obj, l->n);
-	}
-	/* closed: no top passes the fast path's tests, even one its owner stores late */
-	__atomic_store_n(&tc->base, POOL__TC_CLOSED_BASE, __ATOMIC_RELAXED);
-	__atomic_store_n(&tc->end, NULL, __ATOMIC_RELAXED);
-	__atomic_store_n(&tc->top, NULL, __ATOMIC_RELAXED);
-	/* the full stack, bounded by its count (a stack cut by a stuck owner is not followed) */
-	for (m = sl->top, i = 0; m && i < sl->nfull; m = m->next, i++) {
-		n += m->n;
-		nm++;
-		bottom = m;
-	}
-	if (nm)
-		top = sl->top;
-	for (i = 0; i < 2; i++)
-		pool__mag_free(pool, stack_if_stocked(i ? l : p, &top, &bottom, &nm, &n));
-	pool__push_mags(pool, top, bottom, nm, n, start);
-	pool__mag_free_stack(pool, sl->empty);
-	memset(sl, 0, sizeof(*sl));
-	return reserved;
-}
-
-uint32_t pool__magazine_take_spares(struct pool_thread_caches *c, unsigned int s, int all,
-                                    struct pool_mag **top, struct pool_mag **bottom,
-                                    uint32_t *nmags, uint32_t *nobjs)
-{
-	struct pool_tslot *sl = &c->slot[s];
-	uint32_t was = sl->reserved_objs;
-	uint32_t k = all || sl->low_full > sl->nfull ? sl->nfull : sl->low_full;
-
-	*top = *bottom = NULL;
-	*nmags = *nobjs = 0;
-	if (k)
-		full_cut_bottom(sl, k, top, bottom, nobjs);
-	*nmags = k;
-	if (all) {
-		pool__mag_free(pool__slots[s], stack_if_stocked(sl->prev, top, bottom, nmags, nobjs));
-		pool__mag_free_stack(pool__slots[s], sl->empty);
-		sl->prev = sl->empty = NULL;
-		sl->nempty = 0;
-		set_held(sl, 0);
-	}
-	sl->low_full = sl->nfull;
-	sl->reserved_objs = slot_objs(c, s);
-	return was - sl->reserved_objs;
-}
-
-unsigned int pool__magazine_max_slot(void)
-{
-	return atomic_load_explicit(&pool_max_slot, memory_order_relaxed);
-}
-

@@ -2,20 +2,25 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The magazines of one thread's cache of one pool (a slot), for the thread-cache tier's slow
- * paths (pool-tcache.c) and the threads (pool-thread.c). Private header. Unless said otherwise,
- * a function here acts on the calling thread's caches `ctx` inside one of its sections, on slot
- * `s` (struct pool_head_ro.index of the pool), and takes the debugging word `dbg` of the slow
- * path that called it.
+ * The magazines of one thread's cache of one pool (a slot: pool-magazine.c, pool-slot.c), for
+ * the thread-cache tier's slow paths (pool-tcache.c) and the threads (pool-thread.c). Private
+ * header. Unless said otherwise, a function here acts on the calling thread's caches `ctx`
+ * inside one of its sections, on slot `s` (struct pool_head_ro.index of the pool), and takes
+ * the debugging word `dbg` of the slow path that called it. The inline functions of a slot's
+ * stacks and counts (pool__slot_*) are for the two files that change a slot.
  */
 #ifndef POOL_SRC_POOL_MAGAZINE_H
 #define POOL_SRC_POOL_MAGAZINE_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <pool/pool.h>
 
-#include "debug/pool-debug.h"
+#include "base/pool-assert.h"
 #include "base/pool-head-t.h"
+#include "debug/pool-debug.h"
+#include "debug/pool-profile.h"
+#include "shared/pool-bucket.h"
 
 /*
  * Pools by cache slot (struct pool_head_ro.index): written under the pool list lock of pool.c
@@ -121,6 +126,209 @@ static inline int pool__tc_debug_cached(const struct pool_head *pool, int integr
 {
 	return integrity || pool->backup_off;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* One slot's stacks and counts: for pool-magazine.c and pool-slot.c only                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The objects of the slot's previous and full magazines: statistics read them (relaxed). */
+static inline void pool__slot_set_held(struct pool_tslot *sl, uint32_t held)
+{
+	__atomic_store_n(&sl->held, held, __ATOMIC_RELAXED);
+}
+
+/* What slot `s` holds, in objects counted by the budget. */
+static inline uint32_t pool__slot_objs(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	const struct pool_tslot *sl = &ctx->slot[s];
+
+	return sl->held + (sl->loaded ? sl->depth : 0);
+}
+
+/*
+ * Tier 1 (pool-assert.h), at the top of every call of this file on the calling thread's own
+ * slot `s`: it is inside a section, the slot belongs to a pool, the fast path's entry spans the
+ * loaded magazine (or is empty, or closed by a drain), the counts agree with the stacks' ends,
+ * and the budget counts what the slot holds (the top of this file).
+ */
+static inline void pool__slot_check(const struct pool_thread_caches *ctx, unsigned int s)
+{
+	const struct pool_tslot *sl = &ctx->slot[s];
+	const struct pool_tcache *tc = &ctx->tc[s];
+	const struct pool_mag *m = sl->loaded;
+
+	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 1);
+	POOL_ASSERT(s >= 1 && s < POOL_MAX_CACHED_POOLS && pool__slots[s]);
+	/* the profile's window (pool-sample.c) may narrow [base, end) inside the magazine */
+	POOL_ASSERT(m ? tc->base >= m->obj && tc->base <= m->obj + m->cap &&
+	                tc->end >= m->obj && tc->end <= m->obj + m->cap &&
+	                tc->top >= m->obj && tc->top <= m->obj + m->cap :
+	                !tc->base || tc->base == POOL__TC_CLOSED_BASE);
+	POOL_ASSERT(!sl->top == !sl->nfull && !sl->bottom == !sl->nfull && !sl->empty == !sl->nempty);
+	POOL_ASSERT(!sl->prev || sl->prev->n <= sl->prev->cap);
+	/* the fast path fills the loaded magazine to the slot's depth, no further */
+	POOL_ASSERT(!m || (sl->depth >= 1 && sl->depth <= m->cap &&
+	                   pool__tc_count(ctx, s) <= sl->depth &&
+	                   tc->end <= pool__tc_open_end(ctx, s, (struct pool_mag *)m)));
+	POOL_ASSERT(sl->reserved_objs == pool__slot_objs(ctx, s) && ctx->reserved <= ctx->budget);
+}
+
+/*
+ * The objects of a magazine that leaves the loaded position (or the thread) are free: the
+ * profile credits those it sampled (pool-sample.c). One relaxed load of the profile's count of
+ * samples when it holds none (the profile off, or nothing sampled), then one of the pool's.
+ */
+static inline void pool__slot_seen_free(const struct pool_head *pool, void *const *objs, uint32_t n)
+{
+	if (POOL_UNLIKELY(atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed) != 0) &&
+	    pool && atomic_load_explicit(&pool->prof_live, memory_order_relaxed))
+		pool__prof_scan(objs, n);
+}
+
+/* Push `m` on top of slot `s`'s full stack; its objects become `held`. */
+static inline void pool__slot_full_push(struct pool_tslot *sl, struct pool_mag *m)
+{
+	POOL_ASSERT(m->n >= 1 && m->n <= m->cap);
+	m->prev = NULL;
+	m->next = sl->top;
+	if (sl->top)
+		sl->top->prev = m;
+	else
+		sl->bottom = m;
+	sl->top = m;
+	sl->nfull++;
+	pool__slot_set_held(sl, sl->held + m->n);
+}
+
+/* Pop the top of slot `s`'s full stack (NULL if empty). */
+static inline struct pool_mag *pool__slot_full_pop(struct pool_tslot *sl)
+{
+	struct pool_mag *m = sl->top;
+
+	if (!m)
+		return NULL;
+	POOL_ASSERT(sl->nfull >= 1 && sl->held >= m->n && !m->prev);
+	sl->top = m->next;
+	if (sl->top)
+		sl->top->prev = NULL;
+	else
+		sl->bottom = NULL;
+	m->next = m->prev = NULL;
+	sl->nfull--;
+	if (sl->nfull < sl->low_full)
+		sl->low_full = sl->nfull;
+	pool__slot_set_held(sl, sl->held - m->n);
+	return m;
+}
+
+/*
+ * Cut the `k` (>= 1, <= nfull) bottom magazines off slot `s`'s full stack: returned as a stack
+ * linked by `next` from *top to its last one (*bottom), with their objects in *nobjs. Walks k
+ * magazine headers up from the bottom.
+ */
+static inline void pool__slot_full_cut_bottom(struct pool_tslot *sl, uint32_t k,
+                                              struct pool_mag **top, struct pool_mag **bottom,
+                                              uint32_t *nobjs)
+{
+	struct pool_mag *cut = sl->bottom;
+	uint32_t n = cut->n, i;
+
+	POOL_ASSERT(k >= 1 && k <= sl->nfull);
+	for (i = 1; i < k; i++) {
+		cut = cut->prev;
+		n += cut->n;
+	}
+	*top = cut;
+	*bottom = sl->bottom;
+	sl->bottom = cut->prev;
+	if (sl->bottom)
+		sl->bottom->next = NULL;
+	else
+		sl->top = NULL;
+	cut->prev = NULL;
+	sl->nfull -= k;
+	if (sl->nfull < sl->low_full)
+		sl->low_full = sl->nfull;
+	pool__slot_set_held(sl, sl->held - n);
+	*nobjs = n;
+}
+
+/* Keep `m`, empty, on slot `s`'s stack of empty magazines. */
+static inline void pool__slot_empty_push(struct pool_tslot *sl, struct pool_mag *m)
+{
+	POOL_ASSERT(m->n == 0);
+	m->prev = NULL;
+	m->next = sl->empty;
+	sl->empty = m;
+	sl->nempty++;
+}
+
+/* An empty magazine for slot `s`: one it keeps, else a new one; NULL when out of memory. */
+static inline struct pool_mag *pool__slot_empty_get(struct pool_thread_caches *ctx, unsigned int s)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+	struct pool_mag *m = sl->empty;
+
+	POOL_ASSERT(!m == !sl->nempty);
+	if (m) {
+		sl->empty = m->next;
+		sl->nempty--;
+		m->next = NULL;
+		return m;
+	}
+	return pool__mag_new(pool__slots[s]);
+}
+
+/* Set the prev magazine of slot `s` (the objects of the old and new ones move in `held`). */
+static inline void pool__slot_set_prev(struct pool_tslot *sl, struct pool_mag *m)
+{
+	uint32_t held = sl->held;
+
+	POOL_ASSERT(!sl->prev || held >= sl->prev->n);
+	if (sl->prev)
+		held -= sl->prev->n;
+	if (m)
+		held += m->n;
+	sl->prev = m;
+	pool__slot_set_held(sl, held);
+}
+
+/* Slot `s` now counts `objs` objects in the budget. */
+static inline void pool__slot_set_reserved(struct pool_thread_caches *ctx, unsigned int s,
+                                           uint32_t objs)
+{
+	struct pool_tslot *sl = &ctx->slot[s];
+
+	/* the thread's reserved counts this slot's part (and credit): taking it back never wraps */
+	POOL_ASSERT(ctx->reserved >= (size_t)sl->reserved_objs * pool__slots[s]->cache_cost);
+	ctx->reserved += ((size_t)objs - sl->reserved_objs) * pool__slots[s]->cache_cost;
+	sl->reserved_objs = objs;
+}
+
+/*
+ * Put `m` (may be NULL) on top of the stack *top..*bottom (linked by `next`) when it holds
+ * objects, counting it in *nm and its objects in *n, and return NULL; return it when it is
+ * empty, for the caller to keep or free.
+ */
+static inline struct pool_mag *pool__slot_stack_if_stocked(struct pool_mag *m,
+                                                           struct pool_mag **top,
+                                                           struct pool_mag **bottom,
+                                                           uint32_t *nm, uint32_t *n)
+{
+	if (!m || !m->n)
+		return m;
+	m->next = *top;
+	*top = m;
+	if (!*bottom)
+		*bottom = m;
+	(*nm)++;
+	*n += m->n;
+	return NULL;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The slow paths of a slot                                                                   */
+/* ------------------------------------------------------------------------------------------ */
 
 /*
  * The loaded magazine of slot `s` is empty (or there is none): load the previous magazine if it

@@ -348,10 +348,8 @@ static unsigned long sweep_one(const struct site *s, unsigned long k)
 #define DRY_RUNS 3
 
 /*
- * Every build fails every call in turn, ThreadSanitizer's too: its children used to cost 1.3 s
- * each, a second of it the sanitizer's sleep at exit (atexit_sleep_ms, which tests/run.sh turns
- * off), so that build sampled the calls of the mapping site (231) until round 10; the whole
- * sweep now takes it about 25 s.
+ * Every build fails every call in turn, ThreadSanitizer's too (tests/run.sh turns its sleep at
+ * exit, atexit_sleep_ms, off): the whole sweep takes that build about 25 s.
  */
 
 static void sweep(const struct site *s)

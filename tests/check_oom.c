@@ -609,8 +609,8 @@ static int child_solo_burst(void)
  * bookkeeping after it. The main thread holds the lock, as fork() does
  * (pool__os_fork_prepare()), while a new thread makes its first allocation; the thread must be
  * done within NOLOCK_WAIT_S seconds (a bound for a deadlock: it takes microseconds), and the
- * lock is released either way. Threads started together used to sleep on that lock in turn
- * while each was set up (doc/benchmarks.md, round 8).
+ * lock is released either way: threads started together must not sleep on that lock in turn
+ * while each is set up.
  */
 #define NOLOCK_WAIT_S  60
 

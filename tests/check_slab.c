@@ -377,9 +377,8 @@ static void *place_worker(void *arg)
 
 /*
  * Objects of a[] on a line that holds an object of b[] (near 0), or within `near` lines of one.
- * The layout keeps two threads' fresh objects lines apart (neighbours cost a few percent on the
- * Intel guest of doc/benchmarks.md, round 14; round 13's 1.4-1.7x was mostly 4K aliasing in
- * its measuring loop), so NEAR_LINES.
+ * The layout keeps two threads' fresh objects lines apart (the prefetchers fetch the lines
+ * beside the ones a core writes: a neighbouring line costs a few percent), so NEAR_LINES.
  */
 #define NEAR_LINES 2u
 static unsigned int shared_lines(void *const *a, unsigned int na, void *const *b, unsigned int nb,
@@ -905,12 +904,12 @@ static long thread_minflt(void)
 /*
  * pool_zalloc() writes every object it hands out, even one carved fresh from a slab jemalloc
  * zeroed: a program that reads such an object first and then writes it takes no page fault.
- * Before, the slow path skipped the memset of the first object of a fresh refill; the read
- * mapped the kernel's zero page, the write copied it (a fault and a TLB flush of every CPU the
- * process ran on), and the server rows took 5 times the TLB shootdowns (doc/benchmarks.md,
- * round 7). Most of the objects' last bytes lie on pages the slab header does not share (all
- * but the first page of a slab). Two faults are allowed for the kernel's own (NUMA balancing
- * unmaps pages to sample where they are used); the old code took 34. Not under ASan or TSan,
+ * Were the memset skipped, the read would map the kernel's zero page and the write copy it (a
+ * fault and a TLB flush of every CPU the process ran on: 5 times the TLB shootdowns on the
+ * server rows, doc/benchmarks.md's zero-page diagnosis). Most of the objects' last bytes lie on
+ * pages the slab header does not share (all but the first page of a slab). Two faults are
+ * allowed for the kernel's own (NUMA balancing unmaps pages to sample where they are used); a
+ * skipped memset takes 34. Not under ASan or TSan,
  * whose shadow pages fault on their own.
  */
 START_TEST(test_zalloc_writes_fresh_objects)

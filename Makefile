@@ -4,7 +4,7 @@
 #
 # Targets
 #   make / make all      build the static and shared libraries and the tools into $(BUILD)
-#   make check           build and run every test (tests/check_*.c with Check, tests/test_*.sh);
+#   make check           build and run every test (tests/*/check_*.c with Check, tests/*/test_*.sh);
 #                        prints one "check: N passed, N failed, N skipped" line, after the end
 #                        of each failed test's output repeated, and fails if any failed
 #   make stress          the main job: tools/pool-stress with 48 threads on every workload
@@ -77,9 +77,10 @@
 #   DESTDIR=                         staging directory prepended to all of them
 # Installed programs link the shared library with no rpath (as Debian wants): when LIBDIR is
 # not in the dynamic linker's path, run ldconfig or set LD_LIBRARY_PATH. Programs in the build
-# tree find $(BUILD)/libpool.so.1 through the rpath $ORIGIN/.. instead; `make install` relinks
-# them without it. pool-bench-dpdk carries DPDK's -march (from pkg-config libdpdk): it runs on
-# CPUs like the build machine's only, and is the one installed program that does.
+# tree find $(BUILD)/libpool.so.1 through the rpath $ORIGIN/.. instead ($ORIGIN/../.. for the
+# tests, one folder deeper); `make install` relinks them without it. pool-bench-dpdk carries
+# DPDK's -march (from pkg-config libdpdk): it runs on CPUs like the build machine's only, and is
+# the one installed program that does.
 
 # The version lives in one place, include/pool/pool-t.h (POOL_VERSION_MAJOR/MINOR/PATCH).
 VERSION     := $(shell awk '/^\#define POOL_VERSION_(MAJOR|MINOR|PATCH) / { v = v s $$3; s = "." } \
@@ -113,7 +114,7 @@ BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLO
 # Debian packages. The build's are checked through pkg-config (DEPS_PC: <.pc name>:<package>),
 # so that a jemalloc or hwloc built by hand counts; the tests' are checked with dpkg-query.
 # CHECK_PKGS is everything the tests run or load that a minimal Debian lacks (mmdebstrap
-# --variant=minbase plus make and gcc; tests/fresh-machine.sh proves it); a test does not skip
+# --variant=minbase plus make and gcc; tests/package/fresh-machine.sh proves it); a test does not skip
 # for a missing package, it fails, naming it. mk/*.mk add the packages of their subsystems.
 #   python3 python3-prometheus-client
 #                  check_dump (JSON and Prometheus round trips), test_httpd.sh, test_layers.sh,
@@ -186,6 +187,7 @@ ALL_LDFLAGS  = $(SAN_CFLAGS) $(SAN_LDFLAGS) $(LDFLAGS)
 # Programs of the build tree find the build tree's shared library; installed ones are relinked
 # without an rpath.
 BUILD_RPATH := -Wl,-rpath,'$$ORIGIN/..'
+TEST_RPATH  := -Wl,-rpath,'$$ORIGIN/../..'
 LINK_POOL   := -L$(BUILD) -lpool -lpthread
 
 LIB_SRCS    := $(wildcard src/*/*.c)
@@ -196,16 +198,16 @@ SHARED_SO   := $(BUILD)/libpool.so.$(SOVERSION)
 SHARED_LINK := $(BUILD)/libpool.so
 PC_FILE     := $(BUILD)/libpool.pc
 
-# Tests: a tests/check_*.c that includes a private header ("<layer>/*.h" from src/) is internal:
+# Tests: a tests/*/check_*.c that includes a private header ("<layer>/*.h" from src/) is internal:
 # built with -Isrc against the static library. All others test what users get: built against
 # include/ only, linked with the shared library.
-TEST_SRCS   := $(wildcard tests/check_*.c)
+TEST_SRCS   := $(wildcard tests/*/check_*.c)
 INT_TEST_SRCS := $(shell grep -lE '^\#include "[a-z]+/[a-z-]+\.h"' $(TEST_SRCS) /dev/null)
 PUB_TEST_SRCS := $(filter-out $(INT_TEST_SRCS),$(TEST_SRCS))
 INT_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(INT_TEST_SRCS))
 PUB_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(PUB_TEST_SRCS))
 TEST_BINS   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
-TEST_SCRIPTS := $(sort $(wildcard tests/test_*.sh))
+TEST_SCRIPTS := $(sort $(wildcard tests/*/test_*.sh))
 # Tools: a tools/<name>.c that defines main() is the program <name>. The other tools/*.c are
 # parts of a program of several files: mk/*.mk names them in TOOL_PARTS_<name>.
 TOOL_SRCS   := $(shell grep -l '^int main\>' $(wildcard tools/*.c) /dev/null)
@@ -349,15 +351,15 @@ $(INT_TEST_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(STATIC_LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -rdynamic -o $@ $< $(STATIC_LIB) $(ALL_LDFLAGS) $(CHECK_LIBS) $(LIB_LIBS) $(LDLIBS)
 
-# tests/pool-cli-server.c: a test fixture (a process serving the CLI socket), not a Check test;
+# tests/tools/pool-cli-server.c: a test fixture (a process serving the CLI socket), not a Check test;
 # built as the public tests are.
-FIXTURE_SRCS := tests/pool-cli-server.c
+FIXTURE_SRCS := tests/tools/pool-cli-server.c
 FIXTURE_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(FIXTURE_SRCS))
 
 $(PUB_TEST_BINS) $(FIXTURE_BINS): $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(SHARED_LINK)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -rdynamic $(BUILD_RPATH) -o $@ $< $(ALL_LDFLAGS) $(LINK_POOL) $(CHECK_LIBS) $(LDLIBS)
+	$(Q)$(CC) -rdynamic $(TEST_RPATH) -o $@ $< $(ALL_LDFLAGS) $(LINK_POOL) $(CHECK_LIBS) $(LDLIBS)
 
 $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(INT_TEST_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c \
 		$(OPT_STAMP) | deps
@@ -408,10 +410,10 @@ check: deps lib tests tools
 
 # Man pages: man/ holds the pages of the API (section 3) and libpool(7), and is where new pages
 # go; doc/*.1 are the tools' pages. Each name of a page's NAME section other than the page's own
-# is installed as a symbolic link to it (pool_free.3 -> pool_alloc.3). tests/test_man.sh lints
+# is installed as a symbolic link to it (pool_free.3 -> pool_alloc.3). tests/package/test_man.sh lints
 # them all with mandoc (and groff), and checks that every public function has a page. The pages
 # name the documentation's directory as the default install puts it, MAN_DOCDIR: make install
-# writes DOCDIR there instead (tests/test_install.sh installs under another prefix).
+# writes DOCDIR there instead (tests/package/test_install.sh installs under another prefix).
 MAN_PAGES   := $(sort $(wildcard man/*.[1-8] doc/*.[1-8]))
 MAN_DOCDIR  := /usr/local/share/doc/libpool
 

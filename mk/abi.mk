@@ -7,7 +7,7 @@
 # Targets
 #   make abi-symbols     rewrite abi/libpool.symbols from the built library, after a deliberate
 #                        change of the exported symbols (known symbols keep their version, new
-#                        ones get $(VERSION)); tests/test_abi.sh compares the two in make check
+#                        ones get $(VERSION)); tests/package/test_abi.sh compares the two in make check
 #   make abi-baseline    write abi/libpool-$(VERSION).abi from the built library with abidw
 #                        (Debian package abigail-tools): at a release, and again whenever the
 #                        ABI of the version not yet released changes on purpose

@@ -68,7 +68,7 @@
 BENCH_ARGS  ?=
 BENCH_PKGS  := libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libdpdk-dev gnuplot-nox valgrind \
                linux-perf
-# tests/test_bench.sh runs every backend but perf (libjemalloc2 comes with libjemalloc-dev),
+# tests/tools/test_bench.sh runs every backend but perf (libjemalloc2 comes with libjemalloc-dev),
 # plots with gnuplot and counts instructions with valgrind: make check installs them.
 CHECK_PKGS  += libtcmalloc-minimal4 libmimalloc2.0 libdpdk-dev gnuplot-nox
 SCENARIO    ?= pipeline
@@ -152,7 +152,7 @@ $(BUILD)/tools/pool-bench-malloc: tools/pool-bench-malloc.c $(BENCH_CHILD_HEADER
 	$(Q)$(CC) $(BASE_CFLAGS) -Itools -o $@ $< $(ALL_LDFLAGS) -lpthread -ldl
 
 # DPDK's child, when libdpdk-dev is installed. Asked in the recipes, after `deps` (make check
-# installs libdpdk-dev for tests/test_bench.sh), never while make reads this file.
+# installs libdpdk-dev for tests/tools/test_bench.sh), never while make reads this file.
 $(BUILD)/tools/pool-bench-dpdk: tools/pool-bench-dpdk.c $(BENCH_CHILD_HEADERS) | deps
 	@mkdir -p $(dir $@)
 	$(Q)if pkg-config --exists libdpdk 2>/dev/null; then \

@@ -9,7 +9,7 @@
 # SINCE is the last commit written before the rule: the commits after it are the ones that
 # submissions added, so a clean clone of main checks exactly what was added under the rule.
 # In a shallow clone that lacks SINCE, the commits present are checked. CHECK_SUBJECTS_SINCE
-# in the environment replaces SINCE (tests/test_check_subjects.sh checks a repository of its own).
+# in the environment replaces SINCE (tests/package/test_check_subjects.sh checks a repository of its own).
 #
 # Usage: sh mk/check-subjects.sh [REV]   (default HEAD)
 # Exit: 0 every subject passes; 1 each failing commit printed with its reason; 2 not a git

@@ -23,7 +23,7 @@ DEMO_WRK_THREADS ?= 2
 DEMO_PATH        ?= /
 DEMO_HTTPD_OPTS  ?=
 
-# tests/test_pools_page.sh drives the pools page in headless Chromium, through its DevTools
+# tests/tools/test_pools_page.sh drives the pools page in headless Chromium, through its DevTools
 # protocol (python3-websocket), while wrk loads the server; the page's icicle of the profile's
 # stacks is drawn with d3.js, which pool-httpd reads from Debian's libjs-d3 at start (not at
 # build time: /usr/share/javascript/d3/d3.min.js, or --d3 <path>): make check installs them.

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
-# mk/fresh.mk - the README's promise on a fresh machine (tests/fresh-machine.sh).
+# mk/fresh.mk - the README's promise on a fresh machine (tests/package/fresh-machine.sh).
 #
 # Targets
 #   make fresh-check     in a minimal Debian root made with mmdebstrap --variant=minbase (the
@@ -25,4 +25,4 @@ FRESH_LOGS ?= $(BUILD)/fresh
 .PHONY: fresh-check
 
 fresh-check:
-	$(Q)sh tests/fresh-machine.sh $(FRESH_LOGS)
+	$(Q)sh tests/package/fresh-machine.sh $(FRESH_LOGS)

@@ -7,9 +7,9 @@
 #                        (local, pipeline, bleed, mixed, spike), 10 s each; fails on any
 #                        corruption, NULL it did not ask for or wrong final accounting (see
 #                        doc/stress.md). Then every run-time debugging switch flipped 100
-#                        times under load (tests/check_switches.c; make check flips each 20
+#                        times under load (tests/debug/check_switches.c; make check flips each 20
 #                        times); then 1000 exits of a program whose detached threads still
-#                        allocate from POOL_DECLARE pools (tests/check_exit.c; make check: 50).
+#                        allocate from POOL_DECLARE pools (tests/core/check_exit.c; make check: 50).
 #   make soak            the soak: pool-stress's soak workload for SOAK_SECONDS (5 minutes) at
 #                        48 threads: workers that live 0.2-3 s and are replaced, objects handed
 #                        between threads, and a chaos thread that flips the run-time debugging
@@ -36,11 +36,11 @@ SOAK_ARGS ?=
 TOOL_PARTS_pool-stress := tools/pool-stress-workloads.c
 $(BUILD)/tools/pool-stress $(BUILD)/inst/pool-stress: $(call tool_objs,$(TOOL_PARTS_pool-stress))
 
-stress: deps lib $(BUILD)/tools/pool-stress $(BUILD)/tests/check_switches \
-        $(BUILD)/tests/check_exit
+stress: deps lib $(BUILD)/tools/pool-stress $(BUILD)/tests/debug/check_switches \
+        $(BUILD)/tests/core/check_exit
 	$(BUILD)/tools/pool-stress $(STRESS_ARGS)
-	POOL_SWITCH_FLIPS=100 $(BUILD)/tests/check_switches
-	POOL_EXIT_RUNS=1000 $(BUILD)/tests/check_exit
+	POOL_SWITCH_FLIPS=100 $(BUILD)/tests/debug/check_switches
+	POOL_EXIT_RUNS=1000 $(BUILD)/tests/core/check_exit
 
 soak: deps lib $(BUILD)/tools/pool-stress
 	$(BUILD)/tools/pool-stress --threads 48 --seconds $(SOAK_SECONDS) --workload soak $(SOAK_ARGS)

@@ -7,7 +7,7 @@
 #                        commit) has a subject `area: what changed` of at most 72 characters
 #                        and a blank line before its body; each one that does not is printed
 #                        with its reason, and the target fails. CI runs it on the clone it
-#                        tests; tests/test_check_subjects.sh tests the check itself in make
+#                        tests; tests/package/test_check_subjects.sh tests the check itself in make
 #                        check (git is among the tests' packages for it).
 
 CHECK_PKGS += git

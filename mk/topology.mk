@@ -8,7 +8,7 @@
 #   make tuning-table   regenerate the table of derived defaults in doc/tuning.md (the lines
 #                       between "<!-- tuning-table begin -->" and "<!-- tuning-table end -->")
 #                       by running `pool-topology --table` on every XML in $(TOPOLOGY_DIR);
-#                       tests/test_tuning_table.sh fails when the committed table is stale
+#                       tests/config/test_tuning_table.sh fails when the committed table is stale
 #
 # Variables
 #   TOPOLOGY_DIR=tests/topologies

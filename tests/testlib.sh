@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
 #
-# Shell helpers shared by the tests/test_*.sh scripts that count their failures (sourced, not
+# Shell helpers shared by the tests/*/test_*.sh scripts that count their failures (sourced, not
 # run): the caller sets $tmp (a scratch directory) and reads $failures at the end.
 #   fail <message>                      print "FAIL: <message>" and count it
 #   expect <status> <desc> <command...> run the command; on another exit status, count a

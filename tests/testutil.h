@@ -8,8 +8,8 @@
  * words; the main() of a test program; running this test program again, or a shell command, and
  * capturing its output.
  *
- * How the tests are laid out (every tests/check_*.c follows it):
- * - Files. One tests/check_<module>.c per module. A file that includes only <pool/pool.h> (and
+ * How the tests are laid out (every tests/<folder>/check_*.c follows it):
+ * - Files. One <folder>/check_<module>.c per module. A file that includes only <pool/pool.h> (and
  *   this header) tests what users get: the Makefile builds it without -Isrc and links it with
  *   the shared library, so a hidden symbol or a private type is a build error there. A file
  *   that includes a private "pool-*.h" is an internal test: built with -Isrc, linked with the
@@ -27,11 +27,11 @@
  *   input and failures: a clear error and nothing lost), Threads (concurrency), Misuse (the
  *   program's bugs caught and reported: death tests), Faults (injected allocation failures);
  *   a module adds a word of its own only for a group of its own (Socket, Formats, Bind).
- *   CK_RUN_CASE=<name> runs one case (tests/test_debug_modes.sh runs check_pool's Threads).
+ *   CK_RUN_CASE=<name> runs one case (tests/debug/test_debug_modes.sh runs check_pool's Threads).
  * - main(). POOL_TEST_MAIN(suite_fn), or POOL_TEST_MAIN_ARGS(suite_fn, before_fn) for a
  *   program that clears its environment first or is also its own child (test_run_self()).
  * - Helpers. Anything two test files need goes here (or, for the CLI socket tests only, into
- *   tests/testcli.h), never into a local copy.
+ *   tests/introspect/testcli.h), never into a local copy.
  */
 #ifndef POOL_TESTS_TESTUTIL_H
 #define POOL_TESTS_TESTUTIL_H

@@ -16,7 +16,7 @@
  * libxml2's XML parser, where hwloc has its own for HWLOC_XMLFILE; loaded, they and what they
  * pull in (libxml2, libX11, libOpenCL, libpciaccess) would come and go with the topology, and
  * libdw, loaded later by a report (pool-symbols.c), would take their freed TLS module ids,
- * where gcc 12's LeakSanitizer reads stale dynamic TLS and dies at exit (tests/check_libs.c
+ * where gcc 12's LeakSanitizer reads stale dynamic TLS and dies at exit (tests/os/check_libs.c
  * runs with it for that). A program that links hwloc itself keeps its plugins: dlopen() finds
  * hwloc loaded.
  *

@@ -240,7 +240,7 @@ void pool__release_start(void)
 	 * allocates (the new thread's TLS, through the C library's calloc(), which jemalloc
 	 * replaces) from the calling thread, and jemalloc crashes setting up a thread for which
 	 * RLIMIT_AS left no room (the first-call guard of pool-os.c refuses the library's own calls;
-	 * tests/check_oom.c, "nofile"). A later slow path of this thread, or another's, starts it.
+	 * tests/os/check_oom.c, "nofile"). A later slow path of this thread, or another's, starts it.
 	 */
 	if (!pool__os_thread_ready())
 		return;

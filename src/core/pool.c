@@ -7,7 +7,7 @@
  * options, fork() and unloading (the slow paths and the bulk calls: pool-alloc.c; statistics:
  * pool-stats.c).
  *
- * The map. Each folder of src/ is a layer that calls only down (tests/check-layers.py), and
+ * The map. Each folder of src/ is a layer that calls only down (tests/package/check-layers.py), and
  * each mechanism is told at the top of the file that owns it. From the program down: the
  * inline fast path (include/pool/pool.h), the slow paths (core/pool-alloc.c), the thread caches
  * (tcache/), the shared lists and demand (shared/), the slab tier and the limit (slab/), the OS
@@ -446,7 +446,7 @@ POOL_API struct pool_head *pool__declare_create(const char *name, size_t size)
  * A POOL_DECLARE pool at exit: other threads may still use it (detached workers run until the
  * process is gone, and exit() does not stop them), so destroying it here would pull the head
  * from under them (a report of a destroyed pool in use, or a crash: 8 exits in 10 in the issue,
- * 6 to 11 in 50 in tests/check_exit.c). Only the exiting thread's caches are ours to touch; the
+ * 6 to 11 in 50 in tests/core/check_exit.c). Only the exiting thread's caches are ours to touch; the
  * rest goes with the process.
  */
 POOL_API void pool__declare_destroy(struct pool_head *pool)

@@ -10,7 +10,7 @@
  * generated from their argument specs, pool-args.h); the socket's own commands, which
  * pool-cli-socket.c runs, are the rows of socket_commands[]. That is the one list of commands:
  * `help` prints it, the `pools` tool prints it in its --help through pool_cli_exec_level(), and
- * tests/test_cli_words.sh checks that pools(1) and pool_cli_listen(3) tell each row.
+ * tests/introspect/test_cli_words.sh checks that pools(1) and pool_cli_listen(3) tell each row.
  *
  * HAProxy's three levels: `user` reads (and sees no address), `operator` also gives memory
  * back, `admin` also changes behaviour. The table is the only place a level is decided, except

@@ -494,7 +494,7 @@ void pool__os_free(void *ptr, size_t size, size_t align)
  * the thread's arena. Under RLIMIT_AS a
  * thread whose own arena has no room (jemalloc keeps address space per arena, opt.retain) takes
  * the slab from the arenas that retain a burst's memory (alloc_elsewhere(), as for objects:
- * tests/check_oom.c). Any thread may free a slab: jemalloc finds its arena from its address.
+ * tests/os/check_oom.c). Any thread may free a slab: jemalloc finds its arena from its address.
  */
 #define SLAB_FLAGS(size) (MALLOCX_ALIGN(size) | MALLOCX_ZERO)
 

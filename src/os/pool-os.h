@@ -53,7 +53,7 @@ void pool__os_reread_limit(void);
 /*
  * Has the calling thread made its first call into jemalloc (always 1 with the C library)? A
  * thread the first-call guard refused (no room under RLIMIT_AS) may still take objects from
- * slabs other threads made, but gets no new slab until it is set up (tests/check_oom.c).
+ * slabs other threads made, but gets no new slab until it is set up (tests/os/check_oom.c).
  */
 int pool__os_thread_ready(void);
 

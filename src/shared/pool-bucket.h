@@ -123,7 +123,7 @@ static inline void pool__bucket_push_owned(struct pool_head *pool, struct pool_b
  * shared lists, slab tier), and words of free objects that the tiers' own code read or wrote
  * while moving them. Magazines hold pointers, so only the debugging layer's fill and check of
  * cached objects (integrity, backup) add words; the budget is at most 1/cluster + a little per
- * object moved (doc/internals.md; tests/check_transfer.c).
+ * object moved (doc/internals.md; tests/shared/check_transfer.c).
  */
 extern atomic_ulong pool__moved_objects;
 extern atomic_ulong pool__touched_words;

@@ -28,7 +28,7 @@ void (*pool__limit_test_hook)(struct pool_head *pool, int reserving);
  * Under a limit, one take reserves at most limit / LIMIT_SPREAD objects (at least one), so that
  * the caches of LIMIT_SPREAD threads share a small limit: a refill of a whole magazine (32
  * objects of 64 bytes) would let 4 threads of 1,000 hold all of a limit of 128 in their caches,
- * each using one, while the others fail (tests/check_pool.c, test_limited_pool_1000_threads:
+ * each using one, while the others fail (tests/core/check_pool.c, test_limited_pool_1000_threads:
  * 8 s of retries that way, 0.5 s without caches). A limit of 64 refills or more (2,048 objects
  * of 64 bytes) is not touched by it.
  */

@@ -50,7 +50,7 @@ void pool__off_slab_free(struct pool_head *pool, void *obj, const void *caller);
 void pool__limit_unreserve(struct pool_head *pool, unsigned int n);
 
 /*
- * Test hook (tests/check_limit.c): when not NULL, the limit's accounting calls it right after a
+ * Test hook (tests/shared/check_limit.c): when not NULL, the limit's accounting calls it right after a
  * reservation (reserving = 1: the objects are not counted in `allocated` yet) and right before
  * an unreservation (reserving = 0: they are counted out of `allocated` already), the two places
  * where a pool_set_limit() from another thread could land between the steps of a move. NULL

@@ -4,7 +4,7 @@
  *
  * A Promela model of the BUSY protocol of libpool's shared free lists, checked exhaustively by
  * spin for NT = 3 threads and NB = 2 buckets. doc/internals.md ("The BUSY protocol model") says
- * what it covers and what it leaves out; tests/test_busy_model.sh runs it:
+ * what it covers and what it leaves out; tests/model/test_busy_model.sh runs it:
  *
  *   spin -a busy.pml && cc -O2 -DCOLLAPSE -o pan pan.c && ./pan -a -m100000
  *

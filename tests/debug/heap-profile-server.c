@@ -2,7 +2,7 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * A test fixture for tests/test_heap_profile.sh: a "server" whose static request handlers all
+ * A test fixture for tests/debug/test_heap_profile.sh: a "server" whose static request handlers all
  * allocate through one static wrapper, as doc/example-server.md advises (obj_alloc()), and
  * which the script builds as a user would, with plain -O2 (no -rdynamic, no frame pointers;
  * with and without -g). One handler leaks a request object in LEAK_EVERY, one frees every one

@@ -13,7 +13,7 @@
 # below). It prints each step's time; a failure names the command and its first error line.
 # Uncommitted changes and untracked files are not tested: the root gets HEAD (a note says so).
 #
-# Usage: sh tests/fresh-machine.sh [LOG_DIR]      (run from the top of the checkout, as root)
+# Usage: sh tests/package/fresh-machine.sh [LOG_DIR]      (run from the top of the checkout, as root)
 #   LOG_DIR (default build/fresh) keeps each command's whole output, <command>.log.
 #   The root is made in $TMPDIR (default /tmp) and removed at the end, also on failure or
 #   interrupt: the mounts are undone first (umount -R), processes left running inside it are

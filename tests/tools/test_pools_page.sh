@@ -6,7 +6,7 @@
 # only, bounded): the page refreshes itself, shows a chart and a table row for each httpd-*
 # pool, its values follow what the server holds, its headers sort the table, its table of the
 # profile's sites (the server samples, -dMprofile) lists the sites holding bytes; a screenshot is
-# taken (tests/pools-page.py does the checks through the DevTools protocol).
+# taken (tests/tools/pools-page.py does the checks through the DevTools protocol).
 # Fails without chromium, wrk, or a python3 with the websocket module (Debian packages
 # chromium, wrk, python3-websocket, which make check installs).
 # Env (from make check): BUILD. POOLS_PAGE_SHOT=<file.png> keeps the screenshot there, and
@@ -50,7 +50,7 @@ fail() {
 	exit 1
 }
 
-. tests/httpd-start.sh
+. tests/tools/httpd-start.sh
 # --timeout 60: the connections the page test holds open must outlive its two samples.
 # -dMprofile=16k: a profile from the start, for the page's table of sites.
 start 1024 --threads 2 --stats --timeout 60 -dMprofile=16k
@@ -60,7 +60,7 @@ wrk -t1 -c8 -d120s "http://127.0.0.1:$port/bytes/20000" >"$tmp/wrk" 2>&1 &
 wrk_pid=$!
 
 shot=${POOLS_PAGE_SHOT:-$tmp/pools-page.png}
-"$python" tests/pools-page.py "$chromium" "$port" "$shot" "${POOLS_PAGE_SETTLE:-0}" ||
+"$python" tests/tools/pools-page.py "$chromium" "$port" "$shot" "${POOLS_PAGE_SETTLE:-0}" ||
 	fail "the pools page"
 [ -s "$shot" ] || fail "no screenshot"
 

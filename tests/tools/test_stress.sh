@@ -20,7 +20,7 @@ if [ -n "$SAN" ]; then
 else
 	secs=2; dbg_secs=0.5; soak_secs=1
 fi
-. "$(dirname "$0")/testlib.sh"
+. "$(dirname "$0")/../testlib.sh"
 havepy=""
 need python3 python3 && havepy=1
 

@@ -24,7 +24,7 @@ if [ ! -x "$B" ]; then
 fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-. "$(dirname "$0")/testlib.sh"
+. "$(dirname "$0")/../testlib.sh"
 
 # A sanitizer runtime must come first in the process: no allocator can be preloaded into it, and
 # DPDK's EAL is not built for it. Sanitizer builds compare libpool with the C library's malloc.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
-"""Drive pool-httpd's live pools page in headless Chromium; driven by tests/test_pools_page.sh.
+"""Drive pool-httpd's live pools page in headless Chromium; driven by tests/tools/test_pools_page.sh.
 
     pools-page.py CHROMIUM HTTPD_PORT SCREENSHOT.png [SETTLE_REFRESHES]
 

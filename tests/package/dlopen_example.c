@@ -7,7 +7,7 @@
  * the exported functions the inline pool_alloc()/pool_free() call (pool__alloc_slow(),
  * pool__free_slow()) and through the bulk calls, from two threads, as the README's example does
  * through the inline ones. Then the library is closed and loaded again, and works again.
- * Built and run by tests/test_dlopen.sh.
+ * Built and run by tests/package/test_dlopen.sh.
  *
  * Exit status: 0 on success; 1 on a failure (the message says which); 3 when dlopen() itself
  * fails (its message is printed on the first line, prefixed "dlopen: ").

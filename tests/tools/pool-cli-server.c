@@ -3,7 +3,7 @@
  * Copyright (c) 2026 libpool developers
  *
  * pool-cli-server - a test fixture: a small process that embeds libpool and serves its CLI
- * socket, for tests/test_pools_tool.sh to drive the `pools` tool against. Not installed.
+ * socket, for tests/tools/test_pools_tool.sh to drive the `pools` tool against. Not installed.
  *
  * It creates three pools with known contents:
  *   conn  192 bytes, aligned on 64, POOL_F_SHARED; 40 objects held, 10 freed to the cache (its

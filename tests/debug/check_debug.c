@@ -997,7 +997,7 @@ END_TEST
 /* ------------------------------------------------------------------------------------------ */
 
 /*
- * `check_debug --fail-sequence`: print which of 64 allocations fail (tests/test_debug_modes.sh
+ * `check_debug --fail-sequence`: print which of 64 allocations fail (tests/debug/test_debug_modes.sh
  * checks POOL_FAIL_SEED with it) and exit 0; `check_debug --show`: print the options in effect
  * (pool_debugging_show(), what POOL_DEBUG made of them) and exit 0; -1 without either argument
  * (run the suite).

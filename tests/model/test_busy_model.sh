@@ -24,7 +24,7 @@ if [ -n "${SAN:-}" ]; then
 fi
 command -v spin >/dev/null 2>&1 || {
 	echo "FAIL: spin is not installed (Debian package spin; make check installs it)"; exit 1; }
-model=$(cd "$(dirname "$0")/model" && pwd)/busy.pml
+model=$(cd "$(dirname "$0")" && pwd)/busy.pml
 [ -r "$model" ] || { echo "FAIL: $model missing"; exit 1; }
 cc=${CC:-cc}
 tmp=$(mktemp -d) || exit 1

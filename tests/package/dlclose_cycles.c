@@ -28,7 +28,7 @@
  * loaded).
  * Exit status: 0 on success; 1 on a failure (the message says which); 3 when dlopen() fails
  * (its message is printed on the first line, prefixed "dlopen: "). Built and run by
- * tests/test_dlopen.sh.
+ * tests/package/test_dlopen.sh.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
 #
-# The profile read by the tools users have. tests/heap-profile-server.c, a program with static
+# The profile read by the tools users have. tests/debug/heap-profile-server.c, a program with static
 # request handlers that all allocate through one static wrapper, is built as a user builds it:
 # plain -O2, no -rdynamic, no frame pointers, once without and once with -g. For each build:
 #   - at the default sampling interval, with a leaking handler and one that frees everything,
@@ -45,7 +45,7 @@ for variant in plain debug; do
 	[ $variant = debug ] && cflags="-O2 -g"
 	prog=$tmp/server-$variant
 	# the user's build: no -rdynamic, no -fno-omit-frame-pointer
-	if ! $CC $cflags $san -Iinclude -o "$prog" tests/heap-profile-server.c -L"$lib" -lpool \
+	if ! $CC $cflags $san -Iinclude -o "$prog" tests/debug/heap-profile-server.c -L"$lib" -lpool \
 		-Wl,-rpath,"$lib" -lpthread 2>"$tmp/cc"; then
 		cat "$tmp/cc"
 		fail "$variant: the fixture does not build"

@@ -4,8 +4,8 @@
 # The 48-thread producer/consumer test (and the rest of check_pool's Threads case) under
 # debugging settings, and the reproducibility of fault injection with POOL_FAIL_SEED.
 set -u
-bin="$BUILD/tests/check_pool"
-dbg="$BUILD/tests/check_debug"
+bin="$BUILD/tests/core/check_pool"
+dbg="$BUILD/tests/debug/check_debug"
 [ -x "$bin" ] && [ -x "$dbg" ] || { echo "missing $bin or $dbg"; exit 1; }
 rc=0
 # `malloc` hands objects to the C library's allocator, which in an ASan build is ASan's: its

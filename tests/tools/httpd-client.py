@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
-"""Test client for tools/pool-httpd, driven by tests/test_httpd.sh. Standard library only.
+"""Test client for tools/pool-httpd, driven by tests/tools/test_httpd.sh. Standard library only.
 
     httpd-client.py load   PORT N        N keep-alive requests over 8 connections, every byte checked
     httpd-client.py bad    PORT          every bad-input case, its status and whether it closes

@@ -3,15 +3,15 @@
 # Copyright (c) 2026 libpool developers
 #
 # Every -dM word and every CLI command is in the man pages and in the programs' help: the
-# fixture tests/pool-cli-server.c serves its socket at level admin, the `pools` tool asks it for
-# `help` and `pools debug help`, and tests/check-cli-words.py compares them, `pools -dMhelp`,
+# fixture tests/tools/pool-cli-server.c serves its socket at level admin, the `pools` tool asks it for
+# `help` and `pools debug help`, and tests/introspect/check-cli-words.py compares them, `pools -dMhelp`,
 # `pools --help`, pool_parse_debugging(3) and pools(1) with the tables of src/.
 # Env (from make check): BUILD. Exit 0 pass, 1 fail.
 
 BUILD=${BUILD:?BUILD must name the build directory}
 POOLS=$BUILD/tools/pools
-SERVER=$BUILD/tests/pool-cli-server
-top=$(dirname "$0")/..
+SERVER=$BUILD/tests/tools/pool-cli-server
+top=$(dirname "$0")/../..
 for b in "$POOLS" "$SERVER"; do
 	[ -x "$b" ] || { echo "FAIL: missing $b (run make first)"; exit 1; }
 done
@@ -53,5 +53,5 @@ ask cli-debug-help -S "$sock" debug help
 ask dm-help -dMhelp
 ask tool-help --help
 
-python3 "$top/tests/check-cli-words.py" "$top" "$dir/cli-debug-help" "$dir/dm-help" -- \
+python3 "$top/tests/introspect/check-cli-words.py" "$top" "$dir/cli-debug-help" "$dir/dm-help" -- \
 	"$dir/cli-help" "$dir/tool-help"

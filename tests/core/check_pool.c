@@ -9,7 +9,7 @@
  *
  * Public-API test: it includes only <pool/pool.h>, as users do.
  *
- * The Threads case also runs under POOL_DEBUG settings from tests/test_debug_modes.sh.
+ * The Threads case also runs under POOL_DEBUG settings from tests/debug/test_debug_modes.sh.
  */
 #include <check.h>
 #include <errno.h>

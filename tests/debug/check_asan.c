@@ -8,7 +8,7 @@
  * reported by ASan at the write, before it reaches the next object, and pool_free() checks that
  * the pointer is an object of that pool: a free into the wrong pool, of an interior pointer or
  * twice aborts with libpool's report. One death test per case, each checking the words of the
- * report. Skipped (exit 77) in other builds, where these need `-dMtag` (tests/check_debug.c).
+ * report. Skipped (exit 77) in other builds, where these need `-dMtag` (tests/debug/check_debug.c).
  */
 #include <check.h>
 #include <signal.h>

@@ -8,7 +8,7 @@
  * the fault context a SIGSEGV handler reads (the crash report's), the allocator's name and usage,
  * the thread id, and when the jemalloc layer reads RLIMIT_AS: at load, pool_create(),
  * pool_trim()/pool_gc(), and after running out, never at a new thread's first call (160 threads
- * once cost 161 prlimit64 system calls; tests/test_syscalls.sh counts the system calls).
+ * once cost 161 prlimit64 system calls; tests/os/test_syscalls.sh counts the system calls).
  *
  * Internal test: it includes "pool-os.h", the OS layer's private header, because the layer has
  * no public entry point; what pools get from it is checked through the public API in

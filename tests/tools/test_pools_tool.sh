@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
 #
-# The `pools` tool against the test fixture tests/pool-cli-server.c: exit codes 0 (success),
+# The `pools` tool against the test fixture tests/tools/pool-cli-server.c: exit codes 0 (success),
 # 1 (the server answered an error), 2 (bad usage) and 3 (socket unreachable, no answer), the
 # one-line messages that say which, -S and POOL_CLI_SOCKET, -dM, and the same socket driven by
 # socat as an operator would.
@@ -10,7 +10,7 @@
 
 BUILD=${BUILD:?BUILD must name the build directory}
 POOLS=$BUILD/tools/pools
-SERVER=$BUILD/tests/pool-cli-server
+SERVER=$BUILD/tests/tools/pool-cli-server
 for b in "$POOLS" "$SERVER"; do
 	[ -x "$b" ] || { echo "missing $b (run make first)"; exit 1; }
 done

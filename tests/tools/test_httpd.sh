@@ -6,12 +6,12 @@
 # bad-input case, 10 000 connections at once past a lowered fd limit, random allocation failures
 # (-dMfail=5), no object left in use afterwards (asked through the CLI socket), memory given back
 # after a slowloris wave, the --stats endpoints, clean stop on SIGTERM.
-# The client is tests/httpd-client.py (python3, standard library only); the pools page in a
-# browser is tests/test_pools_page.sh.
+# The client is tests/tools/httpd-client.py (python3, standard library only); the pools page in a
+# browser is tests/tools/test_pools_page.sh.
 BUILD=${BUILD:-build/cc}
 HTTPD=$BUILD/tools/pool-httpd
 POOLS=$BUILD/tools/pools
-CLIENT="python3 tests/httpd-client.py"
+CLIENT="python3 tests/tools/httpd-client.py"
 
 command -v python3 >/dev/null 2>&1 ||
 	{ echo "FAIL: python3 is not installed (Debian package python3; make check installs it)"; exit 1; }
@@ -33,7 +33,7 @@ fail() {
 	exit 1
 }
 
-. tests/httpd-start.sh
+. tests/tools/httpd-start.sh
 
 # no_object_in_use: `pools show json` through the CLI, until no httpd-* object is in use.
 no_object_in_use() {

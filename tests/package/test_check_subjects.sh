@@ -6,7 +6,7 @@
 # names each bad one: too long, not `area: what changed`, a body with no blank line before it.
 command -v git >/dev/null 2>&1 ||
 	{ echo "FAIL: git is not installed (Debian package git; make check installs it)"; exit 1; }
-script=$(cd "$(dirname "$0")/.." && pwd)/mk/check-subjects.sh
+script=$(cd "$(dirname "$0")/../.." && pwd)/mk/check-subjects.sh
 dir=$(mktemp -d /tmp/test_check_subjects.XXXXXX) || exit 1
 trap 'rm -rf "$dir"' EXIT
 cd "$dir" || exit 1

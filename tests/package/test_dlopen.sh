@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: MIT
 # Copyright (c) 2026 libpool developers
 # libpool.so can be loaded with dlopen() into a program that is not linked with it (a plugin, a
-# language binding), and the README's example runs through dlsym() (tests/dlopen_example.c),
+# language binding), and the README's example runs through dlsym() (tests/package/dlopen_example.c),
 # twice, with a dlclose() in between.
 # The jemalloc build (USE_JEMALLOC=1) pulls in Debian's libjemalloc.so.2, which keeps its
 # thread-local state in initial-exec TLS and cannot be dlopen()ed itself ("cannot allocate
 # memory in static TLS block"): that build is skipped (77) with the reason when dlopen() fails
 # on libjemalloc, and then run again with jemalloc preloaded (LD_PRELOAD), the way such a program
 # can use it. The C library build (USE_JEMALLOC=0) must load.
-# Then a plugin host's life (tests/dlclose_cycles.c): 2000 dlopen()/dlclose() cycles leak no
+# Then a plugin host's life (tests/package/dlclose_cycles.c): 2000 dlopen()/dlclose() cycles leak no
 # pthread key and almost no memory, and a thread that outlives the library exits cleanly; with
 # jemalloc preloaded in the jemalloc build. hwloc reads a small machine from
 # tests/topologies/ rather than probing this one 2000 times. Then 100 cycles that unload the
@@ -26,10 +26,10 @@ san=
 [ -n "${SAN:-}" ] && san="-fsanitize=$SAN -fno-omit-frame-pointer"
 # shellcheck disable=SC2086
 ${CC:-cc} -std=gnu11 -O1 -g -Wall -Wextra -Iinclude $san -o "$tmp/dlopen_example" \
-	tests/dlopen_example.c -ldl -lpthread || { echo "FAIL: tests/dlopen_example.c does not build"; exit 1; }
+	tests/package/dlopen_example.c -ldl -lpthread || { echo "FAIL: tests/package/dlopen_example.c does not build"; exit 1; }
 # shellcheck disable=SC2086
 ${CC:-cc} -std=gnu11 -O1 -g -Wall -Wextra -Iinclude $san -o "$tmp/dlclose_cycles" \
-	tests/dlclose_cycles.c -ldl -lpthread || { echo "FAIL: tests/dlclose_cycles.c does not build"; exit 1; }
+	tests/package/dlclose_cycles.c -ldl -lpthread || { echo "FAIL: tests/package/dlclose_cycles.c does not build"; exit 1; }
 if readelf -d "$tmp/dlopen_example" "$tmp/dlclose_cycles" | grep -q 'NEEDED.*libpool'; then
 	echo "FAIL: the test programs are linked with libpool"; exit 1
 fi

@@ -50,7 +50,7 @@ def layer_table(src):
                               f"(move it into the folder of its layer)")
             continue
         if entry != NEUTRAL_DIR and entry not in dirs:
-            errors.append(f"src/{entry}/: not a layer folder of tests/check-layers.py "
+            errors.append(f"src/{entry}/: not a layer folder of tests/package/check-layers.py "
                           f"(add it to LAYERS in its place)")
             continue
         for f in sorted(os.listdir(path)):

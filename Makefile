@@ -77,7 +77,7 @@
 #   DESTDIR=                         staging directory prepended to all of them
 # Installed programs link the shared library with no rpath (as Debian wants): when LIBDIR is
 # not in the dynamic linker's path, run ldconfig or set LD_LIBRARY_PATH. Programs in the build
-# tree find $(BUILD)/libpool.so.1 through the rpath $ORIGIN/.. instead ($ORIGIN/../.. for the
+# tree find $(BUILD)/libpool.so.2 through the rpath $ORIGIN/.. instead ($ORIGIN/../.. for the
 # tests, one folder deeper); `make install` relinks them without it. pool-bench-dpdk carries
 # DPDK's -march (from pkg-config libdpdk): it runs on CPUs like the build machine's only, and is
 # the one installed program that does.
@@ -85,8 +85,13 @@
 # The version lives in one place, include/pool/pool-t.h (POOL_VERSION_MAJOR/MINOR/PATCH).
 VERSION     := $(shell awk '/^\#define POOL_VERSION_(MAJOR|MINOR|PATCH) / { v = v s $$3; s = "." } \
                  END { print v }' include/pool/pool-t.h)
-# The soname's number changes when the ABI breaks, not with every release.
-SOVERSION   := 1
+# The soname's number changes when the ABI breaks, not with every release: 1 with 0.2 (the
+# inline fast path's struct pool_tcache changed), 2 with 0.3 (the debugging word the inline
+# functions read is pool__debugging, no longer pool_debugging, which programs such as HAProxy
+# define themselves: programs built against libpool.so.1 read a symbol this one lacks).
+# abi/libpool-0.3.0.abi is the ABI of libpool.so.2; mk/abi-check.sh skips the baselines of
+# libpool.so.1 (0.2.0), whose programs cannot load this library.
+SOVERSION   := 2
 
 PREFIX      ?= /usr/local
 BINDIR      ?= $(PREFIX)/bin
@@ -305,22 +310,34 @@ $(OPT_STAMP): FORCE | deps
 
 lib: $(STATIC_LIB) $(SHARED_LINK) $(PC_FILE)
 
+# The library's calls between its own exported functions bind inside it, whatever the program
+# defines: servers have their own pool_gc(), pool_flush(), pool_destroy() (HAProxy does), and
+# without this the dynamic linker binds the library's calls to them (libpool(7), "Programs with
+# their own pool_ names"). -fno-semantic-interposition lets the compiler call and inline them
+# directly within a file, -Bsymbolic-functions makes the linker bind the rest to the library's
+# definitions. Data is left to the dynamic linker on purpose: a program's copy relocation of a
+# variable the inline functions read is where that variable lives, so the library reads it
+# through its GOT, and such a variable has a name no program has (pool__debugging).
+LIB_SYMBOLIC_CFLAGS  := -fno-semantic-interposition
+LIB_SYMBOLIC_LDFLAGS := -Wl,-Bsymbolic-functions
+
 $(BUILD)/obj/lib/%.o: src/%.c $(OPT_STAMP) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(call COMPILE,-Isrc -DPOOL_BUILDING_LIBRARY) -fPIC -fvisibility=hidden $(PC_CFLAGS) \
-		-c -o $@ $<
+	$(Q)$(call COMPILE,-Isrc -DPOOL_BUILDING_LIBRARY) -fPIC -fvisibility=hidden \
+		$(LIB_SYMBOLIC_CFLAGS) $(PC_CFLAGS) -c -o $@ $<
 
 $(STATIC_LIB): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# abi/libpool.map: the exported symbols and their version nodes (LIBPOOL_0.1, LIBPOOL_0.2).
+# abi/libpool.map: the exported symbols and their version nodes (LIBPOOL_0.1 to LIBPOOL_0.3).
 VERSION_SCRIPT := abi/libpool.map
 $(SHARED_REAL): $(LIB_OBJS) $(VERSION_SCRIPT)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libpool.so.$(SOVERSION) -Wl,-z,defs \
-		-Wl,--version-script=$(VERSION_SCRIPT) $(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS) $(LDLIBS)
+		-Wl,--version-script=$(VERSION_SCRIPT) $(LIB_SYMBOLIC_LDFLAGS) $(ALL_LDFLAGS) \
+		-o $@ $(LIB_OBJS) $(LIB_LIBS) $(LDLIBS)
 
 $(SHARED_SO): $(SHARED_REAL)
 	$(Q)ln -sf $(notdir $<) $@

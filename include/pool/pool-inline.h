@@ -25,6 +25,14 @@ POOL_API extern __thread struct pool_tcache *pool__tls_cache
 	__attribute__((tls_model("initial-exec")));
 
 /*
+ * Internal to the inline fast path: the debugging flags in effect (POOL_DBG_*), which programs
+ * read through pool.h's pool_debugging. Its name is one no program has, so that a program's own
+ * variable of the public name (HAProxy has one) cannot take its place in the dynamic linker's
+ * eyes. Written only by the library, with release stores.
+ */
+POOL_API extern unsigned int pool__debugging;
+
+/*
  * Internal to POOL_DECLARE: create or exit(1) with a message; at exit, flush the calling
  * thread's caches and leave the pool alone (the name stays for the ABI).
  */
@@ -75,10 +83,10 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 #endif
 #ifdef POOL__TSAN
 #define POOL__TC_TOP_SET(tc, v) __atomic_store_n(&(tc)->top, (v), __ATOMIC_RELAXED)
-#define POOL__DEBUGGING() __atomic_load_n(&pool_debugging, __ATOMIC_RELAXED)
+#define POOL__DEBUGGING() __atomic_load_n(&pool__debugging, __ATOMIC_RELAXED)
 #else
 #define POOL__TC_TOP_SET(tc, v) ((tc)->top = (v))
-#define POOL__DEBUGGING() (pool_debugging)
+#define POOL__DEBUGGING() ((unsigned int)pool__debugging)
 #endif
 
 #ifdef __cplusplus

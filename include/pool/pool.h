@@ -23,8 +23,11 @@
 extern "C" {
 #endif
 
-/* The debugging flags in effect (POOL_DBG_*); change them with pool_parse_debugging(). */
-POOL_API extern unsigned int pool_debugging;
+/*
+ * pool_debugging - the debugging flags in effect (POOL_DBG_*), an unsigned int that is not an
+ * lvalue: change them with pool_parse_debugging(). A relaxed read, as the fast path's.
+ */
+#define pool_debugging POOL__DEBUGGING()
 
 /*
  * pool_version - the version of the library loaded, "MAJOR.MINOR.PATCH"; compare it with

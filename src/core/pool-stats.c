@@ -14,8 +14,8 @@
  * sched_setattr(2), clone3(2)) grow the same way.
  *
  * pool_get_stats() has one form, in the version node LIBPOOL_0.2 (abi/libpool.map): programs
- * of the two-argument form of libpool 0.1 link libpool.so.0, and this library's soname is
- * libpool.so.1 (its inline fast path's data, struct pool_tcache, is not 0.1's).
+ * of the two-argument form of libpool 0.1 link libpool.so.0, which this library is not (its
+ * inline fast path's data, struct pool_tcache, is not 0.1's; its soname: the Makefile).
  *
  * Locks: a pool's counters are relaxed loads of its buckets, and its cached objects a sum over
  * the thread registry under the registry lock, which the hot path never takes. The OS layer's

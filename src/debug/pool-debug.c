@@ -36,7 +36,7 @@
  * more than the check itself (see doc/debugging.md for the measured costs); merging, caches and
  * shared lists are on.
  */
-POOL_API unsigned int pool_debugging;
+POOL_API unsigned int pool__debugging;
 
 /*
  * The defaults of the valued options: `poison` fills with 0x50 ('P'), HAProxy's -dM default, and
@@ -317,7 +317,7 @@ void pool__debug_current(struct pool_debug_settings *cur)
 {
 	size_t i;
 
-	cur->flags = __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE);
+	cur->flags = __atomic_load_n(&pool__debugging, __ATOMIC_ACQUIRE);
 	for (i = 0; i < NB_DBG_OPTIONS; i++) {
 		const struct dbg_option *o = &dbg_options[i];
 
@@ -492,7 +492,7 @@ void pool__debug_apply(const struct pool_debug_settings *s)
 	if ((flags & POOL_DBG_PROFILE) &&
 	    (!(cur & POOL_DBG_PROFILE) || s->profile_rate != pool__prof_rate()))
 		pool__prof_reset(s->profile_rate);
-	__atomic_store_n(&pool_debugging, flags, __ATOMIC_RELEASE);
+	__atomic_store_n(&pool__debugging, flags, __ATOMIC_RELEASE);
 }
 
 unsigned int pool__debug_integrity_epoch(void)
@@ -837,7 +837,7 @@ void pool__debug_init(void)
 	int help;
 
 	if (pool__san_asan_build() || pool__san_under_memcheck())
-		pool_debugging |= POOL_DBG_SANITIZER;
+		pool__debugging |= POOL_DBG_SANITIZER;
 	if (seed && *seed) {
 		char *end;
 

@@ -152,7 +152,7 @@ static void thread_exit(void *arg)
 		return;
 	/* the fast path must not refill what is being flushed: empty entries from now on */
 	pool__tls_cache = (struct pool_tcache *)pool__tcache_none;
-	pool__tcache_flush_all(c, __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE));
+	pool__tcache_flush_all(c, __atomic_load_n(&pool__debugging, __ATOMIC_ACQUIRE));
 	pool__lock(&registry_lock);
 	registry[c->id] = NULL;
 	pool__unlock(&registry_lock);
@@ -166,7 +166,7 @@ struct pool_thread *pool__thread_self(unsigned int *dbg_out)
 {
 	struct pool_thread *self = &pool_self;
 	struct pool_thread_caches *ctx;
-	unsigned int dbg = __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE);
+	unsigned int dbg = __atomic_load_n(&pool__debugging, __ATOMIC_ACQUIRE);
 	size_t credit;
 
 	*dbg_out = dbg;
@@ -399,7 +399,7 @@ static unsigned long take_spares(struct pool_thread_caches *c, int all, unsigned
 
 unsigned long pool__thread_reclaim(void)
 {
-	unsigned int dbg = __atomic_load_n(&pool_debugging, __ATOMIC_ACQUIRE);
+	unsigned int dbg = __atomic_load_n(&pool__debugging, __ATOMIC_ACQUIRE);
 	struct pool_thread_caches *own = pool_self.caches;
 	unsigned long taken = 0;
 	unsigned int i, n = 0;

@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 	int rc;
 
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s /path/to/libpool.so.1\n", argv[0]);
+		fprintf(stderr, "usage: %s /path/to/libpool.so.2\n", argv[0]);
 		return 2;
 	}
 	rc = run(argv[1], 1);

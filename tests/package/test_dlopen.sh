@@ -20,7 +20,7 @@ set -u
 BUILD=${BUILD:?BUILD must be set}
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-lib=$BUILD/libpool.so.1
+lib=$BUILD/libpool.so.2
 [ -e "$lib" ] || { echo "FAIL: $lib not built"; exit 1; }
 san=
 [ -n "${SAN:-}" ] && san="-fsanitize=$SAN -fno-omit-frame-pointer"

@@ -28,7 +28,7 @@ grep -- '-march' "$tmp/log" | grep -v 'pool-bench-dpdk' && fail "-march outside 
 
 root=$stage$prefix
 lib=$stage$libdir
-for f in "$lib/libpool.a" "$lib/libpool.so" "$lib/libpool.so.1" "$lib/libpool.so.$VERSION" \
+for f in "$lib/libpool.a" "$lib/libpool.so" "$lib/libpool.so.2" "$lib/libpool.so.$VERSION" \
 	"$lib/pkgconfig/libpool.pc" "$root/include/pool/pool.h" "$root/include/pool/pool-inline.h" \
 	"$root/include/pool/pool-t.h" \
 	"$root/bin/pools" "$root/bin/pool-stress" "$root/bin/pool-bench" "$root/bin/pool-topology" \
@@ -48,12 +48,12 @@ empty=$(find "$stage" -type d -empty)
 [ -z "$empty" ] || fail "empty directories installed: $empty"
 
 soname=$(objdump -p "$lib/libpool.so" | awk '/SONAME/ {print $2}')
-[ "$soname" = libpool.so.1 ] || fail "soname is '$soname'"
+[ "$soname" = libpool.so.2 ] || fail "soname is '$soname'"
 for f in "$lib/libpool.so.$VERSION" "$root"/bin/* "$root"/libexec/libpool/*; do
 	readelf -d "$f" | grep -q 'R.*PATH' && fail "${f#"$stage"} has an rpath: $(readelf -d "$f" | grep PATH)"
 	readelf -d "$f" | grep -q 'BIND_NOW\|FLAGS.*NOW' || fail "${f#"$stage"}: LDFLAGS not used (no BIND_NOW)"
 done
-readelf -d "$root/bin/pool-stress" | grep -q 'NEEDED.*libpool.so.1' ||
+readelf -d "$root/bin/pool-stress" | grep -q 'NEEDED.*libpool.so.2' ||
 	fail "pool-stress does not link the shared library"
 
 # Man pages name the documentation where it went (DOCDIR, here under the non-default prefix),
@@ -95,7 +95,7 @@ ${CC:-cc} -o "$tmp/example" "$root/share/doc/libpool/examples/example.c" $flags 
 	fail "the example does not build"
 out=$(LD_LIBRARY_PATH="$lib" "$tmp/example") || fail "the example failed: $out"
 case "$out" in "allocated "*", used 0") ;; *) fail "unexpected output: $out" ;; esac
-LD_LIBRARY_PATH="$lib" ldd "$tmp/example" | grep -q "$lib/libpool.so.1" ||
+LD_LIBRARY_PATH="$lib" ldd "$tmp/example" | grep -q "$lib/libpool.so.2" ||
 	fail "the example is not linked with the installed library"
 # The installed example server builds from its installed source alone.
 ${CC:-cc} -D_GNU_SOURCE -o "$tmp/pool-httpd" "$root/share/doc/libpool/examples/pool-httpd.c" \

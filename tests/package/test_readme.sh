@@ -61,7 +61,7 @@ case "$out" in "allocated "*", used 0") ;; *) fail "./example printed '$out'" ;;
 case "$out_static" in "allocated "*", used 0") ;; *) fail "./example-static printed '$out_static'" ;; esac
 readelf -d "$tmp/work/example-static" | grep -q 'NEEDED.*libpool' &&
 	fail "./example-static needs libpool.so: the static link took the shared library"
-ldd "$tmp/work/example" | grep -q "$HOME/libpool/lib/libpool.so.1" ||
+ldd "$tmp/work/example" | grep -q "$HOME/libpool/lib/libpool.so.2" ||
 	fail "./example does not use the library installed under \$HOME/libpool"
 
 # An installed pool-bench runs its helpers from LIBEXECDIR.

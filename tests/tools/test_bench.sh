@@ -277,7 +277,7 @@ if expect 1 "libpool allocations failing: exit 1" env POOL_DEBUG=fail=100 \
 fi
 
 # A backend named with --backend that cannot run here: exit 3 (its child is missing). The copy
-# finds libpool.so.1 through its run path ($ORIGIN/..), and its children neither next to it
+# finds libpool.so.2 through its run path ($ORIGIN/..), and its children neither next to it
 # nor, unless libpool is installed on this machine, in the helper directory.
 helpers=$("$B" --help | sed -n 's/^Child programs: next to pool-bench, else in \(.*\)\.$/\1/p')
 if [ -x "$helpers/pool-bench-malloc" ]; then

@@ -65,7 +65,8 @@
 #   BINDIR=$(PREFIX)/bin             pools, pool-stress, pool-bench, pool-topology
 #   LIBDIR=$(PREFIX)/lib             libpool.so.*, libpool.a (e.g. $(PREFIX)/lib/x86_64-linux-gnu)
 #   PKGCONFIGDIR=$(LIBDIR)/pkgconfig libpool.pc
-#   INCLUDEDIR=$(PREFIX)/include     pool/pool.h, pool/pool-inline.h, pool/pool-t.h
+#   INCLUDEDIR=$(PREFIX)/include     pool/pool.h, pool/pool-inline.h, pool/pool-t.h,
+#                                    pool/libpool.h (the same API prefixed, made by the build)
 #   LIBEXECDIR=$(PREFIX)/libexec     $(LIBEXECDIR)/libpool/: pool-bench's child programs
 #                                    (compiled into pool-bench, which looks there)
 #   MANDIR=$(PREFIX)/share/man       man1 (programs), man3 (API), man7 (libpool(7))
@@ -218,7 +219,8 @@ TEST_SCRIPTS := $(sort $(wildcard tests/*/test_*.sh))
 TOOL_SRCS   := $(shell grep -l '^int main\>' $(wildcard tools/*.c) /dev/null)
 TOOL_PART_SRCS := $(filter-out $(TOOL_SRCS),$(wildcard tools/*.c))
 TOOL_BINS   := $(patsubst tools/%.c,$(BUILD)/tools/%,$(TOOL_SRCS))
-PUB_HEADERS := include/pool/pool.h include/pool/pool-inline.h include/pool/pool-t.h
+PUB_HEADERS := include/pool/pool.h include/pool/pool-inline.h include/pool/pool-t.h \
+               $(BUILD)/include/pool/libpool.h
 
 # Programs `make install` installs (names under tools/ without .c); mk/*.mk add to them.
 # INSTALL_BIN: public programs, linked with libpool, relinked without rpath into $(BUILD)/inst.
@@ -308,7 +310,7 @@ $(OPT_STAMP): FORCE | deps
 	  echo "$$h $$f"; \
 	done > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 
-lib: $(STATIC_LIB) $(SHARED_LINK) $(PC_FILE)
+lib: $(STATIC_LIB) $(SHARED_LINK) $(PC_FILE) $(BUILD)/include/pool/libpool.h
 
 # The library's calls between its own exported functions bind inside it, whatever the program
 # defines: servers have their own pool_gc(), pool_flush(), pool_destroy() (HAProxy does), and
@@ -332,12 +334,26 @@ $(STATIC_LIB): $(LIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # abi/libpool.map: the exported symbols and their version nodes (LIBPOOL_0.1 to LIBPOOL_0.3).
+# Its libpool_ names are the API under the prefix of <pool/libpool.h>: the linker defines each
+# one at the address of its pool_ name (--defsym), so that both names are one function.
 VERSION_SCRIPT := abi/libpool.map
+PREFIXED_NAMES  = $(shell sed -n 's/^[[:space:]]*\(libpool_[a-z0-9_]*\);.*/\1/p' $(VERSION_SCRIPT))
+LIB_ALIAS_LDFLAGS = $(foreach n,$(PREFIXED_NAMES),-Wl,--defsym=$(n)=$(n:lib%=%))
 $(SHARED_REAL): $(LIB_OBJS) $(VERSION_SCRIPT)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -shared -Wl,-soname,libpool.so.$(SOVERSION) -Wl,-z,defs \
-		-Wl,--version-script=$(VERSION_SCRIPT) $(LIB_SYMBOLIC_LDFLAGS) $(ALL_LDFLAGS) \
-		-o $@ $(LIB_OBJS) $(LIB_LIBS) $(LDLIBS)
+		-Wl,--version-script=$(VERSION_SCRIPT) $(LIB_SYMBOLIC_LDFLAGS) $(LIB_ALIAS_LDFLAGS) \
+		$(ALL_LDFLAGS) -o $@ $(LIB_OBJS) $(LIB_LIBS) $(LDLIBS)
+
+# <pool/libpool.h>: the public headers with every pool_ and POOL_ name prefixed with lib and
+# LIB, for programs that define pool_ names themselves (mk/prefixed-header.sh says how). Made in
+# $(BUILD)/include, installed beside pool.h; programs of the build tree find it with
+# -I$(BUILD)/include.
+PREFIXED_H  := $(BUILD)/include/pool/libpool.h
+$(PREFIXED_H): $(filter-out $(PREFIXED_H),$(PUB_HEADERS)) mk/prefixed-header.sh | deps
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  GEN     $@")
+	$(Q)sh mk/prefixed-header.sh "$(CC)" include > $@.tmp && mv -f $@.tmp $@
 
 $(SHARED_SO): $(SHARED_REAL)
 	$(Q)ln -sf $(notdir $<) $@
@@ -384,10 +400,10 @@ $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(INT_TEST_SRCS)): $(BUILD)/obj/test
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(call COMPILE,-Isrc -Itests) $(PC_CFLAGS) -c -o $@ $<
 
-$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(PUB_TEST_SRCS) $(FIXTURE_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c | deps
+$(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(PUB_TEST_SRCS) $(FIXTURE_SRCS)): $(BUILD)/obj/tests/%.o: tests/%.c | deps $(PREFIXED_H)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(call COMPILE,-Itests) -c -o $@ $<
+	$(Q)$(call COMPILE,-Itests -I$(BUILD)/include) -c -o $@ $<
 
 tests: $(TEST_BINS) $(FIXTURE_BINS)
 

@@ -10,6 +10,14 @@
  * page per family (named after each comment below) for the details, doc/api.md for an overview.
  * Link with `pkg-config --cflags --libs libpool`. Every function is thread-safe unless its
  * comment says otherwise. Sizes are in bytes; a function that fails sets errno.
+ *
+ * Names. The API owns the pool_ and POOL_ names below; names that begin with pool__ or POOL__
+ * are the library's internals (not API, never to be defined by a program). A program that has
+ * pool_ names of its own (HAProxy defines pool_gc(), pool_flush(), struct pool_head, POOL_F_*)
+ * includes <pool/libpool.h> instead, the same API under libpool_ and LIBPOOL_ names, which the
+ * build makes from this header and the shared library exports too (libpool(7), "Programs with
+ * their own pool_ names"). Either way, the library's calls to its own functions and the inline
+ * functions' reads of its state never reach a program's definitions of the same names.
  */
 #ifndef POOL_POOL_H
 #define POOL_POOL_H

@@ -30,7 +30,7 @@ root=$stage$prefix
 lib=$stage$libdir
 for f in "$lib/libpool.a" "$lib/libpool.so" "$lib/libpool.so.2" "$lib/libpool.so.$VERSION" \
 	"$lib/pkgconfig/libpool.pc" "$root/include/pool/pool.h" "$root/include/pool/pool-inline.h" \
-	"$root/include/pool/pool-t.h" \
+	"$root/include/pool/pool-t.h" "$root/include/pool/libpool.h" \
 	"$root/bin/pools" "$root/bin/pool-stress" "$root/bin/pool-bench" "$root/bin/pool-topology" \
 	"$root/libexec/libpool/pool-bench-malloc" \
 	"$root/share/doc/libpool/README.md" "$root/share/doc/libpool/LICENSE" \

@@ -199,6 +199,9 @@ struct pool_stats {
 	uint64_t slab_purged_bytes;    /* resident bytes of free objects' whole pages given to the
 	                                  kernel (madvise(MADV_DONTNEED)) while their slab kept live
 	                                  objects; the slabs' address space stays (slab_bytes) */
+	/* 0.3, after slab_purged_bytes: */
+	size_t reserve;                /* free objects memory return leaves in the shared lists,
+	                                  0: none (pool_set_reserve()) */
 };
 
 /*

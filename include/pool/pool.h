@@ -214,6 +214,20 @@ POOL_API unsigned int pool_release_run(void);
 POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects);
 
 /*
+ * pool_set_reserve - keep `objects` free objects of `pool` ready in its shared free lists (0:
+ * none, the default): memory return (the releaser, pool_gc(), pool_trim()) and pool_flush() never
+ * give back one that would leave fewer there; allocations may take them, as any free object.
+ * HAProxy's `minavail` (the buffers a server needs to make progress when memory is short). It
+ * allocates nothing: objects freed into the pool fill it (thread caches give theirs to the
+ * shared lists when unused through a demand window, or at pool_thread_flush()). Under the
+ * no-global or no-cache debugging options no object rests in the shared lists, so it keeps none;
+ * pool_destroy() ignores it. Lock-free, from any thread; the next release or flush obeys. May be
+ * called from a pool_for_each() callback. Returns 0, or -1 with errno EINVAL (NULL or not a live
+ * pool).
+ */
+POOL_API int pool_set_reserve(struct pool_head *pool, size_t objects);
+
+/*
  * pool_get_stats - fill the first `size` bytes at `st` (pass sizeof(*st)) with `pool`'s counters
  * (struct pool_stats), read without stopping any thread: each a value it had, not one atomic
  * snapshot. Nothing past `size` is written; fields this library does not know are 0. Returns 0,

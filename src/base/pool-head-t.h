@@ -262,6 +262,8 @@ struct pool_head {
 	size_t mag_bytes;              /* bytes of one magazine of this pool (header + cluster
 	                                  pointers) */
 	atomic_size_t limit;           /* maximum allocated objects, 0: none */
+	atomic_size_t reserve;         /* free objects memory return and pool_flush() leave in
+	                                  the shared lists, 0: none (pool_set_reserve()) */
 	atomic_long limit_count;       /* objects reserved from the OS layer: allocated plus the
 	                                  moves in flight, kept with or without a limit */
 	atomic_int ever_allocated;     /* 0: never allocated, 2: a merge grows the layout, 1: the

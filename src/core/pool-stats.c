@@ -61,6 +61,7 @@ static void fill_stats(const struct pool_head *pool, struct pool_stats *st)
 	pool__slab_stats(pool, st);
 	st->cached = pool__thread_sum_cached(pool);
 	st->limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);
+	st->reserve = atomic_load_explicit(&pool->reserve, memory_order_relaxed);
 	st->creators = pool->creators;
 	st->flags = pool->ro.flags;
 	st->buckets = pool->nbuckets;

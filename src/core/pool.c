@@ -398,7 +398,7 @@ POOL_API int pool_destroy(struct pool_head *pool)
 	atomic_store_explicit((_Atomic uint64_t *)&pool->magic, POOL_HEAD_DEAD,
 	                      memory_order_release);
 	pool__thread_drain_end();
-	pool__demand_flush(pool);
+	pool__demand_flush(pool, 0);
 	pool__prof_pool_gone(pool);
 	pool__debug_pool_destroyed(pool);
 	walks_forget(pool);
@@ -468,7 +468,7 @@ POOL_API void pool_flush(struct pool_head *pool)
 		 * the process is copied (the child would have lost them uncounted).
 		 */
 		pool__lock(&pool->demand.pass_lock);
-		pool__demand_flush(pool);
+		pool__demand_flush(pool, atomic_load_explicit(&pool->reserve, memory_order_relaxed));
 		pool__unlock(&pool->demand.pass_lock);
 		pool__slab_trim(pool);
 		pool__slab_purge(pool);
@@ -516,6 +516,17 @@ POOL_API int pool_set_limit(struct pool_head *pool, size_t max_objects)
 		return -1;
 	}
 	pool__limit_set(pool, max_objects);
+	return 0;
+}
+
+POOL_API int pool_set_reserve(struct pool_head *pool, size_t objects)
+{
+	if (!live_head(pool)) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* read by each window's count and each flush, under the pass lock: the next one obeys */
+	atomic_store_explicit(&pool->reserve, objects, memory_order_relaxed);
 	return 0;
 }
 

@@ -342,6 +342,7 @@ STAT_GETTER(sv_cached, st->cached)
 STAT_GETTER(sv_shared_free, st->shared_free)
 STAT_GETTER(sv_needed_avg, st->needed_avg)
 STAT_GETTER(sv_limit, st->limit)
+STAT_GETTER(sv_reserve, st->reserve)
 STAT_GETTER(sv_creators, st->creators)
 STAT_GETTER(sv_buckets, st->buckets)
 STAT_GETTER(sv_failed, st->failed)
@@ -387,6 +388,9 @@ static const struct pool_metric dump_gauges[] = {
 	           "memory return keeps.", sv_needed_avg),
 	POOL_GAUGE("limit", "libpool_pool_limit_objects",
 	           "Maximum allocated objects, 0 for none.", sv_limit),
+	POOL_GAUGE("reserve", "libpool_pool_reserve_objects",
+	           "Free objects memory return leaves in the shared free lists, 0 for none.",
+	           sv_reserve),
 	POOL_GAUGE("creators", "libpool_pool_creators",
 	           "pool_create() calls merged into the pool (its creators; each name names the "
 	           "pool).", sv_creators),
@@ -539,8 +543,11 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		if (!s->args->detailed)
 			continue;
 		fprintf(out, "      stride %zu bytes, %u buckets, %zu in shared free lists, "
-		        "limit %zu%s\n", st->stride, st->buckets, st->shared_free, st->limit,
+		        "limit %zu%s", st->stride, st->buckets, st->shared_free, st->limit,
 		        st->limit ? "" : " (none)");
+		if (st->reserve)
+			fprintf(out, ", reserve %zu", st->reserve);
+		fputc('\n', out);
 		fprintf(out, "      %zu slabs (%zu bytes), %zu objects free in them\n", st->slabs,
 		        st->slab_bytes, st->slab_free);
 		print_cache_text(out, e);

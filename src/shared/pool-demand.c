@@ -211,14 +211,16 @@ static struct pool_mag *pass_own(struct pool_bucket *b, int gc)
 /*
  * The count at a window's end (the caller ended it and holds the pass lock): every bucket tells
  * what stayed free through the whole window and its marks rotate; what stayed free beyond a floor
- * of pool->floor objects for the pool is owed to the slab tier, and needed_avg becomes what the
- * pool held minus it. One exchange per bucket, which also trims the bucket's empty magazines to
- * EMPTIES_KEEP. `gc`: pool_gc(), which waits for BUSY heads a while and counts everything free
- * now (its need is what is in use); an automatic count skips BUSY buckets (they owe nothing this
- * window).
+ * for the pool (pool->floor objects, or its reserve if more) is owed to the slab tier, and
+ * needed_avg becomes what the pool held minus it. What is paid is at most what is owed and what
+ * stayed free is still free, so the shared lists keep the floor. One exchange per bucket, which
+ * also trims the bucket's empty magazines to EMPTIES_KEEP. `gc`: pool_gc(), which waits for BUSY
+ * heads a while and counts everything free now (its need is what is in use); an automatic count
+ * skips BUSY buckets (they owe nothing this window).
  */
 static void count_round(struct pool_head *pool, int gc)
 {
+	size_t keep = atomic_load_explicit(&pool->reserve, memory_order_relaxed);
 	unsigned long idle = 0, alloc;
 	unsigned int i;
 
@@ -249,7 +251,9 @@ static void count_round(struct pool_head *pool, int gc)
 	alloc = pool__sum_allocated(pool);
 	atomic_store_explicit(&pool->demand.need, alloc > idle ? alloc - idle : 0,
 	                      memory_order_relaxed);
-	atomic_store_explicit(&pool->demand.owed, idle > pool->floor ? idle - pool->floor : 0,
+	if (keep < pool->floor)
+		keep = pool->floor;
+	atomic_store_explicit(&pool->demand.owed, idle > keep ? idle - keep : 0,
 	                      memory_order_relaxed);
 }
 
@@ -447,7 +451,29 @@ void pool__demand_push_idle(struct pool_head *pool, struct pool_mag *top, struct
 	pool__push_mags(pool, top, bottom, nmags, nobjs, start);
 }
 
-void pool__demand_flush(struct pool_head *pool)
+/*
+ * Owner: what bucket `b` gives back of its stack when it keeps `keep` objects, as
+ * pool__demand_flush() does for all: detached from the top, the rest given back with the head.
+ */
+static void flush_keeping(struct pool_head *pool, struct pool_bucket *b, struct pool_mag *head,
+                          unsigned long keep)
+{
+	unsigned long n = pool__own_get(&b->free_objects), took;
+	void *split[POOL_CLUSTER_MAX];
+	struct pool_mag *top = NULL;
+	unsigned int nsplit = 0;
+
+	POOL_ASSERT(keep && keep <= n);
+	if (n > keep)
+		top = bucket_detach(b, &head, n - keep, ULONG_MAX, split, &nsplit, &took);
+	else
+		took = 0;
+	pool__bucket_give(b, head);
+	if (took)
+		release_detached(pool, top, split, nsplit, took);
+}
+
+void pool__demand_flush(struct pool_head *pool, size_t keep)
 {
 	unsigned int i;
 
@@ -466,6 +492,14 @@ void pool__demand_flush(struct pool_head *pool)
 		 * tests/model/busy.pml).
 		 */
 		n = pool__own_get(&b->free_objects);
+		if (keep && n) {
+			unsigned long k = n < keep ? n : (unsigned long)keep;
+
+			/* the reserve stays, in the buckets met first */
+			flush_keeping(pool, b, top, k);
+			keep -= k;
+			continue;
+		}
 		atomic_store_explicit(&b->free_objects, 0, memory_order_relaxed);
 		atomic_store_explicit(&b->low_cur, 0, memory_order_relaxed);
 		atomic_store_explicit(&b->low_prev, 0, memory_order_relaxed);

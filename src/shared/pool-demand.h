@@ -68,7 +68,11 @@ void pool__demand_gc(struct pool_head *pool);
 void pool__demand_push_idle(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
                             unsigned int nmags, unsigned int nobjs, unsigned int start);
 
-/* Every object of the shared lists goes to the slab tier (BUSY buckets are retried a while). */
-void pool__demand_flush(struct pool_head *pool);
+/*
+ * Every object of the shared lists but `keep` goes to the slab tier (BUSY buckets are retried a
+ * while): the buckets met first keep theirs, up to `keep` in all (pool_flush(): the reserve;
+ * pool_destroy(): 0).
+ */
+void pool__demand_flush(struct pool_head *pool, size_t keep);
 
 #endif

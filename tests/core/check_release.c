@@ -11,7 +11,9 @@
  * everything above the need on their first call. The releaser thread can be refused
  * (POOL_RELEASE=caller, pool_configure()'s `release`), and then pool_release_run() from an event
  * loop does its work; across fork() the child starts its own releaser thread only when it
- * allocates.
+ * allocates. A pool's reserve (pool_set_reserve(), HAProxy's minavail) stays in its shared
+ * lists through every window, pool_gc(), pool_trim(), pool_flush() and the CLI's flush and trim;
+ * allocations take it, the next frees fill it again, and pool_destroy() ignores it.
  *
  * Each scenario runs in a child with a demand window of WINDOW_MS (configured before its first
  * pool). A test asserts counts, never times: it polls the statistics until they hold, and fails
@@ -631,6 +633,126 @@ START_TEST(test_the_event_loop_drives_return_without_the_thread)
 END_TEST
 
 /* ------------------------------------------------------------------------------------------ */
+/* A reserve                                                                                  */
+/* ------------------------------------------------------------------------------------------ */
+
+#define RESERVE_OBJS 12u
+
+/* What `line`, run as admin, writes. */
+static char *cli_out(const char *line)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f || pool_cli_exec(line, f) != 0 || fclose(f) != 0)
+		die("%s failed", line);
+	return out;
+}
+
+static void expect_reserve_kept(const char *after, const struct pool_head *p)
+{
+	struct pool_stats st = stats(p);
+
+	if (st.shared_free != RESERVE_OBJS || st.reserve != RESERVE_OBJS)
+		die("after %s: %zu objects in the shared lists, reserve %zu (want %u)", after,
+		    st.shared_free, st.reserve, RESERVE_OBJS);
+}
+
+/*
+ * 70,000-byte objects: 64 KiB is less than one, so the pool's own floor is 0 and only the
+ * reserve keeps objects. The program drives the release (POOL_RELEASE=caller).
+ */
+static void reserve_child(void *arg)
+{
+	struct pool_head *p;
+	void *o[40];
+	char *out;
+	double t0;
+	unsigned int i;
+
+	(void)arg;
+	configure(WINDOW_MS, POOL_RELEASE_CALLER);
+	if (!(p = pool_create("reserve", 70000, 0)) || pool_set_reserve(p, RESERVE_OBJS) != 0)
+		die("pool_create or pool_set_reserve: %s", strerror(errno));
+	for (i = 0; i < 40; i++)
+		if (!(o[i] = pool_alloc(p)))
+			die("pool_alloc failed");
+	for (i = 0; i < 40; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	if (stats(p).shared_free != 40)
+		die("%zu objects in the shared lists after the flush of the cache", stats(p).shared_free);
+	/* the windows give back all but the reserve, then nothing more, window after window */
+	wait_for_return("reserve", p, RESERVE_OBJS, 0, 1);
+	t0 = now_ms();
+	while (now_ms() - t0 < 3 * WINDOW_MS) {
+		unsigned int ms = pool_release_run();
+
+		usleep((ms < WINDOW_MS / 10 ? ms : WINDOW_MS / 10) * 1000u);
+	}
+	expect_reserve_kept("three more windows", p);
+	pool_gc(p);
+	expect_reserve_kept("pool_gc()", p);
+	pool_trim();
+	expect_reserve_kept("pool_trim()", p);
+	pool_flush(p);
+	expect_reserve_kept("pool_flush()", p);
+	free(cli_out("pools flush reserve"));
+	free(cli_out("pools trim"));
+	expect_reserve_kept("pools flush and pools trim", p);
+	out = cli_out("pools show detailed match reserve");
+	if (!strstr(out, "limit 0 (none), reserve 12\n"))
+		die("pools show detailed:\n%s", out);
+	free(out);
+	/* allocations take it (the thread's refills come from the shared lists) */
+	for (i = 0; i < RESERVE_OBJS; i++)
+		if (!(o[i] = pool_alloc(p)))
+			die("pool_alloc failed");
+	if (stats(p).shared_free != 0)
+		die("%zu objects left in the shared lists", stats(p).shared_free);
+	for (i = 0; i < RESERVE_OBJS; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	pool_gc(p);
+	expect_reserve_kept("the reserve was used and freed", p);
+	/* without it, everything goes */
+	if (pool_set_reserve(p, 0) != 0)
+		die("pool_set_reserve(0): %s", strerror(errno));
+	pool_flush(p);
+	if (stats(p).shared_free != 0 || stats(p).reserve != 0)
+		die("reserve 0: %zu objects in the shared lists", stats(p).shared_free);
+	/* and pool_destroy() takes a pool with a reserve as any */
+	if (pool_set_reserve(p, RESERVE_OBJS) != 0 || !(o[0] = pool_alloc(p)))
+		die("pool_set_reserve or pool_alloc");
+	pool_free(p, o[0]);
+	pool_thread_flush();
+	if (pool_destroy(p) != 0)
+		die("pool_destroy: %s", strerror(errno));
+}
+
+START_TEST(test_a_reserve_stays_through_every_return)
+{
+	scenario(reserve_child, NULL);
+}
+END_TEST
+
+START_TEST(test_reserve_of_no_pool)
+{
+	struct pool_head *p = pool_create("reserve-gone", 64, 0);
+
+	errno = 0;
+	ck_assert_int_eq(pool_set_reserve(NULL, 1), -1);
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(pool_destroy(p), 0);
+	errno = 0;
+	ck_assert_int_eq(pool_set_reserve(p, 1), -1);
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
 /* fork()                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
@@ -687,6 +809,7 @@ static Suite *release_suite(void)
 {
 	Suite *s = suite_create("release");
 	TCase *core = tcase_create("Core");
+	TCase *errors = tcase_create("Errors");
 	TCase *threads = tcase_create("Threads");
 
 	/* a hang guard only: DEADLINE_WINDOWS of WINDOW_MS, a few times over */
@@ -697,11 +820,14 @@ static Suite *release_suite(void)
 	tcase_add_test(core, test_sparse_survivors_do_not_pin_their_slabs_pages);
 	tcase_add_test(core, test_explicit_calls_release_above_the_need_at_once);
 	tcase_add_test(core, test_the_event_loop_drives_return_without_the_thread);
+	tcase_add_test(core, test_a_reserve_stays_through_every_return);
+	tcase_add_test(errors, test_reserve_of_no_pool);
 	tcase_add_test(threads, test_burst_comes_back_under_fast_path_pairs);
 	tcase_add_test(threads, test_burst_comes_back_under_a_random_walk);
 	tcase_add_test(threads, test_a_sleeping_thread_does_not_pin_its_cache);
 	tcase_add_test(threads, test_fork_child_starts_its_releaser_when_it_allocates);
 	suite_add_tcase(s, core);
+	suite_add_tcase(s, errors);
 	suite_add_tcase(s, threads);
 	return s;
 }

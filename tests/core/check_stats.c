@@ -35,6 +35,7 @@ struct newer_stats {
 	uint64_t os_allocs, os_releases, gc_released_bytes, lost;
 	size_t slabs, slab_bytes, slab_free;
 	uint64_t slabs_released, slab_get_objects, slab_put_objects, slab_purged_bytes;
+	size_t reserve;
 	uint64_t added_later;        /* the field this library does not know */
 };
 
@@ -48,6 +49,7 @@ SAME_OFFSET(lost);
 SAME_OFFSET(slabs);
 SAME_OFFSET(slab_put_objects);
 SAME_OFFSET(slab_purged_bytes);
+SAME_OFFSET(reserve);
 _Static_assert(offsetof(struct newer_stats, added_later) >= sizeof(struct pool_stats),
                "the new field lies past this library's structure");
 

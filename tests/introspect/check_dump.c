@@ -821,7 +821,8 @@ static const char *const prom_per_pool[] = {
 	"libpool_pool_stride_bytes", "libpool_pool_allocated_objects",
 	"libpool_pool_allocated_bytes", "libpool_pool_used_objects", "libpool_pool_used_bytes",
 	"libpool_pool_cached_objects", "libpool_pool_shared_free_objects",
-	"libpool_pool_needed_avg_objects", "libpool_pool_limit_objects", "libpool_pool_creators",
+	"libpool_pool_needed_avg_objects", "libpool_pool_limit_objects",
+	"libpool_pool_reserve_objects", "libpool_pool_creators",
 	"libpool_pool_slabs", "libpool_pool_slab_bytes", "libpool_pool_slab_free_objects",
 	"libpool_pool_failed_total", "libpool_pool_shared_get_objects_total",
 	"libpool_pool_shared_get_clusters_total", "libpool_pool_shared_put_objects_total",
@@ -831,7 +832,7 @@ static const char *const prom_per_pool[] = {
 	"libpool_pool_slab_get_objects_total", "libpool_pool_slab_put_objects_total",
 	"libpool_pool_slab_purged_bytes_total",
 };
-#define PROM_GAUGES   15u
+#define PROM_GAUGES   16u
 #define PROM_COUNTERS 13u
 
 static uint64_t prom_expected(const char *metric, const struct pool_stats *st)
@@ -839,7 +840,7 @@ static uint64_t prom_expected(const char *metric, const struct pool_stats *st)
 	const uint64_t v[] = { st->size, st->align, st->stride, st->allocated,
 	                       st->allocated * st->stride, st->used, st->used * st->stride,
 	                       st->cached, st->shared_free, st->needed_avg, st->limit,
-	                       st->creators, st->slabs, st->slab_bytes, st->slab_free,
+	                       st->reserve, st->creators, st->slabs, st->slab_bytes, st->slab_free,
 	                       st->failed, st->shared_get_objects,
 	                       st->shared_get_clusters, st->shared_put_objects,
 	                       st->shared_put_clusters, st->os_allocs, st->os_releases,

@@ -196,6 +196,8 @@ START_TEST(test_objects_on_every_path)
 	libpool_trim();
 	(void)libpool_release_run();
 	ck_assert_int_eq(libpool_set_limit(p, 1000), 0);
+	ck_assert_int_eq(libpool_set_reserve(p, 4), 0);
+	libpool_flush(p);
 	ck_assert_int_eq(libpool_destroy(p), 0);
 	ck_assert_uint_eq(pool_debugging, 0xffffffffu);
 }

@@ -12,25 +12,47 @@
 #                        ($(BUILD)/libpool.so, by rpath; SAN= is refused), and
 #                        $(HAPROXY_DIR)/haproxy-stock, HAProxy's own pools. About 3 minutes of
 #                        CPU on 2 cores the first time (HAProxy builds in 1.5).
+#   make haproxy-check   HAProxy's own reg-tests (scripts/run-regtests.sh with Debian's
+#                        varnishtest) once on the stock build, for comparison, then on the
+#                        libpool build in each of $(HAPROXY_CHECK_MODES) (default: -dM;
+#                        no-cache: -dMno-cache; tag: POOL_DEBUG=tag,integrity,caller; uaf:
+#                        POOL_DEBUG=uaf), a test that fails re-run alone before it counts
+#                        (contrib/haproxy/check.sh); then a planted use after free in a test
+#                        build of the port (contrib/haproxy/planted-uaf.sh), which must be
+#                        reported naming the pool and the caller. Ends with one line per run
+#                        (passed, flaked, failed) and fails if a libpool run or the planted use
+#                        after free failed. About 1 minute per run on 2 cores, at --j 2.
 #   make haproxy-deps    install (as root) or name the Debian packages the targets above use:
 #                        dpkg-dev debian-archive-keyring patch libpcre2-dev libssl-dev
-#                        liblua5.3-dev; the haproxy targets run it themselves, and as root
-#                        libpool's own build packages are installed too (as make check does)
+#                        liblua5.3-dev varnish socat openssl; the haproxy targets run it
+#                        themselves, and as root libpool's own build packages are installed too
+#                        (as make check does)
 #
 # Variables
 #   HAPROXY_DIR=build/haproxy        where the source, the trees, the binaries and the logs go
+#   HAPROXY_CHECK_MODES=default no-cache tag uaf
+#                                    the libpool build's runs of make haproxy-check
+#   HAPROXY_CHECK_STOCK=1            0: no run of the stock build
+#   HAPROXY_CHECK_JOBS=2             reg-tests at once (run-regtests.sh --j)
+#   HAPROXY_TESTS=                   reg-tests/<dir>/<name>.vtc to run instead of all
+
 HAPROXY_DIR         ?= build/haproxy
+HAPROXY_CHECK_MODES ?= default no-cache tag uaf
+HAPROXY_CHECK_STOCK ?= 1
+HAPROXY_CHECK_JOBS  ?= 2
+HAPROXY_TESTS       ?=
 
 # Fetch (dpkg-dev's dpkg-source, the archive's keyring), build (HAProxy's USE_PCRE2, USE_OPENSSL,
-# USE_LUA).
-HAPROXY_PKGS := dpkg-dev debian-archive-keyring patch libpcre2-dev libssl-dev liblua5.3-dev
+# USE_LUA), test (varnishtest; socat and openssl, which some reg-tests run).
+HAPROXY_PKGS := dpkg-dev debian-archive-keyring patch libpcre2-dev libssl-dev liblua5.3-dev \
+                varnish socat openssl
 
 # As root these targets install what they need, libpool's build packages included, as make
 # check does (the Makefile's deps target reads DEPS_INSTALL when it runs).
-HAPROXY_GOALS := haproxy haproxy-deps
+HAPROXY_GOALS := haproxy haproxy-check haproxy-deps
 DEPS_INSTALL := $(if $(filter $(HAPROXY_GOALS),$(MAKECMDGOALS)),1,$(DEPS_INSTALL))
 
-.PHONY: haproxy haproxy-deps
+.PHONY: haproxy haproxy-check haproxy-deps
 
 # after deps: never two apt-get at once
 haproxy-deps: deps
@@ -62,3 +84,22 @@ endif
 # The trees rebuild what changed (build.sh); the recipe always runs, make there decides.
 haproxy: haproxy-deps lib
 	+$(Q)CC="$(CC)" MAKE="$(MAKE)" sh contrib/haproxy/build.sh $(BUILD) $(HAPROXY_DIR) pool stock
+
+# Every run goes on whatever the others gave; the summary repeats each run's last line. A run's
+# exit status passes through a file (its output goes through tee, and sh has no pipefail).
+HAPROXY_RUN = { $(1); echo $$? > $(HAPROXY_DIR)/check.rc; } 2>&1 | tee $(HAPROXY_DIR)/check.out; \
+	tail -n 1 $(HAPROXY_DIR)/check.out >> $(HAPROXY_DIR)/check.summary
+haproxy-check: haproxy
+	+$(Q)CC="$(CC)" MAKE="$(MAKE)" sh contrib/haproxy/build.sh $(BUILD) $(HAPROXY_DIR) planted
+	$(Q)rc=0; : > $(HAPROXY_DIR)/check.summary; \
+	export HAPROXY_CHECK_JOBS=$(HAPROXY_CHECK_JOBS); \
+	if [ "$(HAPROXY_CHECK_STOCK)" = 1 ]; then \
+	  $(call HAPROXY_RUN,sh contrib/haproxy/check.sh $(HAPROXY_DIR) stock default $(HAPROXY_TESTS)); \
+	fi; \
+	for m in $(HAPROXY_CHECK_MODES); do \
+	  $(call HAPROXY_RUN,sh contrib/haproxy/check.sh $(HAPROXY_DIR) pool $$m $(HAPROXY_TESTS)); \
+	  [ "$$(cat $(HAPROXY_DIR)/check.rc)" = 0 ] || rc=1; \
+	done; \
+	$(call HAPROXY_RUN,sh contrib/haproxy/planted-uaf.sh $(HAPROXY_DIR)); \
+	[ "$$(cat $(HAPROXY_DIR)/check.rc)" = 0 ] || rc=1; \
+	echo "haproxy-check:"; sed 's/^/  /' $(HAPROXY_DIR)/check.summary; exit $$rc

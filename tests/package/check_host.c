@@ -142,29 +142,30 @@ HOST_FN(unsigned int, pool_release_run, (void))
 
 LIBPOOL_DECLARE(declared_conn, "host-declared", 96)
 
-/* pools show of every pool into a string (malloc()ed), through the library's own calls */
-static char *dump_text(const char *args)
+/*
+ * What libpool_cli_exec(line) writes, or with `dump` libpool_dump(line), as a malloc()ed string:
+ * both run library code that calls pool_flush(), pool_gc(), pool_for_each()...
+ */
+static char *text_of(const char *line, int dump)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(libpool_dump(f, args), 0);
+	ck_assert_int_eq(dump ? libpool_dump(f, line) : libpool_cli_exec(line, f), 0);
 	ck_assert_int_eq(fclose(f), 0);
 	return buf;
 }
 
 static char *cli_text(const char *line)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	return text_of(line, 0);
+}
 
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(libpool_cli_exec(line, f), 0);
-	ck_assert_int_eq(fclose(f), 0);
-	return buf;
+static char *dump_text(const char *args)
+{
+	return text_of(args, 1);
 }
 
 START_TEST(test_objects_on_every_path)
@@ -213,7 +214,6 @@ START_TEST(test_cli_and_dumps)
 	o = libpool_alloc(p);
 	ck_assert_ptr_nonnull(o);
 	libpool_free(p, o);
-	/* each command runs library code that calls pool_flush(), pool_gc(), pool_for_each()... */
 	free(cli_text("pools flush host-buf"));
 	free(cli_text("pools trim"));
 	free(cli_text("pools limit host-buf 10"));

@@ -16,8 +16,9 @@
 #                        varnishtest) once on the stock build, for comparison, then on the
 #                        libpool build in each of $(HAPROXY_CHECK_MODES) (default: -dM;
 #                        no-cache: -dMno-cache; tag: POOL_DEBUG=tag,integrity,caller; uaf:
-#                        POOL_DEBUG=uaf), a test that fails re-run alone before it counts
-#                        (contrib/haproxy/check.sh); then a planted use after free in a test
+#                        POOL_DEBUG=uaf), a test that fails re-run alone (up to
+#                        $(HAPROXY_CHECK_RETRIES) times) before it counts, HAProxy on
+#                        $(HAPROXY_CHECK_CPUS) CPUs (contrib/haproxy/check.sh); then a planted use after free in a test
 #                        build of the port (contrib/haproxy/planted-uaf.sh), which must be
 #                        reported naming the pool and the caller. Ends with one line per run
 #                        (passed, flaked, failed) and fails if a libpool run or the planted use
@@ -32,14 +33,19 @@
 #   HAPROXY_DIR=build/haproxy        where the source, the trees, the binaries and the logs go
 #   HAPROXY_CHECK_MODES=default no-cache tag uaf
 #                                    the libpool build's runs of make haproxy-check
-#   HAPROXY_CHECK_STOCK=1            0: no run of the stock build
+#   HAPROXY_CHECK_STOCK=1            0: no run (and no build) of the stock build
 #   HAPROXY_CHECK_JOBS=2             reg-tests at once (run-regtests.sh --j)
+#   HAPROXY_CHECK_CPUS=2             CPUs the reg-tests run on (taskset), hence HAProxy's
+#                                    threads; 0: all this process may use
+#   HAPROXY_CHECK_RETRIES=3          runs alone of a failed test before it counts as failed
 #   HAPROXY_TESTS=                   reg-tests/<dir>/<name>.vtc to run instead of all
 
 HAPROXY_DIR         ?= build/haproxy
 HAPROXY_CHECK_MODES ?= default no-cache tag uaf
 HAPROXY_CHECK_STOCK ?= 1
 HAPROXY_CHECK_JOBS  ?= 2
+HAPROXY_CHECK_CPUS  ?= 2
+HAPROXY_CHECK_RETRIES ?= 3
 HAPROXY_TESTS       ?=
 
 # Fetch (dpkg-dev's dpkg-source, the archive's keyring), build (HAProxy's USE_PCRE2, USE_OPENSSL,
@@ -89,10 +95,12 @@ haproxy: haproxy-deps lib
 # exit status passes through a file (its output goes through tee, and sh has no pipefail).
 HAPROXY_RUN = { $(1); echo $$? > $(HAPROXY_DIR)/check.rc; } 2>&1 | tee $(HAPROXY_DIR)/check.out; \
 	tail -n 1 $(HAPROXY_DIR)/check.out >> $(HAPROXY_DIR)/check.summary
-haproxy-check: haproxy
-	+$(Q)CC="$(CC)" MAKE="$(MAKE)" sh contrib/haproxy/build.sh $(BUILD) $(HAPROXY_DIR) planted
+haproxy-check: haproxy-deps lib
+	+$(Q)CC="$(CC)" MAKE="$(MAKE)" sh contrib/haproxy/build.sh $(BUILD) $(HAPROXY_DIR) pool \
+	  $(if $(filter 1,$(HAPROXY_CHECK_STOCK)),stock) planted
 	$(Q)rc=0; : > $(HAPROXY_DIR)/check.summary; \
-	export HAPROXY_CHECK_JOBS=$(HAPROXY_CHECK_JOBS); \
+	export HAPROXY_CHECK_JOBS=$(HAPROXY_CHECK_JOBS) HAPROXY_CHECK_CPUS=$(HAPROXY_CHECK_CPUS) \
+	  HAPROXY_CHECK_RETRIES=$(HAPROXY_CHECK_RETRIES); \
 	if [ "$(HAPROXY_CHECK_STOCK)" = 1 ]; then \
 	  $(call HAPROXY_RUN,sh contrib/haproxy/check.sh $(HAPROXY_DIR) stock default $(HAPROXY_TESTS)); \
 	fi; \

@@ -13,6 +13,7 @@
 #include "pool-bench-backend.h"
 #include "pool-bench-false-sharing.h"
 #include "pool-bench-micro.h"
+#include "pool-bench-public.h"
 #include "pool-bench-return.h"
 #include "pool-bench-server.h"
 #include "pool-bench-threads.h"
@@ -125,7 +126,8 @@ static int bench_run_workers_once(const struct bench_params *bp, uint64_t count,
 /* The scenarios whose threads the scenario itself starts (not bk_run_workers()). */
 static int bench_own_threads(enum bench_scenario sc)
 {
-	return sc == SC_SERVER || sc == SC_LARSON || sc == SC_XMALLOC;
+	return sc == SC_SERVER || sc == SC_LARSON || sc == SC_XMALLOC || sc == SC_MSTRESS ||
+	       sc == SC_LARSON_MB || sc == SC_XMTEST;
 }
 
 static int bench_run_once(const struct bench_params *bp, uint64_t count,
@@ -143,6 +145,15 @@ static int bench_run_once(const struct bench_params *bp, uint64_t count,
 		break;
 	case SC_XMALLOC:
 		rc = bench_run_xmalloc_once(bp, count, res, report_placement);
+		break;
+	case SC_MSTRESS:
+		rc = bench_run_mstress_once(bp, count, res, report_placement);
+		break;
+	case SC_LARSON_MB:
+		rc = bench_run_larson_mb_once(bp, count, res, report_placement);
+		break;
+	case SC_XMTEST:
+		rc = bench_run_xmtest_once(bp, count, res, report_placement);
 		break;
 	case SC_RETURN:
 		rc = bench_run_return_once(bp, count, res);
@@ -208,8 +219,9 @@ static int bench_child_main(int argc, char **argv)
 			break;
 	if (i == SC_COUNT)
 		return bench_child_usage(argv[0], "unknown scenario", argv[3]);
-	if (i == SC_SCALING)
-		return bench_child_usage(argv[0], "the parent runs scaling as server", argv[3]);
+	if (i == SC_SCALING || i == SC_PIPE_PINNED)
+		return bench_child_usage(argv[0], "the parent runs scaling as server and "
+		                         "pipeline-pinned as pipeline", argv[3]);
 	bp.scenario = (enum bench_scenario)i;
 	errno = 0;
 	v = strtoull(argv[4], &end, 10);
@@ -223,6 +235,7 @@ static int bench_child_main(int argc, char **argv)
 	v = strtoull(argv[6], &end, 10);
 	if (errno || *end || v < 1 || v > BENCH_MAX_THREADS ||
 	    (bp.scenario == SC_PIPELINE && v % 2) || (bp.scenario == SC_XMALLOC && v < 2) ||
+	    (bp.scenario == SC_XMTEST && 2 * v > BENCH_MAX_THREADS) ||
 	    (bp.scenario == SC_SCRATCH && v > 2 * BENCH_FS_OBJS))
 		return bench_child_usage(argv[0], "bad thread count", argv[6]);
 	bp.threads = (unsigned int)v;

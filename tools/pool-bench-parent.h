@@ -41,13 +41,23 @@ extern const char *const shape_names[SHAPE_COUNT];
 #define KIND_XMALLOC (KIND_LARSON + 1)
 #define SRV_KINDS    (KIND_XMALLOC + 1)
 
+/* The public shapes (pool-bench-public.h) at each thread count of the server table */
+#define KIND_MSTRESS   0u
+#define KIND_LARSON_MB 1u
+#define KIND_XMTEST    2u
+#define PUB_KINDS      3u
+#define PUB_PIPE_SIZES 3u        /* pipeline-1cpu and -2cpus: 64, 192 and 1024 B */
+
 /* The rows of the tables: pool-bench-rows.c says which is which. */
 enum row { ROW_PAIR, ROW_BATCH, ROW_BULK, ROW_PIPELINE, ROW_THREADS_PU, ROW_THREADS_OVER,
            ROW_FSHARE, ROW_FSHARE_ALIGNED, ROW_SCRATCH_2, ROW_SCRATCH_8, ROW_SCALE_1,
-           ROW_SCALE_2, ROW_SRV_FIRST,
-           ROW_COUNT = ROW_SRV_FIRST + MAX_SERVER * SRV_KINDS };
+           ROW_SCALE_2, ROW_PIPE_1CPU, ROW_PIPE_2CPUS, ROW_SRV_FIRST,
+           ROW_PUB_FIRST = ROW_SRV_FIRST + MAX_SERVER * SRV_KINDS,
+           ROW_MSTRESS_1CPU = ROW_PUB_FIRST, ROW_PUB_THREADS,
+           ROW_COUNT = ROW_PUB_THREADS + MAX_SERVER * PUB_KINDS };
 
 #define SCALE_THREADS 8u         /* the server row of `scaling`: threads, on one CPU and two */
+#define MS_1CPU_THREADS 8u       /* mstress-8-1cpu: its threads, all on one CPU */
 
 #define MAX_SIZES    8u
 #define MAX_REPS     101u
@@ -140,6 +150,7 @@ extern struct machine mach;
 
 /* pool-bench-rows.c: what each row runs, and the mallocs it is compared with */
 int row_is_server(enum row r);
+int row_is_public(enum row r);
 enum bench_scenario row_scenario(enum row r);
 unsigned int row_live(enum row r, const struct bench_opts *o);
 enum srv_shape row_shape(enum row r);

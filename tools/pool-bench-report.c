@@ -148,6 +148,19 @@ void print_table(const struct bench_opts *o)
 		}
 		printf("\n");
 	}
+	if (row_wanted(ROW_PIPE_1CPU, o)) {
+		printf("pipeline-1cpu, -2cpus: the pipeline (a producer and a consumer) pinned to CPU "
+		       "%d, then to CPUs %d,%d;\nscaling, time on one CPU / time on two at 64 B:",
+		       mach.cpu_a, mach.cpu_a, mach.cpu_b);
+		for (b = 0; b < BK_COUNT; b++) {
+			const struct cell *one = &cells[ROW_PIPE_1CPU][0][b];
+			const struct cell *two = &cells[ROW_PIPE_2CPUS][0][b];
+
+			if (one->n && two->n && two->ns.med > 0)
+				printf(" %s %.2fx", backends[b].name, one->ns.med / two->ns.med);
+		}
+		printf("\n");
+	}
 }
 
 static void fmt_share(char *buf, size_t len, const struct spread *sp)
@@ -163,7 +176,8 @@ static void fmt_share(char *buf, size_t len, const struct spread *sp)
 static int server_table_wanted(const struct bench_opts *o)
 {
 	return scenario_wanted(SC_SERVER, o) || scenario_wanted(SC_LARSON, o) ||
-	       scenario_wanted(SC_XMALLOC, o);
+	       scenario_wanted(SC_XMALLOC, o) || scenario_wanted(SC_MSTRESS, o) ||
+	       scenario_wanted(SC_LARSON_MB, o) || scenario_wanted(SC_XMTEST, o);
 }
 
 void print_server(const struct bench_opts *o)
@@ -191,6 +205,19 @@ void print_server(const struct bench_opts *o)
 		printf("xmalloc-T: xmalloc-test's shape: (T+1)/2 producer threads allocate %u-%u B "
 		       "objects in batches of %u, T/2 consumers\nfree them\n", LAR_MIN_SIZE,
 		       LAR_MAX_SIZE, XM_BATCH);
+	if (scenario_wanted(SC_MSTRESS, o))
+		printf("mstress-T: mimalloc's test-stress with its default scale (%u): T threads in "
+		       "rounds, 8-512 B zero-filled,\nevery word written and checked, 1/4 swapped "
+		       "through a shared array; -1cpu: %u threads pinned to one CPU\n", MS_SCALE,
+		       MS_1CPU_THREADS);
+	if (scenario_wanted(SC_LARSON_MB, o))
+		printf("larson-mb-T: larson as mimalloc-bench runs it (`larson 5 %u %u %u %u %u T`): "
+		       "%u-%u B on the power-of-two pools\n", LMB_MIN, LMB_MAX, LMB_CHUNKS,
+		       LMB_ROUNDS, LMB_SEED, LMB_MIN, LMB_MAX - 1);
+	if (scenario_wanted(SC_XMTEST, o))
+		printf("xmalloc-test-T: xmalloc-test as mimalloc-bench runs it (`-w T -s %u`): T "
+		       "producers allocate batches of %u, T consumers free\nthem (ns per object "
+		       "freed)\n", XMT_SIZE, XMT_BATCH);
 	printf("%-32s %-9s %21s %6s %8s %21s %6s %8s %20s %20s\n", "row", "backend",
 	       "ns per allocation", "x best", "CPU ns", "peak RSS MiB", "x lean", "growth",
 	       "OS share, warm-up", "OS share, steady");
@@ -299,7 +326,7 @@ static void json_cell(FILE *f, const struct bench_opts *o, enum row r, unsigned 
                       enum backend b)
 {
 	const struct cell *c = &cells[r][si][b];
-	char label[48];
+	char label[48], pin[32];
 	unsigned int k;
 
 	row_label(r, o, label, sizeof(label));
@@ -347,12 +374,14 @@ static void json_cell(FILE *f, const struct bench_opts *o, enum row r, unsigned 
 	if (row_scenario(r) == SC_FSHARE)
 		json_spread(f, "shared_lines", &c->shared);
 	if (row_scenario(r) == SC_SCALING) {
-		char pin[32];
-
 		fputs(", \"pinned_to\": ", f);
 		json_string(f, row_pin(r, pin, sizeof(pin)));
 		json_spread(f, "cpu_ns", &c->cpu);
 		json_spread(f, "peak_rss_mib", &c->rss);
+	}
+	if (row_pin(r, pin, sizeof(pin)) && row_scenario(r) != SC_SCALING) {
+		fputs(", \"pinned_to\": ", f);
+		json_string(f, pin);
 	}
 	fputs(", \"placement\": ", f);
 	json_string(f, c->placement);
@@ -494,7 +523,7 @@ int write_plot(const struct bench_opts *o)
 			continue;
 		row_label(r, o, label, sizeof(label));
 		for (si = 0; si < row_nsizes(r, o); si++) {
-			if (row_sized(r))
+			if (row_sized(r) || row_scenario(r) == SC_PIPE_PINNED)
 				fprintf(gp, "%s/%zu", label, row_size(r, o, si));
 			else
 				fprintf(gp, "%s", label);

@@ -7,13 +7,17 @@
  * how many samples, and the general mallocs it is compared with.
  *
  * The fixed rows come first (pair, batch, bulk, pipeline, the two threads rows, false-sharing
- * unaligned and aligned, cache-scratch at 2 and 8 threads, scaling on one CPU and two), then the
- * rows of the server table: for each of the --server-threads counts (index ti), SRV_KINDS kinds:
- * the server at each live-set size (index li) and shape, then larson, then xmalloc.
+ * unaligned and aligned, cache-scratch at 2 and 8 threads, scaling on one CPU and two, the
+ * pipeline pinned to one CPU and to two), then the rows of the server table: for each of the
+ * --server-threads counts (index ti), SRV_KINDS kinds: the server at each live-set size (index
+ * li) and shape, then larson, then xmalloc; then the public shapes (pool-bench-public.h):
+ * mstress-8-1cpu, and for each --server-threads count PUB_KINDS kinds: mstress, larson-mb,
+ * xmalloc-test.
  *
- * scaling is a row of the parent's only: the server at SCALE_THREADS threads pinned to one CPU
- * and to two (the child runs `server` with a pin list), beside the round trip of a cache line
- * between the two (pool-bench-machine.c).
+ * scaling and pipeline-pinned are rows of the parent's only: the server at SCALE_THREADS
+ * threads, and the pipeline at 64, 192 and 1024 B, pinned to one CPU and to two (the child runs
+ * `server` or `pipeline` with a pin list); scaling beside the round trip of a cache line between
+ * the two (pool-bench-machine.c).
  */
 #include <stdio.h>
 
@@ -37,20 +41,31 @@ const char *const shape_names[SHAPE_COUNT] = {
 	"short-burst", "short-handover", "long-burst", "long-handover"
 };
 
-/* Rows of the server table: server, larson and xmalloc, with peak RSS and CPU time. */
+/* Rows of the server table: server, larson, xmalloc and the public shapes, with peak RSS and
+ * CPU time. */
 int row_is_server(enum row r)
 {
 	return r >= ROW_SRV_FIRST;
 }
 
-/* A server-table row's kind (see enum row) and thread-count index. */
+/* The public shapes' rows of the server table (the issue 48 group of targets judges them). */
+int row_is_public(enum row r)
+{
+	return r >= ROW_PUB_FIRST;
+}
+
+/* A server-table row's kind (see enum row) and thread-count index (not mstress-8-1cpu). */
 static unsigned int row_kind(enum row r)
 {
+	if (row_is_public(r))
+		return (unsigned int)(r - ROW_PUB_THREADS) % PUB_KINDS;
 	return (unsigned int)(r - ROW_SRV_FIRST) % SRV_KINDS;
 }
 
 static unsigned int row_tidx(enum row r)
 {
+	if (row_is_public(r))
+		return (unsigned int)(r - ROW_PUB_THREADS) / PUB_KINDS;
 	return (unsigned int)(r - ROW_SRV_FIRST) / SRV_KINDS;
 }
 
@@ -58,11 +73,16 @@ enum bench_scenario row_scenario(enum row r)
 {
 	static const enum bench_scenario map[ROW_SRV_FIRST] = {
 		SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_THREADS, SC_FSHARE, SC_FSHARE,
-		SC_SCRATCH, SC_SCRATCH, SC_SCALING, SC_SCALING
+		SC_SCRATCH, SC_SCRATCH, SC_SCALING, SC_SCALING, SC_PIPE_PINNED, SC_PIPE_PINNED
 	};
+	static const enum bench_scenario pub[PUB_KINDS] = { SC_MSTRESS, SC_LARSON_MB, SC_XMTEST };
 
 	if (!row_is_server(r))
 		return map[r];
+	if (r == ROW_MSTRESS_1CPU)
+		return SC_MSTRESS;
+	if (row_is_public(r))
+		return pub[row_kind(r)];
 	if (row_kind(r) == KIND_LARSON)
 		return SC_LARSON;
 	return row_kind(r) == KIND_XMALLOC ? SC_XMALLOC : SC_SERVER;
@@ -89,6 +109,8 @@ unsigned int row_nsizes(enum row r, const struct bench_opts *o)
 {
 	if (row_scenario(r) == SC_SCRATCH)
 		return 2;               /* 8 and 16 bytes */
+	if (row_scenario(r) == SC_PIPE_PINNED)
+		return PUB_PIPE_SIZES;
 	return row_sized(r) ? o->nsizes : 1;
 }
 
@@ -98,6 +120,10 @@ size_t row_size(enum row r, const struct bench_opts *o, unsigned int si)
 		return o->sizes[si];
 	if (row_scenario(r) == SC_SCRATCH)
 		return si ? 16 : 8;
+	if (row_scenario(r) == SC_PIPE_PINNED)
+		return si == 0 ? 64 : si == 1 ? 192 : 1024;
+	if (row_scenario(r) == SC_XMTEST)
+		return XMT_SIZE;
 	return row_is_server(r) || row_scenario(r) == SC_SCALING ? 8 : FS_SIZE;
 }
 
@@ -108,7 +134,7 @@ size_t row_align(enum row r)
 
 unsigned int row_threads(enum row r, const struct bench_opts *o)
 {
-	if (row_is_server(r))
+	if (row_is_server(r) && r != ROW_MSTRESS_1CPU)
 		return o->server_threads[row_tidx(r)];
 	switch (r) {
 	case ROW_PIPELINE: return 2;
@@ -120,16 +146,22 @@ unsigned int row_threads(enum row r, const struct bench_opts *o)
 	case ROW_SCRATCH_8: return 8;
 	case ROW_SCALE_1:
 	case ROW_SCALE_2: return SCALE_THREADS;
+	case ROW_PIPE_1CPU:
+	case ROW_PIPE_2CPUS: return 2;
+	case ROW_MSTRESS_1CPU: return MS_1CPU_THREADS;
 	default: return 1;
 	}
 }
 
-/* The pin list of a row that has its own (scaling: one CPU, then two), else NULL. */
+/*
+ * The pin list of a row that has its own (scaling and pipeline-pinned: one CPU, then two;
+ * mstress-8-1cpu: one), else NULL.
+ */
 const char *row_pin(enum row r, char *buf, size_t len)
 {
-	if (r == ROW_SCALE_1)
+	if (r == ROW_SCALE_1 || r == ROW_PIPE_1CPU || r == ROW_MSTRESS_1CPU)
 		snprintf(buf, len, "%d", mach.cpu_a);
-	else if (r == ROW_SCALE_2)
+	else if (r == ROW_SCALE_2 || r == ROW_PIPE_2CPUS)
 		snprintf(buf, len, "%d,%d", mach.cpu_a, mach.cpu_b);
 	else
 		return NULL;
@@ -140,6 +172,8 @@ int row_wanted(enum row r, const struct bench_opts *o)
 {
 	if (!(o->scenarios & (1u << row_scenario(r))))
 		return 0;
+	if (r == ROW_MSTRESS_1CPU)
+		return mach.cpu_a >= 0;
 	if (row_is_server(r)) {
 		if (row_tidx(r) >= o->nserver)
 			return 0;
@@ -152,7 +186,7 @@ int row_wanted(enum row r, const struct bench_opts *o)
 	}
 	if (r == ROW_THREADS_OVER)
 		return o->threads != o->pus;
-	if (row_scenario(r) == SC_SCALING)
+	if (row_scenario(r) == SC_SCALING || row_scenario(r) == SC_PIPE_PINNED)
 		return mach.cpu_b >= 0;
 	return 1;
 }
@@ -170,8 +204,8 @@ int scenario_wanted(enum bench_scenario sc, const struct bench_opts *o)
 
 int row_runs(enum row r, enum backend b)
 {
-	return (!row_is_server(r) && row_scenario(r) != SC_SCALING) || b == BK_LIBPOOL ||
-	       backends[b].general;
+	return (!row_is_server(r) && row_scenario(r) != SC_SCALING &&
+	        row_scenario(r) != SC_PIPE_PINNED) || b == BK_LIBPOOL || backends[b].general;
 }
 
 /* Samples per figure of row r. */
@@ -201,7 +235,13 @@ void row_label(enum row r, const struct bench_opts *o, char *buf, size_t len)
 		return;
 	case SC_LARSON:
 	case SC_XMALLOC:
+	case SC_LARSON_MB:
+	case SC_XMTEST:
 		snprintf(buf, len, "%s-%u", bench_scenario_names[row_scenario(r)], row_threads(r, o));
+		return;
+	case SC_MSTRESS:
+		snprintf(buf, len, "mstress-%u%s", row_threads(r, o),
+		         r == ROW_MSTRESS_1CPU ? "-1cpu" : "");
 		return;
 	default:
 		break;
@@ -217,6 +257,8 @@ void row_label(enum row r, const struct bench_opts *o, char *buf, size_t len)
 	case ROW_SCRATCH_8: snprintf(buf, len, "cache-scratch-%u", row_threads(r, o)); break;
 	case ROW_SCALE_1: snprintf(buf, len, "server-%u-1cpu", SCALE_THREADS); break;
 	case ROW_SCALE_2: snprintf(buf, len, "server-%u-2cpus", SCALE_THREADS); break;
+	case ROW_PIPE_1CPU: snprintf(buf, len, "pipeline-1cpu"); break;
+	case ROW_PIPE_2CPUS: snprintf(buf, len, "pipeline-2cpus"); break;
 	default: snprintf(buf, len, "threads-%u", row_threads(r, o)); break;
 	}
 }
@@ -225,10 +267,14 @@ void row_label(enum row r, const struct bench_opts *o, char *buf, size_t len)
 const char *row_unit(enum row r)
 {
 	switch (row_scenario(r)) {
-	case SC_PIPELINE: return "ns per object passed";
+	case SC_PIPELINE:
+	case SC_PIPE_PINNED: return "ns per object passed";
 	case SC_SERVER:
 	case SC_LARSON:
-	case SC_XMALLOC: return "ns per allocation";
+	case SC_XMALLOC:
+	case SC_MSTRESS:
+	case SC_LARSON_MB: return "ns per allocation";
+	case SC_XMTEST: return "ns per object freed";
 	case SC_FSHARE:
 	case SC_SCRATCH: return "ns per write";
 	case SC_SCALING: return "ns per allocation";
@@ -248,7 +294,15 @@ uint64_t row_start_count(enum row r, const struct bench_opts *o)
 		return (uint64_t)SRV_MIN_ROUNDS * row_threads(r, o) * LAR_STEPS;
 	case SC_XMALLOC:
 		return (uint64_t)row_threads(r, o) * 16384;
+	case SC_MSTRESS:            /* one round: 1.5 x 100 x MS_SCALE x (i % 8 + 1), i < threads */
+		return (uint64_t)SRV_MIN_ROUNDS * 150 * MS_SCALE * row_threads(r, o) *
+		       (row_threads(r, o) < 8 ? row_threads(r, o) + 1 : 9) / 2;
+	case SC_LARSON_MB:
+		return (uint64_t)row_threads(r, o) * LMB_CHUNKS;
+	case SC_XMTEST:
+		return (uint64_t)row_threads(r, o) * 4 * XMT_BATCH;
 	case SC_PIPELINE:
+	case SC_PIPE_PINNED:
 		return 16384;
 	default:
 		return 65536;

@@ -155,8 +155,9 @@ static int measure(const struct bench_opts *o, enum backend b, enum row r, unsig
 	argv[argc++] = prog;
 	argv[argc++] = "--child";
 	argv[argc++] = (char *)backends[b].name;
-	/* scaling is the server, pinned */
+	/* scaling is the server, pinned; pipeline-pinned the pipeline */
 	argv[argc++] = (char *)bench_scenario_names[row_scenario(r) == SC_SCALING ? SC_SERVER :
+	                                            row_scenario(r) == SC_PIPE_PINNED ? SC_PIPELINE :
 	                                            row_scenario(r)];
 	argv[argc++] = sz;
 	argv[argc++] = cnt;

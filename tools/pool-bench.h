@@ -25,9 +25,10 @@
  * then stays idle, 0 by default), keep=<n> (return: every n-th object of each burst stays live
  * through the curve, 2..1000000; 0, the default: none).
  * <count> is the number of units timed, over all threads: alloc+free pairs (pair, batch,
- * bulk, threads), objects passed (pipeline), allocations (server, larson, xmalloc) or writes
- * (false-sharing, cache-scratch); for return, the objects of each thread's burst (its curve:
- * pool-bench-return.h).
+ * bulk, threads), objects passed (pipeline), allocations (server, larson, xmalloc, mstress,
+ * larson-mb), objects freed (xmalloc-test) or writes (false-sharing, cache-scratch); for
+ * return, the objects of each thread's burst (its curve: pool-bench-return.h). <threads> of
+ * xmalloc-test is its producers, as many consumers run beside them.
  *
  * The child prints zero or more "placement <thread>:<Cpus_allowed_list> ..." lines (read from
  * /proc/thread-self/status by each thread once it is placed), then one result line:
@@ -35,8 +36,9 @@
  *      [cpu_ms=<user+sys>] [os_warm=.. allocs_warm=.. os_all=.. allocs_all=..]
  *      [shared=<fraction>]
  * or "unavailable <why>" (exit 3) or "error <why>" (exit 1: an allocation failed or an object
- * came back corrupted). Bad arguments: exit 2. cpu_ms (server, larson, xmalloc) is the CPU
- * time of the timed part, user plus system, from getrusage(RUSAGE_SELF) at its start and end.
+ * came back corrupted). Bad arguments: exit 2. cpu_ms (server, larson, xmalloc and the public
+ * shapes of pool-bench-public.h) is the CPU time of the timed part, user plus system, from
+ * getrusage(RUSAGE_SELF) at its start and end.
  */
 #ifndef POOL_TOOLS_POOL_BENCH_H
 #define POOL_TOOLS_POOL_BENCH_H
@@ -84,20 +86,34 @@
 /* cache-scratch (its shape: pool-bench-false-sharing.h): writes to an object between frees */
 #define SCRATCH_WRITES    256u
 
+/* the public shapes (pool-bench-public.h), with their published parameters */
+#define MS_SCALE          10u      /* mstress: test-stress's default SCALE */
+#define MS_TRANSFERS      1000u    /* mstress: slots of the array shared by all threads */
+#define LMB_MIN           8u       /* larson-mb: mimalloc-bench's `larson 5 8 1000 5000 100 4141` */
+#define LMB_MAX           1000u    /*   sizes MIN..MAX-1 bytes, */
+#define LMB_CHUNKS        5000u    /*   objects per thread, */
+#define LMB_ROUNDS        100u     /*   replacements per thread: ROUNDS x CHUNKS, */
+#define LMB_SEED          4141u    /*   the seed */
+#define XMT_SIZE          64u      /* xmalloc-test: mimalloc-bench's `-s 64` */
+#define XMT_BATCH         4096u    /* xmalloc-test: objects per batch */
+#define XMT_LIMIT         100u     /* xmalloc-test: batches queued at most */
+
 enum bench_scenario { SC_PAIR, SC_BATCH, SC_BULK, SC_PIPELINE, SC_THREADS, SC_SERVER,
-                      SC_FSHARE, SC_LARSON, SC_XMALLOC, SC_SCRATCH, SC_SCALING, SC_LOOP,
-                      SC_RETURN, SC_COUNT };
+                      SC_FSHARE, SC_LARSON, SC_XMALLOC, SC_SCRATCH, SC_SCALING, SC_MSTRESS,
+                      SC_LARSON_MB, SC_XMTEST, SC_PIPE_PINNED, SC_LOOP, SC_RETURN, SC_COUNT };
 
 enum srv_lifetime { SRV_SHORT, SRV_LONG };
 enum srv_teardown { SRV_BURST, SRV_HANDOVER };
 
 /*
  * "loop" and "return" are not scenarios of the table: the pair loop without an allocator, and
- * the return curve of `pool-bench --return-curve` (pool-bench-return.h).
+ * the return curve of `pool-bench --return-curve` (pool-bench-return.h). "scaling" and
+ * "pipeline-pinned" are the parent's: rows of server and pipeline with pin lists of their own.
  */
 static const char *const bench_scenario_names[SC_COUNT] = {
 	"pair", "batch", "bulk", "pipeline", "threads", "server", "false-sharing", "larson",
-	"xmalloc", "cache-scratch", "scaling", "loop", "return"
+	"xmalloc", "cache-scratch", "scaling", "mstress", "larson-mb", "xmalloc-test",
+	"pipeline-pinned", "loop", "return"
 };
 
 static inline double bench_now_ns(void)

@@ -63,6 +63,9 @@ for t in 2 3; do
 	done
 	server_rows="$server_rows larson-$t xmalloc-$t"
 done
+# issue 48: the public shapes (pool-bench-public.h) at each thread count, mstress on one CPU
+public_rows="mstress-8-1cpu mstress-2 larson-mb-2 xmalloc-test-2 mstress-3 larson-mb-3"
+public_rows="$public_rows xmalloc-test-3"
 if expect 0 "smoke run: every scenario, 3 samples of 2 ms" \
 	"$B" --quick --sample-ms 2 --threads 4 --server-threads 2,3 --server-live 1024,2048 \
 	--backend "$backends" --placement --json "$tmp/bench.json" $plot --targets mk/bench-targets
@@ -83,9 +86,20 @@ then
 			fail "no round trip of a cache line beside the scaling rows"
 		grep -Eq "^scaling, time on one CPU / time on two: libpool [0-9.]+x" "$tmp/out" ||
 			fail "no scaling ratio"
+		# issue 48: the pipeline pinned to one CPU and to two, at 64, 192 and 1024 B
+		for row in pipeline-1cpu pipeline-2cpus; do
+			for size in 64 192 1024; do
+				grep -Eq "^$row +$size +$num \[$num-$num\]" "$tmp/out" ||
+					fail "no '$row' row at $size B with a median [min-max]"
+			done
+		done
+		grep -Eq "time on one CPU / time on two at 64 B: libpool ${num}x" "$tmp/out" ||
+			fail "no pipeline scaling ratio"
+		grep -Eq "^  (met|MISSED) +pipeline 64 B scaling 1->2 CPUs >= mimalloc's" "$tmp/out" ||
+			[ -n "$SAN" ] || fail "no pipeline scaling target"
 	fi
 	# row, backend, ns [min-max], x best, CPU ns, peak RSS [min-max], x lean
-	for row in $server_rows; do
+	for row in $server_rows $public_rows; do
 		grep -Eq "^$row +libpool +$num \[$num-$num\] +${num}x +$num +$num \[$num-$num\] +${num}x" \
 			"$tmp/out" || fail "no '$row' libpool row with time, CPU time and peak RSS"
 	done
@@ -101,12 +115,19 @@ then
 		grep -Eq "^  (met|MISSED) +$row peak RSS <= 1.3x leanest malloc +${num}x" "$tmp/out" ||
 			fail "no '$row' peak RSS target with its ratio"
 	done
+	grep -q "^targets (issue 48, objects the program finds warm" "$tmp/out" ||
+		fail "no warm targets under mk/bench-targets' heading"
+	for row in $public_rows; do
+		grep -Eq "^  (met|MISSED) +$row <= (0.9|1.0)x fastest malloc +${num}x" "$tmp/out" ||
+			fail "no '$row' time target with its ratio"
+	done
 	if [ -n "$havepy" ]; then
-		python3 - "$tmp/bench.json" "$backends" $server_rows <<'PY' || fail "JSON results are wrong"
+		python3 - "$tmp/bench.json" "$backends" "$public_rows" $server_rows <<'PY' || fail "JSON results are wrong"
 import json, sys
 d = json.load(open(sys.argv[1]))
 backends = sys.argv[2].split(",")
-server_rows = sys.argv[3:]
+public_rows = sys.argv[3].split()
+server_rows = sys.argv[4:]
 assert d["cpu"] and d["cpu"] != "unknown CPU", d["cpu"]
 assert len(d["load_average_start"]) == 3 and all(x >= 0 for x in d["load_average_start"])
 assert len(d["load_average_end"]) == 3 and d["load_average_max"] >= 0
@@ -116,10 +137,10 @@ assert d["samples_per_server_figure"] == 3, d["samples_per_server_figure"]
 res = d["results"]
 rows = {(r["scenario"], r["backend"]) for r in res}
 want = ["pair", "batch", "bulk", "pipeline", "threads-4", "false-sharing",
-        "false-sharing-a64"] + server_rows
+        "false-sharing-a64"] + server_rows + public_rows
 for b in backends:
     for s in want:
-        if s in server_rows and b == "dpdk":
+        if s in server_rows + public_rows and b == "dpdk":
             assert (s, b) not in rows, (s, b)
             continue
         assert (s, b) in rows, (s, b)
@@ -130,9 +151,11 @@ for r in res:
     assert min(r["sample_ms"]) >= 2, r["sample_ms"]
     assert r["units_per_sample"] > 0 and r["unit"]
     n = r["threads"]
-    assert r["placement"].count(":") == n, r["placement"]
-    if r["kind"] in ("server", "larson", "xmalloc"):
-        assert r["unit"] == "ns per allocation", r
+    # xmalloc-test: as many consumers as producers
+    assert r["placement"].count(":") == n * (2 if r["kind"] == "xmalloc-test" else 1), r
+    if r["kind"] in ("server", "larson", "xmalloc", "mstress", "larson-mb", "xmalloc-test"):
+        assert r["unit"] == ("ns per object freed" if r["kind"] == "xmalloc-test" else
+                             "ns per allocation"), r
         for k in ("peak_rss_mib", "rss_growth_mib", "cpu_ns"):
             assert r[k]["min"] <= r[k]["median"] <= r[k]["max"] and r[k]["median"] > 0, r
     elif r["kind"] == "scaling":
@@ -141,6 +164,11 @@ for r in res:
         assert r["unit"] == "ns per allocation" and all(c.isdigit() for c in cpus), r
         assert len(cpus) == (1 if r["scenario"].endswith("-1cpu") else 2), r
         assert d["line_round_trip_ns"] is None or d["line_round_trip_ns"] > 0, d
+    elif r["kind"] == "pipeline-pinned":
+        cpus = r["pinned_to"].split(",")
+        assert r["unit"] == "ns per object passed" and r["size"] in (64, 192, 1024), r
+        assert len(cpus) == (1 if r["scenario"].endswith("-1cpu") else 2), r
+        assert "cpu_ns" not in r and "peak_rss_mib" not in r, r
     else:
         assert "cpu_ns" not in r and "peak_rss_mib" not in r, r
     if r["kind"] == "server":
@@ -178,11 +206,16 @@ for t in ("server-2-2k-short-burst <= 1.0x fastest malloc",
           "pair 64 B <= 0.58x fastest malloc (as before)",
           "pipeline 64 B <= 0.6x fastest malloc"):
     assert t in names, (t, names)
+for row in public_rows:
+    limit = "1.0" if row.endswith("-1cpu") else "0.9"
+    assert row + " <= %sx fastest malloc" % limit in names, (row, names)
+    assert row + " <= 1.0x fastest malloc" not in names or limit == "1.0", (row, names)
 for row in server_rows:
     assert row + " <= 1.0x fastest malloc" in names, (row, names)
     assert row + " peak RSS <= 1.3x leanest malloc" in names, (row, names)
 sources = {t["name"]: t["source"] for t in d["targets"]}
 assert sources["larson-2 <= 1.0x fastest malloc"] == "large-live-sets", sources
+assert sources["mstress-2 <= 0.9x fastest malloc"] == "warm", sources
 for t in d["targets"]:
     assert isinstance(t["met"], bool) and t["measured"] >= 0 and len(t["range"]) == 2, t
 PY

@@ -5,13 +5,13 @@
 # Targets
 #   make bench           tools/pool-bench: libpool side by side with glibc malloc, jemalloc,
 #                        tcmalloc, mimalloc and DPDK's rte_mempool; 7 samples of at least
-#                        200 ms per figure (3 in the server table: the server sweep, larson
-#                        and xmalloc at 2 and 8 threads), median [min-max], load average and
-#                        CPU model in the header; prints the tables and the project's targets
-#                        (the groups of mk/bench-targets, which pool-bench alone does not
-#                        print), writes $(BUILD)/bench.json and the plot $(BUILD)/bench.png.
-#                        10 to 12 minutes
-#                        on 2 cores, 3 of them the server table. See doc/benchmarks.md.
+#                        200 ms per figure (3 in the server table: the server sweep, larson,
+#                        xmalloc and the public shapes at 2 and 8 threads), median [min-max],
+#                        load average and CPU model in the header; prints the tables and the
+#                        project's targets (the groups of mk/bench-targets, which pool-bench
+#                        alone does not print), writes $(BUILD)/bench.json and the plot
+#                        $(BUILD)/bench.png. 12 to 15 minutes on 2 cores, 4 of them the
+#                        server table. See doc/benchmarks.md.
 #   make bench-quick     the same in 15-30 s (3 short samples, 64 B, the server table at 2
 #                        threads): figures for development, not for publication
 #   make bench-instructions

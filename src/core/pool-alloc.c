@@ -191,6 +191,12 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 		return;
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		pool__bad_head(pool, ptr, caller);
+	/*
+	 * A free that overflows the thread's cache may be all a process does for a while (a fork()
+	 * child dropping what it inherited, then serving from its full magazines): it starts the
+	 * releaser too.
+	 */
+	pool__release_poke();
 	if (POOL_UNLIKELY(pool->layout & POOL_DBG_MALLOC)) {
 		/*
 		 * free() is this function's last call, a jump (no local of this function has its
@@ -260,6 +266,7 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 		pool__bad_head(pool, NULL, __builtin_return_address(0));
 	if (pool__tcache_free_bulk_fast(pool, objs, n))
 		return;
+	pool__release_poke();
 	self = pool__thread_self(&dbg);
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
 		if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE))

@@ -18,14 +18,13 @@
  * Who runs it, and why a thread. The inline fast path has no room for a clock (16 instructions
  * per pair) and a program that runs fast-path pairs only, or sleeps, calls no slow path at all;
  * something else must look at the clock. A library thread does, as jemalloc's background_thread
- * and tcmalloc's background release do: started by the first allocation's slow path, it sleeps
- * on a timed condition wait until the next window ends, does the work and sleeps again, so that
- * with nothing to give back it costs one wake-up per window. A
- * program that forbids library threads sets POOL_RELEASE=caller (or struct pool_config.release =
+ * and tcmalloc's background release do: started by the first slow path of an allocation or of a
+ * free (pool__release_start()), it sleeps on a timed condition wait until the next window ends,
+ * does the work and sleeps again: with nothing to give back, one wake-up per window. A program
+ * that forbids library threads sets POOL_RELEASE=caller (or struct pool_config.release =
  * POOL_RELEASE_CALLER) and calls pool_release_run() from its event loop, which does the same work
- * in one bounded step and says when to call again. Without either (the thread could not be
- * created, or the program never calls), the slow paths end the windows
- * (pool__demand_tick()), once no releaser stepped for two windows.
+ * in one bounded step and says when to call again. Without either, the slow paths end the
+ * windows (pool__demand_tick()), once no releaser stepped for two windows.
  *
  * Safety. The thread blocks every signal, so that signals reach the program's threads; its stack
  * is STACK_BYTES, not the default 8 MiB, for programs under RLIMIT_AS. It takes the pool list
@@ -33,10 +32,9 @@
  * registry lock, pass locks with trylock, and the OS layer's: the lock order of pool.c.
  * A flag (`stepping`) serialises its steps with pool_release_run(); rel_lock, never held with
  * another lock, guards the thread's state. The work of a step is done under the pool list lock,
- * which fork() takes, so a child is never forked in the middle of it; the child, whose releaser
- * thread did not follow it, starts one again at its first allocation's slow path, not before (a
- * child that calls exec() never starts one). The library's destructor (dlclose(), exit()) stops
- * and joins the thread before the code goes away.
+ * which fork() takes, so a child is never forked in the middle of it (release_fork_child() says
+ * when a child starts its own). The library's destructor (dlclose(), exit()) stops and joins the
+ * thread before the code goes away.
  */
 #include <errno.h>
 #include <limits.h>
@@ -303,8 +301,11 @@ static void cond_init(void)
 }
 
 /*
- * fork(), in the child: the releaser thread did not follow. Its lock and condition may have been
- * held or waited on by it: new ones. A step it (or pool_release_run() on another thread) was
+ * fork(), in the child: the releaser thread did not follow. The child starts one at its first
+ * slow path, not at the fork: a child that calls exec() never starts one, and one that drops
+ * the state it inherited overflows its cache on those frees and starts it there, even if every
+ * allocation after is a fast-path pop from its full magazines (a pre-fork server's worker).
+ * The thread's lock and condition may have been held or waited on by it: new ones. A step it (or pool_release_run() on another thread) was
  * making holds the pool list lock for its work, which the core's fork handlers take, so the
  * child finds the pools whole and only the step's flag to clear. No lock is taken before the
  * fork: a prepare handler here would order this file's locks before the pool list lock, which a

@@ -11,9 +11,9 @@
 #include <stdatomic.h>
 
 /*
- * 1 while the releaser thread is still to be started in this process: before the first
- * allocation, and in a fork() child whose parent ran one. The slow paths test it (one relaxed
- * load) and call pool__release_start().
+ * 1 while the releaser thread is still to be started in this process: before the first slow
+ * path, and in a fork() child whose parent ran one. The slow paths of allocations and frees
+ * test it (one relaxed load) and call pool__release_start().
  */
 extern atomic_int pool__release_pending;
 

@@ -10,10 +10,12 @@
  * and a thread that sleeps holding a full cache does not pin it. Explicit calls release
  * everything above the need on their first call. The releaser thread can be refused
  * (POOL_RELEASE=caller, pool_configure()'s `release`), and then pool_release_run() from an event
- * loop does its work; across fork() the child starts its own releaser thread only when it
- * allocates. A pool's reserve (pool_set_reserve(), HAProxy's minavail) stays in its shared
- * lists through every window, pool_gc(), pool_trim(), pool_flush() and the CLI's flush and trim;
- * allocations take it, the next frees fill it again, and pool_destroy() ignores it.
+ * loop does its work; across fork() the child starts its own releaser thread when it
+ * allocates or frees past its cache, not before, and a child that drops the state it inherited
+ * gets that memory back whether it then sleeps or serves light load. A pool's reserve
+ * (pool_set_reserve(), HAProxy's minavail) stays in its shared lists through every window,
+ * pool_gc(), pool_trim(), pool_flush() and the CLI's flush and trim; allocations take it, the
+ * next frees fill it again, and pool_destroy() ignores it.
  *
  * Each scenario runs in a child with a demand window of WINDOW_MS (configured before its first
  * pool). A test asserts counts, never times: it polls the statistics until they hold, and fails
@@ -128,10 +130,11 @@ static size_t held(const struct pool_stats *st)
  * wholly free (each slab kept holds one of those objects at least), and its needed_avg is at most
  * `need_bound`, or fail past the deadline. `drive`: call pool_release_run() as an event loop
  * would (sleeping what it returns, at most a tenth of a window), instead of leaving it to the
- * releaser thread. Returns the windows it took.
+ * releaser thread. `pairs`: meanwhile, an alloc/free pair a millisecond (light load). Returns
+ * the windows it took.
  */
-static double wait_for_return(const char *what, struct pool_head *p, size_t bound,
-                              size_t need_bound, int drive)
+static double wait_for_return_load(const char *what, struct pool_head *p, size_t bound,
+                                   size_t need_bound, int drive, int pairs)
 {
 	double t0 = now_ms(), t;
 	struct pool_stats st;
@@ -154,6 +157,16 @@ static double wait_for_return(const char *what, struct pool_head *p, size_t boun
 			if (ms < sleep_ms)
 				sleep_ms = ms;
 		}
+		/* light load: a pair a millisecond, which the loaded magazine serves */
+		for (; pairs && sleep_ms; sleep_ms--) {
+			void *x = pool_alloc(p);
+
+			if (!x)
+				die("%s: pool_alloc failed", what);
+			memset(x, 1, 64);
+			pool_free(p, x);
+			usleep(1000);
+		}
 		if (sleep_ms)
 			usleep(sleep_ms * 1000u);
 	}
@@ -161,6 +174,13 @@ static double wait_for_return(const char *what, struct pool_head *p, size_t boun
 	        "of %u ms\n", what, held(&st), bound, st.slabs, st.needed_avg, t / WINDOW_MS,
 	        WINDOW_MS);
 	return t / WINDOW_MS;
+}
+
+/* wait_for_return_load() with no load. */
+static double wait_for_return(const char *what, struct pool_head *p, size_t bound,
+                              size_t need_bound, int drive)
+{
+	return wait_for_return_load(what, p, bound, need_bound, drive, 0);
 }
 
 /* Run fn in a child (run_child()); it must exit 0. Its report is printed. */
@@ -805,6 +825,75 @@ START_TEST(test_fork_child_starts_its_releaser_when_it_allocates)
 }
 END_TEST
 
+/*
+ * A pre-fork server: the parent builds its state (FORK_BURST objects of 1 KiB, 20 MiB, kept) and
+ * forks; the child drops what it inherited and then sleeps, or serves a pair a millisecond from
+ * the thread that freed (the inline fast path serves them all: that thread's magazines are
+ * full). Neither allocates on a slow path, so the releaser starts from the frees' slow paths
+ * (a magazine that overflows): everything but the loaded magazine and the floor comes back, and
+ * the child's resident memory falls by at least half the burst (not asserted under a sanitizer,
+ * whose shadow memory stays).
+ */
+#define FORK_BURST 20000u
+
+static void fork_drop_child(void *arg)
+{
+	const int pairs = arg != NULL;
+	struct pool_head *p;
+	void **o = calloc(FORK_BURST, sizeof(void *));
+	size_t i, n = FORK_BURST / BURST_DIV, mag, peak, after;
+	pid_t pid;
+	int status;
+
+	configure(WINDOW_MS, 0);
+	p = pool_create("prefork", 1024, 0);
+	if (!p || !o)
+		die("pool_create or calloc");
+	for (i = 0; i < n; i++) {
+		if (!(o[i] = pool_alloc(p)))
+			die("pool_alloc failed");
+		memset(o[i], 0x5a, 1024);
+	}
+	if (releaser_threads() != 1)
+		die("parent: %u releaser threads", releaser_threads());
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		peak = rss_bytes();
+		for (i = 0; i < n; i++)
+			pool_free(p, o[i]);
+		/* ThreadSanitizer cannot start threads in such a child: the library does not */
+		if (releaser_threads() != (TEST_TSAN ? 0 : 1))
+			die("child: %u releaser threads after it freed", releaser_threads());
+		mag = test_magazine_of(stats(p).stride);
+		wait_for_return_load(pairs ? "fork child, pairs" : "fork child, idle", p,
+		                     mag + floor_of(stats(p).stride), mag, TEST_TSAN, pairs);
+		/* the releaser trims the OS layer once the window's payments are made */
+		for (i = 0; (after = rss_bytes()) + n * 1024 / 2 > peak && i < DEADLINE_WINDOWS &&
+		     !TEST_ASAN && !TEST_TSAN; i++)
+			usleep(WINDOW_MS * 100u);
+		fprintf(stderr, "fork child: RSS %zu MiB at the fork, %zu MiB once the burst it dropped "
+		        "came back\n", peak >> 20, after >> 20);
+		if (!TEST_ASAN && !TEST_TSAN && after + n * 1024 / 2 > peak)
+			die("fork child: RSS %zu bytes, %zu at the peak", after, peak);
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		die("the fork child failed (status 0x%x)", status);
+	for (i = 0; i < n; i++)
+		pool_free(p, o[i]);
+	free(o);
+}
+
+START_TEST(test_fork_child_that_drops_its_state_gives_it_back)
+{
+	scenario(fork_drop_child, NULL);
+	scenario(fork_drop_child, "pairs");
+}
+END_TEST
+
 static Suite *release_suite(void)
 {
 	Suite *s = suite_create("release");
@@ -826,6 +915,7 @@ static Suite *release_suite(void)
 	tcase_add_test(threads, test_burst_comes_back_under_a_random_walk);
 	tcase_add_test(threads, test_a_sleeping_thread_does_not_pin_its_cache);
 	tcase_add_test(threads, test_fork_child_starts_its_releaser_when_it_allocates);
+	tcase_add_test(threads, test_fork_child_that_drops_its_state_gives_it_back);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, errors);
 	suite_add_tcase(s, threads);

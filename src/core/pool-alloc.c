@@ -103,8 +103,9 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		pool__bad_head(pool, NULL, caller);
 	open_for_allocation(pool);
-	pool__release_poke();
+	/* registered first: a thread's first call into the OS layer may be its registration */
 	self = pool__thread_self(&dbg);
+	pool__release_poke();
 
 	if ((dbg & POOL_DBG_FAIL) && !(flags & POOL_F_NO_FAIL) &&
 	    pool__debug_fail_roll(pool__thread_rng(self), pool__thread_id(self)))
@@ -150,12 +151,17 @@ POOL_API POOL_NOINLINE POOL_COLD void *pool__alloc_slow(struct pool_head *pool,
 	return alloc_slow(pool, flags, __builtin_return_address(0));
 }
 
-/* The slow path of pool_free() for `caller`, on a live pool that is not of the `malloc` layout. */
+/*
+ * The slow path of pool_free() for `caller`, on a live pool that is not of the `malloc` layout.
+ * A free that overflows the thread's cache may be all a process does for a while (a fork() child
+ * dropping what it inherited, then serving from its full magazines): it starts the releaser too.
+ */
 static POOL_NOINLINE void free_slow(struct pool_head *pool, void *ptr, const void *caller)
 {
 	unsigned int dbg;
 	struct pool_thread *self = pool__thread_self(&dbg);
 
+	pool__release_poke();
 	if (POOL_UNLIKELY(dbg | pool->layout)) {
 		if ((dbg & ~POOL_DBG_NO_OBJECT) | pool->layout)
 			pool__debug_on_free(pool, ptr, caller);
@@ -177,6 +183,7 @@ static POOL_NOINLINE void free_malloc_uncount(struct pool_head *pool, void *ptr,
 	unsigned int dbg;
 	struct pool_thread *self = pool__thread_self(&dbg);
 
+	pool__release_poke();
 	pool__debug_on_free(pool, ptr, caller);
 	if (dbg & POOL_DBG_PROFILE)
 		pool__prof_credit(ptr);
@@ -191,12 +198,6 @@ POOL_API POOL_NOINLINE POOL_COLD void pool__free_slow(struct pool_head *pool, vo
 		return;
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		pool__bad_head(pool, ptr, caller);
-	/*
-	 * A free that overflows the thread's cache may be all a process does for a while (a fork()
-	 * child dropping what it inherited, then serving from its full magazines): it starts the
-	 * releaser too.
-	 */
-	pool__release_poke();
 	if (POOL_UNLIKELY(pool->layout & POOL_DBG_MALLOC)) {
 		/*
 		 * free() is this function's last call, a jump (no local of this function has its
@@ -226,8 +227,8 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 	if (pool__tcache_alloc_bulk_fast(pool, objs, n))
 		return n;
 	open_for_allocation(pool);
-	pool__release_poke();
 	self = pool__thread_self(&dbg);
+	pool__release_poke();
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
 		if (pool__tcache_alloc_bulk(pool, self, objs, n, dbg) == n) {
 			if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE)) {
@@ -266,8 +267,8 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 		pool__bad_head(pool, NULL, __builtin_return_address(0));
 	if (pool__tcache_free_bulk_fast(pool, objs, n))
 		return;
-	pool__release_poke();
 	self = pool__thread_self(&dbg);
+	pool__release_poke();
 	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
 		if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE))
 			pool__prof_scan(objs, n);

@@ -19,12 +19,13 @@
  * per pair) and a program that runs fast-path pairs only, or sleeps, calls no slow path at all;
  * something else must look at the clock. A library thread does, as jemalloc's background_thread
  * and tcmalloc's background release do: started by the first slow path of an allocation or of a
- * free (pool__release_start()), it sleeps on a timed condition wait until the next window ends,
- * does the work and sleeps again: with nothing to give back, one wake-up per window. A program
- * that forbids library threads sets POOL_RELEASE=caller (or struct pool_config.release =
- * POOL_RELEASE_CALLER) and calls pool_release_run() from its event loop, which does the same work
- * in one bounded step and says when to call again. Without either, the slow paths end the
- * windows (pool__demand_tick()), once no releaser stepped for two windows.
+ * free (pool__release_start(), which tries again later when it fails), it sleeps on a timed
+ * condition wait until the next window ends, does the work and sleeps again: with nothing to
+ * give back, one wake-up per window. A program that forbids library threads sets
+ * POOL_RELEASE=caller (or struct pool_config.release = POOL_RELEASE_CALLER) and calls
+ * pool_release_run() from its event loop, which does the same work in one bounded step and says
+ * when to call again. Without either, the slow paths end the windows (pool__demand_tick()), once
+ * no releaser stepped for two windows.
  *
  * Safety. The thread blocks every signal, so that signals reach the program's threads; its stack
  * is STACK_BYTES, not the default 8 MiB, for programs under RLIMIT_AS. It takes the pool list
@@ -43,6 +44,8 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +66,7 @@
 #define STACK_BYTES       (256u << 10)    /* the thread's stack */
 #define BUSY_BACKOFF_MS   1u              /* the pool list lock was held: try again after */
 #define STUCK_BACKOFF_MS  10u             /* owed, but every bucket it could take from was BUSY */
+#define RETRY_MIN_MS      1u              /* a failed start: the first try again after (ms) */
 
 /* Sanitizer runtimes want bigger frames and stacks of their own: their default stack there. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -105,6 +109,10 @@ static pthread_mutex_t rel_lock = PTHREAD_MUTEX_INITIALIZER;   /* the thread's s
 static pthread_cond_t rel_cond;                                /* CLOCK_MONOTONIC */
 static pthread_t rel_thread;
 static int rel_running, rel_stop;
+
+static _Atomic uint64_t retry_at_ns;    /* after a failed start: no try before (COARSE ns) */
+static uint64_t retry_wait_ns;          /* the wait after the last failed start (rel_lock) */
+static unsigned int start_failures;     /* failed starts since the last success (rel_lock) */
 
 static atomic_int stepping;             /* 1 while a thread steps: one step at a time */
 static _Atomic uint64_t next_tick_ns;   /* when the next window ends (0: not yet set) */
@@ -226,12 +234,46 @@ static void *releaser_main(void *arg)
 	}
 }
 
-void pool__release_start(void)
+/*
+ * Create the thread (rel_lock held, no thread running): 0, or the error of the call that failed,
+ * named in *what.
+ */
+static int create_thread(const char **what)
 {
 	pthread_attr_t attr;
 	sigset_t all, old;
 	long min = sysconf(_SC_THREAD_STACK_MIN);
 	size_t stack = STACK_BYTES;
+	int err;
+
+	*what = "pthread_attr_init";
+	err = pthread_attr_init(&attr);
+	if (err)
+		return err;
+	if (min > 0 && stack < (size_t)min)
+		stack = (size_t)min;
+	if (!SAN_STACKS)
+		pthread_attr_setstacksize(&attr, stack);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	*what = "pthread_create";
+	err = pthread_create(&rel_thread, &attr, releaser_main, NULL);
+	if (!err) {
+		/* named here rather than by itself: it is visible as such once this returns */
+		pthread_setname_np(rel_thread, "pool-releaser");
+		rel_running = 1;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return err;
+}
+
+void pool__release_start(void)
+{
+	const char *what = NULL;
+	unsigned int failed;
+	uint64_t now = 0;
+	int err;
 
 	/*
 	 * Not from a thread that has not made its first call into jemalloc yet: pthread_create()
@@ -242,30 +284,46 @@ void pool__release_start(void)
 	 */
 	if (!pool__os_thread_ready())
 		return;
+	/* after a failed try, no other before its time (a clock read: a few slow paths only) */
+	if (atomic_load_explicit(&retry_at_ns, memory_order_relaxed) &&
+	    (now = pool__clock_ns(CLOCK_MONOTONIC_COARSE)) <
+	    atomic_load_explicit(&retry_at_ns, memory_order_relaxed))
+		return;
 	pthread_mutex_lock(&rel_lock);
 	if (!atomic_exchange(&pool__release_pending, 0) || rel_running || rel_stop ||
 	    pool__config_get()->release != POOL_RELEASE_THREAD) {
 		pthread_mutex_unlock(&rel_lock);
 		return;
 	}
-	if (pthread_attr_init(&attr) != 0) {
+	if (now && now < atomic_load_explicit(&retry_at_ns, memory_order_relaxed)) {
+		/* another thread tried meanwhile, and failed */
+		atomic_store(&pool__release_pending, 1);
 		pthread_mutex_unlock(&rel_lock);
 		return;
 	}
-	if (min > 0 && stack < (size_t)min)
-		stack = (size_t)min;
-	if (!SAN_STACKS)
-		pthread_attr_setstacksize(&attr, stack);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_create(&rel_thread, &attr, releaser_main, NULL) == 0) {
-		/* named here rather than by itself: it is visible as such once this returns */
-		pthread_setname_np(rel_thread, "pool-releaser");
-		rel_running = 1;
+	err = create_thread(&what);
+	failed = start_failures;
+	if (err) {
+		/* 1 ms, then twice as long each time, up to a window */
+		retry_wait_ns = !start_failures++ ? RETRY_MIN_MS * 1000000ull :
+		                2 * retry_wait_ns < window_ns() ? 2 * retry_wait_ns : window_ns();
+		atomic_store_explicit(&retry_at_ns, pool__clock_ns(CLOCK_MONOTONIC_COARSE) +
+		                      retry_wait_ns, memory_order_relaxed);
+		atomic_store(&pool__release_pending, 1);
+	} else {
+		atomic_store_explicit(&retry_at_ns, 0, memory_order_relaxed);
+		start_failures = 0;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_attr_destroy(&attr);
 	pthread_mutex_unlock(&rel_lock);
+	if (err && !failed)
+		fprintf(stderr, "libpool: the releaser thread could not start (%s: %s, errno %d): "
+		        "until it does, freed memory goes back only from slow paths that find a "
+		        "demand window over, pool_release_run() and pool_gc(), so a process that goes "
+		        "idle keeps what it freed; retrying from later slow paths, at most once a "
+		        "window (%u ms)\n", what, strerror(err), err, pool__config_get()->decay_ms);
+	else if (!err && failed)
+		fprintf(stderr, "libpool: the releaser thread started after %u failed tries: memory "
+		        "comes back by itself again\n", failed);
 }
 
 POOL_API unsigned int pool_release_run(void)

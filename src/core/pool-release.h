@@ -20,9 +20,11 @@ extern atomic_int pool__release_pending;
 /*
  * Start the releaser thread if the configuration wants one (struct pool_config.release,
  * POOL_RELEASE) and none runs; once per process (and once more in each fork() child). Where the
- * thread cannot be created (a sandbox refusing clone(), no memory for its stack under
- * RLIMIT_AS), the slow paths keep returning memory as they did without one, and
- * pool_release_run() still works. Thread-safe; takes no lock of the core.
+ * thread cannot be created (a sandbox refusing clone(), RLIMIT_NPROC, no memory for its stack
+ * under RLIMIT_AS), the first failure is said on stderr, once, and pool__release_pending stays
+ * set: later slow paths try again, RETRY_MIN_MS after, then twice as long each time up to a
+ * demand window. Meanwhile the slow paths return memory as they do without a thread, and
+ * pool_release_run() works. Thread-safe; takes no lock of the core.
  */
 void pool__release_start(void);
 

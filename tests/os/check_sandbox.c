@@ -12,7 +12,9 @@
  *
  * The other refuses clone(2) and clone3(2), as sandboxes that forbid new threads do: libpool's
  * releaser thread cannot start, pools work all the same, and memory still comes back by itself:
- * through the slow paths' look at the clock, and through pool_release_run().
+ * through the slow paths' look at the clock, and through pool_release_run(). Refused once
+ * (EAGAIN, one thread under the filter), the start is said on stderr and tried again, and an
+ * idle process gets its memory back once the thread starts.
  *
  * The filter is installed in a child process (run_child()), with PR_SET_NO_NEW_PRIVS so that an
  * unprivileged process may install it; raw BPF (the kernel's seccomp_filter.rst example), no
@@ -52,8 +54,11 @@
 #endif
 
 #ifdef FILTER_ARCH
-/* Refuse the system calls nr[0..n-1] (n <= 2) with EPERM; allow everything else. */
-static int refuse_syscalls(const int *nr, unsigned int n)
+/*
+ * Refuse the system calls nr[0..n-1] (n <= 2) with `err`; allow everything else. The filter is
+ * the calling thread's, and its future threads': threads it started before keep theirs.
+ */
+static int refuse_syscalls(const int *nr, unsigned int n, int err)
 {
 	struct sock_filter code[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
@@ -63,7 +68,7 @@ static int refuse_syscalls(const int *nr, unsigned int n)
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr[0], 2, 0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned int)nr[n > 1 ? 1 : 0], 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned int)err & SECCOMP_RET_DATA)),
 	};
 	struct sock_fprog prog = { (unsigned short)(sizeof(code) / sizeof(code[0])), code };
 
@@ -72,10 +77,11 @@ static int refuse_syscalls(const int *nr, unsigned int n)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
 }
 #else
-static int refuse_syscalls(const int *nr, unsigned int n)
+static int refuse_syscalls(const int *nr, unsigned int n, int err)
 {
 	(void)nr;
 	(void)n;
+	(void)err;
 	errno = ENOSYS;
 	return -1;
 }
@@ -85,7 +91,7 @@ static int refuse_process_vm_readv(void)
 {
 	static const int nr[] = { __NR_process_vm_readv };
 
-	return refuse_syscalls(nr, 1);
+	return refuse_syscalls(nr, 1, EPERM);
 }
 
 /* In the sandbox the call must fail with EPERM: else the test proves nothing. */
@@ -189,12 +195,12 @@ START_TEST(test_pools_work_without_process_vm_readv)
 }
 END_TEST
 
-/* No new thread may start: clone() and clone3() answer EPERM. */
-static int refuse_threads(void)
+/* No new thread may start from this thread: clone() and clone3() answer `err`. */
+static int refuse_threads(int err)
 {
 	static const int nr[] = { __NR_clone, __NR_clone3 };
 
-	return refuse_syscalls(nr, 2);
+	return refuse_syscalls(nr, 2, err);
 }
 
 static void *nothing(void *arg)
@@ -227,7 +233,7 @@ static void threadless(void *arg)
 	unsigned int round;
 
 	(void)arg;
-	CHILD_CHECK(refuse_threads() == 0);
+	CHILD_CHECK(refuse_threads(EPERM) == 0);
 	CHILD_CHECK(pthread_create(&t, NULL, nothing, NULL) != 0);
 	CHILD_CHECK(pool_configure(&cfg) == 0);
 	a = pool_create("threadless", 256, 0);
@@ -281,13 +287,104 @@ START_TEST(test_memory_comes_back_where_threads_are_refused)
 }
 END_TEST
 
+/*
+ * The releaser's start refused once: the main thread, under a filter that answers EAGAIN to
+ * clone() (RLIMIT_NPROC during start-up answers the same), takes a burst and frees it; a thread
+ * started before the filter, which has none, then makes one slow path and exits; both stay
+ * idle. The library must say once what failed and what it means, try again later, and once the
+ * thread starts, give the burst back with no further call.
+ */
+#define RETRY_WINDOW_MS 100u
+#define RETRY_BURST     20000u
+
+static int go[2];               /* the late thread waits for a byte on go[0] */
+
+static void *late_thread(void *arg)
+{
+	struct pool_head *p = arg;
+	char c;
+	void *o;
+
+	CHILD_CHECK(read(go[0], &c, 1) == 1);
+	/* past the longest wait between two tries (a window) */
+	usleep(2 * RETRY_WINDOW_MS * 1000);
+	CHILD_CHECK((o = pool_alloc(p)) != NULL);
+	pool_free(p, o);
+	return NULL;
+}
+
+static void retried(void *arg)
+{
+	struct pool_config cfg = { .decay_ms = RETRY_WINDOW_MS };
+	struct pool_head *p;
+	struct pool_stats st;
+	pthread_t t, none;
+	void **o = calloc(RETRY_BURST, sizeof(void *));
+	unsigned int i, round;
+
+	(void)arg;
+	CHILD_CHECK(o && pool_configure(&cfg) == 0 && pipe(go) == 0);
+	p = pool_create("retried", 1024, 0);
+	CHILD_CHECK(p && pthread_create(&t, NULL, late_thread, p) == 0);
+	CHILD_CHECK(refuse_threads(EAGAIN) == 0);
+	CHILD_CHECK(pthread_create(&none, NULL, nothing, NULL) == EAGAIN);
+	for (i = 0; i < RETRY_BURST; i++)
+		CHILD_CHECK((o[i] = pool_alloc(p)) != NULL);
+	CHILD_CHECK(test_threads_named("pool-releaser") == 0);
+	for (i = 0; i < RETRY_BURST; i++)
+		pool_free(p, o[i]);
+	free(o);
+	CHILD_CHECK(write(go[1], "", 1) == 1);
+	CHILD_CHECK(pthread_join(t, NULL) == 0);
+	/* idle from now on: only the releaser can give the burst back (150 windows: a hang guard) */
+	for (round = 0; round < 1500; round++) {
+		CHILD_CHECK(pool_get_stats(p, &st, sizeof(st)) == 0);
+		if (st.allocated - st.slab_free <= 128)
+			break;
+		usleep(RETRY_WINDOW_MS * 1000 / 10);
+	}
+	if (st.allocated - st.slab_free > 128) {
+		fprintf(stderr, "sandbox child: idle after a refused start: %zu objects held of %u, "
+		        "%d releaser threads\n", st.allocated - st.slab_free, RETRY_BURST,
+		        test_threads_named("pool-releaser"));
+		_exit(1);
+	}
+	CHILD_CHECK(test_threads_named("pool-releaser") == 1);
+	fprintf(stderr, "sandbox child: idle after a refused start: %zu objects held of %u after "
+	        "%u tenths of a window\n", st.allocated - st.slab_free, RETRY_BURST, round);
+	_exit(0);
+}
+
+START_TEST(test_a_refused_releaser_start_is_said_and_retried)
+{
+	static const char *const words[] = {
+		"libpool: the releaser thread could not start", "pthread_create",
+		"Resource temporarily unavailable", "a process that goes idle keeps", "retrying",
+		"libpool: the releaser thread started", NULL
+	};
+	struct death d;
+	const char *const *w;
+
+	run_child(retried, NULL, &d);
+	printf("check_sandbox: %s", d.out);
+	ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0,
+	              "the sandboxed child ended with status 0x%x; stderr:\n%s", d.status, d.out);
+	for (w = words; *w; w++)
+		ck_assert_msg(strstr(d.out, *w) != NULL, "no '%s' in its stderr:\n%s", *w, d.out);
+	/* one message, however many slow paths tried again */
+	ck_assert_uint_eq(test_count(d.out, "could not start"), 1);
+}
+END_TEST
+
 static Suite *sandbox_suite(void)
 {
 	Suite *s = suite_create("sandbox");
 	TCase *tc = tcase_create("Sandbox");
 
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_pools_work_without_process_vm_readv);
 	tcase_add_test(tc, test_memory_comes_back_where_threads_are_refused);
+	tcase_add_test(tc, test_a_refused_releaser_start_is_said_and_retried);
 	suite_add_tcase(s, tc);
 	return s;
 }

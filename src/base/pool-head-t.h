@@ -347,6 +347,8 @@ struct pool_thread_caches {
 	                                  (see pool-tcache.c, "Sections") */
 	atomic_int hold;               /* 1 while the releaser keeps this thread alone out of its
 	                                  sections (pool-tcache.c, "Sections") */
+	int stuck;                     /* 1: the last quiescer's wait gave up on this thread inside
+	                                  a section (written by the quiescer, registry lock) */
 	atomic_uint sections;          /* sections entered (owner: a load and a store); the
 	                                  releaser tells a thread idle through a window by it */
 	unsigned int seen_sections;    /* `sections` when the releaser last looked (registry lock) */

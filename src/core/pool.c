@@ -358,14 +358,16 @@ static void bury(struct pool_head *pool)
  * pool_destroy(): under the pool list lock, the drain (pool-thread.c) keeps the other threads
  * out of their sections and takes back each one's slot of the pool: its magazines go to the
  * shared lists as they are, its empty ones are freed, its entry is closed and its budget
- * credited. Objects still handed out: EBUSY, the pool intact. Otherwise the pool is marked dead
+ * credited. Objects still handed out, or a thread still inside a section after the drain's
+ * bounded wait (said on stderr): EBUSY, the pool intact. Otherwise the pool is marked dead
  * before any thread may enter a section again (a thread racing the destruction, which is
  * forbidden, finds it dead and its slow path reports it); then the shared lists are flushed down
  * to the slabs, which all go back, and the head is kept dead among the last GRAVEYARD_HEADS.
  */
 POOL_API int pool_destroy(struct pool_head *pool)
 {
-	int took;
+	char name[POOL_NAME_MAX + 1];
+	int took, stuck;
 
 	if (!live_head(pool)) {
 		errno = EINVAL;
@@ -384,9 +386,17 @@ POOL_API int pool_destroy(struct pool_head *pool)
 		return 0;
 	}
 	POOL_ASSERT(pool->creators == 1 && pool__nb_pools >= 1);
-	if (pool__thread_drain_begin(pool) || pool__sum_used(pool) != 0) {
+	stuck = pool__thread_drain_begin(pool);
+	if (stuck || pool__sum_used(pool) != 0) {
 		pool__thread_drain_end();
+		memcpy(name, pool->name, sizeof(name));
 		pool__lock_leave(&pool__list_lock, took);
+		/* objects in use are the program's business; a thread stuck there is worth a line */
+		if (stuck)
+			fprintf(stderr, "libpool: pool_destroy() of pool '%s': EBUSY, a thread stayed "
+			        "inside a change of its thread cache through the bounded wait (stuck "
+			        "there, or using the pool, which is forbidden); the pool is intact\n",
+			        name);
 		errno = EBUSY;
 		return -1;
 	}

@@ -122,16 +122,27 @@ unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *thread
 	if (section_fence || syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
 		atomic_thread_fence(memory_order_seq_cst);
 	for (i = 0; i < n; i++) {
-		const struct pool_thread_caches *c = threads[i];
+		struct pool_thread_caches *c = threads[i];
 
 		if (!c || c == own)
 			continue;
 		for (tries = 0; tries < QUIESCE_TRIES &&
 		     atomic_load_explicit(&c->busy, memory_order_acquire); tries++)
 			sched_yield();
-		stuck += tries == QUIESCE_TRIES;
+		/*
+		 * Seen outside after the barrier: it stays out until quiesce_end(), whatever its busy
+		 * word shows meanwhile (an entry that finds `quiescing` up sets it and clears it).
+		 */
+		c->stuck = tries == QUIESCE_TRIES;
+		stuck += c->stuck;
 	}
 	return stuck;
+}
+
+int pool__tcache_stuck(const struct pool_thread_caches *c)
+{
+	/* one that left the section since the wait gave up cannot enter another: outside */
+	return c->stuck && atomic_load_explicit(&c->busy, memory_order_acquire);
 }
 
 void pool__tcache_quiesce_end(void)

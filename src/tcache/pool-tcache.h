@@ -141,12 +141,17 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
  * Sections: a thread changes its slots only inside one. pool__tcache_quiesce_begin() keeps the
  * threads of threads[0..n-1] (NULL entries and the caller's own caches `own` skipped) out of
  * their sections and waits for those inside to leave (a bounded wait: it returns how many it
- * gave up on, stuck or dead inside one); pool__tcache_quiesce_end() lets them in again. The
- * caller serialises quiescers (the registry lock of pool-thread.c; a second quiescer at once
- * fails an assertion) and keeps the threads from registering or leaving.
+ * gave up on, stuck or dead inside one, and marks each); pool__tcache_quiesce_end() lets them in
+ * again. The caller serialises quiescers (the registry lock of pool-thread.c; a second quiescer
+ * at once fails an assertion) and keeps the threads from registering or leaving.
+ * pool__tcache_stuck(c), between the two: whether `c`'s thread is still inside the section the
+ * wait gave up on, so that its slots are not the quiescer's to read. Not its busy word alone: a
+ * thread the wait saw outside may set it for an instant when it tries to enter and finds the
+ * quiescer (section_enter()), and it is outside all the same.
  */
 unsigned int pool__tcache_quiesce_begin(struct pool_thread_caches *const *threads, unsigned int n,
                                         const struct pool_thread_caches *own);
+int pool__tcache_stuck(const struct pool_thread_caches *c);
 void pool__tcache_quiesce_end(void);
 
 /*

@@ -265,7 +265,7 @@ int pool__thread_drain_begin(struct pool_head *pool)
 
 		if (!ctx)
 			continue;
-		if (ctx != self->caches && atomic_load_explicit(&ctx->busy, memory_order_acquire)) {
+		if (ctx != self->caches && pool__tcache_stuck(ctx)) {
 			/* still inside a section after the bounded wait: its slot is not ours */
 			stuck = 1;
 			continue;
@@ -503,7 +503,7 @@ void pool__thread_audit(void)
 		struct pool_thread_caches *c = registry[i];
 
 		/* a thread still inside a section (stuck, or gone) cannot be read safely */
-		if (c && (c == self->caches || !atomic_load_explicit(&c->busy, memory_order_acquire)))
+		if (c && (c == self->caches || !pool__tcache_stuck(c)))
 			pool__sample_audit(c);
 	}
 	registry_unquiesce();
@@ -536,7 +536,7 @@ void pool__thread_fork_child(void)
 
 			if (!pool__slots[s] || (!sl->reserved_objs && !sl->nempty))
 				continue;
-			if (atomic_load_explicit(&ctx->busy, memory_order_relaxed)) {
+			if (pool__tcache_stuck(ctx)) {
 				/* its thread was stuck inside a section: nothing of it can be trusted */
 				pool__bucket_count_lost(pool__slots[s],
 				                        slot_cached(ctx, s), self->id);

@@ -10,7 +10,10 @@
  * A slot of a pool of large objects goes deeper as its thread fills it while the budget has
  * room, is made shallow again by the CLOCK before anything is evicted, takes a deeper magazine
  * from the shared lists counted in the budget (by evictions when it must), and its objects are
- * counted by the statistics below its depth.
+ * counted by the statistics below its depth. pool_destroy() of an idle pool never fails with
+ * EBUSY because another thread's busy word was set for an instant (48 threads destroying their
+ * pools, and a busy word flickered on purpose), while a thread stuck inside a section still
+ * makes it fail.
  *
  * Internal test: it includes "pool-head-t.h", "pool-magazine.h" and "pool-tcache.h" to read a
  * pool head's buckets and caller table, a thread's registry id and slots, and to hold a head
@@ -18,6 +21,7 @@
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -536,6 +540,202 @@ START_TEST(test_copy_skip_null)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* pool_destroy()'s drain and threads' sections                                               */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A thread that finds a quiescer up when it enters a section stores 1 into its busy word, sees
+ * the flag and clears it again: a transient busy, which the drain of pool_destroy() must not take
+ * for a thread stuck inside a section. DESTROYERS threads each create a private pool, use it and
+ * destroy it, DESTROYS times, while USERS threads use pools of their own, entering sections all
+ * the time; no destroy of an idle pool may fail.
+ */
+#define DESTROYERS 48u
+#define USERS      8u
+#define DESTROYS   (TEST_TSAN ? 40u : 400u)
+
+static atomic_int destroy_stop;
+static atomic_uint destroy_busy, destroy_other, destroys_done;
+
+static void *destroyer(void *arg)
+{
+	unsigned int id = (unsigned int)(uintptr_t)arg, i, k;
+	char name[32];
+	void *o[80];
+
+	for (i = 0; i < DESTROYS; i++) {
+		struct pool_head *p;
+
+		snprintf(name, sizeof(name), "private-%u-%u", id, i);
+		p = pool_create(name, 64 + 64 * (i % 4), 0);
+		if (!p) {
+			destroy_other++;
+			continue;
+		}
+		/* past a magazine: refills and a spill, sections of this thread */
+		for (k = 0; k < 80; k++)
+			o[k] = pool_alloc(p);
+		for (k = 0; k < 80; k++)
+			pool_free(p, o[k]);
+		while (pool_destroy(p) != 0) {
+			if (errno != EBUSY) {
+				destroy_other++;
+				break;
+			}
+			/* counted, then destroyed: the pool must not outlive the test */
+			destroy_busy++;
+		}
+		destroys_done++;
+	}
+	return NULL;
+}
+
+static void *user(void *arg)
+{
+	struct pool_head *p = arg;
+	void *o[200];
+	unsigned int k;
+
+	while (!atomic_load(&destroy_stop)) {
+		for (k = 0; k < 200; k++)
+			o[k] = pool_alloc(p);
+		for (k = 0; k < 200; k++)
+			pool_free(p, o[k]);
+		pool_thread_flush();
+	}
+	return NULL;
+}
+
+START_TEST(test_destroy_of_an_idle_pool_never_fails_busy)
+{
+	pthread_t d[DESTROYERS], u[USERS];
+	struct pool_head *own[USERS];
+	char name[32];
+	unsigned int i;
+
+	for (i = 0; i < USERS; i++) {
+		snprintf(name, sizeof(name), "user-%u", i);
+		ck_assert_ptr_nonnull(own[i] = pool_create(name, 128, 0));
+		ck_assert_int_eq(pthread_create(&u[i], NULL, user, own[i]), 0);
+	}
+	for (i = 0; i < DESTROYERS; i++)
+		ck_assert_int_eq(pthread_create(&d[i], NULL, destroyer, (void *)(uintptr_t)i), 0);
+	for (i = 0; i < DESTROYERS; i++)
+		pthread_join(d[i], NULL);
+	atomic_store(&destroy_stop, 1);
+	for (i = 0; i < USERS; i++) {
+		pthread_join(u[i], NULL);
+		ck_assert_int_eq(pool_destroy(own[i]), 0);
+	}
+	printf("check_tier: %u destroys of idle private pools beside %u threads using theirs: %u "
+	       "EBUSY\n", destroys_done, USERS, destroy_busy);
+	ck_assert_uint_eq(destroy_other, 0);
+	ck_assert_uint_eq(destroys_done, DESTROYERS * DESTROYS);
+	ck_assert_uint_eq(destroy_busy, 0);
+}
+END_TEST
+
+/*
+ * The same race, made certain: a registered thread, idle, whose busy word another thread sets
+ * and clears over and over, as section_enter() does each time it finds a quiescer up. Every
+ * pool_destroy() of an idle pool must succeed while it flickers; but a busy word that stays set
+ * (a thread stuck or killed inside a section) still makes pool_destroy() fail with EBUSY,
+ * after its bounded wait, said on stderr, and the pool stays usable.
+ */
+struct flicker {
+	pthread_barrier_t bar;
+	struct pool_thread_caches *caches;     /* the idle thread's */
+	atomic_int stop;
+};
+
+static void *idle_registered(void *arg)
+{
+	struct flicker *f = arg;
+	struct pool_head *p = pool_create("idle-registered", 64, 0);
+	unsigned int dbg;
+
+	pool_free(p, pool_alloc(p));
+	f->caches = pool__thread_self(&dbg)->caches;
+	pthread_barrier_wait(&f->bar);          /* registered */
+	pthread_barrier_wait(&f->bar);          /* the test is over */
+	ck_assert_int_eq(pool_destroy(p), 0);
+	return NULL;
+}
+
+static void *flickerer(void *arg)
+{
+	struct flicker *f = arg;
+
+	while (!atomic_load_explicit(&f->stop, memory_order_relaxed)) {
+		atomic_store_explicit(&f->caches->busy, 1, memory_order_relaxed);
+		atomic_store_explicit(&f->caches->busy, 0, memory_order_release);
+	}
+	return NULL;
+}
+
+START_TEST(test_destroy_tells_a_transient_busy_from_a_stuck_thread)
+{
+	struct flicker f = { .caches = NULL, .stop = 0 };
+	pthread_t idle, fl;
+	unsigned int i, busy = 0;
+	void *o;
+
+	pthread_barrier_init(&f.bar, NULL, 2);
+	ck_assert_int_eq(pthread_create(&idle, NULL, idle_registered, &f), 0);
+	pthread_barrier_wait(&f.bar);
+	ck_assert_ptr_nonnull(f.caches);
+	ck_assert_int_eq(pthread_create(&fl, NULL, flickerer, &f), 0);
+	for (i = 0; i < 200; i++) {
+		struct pool_head *p = pool_create("flickered", 64, 0);
+
+		ck_assert_ptr_nonnull(p);
+		pool_free(p, pool_alloc(p));
+		while (pool_destroy(p) != 0) {
+			ck_assert_int_eq(errno, EBUSY);
+			busy++;
+		}
+	}
+	atomic_store(&f.stop, 1);
+	pthread_join(fl, NULL);
+	printf("check_tier: 200 destroys beside a flickering busy word: %u EBUSY\n", busy);
+	ck_assert_uint_eq(busy, 0);
+	/* stuck: the wait gives up, the destroy fails, and the pool works on */
+	{
+		struct pool_head *p = pool_create("stuck-beside", 64, 0);
+
+		FILE *err = tmpfile();
+		char said[512] = "";
+		int saved = dup(2);
+
+		ck_assert_ptr_nonnull(err);
+		ck_assert_int_ge(saved, 0);
+		atomic_store(&f.caches->busy, 1);
+		fflush(stderr);
+		dup2(fileno(err), 2);
+		errno = 0;
+		ck_assert_int_eq(pool_destroy(p), -1);
+		ck_assert_int_eq(errno, EBUSY);
+		fflush(stderr);
+		dup2(saved, 2);
+		close(saved);
+		rewind(err);
+		ck_assert_ptr_nonnull(fgets(said, sizeof(said), err));
+		fclose(err);
+		/* said on stderr, with the pool's name */
+		ck_assert_msg(strstr(said, "libpool: pool_destroy() of pool 'stuck-beside': EBUSY") &&
+		              strstr(said, "stuck"), "stderr: %s", said);
+		ck_assert_ptr_nonnull(o = pool_alloc(p));
+		pool_free(p, o);
+		atomic_store(&f.caches->busy, 0);
+		ck_assert_int_eq(pool_destroy(p), 0);
+	}
+	pthread_barrier_wait(&f.bar);
+	pthread_join(idle, NULL);
+	pthread_barrier_destroy(&f.bar);
+}
+END_TEST
+
 static Suite *tier_suite(void)
 {
 	Suite *s = suite_create("tier");
@@ -547,6 +747,8 @@ static Suite *tier_suite(void)
 	tcase_add_test(tc, test_refill_passes_a_head_held_forever);
 	tcase_add_loop_test(tc, test_refill_takes_a_deeper_magazine, 0, 2);
 	tcase_add_test(tc, test_free_only_slot_counted_below_its_depth);
+	tcase_add_test(tc, test_destroy_of_an_idle_pool_never_fails_busy);
+	tcase_add_test(tc, test_destroy_tells_a_transient_busy_from_a_stuck_thread);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Core");

@@ -57,4 +57,11 @@ int pool__live_head(const struct pool_head *pool);
  */
 void pool__profile_audit(void);
 
+/*
+ * The trim that ends pool_trim(), alone: the OS layer gives its free pages to the system, and
+ * no pool is touched (`pools flush <pool>`, which must not take the other pools' free objects).
+ * Thread-safe; cannot fail.
+ */
+void pool__trim_os_layer(void);
+
 #endif

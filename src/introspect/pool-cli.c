@@ -166,7 +166,8 @@ static int cmd_flush(FILE *out, const char *args, enum pool_cli_level level)
 	pool_for_each(flush_one, &wk);
 	if (wk.name && !wk.pools)
 		return no_such_pool(out, wk.name, wk.name_len);
-	pool_trim();
+	/* the OS layer's pages only: pool_trim() would also take the other pools' free objects */
+	pool__trim_os_layer();
 	after = pool__allocated_bytes(wk.name, wk.name_len);
 	released_line(out, before, after);
 	return 0;

@@ -214,9 +214,12 @@ static struct pool_mag *pass_own(struct pool_bucket *b, int gc)
  * for the pool (pool->floor objects, or its reserve if more) is owed to the slab tier, and
  * needed_avg becomes what the pool held minus it. What is paid is at most what is owed and what
  * stayed free is still free, so the shared lists keep the floor. One exchange per bucket, which
- * also trims the bucket's empty magazines to EMPTIES_KEEP. `gc`: pool_gc(), which waits for BUSY
- * heads a while and counts everything free now (its need is what is in use); an automatic count
- * skips BUSY buckets (they owe nothing this window).
+ * also trims the bucket's empty magazines to EMPTIES_KEEP. An automatic count skips BUSY buckets
+ * (they owe nothing this window). `gc`: pool_gc(), which waits for BUSY heads a while, counts
+ * everything free now (its need is what is in use) and keeps the reserve but no floor: the
+ * objects a floor keeps are whichever the payment left last, one or two in each of as many
+ * slabs, which then cannot go back (after a soak, 4-6 MB for a few dozen objects); the next
+ * refill takes from the densest slab instead.
  */
 static void count_round(struct pool_head *pool, int gc)
 {
@@ -251,7 +254,7 @@ static void count_round(struct pool_head *pool, int gc)
 	alloc = pool__sum_allocated(pool);
 	atomic_store_explicit(&pool->demand.need, alloc > idle ? alloc - idle : 0,
 	                      memory_order_relaxed);
-	if (keep < pool->floor)
+	if (!gc && keep < pool->floor)
 		keep = pool->floor;
 	atomic_store_explicit(&pool->demand.owed, idle > keep ? idle - keep : 0,
 	                      memory_order_relaxed);

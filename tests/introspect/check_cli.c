@@ -321,7 +321,7 @@ START_TEST(test_exec_trim)
 	for (i = 0; i < 4000; i++)
 		pool_free(p, o[i]);
 	pool_thread_flush();
-	/* nothing is in use: the command's first call gives back all but the floor */
+	/* nothing is in use: the command's first call gives back everything (no floor) */
 	pool_get_stats(p, &before, sizeof(before));
 	ck_assert_uint_eq(before.allocated, 4000);
 	ck_assert_uint_eq(before.used, 0);

@@ -167,7 +167,7 @@ static void sandboxed(void *arg)
 	pool_thread_flush();
 	CHILD_CHECK(pool_get_stats(p, &st, sizeof(st)) == 0 && st.shared_free == st.allocated &&
 	            st.allocated >= 100);
-	/* pool_gc(p) gives back what is not in use, beyond the floor, on its first call: down to
+	/* pool_gc(p) gives back what is not in use, with no floor, on its first call: down to
 	 * the slabs, which go back once wholly free */
 	pool_gc(p);
 	CHILD_CHECK(pool_get_stats(p, &st, sizeof(st)) == 0 && st.allocated - st.slab_free < 100);

@@ -4,8 +4,8 @@
  *
  * The shared tier as users see it through the public API: counters that add up after heavy
  * cross-thread traffic, objects moved in clusters (the traffic counters), a producer/consumer
- * handover that does not grow the pools, memory return by
- * pool_gc() with its floor in bytes, the demand window, bulk moves (all or nothing, also at a
+ * handover that does not grow the pools, memory return with its floor in bytes, pool_gc() that
+ * keeps none (after a soak too), the demand window, bulk moves (all or nothing, also at a
  * limit and under fault injection), inline zalloc on a dirty cache, destroyed pools.
  *
  * Public-API test: it includes only <pool/pool.h>. The internals of the tiers (a head held
@@ -306,46 +306,179 @@ static void churn(struct pool_head *p, unsigned int n)
 }
 
 /*
- * One pool_gc() call after the need fell to 0 keeps at most a floor of 64 KiB, and no more than
- * a slot's starting depth: 64-byte objects keep a magazine, 16 KiB ones four (or fewer), and a
- * pool of 512 KiB objects keeps none (the floor is bytes: one object would be more than it). A
- * second call finds nothing more to give.
+ * What memory return keeps when nothing is in use. An automatic pass (here pool_release_run(),
+ * in a child whose window is FLOOR_WINDOW_MS) keeps a floor of at most 64 KiB, and no more than a
+ * slot's starting depth: 64-byte objects keep a magazine, 16 KiB ones four (or fewer), and a
+ * pool of 512 KiB objects keeps none (the floor is bytes: one object would be more than it).
+ * pool_gc() then keeps nothing: every object goes down to its slab, and the slabs, all free, go
+ * back. A second call finds nothing more to give.
  */
-START_TEST(test_gc_floor_in_bytes)
+#define FLOOR_WINDOW_MS 50u
+
+static void floor_child(void *arg)
 {
 	static const size_t sizes[] = { 64, 16384, 512 * 1024 };
-	unsigned int c;
+	struct pool_config cfg = { .decay_ms = FLOOR_WINDOW_MS, .release = POOL_RELEASE_CALLER };
+	unsigned int c, round;
 
+	(void)arg;
+	if (pool_configure(&cfg) != 0)
+		_exit(10);
 	for (c = 0; c < sizeof(sizes) / sizeof(sizes[0]); c++) {
 		struct pool_head *p = pool_create("floor", sizes[c], 0);
 		struct pool_stats st;
 		size_t floor, n;
 
-		ck_assert_ptr_nonnull(p);
+		if (!p)
+			_exit(11);
 		floor = 65536 / sizes[c];
 		if (floor > test_depth_of(sizes[c]))
 			floor = test_depth_of(sizes[c]);
 		churn(p, 40);
 		/* 40 taken, in refills of half the starting depth from the slab tier */
 		n = test_stats(p).allocated;
-		ck_assert_uint_ge(n, 40);
-		ck_assert_uint_lt(n, 40 + test_depth_of(sizes[c]));
-		ck_assert_uint_eq(test_stats(p).shared_free, n);
-		pool_gc(p);          /* none in use: all but the floor goes down at once */
+		if (n < 40 || n >= 40 + test_depth_of(sizes[c]) || test_stats(p).shared_free != n) {
+			fprintf(stderr, "%zu-byte objects: %zu allocated after the churn\n", sizes[c], n);
+			_exit(12);
+		}
+		/* the windows end, and what stayed unused through one goes back (a hang guard) */
+		for (round = 0; round < 200 * 10 && test_stats(p).shared_free > floor; round++) {
+			pool_release_run();
+			usleep(FLOOR_WINDOW_MS * 100u);
+		}
 		st = test_stats(p);
-		ck_assert_msg(st.shared_free == floor, "%zu-byte objects: %zu kept, floor %zu",
-		              sizes[c], st.shared_free, floor);
+		if (st.shared_free != floor || st.slab_put_objects != n - floor ||
+		    st.allocated != floor + st.slab_free) {
+			fprintf(stderr, "%zu-byte objects: the releaser kept %zu (floor %zu), gave "
+			        "down %llu of %zu\n", sizes[c], st.shared_free, floor,
+			        (unsigned long long)st.slab_put_objects, n);
+			_exit(13);
+		}
+		pool_gc(p);          /* none in use: all of it goes down, and the slabs go back */
 		pool_gc(p);
 		st = test_stats(p);
-		ck_assert_msg(st.shared_free == floor, "%zu-byte objects: %zu kept, floor %zu",
-		              sizes[c], st.shared_free, floor);
-		/* down to their slabs, which the floor's objects keep (a pool off slabs: gone) */
-		ck_assert_uint_eq(st.allocated, floor + st.slab_free);
-		ck_assert_uint_eq(st.needed_avg, 0);
-		ck_assert_uint_eq(st.slab_put_objects, n - floor);
-		ck_assert_uint_eq(st.gc_released_bytes, (n - floor) * st.stride);
-		ck_assert_int_eq(pool_destroy(p), 0);
+		if (st.shared_free != 0 || st.allocated != 0 || st.slabs != 0 ||
+		    st.needed_avg != 0 || st.slab_put_objects != n ||
+		    st.gc_released_bytes != n * st.stride) {
+			fprintf(stderr, "%zu-byte objects: pool_gc() kept %zu in the shared lists, "
+			        "%zu allocated in %zu slabs, needed_avg %zu, gave down %llu of %zu\n",
+			        sizes[c], st.shared_free, st.allocated, st.slabs, st.needed_avg,
+			        (unsigned long long)st.slab_put_objects, n);
+			_exit(14);
+		}
+		if (pool_destroy(p) != 0)
+			_exit(15);
 	}
+}
+
+START_TEST(test_floor_in_bytes_and_none_after_gc)
+{
+	struct death d;
+
+	run_child(floor_child, NULL, &d);
+	ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0,
+	              "status 0x%x; stderr:\n%s", d.status, d.out);
+}
+END_TEST
+
+/*
+ * After a soak-like churn, with every object free and every cache flushed, one pool_gc(NULL)
+ * leaves the pools holding nothing: no object above their slabs and no slab. SOAK_THREADS
+ * threads take and free objects of SOAK_POOLS pools (32 bytes to 16 KiB) at random, up to
+ * SOAK_LIVE each, and a quarter of the frees go through an exchange where another thread frees
+ * them; then they exit and the main thread frees what is left.
+ */
+#define SOAK_THREADS 4u
+#define SOAK_POOLS   6u
+#define SOAK_LIVE    2000u
+#define SOAK_OPS     (TEST_TSAN ? 50000u : 300000u)
+#define SOAK_XCHG    512u
+
+static struct pool_head *soak_pool[SOAK_POOLS];
+static _Atomic uintptr_t soak_xchg[SOAK_XCHG];   /* an object, its pool's index in the low bits */
+static uintptr_t soak_left[SOAK_THREADS][SOAK_LIVE];
+
+static void soak_free(uintptr_t v)
+{
+	if (v)
+		pool_free(soak_pool[v & 7u], (void *)(v & ~(uintptr_t)7u));
+}
+
+static void *soak_thread(void *arg)
+{
+	unsigned int id = (unsigned int)(uintptr_t)arg, seed = id * 7919u + 1u, n = 0, i;
+	uintptr_t *live = soak_left[id];
+
+	for (i = 0; i < SOAK_OPS; i++) {
+		seed = seed * 1103515245u + 12345u;
+		if (n < SOAK_LIVE && (n == 0 || ((seed >> 16) & 3u) != 0)) {
+			unsigned int k = (seed >> 20) % SOAK_POOLS;
+			void *o = pool_alloc(soak_pool[k]);
+
+			ck_assert_ptr_nonnull(o);
+			live[n++] = (uintptr_t)o | k;
+			/* a random walk that comes back down: the set grows, then is freed */
+			if (n == SOAK_LIVE)
+				while (n > SOAK_LIVE / 8)
+					soak_free(live[--n]);
+			continue;
+		}
+		if (((seed >> 18) & 3u) == 0)
+			soak_free(atomic_exchange(&soak_xchg[(seed >> 8) % SOAK_XCHG], live[--n]));
+		else
+			soak_free(live[--n]);
+	}
+	for (i = n; i < SOAK_LIVE; i++)
+		live[i] = 0;
+	return NULL;
+}
+
+START_TEST(test_gc_after_a_soak_keeps_nothing_when_all_is_free)
+{
+	static const size_t sizes[SOAK_POOLS] = { 32, 64, 256, 1024, 4096, 16384 };
+	pthread_t t[SOAK_THREADS];
+	size_t slabs = 0, bytes = 0, held = 0, before = 0;
+	unsigned int i, j;
+	char name[32];
+
+	for (i = 0; i < SOAK_POOLS; i++) {
+		snprintf(name, sizeof(name), "soak-%zu", sizes[i]);
+		ck_assert_ptr_nonnull(soak_pool[i] = pool_create(name, sizes[i], 0));
+	}
+	for (i = 0; i < SOAK_THREADS; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, soak_thread, (void *)(uintptr_t)i), 0);
+	for (i = 0; i < SOAK_THREADS; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < SOAK_THREADS; i++)
+		for (j = 0; j < SOAK_LIVE; j++)
+			soak_free(soak_left[i][j]);
+	for (i = 0; i < SOAK_XCHG; i++)
+		soak_free(atomic_exchange(&soak_xchg[i], 0));
+	pool_thread_flush();
+	for (i = 0; i < SOAK_POOLS; i++) {
+		struct pool_stats st = test_stats(soak_pool[i]);
+
+		ck_assert_uint_eq(st.used, 0);
+		before += st.slab_bytes;
+	}
+	pool_gc(NULL);
+	for (i = 0; i < SOAK_POOLS; i++) {
+		struct pool_stats st = test_stats(soak_pool[i]);
+
+		printf("check_shared: after the soak and pool_gc(NULL), %s holds %zu objects above "
+		       "its slabs, %zu slabs, %zu bytes\n", pool_name(soak_pool[i]),
+		       st.allocated - st.slab_free, st.slabs, st.slab_bytes);
+		slabs += st.slabs;
+		bytes += st.slab_bytes;
+		held += st.allocated - st.slab_free;
+	}
+	printf("check_shared: the pools held %zu bytes of slabs before pool_gc(NULL), %zu after "
+	       "(%zu slabs, %zu objects above them)\n", before, bytes, slabs, held);
+	ck_assert_uint_eq(held, 0);
+	ck_assert_uint_eq(slabs, 0);
+	ck_assert_uint_eq(bytes, 0);
+	for (i = 0; i < SOAK_POOLS; i++)
+		ck_assert_int_eq(pool_destroy(soak_pool[i]), 0);
 }
 END_TEST
 
@@ -890,7 +1023,8 @@ static Suite *shared_suite(void)
 
 	tc = tcase_create("Return");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, test_gc_floor_in_bytes);
+	tcase_add_test(tc, test_floor_in_bytes_and_none_after_gc);
+	tcase_add_test(tc, test_gc_after_a_soak_keeps_nothing_when_all_is_free);
 	tcase_add_test(tc, test_objects_in_use_are_kept);
 	tcase_add_test(tc, test_idle_memory_comes_back_after_the_window);
 	tcase_add_test(tc, test_swinging_demand_stays_off_the_os_layer);

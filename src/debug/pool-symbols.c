@@ -31,7 +31,8 @@
  * 5. Loaded when first needed. libpool does not link libdw: the first session dlopen()s it
  *    (load_libdw()), so that a process that writes no such report does not carry it and what
  *    it loads (0.42 MiB resident, 0.5 ms of start-up), and one
- *    where it cannot be loaded names every frame with dladdr(3).
+ *    where it cannot be loaded names every frame with dladdr(3); so does a report written
+ *    while the library is unloaded (sym_unload()).
  *
  * Concurrency: one lock for the view; a session holds it across the lookups of a report (libdw
  * is not thread-safe on one Dwfl). A leaf lock: nothing of libpool is called under it.
@@ -40,6 +41,7 @@
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <link.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -74,6 +76,7 @@ const char *pool__libdw_soname = "libdw.so.1";
 static struct pool_lock sym_lock = POOL_LOCK_INITIALIZER;
 static void *libdw;                             /* dlopen()'s handle, NULL: not loaded */
 static int libdw_tried;                         /* load_libdw() ran (and failed if !libdw) */
+static atomic_int unloading;                    /* the library's end began: load nothing */
 static Dwfl *dwfl;                              /* NULL: not made, or libdw failed */
 static unsigned long long dwfl_objects;         /* dlpi_adds + dlpi_subs when it was made */
 static int dwfl_failed;                         /* libdw failed for these counts: dladdr */
@@ -226,7 +229,7 @@ static int load_libdw(void)
 {
 	void *h;
 
-	if (libdw_tried)
+	if (libdw_tried || atomic_load_explicit(&unloading, memory_order_relaxed))
 		return libdw != NULL;
 	libdw_tried = 1;
 	h = dlopen(pool__libdw_soname, RTLD_LAZY | RTLD_LOCAL);
@@ -527,9 +530,17 @@ void pool__sym_fork_child(void)
 	pool__unlock(&sym_lock);
 }
 
-/* libdw's memory and libdw go with the library (dlclose(), or the end of the process). */
+/*
+ * libdw's memory and libdw go with the library (dlclose(), or the end of the process), and no
+ * libdw is loaded after. A destructor of default priority: at dlclose() it runs before the
+ * library's atexit() handlers (the reports at exit, which __cxa_finalize() runs from the
+ * object's last destructor of default priority, before those of a priority), at exit() after
+ * them. So a report at dlclose() names frames with dladdr(3): ld.so cannot load an object from
+ * inside dlclose() (an assertion in _dl_close_worker kills the process, exit status 127).
+ */
 __attribute__((destructor)) static void sym_unload(void)
 {
+	atomic_store_explicit(&unloading, 1, memory_order_relaxed);
 	/* a thread still in a report at exit keeps it: the process ends with it anyway */
 	if (pool__lock_try(&sym_lock) != 0)
 		return;

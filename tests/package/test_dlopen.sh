@@ -14,7 +14,9 @@
 # jemalloc preloaded in the jemalloc build. hwloc reads a small machine from
 # tests/topologies/ rather than probing this one 2000 times. Then 100 cycles that unload the
 # library with its CLI server running (a client answered, another left connected): no crash,
-# no socket file and no thread left (issue 29).
+# no socket file and no thread left (issue 29). Then 20 cycles with each report at exit
+# switched on (POOL_LEAK_REPORT's modes, POOL_STATS_ON_EXIT), which run at dlclose(): each
+# cycle reports, and the host lives on.
 # Env (from make check): BUILD, CC, SAN, USE_JEMALLOC.
 set -u
 BUILD=${BUILD:?BUILD must be set}
@@ -51,6 +53,19 @@ cycles() {
 	[ $crc -eq 0 ] || { echo "FAIL: dlclose() with the CLI server running (exit $crc)"; exit 1; }
 	[ -z "$(ls -A "$tmp/sock")" ] || { echo "FAIL: left in the socket directory:" \
 		"$(ls -A "$tmp/sock")"; exit 1; }
+	# each report at exit switched on: it runs at dlclose(), which must not kill the host
+	for report in POOL_LEAK_REPORT=1 POOL_LEAK_REPORT=json POOL_LEAK_REPORT=error \
+		"POOL_LEAK_REPORT=1,heap:$tmp/heap.%p" POOL_STATS_ON_EXIT=1; do
+		env "$report" HWLOC_XMLFILE=tests/topologies/32em64t-2n8c2t-pci-noio.xml \
+			LD_PRELOAD="$1" "$tmp/dlclose_cycles" "$lib" 20 0 > "$tmp/cycles" 2>&1
+		crc=$?
+		reports=$(grep -c '^libpool: \(leak report\|pools at exit\)\|^{"format"' "$tmp/cycles")
+		echo "dlclose() with $report: exit $crc, $reports reports"
+		[ $crc -eq 0 ] || { tail -n 5 "$tmp/cycles"; echo "FAIL: dlclose() with $report" \
+			"(exit $crc)"; exit 1; }
+		[ "$reports" -ge 20 ] || { tail -n 5 "$tmp/cycles"; echo "FAIL: dlclose() with" \
+			"$report: $reports reports in 20 cycles"; exit 1; }
+	done
 }
 
 "$tmp/dlopen_example" "$lib" > "$tmp/out" 2>&1

@@ -489,11 +489,12 @@ static int child_burst(void)
 
 /*
  * Issue 29's round: the main thread alone fills a pool of 1 MiB objects until NULL under a limit
- * of its size plus 256 MiB, frees everything and calls pool_gc() twice; a small pool then has
- * free objects in its shared lists. A new thread with a 128 KiB stack must get 1,000 objects
- * of that pool and 1,000 of a fresh pool of 64 bytes, as the main thread does (it got 32 and
- * 0, all counted in `failed`: its first call into jemalloc had to create an arena, with no
- * room left for one); then SOLO_LATER threads at once, each the same.
+ * of its size plus 256 MiB, frees everything and calls pool_gc() twice; then it frees the 1,000
+ * objects of a small pool it held through the burst, which go to that pool's shared lists. A
+ * new thread with a 128 KiB stack must get 1,000 objects of that pool and 1,000 of a fresh pool
+ * of 64 bytes, as the main thread does (it got 32 and 0, all counted in `failed`: its first
+ * call into jemalloc had to create an arena, with no room left for one); then SOLO_LATER
+ * threads at once, each the same.
  */
 #define SOLO_ROOM      (256u << 20)
 #define SOLO_BIG       (1u << 20)
@@ -550,12 +551,10 @@ static int child_solo_burst(void)
 
 	late.small = pool_create("oom-solo-small", 64, 0);
 	CHILD_CHECK(bigpool && late.small, "pool_create: %s", strerror(errno));
-	/* the small pool's objects go to its shared lists */
+	/* the small pool's objects, held through the burst */
 	late.fresh = late.small;
 	solo_alloc(&late);
 	CHILD_CHECK(late.got[0] == SOLO_OBJS, "small pool before the limit: %u", late.got[0]);
-	solo_free(&late);
-	late.got[0] = late.got[1] = 0;
 	CHILD_CHECK(set_soft_as(vm_size() + SOLO_ROOM) == 0, "setrlimit: %s", strerror(errno));
 	pool_trim();
 	while (n < MAX_OBJS && (big[n] = pool_alloc(bigpool)) != NULL)
@@ -566,6 +565,9 @@ static int child_solo_burst(void)
 	pool_thread_flush();
 	pool_gc(NULL);
 	pool_gc(NULL);
+	/* then freed: they lie in the small pool's shared lists (pool_gc() kept none) */
+	solo_free(&late);
+	late.got[0] = late.got[1] = 0;
 	CHILD_CHECK(pool_get_stats(late.small, &st, sizeof(st)) == 0 && st.shared_free > 0,
 	            "no free object left in the small pool's shared lists");
 	late.fresh = pool_create("oom-solo-fresh", 64, 0);

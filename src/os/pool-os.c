@@ -61,8 +61,9 @@
  *     for its tcache's stack: REUSE_HEADROOM of fresh address space, or else the lifeboat, a
  *     LIFEBOAT_BYTES block a set-up thread allocated from arena 0 and that the new thread frees
  *     right before its first call; the thread then allocates the next lifeboat. Spares are
- *     arenas made ahead of new threads while there is room (arenas_ahead()), since jemalloc
- *     binds a new thread to an arena without threads before it creates one; a thread whose own
+ *     arenas made ahead of new threads while there is room (arenas_ahead()), or left by a
+ *     thread that exited (pool__os_thread_exit()), since jemalloc binds a new thread to an
+ *     arena without threads before it creates one; a thread whose own
  *     arena cannot grow under the limit allocates in the others, where a burst's memory is
  *     retained (alloc_elsewhere()). Without spares and lifeboat, threads started after a burst
  *     that filled the limit get nothing (0 of 1,000 objects): jemalloc retains what it purged.
@@ -76,8 +77,8 @@
  *
  * What it cannot close: threads already set up may map what was measured (the 2 MiB of slack is
  * for them); a first call that began before the limit was read, or the program's own first call
- * into a jemalloc it links, is not checked; more threads started after a burst than spares made
- * get nothing until threads exit; strict overcommit is not checked. Under a tight RLIMIT_AS, set
+ * into a jemalloc it links, is not checked; more threads started at once after a burst than
+ * spares get nothing new until threads exit; strict overcommit is not checked. Under a tight RLIMIT_AS, set
  * MALLOC_CONF=narenas:1 (retain:false to get address space back), or build USE_JEMALLOC=0.
  */
 #define FIRST_CALL_HEADROOM (6ul << 20)
@@ -92,6 +93,7 @@
                                                before the next: failures come in storms */
 
 static __thread int je_thread_ready;        /* this thread called jemalloc through us */
+static __thread unsigned int je_arena_noted;  /* 1 + the arena note_arena() saw it bound to */
 static struct pool_lock je_first_lock = POOL_LOCK_INITIALIZER;
 static atomic_int as_limited;               /* RLIMIT_AS was finite when last read */
 static atomic_ulong as_limit_reads;         /* getrlimit(RLIMIT_AS) calls made */
@@ -102,6 +104,9 @@ static unsigned int arenas_seen;            /* bits set in arena_seen (je_first_
 static atomic_int arenas_all_exist;         /* every automatic arena exists */
 static uint64_t arena_ahead[ARENAS_TRACKED / 64];  /* arenas made ahead (je_first_lock) */
 static unsigned int arenas_made;            /* bits set in arena_ahead (je_first_lock) */
+static uint64_t arena_left[ARENAS_TRACKED / 64];   /* arenas a thread set up through us left
+                                               when it exited (je_first_lock) */
+static unsigned int arenas_left;            /* bits set in arena_left (je_first_lock) */
 static atomic_uint spares;                  /* arenas made ahead that no thread is bound to, as
                                                last counted (je_first_lock to change) */
 static atomic_uint elsewhere_hint;          /* the arena a fallback allocation last got from */
@@ -171,11 +176,18 @@ static size_t address_room(void)
 	return lo;
 }
 
+/* je_first_lock held: was automatic arena `i` made ahead, or left by a thread that exited? */
+static int arena_spare_kind(unsigned int i)
+{
+	return ((arena_ahead[i / 64] | arena_left[i / 64]) >> (i % 64)) & 1;
+}
+
 /*
- * je_first_lock held, by a thread set up: count again the arenas made ahead that no thread is
- * bound to (threads that exited unbound theirs), from jemalloc's statistics
- * ("stats.arenas.<i>.nthreads" after an "epoch" refresh). Left as it was when they cannot be
- * read: it only ever counts down otherwise, which refuses calls rather than crash.
+ * je_first_lock held, by a thread set up: count again the arenas made ahead, or left by a
+ * thread that exited, that no thread is bound to (threads that exited unbound theirs), from
+ * jemalloc's statistics ("stats.arenas.<i>.nthreads" after an "epoch" refresh). Left as it was
+ * when they cannot be read: it only ever counts down otherwise, which refuses calls rather than
+ * crash.
  */
 static void spares_recount(void)
 {
@@ -187,7 +199,7 @@ static void spares_recount(void)
 	if (mallctl("epoch", &epoch, &len, &epoch, len) != 0)
 		return;
 	for (i = 0; i < narenas_auto; i++) {
-		if (!((arena_ahead[i / 64] >> (i % 64)) & 1))
+		if (!arena_spare_kind(i))
 			continue;
 		snprintf(name, sizeof(name), "stats.arenas.%u.nthreads", i);
 		len = sizeof(nthreads);
@@ -226,7 +238,7 @@ static void arenas_ahead(void)
 	now_ns = pool__clock_ns(CLOCK_MONOTONIC_COARSE);
 	if (now_ns < ahead_not_before_ns)
 		return;
-	if (arenas_made)
+	if (arenas_made || arenas_left)
 		spares_recount();   /* threads that exited left theirs */
 	if (atomic_load_explicit(&spares, memory_order_relaxed) ||
 	    mallctl("thread.arena", &mine, &len, NULL, 0) != 0)
@@ -284,11 +296,39 @@ static void note_arena(void)
 	len = sizeof(arena);
 	if (mallctl("thread.arena", &arena, &len, NULL, 0) != 0 || arena >= narenas_auto)
 		return;
+	je_arena_noted = arena + 1;
 	/* a spare taken (jemalloc binds a new thread to an arena with no thread first) */
-	if (((arena_ahead[arena / 64] >> (arena % 64)) & 1) &&
-	    atomic_load_explicit(&spares, memory_order_relaxed))
+	if (arena_spare_kind(arena) && atomic_load_explicit(&spares, memory_order_relaxed))
 		atomic_fetch_sub_explicit(&spares, 1, memory_order_relaxed);
 	arena_exists(arena);
+}
+
+/*
+ * The calling thread exits, from the core's thread-exit destructor, which runs after
+ * jemalloc's own (its key is older) has unbound the thread from its arena: under a limit, that
+ * arena may have no thread now, and jemalloc gives such an arena to a new thread before it
+ * creates one. So it counts among the spares from now on, as if made ahead: a thread started
+ * after this one exited is let in as this one was, whereas spares_recount() otherwise runs only
+ * after a thread is set up, which none can be once the spares ran out (tests/os/check_oom.c,
+ * "sequel"). The count reads jemalloc's statistics, which sets up nothing in a thread past its
+ * own exit.
+ */
+void pool__os_thread_exit(void)
+{
+	unsigned int arena = je_arena_noted;
+
+	if (!arena-- || !je_thread_ready || !atomic_load_explicit(&as_limited, memory_order_relaxed))
+		return;
+	pool__lock(&je_first_lock);
+	if (!atomic_load_explicit(&arenas_all_exist, memory_order_relaxed) &&
+	    arena < ARENAS_TRACKED) {
+		if (!((arena_left[arena / 64] >> (arena % 64)) & 1)) {
+			arena_left[arena / 64] |= (uint64_t)1 << (arena % 64);
+			arenas_left++;
+		}
+		spares_recount();
+	}
+	pool__unlock(&je_first_lock);
 }
 
 /*
@@ -608,6 +648,10 @@ void pool__os_reread_limit(void)
 int pool__os_thread_ready(void)
 {
 	return 1;
+}
+
+void pool__os_thread_exit(void)
+{
 }
 
 unsigned long pool__os_limit_reads(void)

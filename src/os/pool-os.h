@@ -57,6 +57,13 @@ void pool__os_reread_limit(void);
  */
 int pool__os_thread_ready(void);
 
+/*
+ * The calling thread exits (the core's thread-exit destructor, after its last call into this
+ * layer): with jemalloc under RLIMIT_AS, the arena it leaves counts again among the spares that
+ * let new threads in (pool-os.c). Nothing with the C library.
+ */
+void pool__os_thread_exit(void);
+
 /* How many times the layer has read RLIMIT_AS since the library loaded (tests count them). */
 unsigned long pool__os_limit_reads(void);
 

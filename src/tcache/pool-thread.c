@@ -67,9 +67,16 @@ static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 static void thread_exit(void *arg);
 
+/* The key's destructor: the thread really exits, and the OS layer may count its arena free. */
+static void thread_gone(void *arg)
+{
+	thread_exit(arg);
+	pool__os_thread_exit();
+}
+
 static void make_exit_key(void)
 {
-	if (pthread_key_create(&exit_key, thread_exit) != 0) {
+	if (pthread_key_create(&exit_key, thread_gone) != 0) {
 		static const char msg[] = "libpool: cannot create the thread-exit key; "
 		                          "threads will not flush their caches at exit\n";
 		if (write(2, msg, sizeof(msg) - 1) < 0)

@@ -28,7 +28,11 @@
  *   - issue 29's round, with jemalloc's defaults: the main thread alone fills the limit, a new
  *     thread then needed an arena jemalloc had no room to create (32 and 0 of 1,000 objects);
  *     now the OS layer makes spare arenas ahead and falls back to the arenas that retain the
- *     burst's memory: the new thread, then four at once, each get 1,000 of two pools.
+ *     burst's memory: the new thread, then four at once, each get 1,000 of two pools;
+ *   - the same under a room that leaves one spare, with 64 arenas and with the defaults: six new
+ *     threads one after the other, each as well off as the main thread (the arena of a thread
+ *     that exited must count as a spare again, or the third gets only what the shared lists
+ *     hold).
  * And one without a limit: a new thread's first call must not wait for the lock the limit needs
  * (child_nolock()).
  * These children set the limit themselves at run time, and call pool_trim() after setrlimit()
@@ -606,6 +610,73 @@ static int child_solo_burst(void)
 }
 
 /*
+ * New threads one after the other, after the same burst under a tight room (SEQUEL_ROOM: the
+ * spares made ahead of new threads get an eighth of it, one arena of 2 MiB): the first takes
+ * the spare and exits; every later one must still get as many objects as the main thread, from
+ * a pool with free objects and from a fresh one. The arena of a thread that exited has no
+ * thread any more, and jemalloc gives such an arena to a new thread before it creates one: the
+ * library must count it as a spare again, or a new thread's first call is refused and it gets
+ * only what the shared lists hold (one slab's worth, 254 objects of 64 bytes).
+ */
+#define SEQUEL_ROOM    (16u << 20)
+#define SEQUEL_THREADS 6u
+
+static int child_sequel(void)
+{
+	static struct solo mainth, late[SEQUEL_THREADS];
+	static void *big[MAX_OBJS];
+	struct pool_head *bigpool = pool_create("oom-sequel-big", SOLO_BIG, 0);
+	pthread_attr_t attr;
+	pthread_t t;
+	unsigned int i;
+	size_t n = 0;
+
+	mainth.small = pool_create("oom-sequel-small", 64, 0);
+	CHILD_CHECK(bigpool && mainth.small, "pool_create: %s", strerror(errno));
+	mainth.fresh = mainth.small;
+	solo_alloc(&mainth);
+	CHILD_CHECK(mainth.got[0] == SOLO_OBJS, "small pool before the limit: %u", mainth.got[0]);
+	CHILD_CHECK(set_soft_as(vm_size() + SEQUEL_ROOM) == 0, "setrlimit: %s", strerror(errno));
+	pool_trim();
+	while (n < MAX_OBJS && (big[n] = pool_alloc(bigpool)) != NULL)
+		n++;
+	CHILD_CHECK(n < MAX_OBJS, "the burst never met the limit");
+	while (n)
+		pool_free(bigpool, big[--n]);
+	pool_thread_flush();
+	pool_gc(NULL);
+	solo_free(&mainth);
+	mainth.fresh = pool_create("oom-sequel-fresh", 64, 0);
+	CHILD_CHECK(mainth.fresh, "pool_create: %s", strerror(errno));
+	CHILD_CHECK(pthread_attr_init(&attr) == 0 &&
+	            pthread_attr_setstacksize(&attr, 128u << 10) == 0, "attr");
+	for (i = 0; i < SEQUEL_THREADS; i++) {
+		late[i].small = mainth.small;
+		late[i].fresh = mainth.fresh;
+		CHILD_CHECK(pthread_create(&t, &attr, solo_thread, &late[i]) == 0,
+		            "pthread_create of thread %u", i);
+		CHILD_CHECK(pthread_join(t, NULL) == 0, "join");
+	}
+	mainth.got[0] = mainth.got[1] = 0;
+	solo_alloc(&mainth);
+	solo_free(&mainth);
+	for (i = 0; i < SEQUEL_THREADS; i++) {
+		if (getenv("CHECK_OOM_VERBOSE"))
+			fprintf(stderr, "sequel (MALLOC_CONF=%s): new thread %u got %u and %u of %u, "
+			        "the main thread %u and %u\n", getenv("MALLOC_CONF") ?
+			        getenv("MALLOC_CONF") : "", i, late[i].got[0], late[i].got[1], SOLO_OBJS,
+			        mainth.got[0], mainth.got[1]);
+		CHILD_CHECK(late[i].got[0] >= mainth.got[0] && late[i].got[1] >= mainth.got[1],
+		            "new thread %u got %u of a pool with free objects and %u of a fresh one, "
+		            "the main thread %u and %u", i, late[i].got[0], late[i].got[1],
+		            mainth.got[0], mainth.got[1]);
+	}
+	CHILD_CHECK(mainth.got[0] == SOLO_OBJS && mainth.got[1] == SOLO_OBJS,
+	            "the main thread got %u and %u of %u", mainth.got[0], mainth.got[1], SOLO_OBJS);
+	return 0;
+}
+
+/*
  * No limit: a new thread's first call into jemalloc does not wait for the first-call lock,
  * which only a limit needs, and with every arena known (MALLOC_CONF=narenas:1) neither does the
  * bookkeeping after it. The main thread holds the lock, as fork() does
@@ -748,6 +819,14 @@ START_TEST(test_oom_thread_after_a_burst_of_one)
 }
 END_TEST
 
+/* New threads in turn after it, under a tight room, with many arenas (a machine of 16 CPUs). */
+START_TEST(test_oom_threads_in_turn_after_a_burst)
+{
+	run_mode("sequel", "narenas:64");
+	run_mode("sequel", NULL);
+}
+END_TEST
+
 START_TEST(test_first_call_without_a_limit_takes_no_lock)
 {
 	run_mode("nolock", "narenas:1");
@@ -765,6 +844,7 @@ static Suite *oom_suite(void)
 	tcase_add_test(tc, test_oom_no_descriptor_left);
 	tcase_add_test(tc, test_oom_threads_after_burst);
 	tcase_add_test(tc, test_oom_thread_after_a_burst_of_one);
+	tcase_add_test(tc, test_oom_threads_in_turn_after_a_burst);
 	tcase_add_test(tc, test_first_call_without_a_limit_takes_no_lock);
 	suite_add_tcase(s, tc);
 	return s;
@@ -780,6 +860,8 @@ static int before(int argc, char **argv)
 			return child_burst();
 		if (!strcmp(argv[2], "solo"))
 			return child_solo_burst();
+		if (!strcmp(argv[2], "sequel"))
+			return child_sequel();
 		if (!strcmp(argv[2], "nolock"))
 			return child_nolock();
 		return child(!strcmp(argv[2], "relative"));

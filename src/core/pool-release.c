@@ -363,11 +363,13 @@ static void cond_init(void)
  * slow path, not at the fork: a child that calls exec() never starts one, and one that drops
  * the state it inherited overflows its cache on those frees and starts it there, even if every
  * allocation after is a fast-path pop from its full magazines (a pre-fork server's worker).
- * The thread's lock and condition may have been held or waited on by it: new ones. A step it (or pool_release_run() on another thread) was
- * making holds the pool list lock for its work, which the core's fork handlers take, so the
- * child finds the pools whole and only the step's flag to clear. No lock is taken before the
- * fork: a prepare handler here would order this file's locks before the pool list lock, which a
- * pool_for_each() callback holds when its allocation starts the thread.
+ * The thread's lock and condition may have been held or waited on by it: new ones. A step it
+ * (or pool_release_run() on another thread) was making holds the pool list lock for its work,
+ * which the core's fork handlers take, so the child finds the pools whole and only the step's
+ * flag to clear. No lock is taken before the fork: a prepare handler here would order this
+ * file's locks before the pool list lock, which a pool_for_each() callback holds when its
+ * allocation starts the thread. The state of a failed start stays: a child of a sandboxed
+ * parent says nothing more and tries again on the same schedule.
  */
 static void release_fork_child(void)
 {

@@ -78,8 +78,9 @@
  * What it cannot close: threads already set up may map what was measured (the 2 MiB of slack is
  * for them); a first call that began before the limit was read, or the program's own first call
  * into a jemalloc it links, is not checked; more threads started at once after a burst than
- * spares get nothing new until threads exit; strict overcommit is not checked. Under a tight RLIMIT_AS, set
- * MALLOC_CONF=narenas:1 (retain:false to get address space back), or build USE_JEMALLOC=0.
+ * spares get nothing new until threads exit; strict overcommit is not checked. Under a tight
+ * RLIMIT_AS, set MALLOC_CONF=narenas:1 (retain:false to get address space back), or build
+ * USE_JEMALLOC=0.
  */
 #define FIRST_CALL_HEADROOM (6ul << 20)
 #define REUSE_HEADROOM      (2ul << 20)

@@ -176,9 +176,9 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n);
 POOL_API void pool_flush(struct pool_head *pool);
 
 /*
- * pool_gc - give back now every object of `pool`'s shared free lists, keeping no floor: its need
- * becomes what is in use; then trim the OS layer. NULL: every pool; destroyed: no-op. May take
- * milliseconds: never on a hot path.
+ * pool_gc - give back now every object of `pool`'s shared free lists but its reserve
+ * (pool_set_reserve()), keeping no floor: its need becomes what is in use; then trim the OS
+ * layer. NULL: every pool; destroyed: no-op. May take milliseconds: never on a hot path.
  */
 POOL_API void pool_gc(struct pool_head *pool);
 

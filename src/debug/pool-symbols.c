@@ -32,7 +32,8 @@
  *    (load_libdw()), so that a process that writes no such report does not carry it and what
  *    it loads (0.42 MiB resident, 0.5 ms of start-up), and one
  *    where it cannot be loaded names every frame with dladdr(3); so does a report written
- *    while the library is unloaded (sym_unload()).
+ *    while the library is unloaded (sym_unload()), unless a report at exit armed at start
+ *    loaded it then (pool__sym_keep()).
  *
  * Concurrency: one lock for the view; a session holds it across the lookups of a report (libdw
  * is not thread-safe on one Dwfl). A leaf lock: nothing of libpool is called under it.
@@ -77,6 +78,7 @@ static struct pool_lock sym_lock = POOL_LOCK_INITIALIZER;
 static void *libdw;                             /* dlopen()'s handle, NULL: not loaded */
 static int libdw_tried;                         /* load_libdw() ran (and failed if !libdw) */
 static atomic_int unloading;                    /* the library's end began: load nothing */
+static int kept;                                /* pool__sym_keep(): libdw outlives the end */
 static Dwfl *dwfl;                              /* NULL: not made, or libdw failed */
 static unsigned long long dwfl_objects;         /* dlpi_adds + dlpi_subs when it was made */
 static int dwfl_failed;                         /* libdw failed for these counts: dladdr */
@@ -530,13 +532,21 @@ void pool__sym_fork_child(void)
 	pool__unlock(&sym_lock);
 }
 
+void pool__sym_keep(void)
+{
+	pool__lock(&sym_lock);
+	if (load_libdw())
+		kept = 1;
+	pool__unlock(&sym_lock);
+}
+
 /*
  * libdw's memory and libdw go with the library (dlclose(), or the end of the process), and no
- * libdw is loaded after. A destructor of default priority: at dlclose() it runs before the
- * library's atexit() handlers (the reports at exit, which __cxa_finalize() runs from the
- * object's last destructor of default priority, before those of a priority), at exit() after
- * them. So a report at dlclose() names frames with dladdr(3): ld.so cannot load an object from
- * inside dlclose() (an assertion in _dl_close_worker kills the process, exit status 127).
+ * libdw is loaded after: ld.so cannot load an object from inside dlclose() (an assertion in
+ * _dl_close_worker kills the process, exit status 127). A destructor of default priority: both
+ * at dlclose() and at exit() it runs before the library's atexit() handlers (the reports at
+ * exit, which __cxa_finalize() runs from the object's last destructor of default priority),
+ * so libdw itself stays when pool__sym_keep() kept it for them.
  */
 __attribute__((destructor)) static void sym_unload(void)
 {
@@ -548,9 +558,11 @@ __attribute__((destructor)) static void sym_unload(void)
 		dw.dwfl_end(dwfl);
 	dwfl = NULL;
 	dwfl_failed = 0;
-	if (libdw)
-		dlclose(libdw);
-	libdw = NULL;
-	libdw_tried = 0;
+	if (!kept) {
+		if (libdw)
+			dlclose(libdw);
+		libdw = NULL;
+		libdw_tried = 0;
+	}
 	pool__unlock(&sym_lock);
 }

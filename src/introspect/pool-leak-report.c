@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/pool-int.h"
+#include "debug/pool-symbols.h"
 #include "introspect/pool-profile-dump.h"
 #include "introspect/pool-profile-heap.h"
 
@@ -241,6 +242,10 @@ void pool__leak_report_init(void)
 		        getenv("POOL_LEAK_REPORT"));
 		return;
 	}
-	if (atexit(leak_report) != 0)
+	if (atexit(leak_report) != 0) {
 		fputs("libpool: POOL_LEAK_REPORT: atexit() failed: no report at exit.\n", stderr);
+		return;
+	}
+	if (leak_mode != LEAK_OFF)
+		pool__sym_keep();
 }

@@ -10,7 +10,8 @@
  * 1. Slabs. One block from the OS layer each, a power of two aligned on its size, so that an
  *    object's slab header is its address rounded down: nothing reads the object to find it.
  *    The header holds the owner, the counts and a bitmap of the objects given back; sizes,
- *    steps and colors are pool-geometry.c's.
+ *    steps and colors are pool-geometry.c's; the map of slabs (pool-slab-map.c) says where
+ *    headers are, so that a pointer of no pool is reported before a header is read there.
  * 2. Line groups. The fewest objects whose run ends on a cache line (64 / gcd(os_size, 64): 1,
  *    2 or 4) are handed out together (one object only to a request of fewer), so that objects
  *    of two refills never share a line. A group given back is handed out again once all of it
@@ -181,6 +182,10 @@ static int slab_new(struct pool_head *pool, struct pool_slab_shard *H)
 
 	pool__unlock(&H->lock);
 	slab = pool__os_slab_alloc(S->bytes);
+	if (slab && pool__slab_map_add(slab) < 0) {
+		pool__os_slab_free(slab, S->bytes);
+		slab = NULL;
+	}
 	pool__lock(&H->lock);
 	if (!slab)
 		return 0;
@@ -191,6 +196,7 @@ static int slab_new(struct pool_head *pool, struct pool_slab_shard *H)
 		heap = pool__os_meta_alloc(cap * sizeof(*heap), POOL_CACHE_LINE);
 		pool__lock(&H->lock);
 		if (!heap) {
+			pool__slab_map_remove(slab);
 			pool__os_slab_free(slab, S->bytes);
 			return 0;
 		}
@@ -261,6 +267,7 @@ static void slabs_to_os(struct pool_head *pool, struct pool_slab *gone)
 		next = gone->next;
 		if (pool__san_on())
 			pool__san_access(gone, S->bytes);
+		pool__slab_map_remove(gone);
 		pool__os_slab_free(gone, S->bytes);
 	}
 }
@@ -547,30 +554,45 @@ static __attribute__((noreturn, cold)) void bad_object(const struct pool_head *p
 #define NOT_OURS "an object given back to the slab tier is not an object of this pool (freed " \
                  "into the wrong pool, or not the start of an object)"
 
+/* What a put knows as it gives objects back one by one. */
+struct give_state {
+	struct pool_slab_shard *held;   /* the shard whose lock it holds, or NULL */
+	struct pool_slab *gone;         /* slabs now wholly free, to free once the lock is dropped */
+	const struct pool_slab *known;  /* the last slab found in the map and owned by the pool */
+};
+
 /*
- * `obj` is free in its slab, under the lock of the slab's shard, which *held (NULL: none, or the
- * lock of another shard, given up first) becomes; a slab now wholly free joins *gone.
+ * `obj` is free in its slab, under the lock of the slab's shard, which st->held (NULL: none, or
+ * the lock of another shard, given up first) becomes; a slab now wholly free joins st->gone.
+ * The header is read once the map says a slab starts there (a pointer of no pool's rounds down
+ * to memory that may not be mapped); consecutive objects of one slab look it up once.
  */
-static void give(struct pool_head *pool, void *obj, struct pool_slab_shard **held,
-                 struct pool_slab **gone)
+static void give(struct pool_head *pool, void *obj, struct give_state *st)
 {
 	struct pool_slabs *S = &pool->slabs;
 	struct pool_slab *slab = slab_of(S, obj);
-	uintptr_t off = (uintptr_t)obj - (uintptr_t)pool__slab_base(S, slab);
-	uint32_t idx = (uint32_t)(((uint64_t)(off & 0xffffffffu) * S->div_magic) >> 32);
-	uint32_t g = S->group, w = idx / 64, b = idx % 64;
+	uintptr_t off;
+	uint32_t idx, g = S->group, w, b;
 	struct pool_slab_shard *H;
 	uint64_t gm;
 
 	/* `pool` and `shard` do not change while the slab holds an object given out */
-	if (slab->pool != pool || slab->shard >= POOL_SLAB_SHARDS)
-		bad_object(pool, obj, NOT_OURS);
+	if (slab != st->known) {
+		if (!pool__slab_map_has(slab) || slab->pool != pool ||
+		    slab->shard >= POOL_SLAB_SHARDS)
+			bad_object(pool, obj, NOT_OURS);
+		st->known = slab;
+	}
+	off = (uintptr_t)obj - (uintptr_t)pool__slab_base(S, slab);
+	idx = (uint32_t)(((uint64_t)(off & 0xffffffffu) * S->div_magic) >> 32);
+	w = idx / 64;
+	b = idx % 64;
 	H = &S->shard[slab->shard];
-	if (H != *held) {
-		if (*held)
-			pool__unlock(&(*held)->lock);
+	if (H != st->held) {
+		if (st->held)
+			pool__unlock(&st->held->lock);
 		pool__lock(&H->lock);
-		*held = H;
+		st->held = H;
 	}
 	if (off >= (uintptr_t)S->capacity * S->step ||
 	    (uintptr_t)idx * S->step != off || idx >= slab->carved)
@@ -588,7 +610,7 @@ static void give(struct pool_head *pool, void *obj, struct pool_slab_shard **hel
 		return;
 	slab->gfree++;
 	if (slab->nfree == S->capacity)
-		slab_drop(S, H, slab, gone);
+		slab_drop(S, H, slab, &st->gone);
 	else
 		heap_fix(S, H, slab);
 }
@@ -596,8 +618,7 @@ static void give(struct pool_head *pool, void *obj, struct pool_slab_shard **hel
 void pool__slab_put(struct pool_head *pool, void *const *objs, unsigned int n,
                     const void *caller)
 {
-	struct pool_slab_shard *held = NULL;
-	struct pool_slab *gone = NULL;
+	struct give_state st = { NULL, NULL, NULL };
 	unsigned int i;
 
 	if (!n)
@@ -611,15 +632,14 @@ void pool__slab_put(struct pool_head *pool, void *const *objs, unsigned int n,
 		for (i = 0; i < n; i++)
 			pool__san_noaccess(objs[i], pool->os_size);
 	for (i = 0; i < n; i++)
-		give(pool, objs[i], &held, &gone);
-	pool__unlock(&held->lock);
-	slabs_to_os(pool, gone);
+		give(pool, objs[i], &st);
+	pool__unlock(&st.held->lock);
+	slabs_to_os(pool, st.gone);
 }
 
 void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, const void *caller)
 {
-	struct pool_slab_shard *held = NULL;
-	struct pool_slab *gone = NULL;
+	struct give_state st = { NULL, NULL, NULL };
 	const struct pool_mag *m;
 	unsigned int i;
 
@@ -635,10 +655,10 @@ void pool__slab_put_mags(struct pool_head *pool, const struct pool_mag *top, con
 				pool__san_noaccess(m->obj[i], pool->os_size);
 	for (m = top; m; m = m->next)
 		for (i = 0; i < m->n; i++)
-			give(pool, m->obj[i], &held, &gone);
-	if (held)
-		pool__unlock(&held->lock);
-	slabs_to_os(pool, gone);
+			give(pool, m->obj[i], &st);
+	if (st.held)
+		pool__unlock(&st.held->lock);
+	slabs_to_os(pool, st.gone);
 }
 
 void pool__slab_trim(struct pool_head *pool)

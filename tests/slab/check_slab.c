@@ -22,7 +22,9 @@
  *     slabs made again after the first ones went back;
  *   - a pool hands out exactly its limit, whatever its line groups;
  *   - fork() while threads carve and slabs go back: the child allocates and its books balance;
- *   - which pools use slabs: uaf pools keep their own mappings, tag and caller pools use slabs.
+ *   - which pools use slabs: uaf pools keep their own mappings, tag and caller pools use slabs;
+ *   - misuse: pool_free() of a big malloc() block is reported, in every mode that reaches the
+ *     slab tier.
  *
  * Internal test: it walks the slab tier (slab/pool-slab.h) and reads its geometry.
  */
@@ -33,8 +35,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -1103,6 +1107,101 @@ START_TEST(test_which_pools_use_slabs)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------------------------ */
+/* Misuse                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * A 1 MiB block as the C library's malloc() makes one (glibc maps a block that large on its
+ * own, 16 bytes of header before it): in a mapping of its own, whose start rounded down to any
+ * slab size (16 KiB to 4 MiB, aligned on their size) lies in an inaccessible page, so that
+ * reading a slab header there faults whatever malloc() this build links (jemalloc's blocks lie
+ * among its own mapped extents).
+ */
+static void *big_mapped_block(void)
+{
+	size_t slab_max = (size_t)4 << 20, len = 2 * slab_max + ((size_t)1 << 20);
+	char *r = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
+
+	if (r == MAP_FAILED)
+		return NULL;
+	a = (char *)(((uintptr_t)r + slab_max - 1) & ~(uintptr_t)(slab_max - 1));
+	if (mprotect(a + 4096, ((size_t)1 << 20) + 4096, PROT_READ | PROT_WRITE) != 0)
+		return NULL;
+	return a + 4096 + 16;
+}
+
+struct big_free {
+	const char *mode;
+	int mapped;                         /* big_mapped_block() rather than malloc() */
+};
+
+/*
+ * In a child: `mode` set before the pool exists, then pool_free() of a 1 MiB block, which the
+ * thread cache, the shared lists or nothing holds until the slab tier takes it back
+ * (pool_thread_flush(), pool_flush()). The slab header of that pointer, its address rounded
+ * down to the slab size, is no slab of the pool's, and may not even be mapped.
+ */
+static void big_free_child(void *arg)
+{
+	const struct big_free *b = arg;
+	struct pool_head *p;
+	void *o, *big;
+
+	if (pool_parse_debugging(b->mode, NULL) != 0)
+		_exit(10);
+	p = pool_create("conn", 64, 0);
+	o = pool_alloc(p);                  /* the pool holds a slab of its own */
+	big = b->mapped ? big_mapped_block() : malloc((size_t)1 << 20);
+	if (!p || !o || !big)
+		_exit(11);
+	memset(big, 0, (size_t)1 << 20);
+	pool_free(p, big);
+	pool_thread_flush();
+	pool_flush(p);
+	pool_gc(NULL);
+	_exit(12);                          /* not reported */
+}
+
+/*
+ * pool_free() of a 1 MiB malloc() block, in every mode whose objects reach the slab tier: the
+ * report pool-slab.h promises and an abort, never a fault in the slab tier's own check. (An
+ * ASan build gives every object a tag, whose check reports the block first.)
+ */
+START_TEST(test_free_of_big_malloc_block_reported)
+{
+	static const char *const modes[] = {
+		"", "no-cache", "no-global", "no-cache,no-global", "integrity", "poison",
+		"cold-first", "caller", "backup",
+	};
+	static const char *const words[] = { "libpool: FATAL: ", "in pool 'conn'",
+#if !TEST_ASAN
+	                                     "not an object of this pool",
+#endif
+	                                     NULL };
+	unsigned int i;
+	int mapped;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		for (mapped = 0; mapped < 2; mapped++) {
+			struct big_free b = { modes[i], mapped };
+			struct death d;
+			const char *const *w;
+
+			run_child(big_free_child, &b, &d);
+			ck_assert_msg(WIFSIGNALED(d.status) && WTERMSIG(d.status) == SIGABRT,
+			              "-dM%s, %s block: expected the report and SIGABRT, got status "
+			              "0x%x; stderr:\n%s", modes[i], mapped ? "mapped" : "malloc()",
+			              d.status, d.out);
+			for (w = words; *w; w++)
+				ck_assert_msg(strstr(d.out, *w) != NULL, "-dM%s, %s block: report "
+				              "lacks '%s':\n%s", modes[i],
+				              mapped ? "mapped" : "malloc()", *w, d.out);
+		}
+	}
+}
+END_TEST
+
 static Suite *slab_suite(void)
 {
 	Suite *s = suite_create("slab");
@@ -1122,6 +1221,7 @@ static Suite *slab_suite(void)
 	tcase_add_test(tc, test_colors);
 	tcase_add_test(tc, test_step);
 	tcase_add_test(tc, test_free_only_thread);
+	tcase_add_test(tc, test_free_of_big_malloc_block_reported);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Threads");

@@ -552,7 +552,7 @@ static int profile_view(FILE *out, const char *args, int addresses)
 {
 	struct pool_profile_view *v;
 	struct prof_args a;
-	int ret, werr;
+	int ret, verr, werr;
 
 	if (parse_view_args(out, args, &a) < 0)
 		return -1;
@@ -565,11 +565,13 @@ static int profile_view(FILE *out, const char *args, int addresses)
 	}
 	errno = 0;
 	ret = view_out(out, v, &a);
+	verr = errno;
+	/* a buffered stream's failed write is often the flush's: its errno is the one to give */
+	fflush(out);
 	werr = errno;
 	pool__profile_view_free(v);
-	fflush(out);
 	if (ret < 0) {
-		errno = werr;
+		errno = verr;
 		return -1;
 	}
 	if (ferror(out)) {

@@ -5,8 +5,9 @@
  * pool_dump(): the text line of every pool field by field against pool_get_stats(), every sort
  * order, match, <max>, detailed (merged creators and callers), the JSON output parsed back by
  * python3's json module, the Prometheus output parsed by python3-prometheus-client's parser,
- * every argument error, dumps racing pool creation and destruction, and
- * pool_json_write_string() against Python's json module and UTF-8 decoder.
+ * every argument error, a write error (pool_dump() and pool_profile_dump() to /dev/full), dumps
+ * racing pool creation and destruction, and pool_json_write_string() against Python's json
+ * module and UTF-8 decoder.
  *
  * Public-API test: it includes only <pool/pool.h>; every figure it checks comes from
  * pool_get_stats() and pool_get_config().
@@ -1193,6 +1194,47 @@ START_TEST(test_write_error)
 }
 END_TEST
 
+/*
+ * The same for pool_profile_dump(), in every format, into a stream buffered as fopen() makes
+ * it (the failed write is the final flush's) and into an unbuffered one (it is the first
+ * write's): the errno of that write, ENOSPC on /dev/full, as pool_dump() gives.
+ */
+START_TEST(test_profile_write_error)
+{
+	static const char *const formats[] = { "", "json", "prometheus", "heap", "folded" };
+	struct pool_head *p = pool_create("profiled", 64, 0);
+	void *o[64];
+	unsigned int i, unbuffered;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(pool_profile_start(1), 0);      /* every allocation sampled */
+	for (i = 0; i < 64; i++)
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
+	pool_profile_stop();
+	for (unbuffered = 0; unbuffered < 2; unbuffered++) {
+		for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+			FILE *f = fopen("/dev/full", "w");
+			int r;
+
+			if (!f)   /* without /dev/full in this sandbox there is nothing to check */
+				return;
+			if (unbuffered)
+				setvbuf(f, NULL, _IONBF, 0);
+			errno = 0;
+			r = pool_profile_dump(f, formats[i]);
+			ck_assert_msg(r == -1 && errno == ENOSPC, "pool_profile_dump(\"%s\"), %s: "
+			              "returned %d, errno %d (%s)", formats[i],
+			              unbuffered ? "unbuffered" : "buffered", r, errno, strerror(errno));
+			fclose(f);
+		}
+	}
+	for (i = 0; i < 64; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* POOL_STATS_ON_EXIT                                                                         */
 /* ------------------------------------------------------------------------------------------ */
@@ -1610,6 +1652,7 @@ static Suite *dump_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_argument_errors);
 	tcase_add_test(tc, test_write_error);
+	tcase_add_test(tc, test_profile_write_error);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Exit");

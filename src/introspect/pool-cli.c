@@ -327,8 +327,8 @@ static const struct cli_command cli_commands[] = {
 	  "the profile's samples (exact under caller debugging or with every\n"
 	  "allocation sampled), most first (bybytes), by site, by pool or oldest\n"
 	  "first; <n>: the first <n> sites only; heap: a heap profile for jeprof\n"
-	  "and pprof; folded: folded stacks for flame graphs; addresses only at\n"
-	  "level admin", &pool__profile_args },
+	  "and pprof (addresses and mappings: level admin only); folded: folded\n"
+	  "stacks for flame graphs; addresses only at level admin", &pool__profile_args },
 	{ "pools", "trim", POOL_CLI_OPERATOR, cmd_trim, "pools trim",
 	  "give back now what the pools hold beyond what is in use (memory also\n"
 	  "comes back by itself once unused through a demand window)", NULL },

@@ -547,8 +547,11 @@ static int view_out(FILE *out, struct pool_profile_view *v, const struct prof_ar
 	return ret;
 }
 
-/* Run `pools profile` view arguments `args` into `out`, flushed; 0 or -1 with errno. */
-static int profile_view(FILE *out, const char *args, int addresses)
+/*
+ * Run `pools profile` view arguments `args` into `out` for a session of `level` (code addresses
+ * at admin only), flushed; 0 or -1 with errno.
+ */
+static int profile_view(FILE *out, const char *args, enum pool_cli_level level)
 {
 	struct pool_profile_view *v;
 	struct prof_args a;
@@ -556,8 +559,15 @@ static int profile_view(FILE *out, const char *args, int addresses)
 
 	if (parse_view_args(out, args, &a) < 0)
 		return -1;
+	/* the heap profile is code addresses and the process's mappings: admin's only */
+	if (a.format == POOL_FORMAT_HEAP && level < POOL_CLI_ADMIN) {
+		fprintf(out, "Permission denied: 'pools profile heap' needs level admin; this "
+		        "session is %s.\n", level == POOL_CLI_USER ? "user" : "operator");
+		errno = EACCES;
+		return -1;
+	}
 	/* jeprof and pprof name the heap profile's addresses themselves */
-	v = pool__profile_view_make_named(addresses, a.format != POOL_FORMAT_HEAP);
+	v = pool__profile_view_make_named(level >= POOL_CLI_ADMIN, a.format != POOL_FORMAT_HEAP);
 	if (!v) {
 		fputs("Not enough memory for the profile.\n", out);
 		errno = ENOMEM;
@@ -729,7 +739,7 @@ POOL_API int pool_profile_dump(FILE *out, const char *args)
 		errno = EINVAL;
 		return -1;
 	}
-	return profile_view(out, args ? args : "", 1);
+	return profile_view(out, args ? args : "", POOL_CLI_ADMIN);
 }
 
 /* The words after `pools profile on`: 0, or -1 with errno EINVAL and one error line. */
@@ -819,7 +829,7 @@ int pool__profile_cli(FILE *out, const char *args, enum pool_cli_level level)
 		fputs(a.npools ? " only.\n" : ".\n", out);
 		return 0;
 	}
-	return profile_view(out, args, level >= POOL_CLI_ADMIN);
+	return profile_view(out, args, level);
 }
 
 struct pool_view_site **pool__profile_pool_sites(struct pool_profile_view *v,

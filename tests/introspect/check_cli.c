@@ -4,7 +4,7 @@
  *
  * pool_cli_exec() and pool_cli_exec_level(): every command and every error path, each command
  * at each access level (refused below its level with EACCES and nothing changed), addresses
- * only at admin, `show pools`, flush and limit; pool_cli_listen_level()/pool_cli_stop(): every
+ * only at admin (`pools profile heap` too), `show pools`, flush and limit; pool_cli_listen_level()/pool_cli_stop(): every
  * error of listen, modes, several listeners with their levels, the connection's `level`
  * command, stale socket replaced, non-socket path refused with EEXIST, a symbolic link planted
  * at the socket path never followed (also while an attacker replaces the path as it appears),
@@ -358,7 +358,7 @@ static void check_denied(const char *line, enum pool_cli_level level, const char
 	int r;
 	char *s = exec_at(line, level, &r);
 
-	ck_assert_msg(r == -1, "'%s' was accepted at level %d: %s", line, (int)level, s);
+	ck_assert_msg(r == -1, "'%s' was accepted at level %d: %.2000s", line, (int)level, s);
 	ck_assert_int_eq(errno, EACCES);
 	ck_assert_str_eq(s, want);
 	ck_assert_uint_eq(pool_debugging, flags);
@@ -589,6 +589,59 @@ START_TEST(test_exec_addresses_admin_only)
 		free(s);
 	}
 	pool_free(p, o);
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
+/*
+ * The profile's views at each level: the heap profile is code addresses and the process's
+ * mappings (/proc/self/maps), so it is admin's only; the other views are answered at every
+ * level, their frames named without an address below admin (doc/pools-show.md).
+ */
+START_TEST(test_exec_profile_addresses_admin_only)
+{
+	static const char *const views[] = { "pools profile", "pools profile json",
+	                                     "pools profile folded", "pools profile prometheus" };
+	static const char *const names[] = { "", "user", "operator", "admin" };
+	struct pool_head *p = pool_create("profiled", 64, 0);
+	char want[160], *s;
+	unsigned int i;
+	int level;
+	void *o[32];
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(pool_profile_start(1), 0);      /* every allocation sampled */
+	for (i = 0; i < 32; i++)
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
+	pool_profile_stop();
+	for (level = POOL_CLI_USER; level <= POOL_CLI_ADMIN; level++) {
+		if (level == POOL_CLI_ADMIN) {
+			s = check_allowed("pools profile heap", POOL_CLI_ADMIN);
+			ck_assert_msg(strstr(s, "] @ 0x") && strstr(s, "\nMAPPED_LIBRARIES:\n") &&
+			              strstr(s, "[stack]"), "%.2000s", s);
+			free(s);
+		} else {
+			snprintf(want, sizeof(want), "Permission denied: 'pools profile heap' needs "
+			         "level admin; this session is %s.\n", names[level]);
+			check_denied("pools profile heap", (enum pool_cli_level)level, want);
+			check_denied("pools profile heap pool profiled 1",
+			             (enum pool_cli_level)level, want);
+		}
+		for (i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+			s = check_allowed(views[i], (enum pool_cli_level)level);
+			/* folded stacks name functions, not pools */
+			ck_assert_msg(strstr(s, i == 2 ? "test_exec_profile_addresses_admin_only" :
+			                     "profiled") != NULL, "%s: %.2000s", views[i], s);
+			if (level < POOL_CLI_ADMIN)
+				ck_assert_msg(!strstr(s, "MAPPED_LIBRARIES") && !strstr(s, "@ 0x") &&
+				              !strstr(s, "\"address\"") && !strstr(s, "(0x"),
+				              "%s at level %s: %.2000s", views[i], names[level], s);
+			free(s);
+		}
+	}
+	for (i = 0; i < 32; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
 	ck_assert_int_eq(pool_destroy(p), 0);
 }
 END_TEST
@@ -1664,6 +1717,7 @@ static Suite *cli_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_exec_levels);
 	tcase_add_test(tc, test_exec_addresses_admin_only);
+	tcase_add_test(tc, test_exec_profile_addresses_admin_only);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Errors");

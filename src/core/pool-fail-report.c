@@ -35,6 +35,7 @@
 #include "debug/pool-profile.h"
 #include "debug/pool-report.h"
 #include "debug/pool-stack.h"
+#include "debug/pool-symbols.h"
 #include "tcache/pool-thread.h"
 
 #define BURST_GAP_NS  UINT64_C(1000000000)    /* a second without failures ends a burst */
@@ -144,6 +145,9 @@ void pool__fail_report(struct pool_head *pool, const void *caller, int injected)
 	f.sites = report_sites;
 	f.objects = report_objects;
 	pool__report_failure(&f);
+	/* what named its frames stays only for a running profile's views */
+	if (f.full_names && !f.profiling)
+		pool__sym_release();
 	/* the time the report took (libdw may read debugging information) is no gap in a burst */
 	atomic_store_explicit(&last_fail_ns, coarse_ns(), memory_order_relaxed);
 	atomic_flag_clear_explicit(&reporting, memory_order_release);

@@ -597,6 +597,9 @@ int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runti
 	if (!help)
 		pool__debug_apply(&next);
 	pool__lock_leave(&pool__list_lock, took);
+	/* a profile stopped: what its views kept goes (not under the list lock: a dlclose()) */
+	if (!help && took && (cur.flags & POOL_DBG_PROFILE) && !(next.flags & POOL_DBG_PROFILE))
+		pool__sym_release();
 	if (help) {
 		pool_debugging_help(help_out);
 		return 1;

@@ -16,27 +16,25 @@
  * 2. When. Never on the allocation path: a sampled allocation keeps addresses (pool-stack.c),
  *    and names come when a report is written, so that a profile costs the same with or without
  *    debugging information.
- * 3. libdw's view of the process (a Dwfl) is made from /proc/self/maps at the first session
- *    and kept: the symbol tables and line tables it reads stay cached for the next reports (a
- *    live page that refreshes every second reads them once). dl_iterate_phdr(3) counts the
- *    objects the process loaded and unloaded; when the counts changed since the view was
- *    made, it is made again, so that an address of an object loaded later is found, and one
- *    of an unloaded object is not named after it. The memory it holds is libdw's, freed when
- *    libpool is unloaded.
+ * 3. libdw's view of the process (a Dwfl), made from /proc/self/maps, is made again when
+ *    dl_iterate_phdr(3)'s counts of objects loaded and unloaded changed since, so that no
+ *    address is named after an object unloaded. Its tables are large (17 MB resident in a
+ *    server), so a report or view ends with pool__sym_release(): the view and libdw go, but
+ *    while a profile runs, whose views come again (a live page every second: a view that makes
+ *    them anew takes about 90 ms of CPU for a small program, 0.5 ms with them).
  * 4. Return addresses. A frame of a stack is the address the call returns to; the call is the
  *    instruction before it, so the lookups use pc - 1 (the return address of a call that ends a
  *    function belongs to the next function), and the offset printed is that of the return
  *    address, as the crash report prints it.
- *
- * 5. Loaded when first needed. libpool does not link libdw: the first session dlopen()s it
- *    (load_libdw()), so that a process that writes no such report does not carry it and what
- *    it loads (0.42 MiB resident, 0.5 ms of start-up), and one
- *    where it cannot be loaded names every frame with dladdr(3); so does a report written
- *    while the library is unloaded (sym_unload()), unless a report at exit armed at start
- *    loaded it then (pool__sym_keep()).
+ * 5. Loaded when needed. libpool does not link libdw: a session dlopen()s it (load_libdw()),
+ *    so that a process that writes no such report does not carry it and what it loads (0.42
+ *    MiB resident, 0.5 ms of start-up), and one where it cannot be loaded names every frame
+ *    with dladdr(3); so does a report written while the library is unloaded (sym_unload()),
+ *    unless a report at exit armed at start loaded it then and keeps it (pool__sym_keep()).
  *
  * Concurrency: one lock for the view; a session holds it across the lookups of a report (libdw
- * is not thread-safe on one Dwfl). A leaf lock: nothing of libpool is called under it.
+ * is not thread-safe on one Dwfl). A leaf lock: nothing of libpool is called under it but the
+ * OS layer's trim of malloc() (pool__malloc_trim()).
  */
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -51,6 +49,7 @@
 #include "base/pool-lock.h"
 #include "base/pool-util.h"
 #include "debug/pool-symbols.h"
+#include "os/pool-malloc.h"
 
 /* The headers of libpool's inline functions, whose frames are left out of a stack. */
 #define OWN_HEADER "/pool/pool.h"
@@ -298,6 +297,35 @@ int pool__sym_begin(int try_only)
 
 void pool__sym_end(void)
 {
+	pool__unlock(&sym_lock);
+}
+
+/*
+ * Lock held: libdw's view and libdw itself go; the next session makes and loads them again.
+ * libdw's memory came from the process's malloc(), glibc's in most programs, which keeps the
+ * pages of what is freed in the middle of its heap (2.5 of 12 MB here): trimmed.
+ */
+static void drop_libdw(void)
+{
+	if (dwfl) {
+		dw.dwfl_end(dwfl);
+		pool__malloc_trim();
+	}
+	dwfl = NULL;
+	dwfl_failed = 0;
+	/* loaded again by the next session; a load that failed is not tried again; one that
+	   pool__sym_keep() made stays for the report at exit */
+	if (libdw && !kept) {
+		dlclose(libdw);
+		libdw = NULL;
+		libdw_tried = 0;
+	}
+}
+
+void pool__sym_release(void)
+{
+	pool__lock(&sym_lock);
+	drop_libdw();
 	pool__unlock(&sym_lock);
 }
 
@@ -554,15 +582,6 @@ __attribute__((destructor)) static void sym_unload(void)
 	/* a thread still in a report at exit keeps it: the process ends with it anyway */
 	if (pool__lock_try(&sym_lock) != 0)
 		return;
-	if (dwfl)
-		dw.dwfl_end(dwfl);
-	dwfl = NULL;
-	dwfl_failed = 0;
-	if (!kept) {
-		if (libdw)
-			dlclose(libdw);
-		libdw = NULL;
-		libdw_tried = 0;
-	}
+	drop_libdw();
 	pool__unlock(&sym_lock);
 }

@@ -10,8 +10,8 @@
  *   - pool__sym_frames(): elfutils' libdw, with file and line where debugging information
  *     exists, static functions and inlined functions included; for the reports written in
  *     ordinary context (the profile's outputs, the leak report, the failure report when memory
- *     is there). It allocates (libdw's view of the process, kept between reports), takes a
- *     lock, and is never called on the allocation path.
+ *     is there). It allocates (libdw's view of the process, kept until pool__sym_release()),
+ *     takes a lock, and is never called on the allocation path.
  */
 #ifndef POOL_SRC_POOL_SYMBOLS_H
 #define POOL_SRC_POOL_SYMBOLS_H
@@ -52,6 +52,14 @@ struct pool_sym {
  */
 int pool__sym_begin(int try_only);
 void pool__sym_end(void);
+
+/*
+ * The end of a report or view, after its last session: libdw's view of the process is freed
+ * and libdw unloaded (the next session loads and makes them again). Its callers keep them
+ * while a profile runs, whose views come again, and release them when it stops. Waits for a session in progress. Never under a lock of
+ * libpool's: it may dlclose(3), which takes the dynamic loader's lock.
+ */
+void pool__sym_release(void);
 
 /*
  * The frames at `pc`, a return address of a stack (so the call is at pc - 1), innermost

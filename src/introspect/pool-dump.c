@@ -777,6 +777,9 @@ int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
 	fflush(out);
 	werr = errno;
 	free_snapshot(&s);
+	/* what named `detailed`'s callers and sites stays only for a running profile's views */
+	if (a.detailed && !(POOL__DEBUGGING() & POOL_DBG_PROFILE))
+		pool__sym_release();
 	if (ferror(out)) {
 		errno = werr ? werr : EIO;
 		return -1;

@@ -580,6 +580,9 @@ static int profile_view(FILE *out, const char *args, enum pool_cli_level level)
 	fflush(out);
 	werr = errno;
 	pool__profile_view_free(v);
+	/* libdw's tables stay for the next view of a running profile, else they go */
+	if (!(POOL__DEBUGGING() & POOL_DBG_PROFILE))
+		pool__sym_release();
 	if (ret < 0) {
 		errno = verr;
 		return -1;

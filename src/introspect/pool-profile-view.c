@@ -213,6 +213,10 @@ static int view_name_frames(struct pool_profile_view *v)
 	v->pcs = pool__cli_calloc(k ? k : 1, sizeof(*v->pcs));
 	if (!v->pcs)
 		goto fail;
+	if (!k) {               /* nothing to name: libdw is not loaded for it */
+		free(all);
+		return 0;
+	}
 	pool__sym_begin(0);
 	for (i = 0; i < k; i++) {
 		struct pool_sym one[NAMES_PER_PC];

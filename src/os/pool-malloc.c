@@ -17,7 +17,11 @@
  * pool_free() that gave the object back (a pool of the `malloc` layout has no thread cache and
  * no shared list), so the tool's report names the application's function that called
  * pool_free().
+ *
+ * The same malloc() serves the libraries libpool loads (libdw): pool__malloc_trim() gives the
+ * pages they freed back to the system.
  */
+#include <malloc.h>
 #include <stdalign.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -40,4 +44,9 @@ void *pool__malloc_alloc(size_t size, size_t align)
 void pool__malloc_free(void *obj)
 {
 	free(obj);
+}
+
+void pool__malloc_trim(void)
+{
+	malloc_trim(0);
 }

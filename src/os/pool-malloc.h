@@ -24,4 +24,11 @@ void *pool__malloc_alloc(size_t size, size_t align);
 /* Give back an object of pool__malloc_alloc(): free(). */
 void pool__malloc_free(void *obj);
 
+/*
+ * The process's malloc() gives its free pages back to the system now: glibc's malloc_trim(0),
+ * which walks every arena (milliseconds on big heaps); nothing for an allocator that replaced
+ * glibc's. For the memory a library that libpool loaded (libdw) took and freed.
+ */
+void pool__malloc_trim(void);
+
 #endif

@@ -480,6 +480,86 @@ START_TEST(test_memory_is_bounded)
 }
 END_TEST
 
+/* Resident bytes of this process (/proc/self/statm). */
+static size_t rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(fscanf(f, "%lu %lu", &size, &resident), 2);
+	fclose(f);
+	return (size_t)resident * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* pool_profile_dump(args) to /dev/null, which must succeed. */
+static void view_to_null(const char *args)
+{
+	FILE *f = fopen("/dev/null", "w");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(pool_profile_dump(f, args), 0);
+	fclose(f);
+}
+
+/*
+ * The memory a named view needs goes back (the RSS libdw's view of the process holds: 17 MB in
+ * a server): kept while the profile runs, whose views come again, released when it stops, and
+ * after a view or report made while none runs; libdw is unloaded then. RSS is compared after
+ * pool_trim(), which also purges the allocator that libdw's memory came from (jemalloc's or the
+ * C library's malloc); a sanitizer's allocator keeps freed memory in its quarantine, so there
+ * only libdw's unloading is checked.
+ */
+#define VIEW_RSS_SLACK ((size_t)2 << 20)
+
+START_TEST(test_named_view_memory_comes_back)
+{
+	struct pool_head *p = pool_create("viewed", 64, 0);
+	size_t before, after;
+	void *o[200];
+	FILE *f;
+	int i;
+
+	/* samples in the tables, their stacks taken; no name asked for yet */
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	alloc_n(p, o, 100, site_other);
+	alloc_n(p, o + 100, 100, site_pair);
+	pool_trim();
+	before = rss_bytes();
+	ck_assert(!test_library_loaded("libdw.so.1"));
+
+	/* a view of a running profile keeps libdw for the next one */
+	view_to_null("");
+	ck_assert(test_library_loaded("libdw.so.1"));
+	view_to_null("json");
+	pool_profile_stop();
+	ck_assert_msg(!test_library_loaded("libdw.so.1"), "pool_profile_stop() kept libdw");
+	pool_trim();
+	after = rss_bytes();
+	ck_assert_msg(TEST_ASAN || TEST_TSAN || after <= before + VIEW_RSS_SLACK,
+	              "after a named view and pool_profile_stop(): RSS %zu KiB, %zu KiB before",
+	              after >> 10, before >> 10);
+
+	/* a view of the stopped profile, and a report naming frames (pools show detailed) */
+	view_to_null("bypool");
+	ck_assert_msg(!test_library_loaded("libdw.so.1"), "a view of a stopped profile kept libdw");
+	f = fopen("/dev/null", "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(pool_dump(f, "detailed match viewed"), 0);
+	fclose(f);
+	ck_assert_msg(!test_library_loaded("libdw.so.1"), "pools show detailed kept libdw");
+	for (i = 0; i < 200; i++)
+		pool_free(p, o[i]);
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+	pool_trim();
+	after = rss_bytes();
+	ck_assert_msg(TEST_ASAN || TEST_TSAN || after <= before + VIEW_RSS_SLACK,
+	              "after views of a stopped profile and the pool's destroy: RSS %zu KiB, %zu "
+	              "KiB before", after >> 10, before >> 10);
+}
+END_TEST
+
 /* `pools show detailed` names a pool's top sites once a profile ran (text and JSON). */
 START_TEST(test_show_detailed)
 {
@@ -1570,6 +1650,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, test_every_allocation_sampled_and_freed);
 	tcase_add_test(tc, test_memory_is_bounded);
 	tcase_add_test(tc, test_show_detailed);
+	tcase_add_test(tc, test_named_view_memory_comes_back);
 	tcase_add_test(tc, test_cached_objects_are_not_leaks);
 	suite_add_tcase(s, tc);
 

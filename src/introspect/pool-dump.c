@@ -45,6 +45,7 @@
 #include "introspect/pool-args.h"
 #include "introspect/pool-dump.h"
 #include "introspect/pool-profile-dump.h"
+#include "slab/pool-slab.h"
 #include "debug/pool-symbols.h"
 #include "introspect/pool-text.h"
 #include "tcache/pool-thread.h"
@@ -85,6 +86,7 @@ struct dump_entry {
 	size_t mag_bytes;               /* the bytes of one magazine (header and pointers) */
 	unsigned int ncallers;
 	struct dump_caller callers[POOL_CALLER_SLOTS];
+	size_t resident_bytes;          /* of its memory, resident now (resident_of()) */
 };
 
 struct dump_snapshot {
@@ -170,6 +172,16 @@ static int cmp_caller(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/*
+ * What of a pool's memory is resident: its slabs' pages the kernel holds (mincore(2): the purge
+ * gives the pages of free objects back while their slab keeps live ones, and `allocated` does
+ * not fall with them); off slabs, its allocated bytes, which libpool never purges.
+ */
+static size_t resident_of(struct pool_head *pool, const struct pool_stats *st)
+{
+	return pool__slab_on(pool) ? pool__slab_resident(pool) : st->allocated * st->stride;
+}
+
 /* pool_for_each() callback: runs with the pool list lock held. */
 static int snapshot_one(struct pool_head *pool, void *arg)
 {
@@ -199,6 +211,7 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 		return 0;
 	e->head = pool;
 	e->seq = seq;
+	e->resident_bytes = resident_of(pool, &e->st);
 	snprintf(e->name, sizeof(e->name), "%s", pool->name);
 	if (a->format == POOL_FORMAT_PROMETHEUS) {
 		const struct pool_head *p;
@@ -446,7 +459,21 @@ static const struct pool_metric dump_counters[] = {
 	             "kept live objects (the slabs' address space stays).", sv_slab_purged_bytes),
 };
 
+/* A pool's figure of its own beside those of struct pool_stats, read from its dump_entry. */
+static uint64_t ev_resident_bytes(const void *of)
+{
+	return ((const struct dump_entry *)of)->resident_bytes;
+}
+
+static const struct pool_metric dump_entry_gauges[] = {
+	POOL_GAUGE("resident_bytes", "libpool_pool_resident_bytes",
+	           "Bytes of the pool's memory resident now (mincore() over its slabs: pages of "
+	           "free objects given to the kernel are not; a pool off slabs: its allocated "
+	           "bytes).", ev_resident_bytes),
+};
+
 #define NB_GAUGES   (sizeof(dump_gauges) / sizeof(dump_gauges[0]))
+#define NB_ENTRY_GAUGES (sizeof(dump_entry_gauges) / sizeof(dump_entry_gauges[0]))
 #define NB_COUNTERS (sizeof(dump_counters) / sizeof(dump_counters[0]))
 
 /* The OS layer's figures, for the whole process: the JSON total and two Prometheus gauges. */
@@ -471,7 +498,7 @@ static const struct pool_metric dump_os_stats[] = {
 #define NB_OS_STATS (sizeof(dump_os_stats) / sizeof(dump_os_stats[0]))
 
 struct dump_totals {
-	size_t pools, allocated_bytes, used_bytes, cached_bytes;
+	size_t pools, allocated_bytes, used_bytes, cached_bytes, resident_bytes;
 	uint64_t counters[NB_COUNTERS];
 };
 
@@ -487,6 +514,7 @@ static void totals_of(const struct dump_snapshot *s, struct dump_totals *t)
 		t->allocated_bytes += st->allocated * st->stride;
 		t->used_bytes += st->used * st->stride;
 		t->cached_bytes += st->cached * st->stride;
+		t->resident_bytes += s->e[i].resident_bytes;
 		for (k = 0; k < NB_COUNTERS; k++)
 			t->counters[k] += dump_counters[k].value(st);
 	}
@@ -548,8 +576,8 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		if (st->reserve)
 			fprintf(out, ", reserve %zu", st->reserve);
 		fputc('\n', out);
-		fprintf(out, "      %zu slabs (%zu bytes), %zu objects free in them\n", st->slabs,
-		        st->slab_bytes, st->slab_free);
+		fprintf(out, "      %zu slabs (%zu bytes), %zu objects free in them; ~%zu bytes "
+		        "resident\n", st->slabs, st->slab_bytes, st->slab_free, e->resident_bytes);
 		print_cache_text(out, e);
 		fputs("      since created:", out);
 		for (k = 0; k < NB_COUNTERS; k++)
@@ -573,8 +601,9 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		pool__profile_view_pool(out, s->profile, e->head, 0, DUMP_CALLERS_SHOWN);
 	}
 	totals_of(s, &t);
-	fprintf(out, "Total: %zu pools, %zu bytes allocated, %zu used (~%zu by thread caches).\n",
-	        t.pools, t.allocated_bytes, t.used_bytes, t.cached_bytes);
+	fprintf(out, "Total: %zu pools, %zu bytes allocated, %zu used (~%zu by thread caches), "
+	        "~%zu resident.\n", t.pools, t.allocated_bytes, t.used_bytes, t.cached_bytes,
+	        t.resident_bytes);
 }
 
 static void print_json(FILE *out, const struct dump_snapshot *s, int limited, size_t matched,
@@ -601,6 +630,7 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 		if (s->args->addresses)
 			fprintf(out, ", \"address\": \"%p\"", (const void *)e->head);
 		pool__metrics_json(out, dump_gauges, NB_GAUGES, st);
+		pool__metrics_json(out, dump_entry_gauges, NB_ENTRY_GAUGES, e);
 		fprintf(out, ", \"shared\": %s, \"exact\": %s",
 		        (st->flags & POOL_F_SHARED) ? "true" : "false",
 		        (st->flags & POOL_F_EXACT) ? "true" : "false");
@@ -649,18 +679,22 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 	}
 	totals_of(s, &t);
 	fprintf(out, "%s],\n \"total\": {\"pools\": %zu, \"matched\": %zu, \"limited\": %s, "
-	        "\"allocated_bytes\": %zu, \"used_bytes\": %zu, \"cached_bytes\": %zu",
-	        s->n ? "\n " : "", t.pools, matched, limited ? "true" : "false",
-	        t.allocated_bytes, t.used_bytes, t.cached_bytes);
+	        "\"allocated_bytes\": %zu, \"used_bytes\": %zu, \"cached_bytes\": %zu, "
+	        "\"resident_bytes\": %zu", s->n ? "\n " : "", t.pools, matched,
+	        limited ? "true" : "false", t.allocated_bytes, t.used_bytes, t.cached_bytes,
+	        t.resident_bytes);
 	for (k = 0; k < NB_COUNTERS; k++)
 		fprintf(out, ", \"%s\": %" PRIu64, dump_counters[k].key, t.counters[k]);
 	pool__metrics_json(out, dump_os_stats, NB_OS_STATS, os);
 	fputs("}}\n", out);
 }
 
-/* One family per row of table[0..n) with a metric: a sample per pool. */
+/*
+ * One family per row of table[0..n) with a metric: a sample per pool, read from its struct
+ * pool_stats, or from its dump_entry when `of_entry`.
+ */
 static void prom_stats(FILE *out, const struct dump_snapshot *s, const struct pool_metric *table,
-                       size_t n)
+                       size_t n, int of_entry)
 {
 	size_t i, m;
 
@@ -675,7 +709,8 @@ static void prom_stats(FILE *out, const struct dump_snapshot *s, const struct po
 			pool__prom_label(out, s->e[i].label);
 			fputc('"', out);
 			fputc('}', out);
-			pool__metric_value(out, pm, &s->e[i].st);
+			pool__metric_value(out, pm, of_entry ? (const void *)&s->e[i] :
+			                                        (const void *)&s->e[i].st);
 		}
 	}
 }
@@ -704,14 +739,19 @@ static void print_prometheus(FILE *out, const struct dump_snapshot *s,
 		fprintf(out, "\",shared=\"%d\",exact=\"%d\"} 1\n",
 		        !!(s->e[i].st.flags & POOL_F_SHARED), !!(s->e[i].st.flags & POOL_F_EXACT));
 	}
-	prom_stats(out, s, dump_gauges, NB_GAUGES);
-	prom_stats(out, s, dump_counters, NB_COUNTERS);
+	prom_stats(out, s, dump_gauges, NB_GAUGES, 0);
+	prom_stats(out, s, dump_entry_gauges, NB_ENTRY_GAUGES, 1);
+	prom_stats(out, s, dump_counters, NB_COUNTERS, 0);
 	totals_of(s, &t);
 	pool__prom_family(out, "libpool_pools", "gauge", "Pools in this dump.");
 	fprintf(out, "libpool_pools %zu\n", t.pools);
 	pool__prom_family(out, "libpool_allocated_bytes", "gauge",
 	            "Bytes the pools in this dump hold from the OS layer.");
 	fprintf(out, "libpool_allocated_bytes %zu\n", t.allocated_bytes);
+	pool__prom_family(out, "libpool_resident_bytes", "gauge",
+	            "Bytes of the pools in this dump resident now (the sum of "
+	            "libpool_pool_resident_bytes).");
+	fprintf(out, "libpool_resident_bytes %zu\n", t.resident_bytes);
 	for (i = 0; i < NB_OS_STATS; i++) {
 		pool__metric_family(out, &dump_os_stats[i]);
 		pool__metric_sample(out, &dump_os_stats[i], os);

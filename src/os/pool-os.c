@@ -30,7 +30,7 @@
 
 /* The page size when sysconf() cannot tell (the smallest page of every platform we run on). */
 #define PAGE_SIZE_FALLBACK 4096u
-#define PURGE_VEC          256u     /* pages pool__os_purge() asks mincore() about at a time */
+#define PURGE_VEC          256u     /* pages pool__os_resident() asks mincore() about at once */
 
 #if POOL_USE_JEMALLOC
 #include <jemalloc/jemalloc.h>
@@ -752,7 +752,7 @@ size_t pool__os_page_size(void)
 	return page;
 }
 
-long pool__os_purge(void *addr, size_t len)
+size_t pool__os_resident(const void *addr, size_t len)
 {
 	size_t page = pool__os_page_size(), off, n, i, resident = 0;
 	unsigned char vec[PURGE_VEC];
@@ -760,19 +760,24 @@ long pool__os_purge(void *addr, size_t len)
 	POOL_ASSERT(!((uintptr_t)addr & (page - 1)) && !(len & (page - 1)));
 	for (off = 0; off < len; off += n * page) {
 		n = (len - off) / page < PURGE_VEC ? (len - off) / page : PURGE_VEC;
-		if (mincore((char *)addr + off, n * page, vec) != 0) {
-			/* not known here (a sandbox without mincore()): all of it counts */
-			resident = len / page;
-			break;
-		}
+		/* not known here (a sandbox without mincore()): all of it counts */
+		if (mincore((char *)addr + off, n * page, vec) != 0)
+			return len;
 		for (i = 0; i < n; i++)
 			resident += vec[i] & 1;
 	}
+	return resident * page;
+}
+
+long pool__os_purge(void *addr, size_t len)
+{
+	size_t resident = pool__os_resident(addr, len);
+
 	if (!resident)
 		return 0;
 	if (madvise(addr, len, MADV_DONTNEED) != 0)
 		return -1;
-	return (long)(resident * page);
+	return (long)resident;
 }
 
 int pool__os_read_number(const char *path, unsigned long *value)

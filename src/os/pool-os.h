@@ -77,6 +77,12 @@ void pool__os_usage(size_t *allocated, size_t *resident);
 size_t pool__os_page_size(void);
 
 /*
+ * The bytes of [addr, addr + len), both page-aligned, within a block this layer handed out,
+ * that are resident now (mincore(2), a page at a time; all of them where it cannot tell).
+ */
+size_t pool__os_resident(const void *addr, size_t len);
+
+/*
  * Give the kernel the pages of [addr, addr + len), both page-aligned, within a block this layer
  * handed out and still counts as handed out (a slab): madvise(MADV_DONTNEED), so that they
  * leave the resident set at once and read as zero at their next touch (a page fault then).

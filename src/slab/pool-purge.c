@@ -8,7 +8,8 @@
  * (pool__os_purge(): madvise(MADV_DONTNEED), out of the resident set at once, zero at their
  * next touch). jemalloc and Linux's SLUB give back whole slabs only. It holds the shard's lock
  * while it purges, so that no refill takes one of those objects meanwhile, for
- * PURGE_SLABS_PER_LOCK slabs at a time, since refills wait for that lock.
+ * PURGE_SLABS_PER_LOCK slabs at a time, since refills wait for that lock. What stays resident
+ * (pool__slab_resident(), for `pools show`) is asked of the kernel the same way, mincore(2).
  */
 #include <stdatomic.h>
 #include <stddef.h>
@@ -79,4 +80,27 @@ void pool__slab_purge(struct pool_head *pool)
 			pool__unlock(&H->lock);
 		} while (done == PURGE_SLABS_PER_LOCK);
 	}
+}
+
+size_t pool__slab_resident(struct pool_head *pool)
+{
+	struct pool_slabs *S = &pool->slabs;
+	struct pool_slab *slab;
+	size_t bytes = 0;
+	unsigned int i;
+
+	if (!pool__slab_on(pool))
+		return 0;
+	for (i = 0; i < POOL_SLAB_SHARDS; i++) {
+		struct pool_slab_shard *H = &S->shard[i];
+
+		/* a racy look first: a shard without slabs is not locked */
+		if (!atomic_load_explicit(&H->nslabs, memory_order_relaxed))
+			continue;
+		pool__lock(&H->lock);
+		for (slab = H->all; slab; slab = slab->next)
+			bytes += pool__os_resident(slab, S->bytes);
+		pool__unlock(&H->lock);
+	}
+	return bytes;
 }

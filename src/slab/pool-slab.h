@@ -104,6 +104,13 @@ void pool__slab_trim(struct pool_head *pool);
 void pool__slab_purge(struct pool_head *pool);
 
 /*
+ * The bytes of the pool's slabs resident now: mincore(2) over each slab, under its shard's lock
+ * (one system call per slab: for `pools show`, never a fast or refill path). Pages purged and
+ * not touched since are not resident; a pool off slabs has none (0). Takes the shards' locks.
+ */
+size_t pool__slab_resident(struct pool_head *pool);
+
+/*
  * The slab tier's figures of struct pool_stats, after the buckets' (pool__bucket_stats()): its
  * only writer of os_allocs and os_releases, the objects that came into the pool from the OS
  * layer's memory and went back to it. On slabs: the objects carved, and those gone back with

@@ -155,8 +155,8 @@ START_TEST(test_text_every_field)
 	struct pool_stats st[3];
 	struct pool_head *pools[3];
 	char line[512], want[512], name[64], shared[16];
-	size_t size, align, alloc, bytes, used, cached, needed, failed, tp, tb, tu, tc;
-	size_t sum_alloc = 0, sum_used = 0, sum_cached = 0;
+	size_t size, align, alloc, bytes, used, cached, needed, failed, tp, tb, tu, tc, tr;
+	size_t sum_alloc = 0, sum_used = 0, sum_cached = 0, sum_held = 0;
 	unsigned int users, i;
 	void *addr;
 	char *s;
@@ -197,6 +197,9 @@ START_TEST(test_text_every_field)
 		sum_alloc += st[i].allocated * st[i].stride;
 		sum_used += st[i].used * st[i].stride;
 		sum_cached += st[i].cached * st[i].stride;
+		/* what can be resident: its slabs, or off slabs what it allocated */
+		sum_held += st[i].slab_bytes > st[i].allocated * st[i].stride ? st[i].slab_bytes :
+		            st[i].allocated * st[i].stride;
 	}
 	/*
 	 * What the test did shows in the figures: refills from the slab tier take half a
@@ -218,14 +221,16 @@ START_TEST(test_text_every_field)
 	                             "128 used (~28 by thread caches)"));
 	ck_assert_ptr_nonnull(strstr(s, ", 2 failures, 1 users, @"));
 	ck_assert_int_eq(sscanf(line_of(s, 4, line, sizeof(line)), "Total: %zu pools, %zu bytes "
-	                        "allocated, %zu used (~%zu by thread caches).", &tp, &tb, &tu, &tc),
-	                 4);
+	                        "allocated, %zu used (~%zu by thread caches), ~%zu resident.", &tp,
+	                        &tb, &tu, &tc, &tr), 5);
 	ck_assert_uint_eq(tp, 3);
 	ck_assert_uint_eq(tb, sum_alloc);
 	ck_assert_uint_eq(tu, sum_used);
 	ck_assert_uint_eq(tc, sum_cached);
+	ck_assert_uint_gt(tr, 0);
+	ck_assert_uint_le(tr, sum_held);
 	snprintf(want, sizeof(want), "Total: 3 pools, %zu bytes allocated, %zu used (~%zu by thread "
-	         "caches).", sum_alloc, sum_used, sum_cached);
+	         "caches), ~%zu resident.", sum_alloc, sum_used, sum_cached, tr);
 	ck_assert_str_eq(line, want);
 	free(s);
 	free_pools(&fx);
@@ -243,7 +248,7 @@ START_TEST(test_text_no_pools)
 
 		ck_assert_str_eq(s, "Dumping pools usage. Use 'pools trim' to release unused "
 		                    "memory.\nTotal: 0 pools, 0 bytes allocated, 0 used (~0 by thread "
-		                    "caches).\n");
+		                    "caches), ~0 resident.\n");
 		free(s);
 	}
 }
@@ -439,10 +444,14 @@ START_TEST(test_detailed_creators)
 	snprintf(want, sizeof(want), "      stride %zu bytes, %u buckets, %zu in shared free lists, "
 	         "limit 0 (none)", st.stride, st.buckets, st.shared_free);
 	ck_assert_str_eq(line_of(s, 2, line, sizeof(line)), want);
-	/* the slab tier: one 16 KiB slab of 84 objects holds the conn pool's 128 */
-	snprintf(want, sizeof(want), "      %zu slabs (%zu bytes), %zu objects free in them",
+	/* the slab tier: one 16 KiB slab of 84 objects holds the conn pool's 128; what of it is
+	 * resident, within the slabs */
+	snprintf(want, sizeof(want), "      %zu slabs (%zu bytes), %zu objects free in them; ~",
 	         st.slabs, st.slab_bytes, st.slab_free);
-	ck_assert_str_eq(line_of(s, 3, line, sizeof(line)), want);
+	line_of(s, 3, line, sizeof(line));
+	ck_assert_msg(!strncmp(line, want, strlen(want)), "%s", line);
+	ck_assert_uint_le(strtoull(line + strlen(want), NULL, 10), st.slab_bytes);
+	ck_assert_str_eq(line + strlen(line) - strlen(" bytes resident"), " bytes resident");
 	ck_assert_uint_eq(st.slab_bytes, st.slabs * 16384);
 	ck_assert_uint_ge(st.slabs, 1);
 	/* the thread caches: only this thread used conn, and its loaded magazine holds the 20 */
@@ -940,19 +949,25 @@ START_TEST(test_prometheus_parsed_back)
 			continue;
 		pool_samples++;
 		pool_get_stats(prom_pool(b, &fx, dup), &st, sizeof(st));
+		if (!strcmp(a, "libpool_pool_resident_bytes")) {
+			/* the kernel's figure (mincore()), within what the pool holds */
+			ck_assert_uint_le(v, st.slab_bytes > st.allocated * st.stride ?
+			                  st.slab_bytes : st.allocated * st.stride);
+			continue;
+		}
 		ck_assert_msg(prom_expected(a, &st) == v, "%s{pool=%s} = %llu", a, b,
 		              (unsigned long long)v);
 	}
 	/*
-	 * libpool_info, libpool_pool_info, the gauges and counters of each pool, then pools,
-	 * allocated, os allocated, os resident
+	 * libpool_info, libpool_pool_info, the gauges (libpool_pool_resident_bytes among them) and
+	 * counters of each pool, then pools, allocated, resident, os allocated, os resident
 	 */
-	ck_assert_uint_eq(families, 2 + PROM_GAUGES + PROM_COUNTERS + 4);
+	ck_assert_uint_eq(families, 2 + PROM_GAUGES + 1 + PROM_COUNTERS + 5);
 	ck_assert_uint_eq(counters, PROM_COUNTERS);
 	ck_assert_uint_eq(infos, 1);
 	ck_assert_uint_eq(pool_infos, 4);
-	ck_assert_uint_eq(pool_samples, (PROM_GAUGES + PROM_COUNTERS) * 4);
-	ck_assert_uint_eq(samples, (PROM_GAUGES + PROM_COUNTERS) * 4 + 4);
+	ck_assert_uint_eq(pool_samples, (PROM_GAUGES + 1 + PROM_COUNTERS) * 4);
+	ck_assert_uint_eq(samples, (PROM_GAUGES + 1 + PROM_COUNTERS) * 4 + 5);
 	/* the counters are not all zero: buf failed twice */
 	pool_get_stats(fx.buf, &st, sizeof(st));
 	ck_assert_uint_eq(st.failed, 2);
@@ -968,6 +983,93 @@ START_TEST(test_prometheus_parsed_back)
 	free(s);
 	ck_assert_int_eq(pool_destroy(dup), 0);
 	free_pools(&fx);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------------------------ */
+/* What is resident beside what is held                                                       */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The unsigned number after the first `key` in s, which must be there. */
+static uint64_t number_after(const char *s, const char *key)
+{
+	const char *p = strstr(s, key);
+
+	ck_assert_msg(p != NULL, "no '%s' in: %.3000s", key, s);
+	return strtoull(p + strlen(key), NULL, 10);
+}
+
+/*
+ * `pools show` says what of a pool's memory is resident beside what it holds (allocated): in
+ * the JSON ("resident_bytes", per pool and in the total), in Prometheus
+ * (libpool_pool_resident_bytes, libpool_resident_bytes), in the text (the Total line, and the
+ * slab line of `detailed`). After a burst whose objects were written and mostly freed, the
+ * purge gives the pages of the free ones to the kernel: allocated stays (the slabs keep live
+ * objects), resident falls to about what the live objects' pages are.
+ */
+START_TEST(test_resident_beside_allocated)
+{
+	enum { N = 512, KEEP_EVERY = 8 };
+	struct pool_head *p = pool_create("resident", 4096, 0);
+	struct pool_stats st;
+	uint64_t burst, after, held, total;
+	void **o = malloc(N * sizeof(*o));
+	char *s;
+	int i;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_ptr_nonnull(o);
+	for (i = 0; i < N; i++) {
+		ck_assert_ptr_nonnull(o[i] = pool_alloc(p));
+		memset(o[i], 0x5a, 4096);
+	}
+	s = dump_ok("json match resident");
+	burst = number_after(s, "\"resident_bytes\": ");
+	ck_assert_int_eq(pool_get_stats(p, &st, sizeof(st)), 0);
+	/* every object written: their pages are resident, within the slabs' */
+	ck_assert_uint_ge(burst, (uint64_t)N * 4096);
+	ck_assert_uint_le(burst, st.slab_bytes);
+	ck_assert_uint_eq(number_after(strstr(s, "\"total\""), "\"resident_bytes\": "), burst);
+	free(s);
+
+	for (i = 0; i < N; i++)
+		if (i % KEEP_EVERY)
+			pool_free(p, o[i]);
+	pool_thread_flush();
+	pool_flush(p);
+	ck_assert_int_eq(pool_get_stats(p, &st, sizeof(st)), 0);
+	held = st.allocated * st.stride;
+	ck_assert_uint_gt(st.slab_purged_bytes, 0);
+	s = dump_ok("json match resident");
+	after = number_after(s, "\"resident_bytes\": ");
+	free(s);
+	/* the live objects' pages stay; the pages purged are not resident */
+	ck_assert_uint_ge(after, (uint64_t)(N / KEEP_EVERY) * 4096);
+	ck_assert_uint_le(after + st.slab_purged_bytes, st.slab_bytes);
+	ck_assert_msg(after < held / 2, "resident %llu of %llu bytes held after the purge",
+	              (unsigned long long)after, (unsigned long long)held);
+
+	s = dump_ok("prometheus match resident");
+	ck_assert_uint_le(number_after(s, "\nlibpool_pool_resident_bytes{pool=\"resident\"} "),
+	                  after + 65536);
+	ck_assert_uint_le(number_after(s, "\nlibpool_resident_bytes "), after + 65536);
+	free(s);
+	s = dump_ok("match resident");
+	total = number_after(s, "by thread caches), ~");
+	ck_assert_msg(strstr(s, " resident.\n") != NULL, "%s", s);
+	ck_assert_uint_le(total, after + 65536);
+	ck_assert_uint_lt(total, held);
+	free(s);
+	s = dump_ok("detailed match resident");
+	ck_assert_uint_le(number_after(s, " objects free in them; ~"), after + 65536);
+	ck_assert_ptr_nonnull(strstr(s, " bytes resident\n"));
+	free(s);
+
+	for (i = 0; i < N; i += KEEP_EVERY)
+		pool_free(p, o[i]);
+	free(o);
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
 }
 END_TEST
 
@@ -1633,6 +1735,7 @@ static Suite *dump_suite(void)
 	tcase_add_test(tc, test_detailed_creators);
 	tcase_add_test(tc, test_detailed_callers);
 	tcase_add_test(tc, test_detailed_thread_caches);
+	tcase_add_test(tc, test_resident_beside_allocated);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Formats");

@@ -168,19 +168,25 @@ static inline void test_child_result(void (*fn)(void *result, const void *arg), 
  * cache; in an ASan build, ASan sees the write itself first (the object is poisoned), which is
  * what we want there, and the process exits with ASan's report instead.
  */
-static inline void test_expect_write_after_free(void (*fn)(void *),
-                                                const char *const *words)
+static inline void test_expect_write_after_free_arg(void (*fn)(void *), void *arg,
+                                                    const char *const *words)
 {
 #if defined(__SANITIZE_ADDRESS__)
 	struct death d;
 
 	(void)words;
-	run_child(fn, NULL, &d);
+	run_child(fn, arg, &d);
 	ck_assert_msg(!(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0), "%s", d.out);
 	ck_assert_msg(strstr(d.out, "AddressSanitizer: use-after-poison") != NULL, "%s", d.out);
 #else
-	expect_death(fn, NULL, SIGABRT, words);
+	expect_death(fn, arg, SIGABRT, words);
 #endif
+}
+
+static inline void test_expect_write_after_free(void (*fn)(void *),
+                                                const char *const *words)
+{
+	test_expect_write_after_free_arg(fn, NULL, words);
 }
 
 /*

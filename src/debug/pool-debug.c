@@ -9,7 +9,7 @@
  * Everything here runs on slow paths only: any flag that needs per-object work is in
  * POOL_DBG_SLOW, which sends the inline fast path of pool.h to the slow path with one
  * predictable branch. A failed check calls the crash report (pool-report.c), which never
- * allocates and never takes a lock. Nothing here calls the core: the core calls these checks
+ * allocates from a pool and never takes a pool lock. Nothing here calls the core: the core calls these checks
  * and applies the parsed settings (pool_parse_debugging() in pool.c).
  */
 #include <ctype.h>
@@ -605,6 +605,48 @@ static inline uint64_t pattern_word(const void *obj)
 	return INTEGRITY_KEY ^ (uint64_t)(uintptr_t)obj;
 }
 
+/* Byte `off` of the integrity pattern: the word `pat`, as memory holds it, repeated. */
+static inline unsigned char pattern_byte(uint64_t pat, size_t off)
+{
+	unsigned char b[sizeof(pat)];
+
+	memcpy(b, &pat, sizeof(pat));
+	return b[off & 7];
+}
+
+/*
+ * Report a write after free into the cached `obj`, whose byte `at` is the first that differs
+ * from what it should hold: the integrity pattern (`copy` NULL) or the backup copy `copy`. The
+ * report shows the rows of 16 bytes around it (the one before, its own and the one after,
+ * within the object), with what they should hold.
+ */
+__attribute__((noreturn)) static void report_changed(const char *what, struct pool_head *pool,
+                                                     const void *obj, const void *caller,
+                                                     size_t at, const unsigned char *copy)
+{
+	uint64_t pat = pattern_word(obj);
+	size_t size = pool->ro.size, row = at & ~(size_t)15, start, end, i;
+	struct pool_report r;
+
+	POOL_ASSERT(at < size);
+	memset(&r, 0, sizeof(r));
+	r.what = what;
+	r.pool = pool;
+	r.obj = obj;
+	r.caller = caller;
+	r.changed = 1;
+	r.changed_off = at;
+	start = row >= 16 ? row - 16 : 0;
+	end = start + POOL_REPORT_WINDOW < size ? start + POOL_REPORT_WINDOW : size;
+	r.window_off = start;
+	r.window_len = end - start;
+	for (i = start; i < end; i++)
+		r.expected[i - start] = copy ? copy[i] : pattern_byte(pat, i);
+	r.expected_what = copy ? "the backup copy: what the object held when it was freed" :
+	                  "the integrity pattern";
+	pool__report(&r);
+}
+
 void pool__debug_fill_cached(struct pool_head *pool, void *obj, int integrity)
 {
 	size_t size = pool->ro.size, off;
@@ -620,7 +662,7 @@ void pool__debug_fill_cached(struct pool_head *pool, void *obj, int integrity)
 		for (off = 0; off + 8 <= size; off += 8)
 			write_word(obj, off, pat);
 		for (; off < size; off++)
-			((unsigned char *)obj)[off] = (unsigned char)(pat >> (8 * (off & 7)));
+			((unsigned char *)obj)[off] = pattern_byte(pat, off);
 	}
 	if (pool->backup_off) {
 		write_word(obj, pool->backup_off, BACKUP_KEY ^ (uint64_t)(uintptr_t)obj);
@@ -641,26 +683,31 @@ void pool__debug_check_cached(struct pool_head *pool, void *obj, const void *cal
 	if (pool__san_on())
 		pool__san_access(obj, pool->stride);
 	if (integrity) {
-		for (off = 0; off + 8 <= size; off += 8)
-			if (read_word(obj, off) != pat)
-				goto damaged;
-		for (; off < size; off++)
-			if (o[off] != (unsigned char)(pat >> (8 * (off & 7))))
-				goto damaged;
+		/* a word at a time, then the byte that differs in the first word that does */
+		for (off = 0; off + 8 <= size && read_word(obj, off) == pat; off += 8)
+			;
+		for (; off < size && o[off] == pattern_byte(pat, off); off++)
+			;
+		if (off < size)
+			report_changed("write after free detected by the integrity check (the pattern "
+			               "of a cached object was overwritten)", pool, obj, caller, off,
+			               NULL);
 	}
 	if (pool->backup_off &&
 	    read_word(obj, pool->backup_off) == (BACKUP_KEY ^ (uint64_t)(uintptr_t)obj)) {
-		if (memcmp(o, o + pool->backup_off + 8, size) != 0)
-			report("write after free detected by the backup copy (the freed object "
-			       "changed while it was cached)", pool, obj, caller);
+		const unsigned char *copy = o + pool->backup_off + 8;
+
+		if (memcmp(o, copy, size) != 0) {
+			for (off = 0; o[off] == copy[off]; off++)
+				;
+			report_changed("write after free detected by the backup copy (the freed "
+			               "object changed while it was cached)", pool, obj, caller, off,
+			               copy);
+		}
 		write_word(obj, pool->backup_off, 0);
 	}
 	if (pool__san_on())
 		pool__san_noaccess(obj, pool->stride);
-	return;
-damaged:
-	report("write after free detected by the integrity check (the pattern of a cached "
-	       "object was overwritten)", pool, obj, caller);
 }
 
 void pool__debug_on_alloc(struct pool_head *pool, void *obj, unsigned int flags,

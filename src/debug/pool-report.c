@@ -5,11 +5,11 @@
  * The crash report and the fault handler of the use-after-free backend.
  *
  * A report is built in a fixed buffer and written to stderr with write(2), then the process
- * aborts: no allocation, no lock of ours, nothing that a corrupted heap could not survive.
- * Memory that may be unreadable (a quarantined object, a guard page, a freed pool head) is read
- * with pool__os_safe_read(). The symbols come from dladdr(3), the one lookup of the library
- * (pool__symbolize(), which `pools show detailed` uses too); pool-report.h says why the report
- * may call it from the fault handler and how it bounds the harm.
+ * aborts: no allocation from a pool, no pool lock, nothing that a corrupted pool could not
+ * survive. Memory that may be unreadable (a quarantined object, a guard page, a freed pool head)
+ * is read with pool__os_safe_read(). Callers are named as pool-report.h says: with libdw
+ * (pool-symbols.c) when a failed check reports from ordinary context, with dladdr(3) alone from
+ * the fault handler, which allocates nothing.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,9 +19,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/pool-assert.h"
 #include "os/pool-os.h"
 #include "debug/pool-profile.h"
 #include "debug/pool-report.h"
+#include "debug/pool-stack.h"
 #include "debug/pool-symbols.h"
 #include "os/pool-san.h"
 #include "os/pool-uaf.h"
@@ -103,17 +105,37 @@ static void r_dec(struct rbuf *r, uint64_t v)
 }
 
 /*
- * A symbol in the report. What the report built so far goes out first: the lookup is the one
- * call of the report that is not async-signal-safe (see pool-report.h), and should it never
- * return, the lines naming the check, the pool and the object are on stderr already.
+ * The frames at `pc`, a return address: the first on the line the caller began, each other on a line of its own ("libpool:<indent><-
+ * frame"). What the report built so far goes out first: should the lookup never return, the
+ * lines naming the check, the pool and the object are on stderr already. With `full` (a session
+ * of the libdw symbolizer is open) the frames are libdw's, with file and line, the functions
+ * inlined at `pc` first; else one frame from dladdr(3), the one lookup of the report that is
+ * not async-signal-safe (see pool-report.h).
  */
-static void r_sym(struct rbuf *r, const void *addr)
+static void r_frames(struct rbuf *r, uintptr_t pc, int full, const char *indent)
 {
-	char buf[512];
+	struct pool_sym syms[8];
+	char buf[320];
+	unsigned int k, n;
 
 	r_flush(r);
-	pool__symbolize(buf, sizeof(buf), addr, 0);
-	r_str(r, buf);
+	if (!full) {
+		pool__symbolize(buf, sizeof(buf), (const void *)pc, 0);
+		r_str(r, buf);
+		r_str(r, "\n");
+		return;
+	}
+	n = pool__sym_frames(pc, syms, 8);
+	for (k = 0; k < n; k++) {
+		if (k) {
+			r_str(r, "libpool:");
+			r_str(r, indent);
+			r_str(r, "<- ");
+		}
+		pool__sym_format(buf, sizeof(buf), &syms[k], 0);
+		r_str(r, buf);
+		r_str(r, "\n");
+	}
 }
 
 int pool__report_is_pool(const void *p)
@@ -124,6 +146,39 @@ int pool__report_is_pool(const void *p)
 		return 0;
 	return pool__os_safe_read(&magic, (const char *)p + offsetof(struct pool_head, magic),
 	                          sizeof(magic)) == 0 && magic == POOL_HEAD_LIVE;
+}
+
+/*
+ * The frames of a stack, each on a line of its own ("<first>" after what the caller wrote, then
+ * "libpool:<indent><- frame"), named with libdw when `full` (the caller opened a session of
+ * the symbolizer), else with dladdr(3).
+ */
+static void r_stack(struct rbuf *r, const uintptr_t *frames, unsigned int depth, int full,
+                    const char *indent)
+{
+	unsigned int i;
+
+	for (i = 0; i < depth; i++) {
+		if (i) {
+			r_str(r, "libpool:");
+			r_str(r, indent);
+			r_str(r, "<- ");
+		}
+		r_frames(r, frames[i], full, indent);
+	}
+}
+
+/* Two hexadecimal digits and a blank per byte of buf[0..n). */
+static void r_bytes(struct rbuf *r, const unsigned char *buf, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char c[4] = { "0123456789abcdef"[buf[i] >> 4], "0123456789abcdef"[buf[i] & 15],
+		              ' ', 0 };
+
+		r_str(r, c);
+	}
 }
 
 static void r_dump(struct rbuf *r, const char *title, const unsigned char *from, size_t len,
@@ -147,21 +202,69 @@ static void r_dump(struct rbuf *r, const char *title, const unsigned char *from,
 		r_str(r, " (unreadable)\n");
 		return;
 	}
-	for (i = 0; i < len; i++) {
-		char c[4] = { "0123456789abcdef"[buf[i] >> 4], "0123456789abcdef"[buf[i] & 15],
-		              ' ', 0 };
-
-		if (i % 16 == 0)
-			r_str(r, "\nlibpool:     ");
-		r_str(r, c);
+	for (i = 0; i < len; i += 16) {
+		r_str(r, "\nlibpool:     ");
+		r_bytes(r, buf + i, len - i < 16 ? len - i : 16);
 	}
 	r_str(r, "\n");
+}
+
+/*
+ * A write after free: the first byte that changed, then the window around it a row of 16 bytes
+ * at a time, what the object holds ("found") above what it should hold ("expected").
+ */
+static void r_changed(struct rbuf *r, const struct pool_report *rep, size_t size)
+{
+	const unsigned char *o = rep->obj;
+	unsigned char found[POOL_REPORT_WINDOW];
+	size_t at = rep->changed_off - rep->window_off, i, n;
+
+	POOL_ASSERT(rep->window_len <= POOL_REPORT_WINDOW && at < rep->window_len &&
+	            rep->window_off + rep->window_len <= size);
+	pool__san_access(o + rep->window_off, rep->window_len);
+	if (pool__os_safe_read(found, o + rep->window_off, rep->window_len) < 0) {
+		r_str(r, "libpool:   first changed byte at offset ");
+		r_dec(r, rep->changed_off);
+		r_str(r, " (the object is unreadable now)\n");
+		return;
+	}
+	r_str(r, "libpool:   first changed byte at offset ");
+	r_dec(r, rep->changed_off);
+	r_str(r, " of ");
+	r_dec(r, size);
+	r_str(r, ": found ");
+	r_hex(r, found[at], 2);
+	r_str(r, ", expected ");
+	r_hex(r, rep->expected[at], 2);
+	r_str(r, " (");
+	r_str(r, rep->expected_what);
+	r_str(r, ")\nlibpool:   bytes ");
+	r_dec(r, rep->window_off);
+	r_str(r, " to ");
+	r_dec(r, rep->window_off + rep->window_len - 1);
+	r_str(r, " of the object:\n");
+	for (i = 0; i < rep->window_len; i += 16) {
+		n = rep->window_len - i < 16 ? rep->window_len - i : 16;
+		r_str(r, "libpool:     offset ");
+		r_dec(r, rep->window_off + i);
+		r_str(r, rep->window_off + i < 10 ? "    " : rep->window_off + i < 100 ? "   " :
+		      rep->window_off + i < 1000 ? "  " : " ");
+		r_str(r, "found    ");
+		r_bytes(r, found + i, n);
+		r_str(r, "\nlibpool:                 expected ");
+		r_bytes(r, rep->expected + i, n);
+		r_str(r, "\n");
+	}
 }
 
 __attribute__((noreturn)) void pool__report(const struct pool_report *rep)
 {
 	const struct pool_head *pool = rep->pool;
+	uintptr_t stack[POOL_REPORT_DEPTH];
+	const char *indent = "     ";
+	unsigned int depth;
 	struct rbuf r;
+	int full;
 
 	r.n = 0;
 	r_str(&r, "libpool: FATAL: ");
@@ -174,23 +277,31 @@ __attribute__((noreturn)) void pool__report(const struct pool_report *rep)
 	r_hex(&r, (uint64_t)(uintptr_t)rep->obj, 1);
 	r_str(&r, "\nlibpool:   thread ");
 	r_dec(&r, pool__os_thread_id());
-	r_str(&r, "\nlibpool:   caller: ");
-	r_sym(&r, rep->caller);
 	r_str(&r, "\n");
+	/* out before the symbolizer loads: it may take a while, or never return */
+	r_flush(&r);
+	full = !rep->in_handler && pool__sym_begin(1) == 0;
+	r_str(&r, "libpool:   caller: ");
+	if (full) {
+		/* the call stack from the caller out: which of its callers, too */
+		pool__stack_prepare();
+		depth = pool__stack_capture(stack, POOL_REPORT_DEPTH, rep->caller);
+		r_stack(&r, stack, depth, 1, indent);
+	} else {
+		r_frames(&r, (uintptr_t)rep->caller, 0, indent);
+	}
 	if (pool && pool->caller_off && rep->obj) {
 		const void *last = NULL;
 
 		if (pool__os_safe_read(&last, (const char *)rep->obj + pool->caller_off,
 		                       sizeof(last)) == 0) {
 			r_str(&r, "libpool:   last caller recorded in the object: ");
-			r_sym(&r, last);
-			r_str(&r, "\n");
+			r_frames(&r, (uintptr_t)last, full, indent);
 		}
 	}
 	if (rep->freed_by && !rep->expected_tag) {
 		r_str(&r, "libpool:   freed by: ");
-		r_sym(&r, rep->freed_by);
-		r_str(&r, "\n");
+		r_frames(&r, (uintptr_t)rep->freed_by, full, indent);
 	}
 	if (rep->expected_tag) {
 		r_str(&r, "libpool:   expected tag ");
@@ -200,10 +311,11 @@ __attribute__((noreturn)) void pool__report(const struct pool_report *rep)
 		r_str(&r, "\n");
 		if (rep->freed_by) {
 			r_str(&r, "libpool:   the found tag marks an object already freed by: ");
-			r_sym(&r, rep->freed_by);
-			r_str(&r, "\n");
+			r_frames(&r, (uintptr_t)rep->freed_by, full, indent);
 		}
 	}
+	if (full)
+		pool__sym_end();
 	if (rep->tag_pool) {
 		r_str(&r, "libpool:   the found tag is that of pool '");
 		r_str(&r, rep->tag_pool->name);
@@ -211,7 +323,9 @@ __attribute__((noreturn)) void pool__report(const struct pool_report *rep)
 		r_dec(&r, rep->tag_pool->ro.size);
 		r_str(&r, " bytes)\n");
 	}
-	if (rep->obj && pool) {
+	if (rep->obj && pool && rep->changed) {
+		r_changed(&r, rep, pool->ro.size);
+	} else if (rep->obj && pool) {
 		size_t size = pool->ro.size;
 		const unsigned char *o = rep->obj;
 		size_t before = size < 16 ? size : 16;
@@ -228,50 +342,13 @@ __attribute__((noreturn)) void pool__report(const struct pool_report *rep)
 /* The report of a failed allocation                                                          */
 /* ------------------------------------------------------------------------------------------ */
 
-/*
- * The frames of a stack, each on a line of its own ("<first>" after what the caller wrote, then
- * "libpool:<indent><- frame"), named with libdw when `full` (a session of the symbolizer,
- * only tried), else with dladdr(3).
- */
-static void r_stack(struct rbuf *r, const uintptr_t *frames, unsigned int depth, int full,
-                    const char *indent)
-{
-	struct pool_sym syms[8];
-	char buf[320];
-	unsigned int i, k, n;
-
-	full = full && pool__sym_begin(1) == 0;
-	for (i = 0; i < depth; i++) {
-		r_flush(r);
-		if (full) {
-			n = pool__sym_frames(frames[i], syms, 8);
-		} else {
-			n = 1;
-		}
-		for (k = 0; k < n; k++) {
-			if (i || k) {
-				r_str(r, "libpool:");
-				r_str(r, indent);
-				r_str(r, "<- ");
-			}
-			if (full)
-				pool__sym_format(buf, sizeof(buf), &syms[k], 0);
-			else
-				pool__symbolize(buf, sizeof(buf), (const void *)frames[i], 0);
-			r_str(r, buf);
-			r_str(r, "\n");
-		}
-	}
-	if (full)
-		pool__sym_end();
-}
-
 void pool__report_failure(const struct pool_fail_info *f)
 {
 	const struct pool_head *pool = f->pool;
 	uintptr_t caller = (uintptr_t)f->caller;
 	struct rbuf r;
 	size_t i;
+	int full;
 
 	r.n = 0;
 	r_str(&r, "libpool: allocation failed in pool '");
@@ -307,11 +384,13 @@ void pool__report_failure(const struct pool_fail_info *f)
 		r_dec(&r, f->suppressed);
 		r_str(&r, " more failures since the last report were not reported\n");
 	}
+	r_flush(&r);
+	full = f->full_names && pool__sym_begin(1) == 0;
 	r_str(&r, "libpool:   caller: ");
 	if (f->depth)
-		r_stack(&r, f->stack, f->depth, f->full_names, "     ");
+		r_stack(&r, f->stack, f->depth, full, "     ");
 	else
-		r_stack(&r, &caller, 1, f->full_names, "     ");
+		r_stack(&r, &caller, 1, full, "     ");
 	if (f->nsites)
 		r_str(&r, f->exact ? "libpool:   callers holding the most objects of the pool "
 		                     "(exact, caller debugging):\n" :
@@ -344,10 +423,12 @@ void pool__report_failure(const struct pool_fail_info *f)
 		}
 		r_str(&r, ": ");
 		if (row->depth)
-			r_stack(&r, row->frames, row->depth, f->full_names, "       ");
+			r_stack(&r, row->frames, row->depth, full, "       ");
 		else
 			r_str(&r, "(its stack was being written: not read)\n");
 	}
+	if (full)
+		pool__sym_end();
 	r_flush(&r);
 }
 
@@ -386,6 +467,7 @@ static void on_segv(int sig, siginfo_t *si, void *uctx)
 		else
 			what = "invalid access near the object";
 		memset(&rep, 0, sizeof(rep));
+		rep.in_handler = 1;
 		rep.what = what;
 		rep.pool = hit.owner;
 		rep.obj = hit.obj;

@@ -5,18 +5,24 @@
  * The crash report: what a failed check prints before the process aborts, and the symbolizer
  * of the library. Private header.
  *
- * The report writes with write(2), allocates nothing and takes no lock of ours, so that the
- * fault handler of the use-after-free backend can report from a SIGSEGV. One call in it is not
- * async-signal-safe: dladdr(3), which names the callers. POSIX does not list it among the
- * async-signal-safe functions, and glibc's takes the dynamic loader's lock (a recursive one).
- * The report calls it all the same, because a caller without its name is of little use, and
- * bounds the harm: (1) before each lookup it writes out everything built so far, so that if the
- * lookup never returns, the lines naming the check, the pool, the object and the thread are on
- * stderr already; (2) the fault handler reports only faults in uaf mappings, made by the
- * program's own code, never by the loader, so the faulting thread cannot be the one holding the
- * loader's lock (and, the lock being recursive, would not wait for itself if it were); another
- * thread in dlopen(3) holds it only for the moment its update takes. Reports of failed checks
- * outside a signal handler (tag, integrity, backup, double free) run in ordinary context.
+ * The report is built in a fixed buffer and written with write(2); it takes no pool lock and
+ * allocates nothing from a pool. How it names callers depends on where it runs:
+ *   - a failed check in ordinary context (tag, integrity, backup, double free, a uaf check at
+ *     a free) names them as the profile does, with function, file and line (libdw,
+ *     pool-symbols.c): a session of the symbolizer, only tried (another report holding it
+ *     leaves this one to dladdr(3)), which may load libdw and allocate with malloc(3), never
+ *     from a pool; without libdw, the module and an offset in it;
+ *   - the fault handler of the use-after-free backend runs in a SIGSEGV handler and allocates
+ *     nothing: one dladdr(3) lookup per caller. POSIX does not list dladdr(3) among the
+ *     async-signal-safe functions, and glibc's takes the dynamic loader's lock (a recursive
+ *     one). The report calls it all the same, because a caller without its name is of little
+ *     use, and bounds the harm: (1) before each lookup it writes out everything built so far,
+ *     so that if the lookup never returns, the lines naming the check, the pool, the object and
+ *     the thread are on stderr already; (2) the handler reports only faults in uaf mappings,
+ *     made by the program's own code, never by the loader, so the faulting thread cannot be
+ *     the one holding the loader's lock (and, the lock being recursive, would not wait for
+ *     itself if it were); another thread in dlopen(3) holds it only for the moment its update
+ *     takes.
  */
 #ifndef POOL_SRC_POOL_REPORT_H
 #define POOL_SRC_POOL_REPORT_H
@@ -26,26 +32,45 @@
 
 #include "base/pool-head-t.h"
 
+/* The bytes a report of a write after free shows around the first changed one. */
+#define POOL_REPORT_WINDOW 48u
+/* The frames of the caller's stack a report names (from ordinary context). */
+#define POOL_REPORT_DEPTH  16u
+
 /* What a failed check knows. Only `what` is required; the rest is printed when known. */
 struct pool_report {
 	const char *what;                  /* the check that failed, in words */
 	const struct pool_head *pool;      /* the pool the object was given to, or NULL */
 	const void *obj;                   /* the object, or NULL */
-	const void *caller;                /* the code that called libpool (return address) */
+	const void *caller;                /* the code that called libpool (return address; in
+	                                      the fault handler, the faulting instruction) */
 	uint64_t expected_tag;             /* with found_tag: printed when expected_tag != 0 */
 	uint64_t found_tag;
 	const void *freed_by;              /* the code that freed the object before, or NULL */
 	const struct pool_head *tag_pool;  /* the pool that the found tag names, or NULL */
+	int in_handler;                    /* the fault handler reports: dladdr(3) names only */
+	/* A write after free (integrity, backup): the object's bytes changed while it was free. */
+	int changed;                       /* the fields below are set */
+	size_t changed_off;                /* the first byte that changed, from the object's start */
+	size_t window_off, window_len;     /* the bytes shown around it, within the object
+	                                      (window_len <= POOL_REPORT_WINDOW) */
+	unsigned char expected[POOL_REPORT_WINDOW];   /* what they should hold */
+	const char *expected_what;         /* where `expected` comes from, in words */
 };
 
 /*
  * Write the report to stderr and abort():
  *   libpool: FATAL: <what> in pool '<name>' (<size> bytes) object <address>
  *   libpool:   thread <tid>
- *   libpool:   caller: <symbol>+<offset> (<file>)
- * then, when known, the last caller recorded in the object (caller debugging), who freed it,
- * the expected and found tags and the pool the found tag names, and a hex dump of the start and
- * the end of the object (read with pool__os_safe_read(): an unreadable object says so).
+ *   libpool:   caller: <function>+<offset> (<file>:<line>)
+ * (each frame inlined at the call on a line "libpool:     <- <frame>" of its own; in the fault
+ * handler, or without libdw, "<symbol>+<offset> (<module>)" or "<module>+<offset>"), then, when
+ * known, the last caller recorded in the object (caller debugging), who freed it, the expected
+ * and found tags and the pool the found tag names; then for a write after free the first byte
+ * that changed ("first changed byte at offset 80 of 128: found 0x01, expected 0x5c (...)") and
+ * the bytes around it, found and expected, wherever it lies in the object; else a hex dump of
+ * the start and the end of the object. Objects are read with pool__os_safe_read(): an
+ * unreadable one says so.
  */
 __attribute__((noreturn)) void pool__report(const struct pool_report *r);
 

@@ -45,6 +45,7 @@ void double_free_child(void *arg);
 void integrity_child(void *arg);
 void integrity_evict_child(void *arg);
 void integrity_first_word_child(void *arg);
+void integrity_far_child(void *arg);
 void backup_child(void *arg);
 void uaf_read_child(void *arg);
 void uaf_write_child(void *arg);
@@ -222,6 +223,29 @@ static void set_flags(const char *s)
 	}
 }
 
+/*
+ * The report's line `<label>: <fn>+0x<offset> (check_debug.c:<line>)`: the function named with
+ * its file and a line within [first, last] (libdw reads this program's line table). Not under
+ * the fault handler, which names with dladdr(3) only.
+ */
+static void expect_named(const char *out, const char *label, const char *fn, int first,
+                         int last)
+{
+	char want[128];
+	const char *at, *file;
+	int line;
+
+	snprintf(want, sizeof(want), "%s: %s+0x", label, fn);
+	at = strstr(out, want);
+	ck_assert_msg(at != NULL, "no '%s' in the report:\n%s", want, out);
+	file = strstr(at, " (check_debug.c:");
+	ck_assert_msg(file && file < strchr(at, '\n'), "'%s' without its file:\n%s", want, out);
+	ck_assert_int_eq(sscanf(file, " (check_debug.c:%d)", &line), 1);
+	ck_assert_msg(line >= first && line <= last, "%s at line %d, not within %d-%d:\n%s", fn,
+	              line, first, last, out);
+}
+
+enum { WRONG_POOL_CHILD_FIRST = __LINE__ };
 void wrong_pool_child(void *arg)
 {
 	struct pool_head *a, *b;
@@ -234,6 +258,7 @@ void wrong_pool_child(void *arg)
 	o = pool_alloc(a);
 	pool_free(b, o);
 }
+enum { WRONG_POOL_CHILD_LAST = __LINE__ };
 
 START_TEST(test_tag_wrong_pool)
 {
@@ -241,7 +266,13 @@ START_TEST(test_tag_wrong_pool)
 	                                 "in pool 'stream' (64 bytes)", "the found tag is that of "
 	                                 "pool 'conn'", "caller: wrong_pool_child+", "expected tag",
 	                                 "object start", NULL };
+	struct death d;
+
 	expect_death(wrong_pool_child, NULL, SIGABRT, w);
+	/* the caller by function, file and line, not a module and an offset */
+	run_child(wrong_pool_child, NULL, &d);
+	expect_named(d.out, "caller", "wrong_pool_child", WRONG_POOL_CHILD_FIRST,
+	             WRONG_POOL_CHILD_LAST);
 }
 END_TEST
 
@@ -286,6 +317,7 @@ START_TEST(test_tag_overflow_one_byte)
 }
 END_TEST
 
+enum { DOUBLE_FREE_CHILD_FIRST = __LINE__ };
 void double_free_child(void *arg)
 {
 	struct pool_head *p;
@@ -298,6 +330,7 @@ void double_free_child(void *arg)
 	pool_free(p, o);
 	pool_free(p, o);
 }
+enum { DOUBLE_FREE_CHILD_LAST = __LINE__ };
 
 START_TEST(test_tag_double_free)
 {
@@ -305,7 +338,17 @@ START_TEST(test_tag_double_free)
 	                                 "already freed by: double_free_child+",
 	                                 "last caller recorded in the object: double_free_child+",
 	                                 NULL };
+	struct death d;
+
 	expect_death(double_free_child, NULL, SIGABRT, w);
+	/* every caller of the report by function, file and line */
+	run_child(double_free_child, NULL, &d);
+	expect_named(d.out, "caller", "double_free_child", DOUBLE_FREE_CHILD_FIRST,
+	             DOUBLE_FREE_CHILD_LAST);
+	expect_named(d.out, "already freed by", "double_free_child", DOUBLE_FREE_CHILD_FIRST,
+	             DOUBLE_FREE_CHILD_LAST);
+	expect_named(d.out, "last caller recorded in the object", "double_free_child",
+	             DOUBLE_FREE_CHILD_FIRST, DOUBLE_FREE_CHILD_LAST);
 }
 END_TEST
 
@@ -319,16 +362,60 @@ void integrity_child(void *arg)
 	p = pool_create("sess", 128, 0);
 	o = pool_alloc(p);
 	pool_free(p, o);
-	o[40] = 1;                               /* write after free into a cached object */
+	o[40] ^= 0xff;          /* write after free into a cached object: a byte of the pattern */
 	pool_alloc(p);
 }
 
 START_TEST(test_integrity_write_after_free)
 {
+	/* the byte written, the rows of 16 around it (16..63), and the pattern it overwrote */
 	static const char *const w[] = { "write after free detected by the integrity check",
 	                                 "pool 'sess' (128 bytes)", "caller: integrity_child+",
-	                                 NULL };
+	                                 "first changed byte at offset 40 of 128: found 0x",
+	                                 ", expected 0x", " (the integrity pattern)\n",
+	                                 "bytes 16 to 63 of the object:\n",
+	                                 "\nlibpool:     offset 32   found    ",
+	                                 "\nlibpool:                 expected ", NULL };
 	test_expect_write_after_free(integrity_child, w);
+}
+END_TEST
+
+/* arg: the offset written after the free, in an object of 4096 bytes */
+void integrity_far_child(void *arg)
+{
+	size_t at = (size_t)(uintptr_t)arg;
+	struct pool_head *p;
+	unsigned char *o;
+
+	set_flags("integrity");
+	p = pool_create("big", 4096, 0);
+	o = pool_alloc(p);
+	pool_free(p, o);
+	o[at] ^= 0xff;
+	pool_alloc(p);
+}
+
+START_TEST(test_integrity_names_the_offset)
+{
+	static const size_t at[] = { 3001, 4095, 7 };
+	static const char *const rows[] = { "bytes 2976 to 3023 of the object:\n"
+	                                    "libpool:     offset 2976 found    ",
+	                                    "bytes 4064 to 4095 of the object:\n"
+	                                    "libpool:     offset 4064 found    ",
+	                                    "bytes 0 to 47 of the object:\n"
+	                                    "libpool:     offset 0    found    " };
+	unsigned int i;
+
+	/* wherever the write lies: far in the object, its last byte, its first word */
+	for (i = 0; i < 3; i++) {
+		char first[96];
+		const char *const w[] = { "write after free detected by the integrity check",
+		                          first, rows[i], NULL };
+
+		snprintf(first, sizeof(first), "first changed byte at offset %zu of 4096: found "
+		         "0x", at[i]);
+		test_expect_write_after_free_arg(integrity_far_child, (void *)(uintptr_t)at[i], w);
+	}
 }
 END_TEST
 
@@ -342,7 +429,7 @@ void integrity_first_word_child(void *arg)
 	p = pool_create("sess", 128, 0);
 	o = pool_alloc(p);
 	pool_free(p, o);
-	o[0] = 1;              /* the first word too: a free object holds no link to skip */
+	o[0] ^= 0xff;          /* the first word too: a free object holds no link to skip */
 	pool_alloc(p);
 }
 
@@ -364,7 +451,7 @@ void integrity_evict_child(void *arg)
 	p = pool_create("sess", 128, 0);
 	o = pool_alloc(p);
 	pool_free(p, o);
-	o[100] = 1;
+	o[100] ^= 0xff;
 	pool_thread_flush();                     /* checked when evicted too */
 }
 
@@ -393,8 +480,15 @@ void backup_child(void *arg)
 
 START_TEST(test_backup_write_after_free)
 {
+	/* what changed against what the object held when freed (3 everywhere) */
 	static const char *const w[] = { "write after free detected by the backup copy",
-	                                 "pool 'bk'", NULL };
+	                                 "pool 'bk'", "first changed byte at offset 20 of 64: found "
+	                                 "0x04, expected 0x03 (the backup copy: what the object "
+	                                 "held when it was freed)\n",
+	                                 "bytes 0 to 47 of the object:\n",
+	                                 "libpool:     offset 16   found    03 03 03 03 04 03 ",
+	                                 "\nlibpool:                 expected 03 03 03 03 03 03 ",
+	                                 NULL };
 	test_expect_write_after_free(backup_child, w);
 }
 END_TEST
@@ -1044,6 +1138,7 @@ static Suite *debug_suite(void)
 	tcase_add_test(tc, test_tag_double_free);
 	tcase_add_test(tc, test_integrity_write_after_free);
 	tcase_add_test(tc, test_integrity_first_word);
+	tcase_add_test(tc, test_integrity_names_the_offset);
 	tcase_add_test(tc, test_integrity_on_eviction);
 	tcase_add_test(tc, test_backup_write_after_free);
 	tcase_add_test(tc, test_uaf_read_and_write_after_free);

@@ -20,6 +20,7 @@
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -128,6 +129,47 @@ START_TEST(test_without_libdw_frames_come_from_dladdr)
 }
 END_TEST
 
+/* A double free from a static function (`tag`): the report names its caller. */
+static __attribute__((noinline)) void twice_freed(void)
+{
+	struct pool_head *p;
+	void *o;
+
+	if (pool_parse_debugging("tag", NULL) != 0)
+		_exit(99);
+	p = pool_create("twice", 64, 0);
+	o = pool_alloc(p);
+	pool_free(p, o);
+	pool_free(p, o);
+}
+
+static void double_free_child(void *arg)
+{
+	if (arg)
+		pool__libdw_soname = "libpool-check-no-such-libdw.so.1";
+	twice_freed();
+}
+
+START_TEST(test_reports_name_callers_with_libdw_or_dladdr)
+{
+	struct death d;
+
+	/* libdw: the static function by name, with its file and line, and the stack beyond it */
+	run_child(double_free_child, NULL, &d);
+	ck_assert_msg(WIFSIGNALED(d.status) && WTERMSIG(d.status) == SIGABRT, "%s", d.out);
+	ck_assert_msg(strstr(d.out, "libpool:   caller: twice_freed+0x") &&
+	              strstr(d.out, " (check_libs.c:") &&
+	              strstr(d.out, "\nlibpool:     <- double_free_child"), "%s", d.out);
+	ck_assert_msg(strstr(d.out, "already freed by: twice_freed+0x"), "%s", d.out);
+	/* without libdw: the module and the offset (no "(+0x...)" after a path) */
+	run_child(double_free_child, (void *)1, &d);
+	ck_assert_msg(WIFSIGNALED(d.status) && WTERMSIG(d.status) == SIGABRT, "%s", d.out);
+	ck_assert_msg(strstr(d.out, "libpool:   caller: check_libs+0x") &&
+	              strstr(d.out, "already freed by: check_libs+0x") &&
+	              !strstr(d.out, "(+0x") && !strstr(d.out, "check_libs.c:"), "%s", d.out);
+}
+END_TEST
+
 START_TEST(test_without_hwloc_the_topology_is_sysconfs)
 {
 	const struct pool_topology *t;
@@ -171,6 +213,7 @@ static Suite *libs_suite(void)
 
 	tcase_add_test(tc, test_libdw_loaded_by_the_first_names);
 	tcase_add_test(tc, test_without_libdw_frames_come_from_dladdr);
+	tcase_add_test(tc, test_reports_name_callers_with_libdw_or_dladdr);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("hwloc");
 	tcase_add_test(tc, test_without_hwloc_the_topology_is_sysconfs);

@@ -419,6 +419,23 @@ static int parse_poison_number(struct dbg_parse *ps, const char *p, size_t len)
 	return 0;
 }
 
+/* The poison byte, p[0..len), when it comes first: a number or a minus and a number. */
+static int is_poison_number(const struct dbg_parse *ps, const char *p)
+{
+	return p == ps->str && (isdigit((unsigned char)*p) ||
+	                        (*p == '-' && isdigit((unsigned char)p[1])));
+}
+
+/* `uaf` and `malloc` together: 0, or -1 with the message in *err. */
+static int check_exclusive(unsigned int flags, char **err)
+{
+	if ((flags & (POOL_DBG_UAF | POOL_DBG_MALLOC)) != (POOL_DBG_UAF | POOL_DBG_MALLOC))
+		return 0;
+	set_error(err, "pool debugging options 'uaf' and 'malloc' exclude each other (each "
+	          "decides where objects come from)%s", "", 0);
+	return -1;
+}
+
 int pool__debug_parse(const char *str, const struct pool_debug_settings *cur, int layout_fixed,
                       int runtime_only, struct pool_debug_settings *out, int *help, char **err)
 {
@@ -443,8 +460,7 @@ int pool__debug_parse(const char *str, const struct pool_debug_settings *cur, in
 		end = strchr(p, ',');
 		len = end ? (size_t)(end - p) : strlen(p);
 		/* a number comes first or not at all: the poison byte */
-		if (p == str && (isdigit((unsigned char)*p) ||
-		                 (*p == '-' && isdigit((unsigned char)p[1])))) {
+		if (is_poison_number(&ps, p)) {
 			if (parse_poison_number(&ps, p, len) < 0)
 				goto fail;
 		} else if (parse_word(&ps, p, len) < 0) {
@@ -456,11 +472,8 @@ int pool__debug_parse(const char *str, const struct pool_debug_settings *cur, in
 	}
 
 validated:
-	if ((ps.next.flags & (POOL_DBG_UAF | POOL_DBG_MALLOC)) == (POOL_DBG_UAF | POOL_DBG_MALLOC)) {
-		set_error(err, "pool debugging options 'uaf' and 'malloc' exclude each other (each "
-		          "decides where objects come from)%s", "", 0);
+	if (check_exclusive(ps.next.flags, err) < 0)
 		goto fail;
-	}
 	/* keep the internal sanitizer bit whatever the words said */
 	ps.next.flags = (ps.next.flags & ~POOL_DBG_SANITIZER) | (cur->flags & POOL_DBG_SANITIZER);
 	*out = ps.next;
@@ -469,6 +482,48 @@ validated:
 fail:
 	errno = EINVAL;
 	return -1;
+}
+
+/*
+ * POOL_DEBUG at start-up, `str` not empty: as pool__debug_parse(), but a word it refuses (an
+ * unknown word, a bad value, an empty word, `malloc` after `uaf` or the reverse) is named on
+ * stderr and left out, and the other words apply, so that a misspelt word does not leave the
+ * program running with no check at all. Returns the settings in *out and `help` in *help.
+ */
+static void parse_env(const char *str, const struct pool_debug_settings *cur,
+                      struct pool_debug_settings *out, int *help)
+{
+	char *err = NULL;
+	struct dbg_parse ps = { str, cur, 0, 0, *cur, 0, &err };
+	const char *p = str, *end;
+	size_t len;
+
+	for (;;) {
+		struct pool_debug_settings before = ps.next;
+		int bad;
+
+		end = strchr(p, ',');
+		len = end ? (size_t)(end - p) : strlen(p);
+		if (is_poison_number(&ps, p))
+			bad = parse_poison_number(&ps, p, len);
+		else
+			bad = parse_word(&ps, p, len);
+		if (!bad)
+			bad = check_exclusive(ps.next.flags, &err);
+		if (bad) {
+			ps.next = before;
+			fprintf(stderr, "libpool: POOL_DEBUG='%s': ignoring '%.*s': %s; the other "
+			        "options apply\n", str, (int)len, p, err ? err : "out of memory");
+			free(err);
+			err = NULL;
+		}
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	ps.next.flags = (ps.next.flags & ~POOL_DBG_SANITIZER) | (cur->flags & POOL_DBG_SANITIZER);
+	*out = ps.next;
+	*help = ps.help;
 }
 
 void pool__debug_apply(const struct pool_debug_settings *s)
@@ -880,7 +935,6 @@ void pool__debug_init(void)
 	const char *env = getenv("POOL_DEBUG");
 	const char *seed = getenv("POOL_FAIL_SEED");
 	struct pool_debug_settings cur, next;
-	char *err = NULL;
 	int help;
 
 	if (pool__san_asan_build() || pool__san_under_memcheck())
@@ -899,12 +953,7 @@ void pool__debug_init(void)
 	if (!env || !*env)
 		return;
 	pool__debug_current(&cur);
-	if (pool__debug_parse(env, &cur, 0, 0, &next, &help, &err) < 0) {
-		fprintf(stderr, "libpool: ignoring POOL_DEBUG='%s': %s\n", env,
-		        err ? err : "out of memory");
-		free(err);
-		return;
-	}
+	parse_env(env, &cur, &next, &help);
 	if (help)
 		pool_debugging_help(stdout);
 	else

@@ -33,12 +33,23 @@ echo "seed 8: $c"
 [ "$a" = "$b" ] || { echo "POOL_FAIL_SEED=7 did not repeat the same failures"; rc=1; }
 [ "$a" != "$c" ] || { echo "seeds 7 and 8 gave the same failures"; rc=1; }
 case "$a" in *x*) ;; *) echo "fail=30 failed nothing"; rc=1 ;; esac
-# a bad POOL_DEBUG is refused with the word named, and the program runs on with defaults
-out=$(POOL_DEBUG=tag,bogus "$dbg" --fail-sequence 2>&1)
+# a bad word of POOL_DEBUG is named and left out; the valid words apply (a misspelt word must
+# not leave the program running with no check at all)
+out=$(POOL_DEBUG=tag,bogus "$dbg" --show 2>&1)
+echo "POOL_DEBUG=tag,bogus: $out"
 case "$out" in
-*"ignoring POOL_DEBUG='tag,bogus': unknown pool debugging option 'bogus'"*) ;;
-*) echo "bad POOL_DEBUG not reported: $out"; rc=1 ;;
+*"libpool: POOL_DEBUG='tag,bogus': ignoring 'bogus': unknown pool debugging option 'bogus';"\
+" the other options apply"*) ;;
+*) echo "the bad word of POOL_DEBUG=tag,bogus is not named"; rc=1 ;;
 esac
+case "$out" in *",tag,"*) ;; *) echo "POOL_DEBUG=tag,bogus dropped 'tag'"; rc=1 ;; esac
+out=$(POOL_DEBUG=uaf,fail=300,malloc,integrity "$dbg" --show 2>&1)
+echo "POOL_DEBUG=uaf,fail=300,malloc,integrity: $out"
+for want in "ignoring 'fail=300': invalid value" "ignoring 'malloc': pool debugging options" \
+	",integrity," ",uaf," "no-fail," ",no-malloc"; do
+	case "$out" in *"$want"*) ;; *) echo "lacks '$want'"; rc=1 ;; esac
+done
+[ "$(printf '%s\n' "$out" | grep -c '^libpool: ')" = 2 ] || { echo "not one line per bad word"; rc=1; }
 # POOL_DEBUG set but empty is unset (as POOL_LEAK_REPORT and POOL_STATS_ON_EXIT are): no
 # option changes and nothing is printed; `-dM` alone (pool_parse_debugging("")) still poisons
 unset_show=$(env -u POOL_DEBUG "$dbg" --show 2>&1)

@@ -5,8 +5,8 @@
  * Process-wide configuration. Each setting has one row in `settings` below: its bounds, its
  * environment variable, and how the environment spells it. The defaults of the bucket count and
  * the cache budget come from the topology (pool_topology() in topology.c documents the formulas);
- * the environment overrides them once, at the first use; pool_configure() overrides both until
- * the first pool exists.
+ * the environment overrides them once, at the first use (a bad value is said at start-up,
+ * without the topology); pool_configure() overrides both until the first pool exists.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -59,6 +59,7 @@ static const struct setting settings[] = {
 #define NB_SETTINGS (sizeof(settings) / sizeof(settings[0]))
 
 static struct pool_config config;
+static unsigned int env_said;            /* settings whose bad value start-up reported (bits) */
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t config_lock = PTHREAD_MUTEX_INITIALIZER;
 static int config_frozen;
@@ -131,12 +132,31 @@ static void config_load(void)
 			continue;
 		if (parse_env(s, env, &v) == 0 && in_bounds(s, v))
 			set_field(&config, s, v);
+		else if (env_said & (1u << i))
+			;       /* said at start-up: once is enough */
 		else if (s->kind == SETTING_CHOICE)
 			fprintf(stderr, "libpool: ignoring %s='%s': expected %s; keeping '%s'\n",
 			        s->env, env, s->expect, s->words[get_field(&config, s) - 1]);
 		else
 			fprintf(stderr, "libpool: ignoring %s='%s': expected %s; keeping %lu\n",
 			        s->env, env, s->expect, get_field(&config, s));
+	}
+}
+
+void pool__config_check_env(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < NB_SETTINGS; i++) {
+		const struct setting *s = &settings[i];
+		const char *env = s->env ? getenv(s->env) : NULL;
+		unsigned long v;
+
+		if (!env || (parse_env(s, env, &v) == 0 && in_bounds(s, v)))
+			continue;
+		env_said |= 1u << i;
+		fprintf(stderr, "libpool: ignoring %s='%s': expected %s; the default applies\n",
+		        s->env, env, s->expect);
 	}
 }
 

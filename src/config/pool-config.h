@@ -19,6 +19,13 @@
  */
 const struct pool_config *pool__config_get(void);
 
+/*
+ * Start-up (a library constructor): a bad value of POOL_BUCKETS, POOL_CACHE_SIZE, POOL_CLUSTER,
+ * POOL_DECAY_MS or POOL_RELEASE is reported on stderr now, naming the variable, rather than at
+ * the first use of the configuration (which then says nothing more of it). Reads no topology.
+ */
+void pool__config_check_env(void);
+
 /* The first pool is being created: pool_configure() answers EBUSY from now on. Thread-safe. */
 void pool__config_freeze(void);
 

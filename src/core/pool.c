@@ -710,9 +710,13 @@ __attribute__((destructor(101))) static void pool_core_fini(void)
 	pool__thread_unload();
 }
 
-/* Start-up: fork handlers, then the debugging options (POOL_DEBUG), before any pool exists. */
+/*
+ * Start-up: fork handlers, then the debugging options (POOL_DEBUG), before any pool exists, and
+ * a word on stderr for each bad value of the configuration's variables.
+ */
 __attribute__((constructor(101))) static void pool_core_init(void)
 {
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	pool__debug_init();
+	pool__config_check_env();
 }

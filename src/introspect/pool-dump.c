@@ -860,6 +860,34 @@ static void stats_on_exit(void)
 	fflush(stderr);
 }
 
+/*
+ * Are the arguments of POOL_STATS_ON_EXIT=`v` (in stats_on_exit_args) refused by `pools show`?
+ * Then say so now, naming the variable, rather than at exit: 1. The parser's message, for a
+ * CLI session, ends with "Try 'help'.", which an environment variable has no use for.
+ */
+static int stats_on_exit_refused(const char *v)
+{
+	char msg[512] = "";
+	FILE *m = fmemopen(msg, sizeof(msg) - 1, "w");
+	struct dump_args a;
+	char *tail;
+	int bad;
+
+	if (!m)
+		return 0;       /* no memory for the check: the dump at exit says what is wrong */
+	bad = parse_args(m, stats_on_exit_args, &a) < 0;
+	fclose(m);
+	if (!bad)
+		return 0;
+	msg[strcspn(msg, "\n")] = 0;
+	tail = strstr(msg, " Try 'help'.");
+	if (tail)
+		*tail = 0;
+	fprintf(stderr, "libpool: ignoring POOL_STATS_ON_EXIT='%s' (expected 1, or the arguments "
+	        "of `pools show`): %s No statistics at exit.\n", v, msg);
+	return 1;
+}
+
 __attribute__((constructor(102))) static void stats_on_exit_init(void)
 {
 	const char *v = getenv("POOL_STATS_ON_EXIT");
@@ -873,6 +901,8 @@ __attribute__((constructor(102))) static void stats_on_exit_init(void)
 		return;
 	}
 	strcpy(stats_on_exit_args, strcmp(v, "1") ? v : "");
+	if (stats_on_exit_refused(v))
+		return;
 	if (atexit(stats_on_exit) != 0)
 		fputs("libpool: POOL_STATS_ON_EXIT: atexit() failed: no statistics at exit.\n",
 		      stderr);

@@ -567,6 +567,39 @@ START_TEST(test_programs_built_against_0_2_keep_working)
 }
 END_TEST
 
+START_TEST(test_bad_env_said_at_start)
+{
+	static const struct {
+		const char *name, *value, *expect;
+	} bad[] = {
+		{ "POOL_BUCKETS", "abc", "a power of two from 1 to 64" },
+		{ "POOL_DECAY_MS", "0", "milliseconds from 1 to 3600000" },
+		{ "POOL_RELEASE", "threads", "'thread' or 'caller'" },
+	};
+	char *argv[] = { "check_config", "--no-pool", NULL };
+	char out[1024], want[256];
+	unsigned int i;
+
+	/* a process that never creates a pool (nor reads the configuration) hears of it */
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int status = test_run_self(argv, bad[i].name, bad[i].value, out, sizeof(out));
+
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+		snprintf(want, sizeof(want), "libpool: ignoring %s='%s': expected %s; the default "
+		         "applies\n", bad[i].name, bad[i].value, bad[i].expect);
+		ck_assert_str_eq(out, want);
+	}
+}
+END_TEST
+
+/* `check_config --no-pool`: the library's constructors ran, and nothing else (exit 0). */
+static int no_pool_or_clear(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--no-pool"))
+		return 0;
+	return test_clear_environment(argc, argv);
+}
+
 static Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -593,6 +626,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_bad_buckets);
 	tcase_add_test(tc, test_bad_cache_size);
 	tcase_add_test(tc, test_bad_decay_ms);
+	tcase_add_test(tc, test_bad_env_said_at_start);
 	tcase_add_test(tc, test_good_overrides);
 	tcase_add_test(tc, test_good_decay_ms);
 	tcase_add_test(tc, test_release_env);
@@ -601,4 +635,4 @@ static Suite *config_suite(void)
 	return s;
 }
 
-POOL_TEST_MAIN_ARGS(config_suite, test_clear_environment)
+POOL_TEST_MAIN_ARGS(config_suite, no_pool_or_clear)

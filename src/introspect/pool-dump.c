@@ -94,6 +94,7 @@ struct dump_snapshot {
 	struct dump_entry *e;
 	size_t n, cap;
 	unsigned int seq;
+	size_t empty_left_out;          /* pools `byusage` left out: they hold nothing */
 	int failed;                     /* out of memory while copying */
 	struct pool_profile_view *profile;   /* `detailed`: the sites of each pool, or NULL */
 };
@@ -207,8 +208,10 @@ static int snapshot_one(struct pool_head *pool, void *arg)
 	e = &s->e[s->n];
 	memset(e, 0, sizeof(*e));
 	pool_get_stats(pool, &e->st, sizeof(e->st));
-	if (a->sort == SORT_USAGE && e->st.allocated == 0)
+	if (a->sort == SORT_USAGE && e->st.allocated == 0) {
+		s->empty_left_out++;
 		return 0;
+	}
 	e->head = pool;
 	e->seq = seq;
 	e->resident_bytes = resident_of(pool, &e->st);
@@ -332,6 +335,15 @@ static const char *flags_str(unsigned int flags)
 }
 
 /*
+ * Objects in the program's hands: used less those in thread caches. `cached` is read from each
+ * thread's cache while it runs, so it may briefly exceed `used`: the difference is 0 then.
+ */
+static size_t in_use_of(const struct pool_stats *st)
+{
+	return st->used > st->cached ? st->used - st->cached : 0;
+}
+
+/*
  * The figures of struct pool_stats that every format prints, metric rows (pool-args.h) in one
  * table each for the gauges and the cumulative counters (the text's `detailed` line prints the
  * counters; the HAProxy-shaped pool line is written by hand). A row's value is read from a
@@ -352,6 +364,7 @@ STAT_GETTER(sv_allocated_bytes, st->allocated * st->stride)
 STAT_GETTER(sv_used, st->used)
 STAT_GETTER(sv_used_bytes, st->used * st->stride)
 STAT_GETTER(sv_cached, st->cached)
+STAT_GETTER(sv_in_use, in_use_of(st))
 STAT_GETTER(sv_shared_free, st->shared_free)
 STAT_GETTER(sv_needed_avg, st->needed_avg)
 STAT_GETTER(sv_limit, st->limit)
@@ -393,6 +406,9 @@ static const struct pool_metric dump_gauges[] = {
 	           "Used objects times stride.", sv_used_bytes),
 	POOL_GAUGE("cached", "libpool_pool_cached_objects",
 	           "Objects in thread caches (approximate).", sv_cached),
+	POOL_GAUGE("in_use", "libpool_pool_in_use_objects",
+	           "Objects handed out to the program: used minus the objects in thread caches "
+	           "(approximate, as cached is).", sv_in_use),
 	POOL_GAUGE("shared_free", "libpool_pool_shared_free_objects",
 	           "Objects in the shared free lists.", sv_shared_free),
 	POOL_GAUGE("needed_avg", "libpool_pool_needed_avg_objects",
@@ -498,7 +514,7 @@ static const struct pool_metric dump_os_stats[] = {
 #define NB_OS_STATS (sizeof(dump_os_stats) / sizeof(dump_os_stats[0]))
 
 struct dump_totals {
-	size_t pools, allocated_bytes, used_bytes, cached_bytes, resident_bytes;
+	size_t pools, allocated_bytes, used_bytes, cached_bytes, in_use_bytes, resident_bytes;
 	uint64_t counters[NB_COUNTERS];
 };
 
@@ -514,6 +530,7 @@ static void totals_of(const struct dump_snapshot *s, struct dump_totals *t)
 		t->allocated_bytes += st->allocated * st->stride;
 		t->used_bytes += st->used * st->stride;
 		t->cached_bytes += st->cached * st->stride;
+		t->in_use_bytes += in_use_of(st) * st->stride;
 		t->resident_bytes += s->e[i].resident_bytes;
 		for (k = 0; k < NB_COUNTERS; k++)
 			t->counters[k] += dump_counters[k].value(st);
@@ -562,9 +579,10 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		const struct pool_stats *st = &e->st;
 
 		fprintf(out, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
-		        "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users",
+		        "(~%zu by thread caches), ~%zu in use, needed_avg %zu, %zu failures, %u users",
 		        e->name, st->size, st->align, st->allocated, st->allocated * st->stride,
-		        st->used, st->cached, st->needed_avg, st->failed, st->creators);
+		        st->used, st->cached, in_use_of(st), st->needed_avg, st->failed,
+		        st->creators);
 		if (s->args->addresses)
 			fprintf(out, ", @%p", (const void *)e->head);
 		fputs((st->flags & POOL_F_SHARED) ? " [SHARED]\n" : "\n", out);
@@ -601,9 +619,14 @@ static void print_text(FILE *out, const struct dump_snapshot *s, int limited)
 		pool__profile_view_pool(out, s->profile, e->head, 0, DUMP_CALLERS_SHOWN);
 	}
 	totals_of(s, &t);
+	/*
+	 * The pools `byusage` left out count too, as `pools show` counts them: they hold nothing,
+	 * so the bytes are the same. Not after a cut (<max>), whose Total is the pools shown: they
+	 * would sort last, after it.
+	 */
 	fprintf(out, "Total: %zu pools, %zu bytes allocated, %zu used (~%zu by thread caches), "
-	        "~%zu resident.\n", t.pools, t.allocated_bytes, t.used_bytes, t.cached_bytes,
-	        t.resident_bytes);
+	        "~%zu in use, ~%zu resident.\n", t.pools + (limited ? 0 : s->empty_left_out),
+	        t.allocated_bytes, t.used_bytes, t.cached_bytes, t.in_use_bytes, t.resident_bytes);
 }
 
 static void print_json(FILE *out, const struct dump_snapshot *s, int limited, size_t matched,
@@ -680,9 +703,9 @@ static void print_json(FILE *out, const struct dump_snapshot *s, int limited, si
 	totals_of(s, &t);
 	fprintf(out, "%s],\n \"total\": {\"pools\": %zu, \"matched\": %zu, \"limited\": %s, "
 	        "\"allocated_bytes\": %zu, \"used_bytes\": %zu, \"cached_bytes\": %zu, "
-	        "\"resident_bytes\": %zu", s->n ? "\n " : "", t.pools, matched,
-	        limited ? "true" : "false", t.allocated_bytes, t.used_bytes, t.cached_bytes,
-	        t.resident_bytes);
+	        "\"in_use_bytes\": %zu, \"resident_bytes\": %zu", s->n ? "\n " : "", t.pools,
+	        matched, limited ? "true" : "false", t.allocated_bytes, t.used_bytes,
+	        t.cached_bytes, t.in_use_bytes, t.resident_bytes);
 	for (k = 0; k < NB_COUNTERS; k++)
 		fprintf(out, ", \"%s\": %" PRIu64, dump_counters[k].key, t.counters[k]);
 	pool__metrics_json(out, dump_os_stats, NB_OS_STATS, os);

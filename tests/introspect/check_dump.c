@@ -70,10 +70,10 @@ static void expected_line(struct pool_head *pool, char *buf, size_t size)
 
 	ck_assert_int_eq(pool_get_stats(pool, &st, sizeof(st)), 0);
 	snprintf(buf, size, "  - Pool %s (%zu bytes/%zu) : %zu allocated (%zu bytes), %zu used "
-	         "(~%zu by thread caches), needed_avg %zu, %zu failures, %u users, @%p%s",
-	         pool_name(pool), st.size, st.align, st.allocated, st.allocated * st.stride,
-	         st.used, st.cached, st.needed_avg, st.failed, st.creators, (void *)pool,
-	         (st.flags & POOL_F_SHARED) ? " [SHARED]" : "");
+	         "(~%zu by thread caches), ~%zu in use, needed_avg %zu, %zu failures, %u users, "
+	         "@%p%s", pool_name(pool), st.size, st.align, st.allocated,
+	         st.allocated * st.stride, st.used, st.cached, st.used - st.cached, st.needed_avg,
+	         st.failed, st.creators, (void *)pool, (st.flags & POOL_F_SHARED) ? " [SHARED]" : "");
 }
 
 /* The names of the pool lines of a text dump, in order, separated by spaces. */
@@ -155,8 +155,8 @@ START_TEST(test_text_every_field)
 	struct pool_stats st[3];
 	struct pool_head *pools[3];
 	char line[512], want[512], name[64], shared[16];
-	size_t size, align, alloc, bytes, used, cached, needed, failed, tp, tb, tu, tc, tr;
-	size_t sum_alloc = 0, sum_used = 0, sum_cached = 0, sum_held = 0;
+	size_t size, align, alloc, bytes, used, cached, in_use, needed, failed, tp, tb, tu, tc, ti, tr;
+	size_t sum_alloc = 0, sum_used = 0, sum_cached = 0, sum_in_use = 0, sum_held = 0;
 	unsigned int users, i;
 	void *addr;
 	char *s;
@@ -178,10 +178,10 @@ START_TEST(test_text_every_field)
 		/* and each field on its own, so that a failure names it */
 		shared[0] = 0;
 		ck_assert_int_ge(sscanf(line, "  - Pool %63s (%zu bytes/%zu) : %zu allocated (%zu "
-		                        "bytes), %zu used (~%zu by thread caches), needed_avg %zu, %zu "
-		                        "failures, %u users, @%p %15s", name, &size, &align, &alloc,
-		                        &bytes, &used, &cached, &needed, &failed, &users, &addr,
-		                        shared), 11);
+		                        "bytes), %zu used (~%zu by thread caches), ~%zu in use, "
+		                        "needed_avg %zu, %zu failures, %u users, @%p %15s", name, &size,
+		                        &align, &alloc, &bytes, &used, &cached, &in_use, &needed,
+		                        &failed, &users, &addr, shared), 12);
 		ck_assert_str_eq(name, pool_name(pools[i]));
 		ck_assert_uint_eq(size, st[i].size);
 		ck_assert_uint_eq(align, st[i].align);
@@ -189,6 +189,8 @@ START_TEST(test_text_every_field)
 		ck_assert_uint_eq(bytes, st[i].allocated * st[i].stride);
 		ck_assert_uint_eq(used, st[i].used);
 		ck_assert_uint_eq(cached, st[i].cached);
+		/* in use: handed out, the thread caches' objects not counted */
+		ck_assert_uint_eq(in_use, st[i].used - st[i].cached);
 		ck_assert_uint_eq(needed, st[i].needed_avg);
 		ck_assert_uint_eq(failed, st[i].failed);
 		ck_assert_uint_eq(users, st[i].creators);
@@ -197,6 +199,7 @@ START_TEST(test_text_every_field)
 		sum_alloc += st[i].allocated * st[i].stride;
 		sum_used += st[i].used * st[i].stride;
 		sum_cached += st[i].cached * st[i].stride;
+		sum_in_use += (st[i].used - st[i].cached) * st[i].stride;
 		/* what can be resident: its slabs, or off slabs what it allocated */
 		sum_held += st[i].slab_bytes > st[i].allocated * st[i].stride ? st[i].slab_bytes :
 		            st[i].allocated * st[i].stride;
@@ -218,19 +221,23 @@ START_TEST(test_text_every_field)
 	ck_assert_uint_eq(st[2].allocated, 16);
 	ck_assert_uint_eq(st[2].used - st[2].cached, 7);
 	ck_assert_ptr_nonnull(strstr(s, "Pool conn (192 bytes/64) : 128 allocated (24576 bytes), "
-	                             "128 used (~28 by thread caches)"));
+	                             "128 used (~28 by thread caches), ~100 in use, "));
+	ck_assert_ptr_nonnull(strstr(line_of(s, 3, line, sizeof(line)), " by thread caches), ~7 in "
+	                             "use, "));
 	ck_assert_ptr_nonnull(strstr(s, ", 2 failures, 1 users, @"));
 	ck_assert_int_eq(sscanf(line_of(s, 4, line, sizeof(line)), "Total: %zu pools, %zu bytes "
-	                        "allocated, %zu used (~%zu by thread caches), ~%zu resident.", &tp,
-	                        &tb, &tu, &tc, &tr), 5);
+	                        "allocated, %zu used (~%zu by thread caches), ~%zu in use, ~%zu "
+	                        "resident.", &tp, &tb, &tu, &tc, &ti, &tr), 6);
 	ck_assert_uint_eq(tp, 3);
 	ck_assert_uint_eq(tb, sum_alloc);
 	ck_assert_uint_eq(tu, sum_used);
 	ck_assert_uint_eq(tc, sum_cached);
+	ck_assert_uint_eq(ti, sum_in_use);
 	ck_assert_uint_gt(tr, 0);
 	ck_assert_uint_le(tr, sum_held);
 	snprintf(want, sizeof(want), "Total: 3 pools, %zu bytes allocated, %zu used (~%zu by thread "
-	         "caches), ~%zu resident.", sum_alloc, sum_used, sum_cached, tr);
+	         "caches), ~%zu in use, ~%zu resident.", sum_alloc, sum_used, sum_cached, sum_in_use,
+	         tr);
 	ck_assert_str_eq(line, want);
 	free(s);
 	free_pools(&fx);
@@ -248,7 +255,7 @@ START_TEST(test_text_no_pools)
 
 		ck_assert_str_eq(s, "Dumping pools usage. Use 'pools trim' to release unused "
 		                    "memory.\nTotal: 0 pools, 0 bytes allocated, 0 used (~0 by thread "
-		                    "caches), ~0 resident.\n");
+		                    "caches), ~0 in use, ~0 resident.\n");
 		free(s);
 	}
 }
@@ -316,9 +323,21 @@ START_TEST(test_sort_orders)
 	free(s);
 	s = dump_ok("byusage");
 	names_of(s, names, sizeof(names));
-	/* beta 1024 B, alpha 512, alphabet 256, zeta 192; mid holds nothing and is hidden */
+	/*
+	 * beta 1024 B, alpha 512, alphabet 256, zeta 192; mid holds nothing and is hidden, but the
+	 * Total counts every pool, as without `byusage`
+	 */
 	ck_assert_str_eq(names, "beta alpha alphabet zeta");
-	ck_assert_ptr_nonnull(strstr(s, "Total: 4 pools, 1984 bytes allocated, 1984 used"));
+	ck_assert_ptr_nonnull(strstr(s, "Total: 5 pools, 1984 bytes allocated, 1984 used"));
+	free(s);
+	s = dump_ok("");
+	ck_assert_ptr_nonnull(strstr(s, "Total: 5 pools, 1984 bytes allocated, 1984 used"));
+	free(s);
+	/* a cut: the pools shown, as for any <max> */
+	s = dump_ok("byusage 2");
+	names_of(s, names, sizeof(names));
+	ck_assert_str_eq(names, "beta alpha");
+	ck_assert_ptr_nonnull(strstr(s, "Total: 2 pools, 1536 bytes allocated"));
 	free(s);
 	free_sort_pools(&fx);
 }
@@ -584,16 +603,18 @@ END_TEST
  * integers of json_total_ints>".
  */
 #define JSON_INTS "\"size\", \"align\", \"stride\", \"allocated\", \"allocated_bytes\", " \
-	"\"used\", \"used_bytes\", \"cached\", \"shared_free\", \"needed_avg\", \"limit\", " \
+	"\"used\", \"used_bytes\", \"cached\", \"in_use\", \"shared_free\", \"needed_avg\", " \
+	"\"limit\", " \
 	"\"creators\", \"buckets\", \"failed\", \"shared_get_objects\", \"shared_get_clusters\", " \
 	"\"shared_put_objects\", \"shared_put_clusters\", \"os_allocs\", \"os_releases\", " \
 	"\"gc_released_bytes\", \"lost\""
-#define JSON_NB_INTS 22
+#define JSON_NB_INTS 23
 #define JSON_TOTAL_INTS "\"allocated_bytes\", \"used_bytes\", \"cached_bytes\", " \
+	"\"in_use_bytes\", " \
 	"\"failed\", \"shared_get_objects\", \"shared_get_clusters\", \"shared_put_objects\", " \
 	"\"shared_put_clusters\", \"os_allocs\", \"os_releases\", \"gc_released_bytes\", " \
 	"\"lost\", \"os_allocated_bytes\", \"os_resident_bytes\""
-#define JSON_NB_TOTAL_INTS 14
+#define JSON_NB_TOTAL_INTS 15
 
 static const char json_script[] =
 	"import json, sys\n"
@@ -643,7 +664,8 @@ static void json_ints_of(const struct pool_stats *st, uint64_t *v)
 {
 	const uint64_t w[JSON_NB_INTS] = {
 		st->size, st->align, st->stride, st->allocated, st->allocated * st->stride, st->used,
-		st->used * st->stride, st->cached, st->shared_free, st->needed_avg, st->limit,
+		st->used * st->stride, st->cached, st->used - st->cached, st->shared_free,
+		st->needed_avg, st->limit,
 		st->creators, st->buckets, st->failed, st->shared_get_objects,
 		st->shared_get_clusters, st->shared_put_objects, st->shared_put_clusters,
 		st->os_allocs, st->os_releases, st->gc_released_bytes, st->lost,
@@ -730,10 +752,11 @@ static void check_json_total(const char *line, struct pool_head *const *pools, u
 		want[0] += st.allocated * st.stride;
 		want[1] += st.used * st.stride;
 		want[2] += st.cached * st.stride;
+		want[3] += (st.used - st.cached) * st.stride;
 		for (k = 0; k < 9; k++)   /* failed .. lost */
-			want[3 + k] += ints[13 + k];
+			want[4 + k] += ints[14 + k];
 	}
-	for (k = 0; k < 12; k++)
+	for (k = 0; k < 13; k++)
 		ck_assert_msg(v[k] == want[k], "total integer %u is %llu, the pools sum to %llu", k,
 		              (unsigned long long)v[k], (unsigned long long)want[k]);
 }
@@ -830,7 +853,8 @@ static const char *const prom_per_pool[] = {
 	"libpool_pool_object_size_bytes", "libpool_pool_alignment_bytes",
 	"libpool_pool_stride_bytes", "libpool_pool_allocated_objects",
 	"libpool_pool_allocated_bytes", "libpool_pool_used_objects", "libpool_pool_used_bytes",
-	"libpool_pool_cached_objects", "libpool_pool_shared_free_objects",
+	"libpool_pool_cached_objects", "libpool_pool_in_use_objects",
+	"libpool_pool_shared_free_objects",
 	"libpool_pool_needed_avg_objects", "libpool_pool_limit_objects",
 	"libpool_pool_reserve_objects", "libpool_pool_creators",
 	"libpool_pool_slabs", "libpool_pool_slab_bytes", "libpool_pool_slab_free_objects",
@@ -842,14 +866,15 @@ static const char *const prom_per_pool[] = {
 	"libpool_pool_slab_get_objects_total", "libpool_pool_slab_put_objects_total",
 	"libpool_pool_slab_purged_bytes_total",
 };
-#define PROM_GAUGES   16u
+#define PROM_GAUGES   17u
 #define PROM_COUNTERS 13u
 
 static uint64_t prom_expected(const char *metric, const struct pool_stats *st)
 {
 	const uint64_t v[] = { st->size, st->align, st->stride, st->allocated,
 	                       st->allocated * st->stride, st->used, st->used * st->stride,
-	                       st->cached, st->shared_free, st->needed_avg, st->limit,
+	                       st->cached, st->used - st->cached, st->shared_free,
+	                       st->needed_avg, st->limit,
 	                       st->reserve, st->creators, st->slabs, st->slab_bytes, st->slab_free,
 	                       st->failed, st->shared_get_objects,
 	                       st->shared_get_clusters, st->shared_put_objects,
@@ -1055,7 +1080,7 @@ START_TEST(test_resident_beside_allocated)
 	ck_assert_uint_le(number_after(s, "\nlibpool_resident_bytes "), after + 65536);
 	free(s);
 	s = dump_ok("match resident");
-	total = number_after(s, "by thread caches), ~");
+	total = number_after(s, " in use, ~");
 	ck_assert_msg(strstr(s, " resident.\n") != NULL, "%s", s);
 	ck_assert_uint_le(total, after + 65536);
 	ck_assert_uint_lt(total, held);

@@ -124,9 +124,9 @@ run 0 -S "$sock" show && {
 	expect_out "Dumping pools usage. Use 'pools trim' to release unused memory."
 	# 50 taken in refills of 16 from the slab tier: 64, of which 24 cached; 3 buffers in a
 	# refill of 4 (half a magazine of 8)
-	expect_out "  - Pool conn (192 bytes/64) : 64 allocated (12288 bytes), 64 used (~24 by thread caches), "
-	expect_out "  - Pool buf (16384 bytes/16) : 4 allocated (65536 bytes), 4 used (~1 by thread caches), "
-	expect_out "Total: 3 pools, 77824 bytes allocated, 77824 used (~20992 by thread caches), ~"
+	expect_out "  - Pool conn (192 bytes/64) : 64 allocated (12288 bytes), 64 used (~24 by thread caches), ~40 in use, "
+	expect_out "  - Pool buf (16384 bytes/16) : 4 allocated (65536 bytes), 4 used (~1 by thread caches), ~3 in use, "
+	expect_out "Total: 3 pools, 77824 bytes allocated, 77824 used (~20992 by thread caches), ~56832 in use, ~"
 	# the end of a pool line in HAProxy's words: "N failures" (the JSON key is "failed")
 	checks=$((checks + 1))
 	grep -Eq '^  - Pool conn .*, needed_avg [0-9]+, 0 failures, 1 users, @0x[0-9a-f]+ \[SHARED\]$' \

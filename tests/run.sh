@@ -11,6 +11,10 @@
 # there), so LeakSanitizer would report them: the address sanitizer runs without it.
 ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export ASAN_OPTIONS
+# Every process of an ASan build says once at start what AddressSanitizer sees of pool objects
+# (doc/debugging.md): the tests know, and check_asan and test_debug_malloc.sh check the note.
+POOL_ASAN_NOTE=0
+export POOL_ASAN_NOTE
 # ThreadSanitizer sleeps 1 s in every process at exit (atexit_sleep_ms, to catch races with
 # threads still running then): with Check's forks and the children of the death tests and of the
 # fault sweep, that was 2.7 of the 10.7 minutes of `make check SAN=thread` (check_fault: 114 s,

@@ -930,6 +930,39 @@ void pool__debug_pool_destroyed(struct pool_head *pool)
 /* Start-up                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
+/*
+ * A program that runs AddressSanitizer expects it to see every object, and does not, for those
+ * of the pools: say so once, at start-up, with what it does see and how to have it all, unless
+ * the program chose already (POOL_DEBUG in its environment, even empty) or POOL_ASAN_NOTE=0.
+ */
+static void asan_note(const char *debug_env)
+{
+	const char *note = getenv("POOL_ASAN_NOTE");
+
+	if (note && strcmp(note, "0") && strcmp(note, "1"))
+		fprintf(stderr, "libpool: ignoring POOL_ASAN_NOTE='%s': expected 0 (no note) or 1\n",
+		        note);
+	if (debug_env || (note && !strcmp(note, "0")) || !pool__san_asan_process())
+		return;
+	if (pool__san_asan_build())
+		fputs("libpool: note: AddressSanitizer sees pool objects in part: libpool, built with "
+		      "it, poisons an object while it is free and the bytes past it while it is out, "
+		      "so ASan reports\nlibpool: note: their use after free and an overflow past "
+		      "them (use-after-poison), but without the stacks of the allocation and the free, "
+		      "not once\nlibpool: note: the object was handed out again, and no leak of a pool "
+		      "object (LeakSanitizer finds them held by their slabs). POOL_DEBUG=malloc makes\n"
+		      "libpool: note: each pool object a malloc() block that ASan checks in full, with "
+		      "both stacks. Setting POOL_DEBUG, or POOL_ASAN_NOTE=0, silences this note.\n",
+		      stderr);
+	else
+		fputs("libpool: note: AddressSanitizer does not see pool objects: libpool carves them "
+		      "from slabs of its own and keeps them in its caches after pool_free(), so ASan\n"
+		      "libpool: note: reports no overflow, use after free or leak of a pool object. "
+		      "POOL_DEBUG=malloc makes each pool object a malloc() block that ASan checks,\n"
+		      "libpool: note: with the stacks of its allocation and free. Setting POOL_DEBUG, "
+		      "or POOL_ASAN_NOTE=0, silences this note.\n", stderr);
+}
+
 void pool__debug_init(void)
 {
 	const char *env = getenv("POOL_DEBUG");
@@ -937,6 +970,7 @@ void pool__debug_init(void)
 	struct pool_debug_settings cur, next;
 	int help;
 
+	asan_note(env);
 	if (pool__san_asan_build() || pool__san_under_memcheck())
 		pool__debugging |= POOL_DBG_SANITIZER;
 	if (seed && *seed) {

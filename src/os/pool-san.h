@@ -10,6 +10,7 @@
 #ifndef POOL_SRC_POOL_SAN_H
 #define POOL_SRC_POOL_SAN_H
 
+#include <dlfcn.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,16 @@ static inline int pool__san_asan_build(void)
 #else
 	return 0;
 #endif
+}
+
+/*
+ * 1 when AddressSanitizer's runtime is in the process: this library was built with it, or the
+ * program was (its interface, __asan_init, is then a symbol of the process, whichever of the
+ * compilers' runtimes it links).
+ */
+static inline int pool__san_asan_process(void)
+{
+	return pool__san_asan_build() || dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
 }
 
 /*

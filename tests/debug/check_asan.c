@@ -141,12 +141,48 @@ START_TEST(test_asan_double_free)
 }
 END_TEST
 
-int main(void)
+/*
+ * The note of an ASan process at start-up (`check_asan --idle`: the library's constructors,
+ * nothing else): once, saying what ASan sees of pool objects in a library built with it and
+ * what POOL_DEBUG=malloc adds; not when the program set POOL_DEBUG, even empty, nor with
+ * POOL_ASAN_NOTE=0 (tests/run.sh sets it for every other test).
+ */
+START_TEST(test_asan_note_at_start)
+{
+	char *argv[] = { "check_asan", "--idle", NULL };
+	static char out[4096];
+	int status;
+
+	ck_assert_int_eq(unsetenv("POOL_DEBUG"), 0);
+	status = test_run_self(argv, "POOL_ASAN_NOTE", NULL, out, sizeof(out));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+	ck_assert_uint_eq(test_count(out, "libpool: note: AddressSanitizer sees pool objects in "
+	                                  "part"), 1);
+	ck_assert_ptr_nonnull(strstr(out, "without the stacks of the allocation and the free"));
+	ck_assert_ptr_nonnull(strstr(out, "POOL_DEBUG=malloc makes"));
+	ck_assert_uint_eq(test_count(out, "libpool: "), 4);
+	status = test_run_self(argv, "POOL_ASAN_NOTE", "0", out, sizeof(out));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+	ck_assert_str_eq(out, "");
+	ck_assert_int_eq(unsetenv("POOL_ASAN_NOTE"), 0);
+	status = test_run_self(argv, "POOL_DEBUG", "", out, sizeof(out));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+	ck_assert_str_eq(out, "");
+	status = test_run_self(argv, "POOL_DEBUG", "tag", out, sizeof(out));
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s", out);
+	ck_assert_str_eq(out, "");
+}
+END_TEST
+
+int main(int argc, char **argv)
 {
 	Suite *s = suite_create("asan");
 	TCase *tc = tcase_create("Misuse");
 	SRunner *sr;
 	int failed;
+
+	if (argc == 2 && !strcmp(argv[1], "--idle"))
+		return 0;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_asan_wrong_pool);
@@ -154,6 +190,7 @@ int main(void)
 	tcase_add_test(tc, test_asan_overflow_exact_size);
 	tcase_add_test(tc, test_asan_interior_pointer);
 	tcase_add_test(tc, test_asan_double_free);
+	tcase_add_test(tc, test_asan_note_at_start);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 #if !TEST_ASAN

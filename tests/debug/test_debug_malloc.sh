@@ -14,7 +14,9 @@
 #      program's function that called pool_free() and its caller, with ASan's default (fast)
 #      unwinder;
 #   3. pool_create() refuses nothing, the counters and `pools show` keep working, no object is
-#      cached or in a shared list, a limit still applies (the same program, natively).
+#      cached or in a shared list, a limit still applies (the same program, natively);
+#   4. the ASan program that did not set POOL_DEBUG is told once at start that ASan does not
+#      see pool objects, and how to have it see them (not with POOL_ASAN_NOTE=0 or POOL_DEBUG).
 # Part 1 needs valgrind (make check installs it; the test fails without it) and cannot run in
 # the sanitizer builds, which Valgrind does not run; part 2 builds its own ASan program against
 # the library of this build, which must be a build without a sanitizer. So the whole test is
@@ -137,6 +139,25 @@ if $cc -g -O1 -fsanitize=address -fno-omit-frame-pointer -Iinclude -o "$tmp/mm-a
 	sed -n '/freed by thread/,/previously allocated/p' "$tmp/asan" > "$tmp/asan.freed"
 	grep -q "release_session" "$tmp/asan.freed" && grep -q "close_connection" "$tmp/asan.freed" ||
 		fail "the freeing stack does not name release_session and close_connection"
+	grep -q "libpool: note:" "$tmp/asan" && fail "a note under POOL_DEBUG=malloc"
+	# without POOL_DEBUG the program is told once, at start, that ASan does not see pool
+	# objects and how to have it see them; POOL_ASAN_NOTE=0 or any POOL_DEBUG silences it (the
+	# program's exit status does not matter here: without `malloc` its pools keep objects)
+	env -u POOL_DEBUG -u POOL_ASAN_NOTE ASAN_OPTIONS=detect_leaks=0 "$tmp/mm-asan" \
+		> "$tmp/note" 2>&1
+	sed -n '/libpool:/p' "$tmp/note"
+	[ "$(grep -c '^libpool: note: AddressSanitizer does not see pool objects' "$tmp/note")" = 1 ] ||
+		fail "no note, or more than one, without POOL_DEBUG"
+	grep -q "POOL_DEBUG=malloc makes each pool object a malloc() block" "$tmp/note" ||
+		fail "the note does not say how to have ASan see pool objects"
+	env -u POOL_DEBUG POOL_ASAN_NOTE=0 ASAN_OPTIONS=detect_leaks=0 "$tmp/mm-asan" \
+		> "$tmp/quiet" 2>&1
+	POOL_DEBUG=tag ASAN_OPTIONS=detect_leaks=0 "$tmp/mm-asan" > "$tmp/tag" 2>&1
+	cat "$tmp/quiet" "$tmp/tag" | grep -q "libpool: note" &&
+		fail "a note despite POOL_ASAN_NOTE=0 or POOL_DEBUG=tag"
+	# a program without ASan hears nothing of it
+	env -u POOL_DEBUG -u POOL_ASAN_NOTE "$tmp/mm" > "$tmp/plain" 2>&1
+	grep -q "libpool: note" "$tmp/plain" && fail "a note in a program without ASan"
 else
 	fail "cannot build a program with -fsanitize=address (gcc's libasan: Debian libasan8)"
 fi

@@ -126,14 +126,26 @@ struct pool_demand {
 	                                           paths, lock from pool_gc()) */
 	_Atomic uint64_t epoch_ns;              /* CLOCK_MONOTONIC time the current one began */
 	uint64_t window_ns;                     /* decay_ms, in nanoseconds (fixed) */
-	atomic_ulong need;                      /* needed_avg: the most objects used over the
-	                                           window, measured at the last pass */
 	atomic_ulong owed;                      /* objects the last window end found unused beyond
 	                                           the floor and not yet given back (pass lock) */
 	atomic_ulong gc_released_bytes;         /* cumulative: bytes the passes and pool_flush()
 	                                           gave back */
 	/* counts of moves that found every bucket BUSY (fetch_add; rare) */
 	atomic_ulong spill_allocated, spill_used, spill_slab_get_objects, spill_slab_put_objects;
+	/*
+	 * needed_avg, the average of `used` over time (pool-demand.c, "The average"): written by
+	 * its samples under the pass lock, between two steps of avg_seq (odd while they write),
+	 * read by pool__demand_needed_avg() with none. The doubles are kept as their bits.
+	 */
+	atomic_uint avg_seq;
+	atomic_uint avg_have_prev;              /* a window has ended: avg_prev is known */
+	_Atomic uint64_t avg_start_ns;          /* the current window's start */
+	_Atomic uint64_t avg_last_ns;           /* the last sample */
+	atomic_ulong avg_last_used;             /* `used` then */
+	_Atomic uint64_t avg_sum;               /* double: used x ns, from avg_start_ns to the last
+	                                           sample */
+	_Atomic uint64_t avg_prev;              /* double: the ended window's average, objects */
+	_Atomic uint64_t tick_ns;               /* the latest slow path's tick (any thread) */
 } __attribute__((aligned(POOL_CACHE_LINE)));
 
 /*

@@ -29,6 +29,7 @@
 
 #include "base/pool-assert.h"
 #include "shared/pool-bucket.h"
+#include "shared/pool-demand.h"
 #include "core/pool-int.h"
 #include "os/pool-os.h"
 #include "debug/pool-profile.h"
@@ -58,6 +59,7 @@ static void fill_stats(const struct pool_head *pool, struct pool_stats *st)
 	st->align = pool->align;
 	st->stride = pool->stride;
 	pool__bucket_stats(pool, st);
+	st->needed_avg = pool__demand_needed_avg(pool);
 	pool__slab_stats(pool, st);
 	st->cached = pool__thread_sum_cached(pool);
 	st->limit = atomic_load_explicit(&pool->limit, memory_order_relaxed);

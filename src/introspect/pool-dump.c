@@ -412,9 +412,8 @@ static const struct pool_metric dump_gauges[] = {
 	POOL_GAUGE("shared_free", "libpool_pool_shared_free_objects",
 	           "Objects in the shared free lists.", sv_shared_free),
 	POOL_GAUGE("needed_avg", "libpool_pool_needed_avg_objects",
-	           "The larger of used and the need the last release pass measured (allocated "
-	           "minus what stayed free in the shared lists through the demand window): what "
-	           "memory return keeps.", sv_needed_avg),
+	           "The average of used over the last demand window, each moment weighted by "
+	           "its length.", sv_needed_avg),
 	POOL_GAUGE("limit", "libpool_pool_limit_objects",
 	           "Maximum allocated objects, 0 for none.", sv_limit),
 	POOL_GAUGE("reserve", "libpool_pool_reserve_objects",

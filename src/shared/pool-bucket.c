@@ -136,23 +136,10 @@ unsigned long pool__sum_used(const struct pool_head *pool)
 	return sum;
 }
 
-/* needed_avg: the most objects used over the demand window (at the last pass), or used now. */
-static unsigned long sum_needed(const struct pool_head *pool)
-{
-	unsigned long need = atomic_load_explicit(&pool->demand.need, memory_order_relaxed);
-	unsigned long used = pool__sum_used(pool);
-
-	/* used wraps below 0 while a move is half counted: such a sum is no need */
-	if ((long)used > 0 && used > need)
-		need = used;
-	return need;
-}
-
 void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st)
 {
 	st->allocated = pool__sum_allocated(pool);
 	st->used = pool__sum_used(pool);
-	st->needed_avg = sum_needed(pool);
 	st->failed = sum_failed(pool);
 	st->shared_free = sum_shared_free(pool);
 	st->shared_get_objects = sum_get_objects(pool);

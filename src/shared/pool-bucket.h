@@ -155,9 +155,10 @@ unsigned long pool__sum_allocated(const struct pool_head *pool);
 unsigned long pool__sum_used(const struct pool_head *pool);
 
 /*
- * The fields of struct pool_stats that the buckets count: allocated, used, needed_avg, failed,
- * shared_free and the cumulative traffic counters (shared lists, slab_get_objects and
- * slab_put_objects, gc, lost); pool__slab_stats() fills the slab tier's after it.
+ * The fields of struct pool_stats that the buckets count: allocated, used, failed, shared_free
+ * and the cumulative traffic counters (shared lists, slab_get_objects and slab_put_objects, gc,
+ * lost); pool__slab_stats() fills the slab tier's after it, pool__demand_needed_avg()
+ * needed_avg.
  */
 void pool__bucket_stats(const struct pool_head *pool, struct pool_stats *st);
 

@@ -4,10 +4,11 @@
  *
  * Demand and memory return, the bucket tier's second half: a pool's magazine size and gc floor
  * (set when it is created), its demand windows (decay_ms, after jemalloc's dirty_decay_ms), each
- * bucket's low-water marks over them, needed_avg, and what goes back to the slab tier: the
- * window's end, which counts what stayed unused through it (what the pool owes), the steps that
- * pay it back, pool_gc() (which ends the window at once and gives back everything above the
- * need), pool_flush(). doc/internals.md, 8.2 "Demand over time", has the measurements.
+ * bucket's low-water marks over them, needed_avg (the average of `used` over a window, below),
+ * and what goes back to the slab tier: the window's end, which counts what stayed unused through
+ * it (what the pool owes), the steps that pay it back, pool_gc() (which ends the window at once
+ * and gives back everything above the need), pool_flush(). doc/internals.md, 8.2 "Demand over
+ * time", has the measurements.
  *
  * Who ends the windows: the releaser (pool-release.c: a library thread, or the program's calls
  * of pool_release_run()), and a slow path now and then when no releaser stepped for two windows
@@ -80,6 +81,204 @@
 /* When a releaser last stepped (CLOCK_MONOTONIC_COARSE ns), 0: never; the slow paths' ticks
    defer to it. */
 static _Atomic uint64_t releaser_seen_ns;
+
+/* ------------------------------------------------------------------------------------------ */
+/* The average                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * needed_avg is the average of `used` over the last demand window, each moment weighted by its
+ * length: a load that holds N objects reads N, a burst counts for the time it lasted, and once
+ * a window has passed since it was freed it is gone from the figure. (What memory return keeps
+ * is another measure, the most used at one moment of a window: count_round()'s low-water
+ * marks, which do not read this.)
+ *
+ * 1. Samples. `used` changes on slow paths only: the fast path moves objects between a thread's
+ *    cache and the program, both counted in `used`; a magazine moving to or from a shared list,
+ *    or objects to or from the slab tier, change it. So its integral over time is kept from
+ *    samples of pool__sum_used(): a slow path's tick (every 16th slow path of a thread) takes
+ *    one when the coarse clock moved since the last (every 4 ms at most, whatever the threads;
+ *    its pass lock only tried), a window's end takes one and closes the window, and a read adds
+ *    the stretch since the last without storing it. No clock is read that the ticks did not
+ *    read already. A burst that comes and goes between two samples (within one tick of the
+ *    coarse clock, or while no slow path of any thread ticked) is not seen.
+ * 2. Between two samples, `used` moved while ticks ran (tick_ns is the latest) and stayed after
+ *    the last of them: the stretch up to that tick is credited with the mean of the two values,
+ *    the rest with the newer one; a stretch with no tick in it, with the older one (fewer than
+ *    16 slow paths per thread moved anything). So a burst freed just after a sample and a long
+ *    quiet that follows read as what they were, within what a thread's 16 slow paths move.
+ * 3. The window: the integral since the current window began, plus the ended window's average
+ *    for the part of the last decay_ms that lies before it (the ended window taken as flat): a
+ *    sliding average over decay_ms, exact for a steady load, that forgets a burst between one
+ *    and two windows after it ended, as memory return does. A window that lasted longer (no
+ *    releaser ended it) averages over its whole length. Before the pool's first window ends,
+ *    the figure is `used`; pool_gc() starts it again from `used`, its need being what is in use.
+ */
+#define AVG_READ_TRIES 1000u            /* copies a read makes while samples write */
+
+static double bits_double(uint64_t b)
+{
+	double d;
+
+	memcpy(&d, &b, sizeof(d));
+	return d;
+}
+
+static uint64_t double_bits(double d)
+{
+	uint64_t b;
+
+	memcpy(&b, &d, sizeof(b));
+	return b;
+}
+
+/* `used` now, in objects: a sum that wraps below 0 while a move is half counted reads as 0. */
+static unsigned long used_now(const struct pool_head *pool)
+{
+	unsigned long used = pool__sum_used(pool);
+
+	return (long)used > 0 ? used : 0;
+}
+
+/*
+ * used x ns over (from, now]: `u0` at `from`, `u` at `now`, `tick` the latest tick before `now`
+ * (section 2 above).
+ */
+static double stretch(uint64_t from, unsigned long u0, uint64_t now, unsigned long u,
+                      uint64_t tick)
+{
+	uint64_t moved;
+
+	if (now <= from)
+		return 0;
+	/* a tick of the sample's own clock tick (4 ms) may have come after it */
+	if (tick < from)
+		return (double)u0 * (double)(now - from);
+	moved = tick < now ? tick : now;
+	return ((double)u0 + (double)u) / 2 * (double)(moved - from) +
+	       (double)u * (double)(now - moved);
+}
+
+static void avg_write_begin(struct pool_demand *d)
+{
+	atomic_fetch_add_explicit(&d->avg_seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+static void avg_write_end(struct pool_demand *d)
+{
+	atomic_fetch_add_explicit(&d->avg_seq, 1, memory_order_release);
+}
+
+/*
+ * Pass lock held: a sample at `now`, the latest tick before it at `tick`. A sample within the
+ * last one's tick of the coarse clock (or behind it: another thread's later clock read) adds no
+ * time but still sets the value that counts from then on.
+ */
+static void avg_sample(struct pool_head *pool, uint64_t now, uint64_t tick)
+{
+	struct pool_demand *d = &pool->demand;
+	uint64_t last = atomic_load_explicit(&d->avg_last_ns, memory_order_relaxed);
+	unsigned long u = used_now(pool);
+	double sum;
+
+	POOL_ASSERT(pool__lock_held(&d->pass_lock));
+	if (now < last)
+		now = last;
+	sum = bits_double(atomic_load_explicit(&d->avg_sum, memory_order_relaxed)) +
+	      stretch(last, atomic_load_explicit(&d->avg_last_used, memory_order_relaxed), now, u,
+	              tick);
+	avg_write_begin(d);
+	atomic_store_explicit(&d->avg_sum, double_bits(sum), memory_order_relaxed);
+	atomic_store_explicit(&d->avg_last_ns, now, memory_order_relaxed);
+	atomic_store_explicit(&d->avg_last_used, u, memory_order_relaxed);
+	avg_write_end(d);
+}
+
+/*
+ * Pass lock held: the window ends at `now`: a last sample, then its average becomes the ended
+ * window's and the next one starts. With `restart` (pool_gc()), the ended window's average is
+ * `used` now instead: the past demand is forgotten.
+ */
+static void avg_close(struct pool_head *pool, uint64_t now, int restart)
+{
+	struct pool_demand *d = &pool->demand;
+	uint64_t start = atomic_load_explicit(&d->avg_start_ns, memory_order_relaxed);
+	double prev;
+
+	avg_sample(pool, now, atomic_load_explicit(&d->tick_ns, memory_order_relaxed));
+	now = atomic_load_explicit(&d->avg_last_ns, memory_order_relaxed);
+	if (restart || now <= start)
+		prev = (double)atomic_load_explicit(&d->avg_last_used, memory_order_relaxed);
+	else
+		prev = bits_double(atomic_load_explicit(&d->avg_sum, memory_order_relaxed)) /
+		       (double)(now - start);
+	avg_write_begin(d);
+	atomic_store_explicit(&d->avg_prev, double_bits(prev), memory_order_relaxed);
+	atomic_store_explicit(&d->avg_have_prev, 1, memory_order_relaxed);
+	atomic_store_explicit(&d->avg_sum, double_bits(0), memory_order_relaxed);
+	atomic_store_explicit(&d->avg_start_ns, now, memory_order_relaxed);
+	avg_write_end(d);
+}
+
+/*
+ * A slow path's tick at `now`: note it, and take a sample when the coarse clock moved since the
+ * last one (unless another thread holds the pass lock).
+ */
+static void avg_tick(struct pool_head *pool, uint64_t now)
+{
+	struct pool_demand *d = &pool->demand;
+	uint64_t before = atomic_load_explicit(&d->tick_ns, memory_order_relaxed);
+
+	/* one store per tick of the coarse clock (4 ms), whatever the threads */
+	if (before != now)
+		atomic_store_explicit(&d->tick_ns, now, memory_order_relaxed);
+	if (now <= atomic_load_explicit(&d->avg_last_ns, memory_order_relaxed) ||
+	    pool__lock_try(&d->pass_lock) != 0)
+		return;
+	avg_sample(pool, now, before);
+	pool__unlock(&d->pass_lock);
+}
+
+unsigned long pool__demand_needed_avg(const struct pool_head *pool)
+{
+	const struct pool_demand *d = &pool->demand;
+	uint64_t now = pool__clock_ns(CLOCK_MONOTONIC_COARSE), start, last;
+	unsigned long u = used_now(pool), last_used;
+	unsigned int seq, tries = 0;
+	double sum, prev, avg;
+	int have_prev;
+
+	/*
+	 * A consistent copy of what the samples wrote: they are rare and short, so a copy made
+	 * while one wrote is made again (a bounded number of times: past it, the last copy).
+	 */
+	for (;;) {
+		seq = atomic_load_explicit(&d->avg_seq, memory_order_acquire);
+		have_prev = (int)atomic_load_explicit(&d->avg_have_prev, memory_order_relaxed);
+		start = atomic_load_explicit(&d->avg_start_ns, memory_order_relaxed);
+		last = atomic_load_explicit(&d->avg_last_ns, memory_order_relaxed);
+		last_used = atomic_load_explicit(&d->avg_last_used, memory_order_relaxed);
+		sum = bits_double(atomic_load_explicit(&d->avg_sum, memory_order_relaxed));
+		prev = bits_double(atomic_load_explicit(&d->avg_prev, memory_order_relaxed));
+		atomic_thread_fence(memory_order_acquire);
+		if ((!(seq & 1) && atomic_load_explicit(&d->avg_seq, memory_order_relaxed) == seq) ||
+		    ++tries == AVG_READ_TRIES)
+			break;
+		sched_yield();
+	}
+	if (!have_prev)
+		return u;
+	if (now < last)
+		now = last;
+	sum += stretch(last, last_used, now, u,
+	               atomic_load_explicit(&d->tick_ns, memory_order_relaxed));
+	if (now - start >= d->window_ns)
+		avg = now > start ? sum / (double)(now - start) : prev;
+	else
+		avg = (sum + prev * (double)(d->window_ns - (now - start))) / (double)d->window_ns;
+	return avg > 0 ? (unsigned long)(avg + 0.5) : 0;
+}
 
 /*
  * Owner: what bucket `b` may give back now of what stayed unused through the ended window: the
@@ -211,8 +410,9 @@ static struct pool_mag *pass_own(struct pool_bucket *b, int gc)
 /*
  * The count at a window's end (the caller ended it and holds the pass lock): every bucket tells
  * what stayed free through the whole window and its marks rotate; what stayed free beyond a floor
- * for the pool (pool->floor objects, or its reserve if more) is owed to the slab tier, and
- * needed_avg becomes what the pool held minus it. What is paid is at most what is owed and what
+ * for the pool (pool->floor objects, or its reserve if more) is owed to the slab tier: what the
+ * pool keeps is what it held minus that, at least the most it used at one moment of the window
+ * (needed_avg, the average, is not read here). What is paid is at most what is owed and what
  * stayed free is still free, so the shared lists keep the floor. One exchange per bucket, which
  * also trims the bucket's empty magazines to EMPTIES_KEEP. An automatic count skips BUSY buckets
  * (they owe nothing this window). `gc`: pool_gc(), which waits for BUSY heads a while, counts
@@ -224,7 +424,7 @@ static struct pool_mag *pass_own(struct pool_bucket *b, int gc)
 static void count_round(struct pool_head *pool, int gc)
 {
 	size_t keep = atomic_load_explicit(&pool->reserve, memory_order_relaxed);
-	unsigned long idle = 0, alloc;
+	unsigned long idle = 0;
 	unsigned int i;
 
 	POOL_ASSERT(pool__lock_held(&pool->demand.pass_lock));
@@ -251,9 +451,6 @@ static void count_round(struct pool_head *pool, int gc)
 		pool__bucket_give(b, head);
 		pool__mag_free_stack(pool, extra);
 	}
-	alloc = pool__sum_allocated(pool);
-	atomic_store_explicit(&pool->demand.need, alloc > idle ? alloc - idle : 0,
-	                      memory_order_relaxed);
 	if (!gc && keep < pool->floor)
 		keep = pool->floor;
 	atomic_store_explicit(&pool->demand.owed, idle > keep ? idle - keep : 0,
@@ -307,9 +504,13 @@ static unsigned long pay(struct pool_head *pool, int gc, unsigned long *budget)
 	return owed;
 }
 
-/* End the current demand window: the epoch moves and every bucket's marks follow lazily. */
-static void end_window(struct pool_head *pool, uint64_t now)
+/*
+ * Pass lock held: end the current demand window: the epoch moves and every bucket's marks follow
+ * lazily; the average closes the window (with `restart`, pool_gc(), it starts again from `used`).
+ */
+static void end_window(struct pool_head *pool, uint64_t now, int restart)
 {
+	avg_close(pool, now, restart);
 	atomic_store_explicit(&pool->demand.epoch_ns, now, memory_order_relaxed);
 	atomic_fetch_add_explicit(&pool->demand.epoch, 1, memory_order_relaxed);
 }
@@ -321,6 +522,7 @@ void pool__demand_init(struct pool_head *pool, unsigned int cluster, size_t cach
 	size_t most = cache_bytes / MAG_FLOOR_SHARE / pool->cache_cost;
 	size_t deep = cache_bytes / MAG_DEEP_SHARE / pool->cache_cost;
 	size_t floor_objs;
+	uint64_t now;
 
 	POOL_ASSERT(cluster >= 1 && cluster <= POOL_CLUSTER_MAX && pool->stride && pool->cache_cost);
 	if (share < MAG_FLOOR_OBJS)
@@ -335,7 +537,10 @@ void pool__demand_init(struct pool_head *pool, unsigned int cluster, size_t cach
 	pool->floor = floor_objs < pool->depth ? (unsigned int)floor_objs : pool->depth;
 	pool__lock_init(&pool->demand.pass_lock);
 	pool->demand.window_ns = (uint64_t)decay_ms * 1000000u;
-	atomic_store(&pool->demand.epoch_ns, pool__clock_ns(CLOCK_MONOTONIC_COARSE));
+	now = pool__clock_ns(CLOCK_MONOTONIC_COARSE);
+	atomic_store(&pool->demand.epoch_ns, now);
+	atomic_store(&pool->demand.avg_start_ns, now);
+	atomic_store(&pool->demand.avg_last_ns, now);
 }
 
 void pool__demand_fini(struct pool_head *pool)
@@ -376,7 +581,7 @@ int pool__demand_release_step(struct pool_head *pool, int end, unsigned long *bu
 	if (pool__lock_try(&pool->demand.pass_lock) != 0)
 		return -1;
 	if (end) {
-		end_window(pool, pool__clock_ns(CLOCK_MONOTONIC_COARSE));
+		end_window(pool, pool__clock_ns(CLOCK_MONOTONIC_COARSE), 0);
 		count_round(pool, 0);
 	}
 	owed = atomic_load_explicit(&pool->demand.owed, memory_order_relaxed);
@@ -395,6 +600,7 @@ void pool__demand_tick(struct pool_head *pool)
 	unsigned long budget = TICK_PAY_OBJS;
 	int ended;
 
+	avg_tick(pool, now);
 	/* a releaser stepped within two windows: the windows are its */
 	if (now - atomic_load_explicit(&releaser_seen_ns, memory_order_relaxed) <
 	    2 * pool->demand.window_ns)
@@ -407,7 +613,7 @@ void pool__demand_tick(struct pool_head *pool)
 		return;
 	/* another thread may have ended this window while we took the lock */
 	if (ended && atomic_load_explicit(&pool->demand.epoch_ns, memory_order_relaxed) == begun) {
-		end_window(pool, now);
+		end_window(pool, now, 0);
 		count_round(pool, 0);
 	}
 	if (atomic_load_explicit(&pool->demand.owed, memory_order_relaxed))
@@ -422,7 +628,7 @@ void pool__demand_gc(struct pool_head *pool)
 	unsigned long budget = ULONG_MAX;
 
 	pool__lock(&pool->demand.pass_lock);
-	end_window(pool, pool__clock_ns(CLOCK_MONOTONIC_COARSE));
+	end_window(pool, pool__clock_ns(CLOCK_MONOTONIC_COARSE), 1);
 	count_round(pool, 1);
 	pay(pool, 1, &budget);
 	pool__unlock(&pool->demand.pass_lock);

@@ -39,7 +39,7 @@ void pool__demand_releaser_gone(void);
 
 /*
  * A step of memory return, for the releaser: with `end`, end the pool's demand window and count
- * what stayed unused through it beyond the floor (what the pool owes; needed_avg follows); then
+ * what stayed unused through it beyond the floor (what the pool owes); then
  * give back up to *budget objects of what is owed (*budget drops by what was given), at most
  * 64 magazines per ownership of a head, BUSY heads skipped. Returns 1 when the pool still owes
  * objects, 0 when it owes none, -1 when another pass held the pool (nothing done).
@@ -47,15 +47,17 @@ void pool__demand_releaser_gone(void);
 int pool__demand_release_step(struct pool_head *pool, int end, unsigned long *budget);
 
 /*
- * Called now and then from slow paths, when no releaser stepped for two windows: when the
- * pool's demand window (decay_ms) has ended, end it and count; then pay a bounded share of what
- * is owed (unless another thread holds the pool's pass).
+ * Called every 16th slow path of a thread: a sample of needed_avg now and then; and when no
+ * releaser stepped for two windows and the pool's demand window (decay_ms) has ended, end it
+ * and count, then pay a bounded share of what is owed (unless another thread holds the pool's
+ * pass).
  */
 void pool__demand_tick(struct pool_head *pool);
 
 /*
  * pool_gc() of one pool: end the demand window now and give back every object of the shared
- * lists beyond the floor (pool->floor objects): the need is what is in use.
+ * lists beyond the floor (pool->floor objects): the need is what is in use, and needed_avg
+ * starts again from it.
  */
 void pool__demand_gc(struct pool_head *pool);
 
@@ -67,6 +69,13 @@ void pool__demand_gc(struct pool_head *pool);
  */
 void pool__demand_push_idle(struct pool_head *pool, struct pool_mag *top, struct pool_mag *bottom,
                             unsigned int nmags, unsigned int nobjs, unsigned int start);
+
+/*
+ * needed_avg: the average of `used` over the last demand window, in objects, weighted by time
+ * (pool-demand.c, "The average"); `used` until the pool's first window ends. Any thread; no
+ * lock (it reads what the samples wrote between two steps of a sequence count).
+ */
+unsigned long pool__demand_needed_avg(const struct pool_head *pool);
 
 /*
  * Every object of the shared lists but `keep` goes to the slab tier (BUSY buckets are retried a

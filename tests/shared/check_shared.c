@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pool/pool.h>
@@ -572,6 +573,95 @@ START_TEST(test_idle_memory_comes_back_after_the_window)
 END_TEST
 
 /*
+ * needed_avg is the average of `used` over the demand window, not its peak: a steady load reads
+ * as itself; a burst held AVG_HOLD_MS counts for the time it lasted (a tenth of a 1 s window:
+ * AVG_BURST / 10 more objects, of which the test asks for half, and no more than twice its
+ * share of a window: its windows may be shorter than 1 s after a late one), where the peak of the window stayed in the
+ * figure for a whole window after the burst was gone; once a window has passed since the burst,
+ * it is gone from the figure. The figure is read every 20 ms for three windows after the burst.
+ * On a machine so loaded that the burst takes half a window, the test cannot tell the peak from
+ * an average, and says so.
+ */
+#define AVG_WINDOW_MS 1000u
+#define AVG_STEADY    2000u
+#define AVG_BURST     50000u
+#define AVG_HOLD_MS   100u
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static void average_child(void *arg)
+{
+	struct pool_config cfg = { .decay_ms = AVG_WINDOW_MS };
+	static void *steady[AVG_STEADY], *burst[AVG_BURST];
+	size_t most = 0, used, avg, bound;
+	struct pool_stats st;
+	struct pool_head *p;
+	double t0, took_ms;
+	unsigned int i;
+
+	(void)arg;
+	if (pool_configure(&cfg) != 0)
+		_exit(10);
+	p = pool_create("average", 256, 0);
+	for (i = 0; i < AVG_STEADY; i++)
+		if (!(steady[i] = pool_alloc(p)))
+			_exit(11);
+	/* two windows of a steady load: the average is the load */
+	usleep(2 * AVG_WINDOW_MS * 1000);
+	st = test_stats(p);
+	fprintf(stderr, "steady: used %zu, needed_avg %zu\n", st.used, st.needed_avg);
+	if (st.needed_avg + st.used / 20 < st.used || st.needed_avg > st.used + st.used / 20)
+		_exit(12);
+	/* a burst, held AVG_HOLD_MS and freed, its objects out of the thread's cache too */
+	t0 = now_ms();
+	for (i = 0; i < AVG_BURST; i++)
+		if (!(burst[i] = pool_alloc(p)))
+			_exit(13);
+	usleep(AVG_HOLD_MS * 1000);
+	for (i = 0; i < AVG_BURST; i++)
+		pool_free(p, burst[i]);
+	pool_thread_flush();
+	took_ms = now_ms() - t0;
+	used = test_stats(p).used;
+	for (i = 0; i < 3 * AVG_WINDOW_MS / 20; i++) {
+		usleep(20000);
+		avg = test_stats(p).needed_avg;
+		if (avg > most)
+			most = avg;
+	}
+	st = test_stats(p);
+	bound = used + used / 20 + (size_t)((double)AVG_BURST * 2 * took_ms / AVG_WINDOW_MS);
+	fprintf(stderr, "a burst of %u objects for %.0f ms: needed_avg at most %zu in the three "
+	        "windows after it (used %zu, bound %zu%s), %zu at their end\n", AVG_BURST, took_ms,
+	        most, used, bound, bound >= used + AVG_BURST ? ": the burst took too long to tell "
+	        "the peak from an average" : "", st.needed_avg);
+	if (most > bound)
+		_exit(14);          /* the burst's peak, not an average */
+	if (most < used + AVG_BURST * AVG_HOLD_MS / AVG_WINDOW_MS / 2)
+		_exit(16);          /* the burst is not seen */
+	if (st.needed_avg > st.used + st.used / 20)
+		_exit(15);          /* the burst still counts three windows after */
+	_exit(0);
+}
+
+START_TEST(test_needed_avg_is_an_average)
+{
+	struct death d;
+
+	run_child(average_child, NULL, &d);
+	printf("check_shared: %s", d.out);
+	ck_assert_msg(WIFEXITED(d.status) && WEXITSTATUS(d.status) == 0,
+	              "status 0x%x; stderr:\n%s", d.status, d.out);
+}
+END_TEST
+
+/*
  * Demand that swings by +-50% around a base, over and over, in step on every thread (issue 12's
  * steady workload): once two swings have reached the peak (the first fills the hand-off slots),
  * the OS layer sees at most 1% of the allocations. Four threads, each between 512 and 1536 live
@@ -1027,6 +1117,7 @@ static Suite *shared_suite(void)
 	tcase_add_test(tc, test_gc_after_a_soak_keeps_nothing_when_all_is_free);
 	tcase_add_test(tc, test_objects_in_use_are_kept);
 	tcase_add_test(tc, test_idle_memory_comes_back_after_the_window);
+	tcase_add_test(tc, test_needed_avg_is_an_average);
 	tcase_add_test(tc, test_swinging_demand_stays_off_the_os_layer);
 	tcase_add_test(tc, test_swinging_demand_with_the_releaser_at_work);
 	tcase_add_test(tc, test_merge_races_with_the_first_allocation);

@@ -354,7 +354,7 @@ def main():
                 fail("table row %s: in_use %r, used %r, cached %r" % (name, row.get("in_use"),
                                                                       row["used"], row["cached"]))
         if "thread caches" not in snap["titles"].get("used", "") or \
-                "release pass" not in snap["titles"].get("needed_avg", ""):
+                "average of used" not in snap["titles"].get("needed_avg", ""):
             fail("the used and needed_avg headers do not say what they count: %s" % snap["titles"])
         if snap["oldest"] != "oldest (ms)" or any(
                 s.get("age_max_ms") not in ("-", None) and not isinstance(s["age_max_ms"], (int, float))

@@ -5,7 +5,7 @@
 # The tables and what users read agree: every `-dM` word and every CLI command is documented
 # and shown by the programs' own help.
 #   - Each set word and clear word of the -dM option table (dbg_options[] of
-#     src/debug/pool-debug.c) appears in pool_parse_debugging(3) and in each debug help text
+#     src/debug/pool-debug-parse.c) appears in pool_parse_debugging(3) and in each debug help text
 #     given (`pools debug help` from a server, `pools -dMhelp`).
 #   - Each command of the CLI's table (cli_commands[] of src/introspect/pool-cli.c: its words,
 #     "pools show", "show pools", ...) and each literal word of its usage line ("byname",
@@ -83,7 +83,7 @@ def main(argv):
     cli_help, tool_help = argv[sep + 1:sep + 3]
     errors = []
 
-    dbg = DBG_ROW.findall(table(os.path.join(top, "src/debug/pool-debug.c"), "dbg_options"))
+    dbg = DBG_ROW.findall(table(os.path.join(top, "src/debug/pool-debug-parse.c"), "dbg_options"))
     if len(dbg) < 10:
         sys.exit(f"check-cli-words: read only {len(dbg)} rows of dbg_options[]")
     page = "man/pool_parse_debugging.3"

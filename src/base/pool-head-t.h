@@ -134,8 +134,9 @@ struct pool_demand {
 	atomic_ulong spill_allocated, spill_used, spill_slab_get_objects, spill_slab_put_objects;
 	/*
 	 * needed_avg, the average of `used` over time (pool-demand.c, "The average"): written by
-	 * its samples under the pass lock, between two steps of avg_seq (odd while they write),
-	 * read by pool__demand_needed_avg() with none. The doubles are kept as their bits.
+	 * one sample at a time, which makes avg_seq odd with a compare-and-swap and even again
+	 * after, read by pool__demand_needed_avg() with no lock. The doubles are kept as their
+	 * bits.
 	 */
 	atomic_uint avg_seq;
 	atomic_uint avg_have_prev;              /* a window has ended: avg_prev is known */

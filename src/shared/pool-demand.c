@@ -98,8 +98,8 @@ static _Atomic uint64_t releaser_seen_ns;
  *    or objects to or from the slab tier, change it. So its integral over time is kept from
  *    samples of pool__sum_used(): a slow path's tick (every 16th slow path of a thread) takes
  *    one when the coarse clock moved since the last (every 4 ms at most, whatever the threads;
- *    its pass lock only tried), a window's end takes one and closes the window, and a read adds
- *    the stretch since the last without storing it. No clock is read that the ticks did not
+ *    the samples' own write side only tried, never the pass lock), a window's end takes one and
+ *    closes the window, and a read adds the stretch since the last without storing it. No clock is read that the ticks did not
  *    read already. A burst that comes and goes between two samples (within one tick of the
  *    coarse clock, or while no slow path of any thread ticked) is not seen.
  * 2. Between two samples, `used` moved while ticks ran (tick_ns is the latest) and stayed after
@@ -159,10 +159,28 @@ static double stretch(uint64_t from, unsigned long u0, uint64_t now, unsigned lo
 	       (double)u * (double)(now - moved);
 }
 
-static void avg_write_begin(struct pool_demand *d)
+/*
+ * The samples' write side: avg_seq made odd by a compare-and-swap, so that one writer at a time
+ * changes the fields and a read that saw them change copies them again. `wait`: until it is
+ * free (a window's end: the writer it waits for only makes a few stores), else once. Returns 0
+ * when taken, -1 when another writer held it.
+ */
+static int avg_write_begin(struct pool_demand *d, int wait)
 {
-	atomic_fetch_add_explicit(&d->avg_seq, 1, memory_order_relaxed);
+	unsigned int seq = atomic_load_explicit(&d->avg_seq, memory_order_relaxed);
+
+	while ((seq & 1) ||
+	       !atomic_compare_exchange_weak_explicit(&d->avg_seq, &seq, seq + 1,
+	                                              memory_order_relaxed, memory_order_relaxed)) {
+		if (!wait)
+			return -1;
+		if (seq & 1)
+			sched_yield();
+		seq = atomic_load_explicit(&d->avg_seq, memory_order_relaxed);
+	}
+	/* the odd count is seen before any of the stores that follow */
 	atomic_thread_fence(memory_order_release);
+	return 0;
 }
 
 static void avg_write_end(struct pool_demand *d)
@@ -171,9 +189,9 @@ static void avg_write_end(struct pool_demand *d)
 }
 
 /*
- * Pass lock held: a sample at `now`, the latest tick before it at `tick`. A sample within the
- * last one's tick of the coarse clock (or behind it: another thread's later clock read) adds no
- * time but still sets the value that counts from then on.
+ * The write side held: a sample at `now`, the latest tick before it at `tick`. A sample within
+ * the last one's tick of the coarse clock (or behind it: another thread's later clock read)
+ * adds no time but still sets the value that counts from then on.
  */
 static void avg_sample(struct pool_head *pool, uint64_t now, uint64_t tick)
 {
@@ -182,17 +200,14 @@ static void avg_sample(struct pool_head *pool, uint64_t now, uint64_t tick)
 	unsigned long u = used_now(pool);
 	double sum;
 
-	POOL_ASSERT(pool__lock_held(&d->pass_lock));
 	if (now < last)
 		now = last;
 	sum = bits_double(atomic_load_explicit(&d->avg_sum, memory_order_relaxed)) +
 	      stretch(last, atomic_load_explicit(&d->avg_last_used, memory_order_relaxed), now, u,
 	              tick);
-	avg_write_begin(d);
 	atomic_store_explicit(&d->avg_sum, double_bits(sum), memory_order_relaxed);
 	atomic_store_explicit(&d->avg_last_ns, now, memory_order_relaxed);
 	atomic_store_explicit(&d->avg_last_used, u, memory_order_relaxed);
-	avg_write_end(d);
 }
 
 /*
@@ -203,9 +218,12 @@ static void avg_sample(struct pool_head *pool, uint64_t now, uint64_t tick)
 static void avg_close(struct pool_head *pool, uint64_t now, int restart)
 {
 	struct pool_demand *d = &pool->demand;
-	uint64_t start = atomic_load_explicit(&d->avg_start_ns, memory_order_relaxed);
+	uint64_t start;
 	double prev;
 
+	POOL_ASSERT(pool__lock_held(&d->pass_lock));
+	avg_write_begin(d, 1);
+	start = atomic_load_explicit(&d->avg_start_ns, memory_order_relaxed);
 	avg_sample(pool, now, atomic_load_explicit(&d->tick_ns, memory_order_relaxed));
 	now = atomic_load_explicit(&d->avg_last_ns, memory_order_relaxed);
 	if (restart || now <= start)
@@ -213,7 +231,6 @@ static void avg_close(struct pool_head *pool, uint64_t now, int restart)
 	else
 		prev = bits_double(atomic_load_explicit(&d->avg_sum, memory_order_relaxed)) /
 		       (double)(now - start);
-	avg_write_begin(d);
 	atomic_store_explicit(&d->avg_prev, double_bits(prev), memory_order_relaxed);
 	atomic_store_explicit(&d->avg_have_prev, 1, memory_order_relaxed);
 	atomic_store_explicit(&d->avg_sum, double_bits(0), memory_order_relaxed);
@@ -223,7 +240,8 @@ static void avg_close(struct pool_head *pool, uint64_t now, int restart)
 
 /*
  * A slow path's tick at `now`: note it, and take a sample when the coarse clock moved since the
- * last one (unless another thread holds the pass lock).
+ * last one, unless another writer holds the samples' write side. It never takes the pass lock:
+ * a sample never delays a window's end or a payment.
  */
 static void avg_tick(struct pool_head *pool, uint64_t now)
 {
@@ -234,10 +252,10 @@ static void avg_tick(struct pool_head *pool, uint64_t now)
 	if (before != now)
 		atomic_store_explicit(&d->tick_ns, now, memory_order_relaxed);
 	if (now <= atomic_load_explicit(&d->avg_last_ns, memory_order_relaxed) ||
-	    pool__lock_try(&d->pass_lock) != 0)
+	    avg_write_begin(d, 0) != 0)
 		return;
 	avg_sample(pool, now, before);
-	pool__unlock(&d->pass_lock);
+	avg_write_end(d);
 }
 
 unsigned long pool__demand_needed_avg(const struct pool_head *pool)

@@ -25,12 +25,24 @@ POOL_API extern __thread struct pool_tcache *pool__tls_cache
 	__attribute__((tls_model("initial-exec")));
 
 /*
- * Internal to the inline fast path: the debugging flags in effect (POOL_DBG_*), which programs
- * read through pool.h's pool_debugging. Its name is one no program has, so that a program's own
- * variable of the public name (HAProxy has one) cannot take its place in the dynamic linker's
- * eyes. Written only by the library, with release stores.
+ * Internal: the debugging flags in effect (POOL_DBG_*), which programs read through pool.h's
+ * pool_debugging (the inline functions do not test them). Its name is one no program has, so
+ * that a program's own variable of the public name (HAProxy has one) cannot take its place in
+ * the dynamic linker's eyes. Written only by the library, with release stores.
  */
 POOL_API extern unsigned int pool__debugging;
+
+/*
+ * Internal to the inline pool_free(): the bounds of the region where the profile's sampled
+ * objects live (src/os/pool-region.c). An object p with p - base < len is a sample, whose free
+ * must reach the slow path. Both 0 until a profile first runs (no address passes), set once
+ * then and never changed.
+ */
+struct pool__region {
+	uintptr_t base;
+	uintptr_t len;
+};
+POOL_API extern struct pool__region pool__sampled;
 
 /*
  * Internal to POOL_DECLARE: create or exit(1) with a message; at exit, flush the calling
@@ -63,16 +75,14 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 	__asm__ volatile("" ::: "memory");
 }
 
-/* This thread's cache entry for a pool: the TLS array plus the pool's byte offset (aligned). */
-#define POOL__TCACHE(ro) \
-	((struct pool_tcache *)(void *)((char *)pool__tls_cache + (ro)->cache_off))
-
 /*
- * The fast path writes `top` with a plain store and reads the debugging word with a plain
- * load. Other threads read `top` only for statistics, tolerating a stale value, and a thread
- * that reads the debugging word a little late takes one more fast path (every slow path rereads
- * it with acquire): both races are meant. Under ThreadSanitizer both accesses are relaxed atomic
- * ones, so that these tolerated races are not reported. Internal: POOL__ names are not API.
+ * The fast path writes `top` with a plain store and reads the TLS pointer and the region's
+ * bounds with plain loads. Other threads read `top` only for statistics, tolerating a stale
+ * value; a thread whose TLS pointer another switches to the empty entries (debugging that takes
+ * the fast path away, src/tcache/pool-thread.c) may take one more fast path with the old one;
+ * the bounds change once, before any object lies in the region: these races are meant. Under
+ * ThreadSanitizer those accesses (and the slow paths' loads of the debugging word) are relaxed
+ * atomic ones, so that the tolerated races are not reported. Internal: POOL__ names are not API.
  */
 #if defined(__SANITIZE_THREAD__)
 #define POOL__TSAN 1
@@ -84,10 +94,19 @@ POOL_INLINE void pool__free_call(struct pool_head *pool, void *ptr)
 #ifdef POOL__TSAN
 #define POOL__TC_TOP_SET(tc, v) __atomic_store_n(&(tc)->top, (v), __ATOMIC_RELAXED)
 #define POOL__DEBUGGING() __atomic_load_n(&pool__debugging, __ATOMIC_RELAXED)
+#define POOL__TLS_CACHE() __atomic_load_n(&pool__tls_cache, __ATOMIC_RELAXED)
+#define POOL__SAMPLED(p) ((uintptr_t)(p) - __atomic_load_n(&pool__sampled.base, __ATOMIC_RELAXED) \
+                          < __atomic_load_n(&pool__sampled.len, __ATOMIC_RELAXED))
 #else
 #define POOL__TC_TOP_SET(tc, v) ((tc)->top = (v))
 #define POOL__DEBUGGING() ((unsigned int)pool__debugging)
+#define POOL__TLS_CACHE() (pool__tls_cache)
+#define POOL__SAMPLED(p) ((uintptr_t)(p) - pool__sampled.base < pool__sampled.len)
 #endif
+
+/* This thread's cache entry for a pool: the TLS array plus the pool's byte offset (aligned). */
+#define POOL__TCACHE(ro) \
+	((struct pool_tcache *)(void *)((char *)POOL__TLS_CACHE() + (ro)->cache_off))
 
 #ifdef __cplusplus
 }

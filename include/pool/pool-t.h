@@ -113,6 +113,8 @@
                                          the inline fast path keeps running */
 #define POOL_DBG_FAIL_REPORT 0x2000u  /* report a failed allocation on stderr, once per burst */
 #define POOL_DBG_MALLOC      0x4000u  /* each object from the C library's malloc()/free() */
+#define POOL_DBG_GUARD       0x8000u  /* a share of the profile's samples between guard pages,
+                                         faults reported (implies POOL_DBG_PROFILE) */
 /* Flags that change the object layout: fixed once the first pool exists. */
 #define POOL_DBG_LAYOUT      (POOL_DBG_CALLER | POOL_DBG_TAG | POOL_DBG_UAF | POOL_DBG_BACKUP | \
                               POOL_DBG_MALLOC)
@@ -137,18 +139,21 @@ struct pool_head;               /* opaque: defined in src/base/pool-head-t.h */
 
 /*
  * One thread's cache of one pool as the inline fast path sees it: the loaded magazine's pointer
- * array, from `base` to `end`, filled up to `top`. pool_alloc() pops *--top while top > base;
- * pool_free() stores *top++ while top < end; anything else is the slow path's (an entry of NULLs
- * always sends both there, and so does one closed with base at the highest address and end
- * NULL, whatever its top). Only the owning thread writes it, except at thread exit, in
- * pool_destroy() and after fork(). Statistics read `top` and `base` from other threads with
- * relaxed loads (see POOL__TC_TOP_SET in pool.h). 32 bytes: two entries to a cache line, none
- * across two.
+ * array, from `base` to `end`, filled up to `top`. pool_alloc() pops *--top while top > base
+ * and `left`, counted down first, stays >= 0; pool_free() stores *top++ while top < end;
+ * anything else is the slow path's (an entry of NULLs always sends both there, and so does one
+ * closed with base at the highest address and end NULL, whatever its top). Only the owning
+ * thread writes it, except at thread exit, in pool_destroy() and after fork(). Statistics read
+ * `top` and `base` from other threads with relaxed loads (see POOL__TC_TOP_SET in
+ * pool-inline.h). 32 bytes: two entries to a cache line, none across two.
  */
 struct pool_tcache {
 	void **top;             /* the next free pointer slot of the loaded magazine */
 	void **base;            /* its first pointer slot (NULL without a magazine) */
 	void **end;             /* one past its last pointer slot */
+	long left;              /* allocations the fast path may serve before the profile's next
+	                           sample of this pool is due (huge when no profile runs): the
+	                           allocation that takes it below 0 goes to the slow path */
 } __attribute__((aligned(32)));
 
 /*

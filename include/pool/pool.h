@@ -91,8 +91,10 @@ POOL_API int pool_destroy(struct pool_head *pool);
  * pool_alloc_flags - one object of pool_object_size() bytes from `pool`. `flags`:
  * POOL_F_MUST_ZERO, POOL_F_NO_POISON, POOL_F_NO_FAIL. Returns the object, or NULL with errno
  * ENOMEM (the pool's limit, no memory, -dMfail), counted in `failed`. Inline: a pop from this
- * thread's cache (a magazine of pointers), no atomic, no lock, no read of the object. `pool` is
- * not checked there: NULL faults; a destroyed pool is reported (pool_create(3)).
+ * thread's cache (a magazine of pointers) and a count down of the profile's interval, no
+ * atomic, no lock, no read of the object; debugging that needs the slow path empties the
+ * thread's view of its caches instead of being tested here. `pool` is not checked there: NULL
+ * faults; a destroyed pool is reported (pool_create(3)).
  */
 POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 {
@@ -101,11 +103,12 @@ POOL_INLINE void *pool_alloc_flags(struct pool_head *pool, unsigned int flags)
 	void **top;
 	void *obj;
 
-	if (POOL_UNLIKELY(POOL__DEBUGGING() & POOL_DBG_SLOW))
-		return pool__alloc_call(pool, flags);
 	tc = POOL__TCACHE(ro);
 	top = tc->top;
 	if (POOL_UNLIKELY(top <= tc->base))
+		return pool__alloc_call(pool, flags);
+	/* the profile's next sample is due: the slow path takes it (counted already) */
+	if (POOL_UNLIKELY(--tc->left < 0))
 		return pool__alloc_call(pool, flags);
 	obj = *--top;
 	POOL__TC_TOP_SET(tc, top);
@@ -131,9 +134,10 @@ POOL_INLINE void *pool_zalloc(struct pool_head *pool)
 
 /*
  * pool_free - give `ptr`, obtained from `pool` on any thread, back; NULL is a no-op. Inline: a
- * push onto this thread's cache (the object itself is not written). A free into the wrong pool
- * or a double free is undefined unless `tag` or `uaf` debugging is on, which then aborts with a
- * report (pool_alloc(3)).
+ * push onto this thread's cache (the object itself is not written), unless `ptr` lies in the
+ * profile's region of sampled objects (a subtraction and a compare), whose free the slow path
+ * sees. A free into the wrong pool or a double free is undefined unless `tag` or `uaf`
+ * debugging is on, which then aborts with a report (pool_alloc(3)).
  */
 POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 {
@@ -145,7 +149,7 @@ POOL_INLINE void pool_free(struct pool_head *pool, void *ptr)
 		return;
 	tc = POOL__TCACHE(ro);
 	top = tc->top;
-	if (POOL_UNLIKELY((POOL__DEBUGGING() & POOL_DBG_SLOW) || top >= tc->end)) {
+	if (POOL_UNLIKELY(POOL__SAMPLED(ptr) || top >= tc->end)) {
 		pool__free_call(pool, ptr);
 		return;
 	}
@@ -178,7 +182,8 @@ POOL_API void pool_flush(struct pool_head *pool);
 /*
  * pool_gc - give back now every object of `pool`'s shared free lists but its reserve
  * (pool_set_reserve()), keeping no floor: its need becomes what is in use; then trim the OS
- * layer. NULL: every pool; destroyed: no-op. May take milliseconds: never on a hot path.
+ * layer. NULL: every pool, and the profile's freed slots kept for its next samples; destroyed:
+ * no-op. May take milliseconds: never on a hot path.
  */
 POOL_API void pool_gc(struct pool_head *pool);
 
@@ -337,10 +342,11 @@ POOL_API int pool_json_write_string(FILE *out, const char *s);
  * pool_profile_start - start a new allocation-site profile, the previous one forgotten: each
  * thread samples one allocation per about `rate_bytes` bytes it allocates (0: the default,
  * POOL_PROFILE_RATE_DEF, 512 KiB as jemalloc's), with random intervals, and the profile counts
- * per allocating call stack and pool the sampled objects, those seen freed and those still
- * live, with their ages. The inline fast path keeps running: see pool_profile_start(3) for what the
- * estimates are worth. Same as the -dM option profile=<rate_bytes>. Returns 0, or -1 with errno
- * EINVAL (rate_bytes over POOL_PROFILE_RATE_MAX, 1 TiB).
+ * per allocating call stack and pool the sampled objects, those freed and those still live,
+ * with their ages. Sampled objects live in a region of their own (reserved at the first start),
+ * whose frees the inline pool_free() sends to the library; the inline fast path keeps running
+ * (pool_profile_start(3)). Same as the -dM option profile=<rate_bytes>. Returns 0, or -1 with
+ * errno EINVAL (rate_bytes over POOL_PROFILE_RATE_MAX, 1 TiB).
  */
 POOL_API int pool_profile_start(size_t rate_bytes);
 
@@ -353,9 +359,9 @@ POOL_API void pool_profile_stop(void);
 /*
  * pool_profile_dump - write `pools profile <args>` to `out`, as level admin sees it: args [bysite|
  * bypool|byage|bybytes] [pool <name>] [<n>] [json|prometheus|heap|folded] (heap: for jeprof and
- * pprof), or NULL. Sampled objects free in thread caches are credited first (each thread kept out
- * of its slow paths a moment). Returns 0, or -1 with errno EINVAL (NULL out: nothing written; bad
- * args: one error line), ENOENT (no pool of that name), ENOMEM, or the errno of a failed write.
+ * pprof), or NULL. Stops no thread. Returns 0, or -1 with errno EINVAL (NULL out: nothing
+ * written; bad args: one error line), ENOENT (no pool of that name), ENOMEM, or the errno of a
+ * failed write.
  */
 POOL_API int pool_profile_dump(FILE *out, const char *args);
 

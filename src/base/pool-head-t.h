@@ -327,9 +327,6 @@ struct pool_tslot {
 	uint8_t took;                  /* 1 once the thread allocated from this slot; until then
 	                                  what it caches was freed by it and made by others, and
 	                                  the fast path only pushes (pool-magazine.c) */
-	uint8_t hidden;                /* objects of the loaded magazine below the base the profile
-	                                  shows the fast path (pool-sample.c), for statistics: at
-	                                  most a magazine, POOL_CLUSTER_MAX */
 	uint8_t depth;                 /* the pointers of the loaded magazine the fast path may
 	                                  fill, from the pool's depth to its cluster (at most
 	                                  POOL_CLUSTER_MAX); 0 after the slot was emptied
@@ -368,6 +365,8 @@ struct pool_thread_caches {
 	unsigned int taken_sections;   /* ... when it last took this thread's spare magazines */
 	struct pool_sampler *sampler;  /* the profile's state of this thread (pool-sample.c), NULL
 	                                  until the profile first samples here */
+	struct pool_tcache **tls;      /* the thread's pool__tls_cache: other threads point it at
+	                                  empty entries to take its fast path away (pool-thread.c) */
 };
 
 /*
@@ -399,6 +398,6 @@ _Static_assert(offsetof(struct pool_bucket, allocated) == POOL_CACHE_LINE,
 _Static_assert(offsetof(struct pool_mag, obj) == 24, "a magazine's header is 24 bytes");
 _Static_assert(sizeof(struct pool_thread) == 32, "a thread's TLS state is 32 bytes");
 _Static_assert(sizeof(struct pool_tslot) == POOL_CACHE_LINE, "a thread's slot is one cache line");
-_Static_assert(POOL_CLUSTER_MAX <= UINT8_MAX, "a slot's depth and hidden count fit a byte");
+_Static_assert(POOL_CLUSTER_MAX <= UINT8_MAX, "a slot's depth fits a byte");
 
 #endif

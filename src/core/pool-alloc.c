@@ -25,6 +25,7 @@
 #include "tcache/pool-tcache.h"
 #include "tcache/pool-thread.h"
 #include "os/pool-malloc.h"
+#include "os/pool-region.h"
 
 /*
  * A call of the thread-cache tier failed: if that is because the pool was destroyed meanwhile
@@ -69,10 +70,6 @@ static inline void open_for_allocation(struct pool_head *pool)
 /* Slow paths of pool_alloc() and pool_free()                                                 */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Debugging flags that never look at an object: the slow paths skip the debugging layer. */
-#define POOL_DBG_NO_OBJECT (POOL_DBG_PROFILE | POOL_DBG_FAIL_REPORT | POOL_DBG_NO_MERGE | \
-                            POOL_DBG_NO_GLOBAL)
-
 /*
  * An allocation failed: count it, and report it when fail-report is on (pool-fail-report.c:
  * once per burst, from memory reserved beforehand).
@@ -97,7 +94,7 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 {
 	unsigned int dbg;
 	struct pool_thread *self;
-	int from_cache = 0, cached;
+	int from_cache = 0, cached, sampled;
 	void *obj = NULL;
 
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
@@ -111,6 +108,14 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 	    pool__debug_fail_roll(pool__thread_rng(self), pool__thread_id(self)))
 		return failed(pool, self, dbg, caller, 1);
 	cached = pool__tcache_usable(pool, self, dbg);
+	/* the profile's countdown, which the fast path counts down too */
+	sampled = cached ? pool__sample_tick(self->caches, pool->ro.index, pool, dbg) :
+	          (dbg & POOL_DBG_PROFILE) && pool__sample_uncached(pool);
+	if (POOL_UNLIKELY(sampled)) {
+		obj = pool__sample_alloc(pool, pool__thread_id(self), caller, dbg);
+		if (obj)
+			goto hand_out;
+	}
 	if (cached) {
 		obj = pool__tcache_pop(pool, self, dbg);
 		from_cache = obj != NULL;
@@ -121,12 +126,14 @@ static POOL_NOINLINE void *alloc_slow(struct pool_head *pool, unsigned int flags
 		check_still_live(pool, NULL, caller);
 		return failed(pool, self, dbg, caller, 0);
 	}
+	/* a pool whose objects cannot live in the profile's region (uaf, malloc) keeps them */
+	if (POOL_UNLIKELY(sampled))
+		pool__sample_in_place(pool, obj, caller);
+hand_out:
 	/* whichever tier it came from, an object has the pool's alignment */
 	POOL_ASSERT(((uintptr_t)obj & (pool->align - 1)) == 0);
 	POOL_ASSERT(!from_cache || self->state == POOL_THREAD_CACHED);
 	if (POOL_UNLIKELY(dbg | pool->layout)) {
-		if ((dbg & POOL_DBG_PROFILE) && (!cached || pool__sample_due(self, obj)))
-			pool__sample_handout(pool, self, obj, caller, cached);
 		/* the profile and the failure report need nothing of the debugging layer */
 		if ((dbg & ~POOL_DBG_NO_OBJECT) | pool->layout) {
 			pool__debug_on_alloc(pool, obj, flags, caller, dbg, from_cache,
@@ -162,10 +169,16 @@ static POOL_NOINLINE void free_slow(struct pool_head *pool, void *ptr, const voi
 	struct pool_thread *self = pool__thread_self(&dbg);
 
 	pool__release_poke();
+	/* a sampled object: back to the profile's region, never to a cache */
+	if (POOL_UNLIKELY(pool__region_owns(ptr))) {
+		pool__sample_free(pool, pool__thread_id(self), ptr, caller, dbg);
+		return;
+	}
 	if (POOL_UNLIKELY(dbg | pool->layout)) {
 		if ((dbg & ~POOL_DBG_NO_OBJECT) | pool->layout)
 			pool__debug_on_free(pool, ptr, caller);
-		if (dbg & POOL_DBG_PROFILE)
+		/* a sample remembered in place (uaf) */
+		if (pool->layout & POOL_DBG_UAF)
 			pool__prof_credit(ptr);
 	}
 	if (dbg & POOL_DBG_SANITIZER)
@@ -185,8 +198,8 @@ static POOL_NOINLINE void free_malloc_uncount(struct pool_head *pool, void *ptr,
 
 	pool__release_poke();
 	pool__debug_on_free(pool, ptr, caller);
-	if (dbg & POOL_DBG_PROFILE)
-		pool__prof_credit(ptr);
+	/* a sample remembered in place */
+	pool__prof_credit(ptr);
 	pool__bucket_slab_uncount(pool, 1, pool__thread_id(self));
 }
 
@@ -229,20 +242,19 @@ POOL_API size_t pool_alloc_bulk(struct pool_head *pool, void **objs, size_t n)
 	open_for_allocation(pool);
 	self = pool__thread_self(&dbg);
 	pool__release_poke();
-	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
+	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg) &&
+	    (!(dbg & POOL_DBG_PROFILE) ||
+	     !pool__sample_bulk_due(self->caches, pool->ro.index, pool, n))) {
 		if (pool__tcache_alloc_bulk(pool, self, objs, n, dbg) == n) {
-			if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE)) {
-				pool__prof_scan(objs + 1, n - 1);
-				if (pool__sample_due(self, objs[0]))
-					pool__sample_handout(pool, self, objs[0], caller, 1);
-			}
+			/* counted down by the countdown, which had room for them all */
+			self->caches->tc[pool->ro.index].left -= (long)n;
 			return n;
 		}
 		check_still_live(pool, NULL, caller);
 		failed(pool, self, dbg, caller, 0);
 		return 0;
 	}
-	/* debugging or no cache: object by object, each checked; all or nothing all the same */
+	/* debugging, no cache or a sample due: object by object; all or nothing all the same */
 	for (i = 0; i < n; i++) {
 		objs[i] = alloc_slow(pool, 0, caller);
 		if (!objs[i]) {
@@ -265,13 +277,14 @@ POOL_API void pool_free_bulk(struct pool_head *pool, void **objs, size_t n)
 		return;
 	if (POOL_UNLIKELY(pool->magic != POOL_HEAD_LIVE))
 		pool__bad_head(pool, NULL, __builtin_return_address(0));
-	if (pool__tcache_free_bulk_fast(pool, objs, n))
+	/* a sampled object among them: each through pool_free(), which sees it */
+	for (i = 0; i < n && !pool__region_owns(objs[i]); i++)
+		;
+	if (i == n && pool__tcache_free_bulk_fast(pool, objs, n))
 		return;
 	self = pool__thread_self(&dbg);
 	pool__release_poke();
-	if (!(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
-		if (POOL_UNLIKELY(dbg & POOL_DBG_PROFILE))
-			pool__prof_scan(objs, n);
+	if (i == n && !(dbg & POOL_DBG_SLOW) && pool__tcache_usable(pool, self, dbg)) {
 		if (!pool__tcache_free_bulk(pool, self, objs, n, dbg))
 			check_still_live(pool, NULL, __builtin_return_address(0));
 		return;

@@ -50,14 +50,6 @@ __attribute__((noreturn, cold)) void pool__bad_head(const struct pool_head *pool
 int pool__live_head(const struct pool_head *pool);
 
 /*
- * The profile's audit (pool-sample.c): every sampled object lying free in a thread cache is
- * credited, so that a snapshot taken next counts no cached object as in use. Keeps every
- * thread out of its cache sections a moment; takes the thread registry lock (call it with no
- * lock of ours held but the pool list lock).
- */
-void pool__profile_audit(void);
-
-/*
  * The trim that ends pool_trim(), alone: the OS layer gives its free pages to the system, and
  * no pool is touched (`pools flush <pool>`, which must not take the other pools' free objects).
  * Thread-safe; cannot fail.

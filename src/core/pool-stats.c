@@ -96,9 +96,3 @@ POOL_API int pool_get_os_stats(struct pool_os_stats *st, size_t size)
 	copy_grown(st, size, &full, sizeof(full));
 	return 0;
 }
-
-void pool__profile_audit(void)
-{
-	if (pool__prof_gen())
-		pool__thread_audit();
-}

@@ -49,12 +49,14 @@
 #include "shared/pool-demand.h"
 #include "config/pool-config.h"
 #include "debug/pool-debug.h"
+#include "debug/pool-guard.h"
 #include "core/pool-headset.h"
 #include "core/pool-int.h"
 #include "core/pool-layout.h"
 #include "base/pool-lock.h"
 #include "tcache/pool-magazine.h"
 #include "os/pool-os.h"
+#include "os/pool-region.h"
 #include "debug/pool-profile.h"
 #include "debug/pool-symbols.h"
 #include "os/pool-san.h"
@@ -506,6 +508,8 @@ POOL_API void pool_gc(struct pool_head *pool)
 			pool__slab_purge(p);
 		}
 		pool__lock_leave(&pool__list_lock, took);
+		/* the profile's freed slots kept mapped for the next samples */
+		pool__region_trim();
 	}
 	pool__os_trim();
 }
@@ -594,8 +598,12 @@ int pool__parse_debugging(const char *str, char **err, FILE *help_out, int runti
 		pool__lock_leave(&pool__list_lock, took);
 		return -1;
 	}
-	if (!help)
+	if (!help) {
 		pool__debug_apply(&next);
+		/* the fast path tests no flag: the threads' views of their caches go instead */
+		if ((next.flags & POOL_DBG_SLOW) && !(cur.flags & POOL_DBG_SLOW))
+			pool__thread_kick();
+	}
 	pool__lock_leave(&pool__list_lock, took);
 	/* a profile stopped: what its views kept goes (not under the list lock: a dlclose()) */
 	if (!help && took && (cur.flags & POOL_DBG_PROFILE) && !(next.flags & POOL_DBG_PROFILE))
@@ -640,6 +648,8 @@ static void fork_prepare(void)
 	pool__os_fork_prepare();
 	pool__headset_fork_prepare();
 	pool__prof_fork_prepare();
+	pool__region_fork_prepare();
+	pool__guard_fork_prepare();
 	for (p = pool__list_head; p; p = p->next)
 		pool__bucket_fork_prepare(p);
 }
@@ -649,6 +659,8 @@ static void fork_unlock_middle(void)
 {
 	struct pool_head *p;
 
+	pool__guard_fork_after();
+	pool__region_fork_after();
 	pool__prof_fork_after();
 	pool__headset_fork_after();
 	pool__os_fork_after();

@@ -22,6 +22,7 @@
 
 #include "base/pool-assert.h"
 #include "debug/pool-debug-parse.h"
+#include "debug/pool-guard.h"
 #include "debug/pool-profile.h"
 
 /*
@@ -38,6 +39,7 @@ POOL_API unsigned int pool__debugging;
  */
 #define DBG_POISON_BYTE_DEF   0x50
 #define DBG_FAIL_PERCENT_DEF  1
+#define DBG_GUARD_PERCENT_DEF 100
 #define DBG_STR_(x) #x
 #define DBG_STR(x)  DBG_STR_(x)
 
@@ -50,6 +52,7 @@ static struct pool_debug_settings dbg_values = {
 	.poison_byte = DBG_POISON_BYTE_DEF,
 	.fail_percent = DBG_FAIL_PERCENT_DEF,
 	.profile_rate = POOL_PROFILE_RATE_DEF,
+	.guard_percent = DBG_GUARD_PERCENT_DEF,
 };
 #define DBG_VALUE(field) __atomic_load_n(&dbg_values.field, __ATOMIC_RELAXED)
 static atomic_uint integrity_epoch = 1;
@@ -124,6 +127,10 @@ static const struct dbg_option dbg_options[] = {
 	{ POOL_DBG_PROFILE, "profile", "no-profile", 0, DBG_BYTES, DBG_FIELD(profile_rate),
 	  "sample one allocation per about <bytes> allocated per thread, for `pools profile` "
 	  "(profile=<bytes>, " DBG_STR(POOL_PROFILE_RATE_DEF_KIB) "k by default)" },
+	{ POOL_DBG_GUARD, "guard", "no-guard", POOL_DBG_PROFILE, DBG_PERCENT,
+	  DBG_FIELD(guard_percent),
+	  "put guard=<percent> of the profile's samples (" DBG_STR(DBG_GUARD_PERCENT_DEF)
+	  " by default) between guard pages, faults reported; implies profile" },
 	{ POOL_DBG_FAIL_REPORT, "fail-report", "no-fail-report", 0, DBG_FLAG, DBG_NO_FIELD,
 	  "report a failed allocation on stderr: the pool, its limit and use, the top sites "
 	  "(once per burst)" },
@@ -262,7 +269,9 @@ POOL_API void pool_debugging_help(FILE *out)
 	        "  POOL_DEBUG=fail=5                   make 5%% of allocations fail\n"
 	        "  -dM0x41,no-merge                    poison with 0x41, keep pools apart by name\n"
 	        "  -dMuaf,cache                        uaf but keep the thread caches\n"
-	        "  POOL_DEBUG=malloc                   let Valgrind, ASan and MSan see every object\n");
+	        "  POOL_DEBUG=malloc                   let Valgrind, ASan and MSan see every object\n"
+	        "  POOL_DEBUG=guard                    in production: overflows and uses after free\n"
+	        "                                      of the profile's samples fault and are named\n");
 }
 
 POOL_API void pool_debugging_show(FILE *out)
@@ -291,6 +300,11 @@ POOL_API void pool_debugging_show(FILE *out)
 size_t pool__debug_profile_rate(void)
 {
 	return DBG_VALUE(profile_rate);
+}
+
+unsigned int pool__debug_guard_percent(void)
+{
+	return (unsigned int)DBG_VALUE(guard_percent);
 }
 
 size_t pool__debug_fail_percent(void)
@@ -464,6 +478,9 @@ int pool__debug_parse(const char *str, const struct pool_debug_settings *cur, in
 validated:
 	if (check_exclusive(ps.next.flags, err) < 0)
 		goto fail;
+	/* guard pages are a share of the profile's samples: no profile, no guard */
+	if (!(ps.next.flags & POOL_DBG_PROFILE))
+		ps.next.flags &= ~POOL_DBG_GUARD;
 	/* keep the internal sanitizer bit whatever the words said */
 	ps.next.flags = (ps.next.flags & ~POOL_DBG_SANITIZER) | (cur->flags & POOL_DBG_SANITIZER);
 	*out = ps.next;
@@ -537,6 +554,9 @@ void pool__debug_apply(const struct pool_debug_settings *s)
 	if ((flags & POOL_DBG_PROFILE) &&
 	    (!(cur & POOL_DBG_PROFILE) || s->profile_rate != pool__prof_rate()))
 		pool__prof_reset(s->profile_rate);
+	/* guard pages: the fault handler first, so that no guarded object faults unreported */
+	if ((flags & POOL_DBG_GUARD) && !(cur & POOL_DBG_GUARD))
+		pool__guard_start();
 	__atomic_store_n(&pool__debugging, flags, __ATOMIC_RELEASE);
 }
 

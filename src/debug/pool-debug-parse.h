@@ -25,10 +25,14 @@ struct pool_debug_settings {
 	size_t poison_byte;            /* poison=<0..255> */
 	size_t fail_percent;           /* fail=<0..100> */
 	size_t profile_rate;           /* profile=<bytes>: mean bytes between two samples */
+	size_t guard_percent;          /* guard=<percent>: samples put between guard pages */
 };
 
 /* The mean bytes between two samples of the profile (profile=<bytes>), in effect. */
 size_t pool__debug_profile_rate(void);
+
+/* The share of the profile's samples put between guard pages (guard=<percent>), in effect. */
+unsigned int pool__debug_guard_percent(void);
 
 /* The settings in effect. */
 void pool__debug_current(struct pool_debug_settings *cur);

@@ -17,6 +17,13 @@
 #include "base/pool-head-t.h"
 #include "debug/pool-debug-parse.h"
 
+/*
+ * Debugging flags that never look at an object: the slow paths skip the debugging layer's
+ * hooks for them.
+ */
+#define POOL_DBG_NO_OBJECT (POOL_DBG_PROFILE | POOL_DBG_FAIL_REPORT | POOL_DBG_NO_MERGE | \
+                            POOL_DBG_NO_GLOBAL | POOL_DBG_GUARD)
+
 /* Is the sanitizer/Valgrind bookkeeping on? (the internal POOL_DBG_SANITIZER bit) */
 static inline int pool__san_on(void)
 {

@@ -36,7 +36,7 @@
  * section) under it, so the sampler may take it inside a section, and fork() takes it last.
  * Only a counting filter in front of the record table (a byte per cell: the records whose
  * address hashes there) and the count of records are read without it, with relaxed loads: a
- * check that races an insertion may miss the new record, credited at a later check or audit.
+ * check that races an insertion may miss the new record, credited at a later check.
  */
 #include <math.h>
 #include <stddef.h>
@@ -47,6 +47,7 @@
 #include "base/pool-assert.h"
 #include "base/pool-lock.h"
 #include "debug/pool-profile.h"
+#include "os/pool-region.h"
 
 struct prof_record {
 	uintptr_t addr;                 /* 0: an empty slot */
@@ -204,15 +205,10 @@ static void credit_slot(unsigned int i)
 	erase(i);
 }
 
-void pool__prof_count(struct pool_head *pool, uint32_t stack, unsigned int samples,
-                      unsigned int freed)
+void pool__prof_dropped(void)
 {
-	unsigned int r;
-
 	pool__lock(&prof_lock);
-	r = row_of(stack, pool);
-	atomic_fetch_add_explicit(&rows[r].samples, samples, memory_order_relaxed);
-	atomic_fetch_add_explicit(&rows[r].freed, freed, memory_order_relaxed);
+	dropped++;
 	pool__unlock(&prof_lock);
 }
 
@@ -265,18 +261,6 @@ int pool__prof_credit(const void *obj)
 	return slot >= 0;
 }
 
-void pool__prof_scan(void *const *objs, size_t n)
-{
-	size_t i;
-
-	if (!atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed))
-		return;
-	for (i = 0; i < n; i++)
-		if (atomic_load_explicit(&pool__prof_filter[pool__hash_ptr(objs[i], FILTER_BITS)],
-		                         memory_order_relaxed))
-			pool__prof_credit(objs[i]);
-}
-
 void pool__prof_pool_gone(const struct pool_head *pool)
 {
 	unsigned int i;
@@ -302,6 +286,8 @@ void pool__prof_reset(size_t rate)
 	unsigned int i;
 
 	pool__stack_prepare();
+	/* the region of sampled objects, reserved once (a failure leaves samples dropped) */
+	pool__region_reserve();
 	pool__lock(&prof_lock);
 	for (i = 0; i < POOL_PROF_SLOTS; i++)
 		if (records[i].addr)

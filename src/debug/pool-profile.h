@@ -99,9 +99,8 @@ size_t pool__prof_rate(void);
  */
 int pool__prof_record(struct pool_head *pool, void *obj, uint32_t stack, uint64_t born_ns);
 
-/* Count `samples` allocations of `pool` by `stack` sampled, `freed` of them seen freed. */
-void pool__prof_count(struct pool_head *pool, uint32_t stack, unsigned int samples,
-                      unsigned int freed);
+/* A sample not taken: no room for it in the region of sampled objects (counted as dropped). */
+void pool__prof_dropped(void);
 
 /*
  * The pools a profile samples: every pool, or only those chosen when it started (`pools
@@ -151,9 +150,6 @@ static inline int pool__prof_maybe(const void *obj)
  * it), so it may be called inside a cache section.
  */
 int pool__prof_credit(const void *obj);
-
-/* pool__prof_credit() for each remembered one of objs[0..n-1] (the filter first). */
-void pool__prof_scan(void *const *objs, size_t n);
 
 /*
  * `pool` is being destroyed (every object free): its records go, counted as forgotten, and its

@@ -500,3 +500,97 @@ int pool__report_catch_faults(void)
 	}
 	return 0;
 }
+
+/* ------------------------------------------------------------------------------------------ */
+/* The report of a sampled object's bug (guard pages)                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A stack named by `name`, one frame per line after the first. */
+static void r_guard_stack(struct rbuf *r, const uintptr_t *frames, unsigned int n,
+                          void (*name)(char *, size_t, uintptr_t))
+{
+	char buf[256];
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (i)
+			r_str(r, "libpool:     <- ");
+		name(buf, sizeof(buf), frames[i]);
+		r_str(r, buf);
+		r_str(r, "\n");
+	}
+	if (!n)
+		r_str(r, "(no stack)\n");
+}
+
+/* The name of pool head `p` (read with care: it may be gone) into buf[32]. */
+static const char *guard_pool_name(const void *p, char *buf, size_t len)
+{
+	if (!pool__report_is_pool(p) ||
+	    pool__os_safe_read(buf, (const char *)p + offsetof(struct pool_head, name), len) < 0)
+		return "?";
+	buf[len - 1] = 0;
+	return buf;
+}
+
+void pool__report_guard(const struct pool_guard_report *rep)
+{
+	char name[POOL_NAME_MAX + 1], pc[256];
+	struct rbuf r;
+
+	r.n = 0;
+	r_str(&r, "libpool: FATAL: ");
+	r_str(&r, rep->what);
+	r_str(&r, " in pool '");
+	r_str(&r, guard_pool_name(rep->pool, name, sizeof(name)));
+	r_str(&r, "' (");
+	r_dec(&r, rep->size);
+	r_str(&r, " bytes) object ");
+	r_hex(&r, (uint64_t)(uintptr_t)rep->obj, 1);
+	r_str(&r, rep->guarded ? " (guard pages)\n" : " (the profile's region)\n");
+	if (!rep->freeing) {
+		r_str(&r, "libpool:   access at ");
+		r_hex(&r, (uint64_t)(uintptr_t)rep->addr, 1);
+		r_str(&r, ": ");
+		if (rep->offset < 0) {
+			r_dec(&r, (uint64_t)-rep->offset);
+			r_str(&r, " bytes before it");
+		} else if ((size_t)rep->offset >= rep->size) {
+			r_dec(&r, (uint64_t)rep->offset - rep->size);
+			r_str(&r, " bytes past its end");
+		} else {
+			r_str(&r, "byte ");
+			r_dec(&r, (uint64_t)rep->offset);
+			r_str(&r, " of it");
+		}
+		r_str(&r, rep->write < 0 ? "\n" : rep->write ? ", write\n" : ", read\n");
+	} else if (rep->free_pool && rep->free_pool != rep->pool) {
+		r_str(&r, "libpool:   freed into pool '");
+		r_str(&r, guard_pool_name(rep->free_pool, name, sizeof(name)));
+		r_str(&r, "' at ");
+		r_hex(&r, (uint64_t)(uintptr_t)rep->addr, 1);
+		r_str(&r, "\n");
+	}
+	r_str(&r, rep->freeing ? "libpool:   freed again by: " : "libpool:   by: ");
+	rep->name(pc, sizeof(pc), (uintptr_t)rep->pc);
+	r_str(&r, pc);
+	r_str(&r, "\nlibpool:   thread ");
+	r_dec(&r, pool__os_thread_id());
+	r_str(&r, "\n");
+	if (rep->alloc_tid) {
+		r_str(&r, "libpool:   allocated by thread ");
+		r_dec(&r, rep->alloc_tid);
+		r_str(&r, ": ");
+		r_guard_stack(&r, rep->alloc, rep->nalloc, rep->name);
+	}
+	if (rep->free_tid) {
+		r_str(&r, "libpool:   freed by thread ");
+		r_dec(&r, rep->free_tid);
+		r_str(&r, ": ");
+		r_guard_stack(&r, rep->free, rep->nfree, rep->name);
+	}
+	if (!rep->guarded)
+		r_str(&r, "libpool:   (not a guarded object: its stacks were not kept)\n");
+	r_flush(&r);
+	abort();
+}

@@ -113,6 +113,41 @@ struct pool_fail_info {
 void pool__report_failure(const struct pool_fail_info *f);
 
 /*
+ * What the report of a sampled object's bug knows (`guard` debugging, pool-guard.c gathers it):
+ * the fault handler's (a fault in the profile's region) or a refused free's.
+ */
+struct pool_guard_report {
+	const char *what;                  /* the bug, in words */
+	const void *pool;                  /* the object's pool (a head, read with care), or NULL */
+	const void *free_pool;             /* a refused free: the pool it was freed into */
+	const void *obj;                   /* the sampled object and its size in bytes */
+	size_t size;
+	const void *addr;                  /* the faulting address, or the address freed */
+	long offset;                       /* a fault: addr's offset from the object's first byte */
+	const void *pc;                    /* the faulting instruction, or the freeing caller */
+	int write;                         /* a fault: 1 write, 0 read, -1 unknown */
+	int freeing;                       /* 1: a refused free, not a fault */
+	int guarded;                       /* a guarded object (else only its region slot) */
+	unsigned long alloc_tid, free_tid; /* the threads that allocated and freed it (0: none) */
+	const uintptr_t *alloc, *free;     /* their stacks, innermost first */
+	unsigned int nalloc, nfree;
+	void (*name)(char *buf, size_t len, uintptr_t pc);   /* names a code address */
+};
+
+/*
+ * Write that report to stderr and abort():
+ *   libpool: FATAL: <what> in pool '<name>' (<size> bytes) object <address> (guard pages)
+ *   libpool:   access at <address>: <n> bytes past its end|before it|into it, read|write
+ *   libpool:   by <frame>
+ *   libpool:   thread <tid>
+ *   libpool:   allocated by thread <tid>: <frame>, then "libpool:     <- <frame>" per frame
+ *   libpool:   freed by thread <tid>: ... (when it was)
+ * Like pool__report(): a fixed buffer and write(2), nothing allocated, no lock; frames named by
+ * rep->name, which must be async-signal-safe when the handler calls it.
+ */
+__attribute__((noreturn)) void pool__report_guard(const struct pool_guard_report *rep);
+
+/*
  * Install (once) the SIGSEGV handler that turns a fault inside a use-after-free mapping into a
  * report (use after free, overflow into the guard page) and lets any other fault happen as if it
  * were not there. Thread-safe; 0, or -1 with errno from sigaction().

@@ -800,7 +800,7 @@ int pool__dump(FILE *out, const char *args, enum pool_cli_level level)
 	memset(&s, 0, sizeof(s));
 	s.args = &a;
 	pool_for_each(snapshot_one, &s);
-	/* the profile's view first: its audit takes the registry lock, not the pool list lock */
+	/* the profile's view first, outside the pool list lock (it takes it itself) */
 	if (a.detailed && !s.failed)
 		s.profile = pool__profile_view_make(a.addresses);
 	if (s.failed) {

@@ -31,9 +31,10 @@
  * POOL_STATS_ON_EXIT, so that the static library links both or neither); the report runs from
  * an atexit() handler registered early, so after the program's own handlers (and so after most
  * of its cleanup), at exit() or a return from main(). Cached objects are free: each pool's
- * count is its exact number of objects handed out (used - cached), and the audit credits every
- * sampled object lying in a thread cache. Sites are exact under `caller` debugging, estimated
- * from the profile's samples otherwise (POOL_DEBUG=profile), and absent without either.
+ * count is its exact number of objects handed out (used - cached), and a sampled object is
+ * never cached (it lives in the profile's region until its free). Sites are exact under
+ * `caller` debugging, estimated from the profile's samples otherwise (POOL_DEBUG=profile), and
+ * absent without either.
  */
 #define EXIT_WAIT_MS 1000
 

@@ -9,8 +9,8 @@
  *
  * How a view is made (pool__profile_view_make())
  *
- * 1. Audit. Every sampled object lying free in a thread cache is credited first
- *    (pool__profile_audit()), so that no cached object is counted as in use by its site.
+ * 1. Samples. Nothing to gather: a sampled object lives in the profile's region until its
+ *    free, which always reaches the profile (src/tcache/pool-sample.c), never in a cache.
  * 2. Pools. For each pool, under the pool list lock: its name, sizes, its exact count of
  *    objects in use (struct pool_stats used - cached: handed out to the program), and under
  *    `caller` debugging a copy of its table of live objects per caller.
@@ -346,7 +346,6 @@ struct pool_profile_view *pool__profile_view_make_named(int addresses, int names
 		goto fail;
 	v->addresses = addresses;
 	v->on = (POOL__DEBUGGING() & POOL_DBG_PROFILE) != 0;
-	pool__profile_audit();
 	pool_for_each(view_add_pool, v);
 	if (v->failed)
 		goto fail;

@@ -64,7 +64,7 @@ struct pool_profile_view {
 };
 
 /*
- * What the profile knows of every pool, gathered once for an output: the audit, a snapshot of
+ * What the profile knows of every pool, gathered once for an output: a snapshot of
  * the rows with their stacks, each pool's count of objects in use, the estimates, and with
  * `names` the names of the stacks' frames (libdw: the essay of pool-profile-view.c says how).
  * pool__profile_view_make() is the one with names. NULL when out of memory (errno ENOMEM).

@@ -817,6 +817,26 @@ int pool__os_protect(void *addr, size_t len, int access)
 	return mprotect(addr, len, access ? PROT_READ | PROT_WRITE : PROT_NONE);
 }
 
+void *pool__os_reserve(size_t len)
+{
+	void *p;
+
+	if (pool__fault(POOL_FAULT_MAP))
+		return NULL;
+	p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void pool__os_discard(void *addr, size_t len)
+{
+	/* one call, whose mapping merges with the reservation around it */
+	if (mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+	         0) != MAP_FAILED)
+		return;
+	madvise(addr, len, MADV_DONTNEED);
+	mprotect(addr, len, PROT_NONE);
+}
+
 int pool__os_safe_read(void *dst, const void *src, size_t len)
 {
 	struct iovec local = { dst, len }, remote = { (void *)(uintptr_t)src, len };

@@ -105,6 +105,19 @@ void pool__os_unmap(void *addr, size_t len);
 int pool__os_protect(void *addr, size_t len, int access);
 
 /*
+ * Address space of `len` bytes (page multiple), inaccessible, no memory committed
+ * (PROT_NONE, MAP_NORESERVE): pool__os_protect() maps parts of it. NULL on failure.
+ */
+void *pool__os_reserve(size_t len);
+
+/*
+ * Give the pages of [addr, addr + len) (page-aligned, in a reservation) back to the system and
+ * make them inaccessible again, as reserved: one mmap(MAP_FIXED), or madvise() and mprotect()
+ * where that is refused. Cannot fail.
+ */
+void pool__os_discard(void *addr, size_t len);
+
+/*
  * Copy `len` bytes at `src`, which may be unreadable (protected, unmapped), into `dst` without
  * faulting: 0, or -1 when any of it could not be read. Async-signal-safe (one system call).
  */

@@ -240,6 +240,15 @@ unsigned int pool__bucket_slab_get(struct pool_head *pool, void **out, unsigned 
 	return n;
 }
 
+int pool__bucket_extra_get(struct pool_head *pool, unsigned int start)
+{
+	if (!pool__limit_reserve(pool, 1))
+		return 0;
+	count_move(pool, start, 1, 1);
+	pool__count_moved(1);
+	return 1;
+}
+
 void pool__bucket_slab_uncount(struct pool_head *pool, unsigned int n, unsigned int start)
 {
 	count_move(pool, start, -(long)n, -(long)n);

@@ -211,6 +211,14 @@ void pool__bucket_slab_put(struct pool_head *pool, void *const *objs, unsigned i
                            unsigned int start, const void *caller);
 
 /*
+ * One object that does not come from the slab tier (a sampled object, which lives in the
+ * profile's region) counted as if it did: reserved against the limit, then counted as used and
+ * as above the slabs (near bucket `start`). 1, or 0 at the limit (nothing counted).
+ * pool__bucket_slab_uncount() counts it out.
+ */
+int pool__bucket_extra_get(struct pool_head *pool, unsigned int start);
+
+/*
  * The counting half of pool__bucket_slab_put(): `n` objects, counted as used until now, leave
  * `used`, `allocated` and the limit's count, as if given to the tier below, which the caller then
  * does itself (pool_free() of a pool of the `malloc` layout, whose free() must be its last call).

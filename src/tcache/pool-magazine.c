@@ -41,7 +41,6 @@
 #include "base/pool-util.h"
 #include "shared/pool-bucket.h"
 #include "tcache/pool-magazine.h"
-#include "debug/pool-profile.h"
 #include "slab/pool-slab.h"
 
 /* Magazines a refill takes from a shared list with one exchange, when the budget holds them. */
@@ -174,7 +173,6 @@ static void load(struct pool_thread_caches *ctx, unsigned int s, struct pool_mag
 			POOL_ASSERT(m->obj[i]);
 	}
 	ctx->slot[s].loaded = m;
-	__atomic_store_n(&ctx->slot[s].hidden, 0, __ATOMIC_RELAXED);
 	/* relaxed atomics: statistics read the entry from other threads (entry_count()) */
 	__atomic_store_n(&tc->base, pool__tc_open_base(ctx, s, m), __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->end, pool__tc_open_end(ctx, s, m), __ATOMIC_RELAXED);
@@ -188,14 +186,11 @@ static struct pool_mag *unload(struct pool_thread_caches *ctx, unsigned int s)
 	struct pool_mag *m = ctx->slot[s].loaded;
 
 	POOL_ASSERT(!m || pool__tc_count(ctx, s) <= m->cap);
-	if (m) {
+	if (m)
 		m->n = pool__tc_count(ctx, s);
-		pool__slot_seen_free(pool__slots[s], m->obj, m->n);
-	}
 	__atomic_store_n(&tc->top, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->base, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&tc->end, NULL, __ATOMIC_RELAXED);
-	__atomic_store_n(&ctx->slot[s].hidden, 0, __ATOMIC_RELAXED);
 	ctx->slot[s].loaded = NULL;
 	return m;
 }
@@ -357,9 +352,8 @@ void pool__magazine_evict_slot(struct pool_thread_caches *ctx, unsigned int s, u
 
 /*
  * The loaded magazine of slot `s` now shows the fast path `depth` pointers: the entry's `end`
- * (and `base`, where it sits at the end for a slot that only frees) move with the depth, unless
- * the profile narrowed them (pool-sample.c recomputes its window from the new depth at the
- * slot's next slow path), and the slot counts the new depth in the budget.
+ * (and `base`, where it sits at the end for a slot that only frees) move with the depth, and
+ * the slot counts the new depth in the budget.
  */
 static void set_loaded_depth(struct pool_thread_caches *ctx, unsigned int s, uint32_t depth)
 {
@@ -379,16 +373,14 @@ static void set_loaded_depth(struct pool_thread_caches *ctx, unsigned int s, uin
 /*
  * The CLOCK chose slot `s` to give room back: a loaded magazine deeper than the pool's starting
  * depth and than what it holds is made shallower first, which evicts nothing (a reservation
- * unused goes before objects cached). Not while the profile samples on
- * this thread: its window and marks lie within the depth they were set in. Returns 1 when the
- * slot gave room back that way.
+ * unused goes before objects cached). Returns 1 when the slot gave room back that way.
  */
 static int make_shallower(struct pool_thread_caches *ctx, unsigned int s)
 {
 	struct pool_tslot *sl = &ctx->slot[s];
 	uint32_t keep = pool__tc_count(ctx, s);
 
-	if (!sl->loaded || ctx->sampler)
+	if (!sl->loaded)
 		return 0;
 	if (keep < pool__slots[s]->depth)
 		keep = pool__slots[s]->depth;

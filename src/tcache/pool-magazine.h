@@ -19,13 +19,12 @@
 #include "base/pool-assert.h"
 #include "base/pool-head-t.h"
 #include "debug/pool-debug.h"
-#include "debug/pool-profile.h"
 #include "shared/pool-bucket.h"
 
 /*
  * Pools by cache slot (struct pool_head_ro.index): written under the pool list lock of pool.c
  * (release stores), read without it by loops over every slot of a thread's caches (the
- * integrity fill, the profile's audit and candidates), which may meet a slot that a pool is
+ * integrity fill), which may meet a slot that a pool is
  * taking or leaving: those read it with pool__slot_pool(). A slot whose thread holds magazines
  * of it cannot change under that thread (a pool is detached after its drain), so reads of such
  * a slot may be plain.
@@ -66,9 +65,7 @@ unsigned int pool__magazine_max_slot(void);
  * The loaded magazine of slot `s` as the slow paths see it: its pointer array (NULL without
  * one), the pointers it holds and how many it may hold: the slot's depth, at most the
  * magazine's capacity (pool-magazine.c, deepen()). The bounds come from the magazine and the
- * slot, not from the entry's `base` and `end`: while the profile samples, the entry shows the
- * fast path a narrower window of the same array (pool-sample.c), and every slow path works on
- * the whole depth.
+ * slot, not from the entry's `base` and `end`, which a drain may have closed.
  */
 static inline void **pool__tc_objs(const struct pool_thread_caches *ctx, unsigned int s)
 {
@@ -89,7 +86,7 @@ static inline uint32_t pool__tc_cap(const struct pool_thread_caches *ctx, unsign
 	return ctx->slot[s].loaded ? ctx->slot[s].depth : 0;
 }
 
-/* The `end` of slot `s`'s entry when nothing narrows the window (`m` is its loaded magazine). */
+/* The `end` of slot `s`'s entry (`m` is its loaded magazine). */
 static inline void **pool__tc_open_end(const struct pool_thread_caches *ctx, unsigned int s,
                                        struct pool_mag *m)
 {
@@ -97,7 +94,7 @@ static inline void **pool__tc_open_end(const struct pool_thread_caches *ctx, uns
 }
 
 /*
- * The `base` of slot `s`'s entry when nothing narrows the window (`m` is its loaded magazine):
+ * The `base` of slot `s`'s entry (`m` is its loaded magazine):
  * the magazine's first pointer, or its end while the thread has not allocated from the slot
  * (the fast path then pushes and never pops: pool__magazine_first_alloc()).
  */
@@ -159,7 +156,6 @@ static inline void pool__slot_check(const struct pool_thread_caches *ctx, unsign
 
 	POOL_ASSERT(atomic_load_explicit(&ctx->busy, memory_order_relaxed) == 1);
 	POOL_ASSERT(s >= 1 && s < POOL_MAX_CACHED_POOLS && pool__slots[s]);
-	/* the profile's window (pool-sample.c) may narrow [base, end) inside the magazine */
 	POOL_ASSERT(m ? tc->base >= m->obj && tc->base <= m->obj + m->cap &&
 	                tc->end >= m->obj && tc->end <= m->obj + m->cap &&
 	                tc->top >= m->obj && tc->top <= m->obj + m->cap :
@@ -171,18 +167,6 @@ static inline void pool__slot_check(const struct pool_thread_caches *ctx, unsign
 	                   pool__tc_count(ctx, s) <= sl->depth &&
 	                   tc->end <= pool__tc_open_end(ctx, s, (struct pool_mag *)m)));
 	POOL_ASSERT(sl->reserved_objs == pool__slot_objs(ctx, s) && ctx->reserved <= ctx->budget);
-}
-
-/*
- * The objects of a magazine that leaves the loaded position (or the thread) are free: the
- * profile credits those it sampled (pool-sample.c). One relaxed load of the profile's count of
- * samples when it holds none (the profile off, or nothing sampled), then one of the pool's.
- */
-static inline void pool__slot_seen_free(const struct pool_head *pool, void *const *objs, uint32_t n)
-{
-	if (POOL_UNLIKELY(atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed) != 0) &&
-	    pool && atomic_load_explicit(&pool->prof_live, memory_order_relaxed))
-		pool__prof_scan(objs, n);
 }
 
 /* Push `m` on top of slot `s`'s full stack; its objects become `held`. */

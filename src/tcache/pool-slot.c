@@ -185,7 +185,6 @@ uint32_t pool__magazine_take_slot(struct pool_thread_caches *c, unsigned int s, 
 		void **t = __atomic_load_n(&tc->top, __ATOMIC_RELAXED);
 
 		l->n = t >= l->obj && t <= l->obj + l->cap ? (uint32_t)(t - l->obj) : 0;
-		pool__slot_seen_free(pool, l->obj, l->n);
 	}
 	/* closed: no top passes the fast path's tests, even one its owner stores late */
 	__atomic_store_n(&tc->base, POOL__TC_CLOSED_BASE, __ATOMIC_RELAXED);

@@ -30,10 +30,8 @@
  * changes are single stores (the pointer, then `top`), safe to be cut anywhere.
  *
  * Concurrency otherwise: a thread's caches are written by that thread alone; the slot table is
- * guarded by the pool list lock (pool.c). A section takes no lock but the uaf table's, the OS
- * layer's and the profile's (a leaf); a pool's pass lock is only tried, after the section. The
- * sampler (pool-sample.c), called at the end of each slow path inside its section, may narrow
- * the entry's window: this file reads the loaded magazine's bounds from the magazine.
+ * guarded by the pool list lock (pool.c). A section takes no lock but the uaf table's and the
+ * OS layer's; a pool's pass lock is only tried, after the section.
  */
 #include <linux/membarrier.h>
 #include <pthread.h>
@@ -48,7 +46,6 @@
 #include "shared/pool-bucket.h"
 #include "shared/pool-demand.h"
 #include "tcache/pool-magazine.h"
-#include "tcache/pool-sample.h"
 #include "tcache/pool-tcache.h"
 
 /* A thread's slow paths look at the clock (demand tracking) once every this many calls. */
@@ -294,9 +291,6 @@ void *pool__tcache_pop(struct pool_head *pool, struct pool_thread *self, unsigne
 		else if (pool__tc_count(ctx, s) || pool__magazine_reload_local(ctx, s))
 			obj = pool__tc_objs(ctx, s)[pool__tc_count(ctx, s) - 1],
 			pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) - 1);
-		/* none: the refill that follows tells the sampler */
-		if (obj)
-			pool__sample_hook(ctx, s, dbg, obj, -1);
 	}
 	section_exit(ctx);
 	return obj;
@@ -323,8 +317,6 @@ int pool__tcache_push(struct pool_head *pool, struct pool_thread *self, void *ob
 		pool__tc_objs(ctx, s)[pool__tc_count(ctx, s)] = obj;
 		pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) + 1);
 	}
-	if (live)
-		pool__sample_hook(ctx, s, dbg, obj, ok);
 	section_exit(ctx);
 	tick(self, pool);
 	return ok;
@@ -346,16 +338,10 @@ void *pool__tcache_refill(struct pool_head *pool, struct pool_thread *self, unsi
 		}
 		if (POOL_UNLIKELY(!ctx->slot[s].took))
 			pool__magazine_first_alloc(ctx, s, dbg);
-		/*
-		 * The profile's countdown first: a refill from the slab tier fills the same array
-		 * again, and what the fast path drained from it would be lost to the sampler's mark.
-		 */
-		pool__sample_hook(ctx, s, dbg, NULL, 0);
 		if (pool__magazine_reload_remote(ctx, s, dbg, 1)) {
 			obj = pool__tc_objs(ctx, s)[pool__tc_count(ctx, s) - 1];
 			pool__tc_set_count(ctx, s, pool__tc_count(ctx, s) - 1);
 		}
-		pool__sample_hook(ctx, s, dbg, obj, obj ? -1 : 0);
 		loaded = ctx->slot[s].loaded != NULL;
 		section_exit(ctx);
 		tick(self, pool);
@@ -416,9 +402,6 @@ size_t pool__tcache_alloc_bulk(struct pool_head *pool, struct pool_thread *self,
 		memcpy(objs + got, pool__tc_objs(ctx, s) + (c - k), k * sizeof(*objs));
 		got += k;
 	}
-	if (pool_live(pool))
-		pool__sample_hook(ctx, s, dbg, got ? objs[0] : NULL,
-		                  got < INT32_MAX ? -(int)got : -INT32_MAX);
 	section_exit(ctx);
 	tick(self, pool);
 	if (got == n)
@@ -433,7 +416,7 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 {
 	struct pool_thread_caches *ctx = self->caches;
 	unsigned int s = pool->ro.index;
-	size_t i = 0, pushed = 0;
+	size_t i = 0;
 
 	POOL_ASSERT(self->state == POOL_THREAD_CACHED && ctx);
 	section_enter(ctx);
@@ -452,7 +435,6 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 			             pool__magazine_put_whole(ctx, s, objs + i, n - i, &put) : 0;
 
 			if (used) {
-				pushed += put;
 				i += used;
 				continue;
 			}
@@ -463,13 +445,10 @@ int pool__tcache_free_bulk(struct pool_head *pool, struct pool_thread *self, voi
 		dst = pool__tc_objs(ctx, s);
 		c = pool__tc_count(ctx, s);
 		cap = pool__tc_cap(ctx, s);
-		pushed -= c;
 		c += (uint32_t)pool__copy_skip_null(dst + c, cap - c, objs + i, n - i, &took);
 		i += took;
-		pushed += c;
 		pool__tc_set_count(ctx, s, c);
 	}
-	pool__sample_hook(ctx, s, dbg, NULL, pushed < INT32_MAX ? (int)pushed : INT32_MAX);
 	section_exit(ctx);
 	tick(self, pool);
 	/* what the budget cannot hold goes to the shared lists */

@@ -85,7 +85,7 @@ extern const struct pool_tcache pool__tcache_none[POOL_MAX_CACHED_POOLS];
  */
 static inline struct pool_tcache *pool__tcache_entry(const struct pool_head *pool)
 {
-	struct pool_tcache *t = pool__tls_cache;
+	struct pool_tcache *t = POOL__TLS_CACHE();
 
 	if (t == pool__tcache_none || !pool->ro.index)
 		return NULL;
@@ -94,10 +94,12 @@ static inline struct pool_tcache *pool__tcache_entry(const struct pool_head *poo
 
 /*
  * The fast paths of the bulk calls, for a registered thread without per-object debugging: n
- * pointers copied out of / into the loaded magazine (the way DPDK's mempool cache works). They
- * return 1, or 0 when they cannot serve (too few objects or too little room, a NULL pointer),
- * and then the slow paths do it all. Like the inline fast path, each writes the count last when
- * it adds and first when it takes, so fork() may cut it anywhere.
+ * pointers copied out of / into the loaded magazine (the way DPDK's mempool cache works), the
+ * allocations counted down by the profile's countdown as pool_alloc() does. They return 1, or
+ * 0 when they cannot serve (too few objects or too little room, a NULL pointer, a sample due
+ * among them; the caller keeps sampled objects out of a free), and then the slow paths do it
+ * all. Like the inline fast path, each writes the count last when it adds and first when it
+ * takes, so fork() may cut it anywhere.
  */
 static inline int pool__tcache_alloc_bulk_fast(struct pool_head *pool, void **objs, size_t n)
 {
@@ -105,8 +107,9 @@ static inline int pool__tcache_alloc_bulk_fast(struct pool_head *pool, void **ob
 	void **top;
 
 	if (!tc || (POOL__DEBUGGING() & POOL_DBG_SLOW) || tc->top <= tc->base ||
-	    (size_t)(tc->top - tc->base) < n)
+	    (size_t)(tc->top - tc->base) < n || tc->left < 0 || (size_t)tc->left < n)
 		return 0;
+	tc->left -= (long)n;
 	top = tc->top - n;
 	__atomic_store_n(&tc->top, top, __ATOMIC_RELAXED);
 	memcpy(objs, top, n * sizeof(*objs));

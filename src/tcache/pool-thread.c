@@ -99,6 +99,23 @@ static void free_caches(struct pool_thread_caches *c)
 	pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
 }
 
+/*
+ * The fast path's view of the caches `c` of the calling thread: its entries, unless debugging
+ * that needs the slow paths is on. pool__thread_kick() may point it at the empty entries at any
+ * moment: each side stores first, fences, then looks at the other's word (the debugging flags
+ * here, the pointer there), so that whichever comes second in the fences' order wins the
+ * pointer (C11 7.17.4: a seq_cst fence orders the stores before it against the loads after the
+ * other thread's).
+ */
+static void open_fast_path(struct pool_thread_caches *c)
+{
+	__atomic_store_n(&pool__tls_cache, c->tc, __ATOMIC_RELAXED);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (__atomic_load_n(&pool__debugging, __ATOMIC_RELAXED) & POOL_DBG_SLOW)
+		__atomic_store_n(&pool__tls_cache, (struct pool_tcache *)pool__tcache_none,
+		                 __ATOMIC_RELAXED);
+}
+
 static void thread_init(struct pool_thread *self)
 {
 	struct pool_thread_caches *c = NULL;
@@ -139,11 +156,13 @@ static void thread_init(struct pool_thread *self)
 		return;
 	}
 	c->id = id;
+	c->tls = &pool__tls_cache;
 	self->id = id;
 	self->caches = c;
 	self->state = POOL_THREAD_CACHED;
 	pthread_setspecific(exit_key, c);
-	pool__tls_cache = c->tc;
+	if (!(__atomic_load_n(&pool__debugging, __ATOMIC_ACQUIRE) & POOL_DBG_SLOW))
+		open_fast_path(c);
 }
 
 /*
@@ -158,7 +177,8 @@ static void thread_exit(void *arg)
 	if (self->state != POOL_THREAD_CACHED || self->caches != c)
 		return;
 	/* the fast path must not refill what is being flushed: empty entries from now on */
-	pool__tls_cache = (struct pool_tcache *)pool__tcache_none;
+	__atomic_store_n(&pool__tls_cache, (struct pool_tcache *)pool__tcache_none,
+	                 __ATOMIC_RELAXED);
 	pool__tcache_flush_all(c, __atomic_load_n(&pool__debugging, __ATOMIC_ACQUIRE));
 	pool__lock(&registry_lock);
 	registry[c->id] = NULL;
@@ -179,12 +199,17 @@ struct pool_thread *pool__thread_self(unsigned int *dbg_out)
 	*dbg_out = dbg;
 	if (POOL_UNLIKELY(self->state == POOL_THREAD_NEW))
 		thread_init(self);
-	/* a thread has caches exactly while it is CACHED, and then the fast path reaches them */
+	/* a thread has caches exactly while it is CACHED, and then the fast path may reach them */
 	POOL_ASSERT(self->state == POOL_THREAD_CACHED ?
-	            self->caches && pool__tls_cache == self->caches->tc : !self->caches);
+	            self->caches && (POOL__TLS_CACHE() == self->caches->tc ||
+	                             POOL__TLS_CACHE() == pool__tcache_none) :
+	            !self->caches);
 	if (self->state != POOL_THREAD_CACHED)
 		return self;
 	ctx = self->caches;
+	/* debugging took the fast path away and is off again: the entries back */
+	if (POOL_UNLIKELY(POOL__TLS_CACHE() != ctx->tc) && !(dbg & POOL_DBG_SLOW))
+		open_fast_path(ctx);
 	credit = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
 	if (credit)
 		ctx->reserved -= atomic_exchange(&ctx->credit, 0);
@@ -240,7 +265,7 @@ void pool__thread_unload(void)
 
 /*
  * The registry lock, then every thread but the caller (`mine`: its caches, or NULL) kept out of
- * its sections: what pool_destroy()'s drain, the profile's audit and fork() hold while they
+ * its sections: what pool_destroy()'s drain and fork() hold while they
  * look at other threads' caches. The lock is what makes the quiescer the only one.
  */
 static void registry_quiesce(struct pool_thread_caches *mine)
@@ -328,7 +353,7 @@ static unsigned long slot_cached(const struct pool_thread_caches *c, unsigned in
 		return held + (end && top <= end && top >= end - depth ?
 		               (unsigned long)(top - (end - depth)) : 0);
 	}
-	return entry_count(&c->tc[s]) + held + __atomic_load_n(&c->slot[s].hidden, __ATOMIC_RELAXED);
+	return entry_count(&c->tc[s]) + held;
 }
 
 /* Registry lock held: the sum of pool__thread_sum_cached(). */
@@ -496,24 +521,18 @@ int pool__thread_sum_cached_try(const struct pool_head *pool, unsigned long *sum
 	return 0;
 }
 
-void pool__thread_audit(void)
+void pool__thread_kick(void)
 {
-	unsigned int dbg, i;
-	struct pool_thread *self = pool__thread_self(&dbg);
+	unsigned int i;
 
-	if (self->caches)
-		pool__sample_keep_candidates(self->caches);
-	if (!atomic_load_explicit(&pool__prof_nlive, memory_order_relaxed))
-		return;
-	registry_quiesce(self->caches);
-	for (i = 0; i < POOL_MAX_THREADS; i++) {
-		struct pool_thread_caches *c = registry[i];
-
-		/* a thread still inside a section (stuck, or gone) cannot be read safely */
-		if (c && (c == self->caches || !pool__tcache_stuck(c)))
-			pool__sample_audit(c);
-	}
-	registry_unquiesce();
+	/* the flags were stored before: see open_fast_path() for the other side */
+	atomic_thread_fence(memory_order_seq_cst);
+	pool__lock(&registry_lock);
+	for (i = 0; i < registry_top; i++)
+		if (registry[i])
+			__atomic_store_n(registry[i]->tls, (struct pool_tcache *)pool__tcache_none,
+			                 __ATOMIC_RELAXED);
+	pool__unlock(&registry_lock);
 }
 
 void pool__thread_fork_prepare(void)

@@ -49,13 +49,13 @@ int pool__thread_drain_begin(struct pool_head *pool);
 void pool__thread_drain_end(void);
 
 /*
- * The profile's audit: the calling thread's candidates become samples, then, when any sample
- * is remembered, every thread is kept out of its cache sections a moment (as pool_destroy()'s
- * drain does) and the sampled objects lying free in any thread's caches are credited
- * (pool__sample_audit()). Takes the registry lock: call it with no lock held but the pool list
- * lock. Costs a pointer check per cached object of the pools that have samples.
+ * Debugging that needs every allocation and free in a slow path was switched on (the flags are
+ * stored already): every registered thread's TLS pointer goes to the empty entries, so that its
+ * fast path, which tests no flag, takes the slow paths; each thread gets its entries back at a
+ * slow path that sees the flags off (pool__thread_self()). A thread may make one more fast
+ * call with the pointer it read before. Takes the registry lock.
  */
-void pool__thread_audit(void);
+void pool__thread_kick(void);
 
 /*
  * The releaser, at a window's end (pool-release.c, under the pool list lock), takes from every

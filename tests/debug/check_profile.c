@@ -387,7 +387,7 @@ START_TEST(test_debug_options)
 	ck_assert_uint_eq(pool__prof_rate(), 65536);
 	ck_assert_uint_ne(pool_debugging & POOL_DBG_FAIL_REPORT, 0);
 	s = test_capture(cli_admin, "pools debug", &r);
-	ck_assert_ptr_nonnull(strstr(s, ",profile=65536,fail-report,no-malloc\n"));
+	ck_assert_ptr_nonnull(strstr(s, ",profile=65536,no-guard,fail-report,no-malloc\n"));
 	free(s);
 	/* a rate is 1 to 2^40 bytes: the whole string is refused, nothing changes */
 	ck_assert_int_eq(pool_parse_debugging("no-fail-report,profile=0", &err), -1);
@@ -444,6 +444,75 @@ START_TEST(test_every_allocation_sampled_and_freed)
 }
 END_TEST
 
+/* Is `p` in the region of sampled objects, the one the inline pool_free() tests? */
+static int in_region(const void *p)
+{
+	return (uintptr_t)p - pool__sampled.base < pool__sampled.len;
+}
+
+/*
+ * Samples die when they are freed: every sampled object lies in the region and counts in its
+ * pool as any object; its free through the inline pool_free() or pool_free_bulk() reaches the
+ * profile, and the object never comes back from the pool's caches as another allocation.
+ * While samples are live the pool cannot be destroyed, as with any object handed out.
+ */
+START_TEST(test_samples_die_when_freed)
+{
+	struct pool_head *p = pool_create("mortal", 96, 0);
+	struct pool_stats st;
+	struct site_row rows[16];
+	const struct site_row *r;
+	void *o[200], *again[400];
+	size_t n;
+	char *s;
+	int i, k;
+
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	for (i = 0; i < 200; i++) {
+		o[i] = site_other(p);
+		ck_assert_ptr_nonnull(o[i]);
+		ck_assert_msg(in_region(o[i]), "object %d at %p outside the region", i, o[i]);
+		memset(o[i], 0xa5, 96);
+	}
+	ck_assert_int_eq(pool_get_stats(p, &st, sizeof(st)), 0);
+	ck_assert_uint_eq(st.used - st.cached, 200);
+	errno = 0;
+	ck_assert_int_eq(pool_destroy(p), -1);
+	ck_assert_int_eq(errno, EBUSY);
+	/* half one at a time through the inline free, half in one pool_free_bulk() */
+	for (i = 0; i < 100; i++)
+		pool_free(p, o[i]);
+	pool_free_bulk(p, o + 100, 100);
+	s = profile_json("json pool mortal");
+	n = parse_sites(s, rows, 16);
+	free(s);
+	r = row_of(rows, n, site_other);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(r->samples, 200);
+	ck_assert_uint_eq(r->freed, 200);
+	ck_assert_uint_eq(r->live, 0);
+	ck_assert_uint_eq(r->objects, 0);
+	ck_assert_int_eq(pool_get_stats(p, &st, sizeof(st)), 0);
+	ck_assert_uint_eq(st.used - st.cached, 0);
+	/* the profile off, the fast path hands out no freed sample again */
+	pool_profile_stop();
+	for (i = 0, k = 0; i < 400; i++) {
+		int j;
+
+		again[i] = pool_alloc(p);
+		ck_assert_ptr_nonnull(again[i]);
+		for (j = 0; j < 200; j++)
+			k += again[i] == o[j];
+		k += in_region(again[i]);
+	}
+	ck_assert_int_eq(k, 0);
+	for (i = 0; i < 400; i++)
+		pool_free(p, again[i]);
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
 /* The profile's memory: static tables of a stated size, and a bounded number of records. */
 START_TEST(test_memory_is_bounded)
 {
@@ -454,10 +523,10 @@ START_TEST(test_memory_is_bounded)
 	int i, n = POOL_PROF_RECORDS + 1000;
 
 	/* the bound doc/pools-show.md states: 468,992 bytes of tables (151,552 of them the
-	   stacks'), 18,456 per thread */
+	   stacks'), 3,080 per thread */
 	ck_assert_uint_eq(pool__prof_table_bytes(), 468992);
 	ck_assert_uint_eq(pool__stack_table_bytes(), 151552);
-	ck_assert_uint_eq(sizeof(struct pool_sampler), 18456);
+	ck_assert_uint_eq(sizeof(struct pool_sampler), 3080);
 	o = malloc((size_t)n * sizeof(*o));
 	ck_assert_ptr_nonnull(o);
 	ck_assert_int_eq(pool_profile_start(1), 0);
@@ -1424,6 +1493,8 @@ static void fail_counted(void *arg)
 	ck_assert_uint_le(n, 64);
 	alloc_n(p, held, (int)n, site_leak);
 	pool_profile_dump(stderr, "1");
+	/* no more samples (they would come from the profile's region): the figures stay */
+	pool_profile_stop();
 	pool_parse_debugging("fail-report", NULL);
 #if TEST_ASAN
 	__sanitizer_install_malloc_and_free_hooks(count_malloc, count_free);
@@ -1648,6 +1719,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, test_start_and_stop);
 	tcase_add_test(tc, test_debug_options);
 	tcase_add_test(tc, test_every_allocation_sampled_and_freed);
+	tcase_add_test(tc, test_samples_die_when_freed);
 	tcase_add_test(tc, test_memory_is_bounded);
 	tcase_add_test(tc, test_show_detailed);
 	tcase_add_test(tc, test_named_view_memory_comes_back);

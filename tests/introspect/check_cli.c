@@ -275,13 +275,14 @@ START_TEST(test_exec_commands)
 	s = test_capture(cli_exec, "pools debug", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_str_eq(s, "no-fail,merge,hot-first,no-integrity,global,cache,no-caller,no-tag,"
-	                    "no-poison,no-uaf,no-backup,no-profile,no-fail-report,no-malloc\n");
+	                    "no-poison,no-uaf,no-backup,no-profile,no-guard,no-fail-report,"
+	                    "no-malloc\n");
 	free(s);
 	s = test_capture(cli_exec, "pools debug no-merge,poison=0x41,integrity", &r);
 	ck_assert_int_eq(r, 0);
 	ck_assert_str_eq(s, "Pool debugging options now: no-fail,no-merge,hot-first,integrity,"
 	                    "global,cache,no-caller,no-tag,poison=0x41,no-uaf,no-backup,"
-	                    "no-profile,no-fail-report,no-malloc\n");
+	                    "no-profile,no-guard,no-fail-report,no-malloc\n");
 	ck_assert_uint_ne(pool_debugging & POOL_DBG_NO_MERGE, 0);
 	ck_assert_uint_eq(pool_debugging_poison_byte(), 0x41);
 	free(s);
@@ -294,6 +295,17 @@ START_TEST(test_exec_commands)
 	ck_assert_int_eq(r, 0);
 	ck_assert_ptr_nonnull(strstr(s, "Pool debugging options"));
 	ck_assert_ptr_nonnull(strstr(s, "no-merge"));
+	ck_assert_ptr_nonnull(strstr(s, "  guard "));
+	free(s);
+	/* guard pages: a share of the profile's samples, switched at run time, profile implied */
+	s = test_capture(cli_exec, "pools debug guard=10", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_nonnull(strstr(s, ",profile=524288,guard=10,"));
+	ck_assert_uint_ne(pool_debugging & POOL_DBG_GUARD, 0);
+	free(s);
+	s = test_capture(cli_exec, "pools debug no-profile", &r);
+	ck_assert_int_eq(r, 0);
+	ck_assert_ptr_nonnull(strstr(s, ",no-profile,no-guard,"));
 	free(s);
 	/* help among valid words changes nothing; among invalid ones it is an error */
 	s = test_capture(cli_exec, "pools debug no-merge,help", &r);

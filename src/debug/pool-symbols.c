@@ -64,6 +64,7 @@
 	F(v, dwarf_formstring) F(v, dwarf_formudata) F(v, dwarf_getscopes)                       \
 	F(v, dwarf_getscopes_die) F(v, dwarf_getsrc_die) F(v, dwarf_getsrcfiles)                 \
 	F(v, dwarf_haspc) F(v, dwarf_lineno) F(v, dwarf_linesrc) F(v, dwarf_lowpc)               \
+	F(v, dwarf_highpc) F(v, dwarf_entrypc) F(v, dwarf_dieoffset)                             \
 	F(v, dwarf_tag) F(v, dwfl_addrmodule) F(v, dwfl_begin) F(v, dwfl_end)                    \
 	F(v, dwfl_lineinfo) F(v, dwfl_linux_proc_report) F(v, dwfl_module_addrdie)              \
 	F(v, dwfl_module_addrinfo) F(v, dwfl_module_getsrc) F(v, dwfl_module_info)               \
@@ -482,6 +483,82 @@ unsigned int pool__sym_frames(uintptr_t pc, struct pool_sym *out, unsigned int m
 	}
 	free(scopes);
 	return n + 1;
+}
+
+/*
+ * The scopes at `at` (module-relative) of unit `cu`, the concrete chain (pool__sym_frames()),
+ * into *scopes (free()d by the caller); how many. The subprogram's DIE offset in *fn (0: none).
+ */
+static int chain_at(Dwarf_Die *cu, Dwarf_Addr at, Dwarf_Die **scopes, Dwarf_Off *fn)
+{
+	Dwarf_Die inner;
+	int n = dw.dwarf_getscopes(cu, at, scopes), i;
+
+	*fn = 0;
+	if (n > 0) {
+		inner = (*scopes)[0];
+		free(*scopes);
+		*scopes = NULL;
+		n = dw.dwarf_getscopes_die(&inner, scopes);
+	}
+	for (i = 0; i < n; i++)
+		if (dw.dwarf_tag(&(*scopes)[i]) == DW_TAG_subprogram) {
+			*fn = dw.dwarf_dieoffset(&(*scopes)[i]);
+			break;
+		}
+	return n;
+}
+
+/*
+ * Is `at` (module-relative) code of the function whose DIE is at `fn`, outside libpool's inline
+ * functions?
+ */
+static int outside_own(Dwarf_Die *cu, Dwarf_Addr at, Dwarf_Off fn)
+{
+	Dwarf_Die *scopes = NULL;
+	Dwarf_Off where;
+	int n = chain_at(cu, at, &scopes, &where), ok;
+
+	ok = n > 0 && where == fn &&
+	     (dw.dwarf_tag(&scopes[0]) != DW_TAG_inlined_subroutine || !own_inline(&scopes[0]));
+	free(scopes);
+	return ok;
+}
+
+uintptr_t pool__sym_leaf_pc(uintptr_t pc)
+{
+	Dwarf_Addr at = pc - 1, bias = 0, low, cand[3];
+	Dwfl_Module *mod;
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Off fn;
+	uintptr_t leaf = pc;
+	int i, n, outer = -1;
+
+	POOL_ASSERT(pool__lock_held(&sym_lock));
+	mod = dwfl ? dw.dwfl_addrmodule(dwfl, at) : NULL;
+	cu = mod ? dw.dwfl_module_addrdie(mod, at, &bias) : NULL;
+	if (mod && !cu)
+		cu = unit_of(mod, at, &bias);
+	if (!cu)
+		return pc;
+	n = chain_at(cu, at - bias, &scopes, &fn);
+	/* the outermost of libpool's inline functions that the call is in */
+	for (i = 0; i < n && dw.dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine &&
+	            own_inline(&scopes[i]); i++)
+		outer = i;
+	if (outer >= 0 && fn) {
+		/* the byte before it, its first address past it: code of the function around it */
+		cand[0] = dw.dwarf_entrypc(&scopes[outer], &low) == 0 ? low - 1 : 0;
+		cand[1] = dw.dwarf_lowpc(&scopes[outer], &low) == 0 ? low - 1 : 0;
+		cand[2] = dw.dwarf_highpc(&scopes[outer], &low) == 0 ? low : 0;
+		for (i = 0; i < 3; i++)
+			if (cand[i] && outside_own(cu, cand[i], fn)) {
+				leaf = (uintptr_t)(cand[i] + bias);
+				break;
+			}
+	}
+	free(scopes);
+	return leaf;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -72,6 +72,17 @@ void pool__sym_release(void);
 unsigned int pool__sym_frames(uintptr_t pc, struct pool_sym *out, unsigned int max);
 
 /*
+ * For the leaf of a stack that a tool names itself (the heap profile, whose first frame jeprof
+ * and pprof name as given, without subtracting one): `pc`, the return address of the call into
+ * libpool, when it lies in code of the program's function; when it lies in code of libpool's
+ * inline functions (pool_alloc() and what it expands to, inlined there: the tools would name
+ * them), an address of the function around them outside their code (just before or just after
+ * it), so that the tools name the caller of pool_alloc(). `pc` itself when libdw cannot tell.
+ * Inside a session.
+ */
+uintptr_t pool__sym_leaf_pc(uintptr_t pc);
+
+/*
  * A frame as text into buf[0..len): "function+0xoff (file:line)", "function (file:line,
  * inlined)", "function+0xoff (module)" without line information, "module+0xoff" without a
  * function, or "0xaddr". With POOL_SYM_FUNCTION, the function alone ("module+0xoff" or "0xaddr"

@@ -366,6 +366,7 @@ void pool__profile_site_json(FILE *out, const struct pool_profile_view *v,
 	pool_json_write_string(out, s->pool ? s->row.name : "");
 	fputs(", \"site\": ", out);
 	pool_json_write_string(out, s->sym);
+	fprintf(out, ", \"key\": \"%016" PRIx64 "\"", s->key);
 	if (first_address(v, s))
 		fprintf(out, ", \"address\": \"%#" PRIxPTR "\"", first_address(v, s));
 	json_stack(out, v, s);
@@ -453,13 +454,16 @@ static void print_json(FILE *out, const struct pool_profile_view *v,
 	fprintf(out, "%s]}\n", n ? "\n " : "");
 }
 
-/* A site's labels: its pool, its first frame, and its stack (functions, root first). */
+/*
+ * A site's labels: its pool, its stack's key (the series' identity with the pool), its first
+ * frame, and its stack (functions, root first).
+ */
 static void prom_labels(FILE *out, const struct pool_profile_view *v,
                         const struct pool_view_site *s, char *stack, size_t len)
 {
 	fputs("{pool=\"", out);
 	pool__prom_label(out, s->pool ? s->row.name : "");
-	fputs("\",site=\"", out);
+	fprintf(out, "\",key=\"%016" PRIx64 "\",site=\"", s->key);
 	pool__prom_label(out, s->sym);
 	fputs("\",stack=\"", out);
 	pool__profile_folded(stack, len, v, s, POOL_FOLD_OFFSETS);

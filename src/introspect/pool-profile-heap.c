@@ -18,7 +18,9 @@
  *
  *    A line per (stack, pool) row: its objects and bytes in use now, then the allocations it
  *    made since the profile started, then its frames, innermost first, return addresses as the
- *    tools expect (they subtract one to find the call). The figures are the profile's own
+ *    tools expect (they subtract one to find the call, but for the first frame, which they name
+ *    as given: so the first is an address of the function that called pool_alloc(), outside
+ *    libpool's inline code, pool__sym_leaf_pc()). The figures are the profile's own
  *    estimates, the ones `pools profile` prints (pool-profile-view.c), so the tools and the
  *    library say the same: the type "heapprofile" tells them not to scale the figures again,
  *    as they would scale raw samples of type "heap_v2" (jemalloc's, which carry no exact
@@ -94,6 +96,8 @@ int pool__profile_write_heap(FILE *out, const struct pool_profile_view *v,
 	}
 	fprintf(out, "heap profile: %6" PRIu64 ": %8" PRIu64 " [%6" PRIu64 ": %8" PRIu64
 	        "] @ heapprofile/%zu\n", objs, bytes, aobjs, abytes, v->sum.rate);
+	/* libdw places each leaf in the caller of pool_alloc() (pool__sym_leaf_pc()) */
+	pool__sym_begin(0);
 	for (i = 0; i < n; i++) {
 		const struct pool_view_site *s = list[i];
 		uint64_t a = pool__profile_site_allocated(s);
@@ -103,9 +107,11 @@ int pool__profile_write_heap(FILE *out, const struct pool_profile_view *v,
 		fprintf(out, "%6" PRIu64 ": %8" PRIu64 " [%6" PRIu64 ": %8" PRIu64 "] @", s->objects,
 		        s->bytes, a, a * stride_of(s));
 		for (k = 0; k < s->row.depth; k++)
-			fprintf(out, " %#018" PRIxPTR, s->row.frames[k]);
+			fprintf(out, " %#018" PRIxPTR,
+			        k ? s->row.frames[k] : pool__sym_leaf_pc(s->row.frames[k]));
 		fputc('\n', out);
 	}
+	pool__sym_end();
 	fputs("\nMAPPED_LIBRARIES:\n", out);
 	if (write_maps(out) < 0) {
 		int err = errno;

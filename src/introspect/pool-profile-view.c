@@ -270,6 +270,36 @@ size_t pool__profile_site_frames(const struct pool_profile_view *v,
 	return n;
 }
 
+/* FNV-1a, 64 bits (Fowler, Noll, Vo), of s[0..] and its NUL, after `h`. */
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+	do {
+		h ^= (unsigned char)*s;
+		h *= UINT64_C(0x100000001b3);
+	} while (*s++);
+	return h;
+}
+
+/*
+ * The site's key: a hash of its stack as the outputs name it (functions with their offsets,
+ * files and lines, or objects and offsets), so that two stacks through the same first frame
+ * differ, and the same stack keeps its key from view to view and from run to run of a build
+ * (no absolute address in it). A row without a stack hashes its label.
+ */
+static void view_key(struct pool_profile_view *v, struct pool_view_site *s)
+{
+	const struct pool_sym *f[POOL_VIEW_FRAMES_MAX];
+	size_t n = pool__profile_site_frames(v, s, f, NULL, POOL_VIEW_FRAMES_MAX), i;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	char name[320];
+
+	for (i = 0; i < n; i++) {
+		pool__sym_format(name, sizeof(name), f[i], 0);
+		h = fnv1a(h, name);
+	}
+	s->key = n ? h : fnv1a(h, s->sym);
+}
+
 /* The site's label: its first frame (the allocating function), or what stands for it. */
 static void view_label(struct pool_profile_view *v, struct pool_view_site *s)
 {
@@ -287,11 +317,26 @@ static void view_label(struct pool_profile_view *v, struct pool_view_site *s)
 /* The view                                                                                   */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Share each pool's exact count among its sites (or count them exactly, by caller). */
+/* `n` samples times `per` objects each, rounded to an object. */
+static uint64_t times(uint64_t n, double per)
+{
+	double x = (double)n * per + 0.5;
+
+	return x < 0x1.0p63 ? (uint64_t)x : UINT64_MAX;
+}
+
+/*
+ * Share each pool's exact count among its sites (or count them exactly, by caller): one
+ * estimator, the objects a sample of the pool stands for (its objects in use over its live
+ * samples), for what a site holds (its live samples) and what it allocated (all its samples).
+ */
 static int view_estimate(struct pool_profile_view *v, size_t *cap)
 {
 	size_t i, k;
 
+	/* a pool with no live sample: the weight of a sample of its size */
+	for (k = 0; k < v->nsites; k++)
+		v->sites[k].allocated = times(v->sites[k].row.kept, v->sites[k].row.weight);
 	for (i = 0; i < v->npools; i++) {
 		struct pool_view_pool *p = &v->pools[i];
 		uint64_t told = 0;
@@ -313,13 +358,16 @@ static int view_estimate(struct pool_profile_view *v, size_t *cap)
 			/* every allocation sampled, every live sample an object in use: exact */
 			int all = v->sum.rate == 1 && p->live == p->in_use && !v->sum.dropped;
 
+			double per = (double)p->in_use / (double)p->live;
+
 			for (k = 0; k < v->nsites; k++) {
 				struct pool_view_site *s = &v->sites[k];
 
-				if (s->pool != p || !s->row.live)
+				if (s->pool != p)
 					continue;
-				s->objects = (p->in_use * s->row.live + p->live / 2) / p->live;
-				s->exact = all;
+				s->objects = times(s->row.live, per);
+				s->allocated = times(s->row.kept, per);
+				s->exact = all && s->row.live;
 			}
 			p->sampled_all = all;
 			told = p->in_use;
@@ -369,6 +417,8 @@ struct pool_profile_view *pool__profile_view_make_named(int addresses, int names
 
 		s->bytes = s->objects * (s->pool ? s->pool->stride : 0);
 		view_label(v, s);
+		if (names)
+			view_key(v, s);
 	}
 	free(rows);
 	return v;
@@ -391,10 +441,7 @@ uint64_t pool__profile_age_avg(const struct pool_view_site *s)
 
 uint64_t pool__profile_site_allocated(const struct pool_view_site *s)
 {
-	double a = (double)s->row.kept * s->row.weight + 0.5;
-	uint64_t n = a < 0x1.0p63 ? (uint64_t)a : UINT64_MAX;
-
-	return n > s->objects ? n : s->objects;
+	return s->allocated > s->objects ? s->allocated : s->objects;
 }
 
 void pool__profile_view_free(struct pool_profile_view *v)

@@ -38,7 +38,11 @@ struct pool_view_site {
 	const struct pool_view_pool *pool;   /* NULL for "[other]" and for destroyed pools */
 	char sym[192];                  /* its first frame named (the allocating function), or
 	                                   "[other]", "[unsampled]" */
+	uint64_t key;                   /* its stack's identity in the outputs (a view with
+	                                   names): a hash of the frames' names */
 	uint64_t objects, bytes;        /* estimated, or exact */
+	uint64_t allocated;             /* objects it allocated since the profile started, with
+	                                   the estimator of `objects` */
 	int exact;
 };
 
@@ -89,11 +93,10 @@ size_t pool__profile_site_frames(const struct pool_profile_view *v,
 uint64_t pool__profile_age_avg(const struct pool_view_site *s);
 
 /*
- * The allocations a site made since the profile started that held memory, estimated: its
- * samples the profile remembered (each a point of the sampler's Poisson process over the bytes
- * that left a thread's cache), times the objects one stands for; at least its objects in use.
- * Objects a thread frees and takes back from its cache at once are not allocations the sampler
- * counts (pool-sample.c).
+ * The allocations a site made since the profile started, estimated: its samples (each a point
+ * of the sampler's Poisson process over the bytes allocated) times the objects one sample of
+ * its pool stands for, the factor its objects in use are estimated with (so a site never holds
+ * more than it allocated); at least its objects in use (exact ones, by caller).
  */
 uint64_t pool__profile_site_allocated(const struct pool_view_site *s);
 

@@ -1196,9 +1196,127 @@ START_TEST(test_heap_profile_format)
 }
 END_TEST
 
+/*
+ * The heap profile's two figures of a row, objects in use and allocated, come from one
+ * estimator: the objects one sample of the pool stands for, times its live samples and times
+ * all its samples. A site keeping 300 of 1200 objects beside one freeing all of its 600, at a
+ * rate where a sample stands for about 10 objects (100 to 150 samples, 20 to 40 live).
+ */
+static const char estimator_script[] =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"for s in d[\"sites\"]:\n"
+	"    if s[\"stack\"]:\n"
+	"        print(\"row\", s[\"stack\"][1][\"function\"], s[\"samples\"], s[\"live_samples\"],\n"
+	"              s[\"live_objects\"], s[\"allocated_objects\"])\n";
+
+START_TEST(test_heap_one_estimator)
+{
+	struct pool_head *p = pool_create("estimated", 100, 0);
+	void **o = calloc(1800, sizeof(*o));
+	unsigned long samples, live, objs, allocs, rows = 0;
+	char *s, *py, *line, fn[64];
+	int i;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(pool_profile_start(1024), 0);
+	alloc_n(p, o, 1200, caller_one);
+	for (i = 300; i < 1200; i++)
+		pool_free(p, o[i]);
+	alloc_n(p, o + 1200, 600, caller_two);
+	for (i = 1200; i < 1800; i++)
+		pool_free(p, o[i]);
+	s = profile_json("json pool estimated");
+	py = test_run_python(s, estimator_script);
+	free(s);
+	for (line = py; (line = strstr(line, "row ")); line++, rows++) {
+		ck_assert_int_eq(sscanf(line, "row %63s %lu %lu %lu %lu", fn, &samples, &live, &objs,
+		                        &allocs), 5);
+		/* allocated / in use = samples / live samples, to an object's rounding */
+		ck_assert_msg(allocs * live <= objs * samples + samples + live &&
+		              objs * samples <= allocs * live + samples + live, "%s", py);
+		ck_assert_uint_ge(allocs, objs);
+		if (!strcmp(fn, "caller_one")) {
+			ck_assert_msg(live > 0 && objs == 300, "%s", py);
+		} else {
+			ck_assert_str_eq(fn, "caller_two");
+			ck_assert_msg(live == 0 && objs == 0 && allocs > 0, "%s", py);
+		}
+	}
+	ck_assert_uint_eq(rows, 2);
+	free(py);
+	for (i = 0; i < 300; i++)
+		pool_free(p, o[i]);
+	free(o);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------------------------ */
 /* Formats and errors                                                                         */
 /* ------------------------------------------------------------------------------------------ */
+
+/*
+ * The rows of the JSON and of Prometheus are keyed by stack: two callers of one wrapper share
+ * the first frame (`site`) and differ by `key`, which stays the same from one dump to the next.
+ */
+static const char key_script[] =
+	"import json, sys\n"
+	"from prometheus_client.parser import text_string_to_metric_families\n"
+	"j, t = open(sys.argv[1]).read().split(\"\\n--\\n\")\n"
+	"d = json.loads(j)\n"
+	"for s in d[\"sites\"]:\n"
+	"    print(\"json\", s[\"stack\"][1][\"function\"], s[\"key\"], s[\"site\"].split(\"+\")[0])\n"
+	"for f in text_string_to_metric_families(t):\n"
+	"    for s in f.samples:\n"
+	"        if s.name == \"libpool_profile_live_objects\":\n"
+	"            print(\"prom\", s.labels[\"key\"], s.labels[\"site\"].split(\"+\")[0], int(s.value))\n";
+
+START_TEST(test_rows_keyed_by_stack)
+{
+	struct pool_head *p = pool_create("keyed", 48, 0);
+	char *j1, *j2, *t, *all, *py, one[64], two[64], k1[17], k2[17];
+	void *o[50];
+	int i, r;
+
+	ck_assert_int_eq(pool_profile_start(1), 0);
+	alloc_n(p, o, 30, caller_one);
+	alloc_n(p, o + 30, 20, caller_two);
+	j1 = profile_json("json pool keyed");
+	j2 = profile_json("json pool keyed");
+	t = test_capture(pool_profile_dump, "prometheus pool keyed", &r);
+	ck_assert_int_eq(r, 0);
+	all = malloc(strlen(j1) + strlen(t) + 8);
+	ck_assert_ptr_nonnull(all);
+	sprintf(all, "%s\n--\n%s", j1, t);
+	py = test_run_python(all, key_script);
+	ck_assert_msg(strstr(py, "json caller_one ") && strstr(py, "json caller_two "), "%s", py);
+	ck_assert_int_eq(sscanf(strstr(py, "json caller_one "), "json caller_one %16s %63s", k1,
+	                        one), 2);
+	ck_assert_int_eq(sscanf(strstr(py, "json caller_two "), "json caller_two %16s %63s", k2,
+	                        two), 2);
+	/* one first frame, two stacks, two keys */
+	ck_assert_msg(!strcmp(one, "wrap_alloc") && !strcmp(two, "wrap_alloc") && strcmp(k1, k2),
+	              "%s", py);
+	snprintf(one, sizeof(one), "prom %s wrap_alloc 30\n", k1);
+	snprintf(two, sizeof(two), "prom %s wrap_alloc 20\n", k2);
+	ck_assert_msg(strstr(py, one) && strstr(py, two), "%s", py);
+	/* the same keys in the next dump */
+	ck_assert_msg(strstr(j2, k1) && strstr(j2, k2), "%s", j2);
+	free(py);
+	free(all);
+	free(t);
+	free(j2);
+	free(j1);
+	for (i = 0; i < 50; i++)
+		pool_free(p, o[i]);
+	pool_profile_stop();
+	pool_thread_flush();
+	ck_assert_int_eq(pool_destroy(p), 0);
+}
+END_TEST
 
 static const char prom_script[] =
 	"import sys\n"
@@ -1746,10 +1864,12 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, test_stack_depth_and_bound);
 	tcase_add_test(tc, test_exact_mode_and_rate_zero);
 	tcase_add_test(tc, test_heap_profile_format);
+	tcase_add_test(tc, test_heap_one_estimator);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("Formats");
 	tcase_add_test(tc, test_prometheus_parsed_back);
+	tcase_add_test(tc, test_rows_keyed_by_stack);
 	tcase_add_test(tc, test_text_view);
 	tcase_add_test(tc, test_cli_errors);
 	suite_add_tcase(s, tc);

@@ -15,6 +15,14 @@
 #     of 208 bytes, far below one sample per 512 KiB) exactly, beside a handler that keeps a
 #     working set: in the leak report at exit (POOL_LEAK_REPORT=1,heap:<path>) and in the heap
 #     profile it writes, which jeprof reads.
+# Then issue 47's targets, 5 runs each at the default interval, on two threads through one
+# static wrapper (msg_alloc()): the two-handler shape (a handler keeping one message in four,
+# 20,000 of 256 bytes, beside one allocating 16 temporaries at once and freeing them all) and a
+# leak beside a working set of random lifetimes: `jeprof --text` and `google-pprof --text` rank
+# the leaking handler first among the handlers, with its bytes within 25% of the truth; the
+# folded file names it; the handler that frees everything holds at most 5% of the pool's bytes.
+# Last, built with -O0 -g (libpool's inline functions then have code of their own in the
+# caller), the leaf the tools name is the caller of pool_alloc(), not an inline of pool.h.
 # Env (from make check): BUILD, CC, SAN. Fails without jeprof, google-pprof or dot (graphviz),
 # naming the package (make check installs them).
 BUILD=${BUILD:?BUILD must name the build directory}
@@ -120,5 +128,57 @@ for variant in plain debug; do
 		fi
 	fi
 done
+# The targets: the leaking handler first, within 25%; the freeing one at most 5% of the pool.
+cc_fixture() {
+	$CC $1 $san -Iinclude -o "$2" tests/debug/heap-profile-server.c -L"$lib" -lpool \
+		-Wl,-rpath,"$lib" -lpthread 2>"$tmp/cc" || { cat "$tmp/cc"; fail "$2 does not build"; }
+}
+prog=$tmp/server-targets
+cc_fixture -O2 "$prog"
+for shape in pair random; do
+	for run in 1 2 3 4 5; do
+		expect 0 "$shape run $run" "$prog" 0 $shape "pools profile on" "$tmp/heap" \
+			"$tmp/folded" || continue
+		# the truth in MB as the tools print it, the pool's bytes (leak and working set)
+		set -- $(sed -n 's/^leaked \([0-9]*\) bytes \([0-9]*\) set \([0-9]*\)$/\2 \3/p' "$tmp/out")
+		truth=$1
+		pool=$(( $1 + $2 * 256 ))
+		for tool in jeprof google-pprof; do
+			$tool --text "$prog" "$tmp/heap" >"$tmp/$tool.txt" 2>/dev/null ||
+				{ fail "$shape run $run: $tool --text failed"; continue; }
+			keep=$(cum_of "$tmp/$tool.txt" handle_keep)
+			temps=$(cum_of "$tmp/$tool.txt" handle_temps)
+			top=$(awk '$6 ~ /^handle_/ { print $6; exit }' "$tmp/$tool.txt")
+			if [ "$top" = handle_keep ] && awk -v k="$keep" -v t="$truth" -v f="$temps" \
+				-v p="$pool" 'BEGIN { m = t / 1048576; exit !(k >= 0.75 * m && k <= 1.25 * m &&
+				f <= 0.05 * p / 1048576) }'; then
+				echo "ok: $shape run $run: $tool: handle_keep $keep MB (truth $truth bytes), handle_temps $temps MB"
+			else
+				fail "$shape run $run: $tool: first $top, handle_keep $keep MB (truth $truth bytes), handle_temps $temps MB"
+				cat "$tmp/$tool.txt"
+			fi
+		done
+		grep -q ";handle_keep;msg_alloc [0-9][0-9]*$" "$tmp/folded" ||
+			{ fail "$shape run $run: folded does not name handle_keep"; cat "$tmp/folded"; }
+		awk -v p="$pool" '/;handle_temps;/ && $NF > 0.05 * p { bad = 1 } END { exit bad }' \
+			"$tmp/folded" || { fail "$shape run $run: folded: handle_temps over 5%"; cat "$tmp/folded"; }
+	done
+done
+
+# -O0 -g: the leaf is obj_alloc, the caller of pool_alloc(), for both tools
+prog=$tmp/server-O0
+cc_fixture "-O0 -g" "$prog"
+if expect 0 "-O0: 400,000 requests" "$prog" 400000 2 "pools profile on" "$tmp/heap" "$tmp/folded"; then
+	for tool in jeprof google-pprof; do
+		$tool --text "$prog" "$tmp/heap" >"$tmp/$tool.txt" 2>/dev/null
+		leaf=$(awk 'NR == 2 { print $6 }' "$tmp/$tool.txt")
+		if [ "$leaf" = obj_alloc ] && ! grep -q " pool_" "$tmp/$tool.txt"; then
+			echo "ok: -O0: $tool names obj_alloc as the leaf, no inline function of libpool"
+		else
+			fail "-O0: $tool's leaf is $leaf"
+			cat "$tmp/$tool.txt"
+		fi
+	done
+fi
 [ "$failures" -eq 0 ] || { echo "test_heap_profile: $failures failures"; exit 1; }
 echo "test_heap_profile: passed"

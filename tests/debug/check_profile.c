@@ -1200,15 +1200,21 @@ END_TEST
  * The heap profile's two figures of a row, objects in use and allocated, come from one
  * estimator: the objects one sample of the pool stands for, times its live samples and times
  * all its samples. A site keeping 300 of 1200 objects beside one freeing all of its 600, at a
- * rate where a sample stands for about 10 objects (100 to 150 samples, 20 to 40 live).
+ * rate where a sample stands for about 10 objects (100 to 150 samples, 20 to 40 live). Rows
+ * are summed per caller (a caller may have two stacks below it, as in a DEBUG=2 build).
  */
 static const char estimator_script[] =
 	"import json, sys\n"
 	"d = json.load(open(sys.argv[1]))\n"
+	"rows = {}\n"
 	"for s in d[\"sites\"]:\n"
 	"    if s[\"stack\"]:\n"
-	"        print(\"row\", s[\"stack\"][1][\"function\"], s[\"samples\"], s[\"live_samples\"],\n"
-	"              s[\"live_objects\"], s[\"allocated_objects\"])\n";
+	"        r = rows.setdefault(s[\"stack\"][1][\"function\"], [0, 0, 0, 0])\n"
+	"        for i, k in enumerate((\"samples\", \"live_samples\", \"live_objects\",\n"
+	"                               \"allocated_objects\")):\n"
+	"            r[i] += s[k]\n"
+	"for f, r in rows.items():\n"
+	"    print(\"row\", f, *r)\n";
 
 START_TEST(test_heap_one_estimator)
 {

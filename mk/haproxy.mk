@@ -23,11 +23,27 @@
 #                        reported naming the pool and the caller. Ends with one line per run
 #                        (passed, flaked, failed) and fails if a libpool run or the planted use
 #                        after free failed. About 1 minute per run on 2 cores, at --j 2.
+#   make haproxy-bench   the libpool build against the stock build on loopback
+#                        (contrib/haproxy/bench.sh): the stock build as it runs (its thread
+#                        cache, then glibc's malloc()), with -dMno-cache, and with jemalloc,
+#                        mimalloc and tcmalloc preloaded, at nbthread 2 and 8, in three shapes
+#                        (the frontend answering itself over HTTP/1.1 with wrk and over HTTP/2
+#                        with h2load, a reverse proxy to a backend HAProxy) and a burst of 2000
+#                        connections that ends (RSS over the idle time after it, with no call).
+#                        Runs alternate between the builds, 3 rounds; prints each run with the
+#                        load average (a warning when other work competes), then the markdown
+#                        tables (medians [min-max]), the compact ones of doc/benchmarks.md and
+#                        the targets; writes $(HAPROXY_DIR)/bench/ (summary.txt,
+#                        haproxy-bench.png, show pools of the libpool runs, the logs). About 35
+#                        minutes with the defaults; HAPROXY_BENCH_SECONDS=2: one round, about 8
+#                        minutes; doc/benchmarks.md, "HAProxy on libpool"
 #   make haproxy-deps    install (as root) or name the Debian packages the targets above use:
 #                        dpkg-dev debian-archive-keyring patch libpcre2-dev libssl-dev
-#                        liblua5.3-dev varnish socat openssl; the haproxy targets run it
-#                        themselves, and as root libpool's own build packages are installed too
-#                        (as make check does)
+#                        liblua5.3-dev varnish socat openssl (and for the benchmark wrk
+#                        nghttp2-client libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4
+#                        gnuplot-nox iproute2); the haproxy targets run it themselves, and as
+#                        root libpool's own build packages are installed too (as make check
+#                        does)
 #
 # Variables
 #   HAPROXY_DIR=build/haproxy        where the source, the trees, the binaries and the logs go
@@ -39,6 +55,10 @@
 #                                    threads; 0: all this process may use
 #   HAPROXY_CHECK_RETRIES=3          runs alone of a failed test before it counts as failed
 #   HAPROXY_TESTS=                   reg-tests/<dir>/<name>.vtc to run instead of all
+#   HAPROXY_BENCH_SECONDS=5          seconds of load a run of make haproxy-bench (under 5: one
+#                                    round, the quick mode)
+#   HAPROXY_BENCH_ARGS=              more options for contrib/haproxy/bench.sh, e.g. --rounds 5
+#                                    --threads "2 4" --builds "libpool stock" (its header)
 
 HAPROXY_DIR         ?= build/haproxy
 HAPROXY_CHECK_MODES ?= default no-cache tag uaf
@@ -55,7 +75,7 @@ HAPROXY_PKGS := dpkg-dev debian-archive-keyring patch libpcre2-dev libssl-dev li
 
 # As root these targets install what they need, libpool's build packages included, as make
 # check does (the Makefile's deps target reads DEPS_INSTALL when it runs).
-HAPROXY_GOALS := haproxy haproxy-check haproxy-deps
+HAPROXY_GOALS := haproxy haproxy-check haproxy-bench haproxy-deps
 DEPS_INSTALL := $(if $(filter $(HAPROXY_GOALS),$(MAKECMDGOALS)),1,$(DEPS_INSTALL))
 
 .PHONY: haproxy haproxy-check haproxy-deps
@@ -111,3 +131,15 @@ haproxy-check: haproxy-deps lib
 	$(call HAPROXY_RUN,sh contrib/haproxy/planted-uaf.sh $(HAPROXY_DIR)); \
 	[ "$$(cat $(HAPROXY_DIR)/check.rc)" = 0 ] || rc=1; \
 	echo "haproxy-check:"; sed 's/^/  /' $(HAPROXY_DIR)/check.summary; exit $$rc
+
+# The benchmark: load generators, the preloaded allocators, the plot, ss for the ports.
+HAPROXY_BENCH_SECONDS ?= 5
+HAPROXY_BENCH_ARGS    ?=
+HAPROXY_BENCH_PKGS := wrk nghttp2-client libjemalloc2 libmimalloc2.0 libtcmalloc-minimal4 \
+                      gnuplot-nox iproute2
+HAPROXY_PKGS += $(if $(filter haproxy-bench,$(MAKECMDGOALS)),$(HAPROXY_BENCH_PKGS))
+
+.PHONY: haproxy-bench
+haproxy-bench: haproxy
+	$(Q)sh contrib/haproxy/bench.sh $(HAPROXY_DIR) --seconds $(HAPROXY_BENCH_SECONDS) \
+		$(HAPROXY_BENCH_ARGS)

@@ -483,7 +483,8 @@ if echo " $builds " | grep -q " libpool " && echo " $builds " | grep -q " stock 
 	fi
 fi
 
-# The plot: requests/s by shape (a panel per nbthread), RSS through the burst (round 1)
+# The plot: requests/s by shape, as a ratio to stock's when stock ran (a panel per nbthread),
+# RSS through the burst (round 1)
 nt=$(echo $threads | wc -w)
 rows=0
 tp=$(echo $shapes | tr ' ' '\n' | grep -v '^burst$' || true)
@@ -496,6 +497,8 @@ plot="$res/haproxy-bench.gp"
 	echo "set multiplot layout $rows,$nt"
 	echo "set grid ytics"
 	echo "set key top right font ',8'"
+	base=
+	echo " $builds " | grep -q " stock " && base=stock
 	for t in $threads; do
 		[ -n "$tp" ] || break
 		dat="$res/rps-$t.dat"
@@ -506,15 +509,22 @@ plot="$res/haproxy-bench.gp"
 			for s in $tp; do
 				printf "%s" "$s"
 				for b in $builds; do
-					printf '\t%s' "$(awk -v s="$s" -v b="$b" -v t="$t" "$AWK_MED"'
-						$1 == s && $2 == b && $3 == t { v = v " " $5 }
-						END { if (v == "") print 0; else { med(v); print MED } }' \
+					printf '\t%s' "$(awk -v s="$s" -v b="$b" -v t="$t" -v base="$base" \
+						"$AWK_MED"'$1 == s && $3 == t && $2 == b { v = v " " $5 }
+						$1 == s && $3 == t && $2 == base { w = w " " $5 }
+						END { if (v == "") { print 0; exit }; med(v); x = MED
+							if (w != "") { med(w); x = x / MED }; print x }' \
 						"$res/results.txt")"
 				done
 				echo
 			done
 		} > "$dat"
-		echo "set title 'HAProxy 2.6.12, nbthread $t: requests/s (median)'"
+		if [ -n "$base" ]; then
+			echo "set title 'HAProxy 2.6.12, nbthread $t: requests/s, median, x stock'"
+		else
+			echo "set title 'HAProxy 2.6.12, nbthread $t: requests/s, median'"
+		fi
+		echo "set key outside bottom center horizontal font ',8'"
 		echo "set style data histograms"
 		echo "set style histogram clustered gap 1"
 		echo "set style fill solid 0.8 border -1"
@@ -523,7 +533,8 @@ plot="$res/haproxy-bench.gp"
 	done
 	if echo " $shapes " | grep -q " burst "; then
 		echo "set style data lines"
-		echo "unset style"
+		echo "set key inside top right vertical font ',8'"
+		echo "set xlabel 's'"
 		for t in $threads; do
 			echo "set title 'burst, nbthread $t: RSS (MiB) against seconds since the burst began'"
 			printf "plot "

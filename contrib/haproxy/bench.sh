@@ -14,7 +14,7 @@
 #   h2     the same over HTTP/2 (cleartext, prior knowledge), h2load
 #   proxy  a reverse proxy to a backend (a second HAProxy: the stock build, nbthread 1,
 #          answering itself), connections, buffers and streams on both sides; wrk
-#   burst  the proxy with --burst-conns connections for half of --seconds, its backend
+#   burst  the proxy with --burst-conns connections for --seconds, its backend
 #          answering after 50 ms so that as many streams are in flight, then --idle seconds
 #          with no request and no call; RSS every 0.5 s
 # Each run starts a fresh haproxy, loads it for 1 s, then measures: requests/s, p50 and p99
@@ -62,7 +62,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$rounds" ] || { rounds=3; [ "$seconds" -ge 5 ] || rounds=1; }
 [ -n "$idle" ] || idle=$(( seconds * 3 > 25 ? seconds * 3 : 25 ))
-burst_s=$(( seconds / 2 > 0 ? seconds / 2 : 1 ))
+burst_s=$seconds
 for t in wrk h2load socat gnuplot ss; do
 	command -v $t >/dev/null 2>&1 || die "no $t (make haproxy-bench installs it as root)"
 done
@@ -296,10 +296,10 @@ run_one() {
 	pid='' be_pid=''
 	set -- $f
 	n=$1 rps=$2 p50=$3 p99=$4 errs=$5
-	[ "$n" -gt 0 ] || die "$tag: no request answered ($gen)"
-	cpu=$(calc "printf \"%.1f\", ($c1 - $c0) / $hz * 1000000 / $n")
-	warn=
+	cpu=0 warn=''
+	[ "$n" -eq 0 ] || cpu=$(calc "printf \"%.1f\", ($c1 - $c0) / $hz * 1000000 / $n")
 	[ "$(calc "print ($ld > $ncpu + $t)")" = 0 ] || warn=" (WARNING: load average $ld)"
+	[ "$n" -gt 0 ] || warn="$warn (WARNING: no request answered: $gen)"
 	[ "$errs" = 0 ] || warn="$warn ($errs socket errors or non-2xx answers)"
 	if [ "$shape" = burst ]; then
 		say "$shape $label nbthread $t round $r: $rps req/s, RSS $before MiB before," \

@@ -351,6 +351,8 @@ void eval_targets(const struct bench_opts *o)
 	eval_placement_targets(o);
 	insn_target("placement", 16);
 	eval_warm_targets(o);
+	/* issue 47: the sampled region's bounds check and the countdown on the inline path */
+	insn_target("profile", 20);
 	/* targets set before issue 12, kept while they say something */
 	eval_size_targets(o, "earlier");
 }

@@ -139,6 +139,8 @@ static void thread_init(struct pool_thread *self)
 	 * path read the flags, so only a sync that sees it on may say the caches are filled.
 	 */
 	c->integrity_epoch = 0;
+	/* before the registry shows `c`: pool__thread_kick() stores through it */
+	c->tls = &pool__tls_cache;
 	/* the lowest free id: ids stay dense, so per-id tables and hashes stay small */
 	pool__lock(&registry_lock);
 	for (i = 0; i < POOL_MAX_THREADS; i++) {
@@ -156,7 +158,6 @@ static void thread_init(struct pool_thread *self)
 		return;
 	}
 	c->id = id;
-	c->tls = &pool__tls_cache;
 	self->id = id;
 	self->caches = c;
 	self->state = POOL_THREAD_CACHED;
@@ -210,6 +211,14 @@ struct pool_thread *pool__thread_self(unsigned int *dbg_out)
 	/* debugging took the fast path away and is off again: the entries back */
 	if (POOL_UNLIKELY(POOL__TLS_CACHE() != ctx->tc) && !(dbg & POOL_DBG_SLOW))
 		open_fast_path(ctx);
+	/*
+	 * Debugging that needs the slow paths is on and this thread saw it before the switch's
+	 * kick reached it: it closes its fast path itself, before it fills its caches for
+	 * `integrity` below, so that no object enters them unfilled after the fill.
+	 */
+	if (POOL_UNLIKELY(dbg & POOL_DBG_SLOW) && POOL__TLS_CACHE() != pool__tcache_none)
+		__atomic_store_n(&pool__tls_cache, (struct pool_tcache *)pool__tcache_none,
+		                 __ATOMIC_RELAXED);
 	credit = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
 	if (credit)
 		ctx->reserved -= atomic_exchange(&ctx->credit, 0);

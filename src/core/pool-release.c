@@ -15,7 +15,7 @@
  * its own decay. A burst freed at time t was in use in the window around t and unused through
  * the next one, which ends before t + 2 * decay_ms: that is the bound, whatever its size.
  *
- * Who runs it, and why a thread. The inline fast path has no room for a clock (16 instructions
+ * Who runs it, and why a thread. The inline fast path has no room for a clock (19 instructions
  * per pair) and a program that runs fast-path pairs only, or sleeps, calls no slow path at all;
  * something else must look at the clock. A library thread does, as jemalloc's background_thread
  * and tcmalloc's background release do: started by the first slow path of an allocation or of a

@@ -29,4 +29,10 @@ int pool__dump(FILE *out, const char *args, enum pool_cli_level level);
  */
 size_t pool__allocated_bytes(const char *name, size_t len);
 
+/*
+ * Are `args` arguments `pools show` takes? 0; else -1 (errno EINVAL) with the parser's one line
+ * of error written to `out`. For POOL_STATS_ON_EXIT, checked at start.
+ */
+int pool__dump_args_check(FILE *out, const char *args);
+
 #endif

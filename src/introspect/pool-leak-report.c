@@ -2,9 +2,10 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * POOL_LEAK_REPORT: the objects still in use at exit, per pool and per allocating site (a call
- * stack), on stderr, from a view of the profile (src/introspect/pool-profile-view.c), and the
- * same as a heap profile in a file, for jeprof and pprof (src/introspect/pool-profile-heap.c).
+ * The reports at exit. POOL_LEAK_REPORT: the objects still in use at exit, per pool and per
+ * allocating site (a call stack), on stderr, from a view of the profile
+ * (src/introspect/pool-profile-view.c), and the same as a heap profile in a file, for jeprof and
+ * pprof (src/introspect/pool-profile-heap.c). POOL_STATS_ON_EXIT: `pools show` at exit.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -249,4 +250,82 @@ void pool__leak_report_init(void)
 	}
 	if (leak_mode != LEAK_OFF)
 		pool__sym_keep();
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* POOL_STATS_ON_EXIT                                                                         */
+/* ------------------------------------------------------------------------------------------ */
+
+/*
+ * `pools show` on stderr when the process exits, as jemalloc's MALLOC_CONF=stats_print:true and
+ * MIMALLOC_SHOW_STATS=1 do. The variable is read once, by a constructor; unset, empty or "0":
+ * off; "1": `pools show`; anything else: the arguments of `pools show` ("byusage detailed",
+ * "json"...). The handler is registered with atexit(), so it runs at exit() or return from
+ * main() (not at _exit() or on a signal), before the destructors (a POOL_DECLARE pool still
+ * exists) and after the atexit() handlers the program registered itself; in a shared library
+ * loaded with dlopen(), at dlclose(). What it prints is whatever exists then: pools destroyed
+ * earlier are simply not there, and a forked child that calls exit() prints its own pools under
+ * its own pid.
+ */
+static char stats_on_exit_args[POOL_CLI_LINE_MAX + 1];
+static pool_dump_check_fn *stats_check;    /* pool-dump.c's, given at start */
+static pool_dump_fn *stats_dump;
+
+static void stats_on_exit(void)
+{
+	/* exit() from a pool_for_each() callback: the dump runs under the callback's hold */
+	if (pool__exit_wait_list("POOL_STATS_ON_EXIT", "no statistics") != 0)
+		return;
+	fprintf(stderr, "libpool: pools at exit of process %ld (POOL_STATS_ON_EXIT=%s):\n",
+	        (long)getpid(), stats_on_exit_args[0] ? stats_on_exit_args : "1");
+	stats_dump(stderr, stats_on_exit_args, POOL_CLI_ADMIN);
+	fflush(stderr);
+}
+
+/*
+ * Are the arguments of POOL_STATS_ON_EXIT=`v` (in stats_on_exit_args) refused by `pools show`?
+ * Then say so now, naming the variable, rather than at exit: 1. The parser's message, for a
+ * CLI session, ends with "Try 'help'.", which an environment variable has no use for.
+ */
+static int stats_on_exit_refused(const char *v)
+{
+	char msg[512] = "";
+	FILE *m = fmemopen(msg, sizeof(msg) - 1, "w");
+	char *tail;
+	int bad;
+
+	if (!m)
+		return 0;       /* no memory for the check: the dump at exit says what is wrong */
+	bad = stats_check(m, stats_on_exit_args) < 0;
+	fclose(m);
+	if (!bad)
+		return 0;
+	msg[strcspn(msg, "\n")] = 0;
+	tail = strstr(msg, " Try 'help'.");
+	if (tail)
+		*tail = 0;
+	fprintf(stderr, "libpool: ignoring POOL_STATS_ON_EXIT='%s' (expected 1, or the arguments "
+	        "of `pools show`): %s No statistics at exit.\n", v, msg);
+	return 1;
+}
+
+void pool__stats_on_exit_init(pool_dump_check_fn *check, pool_dump_fn *dump)
+{
+	const char *v = getenv("POOL_STATS_ON_EXIT");
+
+	stats_check = check;
+	stats_dump = dump;
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	if (strlen(v) >= sizeof(stats_on_exit_args)) {
+		fputs("libpool: POOL_STATS_ON_EXIT is longer than a command line (4096 bytes): "
+		      "ignored.\n", stderr);
+		return;
+	}
+	strcpy(stats_on_exit_args, strcmp(v, "1") ? v : "");
+	if (stats_on_exit_refused(v))
+		return;
+	if (atexit(stats_on_exit) != 0)
+		fputs("libpool: POOL_STATS_ON_EXIT: atexit() failed: no statistics at exit.\n",
+		      stderr);
 }

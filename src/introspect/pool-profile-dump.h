@@ -56,10 +56,15 @@ struct pool_view_site **pool__profile_pool_sites(struct pool_profile_view *v,
                                                  const struct pool_view_pool *p, size_t *n);
 
 /*
- * POOL_LEAK_REPORT (src/introspect/pool-leak-report.c): read the variable and, when it asks for a report,
- * register its atexit() handler. Called once, by the constructor of src/introspect/pool-dump.c.
+ * POOL_LEAK_REPORT and POOL_STATS_ON_EXIT (src/introspect/pool-leak-report.c): read each variable
+ * and, when it asks for a report, register its atexit() handler. Called once each, by the
+ * constructor of src/introspect/pool-dump.c, which gives the statistics its check of `pools
+ * show`'s arguments and its dump (pool__dump_args_check(), pool__dump()).
  */
+typedef int pool_dump_check_fn(FILE *out, const char *args);
+typedef int pool_dump_fn(FILE *out, const char *args, enum pool_cli_level level);
 void pool__leak_report_init(void);
+void pool__stats_on_exit_init(pool_dump_check_fn *check, pool_dump_fn *dump);
 
 /*
  * For the reports at exit, POOL_LEAK_REPORT and POOL_STATS_ON_EXIT (src/introspect/pool-leak-report.c,

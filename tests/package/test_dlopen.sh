@@ -53,7 +53,14 @@ cycles() {
 	[ $crc -eq 0 ] || { echo "FAIL: dlclose() with the CLI server running (exit $crc)"; exit 1; }
 	[ -z "$(ls -A "$tmp/sock")" ] || { echo "FAIL: left in the socket directory:" \
 		"$(ls -A "$tmp/sock")"; exit 1; }
-	# each report at exit switched on: it runs at dlclose(), which must not kill the host
+	# each report at exit switched on: it runs at dlclose(), which must not kill the host.
+	# Not under ThreadSanitizer, whose atexit() interception loses the library the handler
+	# belongs to: none runs at dlclose() (0 reports) and exit() calls the unmapped handler (SEGV).
+	case "${SAN:-}" in
+	*thread*)
+		echo "skip: the reports at dlclose() under ThreadSanitizer (its atexit() interception)"
+		return 0 ;;
+	esac
 	for report in POOL_LEAK_REPORT=1 POOL_LEAK_REPORT=json POOL_LEAK_REPORT=error \
 		"POOL_LEAK_REPORT=1,heap:$tmp/heap.%p" POOL_STATS_ON_EXIT=1; do
 		env "$report" HWLOC_XMLFILE=tests/topologies/32em64t-2n8c2t-pci-noio.xml \

@@ -67,6 +67,7 @@
 #define BUSY_BACKOFF_MS   1u              /* the pool list lock was held: try again after */
 #define STUCK_BACKOFF_MS  10u             /* owed, but every bucket it could take from was BUSY */
 #define RETRY_MIN_MS      1u              /* a failed start: the first try again after (ms) */
+#define FORK_START_WAIT_MS 1000u          /* fork() waits this long at most for a starting thread */
 
 /* Sanitizer runtimes want bigger frames and stacks of their own: their default stack there. */
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
@@ -109,6 +110,7 @@ static pthread_mutex_t rel_lock = PTHREAD_MUTEX_INITIALIZER;   /* the thread's s
 static pthread_cond_t rel_cond;                                /* CLOCK_MONOTONIC */
 static pthread_t rel_thread;
 static int rel_running, rel_stop;
+static atomic_int rel_starting;         /* created, not yet in releaser_main() (fork()) */
 
 static _Atomic uint64_t retry_at_ns;    /* after a failed start: no try before (COARSE ns) */
 static uint64_t retry_wait_ns;          /* the wait after the last failed start (rel_lock) */
@@ -202,6 +204,7 @@ static void *releaser_main(void *arg)
 	uint64_t last = pool__clock_ns(CLOCK_MONOTONIC);
 
 	(void)arg;
+	atomic_store(&rel_starting, 0);
 	for (;;) {
 		uint64_t now, due;
 
@@ -257,8 +260,11 @@ static int create_thread(const char **what)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	*what = "pthread_create";
+	atomic_store(&rel_starting, 1);
 	err = pthread_create(&rel_thread, &attr, releaser_main, NULL);
-	if (!err) {
+	if (err)
+		atomic_store(&rel_starting, 0);
+	else {
 		/* named here rather than by itself: it is visible as such once this returns */
 		pthread_setname_np(rel_thread, "pool-releaser");
 		rel_running = 1;
@@ -359,6 +365,26 @@ static void cond_init(void)
 }
 
 /*
+ * fork(), before: a thread that is still starting may hold a lock of the runtime it starts in
+ * (AddressSanitizer's allocator: its thread set-up frees what pthread_getattr_np() allocated,
+ * and the libasan of gcc 12 does not take its allocator's locks across fork()), which the child
+ * would inherit held, and its own releaser would wait for forever. So fork() waits until the
+ * thread runs its own code, at most FORK_START_WAIT_MS (a thread that starts takes microseconds;
+ * the bound is for a machine too loaded to schedule it). No lock is taken: this handler runs
+ * before the core's (pthread_atfork() runs prepare handlers in reverse order of registration)
+ * and must not order this file's locks before the pool list lock, which a pool_for_each()
+ * callback holds when its allocation starts the thread, or when it forks.
+ */
+static void release_fork_prepare(void)
+{
+	struct timespec ms = { 0, 1000000 };
+	unsigned int i;
+
+	for (i = 0; atomic_load(&rel_starting) && i < FORK_START_WAIT_MS; i++)
+		nanosleep(&ms, NULL);
+}
+
+/*
  * fork(), in the child: the releaser thread did not follow. The child starts one at its first
  * slow path, not at the fork: a child that calls exec() never starts one, and one that drops
  * the state it inherited overflows its cache on those frees and starts it there, even if every
@@ -366,16 +392,15 @@ static void cond_init(void)
  * The thread's lock and condition may have been held or waited on by it: new ones. A step it
  * (or pool_release_run() on another thread) was making holds the pool list lock for its work,
  * which the core's fork handlers take, so the child finds the pools whole and only the step's
- * flag to clear. No lock is taken before the fork: a prepare handler here would order this
- * file's locks before the pool list lock, which a pool_for_each() callback holds when its
- * allocation starts the thread. The state of a failed start stays: a child of a sandboxed
- * parent says nothing more and tries again on the same schedule.
+ * flag to clear. The state of a failed start stays: a child of a sandboxed parent says nothing
+ * more and tries again on the same schedule.
  */
 static void release_fork_child(void)
 {
 	pthread_mutex_init(&rel_lock, NULL);
 	cond_init();
 	atomic_store(&stepping, 0);
+	atomic_store(&rel_starting, 0);
 	if (rel_running) {
 		rel_running = 0;
 		pool__demand_releaser_gone();
@@ -383,11 +408,11 @@ static void release_fork_child(void)
 	}
 }
 
-/* After pool.c's constructor: fork() runs this child handler after the core's. */
+/* After pool.c's constructor: fork() runs its prepare handler before the core's, its child after */
 __attribute__((constructor(102))) static void release_init(void)
 {
 	cond_init();
-	pthread_atfork(NULL, NULL, release_fork_child);
+	pthread_atfork(release_fork_prepare, NULL, release_fork_child);
 }
 
 /*

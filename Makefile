@@ -59,6 +59,8 @@
 #   OPT=-O2              our optimisation flags (a -O in CFLAGS overrides them)
 #   BUILD=build/...      build directory (default: one per compiler, sanitizer and OS layer)
 #   V=1                  show the full commands
+#   CHECK_SKIP="t ..."   make check leaves these tests out (file names: test_bench.sh,
+#                        check_pool), each named as skipped (tests/run.sh)
 #
 # Installation directories (GNU names; each may be set alone, e.g. LIBDIR for multiarch)
 #   PREFIX=/usr/local

@@ -508,14 +508,15 @@ dist:
 	@echo "dist: $(DIST_TAR)"
 
 # The tarball must build and pass its own make check alone: unpacked where nothing of this
-# tree (no .git, nothing beside the checkout) is within reach. CC, SAN, DEBUG, USE_JEMALLOC and
-# WERROR go with it (CI runs it under ASan: one run of the suite for both).
+# tree (no .git, nothing beside the checkout) is within reach. CC, SAN, DEBUG, USE_JEMALLOC,
+# WERROR and CHECK_SKIP go with it (CI runs it under ASan: one run of the suite for both).
 distcheck: dist
 	@tmp=$$(mktemp -d /tmp/libpool-distcheck.XXXXXX) && \
 	tar -xzf $(DIST_TAR) -C $$tmp && \
 	echo "distcheck: make check$(if $(SAN), SAN=$(SAN)) in $$tmp/$(DIST_NAME)" && \
 	$(MAKE) -C $$tmp/$(DIST_NAME) check CC="$(CC)" SAN="$(SAN)" DEBUG="$(DEBUG)" \
-		USE_JEMALLOC=$(USE_JEMALLOC) WERROR=$(WERROR) BUILD=build/distcheck; rc=$$?; \
+		USE_JEMALLOC=$(USE_JEMALLOC) WERROR=$(WERROR) CHECK_SKIP="$(CHECK_SKIP)" \
+		BUILD=build/distcheck; rc=$$?; \
 	rm -rf $$tmp; [ $$rc -eq 0 ] && echo "distcheck: $(DIST_NAME).tar.gz passes make check"; \
 	exit $$rc
 

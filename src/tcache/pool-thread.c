@@ -99,6 +99,12 @@ static void free_caches(struct pool_thread_caches *c)
 	pool__os_meta_free(c, sizeof(*c), POOL_CACHE_LINE);
 }
 
+/* Close the inline fast path of the thread whose TLS slot is `tls`: it finds no cache there. */
+static void close_fast_path(struct pool_tcache **tls)
+{
+	__atomic_store_n(tls, (struct pool_tcache *)pool__tcache_none, __ATOMIC_RELAXED);
+}
+
 /*
  * The fast path's view of the caches `c` of the calling thread: its entries, unless debugging
  * that needs the slow paths is on. pool__thread_kick() may point it at the empty entries at any
@@ -112,8 +118,7 @@ static void open_fast_path(struct pool_thread_caches *c)
 	__atomic_store_n(&pool__tls_cache, c->tc, __ATOMIC_RELAXED);
 	atomic_thread_fence(memory_order_seq_cst);
 	if (__atomic_load_n(&pool__debugging, __ATOMIC_RELAXED) & POOL_DBG_SLOW)
-		__atomic_store_n(&pool__tls_cache, (struct pool_tcache *)pool__tcache_none,
-		                 __ATOMIC_RELAXED);
+		close_fast_path(&pool__tls_cache);
 }
 
 static void thread_init(struct pool_thread *self)
@@ -178,8 +183,7 @@ static void thread_exit(void *arg)
 	if (self->state != POOL_THREAD_CACHED || self->caches != c)
 		return;
 	/* the fast path must not refill what is being flushed: empty entries from now on */
-	__atomic_store_n(&pool__tls_cache, (struct pool_tcache *)pool__tcache_none,
-	                 __ATOMIC_RELAXED);
+	close_fast_path(&pool__tls_cache);
 	pool__tcache_flush_all(c, __atomic_load_n(&pool__debugging, __ATOMIC_ACQUIRE));
 	pool__lock(&registry_lock);
 	registry[c->id] = NULL;
@@ -217,8 +221,7 @@ struct pool_thread *pool__thread_self(unsigned int *dbg_out)
 	 * `integrity` below, so that no object enters them unfilled after the fill.
 	 */
 	if (POOL_UNLIKELY(dbg & POOL_DBG_SLOW) && POOL__TLS_CACHE() != pool__tcache_none)
-		__atomic_store_n(&pool__tls_cache, (struct pool_tcache *)pool__tcache_none,
-		                 __ATOMIC_RELAXED);
+		close_fast_path(&pool__tls_cache);
 	credit = atomic_load_explicit(&ctx->credit, memory_order_relaxed);
 	if (credit)
 		ctx->reserved -= atomic_exchange(&ctx->credit, 0);
@@ -539,8 +542,7 @@ void pool__thread_kick(void)
 	pool__lock(&registry_lock);
 	for (i = 0; i < registry_top; i++)
 		if (registry[i])
-			__atomic_store_n(registry[i]->tls, (struct pool_tcache *)pool__tcache_none,
-			                 __ATOMIC_RELAXED);
+			close_fast_path(registry[i]->tls);
 	pool__unlock(&registry_lock);
 }
 

@@ -207,10 +207,11 @@ static int check_accounting(const struct run *r, struct wl_result *res)
 }
 
 /*
- * spike, after the workers exited: pool_gc() must bring what the pool holds above its slabs
- * (`allocated` less the objects free in its slabs) down to what the pool's contract keeps
- * (max(used, needed_avg * 5/4) plus the floor, at most a magazine), and `allocated` below the
- * peak when the peak was above that: the slabs the floor's objects do not keep went back.
+ * spike, after the workers exited: pool_gc() keeps what is in use and the pool's reserve, and
+ * gives the rest back to the slabs. What the pool holds above its slabs (`allocated` less the
+ * objects free in its slabs) must be under a bound that also allows for a demand estimate and
+ * a cluster still cached (max(used, needed_avg * 5/4) + cluster), and `allocated` below the
+ * peak when the peak was above it: the slabs emptied went back.
  */
 static int check_spike(struct run *r, struct wl_result *res)
 {
@@ -236,8 +237,8 @@ static int check_spike(struct run *r, struct wl_result *res)
 	bound += cfg.cluster;
 	res->keep_bound = bound;
 	if (st.allocated - st.slab_free > bound) {
-		add_error(res, "pool_gc() left allocated=%zu (%zu of them free in slabs) above what "
-		          "the pool needs (max(used, needed_avg*5/4) + cluster = %zu)", st.allocated,
+		add_error(res, "pool_gc() left allocated=%zu (%zu of them free in slabs) above "
+		          "the bound max(used, needed_avg*5/4) + cluster = %zu", st.allocated,
 		          st.slab_free, bound);
 		return 0;
 	}

@@ -510,7 +510,8 @@ if echo " $builds " | grep -q " libpool " && echo " $builds " | grep -q " stock 
 	fi
 fi
 
-# The plot: requests/s by shape, as a ratio to stock's when stock ran (a panel per nbthread),
+# The plot: requests/s by shape, as a ratio to stock's when stock ran (the median of the ratios
+# within each round, as in the tables; a panel per nbthread),
 # RSS through the burst (round 1)
 nt=$(echo $threads | wc -w)
 rows=0
@@ -537,17 +538,19 @@ plot="$res/haproxy-bench.gp"
 				printf "%s" "$s"
 				for b in $builds; do
 					printf '\t%s' "$(awk -v s="$s" -v b="$b" -v t="$t" -v base="$base" \
-						"$AWK_MED"'$1 == s && $3 == t && $2 == b { v = v " " $5 }
-						$1 == s && $3 == t && $2 == base { w = w " " $5 }
-						END { if (v == "") { print 0; exit }; med(v); x = MED
-							if (w != "") { med(w); x = x / MED }; print x }' \
+						"$AWK_MED"'$1 == s && $3 == t && $2 == b { v = v " " $5; x[$4] = $5 }
+						$1 == s && $3 == t && $2 == base { y[$4] = $5 }
+						END { if (v == "") { print 0; exit }
+							if (base == "") { med(v); print MED; exit }
+							for (r in x) if (y[r] + 0 > 0) q = q " " x[r] / y[r]
+							if (q == "") { print 0; exit }; med(q); print MED }' \
 						"$res/results.txt")"
 				done
 				echo
 			done
 		} > "$dat"
 		if [ -n "$base" ]; then
-			echo "set title 'HAProxy 2.6.12, nbthread $t: requests/s, median, x stock'"
+			echo "set title 'HAProxy 2.6.12, nbthread $t: requests/s x stock, paired by round'"
 		else
 			echo "set title 'HAProxy 2.6.12, nbthread $t: requests/s, median'"
 		fi

@@ -31,9 +31,9 @@
 # load and the loopback's pace, cancels; the medians of the two builds' own figures do not
 # cancel it: 9 rounds of 28,000-49,000 requests/s each gave 0.96x that way, 1.00x paired).
 # Writes OUT/bench/: summary.txt (what it prints), results.txt and burst.txt (a line a run),
-# haproxy-bench.png (gnuplot), the
-# configurations, the load generators' output, `show pools` (HAProxy's CLI) at each burst's
-# peak and end. --tables prints the tables of OUT/bench/ again, from its results.
+# haproxy-bench.png (gnuplot), the configurations, the load generators' output, `show pools`
+# (HAProxy's CLI) at each burst's peak and end. --tables prints the tables of OUT/bench/ again,
+# from its results.
 #
 # Options: --seconds S (10) --rounds N (3; 1 when --seconds is under 5) --threads "2 8"
 # --builds "libpool stock no-cache jemalloc mimalloc tcmalloc" --shapes "self h2 proxy burst"
@@ -268,8 +268,8 @@ run_one() {
 	h2)
 		# requests/s and CPU from a run without h2load's per-request log, the latencies
 		# from a second run with it: writing the log makes h2load the bottleneck (about
-		# 210,000 requests/s on this 2-core guest, HAProxy then half idle), without it
-		# HAProxy's CPU is (390,000-540,000)
+		# 210,000 requests/s on this 2-core guest, HAProxy then half idle); without it
+		# HAProxy's CPU is the bound (390,000-540,000)
 		$pin_load h2load -t 1 -c "$h2_conns" -m "$h2_streams" -D "$seconds" "$url" \
 			> "$gen" 2>&1
 		c1=$(cpu_ticks "$pid")

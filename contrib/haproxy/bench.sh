@@ -351,7 +351,15 @@ AWK_MED='function med(s,   a, n, i, j, x, lo, hi, m) {
 	m = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	MED = m; LO = a[1]; HI = a[n]; return n }
 function fmt(s, f) { if (med(s) == 1) return sprintf(f, MED)
-	return sprintf(f " [" f "-" f "]", MED, LO, HI) }'
+	return sprintf(f " [" f "-" f "]", MED, LO, HI) }
+# A ratio to another build, round by round: pair_add() keeps figure f of build b at nbthread t
+# in round r; paired() gives the ratios of b to base, one a round (a round runs every build
+# once, back to back: the ratio within a round cancels what drifts between rounds).
+function pair_add(b, t, r, f, x) { PV[b, t, r, f] = x; if (r + 0 > NR_ROUNDS) NR_ROUNDS = r + 0 }
+function paired(b, base, t, f,   r, out) { out = ""
+	for (r = 1; r <= NR_ROUNDS; r++) if (PV[b, t, r, f] != "" && PV[base, t, r, f] + 0 > 0)
+		out = out " " PV[b, t, r, f] / PV[base, t, r, f]
+	return out }'
 labels=
 for b in $builds; do build_setup "$b"; labels="$labels$b=$label;"; done
 say ""
@@ -423,18 +431,13 @@ say ""
 AWK_COMPACT="$AWK_MED"'
 function name(b,   n, i, l) { n = split(labels, l, ";"); for (i = 1; i <= n; i++)
 	if (index(l[i], b "=") == 1) return substr(l[i], length(b) + 2); return b }
-function row(b, f,   out, i, v) { out = "| " name(b)
+function row(b, f,   out, i, v, q) { out = "| " name(b)
 	for (i = 1; i <= nt; i++) { v = fig[b, th[i], f]; if (v == "") { out = out " | -"; continue }
 		med(v); if (f == "rps") { out = out sprintf(" | %.0f", MED)
-			if (ratios(b, th[i]) != "") { med(RATIOS); out = out sprintf(" (%.2fx)", MED) } }
+			if ((q = paired(b, "stock", th[i], "r")) != "") { med(q)
+				out = out sprintf(" (%.2fx)", MED) } }
 		else out = out sprintf(f == "p99" ? " | %.2f" : " | %.1f", MED) }
-	return out }
-# the ratios of build b to stock at nbthread t, round by round (a round runs every build once,
-# back to back: the ratio within a round cancels what changed between rounds), into RATIOS
-function ratios(b, t,   r) { RATIOS = ""
-	for (r = 1; r <= nr; r++) if (rnd[b, t, r] != "" && rnd["stock", t, r] + 0 > 0)
-		RATIOS = RATIOS " " rnd[b, t, r] / rnd["stock", t, r]
-	return RATIOS }'
+	return out }'
 for s in $shapes; do
 	[ "$s" != burst ] || continue
 	hd="| $s |" sep="|---|"
@@ -447,7 +450,7 @@ for s in $shapes; do
 	$1 == s { fig[$2, $3, "rps"] = fig[$2, $3, "rps"] " " $5
 		fig[$2, $3, "p99"] = fig[$2, $3, "p99"] " " $7 / 1000
 		fig[$2, $3, "cpu"] = fig[$2, $3, "cpu"] " " $8; fig[$2, $3, "rss"] = fig[$2, $3, "rss"] " " $9
-		rnd[$2, $3, $4] = $5; if ($4 > nr) nr = $4 }
+		pair_add($2, $3, $4, "r", $5) }
 	END { nt = split(threads, th, " "); n = split(builds, bs, " ")
 		for (k = 1; k <= n; k++) { line = row(bs[k], "rps")
 			line = line substr(row(bs[k], "p99"), length(name(bs[k])) + 3)
@@ -482,17 +485,14 @@ if echo " $builds " | grep -q " libpool " && echo " $builds " | grep -q " stock 
 	for s in $shapes; do
 		[ "$s" != burst ] || continue
 		awk -v s="$s" -v t="$t" "$AWK_MED"'
-		$1 == s && $3 == t { v[$2, $4, "r"] = $5; v[$2, $4, "q"] = $7; v[$2, $4, "m"] = $9
-			b[$2] = 1; if ($4 > nr) nr = $4 }
-		function ratios(x, f,   r, out) { out = ""
-			for (r = 1; r <= nr; r++) if (v[x, r, f] != "" && v["stock", r, f] + 0 > 0)
-				out = out " " v[x, r, f] / v["stock", r, f]
-			return out }
+		$1 == s && $3 == t { pair_add($2, t, $4, "r", $5); pair_add($2, t, $4, "q", $7)
+			pair_add($2, t, $4, "m", $9); b[$2] = 1 }
 		END { if (!("libpool" in b) || !("stock" in b)) exit
-			med(ratios("libpool", "r")); a = MED; alo = LO; ahi = HI
-			med(ratios("libpool", "q")); c = MED; med(ratios("libpool", "m")); e = MED; best = ""
+			med(paired("libpool", "stock", t, "r")); a = MED; alo = LO; ahi = HI
+			med(paired("libpool", "stock", t, "q")); c = MED
+			med(paired("libpool", "stock", t, "m")); e = MED; best = ""
 			for (k in b) if (k != "libpool" && k != "stock") {
-				med(ratios(k, "r")); if (MED > a) best = best " " k }
+				med(paired(k, "stock", t, "r")); if (MED > a) best = best " " k }
 			if (a < 1) best = best " stock"
 			printf "  %s: requests/s %.3fx [%.2f-%.2f] (>= 1: %s), p99 %.3fx (<= 1: %s), peak RSS" \
 				" %.3fx (<= 1.1: %s); builds above libpool:%s\n", s, a, alo, ahi,
@@ -538,11 +538,11 @@ plot="$res/haproxy-bench.gp"
 				printf "%s" "$s"
 				for b in $builds; do
 					printf '\t%s' "$(awk -v s="$s" -v b="$b" -v t="$t" -v base="$base" \
-						"$AWK_MED"'$1 == s && $3 == t && $2 == b { v = v " " $5; x[$4] = $5 }
-						$1 == s && $3 == t && $2 == base { y[$4] = $5 }
+						"$AWK_MED"'$1 == s && $3 == t && $2 == b { v = v " " $5 }
+						$1 == s && $3 == t { pair_add($2, t, $4, "r", $5) }
 						END { if (v == "") { print 0; exit }
 							if (base == "") { med(v); print MED; exit }
-							for (r in x) if (y[r] + 0 > 0) q = q " " x[r] / y[r]
+							q = paired(b, base, t, "r")
 							if (q == "") { print 0; exit }; med(q); print MED }' \
 						"$res/results.txt")"
 				done

@@ -142,9 +142,10 @@ BUILD       ?= build/$(CC_NAME)$(if $(SAN),-$(SAN))$(if $(filter 0,$(USE_JEMALLO
 # mk/bench.mk adds the benchmark's peers and gnuplot (test_bench.sh), mk/demo.mk chromium, wrk
 # and python3-websocket (test_pools_page.sh). binutils (nm, readelf, objdump) comes with gcc.
 # libunwind and libdw: the profile's call stacks (src/debug/pool-stack.c) and their names
-# (src/debug/pool-symbols.c). Of hwloc and libdw the build takes the headers only: the library
-# dlopen()s libhwloc.so.15 to read the topology (and unloads it after), libdw.so.1 when a report
-# first needs names; it links neither.
+# (src/debug/pool-symbols.c). Of hwloc and libdw the build takes the headers only, of libunwind
+# nothing (its package brings the runtime library): the library dlopen()s libhwloc.so.15 to read
+# the topology (and unloads it after), libunwind.so.8 when stacks are first wanted (a profile, a
+# report), libdw.so.1 when a report first needs names; it links none of them.
 DEPS_PC     := jemalloc:libjemalloc-dev hwloc:libhwloc-dev check:check libunwind:libunwind-dev \
                libdw:libdw-dev
 DEPS_PKGS   := pkg-config $(foreach d,$(DEPS_PC),$(word 2,$(subst :, ,$(d))))
@@ -181,10 +182,10 @@ BASE_CFLAGS  = $(POOL_CPPFLAGS) $(CPPFLAGS) $(POOL_CFLAGS) $(CFLAGS) $(DEBUG_FLA
 # compile waits for `deps`, which may have just installed the packages. Asked while this file
 # is read, it would say nothing on a fresh machine, and the first link would lack -ljemalloc
 # -lhwloc -lcheck.
-PC_CFLAGS    = $(shell pkg-config --cflags hwloc libunwind libdw \
+PC_CFLAGS    = $(shell pkg-config --cflags hwloc libdw \
                  $(if $(filter 1,$(USE_JEMALLOC)),jemalloc) 2>/dev/null)
 LIB_LIBS     = $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --libs jemalloc 2>/dev/null)) \
-               $(shell pkg-config --libs libunwind 2>/dev/null) -lpthread -ldl -lm
+               -lpthread -ldl -lm
 CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 # clang links its sanitizer runtimes into programs, never into a shared library (libpool.so's
 # -z defs then fails on the runtime's symbols): with clang, every program and the library link
@@ -363,15 +364,15 @@ $(SHARED_SO): $(SHARED_REAL)
 $(SHARED_LINK): $(SHARED_SO)
 	$(Q)ln -sf $(notdir $<) $@
 
-# libpool.pc: Libs.private names what libpool.a needs in a program that links jemalloc and
-# libunwind as the shared libraries a distribution ships: their -L/-l flags as pkg-config gave
-# them to this build, and the C library's (hwloc and libdw are loaded with dlopen(3), not
-# linked: src/config/topology.c, src/debug/pool-symbols.c). Not Requires.private: `pkg-config --static` then also lists the
-# private dependencies of a static hwloc (-ludev on Debian), which a program that links hwloc
-# dynamically does not need, and which Debian cannot satisfy (libhwloc-dev brings no libudev.so,
-# and no libudev.a exists): the README's static link failed with `cannot find -ludev`. A libdir
-# or includedir under the prefix is written relative to ${prefix}, so pkg-config
-# --define-prefix works.
+# libpool.pc: Libs.private names what libpool.a needs in a program that links jemalloc as the
+# shared library a distribution ships: its -L/-l flags as pkg-config gave them to this build,
+# and the C library's (hwloc, libunwind and libdw are loaded with dlopen(3), not linked:
+# src/config/topology.c, src/debug/pool-stack.c, src/debug/pool-symbols.c). Not
+# Requires.private: `pkg-config --static` then also lists the private dependencies of a static
+# hwloc (-ludev on Debian), which a program that links hwloc dynamically does not need, and
+# which Debian cannot satisfy (libhwloc-dev brings no libudev.so, and no libudev.a exists): the
+# README's static link failed with `cannot find -ludev`. A libdir or includedir under the
+# prefix is written relative to ${prefix}, so pkg-config --define-prefix works.
 PC_REL       = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
 $(PC_FILE): libpool.pc.in $(DIRS_STAMP) Makefile
 	@$(if $(Q),echo "  GEN     $@")

@@ -42,8 +42,8 @@ fuzz: fuzz-build
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(LIB_SRCS) $(wildcard src/*/*.h) $(PUB_HEADERS) $(OPT_STAMP) | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $@")
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(shell pkg-config --cflags hwloc libunwind libdw 2>/dev/null) -o $@ $< \
-		$(LIB_SRCS) $(shell pkg-config --libs libunwind 2>/dev/null) -lpthread -ldl -lm
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(shell pkg-config --cflags hwloc libdw 2>/dev/null) -o $@ $< \
+		$(LIB_SRCS) -lpthread -ldl -lm
 
 # Not .PHONY: make skips pattern rules for phony targets.
 fuzz-%: $(FUZZ_BUILD)/fuzz_%

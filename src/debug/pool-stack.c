@@ -21,11 +21,17 @@
  *    COLD_CAPTURES glibc stacks cost about what libunwind's warm-up does (the ski-rental
  *    bound: a thread pays at most about twice the cheaper of the two), so a thread that
  *    samples a few dozen times and exits never pays the warm-up, a long-lived one pays it once.
- *    libunwind exports a backtrace() of its own, which comes first in a program linked with
- *    -lunwind before the C library (a static link): glibc's is called by its other exported
- *    name, __backtrace (GLIBC_2.2.5), the same function. glibc loads libgcc_s at its first
- *    backtrace(): the profile calls it when it starts (pool__stack_prepare()). Under
- *    ThreadSanitizer every stack is glibc's (COLD_CAPTURES). libpool's own frames are left out.
+ *    libpool does not link libunwind: pool__stack_prepare(), called when a profile starts or
+ *    a report first needs a stack, dlopen()s the library pool__libunwind_soname names,
+ *    RTLD_LOCAL. Linked, it would be in every process from its start (libunwind, liblzma:
+ *    about 0.16 MiB resident), and its exported backtrace() would come before the C library's
+ *    for the whole program, whose own backtrace() calls would then map libunwind's caches
+ *    (HAProxy calls it at start: 0.25 MiB more). Until it is loaded, or where it cannot be,
+ *    every stack is glibc's backtrace(), called by its other exported name, __backtrace
+ *    (GLIBC_2.2.5), the same function, whatever a program that links libunwind itself put
+ *    first. glibc loads libgcc_s at its first backtrace(): pool__stack_prepare() calls it too.
+ *    Under ThreadSanitizer every stack is glibc's (COLD_CAPTURES) and libunwind is not loaded.
+ *    libpool's own frames are left out.
  * 3. Storage. Each distinct stack is stored once: a hash index over the stacks, and one array
  *    of frames that their entries point into, all static (POOL_STACK_SLOTS stacks,
  *    POOL_STACK_FRAMES frames, pool__stack_table_bytes() in all, zero pages until a profile
@@ -39,8 +45,7 @@
  * Concurrency: one lock guards the tables, a leaf lock (nothing is locked or called under it).
  * The profile's lock may be held when it is taken (snapshots copy frames), never the reverse.
  */
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -101,6 +106,12 @@ static atomic_uint depth = POOL_STACK_DEPTH_DEF;
 static __thread unsigned int captures __attribute__((tls_model("initial-exec")));
 static atomic_int prepared;
 
+/* libunwind's unw_backtrace(), once pool__stack_prepare() loaded it; NULL before or without. */
+typedef int (*unw_backtrace_fn)(void **buffer, int size);
+static _Atomic(unw_backtrace_fn) unwinder;
+
+const char *pool__libunwind_soname = "libunwind.so.8";
+
 /* glibc's backtrace(), whichever object's backtrace() the program's link put first. */
 int __backtrace(void **buffer, int size);
 
@@ -121,17 +132,19 @@ unsigned int pool__stack_depth(void)
 unsigned int pool__stack_capture(uintptr_t *out, unsigned int max, const void *caller)
 {
 	void *buf[POOL_STACK_DEPTH_MAX + SKIP_MAX];
+	unw_backtrace_fn unw;
 	int n, i, k;
 
 	if (!caller || !max)
 		return 0;
 	if (max > POOL_STACK_DEPTH_MAX)
 		max = POOL_STACK_DEPTH_MAX;
-	if (captures < COLD_CAPTURES) {
-		captures++;
+	unw = atomic_load_explicit(&unwinder, memory_order_acquire);
+	if (captures < COLD_CAPTURES || !unw) {
+		captures += captures < COLD_CAPTURES;
 		n = __backtrace(buf, (int)(max + SKIP_MAX));
 	} else {
-		n = unw_backtrace(buf, (int)(max + SKIP_MAX));
+		n = unw(buf, (int)(max + SKIP_MAX));
 	}
 	for (i = 0; i < n && buf[i] != caller; i++)
 		;
@@ -144,14 +157,44 @@ unsigned int pool__stack_capture(uintptr_t *out, unsigned int max, const void *c
 	return (unsigned int)k;
 }
 
+/*
+ * libunwind, loaded once for the life of the process (never unloaded: a capture may be inside
+ * it). A failure (no such library, no unw_backtrace) leaves every stack to glibc.
+ */
+static void load_libunwind(void)
+{
+#ifndef POOL_STACK_TSAN
+	void *h = dlopen(pool__libunwind_soname, RTLD_NOW | RTLD_LOCAL);
+	void *f;
+
+	if (!h)
+		return;
+	f = dlsym(h, "unw_backtrace");
+	if (!f) {
+		dlclose(h);
+		return;
+	}
+	atomic_store_explicit(&unwinder, (unw_backtrace_fn)f, memory_order_release);
+#endif
+}
+
 void pool__stack_prepare(void)
 {
+	static atomic_int loading;
 	void *one[1];
 
 	if (atomic_load_explicit(&prepared, memory_order_acquire))
 		return;
 	__backtrace(one, 1);
+	/* one caller loads it; the others go on meanwhile with glibc's stacks */
+	if (!atomic_exchange_explicit(&loading, 1, memory_order_relaxed))
+		load_libunwind();
 	atomic_store_explicit(&prepared, 1, memory_order_release);
+}
+
+int pool__stack_unwinder_loaded(void)
+{
+	return atomic_load_explicit(&unwinder, memory_order_acquire) != NULL;
 }
 
 int pool__stack_ready(void)

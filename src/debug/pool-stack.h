@@ -42,13 +42,20 @@ uint32_t pool__stack_intern(const uintptr_t *frames, unsigned int n);
 
 /*
  * Ready the unwinders before the first capture, outside the allocation path: glibc loads
- * libgcc_s at its first backtrace() (dlopen(3): the loader's lock, and memory). Called when a
- * profile starts, with no lock held.
+ * libgcc_s at its first backtrace(), and this loads libunwind (dlopen(3) both: the loader's
+ * lock, and memory). Called when a profile starts and before a report's first stack, with no
+ * lock held; any thread, any number of times.
  */
 void pool__stack_prepare(void);
 
 /* Has pool__stack_prepare() run? (a stack may then be taken without allocating) */
 int pool__stack_ready(void);
+
+/* Is libunwind loaded (pool__stack_prepare(): 1 unless it is missing, or under TSan)? */
+int pool__stack_unwinder_loaded(void);
+
+/* The library pool__stack_prepare() dlopen()s for unw_backtrace(); tests point it elsewhere. */
+extern const char *pool__libunwind_soname;
 
 /* pool__stack_capture() at the depth in effect, then pool__stack_intern(): 0 when full. */
 uint32_t pool__stack_here(const void *caller);

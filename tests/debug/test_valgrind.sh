@@ -40,7 +40,7 @@ int main(void)
 	return 0;
 }
 PROG
-libs="$(pkg-config --libs libunwind) -lpthread -ldl -lm"
+libs="-lpthread -ldl -lm"
 [ "${USE_JEMALLOC:-1}" = 1 ] && libs="$(pkg-config --libs jemalloc) $libs"
 ${CC:-cc} -gdwarf-4 -O1 -Iinclude -o "$tmp/uaf" "$tmp/uaf.c" "$BUILD/libpool.a" $libs || exit 1
 valgrind --error-exitcode=3 "$tmp/uaf" > "$tmp/out" 2>&1

@@ -2,7 +2,11 @@
  * SPDX-License-Identifier: MIT
  * Copyright (c) 2026 libpool developers
  *
- * The libraries libpool loads itself, with dlopen(3), rather than link them: libdw and hwloc.
+ * The libraries libpool loads itself, with dlopen(3), rather than link them: libdw, libunwind
+ * and hwloc. libunwind (src/debug/pool-stack.c): not loaded by linking libpool nor by using
+ * pools, but when stacks are first wanted (pool__stack_prepare(): a profile, a report); a
+ * thread's stacks past its first 48 (glibc's) are then libunwind's and still begin at the
+ * caller. When it cannot be loaded (pool__libunwind_soname), or under TSan, they stay glibc's.
  * libdw (src/debug/pool-symbols.c): not loaded by linking libpool nor by using pools, but by
  * the first report that names frames; that report names a static function of this program with
  * its file and line (libdw reads .symtab and the line table). When libdw cannot be loaded
@@ -28,10 +32,13 @@
 #include <pool/pool.h>
 
 #include "config/pool-topology.h"
+#include "debug/pool-stack.h"
 #include "debug/pool-symbols.h"
 #include "testutil.h"
 
 #define LIBDW "libdw.so.1"
+#define LIBUNWIND "libunwind.so.8"
+#define CAPTURES 100u   /* past pool-stack.c's COLD_CAPTURES (48): libunwind's stacks too */
 
 /* A static function (no dynamic symbol: only .symtab names it) whose address a frame names. */
 static __attribute__((noinline, used)) int symbols_probe(int x)
@@ -59,6 +66,49 @@ static void use_a_pool(void)
 	fclose(out);
 	pool_destroy(p);
 }
+
+/* CAPTURES stacks taken from here: each begins at this function's caller, 0 when not. */
+static __attribute__((noinline)) int captures_begin_at_caller(void)
+{
+	const void *caller = __builtin_return_address(0);
+	uintptr_t f[8];
+	unsigned int i, n;
+
+	for (i = 0; i < CAPTURES; i++) {
+		n = pool__stack_capture(f, 8, caller);
+		if (n < 2 || f[0] != (uintptr_t)caller)
+			return 0;
+	}
+	return 1;
+}
+
+START_TEST(test_libunwind_loaded_when_stacks_are_first_wanted)
+{
+	ck_assert_msg(!test_library_loaded(LIBUNWIND), "libunwind is in the process at start");
+	use_a_pool();
+	ck_assert_msg(!test_library_loaded(LIBUNWIND), "creating and using a pool loaded libunwind");
+	ck_assert_int_eq(pool__stack_unwinder_loaded(), 0);
+
+	pool__stack_prepare();
+	ck_assert_int_eq(pool__stack_ready(), 1);
+	ck_assert_int_eq(pool__stack_unwinder_loaded(), !TEST_TSAN);
+	ck_assert_int_eq(test_library_loaded(LIBUNWIND), !TEST_TSAN);
+	ck_assert_int_eq(captures_begin_at_caller(), 1);
+	pool__stack_prepare();       /* again: nothing more */
+	ck_assert_int_eq(pool__stack_unwinder_loaded(), !TEST_TSAN);
+}
+END_TEST
+
+START_TEST(test_without_libunwind_stacks_are_glibcs)
+{
+	pool__libunwind_soname = "libpool-check-no-such-libunwind.so.8";
+	pool__stack_prepare();
+	ck_assert_int_eq(pool__stack_ready(), 1);
+	ck_assert_int_eq(pool__stack_unwinder_loaded(), 0);
+	ck_assert_msg(!test_library_loaded(LIBUNWIND), "libunwind was loaded, its soname naming nothing");
+	ck_assert_int_eq(captures_begin_at_caller(), 1);
+}
+END_TEST
 
 START_TEST(test_libdw_loaded_by_the_first_names)
 {
@@ -215,6 +265,8 @@ static Suite *libs_suite(void)
 	TCase *tc = tcase_create("libdw");
 
 	tcase_add_test(tc, test_libdw_loaded_by_the_first_names);
+	tcase_add_test(tc, test_libunwind_loaded_when_stacks_are_first_wanted);
+	tcase_add_test(tc, test_without_libunwind_stacks_are_glibcs);
 	tcase_add_test(tc, test_without_libdw_frames_come_from_dladdr);
 	tcase_add_test(tc, test_reports_name_callers_with_libdw_or_dladdr);
 	suite_add_tcase(s, tc);

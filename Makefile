@@ -85,8 +85,9 @@
 # DPDK's -march (from pkg-config libdpdk): it runs on CPUs like the build machine's only, and is
 # the one installed program that does.
 
-# The version lives in one place, include/pool/pool-t.h (POOL_VERSION_MAJOR/MINOR/PATCH).
-VERSION     := $(shell awk '/^\#define POOL_VERSION_(MAJOR|MINOR|PATCH) / { v = v s $$3; s = "." } \
+# The version lives in one place, include/pool/pool-t.h (POOL_VERSION_MAJOR/MINOR/PATCH). The
+# pattern's '.' stands for the '#' of #define, which make 4.3 passes to awk escaped or not.
+VERSION     := $(shell awk '/^.define POOL_VERSION_(MAJOR|MINOR|PATCH) / { v = v s $$3; s = "." } \
                  END { print v }' include/pool/pool-t.h)
 # The soname's number changes when the ABI breaks, not with every release: 1 with 0.2 (the
 # inline fast path's struct pool_tcache changed), 2 with 0.3 (the debugging word the inline

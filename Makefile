@@ -207,6 +207,7 @@ SHARED_REAL := $(BUILD)/libpool.so.$(VERSION)
 SHARED_SO   := $(BUILD)/libpool.so.$(SOVERSION)
 SHARED_LINK := $(BUILD)/libpool.so
 PC_FILE     := $(BUILD)/libpool.pc
+EMBED_LIB   := $(BUILD)/libpool-embed.a
 
 # Tests: a tests/*/check_*.c that includes a private header ("<layer>/*.h" from src/) is internal:
 # built with -Isrc against the static library. All others test what users get: built against
@@ -314,7 +315,7 @@ $(OPT_STAMP): FORCE | deps
 	  echo "$$h $$f"; \
 	done > $@.tmp; cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@
 
-lib: $(STATIC_LIB) $(SHARED_LINK) $(PC_FILE) $(BUILD)/include/pool/libpool.h
+lib: $(STATIC_LIB) $(SHARED_LINK) $(PC_FILE) $(BUILD)/include/pool/libpool.h $(EMBED_LIB)
 
 # The library's calls between its own exported functions bind inside it, whatever the program
 # defines: servers have their own pool_gc(), pool_flush(), pool_destroy() (HAProxy does), and
@@ -336,6 +337,16 @@ $(BUILD)/obj/lib/%.o: src/%.c $(OPT_STAMP) | deps
 $(STATIC_LIB): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# libpool-embed.a: libpool for programs that link it statically and may own pool_ names, one
+# object whose global names are the libpool_ API and the internal ones its inline functions use,
+# with a private jemalloc inside in the jemalloc build (mk/embed.sh says how and why). Linked
+# with -lpthread -ldl -lm and nothing else.
+JEMALLOC_PIC = $(if $(filter 1,$(USE_JEMALLOC)),$(shell pkg-config --variable=libdir jemalloc \
+                 2>/dev/null)/libjemalloc_pic.a)
+$(EMBED_LIB): $(LIB_OBJS) $(VERSION_SCRIPT) mk/embed.sh
+	@$(if $(Q),echo "  EMBED   $@")
+	$(Q)sh mk/embed.sh $@ $(VERSION_SCRIPT) "$(JEMALLOC_PIC)" $(LIB_OBJS)
 
 # abi/libpool.map: the exported symbols and their version nodes (LIBPOOL_0.1 to LIBPOOL_0.3).
 # Its libpool_ names are the API under the prefix of <pool/libpool.h>: the linker defines each
@@ -409,7 +420,14 @@ $(patsubst tests/%.c,$(BUILD)/obj/tests/%.o,$(PUB_TEST_SRCS) $(FIXTURE_SRCS)): $
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(call COMPILE,-Itests -I$(BUILD)/include) -c -o $@ $<
 
-tests: $(TEST_BINS) $(FIXTURE_BINS)
+# tests/package/check_host.c again, linked with libpool-embed.a alone (run by test_embed.sh)
+EMBED_TEST_BIN := $(BUILD)/tests/package/check_host_embed
+$(EMBED_TEST_BIN): $(BUILD)/obj/tests/package/check_host.o $(EMBED_LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $< $(EMBED_LIB) $(ALL_LDFLAGS) $(CHECK_LIBS) -lpthread -ldl -lm $(LDLIBS)
+
+tests: $(TEST_BINS) $(FIXTURE_BINS) $(EMBED_TEST_BIN)
 
 # Tools: public API only, linked with the shared library. mk/*.mk may give one tool extra
 # compile flags in TOOL_CFLAGS_<name> and extra libraries in TOOL_LIBS_<name>, or a rule of
@@ -458,7 +476,7 @@ MAN_DOCDIR  := /usr/local/share/doc/libpool
 install: all
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/pool $(DESTDIR)$(PKGCONFIGDIR) \
 		$(DESTDIR)$(BINDIR) $(DESTDIR)$(DOCDIR)/examples
-	install -m 644 $(STATIC_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(STATIC_LIB) $(EMBED_LIB) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(SHARED_REAL) $(DESTDIR)$(LIBDIR)/
 	ln -sf libpool.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libpool.so.$(SOVERSION)
 	ln -sf libpool.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libpool.so
@@ -482,7 +500,7 @@ install: all
 	done
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libpool.a $(DESTDIR)$(LIBDIR)/libpool.so \
+	rm -f $(DESTDIR)$(LIBDIR)/libpool.a $(DESTDIR)$(LIBDIR)/libpool-embed.a $(DESTDIR)$(LIBDIR)/libpool.so \
 		$(DESTDIR)$(LIBDIR)/libpool.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libpool.so.$(VERSION) \
 		$(DESTDIR)$(PKGCONFIGDIR)/libpool.pc
 	rm -f $(patsubst %,$(DESTDIR)$(INCLUDEDIR)/pool/%,$(notdir $(PUB_HEADERS)))

@@ -9,7 +9,7 @@
 #                        contrib/haproxy/haproxy-libpool.patch, and build it twice with the
 #                        options of Debian's package: $(HAPROXY_DIR)/haproxy, USE_LIBPOOL=1,
 #                        its pools on this tree's libpool through <pool/libpool.h>
-#                        ($(BUILD)/libpool.so, by rpath; SAN= is refused), and
+#                        ($(BUILD)/libpool-embed.a, statically; SAN= is refused), and
 #                        $(HAPROXY_DIR)/haproxy-stock, HAProxy's own pools. About 3 minutes of
 #                        CPU on 2 cores the first time (HAProxy builds in 1.5).
 #   make haproxy-check   HAProxy's own reg-tests (scripts/run-regtests.sh with Debian's

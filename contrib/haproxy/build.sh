@@ -5,8 +5,9 @@
 # build.sh LIBPOOL_BUILD OUT VARIANT... - build HAProxy 2.6.12 from Debian's source (fetched by
 # fetch.sh into OUT/src), each VARIANT in a tree of its own, OUT/VARIANT:
 #   pool     USE_LIBPOOL=1: HAProxy's pools on libpool (pool-libpool.c and its two headers put
-#            into the tree), linked with LIBPOOL_BUILD's libpool.so (rpath to it), including the
-#            <pool/libpool.h> that build made: OUT/haproxy
+#            into the tree), linked statically with LIBPOOL_BUILD's libpool-embed.a (libpool
+#            and a private jemalloc, mk/embed.sh: no libjemalloc.so nor libstdc++ loaded),
+#            including the <pool/libpool.h> that build made: OUT/haproxy
 #   stock    HAProxy's own pools: OUT/haproxy-stock
 #   planted  the pool variant's test build, with a planted use after free
 #            (HAPROXY_LIBPOOL_PLANT_UAF: __pool_free() writes to a freed buffer): for
@@ -16,7 +17,8 @@
 # linux-glibc USE_PCRE2=1 USE_PCRE2_JIT=1 USE_OPENSSL=1 USE_LUA=1 USE_PROMEX=1; not USE_OT nor
 # USE_SYSTEMD, whose libraries the tests do not need) and Debian's build flags
 # (dpkg-buildflags, hardening=+all), as debian/rules passes them. A tree is made again (copied,
-# patched) only when its flags changed; otherwise HAProxy's make rebuilds what changed.
+# patched) only when its flags or the patch changed; otherwise HAProxy's make rebuilds what
+# changed.
 # Environment: CC (default cc), MAKE (default make; its MAKEFLAGS' jobs apply).
 set -eu
 
@@ -30,7 +32,7 @@ out=$(cd "$2" && pwd)
 shift 2
 CC=${CC:-cc}
 MAKE=${MAKE:-make}
-[ -f "$lib/libpool.so" ] || die "no $lib/libpool.so: build libpool first (make)"
+[ -f "$lib/libpool-embed.a" ] || die "no $lib/libpool-embed.a: build libpool first (make)"
 [ -f "$lib/include/pool/libpool.h" ] || die "no $lib/include/pool/libpool.h: build libpool first"
 command -v dpkg-buildflags >/dev/null 2>&1 || die "no dpkg-buildflags: install dpkg-dev"
 
@@ -50,7 +52,8 @@ for v in "$@"; do
 	*) die "unknown variant $v (pool, stock, planted)" ;;
 	esac
 	config="CC=$CC $opts DEBUG_CFLAGS=$deb_cflags LDFLAGS=$deb_ldflags
-source=$(cat "$src/.fetched")"
+source=$(cat "$src/.fetched")
+patch=$(cksum < "$here/haproxy-libpool.patch")"
 	t0=$(date +%s)
 	if [ ! -f "$t/.configured" ] || [ "$(cat "$t/.configured")" != "$config" ]; then
 		rm -rf "$t"
@@ -64,12 +67,13 @@ source=$(cat "$src/.fetched")"
 		fi
 		echo "$config" > "$t/.configured"
 	fi
-	# LIBPOOL_INC and _LIB point at the build; the rpath lets the binary find libpool.so there
+	# LIBPOOL_INC and _LIB point at the build, whose libpool-embed.a needs what ADDLIB gives
 	# shellcheck disable=SC2086
 	$MAKE -C "$t" TARGET=linux-glibc USE_PCRE2=1 USE_PCRE2_JIT=1 USE_OPENSSL=1 USE_LUA=1 \
 		LUA_INC=/usr/include/lua5.3 USE_PROMEX=1 CC="$CC" DEBUG_CFLAGS="$deb_cflags" \
 		LDFLAGS="$deb_ldflags" $opts \
-		${opts:+LIBPOOL_INC="$lib/include" LIBPOOL_LIB="$lib" ADDLIB="-Wl,-rpath,$lib"} \
+		${opts:+LIBPOOL_INC="$lib/include" LIBPOOL_LIB="$lib" LIBPOOL_LIB_NAME=:libpool-embed.a} \
+		${opts:+ADDLIB="-lpthread -ldl -lm"} \
 		> "$t/make.log" 2>&1 ||
 		{ grep -E 'error|Error [0-9]' "$t/make.log" | head -n 20 >&2;
 		  die "$v: make failed ($t/make.log)"; }

@@ -65,7 +65,8 @@
 # Installation directories (GNU names; each may be set alone, e.g. LIBDIR for multiarch)
 #   PREFIX=/usr/local
 #   BINDIR=$(PREFIX)/bin             pools, pool-stress, pool-bench, pool-topology
-#   LIBDIR=$(PREFIX)/lib             libpool.so.*, libpool.a (e.g. $(PREFIX)/lib/x86_64-linux-gnu)
+#   LIBDIR=$(PREFIX)/lib             libpool.so.*, libpool.a, libpool-embed.a (e.g.
+#                                    $(PREFIX)/lib/x86_64-linux-gnu)
 #   PKGCONFIGDIR=$(LIBDIR)/pkgconfig libpool.pc
 #   INCLUDEDIR=$(PREFIX)/include     pool/pool.h, pool/pool-inline.h, pool/pool-t.h,
 #                                    pool/libpool.h (the same API prefixed, made by the build)
@@ -500,7 +501,8 @@ install: all
 	done
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/libpool.a $(DESTDIR)$(LIBDIR)/libpool-embed.a $(DESTDIR)$(LIBDIR)/libpool.so \
+	rm -f $(DESTDIR)$(LIBDIR)/libpool.a $(DESTDIR)$(LIBDIR)/libpool-embed.a \
+		$(DESTDIR)$(LIBDIR)/libpool.so \
 		$(DESTDIR)$(LIBDIR)/libpool.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libpool.so.$(VERSION) \
 		$(DESTDIR)$(PKGCONFIGDIR)/libpool.pc
 	rm -f $(patsubst %,$(DESTDIR)$(INCLUDEDIR)/pool/%,$(notdir $(PUB_HEADERS)))

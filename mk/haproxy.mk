@@ -20,9 +20,12 @@
 #                        $(HAPROXY_CHECK_RETRIES) times) before it counts, HAProxy on
 #                        $(HAPROXY_CHECK_CPUS) CPUs (contrib/haproxy/check.sh); then a planted use after free in a test
 #                        build of the port (contrib/haproxy/planted-uaf.sh), which must be
-#                        reported naming the pool and the caller. Ends with one line per run
-#                        (passed, flaked, failed) and fails if a libpool run or the planted use
-#                        after free failed. About 1 minute per run on 2 cores, at --j 2.
+#                        reported naming the pool and the caller, and the memory return from
+#                        HAProxy's own threads (contrib/haproxy/release-task.sh: nbthread
+#                        threads, no libpool thread; a burst's buffers back with no call).
+#                        Ends with one line per run (passed, flaked, failed) and fails if a
+#                        libpool run, the planted use after free or the memory return failed.
+#                        About 1 minute per run on 2 cores, at --j 2.
 #   make haproxy-bench   the libpool build against the stock build on loopback
 #                        (contrib/haproxy/bench.sh): the stock build as it runs (its thread
 #                        cache, then glibc's malloc()), with -dMno-cache, and with jemalloc,
@@ -129,6 +132,8 @@ haproxy-check: haproxy-deps lib
 	  [ "$$(cat $(HAPROXY_DIR)/check.rc)" = 0 ] || rc=1; \
 	done; \
 	$(call HAPROXY_RUN,sh contrib/haproxy/planted-uaf.sh $(HAPROXY_DIR)); \
+	[ "$$(cat $(HAPROXY_DIR)/check.rc)" = 0 ] || rc=1; \
+	$(call HAPROXY_RUN,sh contrib/haproxy/release-task.sh $(HAPROXY_DIR)); \
 	[ "$$(cat $(HAPROXY_DIR)/check.rc)" = 0 ] || rc=1; \
 	echo "haproxy-check:"; sed 's/^/  /' $(HAPROXY_DIR)/check.summary; exit $$rc
 

@@ -33,6 +33,11 @@
  *   tune.fail-alloc        the percentage of libpool's `fail` option, set when the first
  *                          thread starts (after the start-up, which must not fail)
  *   no-memory-trimming     no trim of the C library's malloc
+ *   memory return          in HAProxy's own threads: libpool runs with release=caller (no
+ *                          thread of its own, so the process has nbthread threads and
+ *                          cpu-map binds all of them) and a task calls libpool_release_run()
+ *                          when it says it next has work; POOL_RELEASE=thread in the
+ *                          environment keeps libpool's releaser thread instead
  */
 
 #define _GNU_SOURCE
@@ -54,13 +59,16 @@
 #include <haproxy/list.h>
 #include <haproxy/pool.h>
 #include <haproxy/stconn.h>
+#include <haproxy/task.h>
 #include <haproxy/thread.h>
+#include <haproxy/ticks.h>
 #include <haproxy/tools.h>
 
 /* every head, in creation order; created and destroyed while HAProxy starts and stops */
 static struct list pools = LIST_HEAD_INIT(pools);
 static int fail_percent;           /* tune.fail-alloc, 0: unset */
 static int no_malloc_trim;         /* no-memory-trimming */
+static struct task *release_task;  /* calls libpool_release_run(), NULL: libpool's thread does */
 
 /* libpool's name for the pool HAProxy calls <name>. */
 static void libpool_name_of(char *out, const char *name)
@@ -442,3 +450,52 @@ static struct cfg_kw_list mem_cfg_kws = {ILH, {
 }};
 
 INITCALL1(STG_REGISTER, cfg_register_keywords, &mem_cfg_kws);
+
+/*
+ * Memory return from HAProxy's threads. Before the first pool exists (STG_PREPARE), libpool is
+ * told that the program runs its releaser's work (release=caller), unless POOL_RELEASE in the
+ * environment chose; once the configuration is checked, a task does that work and sleeps as
+ * long as libpool_release_run() says it has none (up to a demand window, 10 s by default).
+ */
+static void pools_release_by_task(void)
+{
+	struct libpool_config cfg = { .release = LIBPOOL_RELEASE_CALLER };
+
+	if (!getenv("POOL_RELEASE") && libpool_configure(&cfg) != 0)
+		ha_warning("libpool: memory return stays on libpool's thread: %s.\n", strerror(errno));
+}
+INITCALL0(STG_PREPARE, pools_release_by_task);
+
+static struct task *pools_release(struct task *t, void *ctx, unsigned int state)
+{
+	unsigned int ms = libpool_release_run();
+
+	/* 0: more work now: back in 1 ms, after the tasks that wait meanwhile */
+	t->expire = tick_add(now_ms, MS_TO_TICKS(ms ? ms : 1));
+	return t;
+}
+
+static int pools_start_release_task(void)
+{
+	struct libpool_config cfg;
+
+	libpool_get_config(&cfg);
+	if (cfg.release != LIBPOOL_RELEASE_CALLER)
+		return ERR_NONE;
+	release_task = task_new_anywhere();
+	if (!release_task) {
+		ha_alert("libpool: out of memory for the memory return task.\n");
+		return ERR_ALERT | ERR_FATAL;
+	}
+	release_task->process = pools_release;
+	task_wakeup(release_task, TASK_WOKEN_INIT);
+	return ERR_NONE;
+}
+REGISTER_POST_CHECK(pools_start_release_task);
+
+static void pools_stop_release_task(void)
+{
+	task_destroy(release_task);
+	release_task = NULL;
+}
+REGISTER_POST_DEINIT(pools_stop_release_task);
